@@ -1,0 +1,36 @@
+# The two commands of the README's quick start, and their parts.
+#   make demo   install what is missing, build, run the main example
+#   make test   install what is missing, build, run every test
+BUILD ?= build
+TRAINYARD := $(BUILD)/src/cli/trainyard
+CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Debug
+
+.PHONY: demo test deps build unit fuzz format format-check clean
+
+demo: deps build
+	$(TRAINYARD) validate examples/
+	$(TRAINYARD) validate --show-defaults examples/pytorch-mnist.yaml
+
+test: deps build format-check unit fuzz
+
+deps:
+	@scripts/install-deps.sh
+
+build:
+	@cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD)
+
+unit: build
+	cd $(BUILD) && ctest --output-on-failure -j2
+
+fuzz:
+	scripts/fuzz.sh
+
+format:
+	@git ls-files '*.cc' '*.h' | xargs clang-format -i
+
+format-check:
+	@git ls-files '*.cc' '*.h' | xargs clang-format --dry-run --Werror
+
+clean:
+	rm -rf $(BUILD) build-fuzz

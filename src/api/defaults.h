@@ -1,0 +1,23 @@
+// Defaulting, as upstream v1.9 applies it (the in-memory defaults of
+// pkg/apis/kubeflow.org/v1/*_defaults.go plus the CRD's server-side default
+// runPolicy.suspend=false), and Kubernetes' defaults for batch/v1 Job.
+// SetDefaults is idempotent: defaulting a defaulted object changes nothing.
+//
+// Unlike upstream, trainyard defaults before it validates, so a PyTorchJob
+// whose Master omits `replicas` is accepted with 1 instead of being rejected
+// with "must be 1" (upstream defect: no mutating webhook in v1).
+#pragma once
+
+#include "api/object.h"
+
+namespace trainyard::api {
+
+void SetDefaults(Object& object);
+void SetDefaults(TrainingJob& job);
+void SetDefaults(BatchJob& job);
+
+// The cleanPodPolicy in force: MPIJob's legacy spec.cleanPodPolicy yields to
+// runPolicy's, as upstream's reconciler syncs them.
+std::string EffectiveCleanPodPolicy(const TrainingJob& job);
+
+}  // namespace trainyard::api

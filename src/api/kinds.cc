@@ -1,0 +1,99 @@
+#include "api/kinds.h"
+
+#include <strings.h>
+
+namespace trainyard::api {
+
+const std::vector<KindInfo>& AllKinds() {
+  static const std::vector<KindInfo> kinds = {
+      {JobKind::kPyTorchJob,
+       "PyTorchJob",
+       "pytorchjobs",
+       "pytorchReplicaSpecs",
+       "pytorch",
+       "pytorchjob-port",
+       23456,
+       true,
+       "OnFailure",
+       {"Master", "Worker"}},
+      {JobKind::kTFJob,
+       "TFJob",
+       "tfjobs",
+       "tfReplicaSpecs",
+       "tensorflow",
+       "tfjob-port",
+       2222,
+       true,
+       "Never",
+       {"Chief", "Master", "PS", "Worker", "Evaluator"}},
+      {JobKind::kXGBoostJob,
+       "XGBoostJob",
+       "xgboostjobs",
+       "xgbReplicaSpecs",
+       "xgboost",
+       "xgboostjob-port",
+       9999,
+       true,
+       "Never",
+       {"Master", "Worker"}},
+      {JobKind::kMPIJob,
+       "MPIJob",
+       "mpijobs",
+       "mpiReplicaSpecs",
+       "mpi",
+       "mpi-port",
+       9999,
+       false,
+       "Never",
+       {"Launcher", "Worker"}},
+      {JobKind::kPaddleJob,
+       "PaddleJob",
+       "paddlejobs",
+       "paddleReplicaSpecs",
+       "paddle",
+       "master",
+       36543,
+       true,
+       "OnFailure",
+       {"Master", "Worker"}},
+      {JobKind::kJAXJob,
+       "JAXJob",
+       "jaxjobs",
+       "jaxReplicaSpecs",
+       "jax",
+       "jaxjob-port",
+       6666,
+       true,
+       "Never",
+       {"Worker"}},
+  };
+  return kinds;
+}
+
+const KindInfo& InfoFor(JobKind kind) { return AllKinds()[static_cast<size_t>(kind)]; }
+
+std::optional<JobKind> JobKindFromName(std::string_view name) {
+  for (const KindInfo& info : AllKinds()) {
+    if (info.name == name) return info.kind;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> SupportedKindNames() {
+  std::vector<std::string> names;
+  for (const KindInfo& info : AllKinds()) names.emplace_back(info.name);
+  names.emplace_back("Job");
+  return names;
+}
+
+std::string CanonicalReplicaType(JobKind kind, std::string_view type) {
+  for (const std::string& canonical : InfoFor(kind).replica_types) {
+    if (canonical.size() == type.size() &&
+        strncasecmp(canonical.data(), type.data(), type.size()) == 0) {
+      return canonical;
+    }
+  }
+  return std::string(type);
+}
+
+}  // namespace trainyard::api

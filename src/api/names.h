@@ -1,0 +1,22 @@
+// Kubernetes' name and identifier rules (k8s.io/apimachinery validation).
+// Each returns the list of problems with `value`, worded as Kubernetes words
+// them, empty when the value is fine.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace trainyard::api {
+
+using NameProblems = std::vector<std::string>;
+
+NameProblems Dns1035LabelProblems(std::string_view value);      // job names
+NameProblems Dns1123LabelProblems(std::string_view value);      // container names, namespaces
+NameProblems Dns1123SubdomainProblems(std::string_view value);  // configMap/secret names
+NameProblems QualifiedNameProblems(std::string_view value);     // label and annotation keys
+NameProblems LabelValueProblems(std::string_view value);
+NameProblems EnvVarNameProblems(std::string_view value);
+NameProblems PortNameProblems(std::string_view value);  // IANA service names
+
+}  // namespace trainyard::api

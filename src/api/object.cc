@@ -1,0 +1,155 @@
+#include "api/object.h"
+
+#include <fmt/format.h>
+
+namespace trainyard::api {
+namespace {
+
+template <class... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;  // clang 14 needs the guide
+
+Json EncodeTop(std::string_view api_version, std::string_view kind, const ObjectMeta& meta,
+               Json spec, Json status) {
+  Json out = Json::object();
+  out["apiVersion"] = api_version;
+  out["kind"] = kind;
+  out["metadata"] = Encode(meta);
+  out["spec"] = std::move(spec);
+  if (!status.empty()) out["status"] = std::move(status);
+  return out;
+}
+
+// The fields a top-level document may have besides metadata/spec/status.
+void CheckTopLevelKeys(const Json& doc, FieldErrors& errors) {
+  HandleUnknownKeys(doc, FieldPath(), {"apiVersion", "kind", "metadata", "spec", "status"}, nullptr,
+                    errors);
+}
+
+TrainingJob DecodeTrainingJob(const Json& doc, JobKind kind, FieldErrors& errors) {
+  TrainingJob job;
+  job.kind = kind;
+  if (auto it = doc.find("metadata"); it != doc.end() && !it->is_null()) {
+    Decode(*it, FieldPath("metadata"), job.metadata, errors);
+  }
+  if (auto it = doc.find("spec"); it != doc.end() && !it->is_null()) {
+    DecodeFields(
+        *it, FieldPath("spec"), [&](auto& v) { TrainingJobSpec::Fields(job.spec, v, kind); },
+        nullptr, errors);
+  } else {
+    errors.push_back(FieldError::Required(FieldPath("spec")));
+  }
+  if (auto it = doc.find("status"); it != doc.end() && !it->is_null()) {
+    Decode(*it, FieldPath("status"), job.status, errors);
+  }
+  return job;
+}
+
+BatchJob DecodeBatchJob(const Json& doc, FieldErrors& errors) {
+  BatchJob job;
+  if (auto it = doc.find("metadata"); it != doc.end() && !it->is_null()) {
+    Decode(*it, FieldPath("metadata"), job.metadata, errors);
+  }
+  if (auto it = doc.find("spec"); it != doc.end() && !it->is_null()) {
+    Decode(*it, FieldPath("spec"), job.spec, errors);
+  } else {
+    errors.push_back(FieldError::Required(FieldPath("spec")));
+  }
+  if (auto it = doc.find("status"); it != doc.end() && !it->is_null()) {
+    Decode(*it, FieldPath("status"), job.status, errors);
+  }
+  return job;
+}
+
+// Checks apiVersion against the one `kind` lives in.
+void CheckApiVersion(const Json& doc, std::string_view expected, FieldErrors& errors) {
+  auto it = doc.find("apiVersion");
+  if (it == doc.end() || it->is_null()) {
+    errors.push_back(FieldError::Required(FieldPath("apiVersion"),
+                                          fmt::format("set it to {}", Quote(expected))));
+  } else if (!it->is_string()) {
+    errors.push_back(TypeError(FieldPath("apiVersion"), *it, "a string"));
+  } else if (it->get<std::string>() != expected) {
+    errors.push_back(FieldError::NotSupported(FieldPath("apiVersion"), it->get<std::string>(),
+                                              {std::string(expected)}));
+  }
+}
+
+}  // namespace
+
+std::string_view KindName(const Object& object) {
+  return std::visit(Overloaded{[](const TrainingJob& j) { return j.info().name; },
+                               [](const BatchJob&) { return std::string_view("Job"); }},
+                    object);
+}
+
+std::string_view ApiVersion(const Object& object) {
+  return std::holds_alternative<BatchJob>(object) ? kBatchGroupVersion : kKubeflowGroupVersion;
+}
+
+const ObjectMeta& Metadata(const Object& object) {
+  return std::visit([](const auto& o) -> const ObjectMeta& { return o.metadata; }, object);
+}
+
+ObjectMeta& Metadata(Object& object) {
+  return std::visit([](auto& o) -> ObjectMeta& { return o.metadata; }, object);
+}
+
+std::string DisplayName(const Object& object) {
+  const ObjectMeta& meta = Metadata(object);
+  std::string name = meta.name.empty() ? meta.generate_name + "*" : meta.name;
+  if (meta.namespace_.empty()) return fmt::format("{} {}", KindName(object), name);
+  return fmt::format("{} {}/{}", KindName(object), meta.namespace_, name);
+}
+
+DecodeResult DecodeObject(const Json& doc) {
+  DecodeResult result;
+  if (!doc.is_object()) {
+    result.errors.push_back(FieldError::InvalidRendered(
+        FieldPath("<document>"), RenderValue(doc),
+        "a manifest must be an object with apiVersion, kind, metadata and spec"));
+    return result;
+  }
+  auto kind_it = doc.find("kind");
+  if (kind_it == doc.end() || kind_it->is_null()) {
+    result.errors.push_back(FieldError::Required(FieldPath("kind")));
+    return result;
+  }
+  if (!kind_it->is_string()) {
+    result.errors.push_back(TypeError(FieldPath("kind"), *kind_it, "a string"));
+    return result;
+  }
+  std::string kind = kind_it->get<std::string>();
+  CheckTopLevelKeys(doc, result.errors);
+  if (std::optional<JobKind> job_kind = JobKindFromName(kind)) {
+    CheckApiVersion(doc, kKubeflowGroupVersion, result.errors);
+    result.object = DecodeTrainingJob(doc, *job_kind, result.errors);
+  } else if (kind == "Job") {
+    CheckApiVersion(doc, kBatchGroupVersion, result.errors);
+    result.object = DecodeBatchJob(doc, result.errors);
+  } else {
+    result.errors.push_back(
+        FieldError::NotSupported(FieldPath("kind"), kind, SupportedKindNames()));
+  }
+  return result;
+}
+
+Json EncodeObject(const Object& object) {
+  return std::visit(
+      Overloaded{[](const TrainingJob& job) {
+                   Json spec = EncodeFields(
+                       [&](auto& v) { TrainingJobSpec::Fields(job.spec, v, job.kind); }, nullptr);
+                   return EncodeTop(kKubeflowGroupVersion, job.info().name, job.metadata,
+                                    std::move(spec), Encode(job.status));
+                 },
+                 [](const BatchJob& job) {
+                   return EncodeTop(kBatchGroupVersion, "Job", job.metadata, Encode(job.spec),
+                                    Encode(job.status));
+                 }},
+      object);
+}
+
+}  // namespace trainyard::api

@@ -1,0 +1,37 @@
+// Object: any manifest trainyard understands, and the codec between objects
+// and JSON documents.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "api/batch_job.h"
+#include "api/json.h"
+#include "api/training_job.h"
+#include "common/field_path.h"
+
+namespace trainyard::api {
+
+using Object = std::variant<TrainingJob, BatchJob>;
+
+std::string_view KindName(const Object& object);
+std::string_view ApiVersion(const Object& object);
+const ObjectMeta& Metadata(const Object& object);
+ObjectMeta& Metadata(Object& object);
+// "PyTorchJob kubeflow/pytorch-simple" (namespace omitted when unset).
+std::string DisplayName(const Object& object);
+
+struct DecodeResult {
+  std::optional<Object> object;  // unset when the kind itself is unknown
+  FieldErrors errors;            // wrong types, unknown fields, bad kind
+};
+
+// Reads an object from a JSON document. Decoding never stops at the first
+// problem: every wrongly typed or unknown field is reported.
+DecodeResult DecodeObject(const Json& document);
+
+// Writes an object back; DecodeObject(EncodeObject(x)) == x.
+Json EncodeObject(const Object& object);
+
+}  // namespace trainyard::api

@@ -1,0 +1,135 @@
+// Targeted validation behaviour; the rule-by-rule corpus is in
+// tests/data/invalid (invalid_cases_test.cc).
+#include "api/validation.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "api/tests/test_util.h"
+
+namespace trainyard::api {
+namespace {
+
+using ::testing::ElementsAre;
+using testing::ErrorStrings;
+using ::testing::IsEmpty;
+using testing::ParseOne;
+
+CheckedObject Check(const std::string& yaml) { return DecodeAndValidate(ParseOne(yaml)); }
+
+TEST(ValidationTest, MasterWithoutReplicasIsAcceptedBecauseDefaultsComeFirst) {
+  // Upstream rejects this with "must be 1" because its webhook sees the raw
+  // object (no mutating webhook in v1).
+  CheckedObject c = Check(R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: x}
+spec:
+  pytorchReplicaSpecs:
+    Master: {template: {spec: {containers: [{name: pytorch, image: i}]}}}
+)");
+  EXPECT_THAT(ErrorStrings(c.result.errors), IsEmpty());
+}
+
+TEST(ValidationTest, ReportsEveryErrorAtOnce) {
+  CheckedObject c = Check(R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: Bad_Name}
+spec:
+  runPolicy: {backoffLimit: -1}
+  pytorchReplicaSpecs:
+    Master: {replicas: 2, template: {spec: {containers: [{name: pytorch}]}}}
+)");
+  EXPECT_THAT(
+      ErrorStrings(c.result.errors),
+      ElementsAre(
+          ::testing::StartsWith("metadata.name: Invalid value: \"Bad_Name\": should match: a "
+                                "DNS-1035 label must consist of"),
+          "spec.pytorchReplicaSpecs[Master].template.spec.containers[0].image: Required value: "
+          "must be required",
+          "spec.runPolicy.backoffLimit: Invalid value: -1: must be greater than or equal to 0",
+          "spec.pytorchReplicaSpecs[Master].replicas: Forbidden: must be 1"));
+}
+
+TEST(ValidationTest, DecodeErrorsAreNotRepeatedByValidation) {
+  CheckedObject c = Check(R"(
+apiVersion: kubeflow.org/v1
+kind: XGBoostJob
+metadata: {name: x}
+spec:
+  xgbReplicaSpecs:
+    Master: {template: {spec: {containers: [{name: 7, image: i}]}}}
+)");
+  // Nothing at or under the failed field is repeated; what is true of the
+  // object around it (no container named xgboost) is still said.
+  EXPECT_THAT(ErrorStrings(c.result.errors),
+              ElementsAre("spec.xgbReplicaSpecs[Master].template.spec.containers[0].name: "
+                          "Invalid value: 7: must be a string, not an integer (quote it)",
+                          "spec.xgbReplicaSpecs[Master].template.spec.containers: Required value: "
+                          "must have at least one container with name xgboost"));
+}
+
+TEST(ValidationTest, Warnings) {
+  CheckedObject c = Check(R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: x}
+spec:
+  elasticPolicy: {nProcPerNode: 2}
+  pytorchReplicaSpecs:
+    Worker:
+      restartPolicy: OnFailure
+      template: {spec: {restartPolicy: Always, containers: [{name: pytorch, image: i}]}}
+)");
+  EXPECT_TRUE(c.result.ok());
+  EXPECT_THAT(
+      c.result.warnings,
+      ElementsAre("spec.pytorchReplicaSpecs[Worker].template.spec.restartPolicy: Always is "
+                  "ignored: the replica's restartPolicy (OnFailure) decides restarts",
+                  "spec.elasticPolicy.nProcPerNode is deprecated, use spec.nprocPerNode instead"));
+}
+
+TEST(ValidationTest, UpdateKeepsManagedByAndQueueForEveryKind) {
+  const char* base = R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: x}
+spec:
+  runPolicy: {managedBy: %s, schedulingPolicy: {queue: %s}}
+  pytorchReplicaSpecs:
+    Worker: {template: {spec: {containers: [{name: pytorch, image: i}]}}}
+)";
+  auto make = [&](const char* managed_by, const char* queue) {
+    char buf[1024];
+    std::snprintf(buf, sizeof(buf), base, managed_by, queue);
+    return *DecodeObject(ParseOne(buf)).object;
+  };
+  Object old_job = make("kubeflow.org/training-operator", "a");
+  EXPECT_THAT(ErrorStrings(ValidateUpdate(old_job, make("kubeflow.org/training-operator", "a"))),
+              IsEmpty());
+  EXPECT_THAT(
+      ErrorStrings(ValidateUpdate(old_job, make("kueue.x-k8s.io/multikueue", "b"))),
+      ElementsAre("spec.runPolicy.managedBy: Invalid value: \"kueue.x-k8s.io/multikueue\": field "
+                  "is immutable",
+                  "spec.runPolicy.schedulingPolicy.queue: Invalid value: \"b\": "
+                  "spec.runPolicy.schedulingPolicy.queue is immutable"));
+}
+
+TEST(ValidationTest, TfAcceptsOnlyKnownReplicaTypes) {
+  // Upstream's TFJob webhook has no whitelist; a typo there starts nothing.
+  CheckedObject c = Check(R"(
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: x}
+spec:
+  tfReplicaSpecs:
+    Wroker: {template: {spec: {containers: [{name: tensorflow, image: i}]}}}
+)");
+  EXPECT_THAT(ErrorStrings(c.result.errors),
+              ElementsAre("spec.tfReplicaSpecs[Wroker]: Unsupported value: \"Wroker\": supported "
+                          "values: \"Chief\", \"Master\", \"PS\", \"Worker\", \"Evaluator\""));
+}
+
+}  // namespace
+}  // namespace trainyard::api

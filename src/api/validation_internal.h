@@ -1,0 +1,38 @@
+// Pieces of validation shared between validation*.cc; not a public API.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "api/object.h"
+#include "api/validation.h"
+
+namespace trainyard::api::internal {
+
+void ValidateObjectMeta(const ObjectMeta& meta, ValidationResult& out);
+
+struct PodTemplateRules {
+  // restartPolicy values the pod template itself may carry; empty: any.
+  std::vector<std::string> restart_policies;
+  bool restart_policy_required = false;
+};
+void ValidatePodTemplate(const PodTemplateSpec& pod, const FieldPath& path,
+                         const PodTemplateRules& rules, ValidationResult& out);
+void ValidateResourceList(const ResourceList& list, const FieldPath& path, ValidationResult& out);
+
+void ValidateTrainingJob(const TrainingJob& job, ValidationResult& out);
+void ValidateBatchJob(const BatchJob& job, ValidationResult& out);
+
+// Helpers for "must be greater than or equal to N" style bounds.
+template <class Int>
+void CheckMin(const std::optional<Int>& value, int64_t min, const FieldPath& path,
+              ValidationResult& out) {
+  if (value && *value < min) {
+    out.errors.push_back(
+        FieldError::Invalid(path, static_cast<int64_t>(*value),
+                            min == 0 ? "must be greater than or equal to 0"
+                                     : "must be greater than or equal to " + std::to_string(min)));
+  }
+}
+
+}  // namespace trainyard::api::internal

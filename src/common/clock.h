@@ -1,0 +1,55 @@
+// Time comes from an injected Clock so that every timer is testable: real
+// code takes a Clock&, tests pass a FakeClock that moves only when told.
+#pragma once
+
+#include <chrono>
+#include <mutex>
+#include <string>
+
+namespace trainyard {
+
+using TimePoint = std::chrono::system_clock::time_point;
+using Duration = std::chrono::system_clock::duration;
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual TimePoint Now() const = 0;
+};
+
+class RealClock final : public Clock {
+ public:
+  TimePoint Now() const override { return std::chrono::system_clock::now(); }
+  static RealClock& Get();
+};
+
+// A clock that moves only when Advance() or Set() is called. Safe to read
+// from several threads while the test thread advances it.
+class FakeClock final : public Clock {
+ public:
+  explicit FakeClock(TimePoint start = TimePoint(std::chrono::seconds(1'700'000'000)))
+      : now_(start) {}
+
+  TimePoint Now() const override {
+    std::lock_guard lock(mu_);
+    return now_;
+  }
+  void Advance(Duration d) {
+    std::lock_guard lock(mu_);
+    now_ += d;
+  }
+  void Set(TimePoint t) {
+    std::lock_guard lock(mu_);
+    now_ = t;
+  }
+
+ private:
+  mutable std::mutex mu_;  // guards now_
+  TimePoint now_;
+};
+
+// RFC 3339 in UTC with second precision, as Kubernetes writes metav1.Time:
+// "2026-11-21T09:30:00Z".
+std::string FormatRfc3339(TimePoint t);
+
+}  // namespace trainyard

@@ -1,0 +1,21 @@
+// Small string helpers shared by every module.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace trainyard {
+
+std::string Join(const std::vector<std::string>& parts, std::string_view separator);
+
+// Levenshtein distance, for "did you mean" suggestions.
+size_t EditDistance(std::string_view a, std::string_view b);
+
+// The candidate nearest to `word` when it is close enough to be a likely
+// typo (at most a third of the word's length away, and at least one edit).
+std::optional<std::string> ClosestMatch(std::string_view word,
+                                        const std::vector<std::string>& candidates);
+
+}  // namespace trainyard

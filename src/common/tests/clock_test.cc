@@ -1,0 +1,23 @@
+#include "common/clock.h"
+
+#include <gtest/gtest.h>
+
+namespace trainyard {
+namespace {
+
+TEST(FakeClockTest, MovesOnlyWhenTold) {
+  FakeClock clock;
+  TimePoint start = clock.Now();
+  EXPECT_EQ(clock.Now(), start);
+  clock.Advance(std::chrono::seconds(90));
+  EXPECT_EQ(clock.Now() - start, std::chrono::seconds(90));
+  clock.Set(start);
+  EXPECT_EQ(clock.Now(), start);
+}
+
+TEST(ClockTest, FormatsRfc3339InUtc) {
+  EXPECT_EQ(FormatRfc3339(TimePoint(std::chrono::seconds(1'700'000'000))), "2023-11-14T22:13:20Z");
+}
+
+}  // namespace
+}  // namespace trainyard
