@@ -35,6 +35,7 @@ struct OwnerReference {
 
 struct ObjectMeta {
   static constexpr bool kReflected = true;
+  static constexpr std::string_view kKubernetesType = "ObjectMeta";
   std::string name;
   std::string generate_name;
   std::string namespace_;

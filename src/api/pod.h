@@ -18,6 +18,7 @@ using ResourceList = std::map<std::string, Quantity>;
 
 struct ObjectFieldSelector {
   static constexpr bool kReflected = true;
+  static constexpr std::string_view kKubernetesType = "ObjectFieldSelector";
   std::string api_version;
   std::string field_path;
   Json extra;  // fields Kubernetes has that trainyard does not model
@@ -31,6 +32,7 @@ struct ObjectFieldSelector {
 
 struct ResourceFieldSelector {
   static constexpr bool kReflected = true;
+  static constexpr std::string_view kKubernetesType = "ResourceFieldSelector";
   std::string container_name;
   std::string resource;
   std::optional<Quantity> divisor;
@@ -47,6 +49,7 @@ struct ResourceFieldSelector {
 // configMapKeyRef and secretKeyRef share this shape.
 struct KeySelector {
   static constexpr bool kReflected = true;
+  static constexpr std::string_view kKubernetesType = "KeySelector";
   std::string name;
   std::string key;
   std::optional<bool> optional;
@@ -62,6 +65,7 @@ struct KeySelector {
 
 struct EnvVarSource {
   static constexpr bool kReflected = true;
+  static constexpr std::string_view kKubernetesType = "EnvVarSource";
   std::optional<ObjectFieldSelector> field_ref;
   std::optional<ResourceFieldSelector> resource_field_ref;
   std::optional<KeySelector> config_map_key_ref;
@@ -79,6 +83,7 @@ struct EnvVarSource {
 
 struct EnvVar {
   static constexpr bool kReflected = true;
+  static constexpr std::string_view kKubernetesType = "EnvVar";
   std::string name;
   std::optional<std::string> value;
   std::optional<EnvVarSource> value_from;
@@ -94,6 +99,7 @@ struct EnvVar {
 
 struct ContainerPort {
   static constexpr bool kReflected = true;
+  static constexpr std::string_view kKubernetesType = "ContainerPort";
   std::string name;
   std::optional<int32_t> container_port;
   std::optional<int32_t> host_port;
@@ -113,6 +119,7 @@ struct ContainerPort {
 
 struct ResourceRequirements {
   static constexpr bool kReflected = true;
+  static constexpr std::string_view kKubernetesType = "ResourceRequirements";
   ResourceList limits;
   ResourceList requests;
   Json extra;  // claims
@@ -126,6 +133,7 @@ struct ResourceRequirements {
 
 struct VolumeMount {
   static constexpr bool kReflected = true;
+  static constexpr std::string_view kKubernetesType = "VolumeMount";
   std::string name;
   std::string mount_path;
   std::string sub_path;
@@ -143,6 +151,7 @@ struct VolumeMount {
 
 struct Container {
   static constexpr bool kReflected = true;
+  static constexpr std::string_view kKubernetesType = "Container";
   std::string name;
   std::string image;
   std::vector<std::string> command;
@@ -170,6 +179,7 @@ struct Container {
 
 struct HostPathVolumeSource {
   static constexpr bool kReflected = true;
+  static constexpr std::string_view kKubernetesType = "HostPathVolumeSource";
   std::string path;
   std::string type;
   Json extra;  // fields Kubernetes has that trainyard does not model
@@ -183,6 +193,7 @@ struct HostPathVolumeSource {
 
 struct EmptyDirVolumeSource {
   static constexpr bool kReflected = true;
+  static constexpr std::string_view kKubernetesType = "EmptyDirVolumeSource";
   std::string medium;
   std::optional<Quantity> size_limit;
   Json extra;  // fields Kubernetes has that trainyard does not model
@@ -196,6 +207,7 @@ struct EmptyDirVolumeSource {
 
 struct KeyToPath {
   static constexpr bool kReflected = true;
+  static constexpr std::string_view kKubernetesType = "KeyToPath";
   std::string key;
   std::string path;
   std::optional<int32_t> mode;
@@ -211,6 +223,7 @@ struct KeyToPath {
 
 struct ConfigMapVolumeSource {
   static constexpr bool kReflected = true;
+  static constexpr std::string_view kKubernetesType = "ConfigMapVolumeSource";
   std::string name;
   std::vector<KeyToPath> items;
   std::optional<int32_t> default_mode;
@@ -228,6 +241,7 @@ struct ConfigMapVolumeSource {
 
 struct SecretVolumeSource {
   static constexpr bool kReflected = true;
+  static constexpr std::string_view kKubernetesType = "SecretVolumeSource";
   std::string secret_name;
   std::vector<KeyToPath> items;
   std::optional<int32_t> default_mode;
@@ -245,6 +259,7 @@ struct SecretVolumeSource {
 
 struct PersistentVolumeClaimVolumeSource {
   static constexpr bool kReflected = true;
+  static constexpr std::string_view kKubernetesType = "PersistentVolumeClaimVolumeSource";
   std::string claim_name;
   std::optional<bool> read_only;
   Json extra;  // fields Kubernetes has that trainyard does not model
@@ -258,6 +273,7 @@ struct PersistentVolumeClaimVolumeSource {
 
 struct Volume {
   static constexpr bool kReflected = true;
+  static constexpr std::string_view kKubernetesType = "Volume";
   std::string name;
   std::optional<HostPathVolumeSource> host_path;
   std::optional<EmptyDirVolumeSource> empty_dir;
@@ -279,6 +295,7 @@ struct Volume {
 
 struct NodeSelectorRequirement {
   static constexpr bool kReflected = true;
+  static constexpr std::string_view kKubernetesType = "NodeSelectorRequirement";
   std::string key;
   std::string operator_;
   std::vector<std::string> values;
@@ -294,6 +311,7 @@ struct NodeSelectorRequirement {
 
 struct NodeSelectorTerm {
   static constexpr bool kReflected = true;
+  static constexpr std::string_view kKubernetesType = "NodeSelectorTerm";
   std::vector<NodeSelectorRequirement> match_expressions;
   std::vector<NodeSelectorRequirement> match_fields;
   Json extra;  // fields Kubernetes has that trainyard does not model
@@ -307,6 +325,7 @@ struct NodeSelectorTerm {
 
 struct NodeSelector {
   static constexpr bool kReflected = true;
+  static constexpr std::string_view kKubernetesType = "NodeSelector";
   std::vector<NodeSelectorTerm> node_selector_terms;
   Json extra;  // fields Kubernetes has that trainyard does not model
   template <class S, class V>
@@ -318,6 +337,7 @@ struct NodeSelector {
 
 struct PreferredSchedulingTerm {
   static constexpr bool kReflected = true;
+  static constexpr std::string_view kKubernetesType = "PreferredSchedulingTerm";
   std::optional<int32_t> weight;
   NodeSelectorTerm preference;
   Json extra;  // fields Kubernetes has that trainyard does not model
@@ -331,6 +351,7 @@ struct PreferredSchedulingTerm {
 
 struct NodeAffinity {
   static constexpr bool kReflected = true;
+  static constexpr std::string_view kKubernetesType = "NodeAffinity";
   std::optional<NodeSelector> required;
   std::vector<PreferredSchedulingTerm> preferred;
   Json extra;  // fields Kubernetes has that trainyard does not model
@@ -344,6 +365,7 @@ struct NodeAffinity {
 
 struct Affinity {
   static constexpr bool kReflected = true;
+  static constexpr std::string_view kKubernetesType = "Affinity";
   std::optional<NodeAffinity> node_affinity;
   Json extra;  // podAffinity, podAntiAffinity
   template <class S, class V>
@@ -355,6 +377,7 @@ struct Affinity {
 
 struct Toleration {
   static constexpr bool kReflected = true;
+  static constexpr std::string_view kKubernetesType = "Toleration";
   std::string key;
   std::string operator_;
   std::string value;
@@ -374,6 +397,7 @@ struct Toleration {
 
 struct PodSpec {
   static constexpr bool kReflected = true;
+  static constexpr std::string_view kKubernetesType = "PodSpec";
   std::vector<Container> init_containers;
   std::vector<Container> containers;
   std::vector<Volume> volumes;

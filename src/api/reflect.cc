@@ -46,16 +46,23 @@ FieldError TypeError(const FieldPath& path, const Json& j, const char* expected)
 }
 
 void HandleUnknownKeys(const Json& j, const FieldPath& path, const std::vector<std::string>& known,
-                       Json* extra, FieldErrors& errors) {
+                       Json* extra, FieldErrors& errors,
+                       const std::vector<std::string>* kubernetes) {
   for (const auto& [key, value] : j.items()) {
     if (std::find(known.begin(), known.end(), key) != known.end()) continue;
-    if (extra != nullptr) {
+    bool kept = extra != nullptr &&
+                (kubernetes == nullptr ||
+                 std::find(kubernetes->begin(), kubernetes->end(), key) != kubernetes->end());
+    if (kept) {
       if (!extra->is_object()) *extra = Json::object();
       (*extra)[key] = value;
       continue;
     }
     std::string detail = "not a field of this object";
-    if (std::optional<std::string> near = ClosestMatch(key, known)) {
+    std::vector<std::string> candidates = known;
+    if (kubernetes != nullptr)
+      candidates.insert(candidates.end(), kubernetes->begin(), kubernetes->end());
+    if (std::optional<std::string> near = ClosestMatch(key, candidates)) {
       detail += fmt::format("; did you mean {}?", Quote(*near));
     }
     errors.push_back(FieldError::UnknownField(path.Child(key), std::move(detail)));

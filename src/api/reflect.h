@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "api/json.h"
+#include "api/kubernetes_fields.h"
 #include "common/field_path.h"
 #include "common/quantity.h"
 
@@ -111,13 +112,16 @@ FieldError TypeError(const FieldPath& path, const Json& j, const char* expected)
 
 // Reports the keys of object `j` that `known` does not list: kept in `extra`
 // when non-null, else reported as unknown fields with a suggestion.
+// `kubernetes` lists the fields Kubernetes defines beyond the modelled ones:
+// those are kept too, and any other key is an unknown field. Null: keep all.
 void HandleUnknownKeys(const Json& j, const FieldPath& path, const std::vector<std::string>& known,
-                       Json* extra, FieldErrors& errors);
+                       Json* extra, FieldErrors& errors,
+                       const std::vector<std::string>* kubernetes = nullptr);
 
 // Decodes an object through a field-list function `fields(visitor)`.
 template <class FieldsFn>
 void DecodeFields(const Json& j, const FieldPath& path, FieldsFn&& fields, Json* extra,
-                  FieldErrors& errors) {
+                  FieldErrors& errors, const std::vector<std::string>* kubernetes = nullptr) {
   if (!j.is_object()) {
     errors.push_back(TypeError(path, j, "an object"));
     return;
@@ -130,7 +134,7 @@ void DecodeFields(const Json& j, const FieldPath& path, FieldsFn&& fields, Json*
     Decode(*it, path.Child(key), field, errors);
   };
   fields(visitor);
-  HandleUnknownKeys(j, path, known, extra, errors);
+  HandleUnknownKeys(j, path, known, extra, errors, kubernetes);
 }
 
 // Encodes through a field-list function, omitting empty fields.
@@ -195,8 +199,12 @@ template <Reflected T>
 void Decode(const Json& j, const FieldPath& path, T& out, FieldErrors& errors) {
   Json* extra = nullptr;
   if constexpr (KeepsUnknownFields<T>) extra = &out.extra;
+  const std::vector<std::string>* kubernetes = nullptr;
+  if constexpr (requires { T::kKubernetesType; }) {
+    kubernetes = KubernetesFieldNames(T::kKubernetesType);
+  }
   DecodeFields(
-      j, path, [&](auto& v) { T::Fields(out, v); }, extra, errors);
+      j, path, [&](auto& v) { T::Fields(out, v); }, extra, errors, kubernetes);
 }
 
 template <class T>

@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <unordered_map>
 
 namespace trainyard::api {
@@ -21,13 +20,34 @@ namespace {
 // input before it starts.
 constexpr int kMaxDepth = 128;
 
-const std::regex& IntPattern() {
-  static const std::regex re("[-+]?[0-9]+");
-  return re;
+// [-+]?[0-9]+
+bool IsIntText(std::string_view s) {
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
-const std::regex& FloatPattern() {
-  static const std::regex re(R"([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?)");
-  return re;
+
+// [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?
+bool IsFloatText(std::string_view s) {
+  auto digits = [&](size_t& i) {
+    size_t start = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    return i - start;
+  };
+  size_t i = 0;
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+  size_t whole = digits(i);
+  size_t fraction = 0;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    fraction = digits(i);
+  }
+  if (whole == 0 && fraction == 0) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+    if (digits(i) == 0) return false;
+  }
+  return i == s.size();
 }
 
 // A finite double, or nullopt: JSON has no infinities, so a number too large
@@ -45,7 +65,7 @@ Json ResolvePlainScalar(const std::string& s) {
   if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
   if (s == "true" || s == "True" || s == "TRUE") return true;
   if (s == "false" || s == "False" || s == "FALSE") return false;
-  if (std::regex_match(s, IntPattern())) {
+  if (IsIntText(s)) {
     int64_t v = 0;
     const char* begin = s.data() + (s[0] == '+' ? 1 : 0);
     auto [ptr, ec] = std::from_chars(begin, s.data() + s.size(), v);
@@ -59,7 +79,7 @@ Json ResolvePlainScalar(const std::string& s) {
     auto [ptr, ec] = std::from_chars(s.data() + 2, s.data() + s.size(), v, base);
     if (ec == std::errc() && ptr == s.data() + s.size()) return v;
   }
-  if (std::regex_match(s, FloatPattern())) {
+  if (IsFloatText(s)) {
     if (auto d = FiniteDouble(s)) return *d;
     return s;
   }

@@ -1,6 +1,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "api/kubernetes_fields.h"
 #include "api/object.h"
 #include "api/tests/test_util.h"
 #include "api/yaml.h"
@@ -83,6 +84,47 @@ TEST(CodecTest, DecodesModelledFields) {
   EXPECT_EQ(master.template_.spec.priority_class_name, "high");
   EXPECT_EQ(job.status.conditions.at(0).reason, "PyTorchJobCreated");
   EXPECT_EQ(job.status.replica_statuses.at("Master").active, 1);
+}
+
+TEST(CodecTest, EveryPartlyModelledKubernetesTypeHasItsFieldList) {
+  for (std::string_view type : {PodSpec::kKubernetesType,
+                                Container::kKubernetesType,
+                                EnvVar::kKubernetesType,
+                                EnvVarSource::kKubernetesType,
+                                ObjectFieldSelector::kKubernetesType,
+                                ResourceFieldSelector::kKubernetesType,
+                                KeySelector::kKubernetesType,
+                                ContainerPort::kKubernetesType,
+                                ResourceRequirements::kKubernetesType,
+                                VolumeMount::kKubernetesType,
+                                Volume::kKubernetesType,
+                                HostPathVolumeSource::kKubernetesType,
+                                EmptyDirVolumeSource::kKubernetesType,
+                                KeyToPath::kKubernetesType,
+                                ConfigMapVolumeSource::kKubernetesType,
+                                SecretVolumeSource::kKubernetesType,
+                                PersistentVolumeClaimVolumeSource::kKubernetesType,
+                                Affinity::kKubernetesType,
+                                NodeAffinity::kKubernetesType,
+                                NodeSelector::kKubernetesType,
+                                NodeSelectorTerm::kKubernetesType,
+                                NodeSelectorRequirement::kKubernetesType,
+                                PreferredSchedulingTerm::kKubernetesType,
+                                Toleration::kKubernetesType,
+                                ObjectMeta::kKubernetesType}) {
+    const std::vector<std::string>* fields = KubernetesFieldNames(type);
+    ASSERT_NE(fields, nullptr) << type;
+    EXPECT_FALSE(fields->empty()) << type;
+  }
+  // Every field the model reads is one Kubernetes defines.
+  std::vector<std::string> modelled;
+  auto collect = [&](const char* key, auto&) { modelled.emplace_back(key); };
+  Container c;
+  Container::Fields(c, collect);
+  const std::vector<std::string>& known = *KubernetesFieldNames("Container");
+  for (const std::string& f : modelled) {
+    EXPECT_NE(std::find(known.begin(), known.end(), f), known.end()) << f;
+  }
 }
 
 TEST(CodecTest, KeepsUnmodelledKubernetesFieldsVerbatim) {
@@ -238,6 +280,23 @@ TEST(YamlTest, CoreSchemaScalars) {
   EXPECT_EQ(j["i"], "on");
   EXPECT_EQ(j["j"], "4Gi");
   EXPECT_EQ(j["k"], "");
+}
+
+TEST(YamlTest, NumberShapesFollowTheCoreSchema) {
+  Json j = ParseOne(
+      "a: .5\nb: 5.\nc: +1\nd: -x\ne: 1e\nf: e5\ng: .\nh: -2.5E-3\ni: 1.2.3\nj: 1e400\n"
+      "k: 99999999999999999999\n");
+  EXPECT_EQ(j["a"], 0.5);
+  EXPECT_EQ(j["b"], 5.0);
+  EXPECT_EQ(j["c"], 1);
+  EXPECT_EQ(j["d"], "-x");
+  EXPECT_EQ(j["e"], "1e");
+  EXPECT_EQ(j["f"], "e5");
+  EXPECT_EQ(j["g"], ".");
+  EXPECT_EQ(j["h"], -0.0025);
+  EXPECT_EQ(j["i"], "1.2.3");
+  EXPECT_EQ(j["j"], "1e400");  // beyond a double: kept as written, JSON has no infinity
+  EXPECT_EQ(j["k"], 1e20);     // beyond int64: still a number
 }
 
 TEST(YamlTest, ErrorsSayFileLineAndColumn) {
