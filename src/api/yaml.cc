@@ -272,7 +272,7 @@ class YamlReader {
 
   Status ParserError() const {
     std::string what = parser_.problem != nullptr ? parser_.problem : "invalid YAML";
-    if (parser_.context != nullptr) what = fmt::format("{} {}", parser_.context, what);
+    if (parser_.context != nullptr) what = fmt::format("{} ({})", what, parser_.context);
     return Error(parser_.problem_mark, what);
   }
 

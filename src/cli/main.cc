@@ -24,7 +24,12 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"yaml", "json"}));
   validate_cmd->add_flag("-q,--quiet", validate.quiet, "Print only problems");
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version exit 0; a usage error exits 2, as is conventional.
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   if (validate_cmd->parsed()) return trainyard::cli::RunValidate(validate, std::cout, std::cerr);
   return 0;
 }
