@@ -11,6 +11,7 @@ namespace internal {
 namespace {
 // Kubernetes caps the total size of an object's annotations at 256 KiB.
 constexpr size_t kMaxAnnotationBytes = 256 * 1024;
+}  // namespace
 
 void ValidateLabels(const std::map<std::string, std::string>& labels, const FieldPath& path,
                     ValidationResult& out) {
@@ -23,7 +24,6 @@ void ValidateLabels(const std::map<std::string, std::string>& labels, const Fiel
     }
   }
 }
-}  // namespace
 
 void ValidateObjectMeta(const ObjectMeta& meta, ValidationResult& out) {
   FieldPath path("metadata");

@@ -1,6 +1,7 @@
 // Pieces of validation shared between validation*.cc; not a public API.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,9 @@
 namespace trainyard::api::internal {
 
 void ValidateObjectMeta(const ObjectMeta& meta, ValidationResult& out);
+// Label-style maps (labels, nodeSelector): qualified-name keys, label values.
+void ValidateLabels(const std::map<std::string, std::string>& labels, const FieldPath& path,
+                    ValidationResult& out);
 
 struct PodTemplateRules {
   // restartPolicy values the pod template itself may carry; empty: any.

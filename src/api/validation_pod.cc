@@ -62,23 +62,26 @@ void ValidateResources(const ResourceRequirements& res, const FieldPath& path,
   }
 }
 
+// A list item's name: present, well-formed by `rule`, and unique in `seen`.
+void CheckItemName(const std::string& name, const FieldPath& path,
+                   NameProblems (*rule)(std::string_view), std::set<std::string>& seen,
+                   ValidationResult& out) {
+  if (name.empty()) {
+    out.errors.push_back(FieldError::Required(path));
+    return;
+  }
+  for (const std::string& p : rule(name)) out.errors.push_back(FieldError::Invalid(path, name, p));
+  if (!seen.insert(name).second) out.errors.push_back(FieldError::Duplicate(path, name));
+}
+
 void ValidateEnv(const std::vector<EnvVar>& env, const FieldPath& path, ValidationResult& out) {
   std::set<std::string> seen;
   for (size_t i = 0; i < env.size(); ++i) {
     const EnvVar& var = env[i];
     FieldPath item = path.Index(static_cast<int64_t>(i));
-    if (var.name.empty()) {
-      out.errors.push_back(FieldError::Required(item.Child("name")));
-    } else {
-      for (const std::string& p : EnvVarNameProblems(var.name)) {
-        out.errors.push_back(FieldError::Invalid(item.Child("name"), var.name, p));
-      }
-      // Kubernetes lets the last duplicate win silently; a duplicate is
-      // almost always a mistake, so it is an error here.
-      if (!seen.insert(var.name).second) {
-        out.errors.push_back(FieldError::Duplicate(item.Child("name"), var.name));
-      }
-    }
+    // Kubernetes lets the last duplicate win silently; a duplicate is almost
+    // always a mistake, so it is an error here.
+    CheckItemName(var.name, item.Child("name"), EnvVarNameProblems, seen, out);
     if (!var.value_from) continue;
     FieldPath from = item.Child("valueFrom");
     if (var.value && !var.value->empty()) {
@@ -197,16 +200,7 @@ void ValidateVolumes(const std::vector<Volume>& volumes, const FieldPath& path,
   for (size_t i = 0; i < volumes.size(); ++i) {
     const Volume& v = volumes[i];
     FieldPath item = path.Index(static_cast<int64_t>(i));
-    if (v.name.empty()) {
-      out.errors.push_back(FieldError::Required(item.Child("name")));
-    } else {
-      for (const std::string& p : Dns1123LabelProblems(v.name)) {
-        out.errors.push_back(FieldError::Invalid(item.Child("name"), v.name, p));
-      }
-      if (!names.insert(v.name).second) {
-        out.errors.push_back(FieldError::Duplicate(item.Child("name"), v.name));
-      }
-    }
+    CheckItemName(v.name, item.Child("name"), Dns1123LabelProblems, names, out);
     int sources = CountVolumeSources(v);
     if (sources == 0) {
       out.errors.push_back(FieldError::Required(item, "must specify a volume type"));
@@ -384,15 +378,7 @@ void ValidatePodTemplate(const PodTemplateSpec& pod, const FieldPath& path,
                       path.Child(key).ToString()));
     }
   }
-  for (const auto& [key, value] : pod.metadata.labels) {
-    for (const std::string& p : QualifiedNameProblems(key)) {
-      out.errors.push_back(FieldError::Invalid(path.Child("metadata").Child("labels"), key, p));
-    }
-    for (const std::string& p : LabelValueProblems(value)) {
-      out.errors.push_back(
-          FieldError::Invalid(path.Child("metadata").Child("labels").Key(key), value, p));
-    }
-  }
+  ValidateLabels(pod.metadata.labels, path.Child("metadata").Child("labels"), out);
   std::set<std::string> volume_names;
   ValidateVolumes(spec.volumes, spec_path.Child("volumes"), volume_names, out);
   std::set<std::string> container_names;
@@ -430,14 +416,7 @@ void ValidatePodTemplate(const PodTemplateSpec& pod, const FieldPath& path,
   }
   CheckMin(spec.termination_grace_period_seconds, 0,
            spec_path.Child("terminationGracePeriodSeconds"), out);
-  for (const auto& [key, value] : spec.node_selector) {
-    for (const std::string& p : QualifiedNameProblems(key)) {
-      out.errors.push_back(FieldError::Invalid(spec_path.Child("nodeSelector"), key, p));
-    }
-    for (const std::string& p : LabelValueProblems(value)) {
-      out.errors.push_back(FieldError::Invalid(spec_path.Child("nodeSelector").Key(key), value, p));
-    }
-  }
+  ValidateLabels(spec.node_selector, spec_path.Child("nodeSelector"), out);
   if (spec.affinity) ValidateAffinity(*spec.affinity, spec_path.Child("affinity"), out);
   ValidateTolerations(spec.tolerations, spec_path.Child("tolerations"), out);
   for (const auto& [field, value] : {std::pair{"schedulerName", &spec.scheduler_name},
