@@ -83,10 +83,7 @@ Json ResolvePlainScalar(const std::string& s) {
     if (auto d = FiniteDouble(s)) return *d;
     return s;
   }
-  if (s == ".inf" || s == ".Inf" || s == ".INF" || s == "+.inf") return "+Inf";
-  if (s == "-.inf" || s == "-.Inf" || s == "-.INF") return "-Inf";
-  if (s == ".nan" || s == ".NaN" || s == ".NAN") return "NaN";
-  return s;
+  return s;  // including .inf and .nan, which JSON cannot hold
 }
 
 bool IsListKind(const Json& doc) {
@@ -109,7 +106,7 @@ void AppendDocument(Json doc, int line, std::vector<SourceDocument>& out) {
 // Builds JSON documents from libyaml's parse events.
 class YamlReader {
  public:
-  YamlReader(std::string_view text, std::string_view file) : text_(text), file_(file) {
+  YamlReader(std::string_view text, std::string_view file) : file_(file) {
     yaml_parser_initialize(&parser_);
     yaml_parser_set_input_string(&parser_, reinterpret_cast<const unsigned char*>(text.data()),
                                  text.size());
@@ -161,7 +158,8 @@ class YamlReader {
           break;
         }
         case YAML_SCALAR_EVENT: {
-          Result<Json> value = Scalar(event);
+          // A key is the text as written: `~:` is the key "~", not null.
+          Result<Json> value = ExpectingKey() ? Json(ScalarText(event)) : Scalar(event);
           if (!value.ok()) return value.status();
           std::string anchor = Anchor(event.data.scalar.anchor);
           if (!anchor.empty()) anchors_[anchor] = {*value, 1};
@@ -195,7 +193,6 @@ class YamlReader {
     std::string anchor;
     size_t nodes_before = 0;
     std::optional<std::string> key;  // for maps: a key waiting for its value
-    yaml_mark_t key_mark{};
   };
   struct Anchored {
     Json value;
@@ -237,7 +234,6 @@ class YamlReader {
         return Error(mark, fmt::format("key {} already set in this map", Quote(key)));
       }
       top.key = std::move(key);
-      top.key_mark = mark;
       return OkStatus();
     }
     top.value[*top.key] = std::move(value);
@@ -245,9 +241,18 @@ class YamlReader {
     return OkStatus();
   }
 
+  bool ExpectingKey() const {
+    return !stack_.empty() && stack_.back().value.is_object() && !stack_.back().key;
+  }
+
+  static std::string ScalarText(const yaml_event_t& event) {
+    return std::string(reinterpret_cast<const char*>(event.data.scalar.value),
+                       event.data.scalar.length);
+  }
+
   Result<Json> Scalar(const yaml_event_t& event) const {
     const auto& scalar = event.data.scalar;
-    std::string s(reinterpret_cast<const char*>(scalar.value), scalar.length);
+    std::string s = ScalarText(event);
     std::string tag = scalar.tag == nullptr ? "" : reinterpret_cast<const char*>(scalar.tag);
     if (tag.empty() || tag == "!") {
       if (scalar.style == YAML_PLAIN_SCALAR_STYLE) return ResolvePlainScalar(s);
@@ -276,7 +281,6 @@ class YamlReader {
     return Error(parser_.problem_mark, what);
   }
 
-  std::string_view text_;
   std::string_view file_;
   yaml_parser_t parser_;
   std::vector<Frame> stack_;
@@ -286,22 +290,22 @@ class YamlReader {
   size_t nodes_ = 0;
 };
 
+// "<file>:<line>:<column>: <what>" for a byte offset into `text`.
+Status PositionError(std::string_view text, std::string_view file, size_t offset,
+                     std::string_view what) {
+  size_t line = 1 + std::count(text.begin(), text.begin() + offset, '\n');
+  size_t line_start = text.rfind('\n', offset == 0 ? 0 : offset - 1);
+  size_t column =
+      line_start == std::string_view::npos || offset == 0 ? offset + 1 : offset - line_start;
+  return InvalidArgumentError(fmt::format("{}:{}:{}: {}", file, line, column, what));
+}
+
 Status JsonError(std::string_view text, std::string_view file, const nlohmann::json::exception& e,
                  size_t byte) {
-  int line = 1;
-  int column = 1;
-  for (size_t i = 0; i < byte && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
   std::string what = e.what();
   // nlohmann prefixes "[json.exception.parse_error.101] parse error at line 1, column 2: ".
   if (size_t pos = what.find(": "); pos != std::string::npos) what = what.substr(pos + 2);
-  return InvalidArgumentError(fmt::format("{}:{}:{}: {}", file, line, column, what));
+  return PositionError(text, file, std::min(byte, text.size()), what);
 }
 
 Result<std::vector<SourceDocument>> ParseJson(std::string_view text, std::string_view file) {
@@ -443,15 +447,6 @@ size_t FindInvalidUtf8(std::string_view s) {
     i += len;
   }
   return std::string_view::npos;
-}
-
-Status PositionError(std::string_view text, std::string_view file, size_t offset,
-                     std::string_view what) {
-  size_t line = 1 + std::count(text.begin(), text.begin() + offset, '\n');
-  size_t line_start = text.rfind('\n', offset == 0 ? 0 : offset - 1);
-  size_t column =
-      line_start == std::string_view::npos || offset == 0 ? offset + 1 : offset - line_start;
-  return InvalidArgumentError(fmt::format("{}:{}:{}: {}", file, line, column, what));
 }
 
 }  // namespace

@@ -297,6 +297,11 @@ TEST(YamlTest, NumberShapesFollowTheCoreSchema) {
   EXPECT_EQ(j["i"], "1.2.3");
   EXPECT_EQ(j["j"], "1e400");  // beyond a double: kept as written, JSON has no infinity
   EXPECT_EQ(j["k"], 1e20);     // beyond int64: still a number
+  Json special = ParseOne("a: .inf\nb: .nan\n~: 1\n2: 3\n");
+  EXPECT_EQ(special["a"], ".inf");
+  EXPECT_EQ(special["b"], ".nan");
+  EXPECT_EQ(special["~"], 1);  // keys are the text as written
+  EXPECT_EQ(special["2"], 3);
 }
 
 TEST(YamlTest, ErrorsSayFileLineAndColumn) {
