@@ -4,7 +4,8 @@ type trainyard models in part, read from the PodTemplateSpec schema embedded
 in upstream's PyTorchJob CRD. Decoding keeps these fields verbatim and
 rejects any other as a typo. Run after updating ../shared/conformance:
 
-  /usr/bin/python3 scripts/gen-kubernetes-fields.py > src/api/kubernetes_fields.cc
+  /usr/bin/python3 scripts/gen-kubernetes-fields.py \
+    | clang-format --assume-filename=src/api/kubernetes_fields.cc > src/api/kubernetes_fields.cc
 """
 import os
 import sys

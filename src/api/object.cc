@@ -29,38 +29,41 @@ void CheckTopLevelKeys(const Json& doc, FieldErrors& errors) {
                     errors);
 }
 
-TrainingJob DecodeTrainingJob(const Json& doc, JobKind kind, FieldErrors& errors) {
-  TrainingJob job;
-  job.kind = kind;
-  if (auto it = doc.find("metadata"); it != doc.end() && !it->is_null()) {
-    Decode(*it, FieldPath("metadata"), job.metadata, errors);
-  }
-  if (auto it = doc.find("spec"); it != doc.end() && !it->is_null()) {
-    DecodeFields(
-        *it, FieldPath("spec"), [&](auto& v) { TrainingJobSpec::Fields(job.spec, v, kind); },
-        nullptr, errors);
+// Decodes a document's metadata, spec (through `decode_spec`) and status.
+template <class Obj, class DecodeSpec>
+void DecodeBody(const Json& doc, Obj& object, DecodeSpec&& decode_spec, FieldErrors& errors) {
+  auto field = [&](const char* key) -> const Json* {
+    auto it = doc.find(key);
+    return it == doc.end() || it->is_null() ? nullptr : &*it;
+  };
+  if (const Json* meta = field("metadata"))
+    Decode(*meta, FieldPath("metadata"), object.metadata, errors);
+  if (const Json* spec = field("spec")) {
+    decode_spec(*spec, FieldPath("spec"));
   } else {
     errors.push_back(FieldError::Required(FieldPath("spec")));
   }
-  if (auto it = doc.find("status"); it != doc.end() && !it->is_null()) {
-    Decode(*it, FieldPath("status"), job.status, errors);
-  }
+  if (const Json* status = field("status"))
+    Decode(*status, FieldPath("status"), object.status, errors);
+}
+
+TrainingJob DecodeTrainingJob(const Json& doc, JobKind kind, FieldErrors& errors) {
+  TrainingJob job;
+  job.kind = kind;
+  auto decode_spec = [&](const Json& spec, const FieldPath& path) {
+    DecodeFields(
+        spec, path, [&](auto& v) { TrainingJobSpec::Fields(job.spec, v, kind); }, nullptr, errors);
+  };
+  DecodeBody(doc, job, decode_spec, errors);
   return job;
 }
 
 BatchJob DecodeBatchJob(const Json& doc, FieldErrors& errors) {
   BatchJob job;
-  if (auto it = doc.find("metadata"); it != doc.end() && !it->is_null()) {
-    Decode(*it, FieldPath("metadata"), job.metadata, errors);
-  }
-  if (auto it = doc.find("spec"); it != doc.end() && !it->is_null()) {
-    Decode(*it, FieldPath("spec"), job.spec, errors);
-  } else {
-    errors.push_back(FieldError::Required(FieldPath("spec")));
-  }
-  if (auto it = doc.find("status"); it != doc.end() && !it->is_null()) {
-    Decode(*it, FieldPath("status"), job.status, errors);
-  }
+  auto decode_spec = [&](const Json& spec, const FieldPath& path) {
+    Decode(spec, path, job.spec, errors);
+  };
+  DecodeBody(doc, job, decode_spec, errors);
   return job;
 }
 
