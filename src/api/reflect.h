@@ -8,10 +8,11 @@
 //   }
 //
 // and Decode/Encode below walk that list. A struct with a `Json extra` member
-// keeps every field it does not model verbatim (Kubernetes core types, where
-// we model only what a training job needs); a struct without one rejects
-// unknown fields with a "did you mean" hint (the Kubeflow types, which we
-// model completely).
+// keeps fields it does not model verbatim: with `kKubernetesType` set, only
+// the fields Kubernetes defines for that type (kubernetes_fields.h), so a
+// typo is still caught; without it, all of them. A struct without `extra`
+// rejects every unknown field (the Kubeflow types and batch/v1 JobSpec, which
+// are modelled completely). Unknown fields come with a "did you mean" hint.
 //
 // Absent and null fields leave the C++ value default; encoding omits empty
 // strings, lists, maps and unset optionals, as Kubernetes' omitempty does.
