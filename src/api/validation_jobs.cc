@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <charconv>
 
-#include "api/defaults.h"
 #include "api/names.h"
 #include "api/validation_internal.h"
 
