@@ -1,0 +1,163 @@
+#include "frameworks/framework.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "frameworks/framework_internal.h"
+
+namespace trainyard::frameworks {
+
+// Defined one per file: pytorch.cc, tensorflow.cc, ...
+const Framework& PyTorchFramework();
+const Framework& TensorFlowFramework();
+const Framework& XGBoostFramework();
+const Framework& MpiFramework();
+const Framework& PaddleFramework();
+const Framework& JaxFramework();
+
+const Framework& FrameworkFor(api::JobKind kind) {
+  switch (kind) {
+    case api::JobKind::kPyTorchJob:
+      return PyTorchFramework();
+    case api::JobKind::kTFJob:
+      return TensorFlowFramework();
+    case api::JobKind::kXGBoostJob:
+      return XGBoostFramework();
+    case api::JobKind::kMPIJob:
+      return MpiFramework();
+    case api::JobKind::kPaddleJob:
+      return PaddleFramework();
+    case api::JobKind::kJAXJob:
+      return JaxFramework();
+  }
+  return PyTorchFramework();
+}
+
+int Placement::PortOf(const std::string& type, int32_t index) const {
+  auto it = ports.find(ReplicaRef{type, index});
+  return it == ports.end() ? 0 : it->second;
+}
+
+std::string ReplicaName(const api::TrainingJob& job, const ReplicaRef& replica) {
+  std::string type = replica.type;
+  std::transform(type.begin(), type.end(), type.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (job.kind == api::JobKind::kMPIJob && replica.type == "Launcher") {
+    return job.metadata.name + "-launcher";
+  }
+  return fmt::format("{}-{}-{}", job.metadata.name, type, replica.index);
+}
+
+std::vector<ReplicaRef> AllReplicas(const api::TrainingJob& job) {
+  std::vector<ReplicaRef> out;
+  for (const std::string& type : job.info().replica_types) {
+    for (int32_t i = 0; i < internal::Replicas(job, type); ++i) out.push_back({type, i});
+  }
+  return out;
+}
+
+namespace internal {
+
+const api::ReplicaSpec* Spec(const api::TrainingJob& job, const std::string& type) {
+  auto it = job.spec.replica_specs.find(type);
+  return it == job.spec.replica_specs.end() ? nullptr : &it->second;
+}
+
+bool Has(const api::TrainingJob& job, const std::string& type) {
+  return Spec(job, type) != nullptr;
+}
+
+const api::Container* DefaultContainer(const api::TrainingJob& job, const std::string& type) {
+  const api::ReplicaSpec* spec = Spec(job, type);
+  if (spec == nullptr || spec->template_.spec.containers.empty()) return nullptr;
+  for (const api::Container& c : spec->template_.spec.containers) {
+    if (c.name == job.info().default_container) return &c;
+  }
+  return &spec->template_.spec.containers.front();
+}
+
+int32_t Replicas(const api::TrainingJob& job, const std::string& type) {
+  const api::ReplicaSpec* spec = Spec(job, type);
+  return spec == nullptr ? 0 : spec->replicas.value_or(1);
+}
+
+int32_t TotalReplicas(const api::TrainingJob& job) {
+  int32_t total = 0;
+  for (const auto& [type, spec] : job.spec.replica_specs) total += spec.replicas.value_or(1);
+  return total;
+}
+
+Counts CountsOf(const ReplicaStates& states, const std::string& type) {
+  Counts c;
+  for (const auto& [ref, state] : states) {
+    if (ref.type != type) continue;
+    switch (state.phase) {
+      case ReplicaPhase::kRunning:
+        ++c.active;
+        break;
+      case ReplicaPhase::kRestarting:
+        ++c.restarting;
+        break;
+      case ReplicaPhase::kSucceeded:
+        ++c.succeeded;
+        break;
+      case ReplicaPhase::kFailed:
+        ++c.failed;
+        break;
+      case ReplicaPhase::kPending:
+        break;
+    }
+  }
+  return c;
+}
+
+std::string Reason(const api::TrainingJob& job, const std::string& what) {
+  return std::string(job.info().name) + what;
+}
+
+namespace {
+std::string FailedMessage(const api::TrainingJob& job, int32_t count, const std::string& type) {
+  if (job.kind == api::JobKind::kTFJob) {
+    return fmt::format("TFJob {}/{} has failed because {} {} replica(s) failed.",
+                       job.metadata.namespace_, job.metadata.name, count, type);
+  }
+  return fmt::format("{} {} is failed because {} {} replica(s) failed.", job.info().name,
+                     job.metadata.name, count, type);
+}
+}  // namespace
+
+Verdict Conclude(const api::TrainingJob& job, const ReplicaStates& states, bool success,
+                 const std::string& success_message) {
+  const std::string kind(job.info().name);
+  if (success) return {JobPhase::kSucceeded, Reason(job, "Succeeded"), success_message};
+  for (const std::string& type : job.info().replica_types) {
+    Counts c = CountsOf(states, type);
+    // A TFJob with dynamic workers carries on without a lost worker.
+    bool tolerated = job.kind == api::JobKind::kTFJob && type == "Worker" &&
+                     job.spec.enable_dynamic_worker.value_or(false);
+    if (c.failed > 0 && !tolerated) {
+      return {JobPhase::kFailed, Reason(job, "Failed"), FailedMessage(job, c.failed, type)};
+    }
+  }
+  for (const std::string& type : job.info().replica_types) {
+    Counts c = CountsOf(states, type);
+    if (c.restarting > 0) {
+      return {JobPhase::kRestarting, Reason(job, "Restarting"),
+              fmt::format("{} {} is restarting because {} {} replica(s) failed.", kind,
+                          job.metadata.name, c.restarting, type)};
+    }
+  }
+  for (const std::string& type : job.info().replica_types) {
+    if (CountsOf(states, type).active > 0) {
+      return {JobPhase::kRunning, Reason(job, "Running"),
+              fmt::format("{} {} is running.", kind, job.metadata.name)};
+    }
+  }
+  return {JobPhase::kCreated, Reason(job, "Created"),
+          fmt::format("{} {} is created.", kind, job.metadata.name)};
+}
+
+}  // namespace internal
+}  // namespace trainyard::frameworks

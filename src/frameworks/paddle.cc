@@ -1,0 +1,57 @@
+// PaddleJob: job id, node count and the PADDLE_MASTER endpoint, as upstream's
+// paddlepaddle envvar.go injects them: the Master in parameter-server mode,
+// worker-0 in collective mode. `$(POD_IP_DUMMY)` is expanded by the engine
+// as Kubernetes expands `$(VAR)` references.
+#include <fmt/format.h>
+
+#include "frameworks/framework_internal.h"
+
+namespace trainyard::frameworks {
+namespace {
+
+using internal::Has;
+
+class Paddle final : public Framework {
+ public:
+  Result<Env> InjectedEnv(const api::TrainingJob& job, const ReplicaRef& replica, size_t,
+                          const Placement& placement) const override {
+    Env env = {{"PYTHONUNBUFFERED", "1"},
+               {"PADDLE_JOB_ID", job.metadata.name},
+               {"PADDLE_NNODES", std::to_string(internal::TotalReplicas(job))}};
+    bool ps_mode = Has(job, "Master");
+    ReplicaRef head = ps_mode ? ReplicaRef{"Master", 0} : ReplicaRef{"Worker", 0};
+    int port = placement.PortOf(head.type, head.index);
+    if (port == 0) port = job.info().port;
+    if (replica == head) {
+      env.emplace_back("POD_IP_DUMMY", placement.host);
+      env.emplace_back("PADDLE_MASTER", fmt::format("$(POD_IP_DUMMY):{}", port));
+    } else {
+      env.emplace_back("PADDLE_MASTER", fmt::format("{}:{}", placement.host, port));
+    }
+    if (ps_mode) {
+      env.emplace_back(replica.type == "Master" ? "PADDLE_SERVER_NUM" : "PADDLE_TRAINER_NUM", "1");
+    }
+    return env;
+  }
+
+  Verdict Evaluate(const api::TrainingJob& job, const ReplicaStates& states) const override {
+    std::string driver = Has(job, "Master") ? "Master" : "Worker";
+    bool done = internal::CountsOf(states, driver).succeeded == internal::Replicas(job, driver);
+    return internal::Conclude(
+        job, states, done,
+        fmt::format("PaddleJob {} is successfully completed.", job.metadata.name));
+  }
+
+  bool IsMasterRole(const api::TrainingJob& job, const ReplicaRef& r) const override {
+    return Has(job, "Master") ? r.type == "Master" : r.type == "Worker" && r.index == 0;
+  }
+};
+
+}  // namespace
+
+const Framework& PaddleFramework() {
+  static const Paddle framework;
+  return framework;
+}
+
+}  // namespace trainyard::frameworks

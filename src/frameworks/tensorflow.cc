@@ -1,0 +1,100 @@
+// TFJob: TF_CONFIG, as upstream's tensorflow controller builds it, with every
+// address 127.0.0.1:<that replica's port>.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "frameworks/framework_internal.h"
+
+namespace trainyard::frameworks {
+namespace {
+
+using internal::Has;
+
+// The replica types TF_CONFIG describes, in the order the success rules
+// examine them.
+const std::vector<std::string> kClusterTypes = {"Chief", "Evaluator", "Master", "PS", "Worker"};
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+std::string Address(const Placement& placement, const std::string& type, int32_t index) {
+  return fmt::format("{}:{}", placement.host, placement.PortOf(type, index));
+}
+
+// {"cluster":{...},"task":{"type":..,"index":..},"environment":"cloud"}, the
+// cluster's keys sorted as Go's encoding/json sorts map keys.
+std::string TfConfig(const api::TrainingJob& job, const ReplicaRef& replica,
+                     const Placement& placement) {
+  nlohmann::json cluster = nlohmann::json::object();  // std::map: sorted keys
+  nlohmann::ordered_json config;
+  bool sparse = job.spec.enable_dynamic_worker.value_or(false);
+  for (const std::string& type : kClusterTypes) {
+    int32_t n = internal::Replicas(job, type);
+    if (n == 0) continue;
+    if (sparse && type == "Worker") {
+      // Each worker sees only itself, keyed by index.
+      if (replica.type == "Worker") {
+        cluster["worker"][std::to_string(replica.index)] = Address(placement, type, replica.index);
+      }
+      continue;
+    }
+    if (sparse && replica.type == "PS" && type != "PS") continue;  // a PS sees only the PS set
+    for (int32_t i = 0; i < n; ++i) cluster[Lower(type)].push_back(Address(placement, type, i));
+  }
+  config["cluster"] = cluster;
+  config["task"] = {{"type", Lower(replica.type)}, {"index", replica.index}};
+  if (!sparse) config["environment"] = "cloud";
+  return config.dump();
+}
+
+class TensorFlow final : public Framework {
+ public:
+  Result<Env> InjectedEnv(const api::TrainingJob& job, const ReplicaRef& replica,
+                          size_t container_index, const Placement& placement) const override {
+    const api::ReplicaSpec* spec = internal::Spec(job, replica.type);
+    if (spec->template_.spec.containers[container_index].name != "tensorflow") return Env{};
+    // A single-replica job is not distributed and gets no TF_CONFIG.
+    int32_t replicas = 0;
+    for (const std::string& type : kClusterTypes) replicas += internal::Replicas(job, type);
+    if (replicas == 1) return Env{};
+    return Env{{"TF_CONFIG", TfConfig(job, replica, placement)}};
+  }
+
+  Verdict Evaluate(const api::TrainingJob& job, const ReplicaStates& states) const override {
+    bool done = false;
+    std::string chief = Has(job, "Chief") ? "Chief" : Has(job, "Master") ? "Master" : "";
+    if (!chief.empty()) {
+      done = internal::CountsOf(states, chief).succeeded == internal::Replicas(job, chief);
+    } else {
+      done = internal::CountsOf(states, "Worker").succeeded == internal::Replicas(job, "Worker");
+      // By default worker-0 finishing cleanly finishes the job.
+      auto worker0 = states.find(ReplicaRef{"Worker", 0});
+      if (job.spec.success_policy.value_or("") != "AllWorkers" && worker0 != states.end() &&
+          worker0->second.phase == ReplicaPhase::kSucceeded && worker0->second.exit_code == 0) {
+        done = true;
+      }
+    }
+    return internal::Conclude(job, states, done,
+                              fmt::format("TFJob {}/{} successfully completed.",
+                                          job.metadata.namespace_, job.metadata.name));
+  }
+
+  bool IsMasterRole(const api::TrainingJob& job, const ReplicaRef& r) const override {
+    if (Has(job, "Chief") || Has(job, "Master")) return r.type == "Chief" || r.type == "Master";
+    return r.type == "Worker" && r.index == 0;
+  }
+};
+
+}  // namespace
+
+const Framework& TensorFlowFramework() {
+  static const TensorFlow framework;
+  return framework;
+}
+
+}  // namespace trainyard::frameworks
