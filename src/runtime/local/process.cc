@@ -1,0 +1,253 @@
+#include "runtime/local/process.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace trainyard::runtime {
+namespace {
+
+// Kubernetes' default PATH for a container whose image sets none.
+constexpr const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+// What the child writes to the parent, through a close-on-exec pipe, when
+// a step before exec fails: the step and errno.
+struct ChildFailure {
+  int step;
+  int error;
+};
+constexpr const char* kSteps[] = {"set its process group", "open /dev/null", "change directory",
+                                  "redirect output", "exec"};
+
+bool IsExecutableFile(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
+}
+
+// Everything the child needs, built before fork: after fork only
+// async-signal-safe calls are allowed.
+struct Prepared {
+  std::string program;
+  std::vector<std::string> storage;
+  std::vector<char*> argv;
+  std::vector<char*> envp;
+};
+
+Prepared Prepare(const ProcessSpec& spec, std::string program) {
+  Prepared p;
+  p.program = std::move(program);
+  p.storage.reserve(spec.argv.size() + spec.env.size());
+  for (const std::string& arg : spec.argv) p.storage.push_back(arg);
+  for (const auto& [name, value] : spec.env) p.storage.push_back(name + "=" + value);
+  for (size_t i = 0; i < p.storage.size(); ++i) {
+    (i < spec.argv.size() ? p.argv : p.envp).push_back(p.storage[i].data());
+  }
+  p.argv.push_back(nullptr);
+  p.envp.push_back(nullptr);
+  return p;
+}
+
+[[noreturn]] void ChildFail(int pipe_fd, int step) {
+  ChildFailure failure{step, errno};
+  [[maybe_unused]] ssize_t n = write(pipe_fd, &failure, sizeof(failure));
+  _exit(127);
+}
+
+[[noreturn]] void RunChild(const Prepared& p, const ProcessSpec& spec, int log_fd, int pipe_fd,
+                           pid_t parent) {
+  if (setpgid(0, 0) != 0) ChildFail(pipe_fd, 0);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(127);  // trainyard died before the line above
+  // Signals trainyard ignores or blocks must not be inherited.
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);
+  int null_fd = open("/dev/null", O_RDONLY);
+  if (null_fd < 0) ChildFail(pipe_fd, 1);
+  if (!spec.working_dir.empty() && chdir(spec.working_dir.c_str()) != 0) ChildFail(pipe_fd, 2);
+  if (dup2(null_fd, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0) ChildFail(pipe_fd, 3);
+  // Leave the child only stdin, stdout, stderr and the failure pipe (which
+  // closes itself on exec).
+  if (pipe_fd > 3) close_range(3, static_cast<unsigned>(pipe_fd) - 1, 0);
+  close_range(static_cast<unsigned>(pipe_fd) + 1, ~0U, 0);
+  execve(p.program.c_str(), p.argv.data(), p.envp.data());
+  ChildFail(pipe_fd, 4);
+}
+
+const char* SignalName(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev != nullptr ? abbrev : "?";
+}
+
+ExitStatus FromWaitStatus(const siginfo_t& info) {
+  if (info.si_code == CLD_EXITED) return {info.si_status, 0};
+  return {128 + info.si_status, info.si_status};
+}
+
+}  // namespace
+
+std::string ExitStatus::Describe() const {
+  if (signal != 0)
+    return fmt::format("killed by SIG{} (exit code {})", SignalName(signal), exit_code);
+  return fmt::format("exit code {}", exit_code);
+}
+
+Result<std::string> ResolveProgram(const std::string& program, const std::string& path_env) {
+  if (program.empty()) return InvalidArgumentError("the program to run is empty");
+  if (program.find('/') != std::string::npos) {
+    if (!IsExecutableFile(program))
+      return NotFoundError(fmt::format("{}: not an executable file", program));
+    return program;
+  }
+  std::string path = path_env.empty() ? kDefaultPath : path_env;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string dir = path.substr(start, end - start);
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
+    if (IsExecutableFile(candidate)) return candidate;
+    start = end + 1;
+  }
+  return NotFoundError(fmt::format("{}: not found in PATH={}", program, path));
+}
+
+Result<Process> Process::Start(const ProcessSpec& spec) {
+  if (spec.argv.empty()) return InvalidArgumentError("nothing to run: no command and no args");
+  std::string path_env;
+  for (const auto& [name, value] : spec.env) {
+    if (name == "PATH") path_env = value;
+  }
+  ASSIGN_OR_RETURN(std::string program, ResolveProgram(spec.argv[0], path_env));
+  if (!spec.working_dir.empty()) {
+    struct stat st {};
+    if (stat(spec.working_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      return NotFoundError(fmt::format("working directory {} does not exist", spec.working_dir));
+    }
+  }
+  int log_fd = open(spec.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0) {
+    return UnavailableError(fmt::format("cannot open log {}: {}", spec.log_path, strerror(errno)));
+  }
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    close(log_fd);
+    return UnavailableError(fmt::format("pipe: {}", strerror(errno)));
+  }
+  Prepared prepared = Prepare(spec, program);
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid == 0) RunChild(prepared, spec, log_fd, pipe_fds[1], parent);
+  int fork_errno = errno;
+  close(log_fd);
+  close(pipe_fds[1]);
+  if (pid < 0) {
+    close(pipe_fds[0]);
+    return UnavailableError(fmt::format("fork: {}", strerror(fork_errno)));
+  }
+  // The parent sets the group too, so that it exists before Start returns
+  // whichever of the two runs first.
+  setpgid(pid, pid);
+  ChildFailure failure{};
+  ssize_t n;
+  do {
+    n = read(pipe_fds[0], &failure, sizeof(failure));
+  } while (n < 0 && errno == EINTR);
+  close(pipe_fds[0]);
+  if (n == sizeof(failure)) {
+    siginfo_t info{};
+    waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED);
+    return UnavailableError(fmt::format("cannot {} for {}: {}", kSteps[failure.step], program,
+                                        strerror(failure.error)));
+  }
+  // glibc 2.36 declares pidfd_open without C linkage for C++; call it directly.
+  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) {
+    kill(-pid, SIGKILL);
+    siginfo_t info{};
+    waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED);
+    return UnavailableError(fmt::format("pidfd_open: {}", strerror(errno)));
+  }
+  fcntl(pidfd, F_SETFD, FD_CLOEXEC);
+  return Process(pid, pidfd);
+}
+
+Process::Process(Process&& other) noexcept
+    : pid_(std::exchange(other.pid_, -1)),
+      pidfd_(std::exchange(other.pidfd_, -1)),
+      exit_(std::exchange(other.exit_, std::nullopt)) {}
+
+Process& Process::operator=(Process&& other) noexcept {
+  if (this != &other) {
+    Release();
+    pid_ = std::exchange(other.pid_, -1);
+    pidfd_ = std::exchange(other.pidfd_, -1);
+    exit_ = std::exchange(other.exit_, std::nullopt);
+  }
+  return *this;
+}
+
+Process::~Process() { Release(); }
+
+void Process::Release() {
+  if (pid_ > 0 && !exit_) {
+    Signal(SIGKILL);
+    WaitFor(std::chrono::hours(1));
+  }
+  if (pidfd_ >= 0) close(pidfd_);
+  pid_ = -1;
+  pidfd_ = -1;
+}
+
+std::optional<ExitStatus> Process::TryWait() {
+  if (exit_ || pid_ <= 0) return exit_;
+  // Look without reaping: while the leader is a zombie its pid, and so the
+  // group id, cannot be reused, so the group kill below cannot hit a
+  // stranger.
+  siginfo_t info{};
+  if (waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+      info.si_pid == 0) {
+    return std::nullopt;
+  }
+  kill(-pid_, SIGKILL);  // what the leader left behind in its group dies with it
+  waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED);
+  exit_ = FromWaitStatus(info);
+  return exit_;
+}
+
+std::optional<ExitStatus> Process::WaitFor(std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!TryWait()) {
+    auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return std::nullopt;
+    // Rounded up, so a grace period is never cut short.
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now);
+    pollfd pfd{pidfd_, POLLIN, 0};
+    poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+  }
+  return exit_;
+}
+
+void Process::Signal(int signal) const {
+  if (pid_ > 0 && !exit_) kill(-pid_, signal);
+}
+
+ExitStatus Process::Stop(std::chrono::milliseconds grace) {
+  if (exit_) return *exit_;
+  Signal(SIGTERM);
+  if (std::optional<ExitStatus> status = WaitFor(grace)) return *status;
+  Signal(SIGKILL);
+  return *WaitFor(std::chrono::hours(1));
+}
+
+}  // namespace trainyard::runtime
