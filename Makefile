@@ -5,13 +5,13 @@ BUILD ?= build
 TRAINYARD := $(BUILD)/src/cli/trainyard
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Debug
 
-.PHONY: demo test deps build unit fuzz format format-check clean
+.PHONY: demo test deps build unit asan fuzz format format-check clean
 
 demo: deps build
 	$(TRAINYARD) validate examples/
 	$(TRAINYARD) validate --show-defaults examples/pytorch-mnist.yaml
 
-test: deps build format-check unit fuzz
+test: deps build format-check unit asan fuzz
 
 deps:
 	@scripts/install-deps.sh
@@ -23,6 +23,13 @@ build:
 unit: build
 	cd $(BUILD) && ctest --output-on-failure -j2
 
+# Every unit test again under AddressSanitizer (leaks included) and UBSan.
+asan:
+	@cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTRAINYARD_SANITIZE=ON \
+	  -DTRAINYARD_BENCH=OFF >/dev/null
+	@cmake --build build-asan
+	cd build-asan && ctest --output-on-failure -j2
+
 fuzz:
 	scripts/fuzz.sh
 
@@ -33,4 +40,4 @@ format-check:
 	@git ls-files '*.cc' '*.h' | xargs clang-format --dry-run --Werror
 
 clean:
-	rm -rf $(BUILD) build-fuzz
+	rm -rf $(BUILD) build-asan build-fuzz

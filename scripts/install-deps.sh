@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential make cmake ninja-build ccache pkg-config git
-  libfmt-dev libyaml-dev nlohmann-json3-dev libcli11-dev
+  libfmt-dev libyaml-dev nlohmann-json3-dev libcli11-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev clang-format
 )

@@ -1,0 +1,72 @@
+// ObjectStore: Kubernetes-style objects by kind, namespace and name.
+//
+// Every write gets the next resourceVersion (one counter for the whole
+// store, strictly increasing); Create assigns uid, creationTimestamp and
+// generation 1; Update bumps generation when the spec changes and keeps the
+// stored status; UpdateStatus replaces only the status. Updates carrying a
+// resourceVersion must match the stored one (optimistic concurrency), and
+// get ABORTED when they do not. Watchers receive every change in
+// resourceVersion order and can resume from a resourceVersion.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/json.h"
+#include "common/status.h"
+
+namespace trainyard::store {
+
+struct ObjectKey {
+  std::string kind;  // "PyTorchJob", "Pod", ...
+  std::string namespace_;
+  std::string name;
+  bool operator==(const ObjectKey&) const = default;
+  std::string ToString() const;  // "PyTorchJob ns/name"
+};
+
+// The key of a document: its kind, metadata.namespace and metadata.name.
+Result<ObjectKey> KeyOf(const api::Json& object);
+
+enum class EventType { kAdded, kModified, kDeleted };
+
+struct WatchEvent {
+  EventType type;
+  int64_t resource_version;
+  api::Json object;  // as stored; for kDeleted, the last state
+};
+
+using WatchCallback = std::function<void(const WatchEvent&)>;
+using WatchId = int64_t;
+
+class ObjectStore {
+ public:
+  virtual ~ObjectStore() = default;
+
+  virtual Result<api::Json> Create(api::Json object) = 0;
+  virtual Result<api::Json> Get(const ObjectKey& key) const = 0;
+  // Every object of `kind`, in one namespace or (empty) all, ordered by
+  // namespace and name; and the resourceVersion the list was taken at.
+  struct ListResult {
+    std::vector<api::Json> items;
+    int64_t resource_version = 0;
+  };
+  virtual Result<ListResult> List(const std::string& kind, const std::string& namespace_) const = 0;
+  virtual Result<api::Json> Update(api::Json object) = 0;
+  virtual Result<api::Json> UpdateStatus(api::Json object) = 0;
+  virtual Result<api::Json> Delete(const ObjectKey& key) = 0;
+
+  // Calls `callback` for every change after `since` (0: only future ones),
+  // first those already stored, in order, then each new one after it
+  // commits. Fails with OUT_OF_RANGE when `since` is older than what is
+  // kept (then list again).
+  virtual Result<WatchId> Watch(int64_t since, WatchCallback callback) = 0;
+  virtual void StopWatch(WatchId id) = 0;
+
+  virtual int64_t CurrentResourceVersion() const = 0;
+};
+
+}  // namespace trainyard::store

@@ -1,0 +1,339 @@
+#include "store/sqlite_store.h"
+
+#include <fmt/format.h>
+
+#include <random>
+
+namespace trainyard::store {
+namespace {
+
+// A prepared statement that finalizes itself.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) : db_(db) {
+    rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  Statement& Bind(int i, const std::string& text) {
+    if (rc_ == SQLITE_OK)
+      rc_ =
+          sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Statement& Bind(int i, int64_t value) {
+    if (rc_ == SQLITE_OK) rc_ = sqlite3_bind_int64(stmt_, i, value);
+    return *this;
+  }
+  // SQLITE_ROW, SQLITE_DONE, or an error code.
+  int Step() {
+    if (rc_ != SQLITE_OK && rc_ != SQLITE_ROW && rc_ != SQLITE_DONE) return rc_;
+    rc_ = sqlite3_step(stmt_);
+    return rc_;
+  }
+  std::string Text(int col) const {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
+    return p == nullptr ? std::string()
+                        : std::string(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
+  }
+  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  Status Error(std::string_view what) const {
+    return InternalError(fmt::format("sqlite: {}: {}", what, sqlite3_errmsg(db_)));
+  }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  int rc_;
+};
+
+std::string RandomUuid() {
+  static thread_local std::mt19937_64 gen{std::random_device{}()};
+  uint64_t hi = gen();
+  uint64_t lo = gen();
+  hi = (hi & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;  // version 4
+  lo = (lo & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // RFC 4122 variant
+  return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", hi >> 32, (hi >> 16) & 0xffff,
+                     hi & 0xffff, lo >> 48, lo & 0xffffffffffffULL);
+}
+
+const char* kSchema = R"(
+CREATE TABLE IF NOT EXISTS objects (
+  kind TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL,
+  resource_version INTEGER NOT NULL, body TEXT NOT NULL,
+  PRIMARY KEY (kind, namespace, name));
+CREATE TABLE IF NOT EXISTS events (
+  resource_version INTEGER PRIMARY KEY, type INTEGER NOT NULL, body TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+INSERT OR IGNORE INTO counters VALUES ('resource_version', 0);
+)";
+
+api::Json& Meta(api::Json& object) {
+  if (!object["metadata"].is_object()) object["metadata"] = api::Json::object();
+  return object["metadata"];
+}
+
+std::string StoredVersion(const api::Json& object) {
+  auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return "";
+  auto rv = meta->find("resourceVersion");
+  return rv != meta->end() && rv->is_string() ? rv->get<std::string>() : "";
+}
+
+Status Conflict(const ObjectKey& key) {
+  return Status(StatusCode::kAborted,
+                fmt::format("Operation cannot be fulfilled on {}: the object has been modified; "
+                            "please apply your changes to the latest version and try again",
+                            key.ToString()));
+}
+
+// A document's fields other than what the store maintains, to tell a real
+// change from a no-op.
+api::Json Comparable(api::Json object) {
+  if (object.contains("metadata") && object["metadata"].is_object()) {
+    object["metadata"].erase("resourceVersion");
+  }
+  return object;
+}
+
+}  // namespace
+
+std::string ObjectKey::ToString() const {
+  return namespace_.empty() ? fmt::format("{} {}", kind, name)
+                            : fmt::format("{} {}/{}", kind, namespace_, name);
+}
+
+Result<ObjectKey> KeyOf(const api::Json& object) {
+  if (!object.is_object()) return InvalidArgumentError("an object must be a JSON object");
+  ObjectKey key;
+  key.kind = object.value("kind", "");
+  auto meta = object.find("metadata");
+  if (meta != object.end() && meta->is_object()) {
+    key.namespace_ = meta->value("namespace", "");
+    key.name = meta->value("name", "");
+  }
+  if (key.kind.empty()) return InvalidArgumentError("kind: Required value");
+  if (key.name.empty()) return InvalidArgumentError("metadata.name: Required value");
+  return key;
+}
+
+Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(SqliteStoreOptions options) {
+  if (!options.new_uid) options.new_uid = RandomUuid;
+  std::unique_ptr<SqliteStore> store(new SqliteStore(std::move(options)));
+  RETURN_IF_ERROR(store->Init());
+  return store;
+}
+
+SqliteStore::~SqliteStore() { sqlite3_close_v2(db_); }
+
+Status SqliteStore::Exec(const char* sql) const {
+  char* error = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &error) != SQLITE_OK) {
+    std::string message = error != nullptr ? error : sqlite3_errmsg(db_);
+    sqlite3_free(error);
+    return InternalError(fmt::format("sqlite: {}", message));
+  }
+  return OkStatus();
+}
+
+Status SqliteStore::Init() {
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX;
+  if (sqlite3_open_v2(options_.path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
+    return UnavailableError(fmt::format("cannot open store {}: {}", options_.path,
+                                        db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory"));
+  }
+  sqlite3_busy_timeout(db_, 5000);
+  // WAL lets readers run beside the writer; FULL syncs the log at every
+  // commit, so an acknowledged write survives a crash or power loss.
+  RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"));
+  RETURN_IF_ERROR(Exec(kSchema));
+  Statement st(db_, "SELECT value FROM counters WHERE name = 'resource_version'");
+  if (st.Step() != SQLITE_ROW) return st.Error("read resource version");
+  rv_ = st.Int(0);
+  return OkStatus();
+}
+
+int64_t SqliteStore::CurrentResourceVersion() const {
+  std::lock_guard lock(mu_);
+  return rv_;
+}
+
+Result<std::optional<api::Json>> SqliteStore::Load(const ObjectKey& key) const {
+  Statement st(db_, "SELECT body FROM objects WHERE kind = ? AND namespace = ? AND name = ?");
+  st.Bind(1, key.kind).Bind(2, key.namespace_).Bind(3, key.name);
+  int rc = st.Step();
+  if (rc == SQLITE_DONE) return std::optional<api::Json>();
+  if (rc != SQLITE_ROW) return st.Error("load");
+  return std::optional<api::Json>(api::Json::parse(st.Text(0)));
+}
+
+Status SqliteStore::Put(const ObjectKey& key, const api::Json& object, int64_t rv) {
+  Statement st(db_,
+               "INSERT INTO objects (kind, namespace, name, resource_version, body) "
+               "VALUES (?, ?, ?, ?, ?) ON CONFLICT (kind, namespace, name) DO UPDATE SET "
+               "resource_version = excluded.resource_version, body = excluded.body");
+  st.Bind(1, key.kind).Bind(2, key.namespace_).Bind(3, key.name).Bind(4, rv).Bind(5, object.dump());
+  if (st.Step() != SQLITE_DONE) return st.Error("store object");
+  return OkStatus();
+}
+
+Result<api::Json> SqliteStore::Write(EventType type,
+                                     const std::function<Result<api::Json>(int64_t)>& write) {
+  std::lock_guard lock(mu_);
+  RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  int64_t rv = rv_ + 1;
+  Result<api::Json> written = write(rv);
+  auto rollback = [&](Status s) {
+    (void)Exec("ROLLBACK");
+    return s;
+  };
+  if (!written.ok()) return rollback(written.status());
+  if (StoredVersion(*written) != std::to_string(rv)) {  // nothing changed: no write, no event
+    (void)Exec("ROLLBACK");
+    return written;
+  }
+  Statement event(db_, "INSERT INTO events (resource_version, type, body) VALUES (?, ?, ?)");
+  event.Bind(1, rv).Bind(2, static_cast<int64_t>(type)).Bind(3, written->dump());
+  if (event.Step() != SQLITE_DONE) return rollback(event.Error("record event"));
+  Statement counter(db_, "UPDATE counters SET value = ? WHERE name = 'resource_version'");
+  counter.Bind(1, rv);
+  if (counter.Step() != SQLITE_DONE) return rollback(counter.Error("advance resource version"));
+  Statement prune(db_, "DELETE FROM events WHERE resource_version <= ?");
+  prune.Bind(1, rv - options_.kept_events);
+  if (prune.Step() != SQLITE_DONE) return rollback(prune.Error("prune events"));
+  if (Status s = Exec("COMMIT"); !s.ok()) return rollback(s);
+  rv_ = rv;
+  WatchEvent e{type, rv, *written};
+  for (const auto& [id, callback] : watchers_) callback(e);
+  return written;
+}
+
+Result<api::Json> SqliteStore::Create(api::Json object) {
+  ASSIGN_OR_RETURN(ObjectKey key, KeyOf(object));
+  return Write(EventType::kAdded, [&](int64_t rv) -> Result<api::Json> {
+    ASSIGN_OR_RETURN(std::optional<api::Json> existing, Load(key));
+    if (existing) return AlreadyExistsError(fmt::format("{} already exists", key.ToString()));
+    api::Json& meta = Meta(object);
+    meta["uid"] = options_.new_uid();
+    meta["resourceVersion"] = std::to_string(rv);
+    meta["generation"] = 1;
+    meta["creationTimestamp"] = FormatRfc3339(options_.clock->Now());
+    RETURN_IF_ERROR(Put(key, object, rv));
+    return object;
+  });
+}
+
+Result<api::Json> SqliteStore::Get(const ObjectKey& key) const {
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(std::optional<api::Json> object, Load(key));
+  if (!object) return NotFoundError(fmt::format("{} not found", key.ToString()));
+  return *object;
+}
+
+Result<ObjectStore::ListResult> SqliteStore::List(const std::string& kind,
+                                                  const std::string& namespace_) const {
+  std::lock_guard lock(mu_);
+  ListResult result;
+  result.resource_version = rv_;
+  Statement st(db_,
+               namespace_.empty()
+                   ? "SELECT body FROM objects WHERE kind = ? ORDER BY namespace, name"
+                   : "SELECT body FROM objects WHERE kind = ? AND namespace = ? ORDER BY name");
+  st.Bind(1, kind);
+  if (!namespace_.empty()) st.Bind(2, namespace_);
+  int rc;
+  while ((rc = st.Step()) == SQLITE_ROW) result.items.push_back(api::Json::parse(st.Text(0)));
+  if (rc != SQLITE_DONE) return st.Error("list");
+  return result;
+}
+
+Result<api::Json> SqliteStore::Update(api::Json object) {
+  ASSIGN_OR_RETURN(ObjectKey key, KeyOf(object));
+  return Write(EventType::kModified, [&](int64_t rv) -> Result<api::Json> {
+    ASSIGN_OR_RETURN(std::optional<api::Json> stored, Load(key));
+    if (!stored) return NotFoundError(fmt::format("{} not found", key.ToString()));
+    std::string expected = StoredVersion(object);
+    if (!expected.empty() && expected != StoredVersion(*stored)) return Conflict(key);
+    // What the store maintains comes from the stored object, whatever the
+    // caller sent; the status changes only through UpdateStatus. (The status
+    // goes in first: ordered_json keeps keys in a vector, so inserting one
+    // would invalidate a reference to "metadata" taken before.)
+    object.erase("status");
+    if (stored->contains("status")) object["status"] = (*stored)["status"];
+    api::Json& meta = Meta(object);
+    const api::Json& old_meta = (*stored)["metadata"];
+    for (const char* field : {"uid", "creationTimestamp", "generation"}) {
+      if (old_meta.contains(field)) meta[field] = old_meta[field];
+    }
+    if (object.value("spec", api::Json()) != stored->value("spec", api::Json())) {
+      meta["generation"] = old_meta.value("generation", 0) + 1;
+    }
+    if (Comparable(object) == Comparable(*stored)) return *stored;  // no change
+    meta["resourceVersion"] = std::to_string(rv);
+    RETURN_IF_ERROR(Put(key, object, rv));
+    return object;
+  });
+}
+
+Result<api::Json> SqliteStore::UpdateStatus(api::Json object) {
+  ASSIGN_OR_RETURN(ObjectKey key, KeyOf(object));
+  return Write(EventType::kModified, [&](int64_t rv) -> Result<api::Json> {
+    ASSIGN_OR_RETURN(std::optional<api::Json> stored, Load(key));
+    if (!stored) return NotFoundError(fmt::format("{} not found", key.ToString()));
+    std::string expected = StoredVersion(object);
+    if (!expected.empty() && expected != StoredVersion(*stored)) return Conflict(key);
+    api::Json updated = *stored;
+    updated.erase("status");
+    if (object.contains("status")) updated["status"] = object["status"];
+    if (Comparable(updated) == Comparable(*stored)) return *stored;  // no change
+    Meta(updated)["resourceVersion"] = std::to_string(rv);
+    RETURN_IF_ERROR(Put(key, updated, rv));
+    return updated;
+  });
+}
+
+Result<api::Json> SqliteStore::Delete(const ObjectKey& key) {
+  return Write(EventType::kDeleted, [&](int64_t rv) -> Result<api::Json> {
+    ASSIGN_OR_RETURN(std::optional<api::Json> stored, Load(key));
+    if (!stored) return NotFoundError(fmt::format("{} not found", key.ToString()));
+    Statement st(db_, "DELETE FROM objects WHERE kind = ? AND namespace = ? AND name = ?");
+    st.Bind(1, key.kind).Bind(2, key.namespace_).Bind(3, key.name);
+    if (st.Step() != SQLITE_DONE) return st.Error("delete");
+    Meta(*stored)["resourceVersion"] = std::to_string(rv);
+    return *stored;
+  });
+}
+
+Result<WatchId> SqliteStore::Watch(int64_t since, WatchCallback callback) {
+  std::lock_guard lock(mu_);
+  if (since > 0 && since < rv_) {
+    Statement oldest(db_, "SELECT MIN(resource_version) FROM events");
+    if (oldest.Step() != SQLITE_ROW) return oldest.Error("read events");
+    int64_t first = oldest.Int(0);
+    if (first == 0 || since + 1 < first) {
+      return OutOfRangeError(fmt::format(
+          "too old resource version: {} (the oldest kept is {}); list again", since, first - 1));
+    }
+    Statement st(db_,
+                 "SELECT resource_version, type, body FROM events WHERE resource_version > ? "
+                 "ORDER BY resource_version");
+    st.Bind(1, since);
+    int rc;
+    while ((rc = st.Step()) == SQLITE_ROW) {
+      callback({static_cast<EventType>(st.Int(1)), st.Int(0), api::Json::parse(st.Text(2))});
+    }
+    if (rc != SQLITE_DONE) return st.Error("replay events");
+  }
+  WatchId id = next_watch_++;
+  watchers_.emplace(id, std::move(callback));
+  return id;
+}
+
+void SqliteStore::StopWatch(WatchId id) {
+  std::lock_guard lock(mu_);
+  watchers_.erase(id);
+}
+
+}  // namespace trainyard::store

@@ -1,0 +1,66 @@
+// The ObjectStore on SQLite: one file under $TRAINYARD_HOME, WAL mode,
+// synchronous=FULL, so a write that returned is on disk. ":memory:" gives a
+// private in-memory store, for tests and one-shot runs.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "common/clock.h"
+#include "store/object_store.h"
+
+namespace trainyard::store {
+
+struct SqliteStoreOptions {
+  std::string path = ":memory:";
+  const Clock* clock = &RealClock::Get();
+  // How many past changes a watch can resume from.
+  int64_t kept_events = 10'000;
+  // New object uids; a random UUID (v4) unless a test wants its own.
+  std::function<std::string()> new_uid;
+};
+
+class SqliteStore final : public ObjectStore {
+ public:
+  static Result<std::unique_ptr<SqliteStore>> Open(SqliteStoreOptions options);
+  ~SqliteStore() override;
+
+  Result<api::Json> Create(api::Json object) override;
+  Result<api::Json> Get(const ObjectKey& key) const override;
+  Result<ListResult> List(const std::string& kind, const std::string& namespace_) const override;
+  Result<api::Json> Update(api::Json object) override;
+  Result<api::Json> UpdateStatus(api::Json object) override;
+  Result<api::Json> Delete(const ObjectKey& key) override;
+  // Callbacks run in the writing thread, under the store's lock and in
+  // resourceVersion order: they must be quick and must not call the store
+  // (hand the event to a queue).
+  Result<WatchId> Watch(int64_t since, WatchCallback callback) override;
+  void StopWatch(WatchId id) override;
+  int64_t CurrentResourceVersion() const override;
+
+ private:
+  explicit SqliteStore(SqliteStoreOptions options) : options_(std::move(options)) {}
+  Status Init();
+
+  // Runs `write` in one transaction, records its event, and tells watchers
+  // after the commit. `write` gets the new resourceVersion and returns the
+  // object at it, or the stored object unchanged to write nothing.
+  Result<api::Json> Write(EventType type, const std::function<Result<api::Json>(int64_t)>& write);
+  Result<std::optional<api::Json>> Load(const ObjectKey& key) const;
+  Status Put(const ObjectKey& key, const api::Json& object, int64_t rv);
+  Status Exec(const char* sql) const;
+
+  SqliteStoreOptions options_;
+  sqlite3* db_ = nullptr;
+  mutable std::mutex mu_;  // guards db_, rv_, watchers_, next_watch_
+  int64_t rv_ = 0;
+  std::map<WatchId, WatchCallback> watchers_;
+  WatchId next_watch_ = 1;
+};
+
+}  // namespace trainyard::store

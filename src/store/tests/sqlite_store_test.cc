@@ -1,0 +1,183 @@
+#include "store/sqlite_store.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+namespace trainyard::store {
+namespace {
+
+using api::Json;
+
+Json Job(const std::string& name, const std::string& ns = "default") {
+  return {{"apiVersion", "kubeflow.org/v1"},
+          {"kind", "PyTorchJob"},
+          {"metadata", {{"name", name}, {"namespace", ns}}},
+          {"spec", {{"pytorchReplicaSpecs", Json::object()}}}};
+}
+
+class SqliteStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    int n = 0;
+    SqliteStoreOptions options;
+    options.clock = &clock_;
+    options.kept_events = 5;
+    options.new_uid = [n]() mutable { return "uid-" + std::to_string(++n); };
+    auto store = SqliteStore::Open(options);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    store_ = std::move(*store);
+  }
+
+  FakeClock clock_;
+  std::unique_ptr<SqliteStore> store_;
+};
+
+TEST_F(SqliteStoreTest, CreateAssignsWhatTheStoreMaintains) {
+  Result<Json> created = store_->Create(Job("a"));
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  const Json& meta = (*created)["metadata"];
+  EXPECT_EQ(meta["uid"], "uid-1");
+  EXPECT_EQ(meta["resourceVersion"], "1");
+  EXPECT_EQ(meta["generation"], 1);
+  EXPECT_EQ(meta["creationTimestamp"], FormatRfc3339(clock_.Now()));
+  EXPECT_EQ(*store_->Get({"PyTorchJob", "default", "a"}), *created);
+  Result<Json> again = store_->Create(Job("a"));
+  EXPECT_EQ(again.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(again.status().message(), "PyTorchJob default/a already exists");
+  EXPECT_EQ(store_->Get({"PyTorchJob", "default", "b"}).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->CurrentResourceVersion(), 1);  // the refused create wrote nothing
+}
+
+TEST_F(SqliteStoreTest, RejectsObjectsWithoutKindOrName) {
+  EXPECT_EQ(store_->Create(Json{{"kind", "PyTorchJob"}}).status().message(),
+            "metadata.name: Required value");
+  EXPECT_EQ(store_->Create(Json::object()).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(SqliteStoreTest, ListsByKindAndNamespaceInOrder) {
+  ASSERT_TRUE(store_->Create(Job("b", "team-a")).ok());
+  ASSERT_TRUE(store_->Create(Job("a", "team-b")).ok());
+  ASSERT_TRUE(store_->Create(Job("a", "team-a")).ok());
+  auto all = store_->List("PyTorchJob", "");
+  ASSERT_TRUE(all.ok());
+  std::vector<std::string> names;
+  for (const Json& j : all->items)
+    names.push_back(j["metadata"]["namespace"].get<std::string>() + "/" +
+                    j["metadata"]["name"].get<std::string>());
+  EXPECT_THAT(names, ::testing::ElementsAre("team-a/a", "team-a/b", "team-b/a"));
+  EXPECT_EQ(all->resource_version, 3);
+  EXPECT_EQ(store_->List("PyTorchJob", "team-b")->items.size(), 1u);
+  EXPECT_TRUE(store_->List("TFJob", "")->items.empty());
+}
+
+TEST_F(SqliteStoreTest, UpdateChecksVersionBumpsGenerationOnSpecAndKeepsStatus) {
+  Json job = *store_->Create(Job("a"));
+  job["status"] = {{"conditions", Json::array({{{"type", "Created"}}})}};
+  job = *store_->UpdateStatus(job);
+  EXPECT_EQ(job["metadata"]["resourceVersion"], "2");
+
+  Json labelled = job;
+  labelled["metadata"]["labels"] = {{"team", "a"}};
+  labelled.erase("status");  // an update cannot drop the status
+  Json updated = *store_->Update(labelled);
+  EXPECT_EQ(updated["metadata"]["generation"], 1);  // metadata only: same generation
+  EXPECT_EQ(updated["metadata"]["resourceVersion"], "3");
+  EXPECT_EQ(updated["status"], job["status"]);
+
+  Json respec = updated;
+  respec["spec"]["runPolicy"] = {{"suspend", true}};
+  respec["metadata"]["uid"] = "forged";
+  Json v4 = *store_->Update(respec);
+  EXPECT_EQ(v4["metadata"]["generation"], 2);
+  EXPECT_EQ(v4["metadata"]["uid"], "uid-1");
+
+  // A stale resourceVersion is a conflict and changes nothing.
+  Result<Json> stale = store_->Update(updated);
+  EXPECT_EQ(stale.status().code(), StatusCode::kAborted);
+  EXPECT_THAT(stale.status().message(), ::testing::HasSubstr("the object has been modified"));
+  EXPECT_EQ(store_->CurrentResourceVersion(), 4);
+
+  // Writing the same thing again is not a change.
+  EXPECT_EQ((*store_->Update(v4))["metadata"]["resourceVersion"], "4");
+  EXPECT_EQ(store_->CurrentResourceVersion(), 4);
+}
+
+TEST_F(SqliteStoreTest, UpdateStatusTouchesOnlyTheStatus) {
+  Json job = *store_->Create(Job("a"));
+  Json change = job;
+  change["spec"] = {{"changed", true}};
+  change["status"] = {{"startTime", "2026-11-21T00:00:00Z"}};
+  Json stored = *store_->UpdateStatus(change);
+  EXPECT_EQ(stored["spec"], job["spec"]);
+  EXPECT_EQ(stored["status"]["startTime"], "2026-11-21T00:00:00Z");
+}
+
+TEST_F(SqliteStoreTest, DeleteReturnsTheLastStateAtANewVersion) {
+  ASSERT_TRUE(store_->Create(Job("a")).ok());
+  Result<Json> deleted = store_->Delete({"PyTorchJob", "default", "a"});
+  ASSERT_TRUE(deleted.ok());
+  EXPECT_EQ((*deleted)["metadata"]["resourceVersion"], "2");
+  EXPECT_EQ(store_->Get({"PyTorchJob", "default", "a"}).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->Delete({"PyTorchJob", "default", "a"}).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(SqliteStoreTest, WatchSeesEveryChangeInOrderAndResumes) {
+  std::vector<std::pair<EventType, int64_t>> seen;
+  WatchId id = *store_->Watch(
+      0, [&](const WatchEvent& e) { seen.emplace_back(e.type, e.resource_version); });
+  Json a = *store_->Create(Job("a"));
+  a["status"] = {{"x", 1}};
+  ASSERT_TRUE(store_->UpdateStatus(a).ok());
+  ASSERT_TRUE(store_->Delete({"PyTorchJob", "default", "a"}).ok());
+  store_->StopWatch(id);
+  ASSERT_TRUE(store_->Create(Job("b")).ok());
+  EXPECT_THAT(seen, ::testing::ElementsAre(std::pair{EventType::kAdded, int64_t{1}},
+                                           std::pair{EventType::kModified, int64_t{2}},
+                                           std::pair{EventType::kDeleted, int64_t{3}}));
+  // Resuming from 2 replays 3 and 4, then follows.
+  std::vector<int64_t> resumed;
+  ASSERT_TRUE(
+      store_->Watch(2, [&](const WatchEvent& e) { resumed.push_back(e.resource_version); }).ok());
+  ASSERT_TRUE(store_->Create(Job("c")).ok());
+  EXPECT_THAT(resumed, ::testing::ElementsAre(3, 4, 5));
+}
+
+TEST_F(SqliteStoreTest, WatchFromBeyondTheKeptHistoryMustListAgain) {
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(store_->Create(Job("j" + std::to_string(i))).ok());
+  Result<WatchId> old = store_->Watch(1, [](const WatchEvent&) {});
+  EXPECT_EQ(old.status().code(), StatusCode::kOutOfRange);
+  EXPECT_TRUE(store_->Watch(3, [](const WatchEvent&) {}).ok());  // 4..8 are kept
+}
+
+TEST(SqliteStoreDurabilityTest, WhatWasWrittenSurvivesReopening) {
+  std::filesystem::path path = std::filesystem::temp_directory_path() /
+                               ("trainyard-store-test-" + std::to_string(getpid()) + ".db");
+  std::filesystem::remove(path);
+  {
+    auto store = SqliteStore::Open({.path = path.string()});
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    ASSERT_TRUE((*store)->Create(Job("a")).ok());
+    ASSERT_TRUE((*store)->Create(Job("b")).ok());
+  }
+  auto reopened = SqliteStore::Open({.path = path.string()});
+  ASSERT_TRUE(reopened.ok());
+  EXPECT_EQ((*reopened)->CurrentResourceVersion(), 2);
+  EXPECT_EQ((*reopened)->List("PyTorchJob", "")->items.size(), 2u);
+  Json c = *(*reopened)->Create(Job("c"));
+  EXPECT_EQ(c["metadata"]["resourceVersion"], "3");  // versions keep increasing
+  EXPECT_NE(c["metadata"]["uid"],
+            (*(*reopened)->Get({"PyTorchJob", "default", "a"}))["metadata"]["uid"]);
+  reopened->reset();
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path.string() + suffix);
+}
+
+TEST(SqliteStoreDurabilityTest, AnUnopenablePathIsAnError) {
+  auto store = SqliteStore::Open({.path = "/nonexistent-dir/x/store.db"});
+  EXPECT_EQ(store.status().code(), StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace trainyard::store
