@@ -408,7 +408,8 @@ struct PodSpec {
   std::vector<Toleration> tolerations;
   std::string scheduler_name;
   std::string priority_class_name;
-  Json extra;  // serviceAccountName, securityContext, hostNetwork, ...
+  std::string node_name;  // set when the pod is bound to a node
+  Json extra;             // serviceAccountName, securityContext, hostNetwork, ...
   template <class S, class V>
   static void Fields(S& s, V& v) {
     v("initContainers", s.init_containers);
@@ -421,6 +422,7 @@ struct PodSpec {
     v("tolerations", s.tolerations);
     v("schedulerName", s.scheduler_name);
     v("priorityClassName", s.priority_class_name);
+    v("nodeName", s.node_name);
   }
   bool operator==(const PodSpec&) const = default;
 };

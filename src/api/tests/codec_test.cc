@@ -3,6 +3,7 @@
 
 #include "api/kubernetes_fields.h"
 #include "api/object.h"
+#include "api/pod_object.h"
 #include "api/tests/test_util.h"
 #include "api/yaml.h"
 
@@ -253,6 +254,33 @@ spec:
   EXPECT_EQ(job.spec.backoff_limit, 2);
   EXPECT_EQ(job.spec.pod_failure_policy["rules"][0]["action"], "FailJob");
   EXPECT_TRUE(testing::SameManifest(ParseOne(yaml), EncodeObject(object)));
+}
+
+TEST(CodecTest, PodRoundTripsWithItsStatus) {
+  Json doc = ParseOne(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: mnist-master-0, namespace: ml}
+spec:
+  nodeName: local
+  restartPolicy: OnFailure
+  containers: [{name: pytorch, image: i, command: [python3]}]
+status:
+  phase: Running
+  qosClass: BestEffort
+  containerStatuses:
+    - name: pytorch
+      restartCount: 2
+      state: {running: {startedAt: "2026-11-21T10:00:00Z"}}
+      lastState: {terminated: {exitCode: 137, signal: 9, reason: Error}}
+)");
+  Result<Pod> pod = DecodePod(doc);
+  ASSERT_TRUE(pod.ok()) << pod.status().ToString();
+  EXPECT_EQ(pod->spec.node_name, "local");
+  EXPECT_EQ(pod->status.container_statuses[0].restart_count, 2);
+  EXPECT_EQ(pod->status.container_statuses[0].last_state.terminated->exit_code, 137);
+  EXPECT_TRUE(testing::SameManifest(doc, EncodePod(*pod)));
+  EXPECT_FALSE(DecodePod(ParseOne("kind: Service\n")).ok());
 }
 
 TEST(YamlTest, MultiDocumentListsAndLines) {
