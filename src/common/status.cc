@@ -52,5 +52,6 @@ Status FailedPreconditionError(std::string m) {
 Status OutOfRangeError(std::string m) { return {StatusCode::kOutOfRange, std::move(m)}; }
 Status InternalError(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 Status UnavailableError(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
+Status UnimplementedError(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
 
 }  // namespace trainyard

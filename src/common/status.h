@@ -60,6 +60,7 @@ Status FailedPreconditionError(std::string message);
 Status OutOfRangeError(std::string message);
 Status InternalError(std::string message);
 Status UnavailableError(std::string message);
+Status UnimplementedError(std::string message);
 
 // Either a value or a non-OK Status.
 template <typename T>

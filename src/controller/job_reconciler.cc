@@ -1,0 +1,388 @@
+#include "controller/job_reconciler.h"
+
+#include <fmt/format.h>
+
+#include <ctime>
+#include <map>
+
+#include "api/defaults.h"
+#include "api/object.h"
+#include "api/pod_object.h"
+#include "controller/conditions.h"
+#include "controller/pod_state.h"
+#include "controller/replica_pod.h"
+#include "frameworks/framework.h"
+
+namespace trainyard::controller {
+namespace {
+
+using frameworks::ReplicaPhase;
+using frameworks::ReplicaRef;
+
+// Everything one Reconcile works on.
+struct Context {
+  const ReconcilerOptions& options;
+  api::Json stored;      // the job as stored
+  api::TrainingJob job;  // decoded and defaulted
+  std::map<ReplicaRef, api::Pod> pods;
+  std::vector<api::Pod> strays;  // pods of the job that no replica owns
+  TimePoint now;
+  std::string now_text;
+
+  const std::string Kind() const { return std::string(job.info().name); }
+  api::JobStatus& status() { return job.status; }
+};
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+store::ObjectKey PodKey(const api::Pod& pod) {
+  return {"Pod", pod.metadata.namespace_, pod.metadata.name};
+}
+
+bool OwnedBy(const api::Pod& pod, const std::string& uid) {
+  for (const api::OwnerReference& o : pod.metadata.owner_references) {
+    if (o.controller.value_or(false) && o.uid == uid) return true;
+  }
+  return false;
+}
+
+Status LoadPods(Context& ctx) {
+  ASSIGN_OR_RETURN(store::ObjectStore::ListResult list,
+                   ctx.options.store->List("Pod", ctx.job.metadata.namespace_));
+  for (const api::Json& doc : list.items) {
+    ASSIGN_OR_RETURN(api::Pod pod, api::DecodePod(doc));
+    if (!OwnedBy(pod, ctx.job.metadata.uid)) continue;
+    std::optional<ReplicaRef> replica = ReplicaOf(ctx.job, pod);
+    bool in_range =
+        replica && ctx.job.spec.replica_specs.contains(replica->type) &&
+        replica->index < ctx.job.spec.replica_specs.at(replica->type).replicas.value_or(1);
+    if (in_range) {
+      ctx.pods.emplace(*replica, std::move(pod));
+    } else {
+      ctx.strays.push_back(std::move(pod));
+    }
+  }
+  return OkStatus();
+}
+
+Status DeletePod(Context& ctx, const api::Pod& pod) {
+  Result<api::Json> deleted = ctx.options.store->Delete(PodKey(pod));
+  if (!deleted.ok() && deleted.status().code() != StatusCode::kNotFound) return deleted.status();
+  return OkStatus();
+}
+
+bool IsActive(const api::Pod& pod) {
+  return pod.status.phase != "Succeeded" && pod.status.phase != "Failed";
+}
+
+// Nothing of a finished job keeps running; the cleanPodPolicy decides which
+// finished pods stay for their state and logs.
+Status CleanUp(Context& ctx) {
+  std::string policy = api::EffectiveCleanPodPolicy(ctx.job);
+  for (auto it = ctx.pods.begin(); it != ctx.pods.end();) {
+    if (policy == "All" || IsActive(it->second)) {
+      RETURN_IF_ERROR(DeletePod(ctx, it->second));
+      it = ctx.pods.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto& [type, rs] : ctx.status().replica_statuses) rs.active = std::nullopt;
+  return OkStatus();
+}
+
+// The ports each replica listens on, kept on the job so that a re-created
+// replica gets its old port back and every other replica's env stays true.
+Result<frameworks::Placement> PlacementOf(Context& ctx) {
+  frameworks::Placement placement;
+  placement.host = ctx.options.host;
+  api::Json ports = api::Json::object();
+  auto& annotations = ctx.job.metadata.annotations;
+  if (auto it = annotations.find(std::string(kPortsAnnotation)); it != annotations.end()) {
+    ports = api::Json::parse(it->second, nullptr, /*allow_exceptions=*/false);
+    if (!ports.is_object()) ports = api::Json::object();
+  }
+  bool allocated = false;
+  for (const ReplicaRef& r : frameworks::AllReplicas(ctx.job)) {
+    std::string key = fmt::format("{}-{}", r.type, r.index);
+    if (!ports.contains(key) || !ports[key].is_number_integer()) {
+      ASSIGN_OR_RETURN(int port, ctx.options.ports->Allocate());
+      ports[key] = port;
+      allocated = true;
+    }
+    placement.ports[r] = ports[key].get<int>();
+  }
+  if (allocated) {
+    ctx.stored["metadata"]["annotations"][std::string(kPortsAnnotation)] = ports.dump();
+    ASSIGN_OR_RETURN(ctx.stored, ctx.options.store->Update(ctx.stored));
+    annotations[std::string(kPortsAnnotation)] = ports.dump();
+    ctx.job.metadata.resource_version = ctx.stored["metadata"].value("resourceVersion", "");
+  }
+  return placement;
+}
+
+Status CreatePod(Context& ctx, const ReplicaRef& replica, const frameworks::Placement& placement,
+                 int32_t recreations) {
+  ASSIGN_OR_RETURN(api::Pod pod, BuildReplicaPod(ctx.job, replica, placement));
+  if (recreations > 0) {
+    pod.metadata.annotations[std::string(kRecreationsAnnotation)] = std::to_string(recreations);
+  }
+  Result<api::Json> created = ctx.options.store->Create(api::EncodePod(pod));
+  if (!created.ok()) return created.status();
+  ASSIGN_OR_RETURN(ctx.pods[replica], api::DecodePod(*created));
+  return OkStatus();
+}
+
+int32_t Recreations(const api::Pod& pod) {
+  auto it = pod.metadata.annotations.find(std::string(kRecreationsAnnotation));
+  return it == pod.metadata.annotations.end() ? 0 : std::stoi(it->second);
+}
+
+// Creates missing replicas, re-creates ExitCode replicas that failed with a
+// retryable code, and removes pods no replica owns (scale down).
+Status ReconcilePods(Context& ctx) {
+  for (const api::Pod& stray : ctx.strays) RETURN_IF_ERROR(DeletePod(ctx, stray));
+  ctx.strays.clear();
+  ASSIGN_OR_RETURN(frameworks::Placement placement, PlacementOf(ctx));
+  for (const ReplicaRef& r : frameworks::AllReplicas(ctx.job)) {
+    auto it = ctx.pods.find(r);
+    if (it == ctx.pods.end()) {
+      RETURN_IF_ERROR(CreatePod(ctx, r, placement, 0));
+      continue;
+    }
+    const std::string& policy = ctx.job.spec.replica_specs.at(r.type).restart_policy;
+    if (it->second.status.phase == "Failed" && policy == "ExitCode" &&
+        IsRetryableExitCode(ExitCodeOf(it->second))) {
+      int32_t recreations = Recreations(it->second) + 1;
+      RETURN_IF_ERROR(DeletePod(ctx, it->second));
+      ctx.pods.erase(it);
+      RETURN_IF_ERROR(CreatePod(ctx, r, placement, recreations));
+    }
+  }
+  return OkStatus();
+}
+
+frameworks::ReplicaStates StatesOf(const Context& ctx) {
+  frameworks::ReplicaStates states;
+  for (const auto& [replica, pod] : ctx.pods) {
+    states[replica] = StateOf(pod, ctx.job.spec.replica_specs.at(replica.type).restart_policy);
+  }
+  return states;
+}
+
+// Failures so far: every restart made, plus every one about to be made.
+int32_t Failures(const Context& ctx, const frameworks::ReplicaStates& states) {
+  int32_t failures = 0;
+  for (const auto& [replica, pod] : ctx.pods) failures += RestartsOf(pod);
+  for (const auto& [replica, state] : states) {
+    if (state.phase == ReplicaPhase::kRestarting) ++failures;
+  }
+  return failures;
+}
+
+void UpdateReplicaStatuses(Context& ctx, const frameworks::ReplicaStates& states) {
+  std::map<std::string, api::ReplicaStatus> statuses;
+  for (const auto& [type, spec] : ctx.job.spec.replica_specs) statuses[type];
+  for (const auto& [replica, state] : states) {
+    api::ReplicaStatus& rs = statuses[replica.type];
+    auto bump = [](std::optional<int32_t>& n) { n = n.value_or(0) + 1; };
+    if (state.phase == ReplicaPhase::kRunning || state.phase == ReplicaPhase::kRestarting) {
+      bump(rs.active);
+    } else if (state.phase == ReplicaPhase::kSucceeded) {
+      bump(rs.succeeded);
+    } else if (state.phase == ReplicaPhase::kFailed) {
+      bump(rs.failed);
+    }
+  }
+  // The scale subresource's label selector, on the kinds whose CRD has one.
+  if (ctx.job.kind == api::JobKind::kPyTorchJob || ctx.job.kind == api::JobKind::kPaddleJob ||
+      ctx.job.kind == api::JobKind::kJAXJob) {
+    for (auto& [type, rs] : statuses) {
+      rs.selector = fmt::format("{}={},{}={}-controller,{}={}", kLabelJobName,
+                                ctx.job.metadata.name, kLabelOperatorName,
+                                Lower(ctx.job.info().name), kLabelReplicaType, Lower(type));
+    }
+  }
+  ctx.status().replica_statuses = std::move(statuses);
+}
+
+void Finish(Context& ctx, const std::string& type, const std::string& message) {
+  SetCondition(ctx.status().conditions, type, "True", ctx.Kind() + type, message, ctx.now_text);
+  if (ctx.status().completion_time.empty()) ctx.status().completion_time = ctx.now_text;
+}
+
+std::optional<TimePoint> ParseTime(const std::string& text) {
+  std::tm tm{};
+  if (strptime(text.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm) == nullptr) return std::nullopt;
+  return std::chrono::system_clock::from_time_t(timegm(&tm));
+}
+
+// Deletes the job once its TTL after completion has passed; otherwise says
+// when to look again.
+Result<std::optional<Duration>> ApplyTtl(Context& ctx, bool& deleted) {
+  const auto& run = *ctx.job.spec.run_policy;
+  if (!run.ttl_seconds_after_finished || ctx.status().completion_time.empty())
+    return std::optional<Duration>();
+  std::optional<TimePoint> done = ParseTime(ctx.status().completion_time);
+  if (!done) return std::optional<Duration>();
+  TimePoint expiry = *done + std::chrono::seconds(*run.ttl_seconds_after_finished);
+  if (ctx.now < expiry) return std::optional<Duration>(expiry - ctx.now);
+  for (auto& [replica, pod] : ctx.pods) RETURN_IF_ERROR(DeletePod(ctx, pod));
+  Result<api::Json> gone =
+      ctx.options.store->Delete({ctx.Kind(), ctx.job.metadata.namespace_, ctx.job.metadata.name});
+  if (!gone.ok() && gone.status().code() != StatusCode::kNotFound) return gone.status();
+  deleted = true;
+  return std::optional<Duration>();
+}
+
+Status WriteStatus(Context& ctx) {
+  api::Json status = api::Encode(ctx.job.status);
+  if (ctx.stored.value("status", api::Json::object()) == status) return OkStatus();
+  ctx.stored["status"] = std::move(status);
+  Result<api::Json> written = ctx.options.store->UpdateStatus(ctx.stored);
+  return written.status();
+}
+
+// A finished job: nothing runs; TTL may delete it.
+Result<ReconcileResult> ReconcileFinished(Context& ctx) {
+  RETURN_IF_ERROR(CleanUp(ctx));
+  bool deleted = false;
+  ASSIGN_OR_RETURN(std::optional<Duration> ttl, ApplyTtl(ctx, deleted));
+  if (!deleted) RETURN_IF_ERROR(WriteStatus(ctx));
+  return ReconcileResult{ttl};
+}
+
+Result<ReconcileResult> ReconcileSuspended(Context& ctx) {
+  for (auto& [replica, pod] : ctx.pods) RETURN_IF_ERROR(DeletePod(ctx, pod));
+  ctx.pods.clear();
+  for (auto& [type, rs] : ctx.status().replica_statuses) rs.active = std::nullopt;
+  std::string message = fmt::format("{} {} is suspended.", ctx.Kind(), ctx.job.metadata.name);
+  if (IsTrue(ctx.status().conditions, "Running")) {
+    SetCondition(ctx.status().conditions, "Running", "False", ctx.Kind() + "Suspended", message,
+                 ctx.now_text);
+  }
+  SetCondition(ctx.status().conditions, "Suspended", "True", ctx.Kind() + "Suspended", message,
+               ctx.now_text);
+  RETURN_IF_ERROR(WriteStatus(ctx));
+  return ReconcileResult{};
+}
+
+Result<ReconcileResult> ReconcileActive(Context& ctx) {
+  const api::RunPolicy& run = *ctx.job.spec.run_policy;
+  if (IsTrue(ctx.status().conditions, "Suspended")) {
+    SetCondition(ctx.status().conditions, "Suspended", "False", ctx.Kind() + "Resumed",
+                 fmt::format("{} {} is resumed.", ctx.Kind(), ctx.job.metadata.name), ctx.now_text);
+    ctx.status().start_time = ctx.now_text;  // the deadline counts from the resume
+  }
+  if (ctx.status().start_time.empty()) ctx.status().start_time = ctx.now_text;
+
+  frameworks::ReplicaStates states = StatesOf(ctx);
+  if (run.backoff_limit && Failures(ctx, states) > *run.backoff_limit) {
+    Finish(ctx, "Failed",
+           fmt::format("Job {} has failed because it has reached the specified "
+                       "backoff limit",
+                       ctx.job.metadata.name));
+    UpdateReplicaStatuses(ctx, states);
+    return ReconcileFinished(ctx);
+  }
+  std::optional<Duration> deadline_left;
+  if (run.active_deadline_seconds) {
+    std::optional<TimePoint> start = ParseTime(ctx.status().start_time);
+    TimePoint deadline =
+        start.value_or(ctx.now) + std::chrono::seconds(*run.active_deadline_seconds);
+    if (ctx.now >= deadline) {
+      Finish(ctx, "Failed",
+             fmt::format("Job {} has failed because it was active longer than "
+                         "specified deadline",
+                         ctx.job.metadata.name));
+      UpdateReplicaStatuses(ctx, states);
+      return ReconcileFinished(ctx);
+    }
+    deadline_left = deadline - ctx.now;
+  }
+
+  RETURN_IF_ERROR(ReconcilePods(ctx));
+  states = StatesOf(ctx);
+  UpdateReplicaStatuses(ctx, states);
+  frameworks::Verdict verdict = frameworks::FrameworkFor(ctx.job.kind).Evaluate(ctx.job, states);
+  switch (verdict.phase) {
+    case frameworks::JobPhase::kSucceeded:
+    case frameworks::JobPhase::kFailed: {
+      Finish(ctx, verdict.phase == frameworks::JobPhase::kSucceeded ? "Succeeded" : "Failed",
+             verdict.message);
+      return ReconcileFinished(ctx);
+    }
+    case frameworks::JobPhase::kRunning:
+      SetCondition(ctx.status().conditions, "Running", "True", verdict.reason, verdict.message,
+                   ctx.now_text);
+      break;
+    case frameworks::JobPhase::kRestarting:
+      SetCondition(ctx.status().conditions, "Restarting", "True", verdict.reason, verdict.message,
+                   ctx.now_text);
+      break;
+    case frameworks::JobPhase::kCreated:
+      break;
+  }
+  RETURN_IF_ERROR(WriteStatus(ctx));
+  return ReconcileResult{deadline_left};
+}
+
+// The job is gone: so are its pods.
+Status DeleteOrphans(const ReconcilerOptions& options, const store::ObjectKey& key) {
+  ASSIGN_OR_RETURN(store::ObjectStore::ListResult list, options.store->List("Pod", key.namespace_));
+  for (const api::Json& doc : list.items) {
+    Result<api::Pod> pod = api::DecodePod(doc);
+    if (!pod.ok()) continue;
+    auto name = pod->metadata.labels.find(std::string(kLabelJobName));
+    bool owned_by_kind = false;
+    for (const api::OwnerReference& o : pod->metadata.owner_references) {
+      owned_by_kind = owned_by_kind || (o.kind == key.kind && o.name == key.name);
+    }
+    if (name != pod->metadata.labels.end() && name->second == key.name && owned_by_kind) {
+      Result<api::Json> deleted = options.store->Delete(PodKey(*pod));
+      if (!deleted.ok() && deleted.status().code() != StatusCode::kNotFound)
+        return deleted.status();
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<ReconcileResult> JobReconciler::Reconcile(const store::ObjectKey& key) {
+  Result<api::Json> stored = options_.store->Get(key);
+  if (stored.status().code() == StatusCode::kNotFound) {
+    RETURN_IF_ERROR(DeleteOrphans(options_, key));
+    return ReconcileResult{};
+  }
+  if (!stored.ok()) return stored.status();
+  api::DecodeResult decoded = api::DecodeObject(*stored);
+  if (!decoded.object || !decoded.errors.empty()) {
+    return InvalidArgumentError(fmt::format("{} cannot be decoded", key.ToString()));
+  }
+  auto* job = std::get_if<api::TrainingJob>(&*decoded.object);
+  if (job == nullptr)
+    return UnimplementedError(
+        fmt::format("{}: batch/v1 Job is not reconciled yet", key.ToString()));
+  api::SetDefaults(*job);
+  // MultiKueue (or any other manager) runs this job elsewhere.
+  const auto& managed_by = job->spec.run_policy->managed_by;
+  if (managed_by && *managed_by != "kubeflow.org/training-operator") return ReconcileResult{};
+
+  Context ctx{options_, *stored, std::move(*job), {}, {}, options_.clock->Now(), ""};
+  ctx.now_text = FormatRfc3339(ctx.now);
+  RETURN_IF_ERROR(LoadPods(ctx));
+  if (FindCondition(ctx.status().conditions, "Created") == nullptr) {
+    SetCondition(ctx.status().conditions, "Created", "True", ctx.Kind() + "Created",
+                 fmt::format("{} {} is created.", ctx.Kind(), ctx.job.metadata.name), ctx.now_text);
+  }
+  if (IsFinished(ctx.status().conditions)) return ReconcileFinished(ctx);
+  if (ctx.job.spec.run_policy->suspend.value_or(false)) return ReconcileSuspended(ctx);
+  return ReconcileActive(ctx);
+}
+
+}  // namespace trainyard::controller

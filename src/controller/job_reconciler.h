@@ -1,0 +1,51 @@
+// The job controller for kubeflow.org/v1 jobs: level-triggered over the
+// object store. Each Reconcile reads the job and its pods and moves the
+// world one step closer to the spec; it is safe to run again at any time,
+// and it tells its caller when it must run again even if nothing happens
+// (activeDeadlineSeconds, ttlSecondsAfterFinished).
+//
+// Upstream's lifecycle (reference section 5), with its defects fixed:
+//  - every restart counts against backoffLimit: in-place ones, ExitCode
+//    re-creations, and the one pending (#2045, #2342);
+//  - activeDeadlineSeconds fires from a timer, not only on other events
+//    (#3358);
+//  - when the job finishes, no replica keeps running, whatever the
+//    cleanPodPolicy (#1982, #1579); the policy then decides which finished
+//    pods (and their logs) are kept;
+//  - cleanPodPolicy is honoured when the backoff limit is reached (#3419).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "common/clock.h"
+#include "controller/ports.h"
+#include "store/object_store.h"
+
+namespace trainyard::controller {
+
+inline constexpr std::string_view kPortsAnnotation = "trainyard.dev/ports";
+
+struct ReconcilerOptions {
+  store::ObjectStore* store = nullptr;
+  const Clock* clock = nullptr;
+  PortAllocator* ports = nullptr;
+  std::string host = "127.0.0.1";
+};
+
+struct ReconcileResult {
+  // Reconcile again after this long even if nothing changes.
+  std::optional<Duration> requeue_after;
+};
+
+class JobReconciler {
+ public:
+  explicit JobReconciler(ReconcilerOptions options) : options_(std::move(options)) {}
+
+  Result<ReconcileResult> Reconcile(const store::ObjectKey& job_key);
+
+ private:
+  ReconcilerOptions options_;
+};
+
+}  // namespace trainyard::controller

@@ -1,0 +1,29 @@
+// A Pod's state as the success and failure rules read it.
+#pragma once
+
+#include "api/pod_object.h"
+#include "frameworks/framework.h"
+
+namespace trainyard::controller {
+
+// Reason the node agent gives a container waiting to be restarted.
+inline constexpr std::string_view kRestartWaitReason = "CrashLoopBackOff";
+
+// Kubernetes' rule, kept by upstream: exit codes 128-255 (killed by a
+// signal) are worth retrying; 1-127 are the program's own verdict.
+inline bool IsRetryableExitCode(int code) { return code >= 128; }
+
+// The exit code of the pod's first container that ended, else 0.
+int ExitCodeOf(const api::Pod& pod);
+
+// Restarts a replica has had: the node agent's in-place restarts plus the
+// controller's re-creations, carried on the pod.
+int32_t RestartsOf(const api::Pod& pod);
+inline constexpr std::string_view kRecreationsAnnotation = "trainyard.dev/recreations";
+
+// Pending, Running, Restarting (a container waits to restart, or an
+// ExitCode replica failed with a retryable code), Succeeded, or Failed for
+// good.
+frameworks::ReplicaState StateOf(const api::Pod& pod, const std::string& replica_restart_policy);
+
+}  // namespace trainyard::controller

@@ -1,0 +1,318 @@
+// The job lifecycle at the controller level: a fake clock, an in-memory
+// store, and the test playing the node agent by writing pod statuses.
+#include "controller/job_reconciler.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "api/object.h"
+#include "api/pod_object.h"
+#include "api/yaml.h"
+#include "controller/conditions.h"
+#include "controller/pod_state.h"
+#include "store/sqlite_store.h"
+
+namespace trainyard::controller {
+namespace {
+
+using std::chrono::seconds;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+class JobReconcilerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = std::move(*store::SqliteStore::Open({.clock = &clock_}));
+    reconciler_ = std::make_unique<JobReconciler>(
+        ReconcilerOptions{.store = store_.get(), .clock = &clock_, .ports = &ports_});
+  }
+
+  void Submit(const std::string& yaml) {
+    auto docs = api::ParseManifests(yaml, "job.yaml");
+    ASSERT_TRUE(docs.ok()) << docs.status().ToString();
+    api::Json doc = (*docs)[0].value;
+    doc["metadata"]["namespace"] = "default";
+    key_ = *store::KeyOf(doc);
+    ASSERT_TRUE(store_->Create(doc).ok());
+  }
+
+  ReconcileResult Reconcile() {
+    Result<ReconcileResult> r = reconciler_->Reconcile(key_);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : ReconcileResult{};
+  }
+
+  api::TrainingJob Job() {
+    return std::get<api::TrainingJob>(*api::DecodeObject(*store_->Get(key_)).object);
+  }
+  bool JobExists() { return store_->Get(key_).ok(); }
+
+  std::vector<std::string> Pods() {
+    std::vector<std::string> names;
+    // Held in a variable: a range-for over a member of a temporary would
+    // outlive it (until C++23).
+    store::ObjectStore::ListResult pods = *store_->List("Pod", "default");
+    for (const api::Json& p : pods.items) {
+      names.push_back(p["metadata"]["name"]);
+    }
+    return names;
+  }
+  api::Pod Pod(const std::string& name) {
+    return *api::DecodePod(*store_->Get({"Pod", "default", name}));
+  }
+
+  // The node agent's part: a pod's phase, exit code and restarts.
+  void SetPod(const std::string& name, const std::string& phase, int exit_code = 0,
+              int restarts = 0, bool waiting_to_restart = false) {
+    api::Pod pod = Pod(name);
+    pod.status.phase = phase;
+    api::ContainerStatus c;
+    c.name = pod.spec.containers[0].name;
+    c.restart_count = restarts;
+    if (phase == "Succeeded" || phase == "Failed") {
+      c.state.terminated = api::ContainerStateTerminated{.exit_code = exit_code};
+    } else if (waiting_to_restart) {
+      c.state.waiting = api::ContainerStateWaiting{.reason = std::string(kRestartWaitReason)};
+      c.last_state.terminated = api::ContainerStateTerminated{.exit_code = exit_code};
+    } else {
+      c.state.running = api::ContainerStateRunning{.started_at = FormatRfc3339(clock_.Now())};
+    }
+    pod.status.container_statuses = {c};
+    ASSERT_TRUE(store_->UpdateStatus(api::EncodePod(pod)).ok());
+  }
+
+  // The last condition: the job's state as `kubectl get` shows it.
+  std::string State() {
+    const auto& c = Job().status.conditions;
+    return c.empty() ? "" : c.back().type;
+  }
+  std::string Message() { return Job().status.conditions.back().message; }
+
+  FakeClock clock_;
+  FakePortAllocator ports_;
+  std::unique_ptr<store::SqliteStore> store_;
+  std::unique_ptr<JobReconciler> reconciler_;
+  store::ObjectKey key_;
+};
+
+constexpr const char* kPyTorch = R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: mnist}
+spec:
+  runPolicy: {%s}
+  pytorchReplicaSpecs:
+    Master:
+      restartPolicy: %s
+      template: {spec: {containers: [{name: pytorch, image: i, command: [python3, train.py]}]}}
+    Worker:
+      replicas: 2
+      restartPolicy: %s
+      template: {spec: {containers: [{name: pytorch, image: i, command: [python3, train.py]}]}}
+)";
+
+std::string PyTorch(const char* run_policy = "", const char* master = "OnFailure",
+                    const char* worker = "OnFailure") {
+  char buf[2048];
+  std::snprintf(buf, sizeof(buf), kPyTorch, run_policy, master, worker);
+  return buf;
+}
+
+TEST_F(JobReconcilerTest, CreatesEveryReplicaWithItsPortAndEnv) {
+  Submit(PyTorch());
+  Reconcile();
+  EXPECT_THAT(Pods(), ElementsAre("mnist-master-0", "mnist-worker-0", "mnist-worker-1"));
+  EXPECT_EQ(State(), "Created");
+  EXPECT_EQ(Message(), "PyTorchJob mnist is created.");
+  api::TrainingJob job = Job();
+  EXPECT_EQ(job.metadata.annotations.at(std::string(kPortsAnnotation)),
+            R"({"Master-0":30000,"Worker-0":30001,"Worker-1":30002})");
+  EXPECT_FALSE(job.status.start_time.empty());
+  api::Pod worker = Pod("mnist-worker-1");
+  EXPECT_EQ(worker.spec.containers[0].ports[0].container_port, 30002);
+  bool has_master_port = false;
+  for (const auto& e : worker.spec.containers[0].env)
+    has_master_port |= e.name == "MASTER_PORT" && e.value == "30000";
+  EXPECT_TRUE(has_master_port);
+}
+
+TEST_F(JobReconcilerTest, ReconcilingAgainChangesNothing) {
+  Submit(PyTorch());
+  Reconcile();
+  int64_t rv = store_->CurrentResourceVersion();
+  Reconcile();
+  EXPECT_EQ(store_->CurrentResourceVersion(), rv);
+}
+
+TEST_F(JobReconcilerTest, RunningThenSucceededStopsWhatStillRuns) {
+  Submit(PyTorch());
+  Reconcile();
+  SetPod("mnist-master-0", "Running");
+  SetPod("mnist-worker-0", "Running");
+  SetPod("mnist-worker-1", "Running");
+  Reconcile();
+  EXPECT_EQ(State(), "Running");
+  EXPECT_EQ(Job().status.replica_statuses.at("Worker").active, 2);
+  SetPod("mnist-master-0", "Succeeded");
+  SetPod("mnist-worker-0", "Succeeded");
+  Reconcile();
+  EXPECT_EQ(State(), "Succeeded");
+  EXPECT_EQ(Message(), "PyTorchJob mnist is successfully completed.");
+  EXPECT_FALSE(Job().status.completion_time.empty());
+  // cleanPodPolicy None keeps finished pods; the still-running worker is
+  // stopped all the same (upstream left it holding its resources).
+  EXPECT_THAT(Pods(), ElementsAre("mnist-master-0", "mnist-worker-0"));
+  api::TrainingJob job = Job();
+  EXPECT_EQ(FindCondition(job.status.conditions, "Running")->status, "False");
+}
+
+TEST_F(JobReconcilerTest, CleanPodPolicyAllRemovesEveryPod) {
+  Submit(PyTorch("cleanPodPolicy: All"));
+  Reconcile();
+  SetPod("mnist-master-0", "Succeeded");
+  Reconcile();
+  EXPECT_EQ(State(), "Succeeded");
+  EXPECT_THAT(Pods(), IsEmpty());
+}
+
+TEST_F(JobReconcilerTest, NeverFailsTheJobAndStopsTheRest) {
+  Submit(PyTorch("", "OnFailure", "Never"));
+  Reconcile();
+  SetPod("mnist-master-0", "Running");
+  SetPod("mnist-worker-0", "Running");
+  SetPod("mnist-worker-1", "Failed", 1);
+  Reconcile();
+  EXPECT_EQ(State(), "Failed");
+  EXPECT_EQ(Message(), "PyTorchJob mnist is failed because 1 Worker replica(s) failed.");
+  EXPECT_THAT(Pods(), ElementsAre("mnist-worker-1"));  // the master no longer runs
+  EXPECT_EQ(Job().status.replica_statuses.at("Worker").failed, 1);
+}
+
+TEST_F(JobReconcilerTest, ExitCodeRetriesSignalsAndFailsOnProgramErrors) {
+  Submit(PyTorch("", "ExitCode", "ExitCode"));
+  Reconcile();
+  std::string uid = Pod("mnist-worker-0").metadata.uid;
+  SetPod("mnist-worker-0", "Failed", 137);  // killed: retryable
+  Reconcile();
+  api::Pod again = Pod("mnist-worker-0");
+  EXPECT_NE(again.metadata.uid, uid);  // a new pod
+  EXPECT_EQ(again.metadata.annotations.at(std::string(kRecreationsAnnotation)), "1");
+  EXPECT_EQ(again.spec.containers[0].ports[0].container_port, 30001);  // same port
+  SetPod("mnist-worker-0", "Failed", 1);                               // its own verdict: permanent
+  Reconcile();
+  EXPECT_EQ(State(), "Failed");
+}
+
+TEST_F(JobReconcilerTest, BackoffLimitCountsEveryRestartIncludingThePendingOne) {
+  Submit(PyTorch("backoffLimit: 2"));
+  Reconcile();
+  SetPod("mnist-master-0", "Running", 1, /*restarts=*/1);
+  SetPod("mnist-worker-0", "Running", 1, /*restarts=*/0, /*waiting_to_restart=*/true);
+  Reconcile();
+  EXPECT_EQ(State(), "Restarting");  // two failures: within the limit
+  EXPECT_EQ(Message(), "PyTorchJob mnist is restarting because 1 Worker replica(s) failed.");
+  SetPod("mnist-worker-1", "Running", 1, /*restarts=*/0, /*waiting_to_restart=*/true);
+  Reconcile();
+  EXPECT_EQ(State(), "Failed");
+  EXPECT_EQ(Message(), "Job mnist has failed because it has reached the specified backoff limit");
+  // All three were still active, so all were stopped; cleanPodPolicy None
+  // keeps only pods that had finished.
+  EXPECT_THAT(Pods(), IsEmpty());
+}
+
+TEST_F(JobReconcilerTest, BackoffLimitCountsExitCodeRecreations) {
+  Submit(PyTorch("backoffLimit: 1", "ExitCode", "ExitCode"));
+  Reconcile();
+  SetPod("mnist-worker-0", "Failed", 143);
+  Reconcile();  // re-created: one restart
+  EXPECT_NE(State(), "Failed");
+  SetPod("mnist-worker-0", "Failed", 143);
+  Reconcile();  // a second retry would exceed the limit
+  EXPECT_EQ(State(), "Failed");
+}
+
+TEST_F(JobReconcilerTest, ActiveDeadlineIsATimerNotAnAccident) {
+  Submit(PyTorch("activeDeadlineSeconds: 100"));
+  ReconcileResult r = Reconcile();
+  ASSERT_TRUE(r.requeue_after.has_value());
+  EXPECT_EQ(*r.requeue_after, seconds(100));
+  clock_.Advance(seconds(40));
+  EXPECT_EQ(*Reconcile().requeue_after, seconds(60));
+  clock_.Advance(seconds(60));
+  Reconcile();
+  EXPECT_EQ(State(), "Failed");
+  EXPECT_EQ(Message(), "Job mnist has failed because it was active longer than specified deadline");
+  EXPECT_THAT(Pods(), IsEmpty());
+}
+
+TEST_F(JobReconcilerTest, TtlDeletesTheFinishedJobOnTime) {
+  Submit(PyTorch("ttlSecondsAfterFinished: 60"));
+  Reconcile();
+  SetPod("mnist-master-0", "Succeeded");
+  ReconcileResult r = Reconcile();
+  EXPECT_EQ(State(), "Succeeded");
+  ASSERT_TRUE(r.requeue_after.has_value());
+  EXPECT_EQ(*r.requeue_after, seconds(60));
+  clock_.Advance(seconds(59));
+  Reconcile();
+  EXPECT_TRUE(JobExists());
+  clock_.Advance(seconds(1));
+  Reconcile();
+  EXPECT_FALSE(JobExists());
+  EXPECT_THAT(Pods(), IsEmpty());
+}
+
+TEST_F(JobReconcilerTest, SuspendStopsEverythingAndResumeStartsAgain) {
+  Submit(PyTorch("activeDeadlineSeconds: 100"));
+  Reconcile();
+  SetPod("mnist-master-0", "Running");
+  Reconcile();
+  api::Json stored = *store_->Get(key_);
+  stored["spec"]["runPolicy"]["suspend"] = true;
+  ASSERT_TRUE(store_->Update(stored).ok());
+  EXPECT_FALSE(Reconcile().requeue_after.has_value());  // no deadline while suspended
+  EXPECT_THAT(Pods(), IsEmpty());
+  EXPECT_EQ(State(), "Suspended");
+  EXPECT_EQ(FindCondition(Job().status.conditions, "Running")->status, "False");
+
+  clock_.Advance(seconds(500));
+  stored = *store_->Get(key_);
+  stored["spec"]["runPolicy"]["suspend"] = false;
+  ASSERT_TRUE(store_->Update(stored).ok());
+  ReconcileResult r = Reconcile();
+  EXPECT_EQ(Pods().size(), 3u);
+  api::TrainingJob job = Job();
+  const api::JobCondition* suspended = FindCondition(job.status.conditions, "Suspended");
+  EXPECT_EQ(suspended->status, "False");
+  EXPECT_EQ(suspended->reason, "PyTorchJobResumed");
+  EXPECT_EQ(job.status.start_time, FormatRfc3339(clock_.Now()));  // the deadline restarts
+  EXPECT_EQ(*r.requeue_after, seconds(100));
+}
+
+TEST_F(JobReconcilerTest, DeletingTheJobDeletesItsPods) {
+  Submit(PyTorch());
+  Reconcile();
+  ASSERT_TRUE(store_->Delete(key_).ok());
+  Reconcile();
+  EXPECT_THAT(Pods(), IsEmpty());
+}
+
+TEST_F(JobReconcilerTest, ScalingDownRemovesExtraReplicas) {
+  Submit(PyTorch());
+  Reconcile();
+  api::Json stored = *store_->Get(key_);
+  stored["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] = 1;
+  ASSERT_TRUE(store_->Update(stored).ok());
+  Reconcile();
+  EXPECT_THAT(Pods(), ElementsAre("mnist-master-0", "mnist-worker-0"));
+}
+
+TEST_F(JobReconcilerTest, JobsManagedElsewhereAreLeftAlone) {
+  Submit(PyTorch("managedBy: kueue.x-k8s.io/multikueue"));
+  Reconcile();
+  EXPECT_THAT(Pods(), IsEmpty());
+  EXPECT_TRUE(Job().status.conditions.empty());
+}
+
+}  // namespace
+}  // namespace trainyard::controller
