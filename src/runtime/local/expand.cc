@@ -1,7 +1,5 @@
 #include "runtime/local/expand.h"
 
-#include <map>
-
 namespace trainyard::runtime {
 
 std::string ExpandReferences(std::string_view input, const Lookup& lookup) {
@@ -32,30 +30,6 @@ std::string ExpandReferences(std::string_view input, const Lookup& lookup) {
       out += '$';
       ++i;
     }
-  }
-  return out;
-}
-
-std::vector<std::pair<std::string, std::string>> ExpandEnv(
-    const std::vector<std::pair<std::string, std::string>>& env) {
-  std::map<std::string, std::string, std::less<>> defined;
-  std::vector<std::pair<std::string, std::string>> out;
-  auto lookup = [&](std::string_view name) -> std::optional<std::string> {
-    auto it = defined.find(name);
-    if (it == defined.end()) return std::nullopt;
-    return it->second;
-  };
-  for (const auto& [name, value] : env) {
-    std::string expanded = ExpandReferences(value, lookup);
-    defined[name] = expanded;
-    bool replaced = false;
-    for (auto& entry : out) {
-      if (entry.first == name) {
-        entry.second = expanded;
-        replaced = true;
-      }
-    }
-    if (!replaced) out.emplace_back(name, std::move(expanded));
   }
   return out;
 }

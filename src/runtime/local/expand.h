@@ -9,18 +9,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
-#include <vector>
 
 namespace trainyard::runtime {
 
 using Lookup = std::function<std::optional<std::string>(std::string_view name)>;
 
 std::string ExpandReferences(std::string_view input, const Lookup& lookup);
-
-// Expands each value against the ones before it, as the kubelet builds a
-// container's environment; a later duplicate name replaces the earlier value.
-std::vector<std::pair<std::string, std::string>> ExpandEnv(
-    const std::vector<std::pair<std::string, std::string>>& env);
 
 }  // namespace trainyard::runtime

@@ -23,12 +23,5 @@ TEST(ExpandTest, KubernetesReferenceRules) {
   EXPECT_EQ(ExpandReferences("$($(POD_IP))", Vars), "$($(POD_IP))");
 }
 
-TEST(ExpandTest, EnvSeesOnlyEarlierVariablesAndLaterNamesWin) {
-  auto env = ExpandEnv({{"A", "1"}, {"B", "$(A)-$(C)"}, {"C", "3"}, {"A", "x$(A)"}});
-  std::vector<std::pair<std::string, std::string>> expected = {
-      {"A", "x1"}, {"B", "1-$(C)"}, {"C", "3"}};
-  EXPECT_EQ(env, expected);
-}
-
 }  // namespace
 }  // namespace trainyard::runtime

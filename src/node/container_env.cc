@@ -1,0 +1,154 @@
+#include "node/container_env.h"
+
+#include <fmt/format.h>
+
+#include "runtime/local/expand.h"
+
+namespace trainyard::node {
+namespace {
+
+// metadata.labels['app'] -> ("labels", "app")
+std::optional<std::pair<std::string, std::string>> MapRef(const std::string& path) {
+  for (const char* field : {"metadata.labels", "metadata.annotations"}) {
+    std::string prefix = std::string(field) + "['";
+    if (path.starts_with(prefix) && path.ends_with("']")) {
+      return std::pair{std::string(field + 9),
+                       path.substr(prefix.size(), path.size() - prefix.size() - 2)};
+    }
+  }
+  return std::nullopt;
+}
+
+Result<std::string> FieldRef(const api::Pod& pod, const std::string& path) {
+  if (path == "metadata.name") return pod.metadata.name;
+  if (path == "metadata.namespace") return pod.metadata.namespace_;
+  if (path == "metadata.uid") return pod.metadata.uid;
+  if (path == "spec.nodeName") return pod.spec.node_name;
+  if (path == "spec.serviceAccountName")
+    return pod.spec.extra.value("serviceAccountName", "default");
+  if (path == "status.hostIP" || path == "status.podIP" || path == "status.podIPs" ||
+      path == "status.hostIPs") {
+    return std::string("127.0.0.1");
+  }
+  if (auto ref = MapRef(path)) {
+    const auto& map = ref->first == "labels" ? pod.metadata.labels : pod.metadata.annotations;
+    auto it = map.find(ref->second);
+    return it == map.end() ? std::string() : it->second;
+  }
+  return InvalidArgumentError(fmt::format("fieldRef {} is not supported", path));
+}
+
+Result<std::string> ResourceRef(const api::Pod& pod, const api::Container& self,
+                                const api::ResourceFieldSelector& ref, const NodeFacts& node) {
+  const api::Container* c = &self;
+  if (!ref.container_name.empty()) {
+    c = nullptr;
+    for (const api::Container& other : pod.spec.containers) {
+      if (other.name == ref.container_name) c = &other;
+    }
+    if (c == nullptr)
+      return NotFoundError(fmt::format("container {} not found", ref.container_name));
+  }
+  std::string section = ref.resource.substr(0, ref.resource.find('.'));
+  std::string name = ref.resource.substr(ref.resource.find('.') + 1);
+  const api::ResourceList& list =
+      section == "requests" ? c->resources.requests : c->resources.limits;
+  int64_t milli = 0;
+  if (auto it = list.find(name); it != list.end()) {
+    milli = it->second.milli();
+  } else if (name == "cpu") {
+    milli = node.cpus * 1000;  // no limit: the node's capacity, as the kubelet reports it
+  } else if (name == "memory") {
+    milli = node.memory_bytes * 1000;
+  }
+  int64_t divisor = ref.divisor ? ref.divisor->milli() : 1000;
+  if (divisor <= 0) return InvalidArgumentError("resourceFieldRef divisor must be positive");
+  return std::to_string((milli + divisor - 1) / divisor);  // rounded up, as Kubernetes does
+}
+
+Result<std::optional<std::string>> KeyRef(const api::Pod& pod, const api::KeySelector& ref,
+                                          const std::string& kind,
+                                          const store::ObjectStore& store) {
+  Result<api::Json> object = store.Get({kind, pod.metadata.namespace_, ref.name});
+  if (object.ok()) {
+    const api::Json& data = (*object)["data"];
+    if (data.is_object() && data.contains(ref.key) && data[ref.key].is_string()) {
+      return std::optional<std::string>(data[ref.key].get<std::string>());
+    }
+  }
+  if (ref.optional.value_or(false)) return std::optional<std::string>();
+  if (!object.ok()) return NotFoundError(fmt::format("{} {} not found", kind, ref.name));
+  return NotFoundError(fmt::format("{} {} has no key {}", kind, ref.name, ref.key));
+}
+
+}  // namespace
+
+Result<EnvList> ContainerEnv(const api::Pod& pod, const api::Container& container,
+                             const EnvList& base, const NodeFacts& node,
+                             const store::ObjectStore& store) {
+  EnvList env = base;
+  env.emplace_back("HOSTNAME", pod.metadata.name);
+  auto lookup = [&](std::string_view name) -> std::optional<std::string> {
+    for (auto it = env.rbegin(); it != env.rend(); ++it) {
+      if (it->first == name) return it->second;
+    }
+    return std::nullopt;
+  };
+  // A later definition of a name replaces the earlier one, in place.
+  auto set = [&](const std::string& name, std::string value) {
+    for (auto& entry : env) {
+      if (entry.first == name) {
+        entry.second = std::move(value);
+        return;
+      }
+    }
+    env.emplace_back(name, std::move(value));
+  };
+  for (const api::EnvVar& var : container.env) {
+    if (!var.value_from) {
+      // Literal values expand against what is defined before them.
+      set(var.name, runtime::ExpandReferences(var.value.value_or(""), lookup));
+      continue;
+    }
+    const api::EnvVarSource& from = *var.value_from;
+    std::optional<std::string> value;
+    if (from.field_ref) {
+      ASSIGN_OR_RETURN(value, FieldRef(pod, from.field_ref->field_path));
+    } else if (from.resource_field_ref) {
+      ASSIGN_OR_RETURN(value, ResourceRef(pod, container, *from.resource_field_ref, node));
+    } else if (from.config_map_key_ref) {
+      ASSIGN_OR_RETURN(value, KeyRef(pod, *from.config_map_key_ref, "ConfigMap", store));
+    } else if (from.secret_key_ref) {
+      ASSIGN_OR_RETURN(value, KeyRef(pod, *from.secret_key_ref, "Secret", store));
+    } else {
+      return InvalidArgumentError(fmt::format("env {}: this valueFrom is not supported", var.name));
+    }
+    if (value) set(var.name, std::move(*value));  // taken as it is, never expanded
+  }
+  return env;
+}
+
+Result<std::vector<std::string>> ContainerArgv(const api::Container& container,
+                                               const EnvList& env) {
+  if (container.command.empty()) {
+    return FailedPreconditionError(fmt::format(
+        "container {} has no command: the local engine runs programs, not images, so it cannot "
+        "fall back on the image's entrypoint; set command (and args)",
+        container.name));
+  }
+  auto lookup = [&](std::string_view name) -> std::optional<std::string> {
+    std::optional<std::string> found;
+    for (const auto& [k, v] : env) {
+      if (k == name) found = v;
+    }
+    return found;
+  };
+  std::vector<std::string> argv;
+  for (const std::string& arg : container.command)
+    argv.push_back(runtime::ExpandReferences(arg, lookup));
+  for (const std::string& arg : container.args)
+    argv.push_back(runtime::ExpandReferences(arg, lookup));
+  return argv;
+}
+
+}  // namespace trainyard::node

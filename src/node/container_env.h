@@ -1,0 +1,33 @@
+// A container's environment as the kubelet builds it: what the image gives
+// (here: `base`), HOSTNAME, then the container's env in order, each value
+// expanded against the variables before it ($(VAR)), with valueFrom
+// resolved from the pod (fieldRef), its resources (resourceFieldRef) and
+// ConfigMaps and Secrets in the store.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "api/pod_object.h"
+#include "common/status.h"
+#include "store/object_store.h"
+
+namespace trainyard::node {
+
+using EnvList = std::vector<std::pair<std::string, std::string>>;
+
+struct NodeFacts {
+  int64_t cpus = 1;          // what limits.cpu means when no limit is set
+  int64_t memory_bytes = 0;  // likewise for limits.memory
+};
+
+Result<EnvList> ContainerEnv(const api::Pod& pod, const api::Container& container,
+                             const EnvList& base, const NodeFacts& node,
+                             const store::ObjectStore& store);
+
+// command + args, each expanded against `env`. A container with neither
+// cannot run here: there is no image entrypoint to fall back on.
+Result<std::vector<std::string>> ContainerArgv(const api::Container& container, const EnvList& env);
+
+}  // namespace trainyard::node

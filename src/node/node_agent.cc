@@ -1,0 +1,239 @@
+#include "node/node_agent.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "node/container_env.h"
+
+namespace trainyard::node {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string KeyOf(const api::Pod& pod) { return pod.metadata.namespace_ + "/" + pod.metadata.name; }
+
+bool IsTerminal(const api::Pod& pod) {
+  return pod.status.phase == "Succeeded" || pod.status.phase == "Failed";
+}
+
+NodeFacts Facts() {
+  NodeFacts facts;
+  facts.cpus = std::max<long>(1, sysconf(_SC_NPROCESSORS_ONLN));
+  facts.memory_bytes = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
+  return facts;
+}
+
+api::ContainerStatus& ContainerStatusOf(api::Pod& pod) {
+  const api::Container& c = pod.spec.containers.front();
+  if (pod.status.container_statuses.empty()) {
+    api::ContainerStatus status;
+    status.name = c.name;
+    status.image = c.image;
+    pod.status.container_statuses.push_back(std::move(status));
+  }
+  return pod.status.container_statuses.front();
+}
+
+Duration Backoff(const NodeAgentOptions& options, int32_t restarts) {
+  Duration d = options.restart_backoff;
+  for (int32_t i = 0; i < restarts && d < options.max_restart_backoff; ++i) d *= 2;
+  return std::min(d, options.max_restart_backoff);
+}
+
+}  // namespace
+
+NodeAgent::~NodeAgent() {
+  for (auto& [key, replica] : replicas_) replica.process.reset();  // kills and reaps
+}
+
+std::string NodeAgent::LogPath(const std::string& namespace_, const std::string& pod,
+                               const std::string& container) const {
+  return (fs::path(options_.logs_dir) / namespace_ / pod / (container + ".log")).string();
+}
+
+size_t NodeAgent::running() const {
+  size_t n = 0;
+  for (const auto& [key, replica] : replicas_) n += replica.process && replica.process->running();
+  return n;
+}
+
+std::vector<int> NodeAgent::PollFds() const {
+  std::vector<int> fds;
+  for (const auto& [key, replica] : replicas_) {
+    if (replica.process && replica.process->running()) fds.push_back(replica.process->pidfd());
+  }
+  return fds;
+}
+
+Status NodeAgent::WriteStatus(const api::Pod& pod) {
+  api::Json doc = api::EncodePod(pod);
+  doc["metadata"].erase("resourceVersion");  // the agent owns pod status: write it as it is
+  Result<api::Json> written = options_.store->UpdateStatus(doc);
+  if (!written.ok() && written.status().code() != StatusCode::kNotFound) return written.status();
+  return OkStatus();
+}
+
+Status NodeAgent::Start(api::Pod& pod, Replica& replica) {
+  api::ContainerStatus& status = ContainerStatusOf(pod);
+  const api::Container& container = pod.spec.containers.front();
+  std::string now = FormatRfc3339(options_.clock->Now());
+  // As the kubelet reports a container that cannot start: exit code 128,
+  // reason StartError; the restart policy applies as to any other exit.
+  auto fail_to_start = [&](const Status& why) {
+    return OnExit(pod, replica, runtime::ExitStatus{128, 0}, "StartError", why.message());
+  };
+  Result<EnvList> env = ContainerEnv(pod, container, options_.base_env, Facts(), *options_.store);
+  if (!env.ok()) return fail_to_start(env.status());
+  Result<std::vector<std::string>> argv = ContainerArgv(container, *env);
+  if (!argv.ok()) return fail_to_start(argv.status());
+  std::string log = LogPath(pod.metadata.namespace_, pod.metadata.name, container.name);
+  std::error_code ec;
+  fs::create_directories(fs::path(log).parent_path(), ec);
+  runtime::ProcessSpec spec{.argv = std::move(*argv),
+                            .env = std::move(*env),
+                            .working_dir = container.working_dir.empty()
+                                               ? options_.default_working_dir
+                                               : container.working_dir,
+                            .log_path = log};
+  Result<runtime::Process> process = runtime::Process::Start(spec);
+  if (!process.ok()) return fail_to_start(process.status());
+  status.container_id = fmt::format("trainyard://{}", process->pid());
+  status.state = api::ContainerState{};
+  status.state.running = api::ContainerStateRunning{.started_at = now};
+  status.ready = true;
+  replica.process = std::move(*process);
+  replica.restart_at.reset();
+  pod.status.phase = "Running";
+  pod.status.host_ip = options_.host;
+  pod.status.pod_ip = options_.host;
+  if (pod.status.start_time.empty()) pod.status.start_time = now;
+  return WriteStatus(pod);
+}
+
+Status NodeAgent::OnExit(api::Pod& pod, Replica& replica, const runtime::ExitStatus& exit,
+                         const std::string& reason, const std::string& message) {
+  api::ContainerStatus& status = ContainerStatusOf(pod);
+  std::string now = FormatRfc3339(options_.clock->Now());
+  api::ContainerStateTerminated terminated{
+      .exit_code = exit.exit_code,
+      .signal = exit.signal != 0 ? std::optional<int32_t>(exit.signal) : std::nullopt,
+      .reason = !reason.empty() ? reason
+                : exit.ok()     ? "Completed"
+                                : "Error",
+      .message = message,
+      .started_at = status.state.running ? status.state.running->started_at : now,
+      .finished_at = now};
+  status.ready = false;
+  const std::string& policy = pod.spec.restart_policy;
+  bool restart = policy == "Always" || (policy == "OnFailure" && !exit.ok());
+  if (restart) {
+    Duration wait = Backoff(options_, status.restart_count);
+    status.last_state = api::ContainerState{};
+    status.last_state.terminated = terminated;
+    status.state = api::ContainerState{};
+    status.state.waiting = api::ContainerStateWaiting{
+        .reason = "CrashLoopBackOff",
+        .message = fmt::format("back-off {}s restarting failed container",
+                               std::chrono::duration_cast<std::chrono::seconds>(wait).count())};
+    replica.restart_at = options_.clock->Now() + wait;
+  } else {
+    status.state = api::ContainerState{};
+    status.state.terminated = terminated;
+    pod.status.phase = exit.ok() ? "Succeeded" : "Failed";
+  }
+  replica.process.reset();
+  return WriteStatus(pod);
+}
+
+Status NodeAgent::SyncPod(api::Pod& pod, std::optional<TimePoint>& wake) {
+  if (pod.spec.containers.empty()) return OkStatus();
+  Replica& replica = replicas_[KeyOf(pod)];
+  if (replica.uid != pod.metadata.uid) {
+    // A new pod under an old name: the old one's process must go first.
+    if (replica.process) replica.process->Stop(std::chrono::seconds(0));
+    replica = Replica{.uid = pod.metadata.uid};
+  }
+  auto remember = [&](TimePoint t) { wake = wake ? std::min(*wake, t) : t; };
+  if (replica.process) {
+    if (std::optional<runtime::ExitStatus> exit = replica.process->TryWait()) {
+      RETURN_IF_ERROR(OnExit(pod, replica, *exit));
+    }
+  } else if (IsTerminal(pod)) {
+    return OkStatus();
+  } else if (!replica.restart_at && pod.status.phase.empty()) {
+    return Start(pod, replica);
+  } else if (!replica.restart_at && !pod.status.container_statuses.empty() &&
+             pod.status.container_statuses.front().state.waiting) {
+    // Waiting to restart when trainyard started: restart it now.
+    replica.restart_at = options_.clock->Now();
+  } else if (!replica.restart_at) {
+    // It ran under an earlier trainyard and is not running now: it died
+    // with it (PDEATHSIG). Report that, and let the restart policy decide.
+    return OnExit(pod, replica, runtime::ExitStatus{137, SIGKILL});
+  }
+  if (replica.restart_at) {
+    if (options_.clock->Now() >= *replica.restart_at) {
+      ContainerStatusOf(pod).restart_count += 1;
+      return Start(pod, replica);
+    }
+    remember(*replica.restart_at);
+  }
+  return OkStatus();
+}
+
+void NodeAgent::StopOrphans(const std::map<std::string, bool>& live,
+                            std::optional<TimePoint>& wake) {
+  TimePoint now = options_.clock->Now();
+  for (auto it = replicas_.begin(); it != replicas_.end();) {
+    Replica& replica = it->second;
+    if (live.contains(it->first)) {
+      ++it;
+      continue;
+    }
+    if (!replica.process || replica.process->TryWait()) {
+      it = replicas_.erase(it);
+      continue;
+    }
+    if (!replica.kill_at) {
+      replica.process->Signal(SIGTERM);
+      replica.kill_at = now + options_.default_grace;
+    } else if (now >= *replica.kill_at) {
+      replica.process->Signal(SIGKILL);
+    }
+    wake = wake ? std::min(*wake, *replica.kill_at) : *replica.kill_at;
+    ++it;
+  }
+}
+
+Result<std::optional<Duration>> NodeAgent::Sync() {
+  ASSIGN_OR_RETURN(store::ObjectStore::ListResult pods, options_.store->List("Pod", ""));
+  std::optional<TimePoint> wake;
+  std::map<std::string, bool> live;
+  for (const api::Json& doc : pods.items) {
+    ASSIGN_OR_RETURN(api::Pod pod, api::DecodePod(doc));
+    live[KeyOf(pod)] = true;
+    RETURN_IF_ERROR(SyncPod(pod, wake));
+  }
+  StopOrphans(live, wake);
+  if (!wake) return std::optional<Duration>();
+  return std::optional<Duration>(std::max(Duration::zero(), *wake - options_.clock->Now()));
+}
+
+void NodeAgent::StopAll(Duration grace) {
+  // One grace period for all: every process is told at once.
+  for (auto& [key, replica] : replicas_) {
+    if (replica.process) replica.process->Signal(SIGTERM);
+  }
+  auto deadline = std::chrono::steady_clock::now() + grace;
+  for (auto& [key, replica] : replicas_) {
+    if (!replica.process) continue;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(std::max(
+        deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration::zero()));
+    replica.process->Stop(left);
+  }
+}
+
+}  // namespace trainyard::node

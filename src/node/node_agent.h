@@ -1,0 +1,75 @@
+// The node agent: what a kubelet does, for this machine. It runs every pod
+// in the store as a local process (the pod's default container: the first
+// one), restarts it in place as the pod's restartPolicy says (Always,
+// OnFailure) after a growing back-off, reports the pod's phase and
+// container state, and stops the process of a pod that was deleted.
+//
+// Sync() is level-triggered and never blocks on a process: it starts what
+// should run, looks at what exited, and says when it next has work (a
+// restart back-off or a grace period running out). A caller polls
+// PollFds() to learn of exits in between.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/pod_object.h"
+#include "common/clock.h"
+#include "runtime/local/process.h"
+#include "store/object_store.h"
+
+namespace trainyard::node {
+
+struct NodeAgentOptions {
+  store::ObjectStore* store = nullptr;
+  const Clock* clock = nullptr;
+  std::string node_name = "local";
+  std::string host = "127.0.0.1";
+  std::string logs_dir;             // <logs_dir>/<namespace>/<pod>/<container>.log
+  std::string default_working_dir;  // for containers without workingDir
+  // What a container's image would give it: PATH, HOME, LANG, ...
+  std::vector<std::pair<std::string, std::string>> base_env;
+  Duration restart_backoff = std::chrono::seconds(1);  // doubled per restart
+  Duration max_restart_backoff = std::chrono::seconds(30);
+  Duration default_grace = std::chrono::seconds(30);
+};
+
+class NodeAgent {
+ public:
+  explicit NodeAgent(NodeAgentOptions options) : options_(std::move(options)) {}
+  ~NodeAgent();  // every process it started is killed
+
+  // Returns how long until it next has work without any event, if ever.
+  Result<std::optional<Duration>> Sync();
+  std::vector<int> PollFds() const;
+  // Stops every process: SIGTERM, SIGKILL after `grace`. Blocks.
+  void StopAll(Duration grace);
+  size_t running() const;
+
+  // The log file of a pod's container.
+  std::string LogPath(const std::string& namespace_, const std::string& pod,
+                      const std::string& container) const;
+
+ private:
+  struct Replica {
+    std::string uid;  // of the pod it runs
+    std::optional<runtime::Process> process;
+    std::optional<TimePoint> restart_at;  // waiting to restart
+    std::optional<TimePoint> kill_at;     // stopping: SIGKILL then
+  };
+
+  Status SyncPod(api::Pod& pod, std::optional<TimePoint>& wake);
+  Status Start(api::Pod& pod, Replica& replica);
+  // Records an exit; restarts per the pod's policy or ends the pod.
+  Status OnExit(api::Pod& pod, Replica& replica, const runtime::ExitStatus& status,
+                const std::string& reason = "", const std::string& message = "");
+  void StopOrphans(const std::map<std::string, bool>& live, std::optional<TimePoint>& wake);
+  Status WriteStatus(const api::Pod& pod);
+
+  NodeAgentOptions options_;
+  std::map<std::string, Replica> replicas_;  // by "<namespace>/<pod>"
+};
+
+}  // namespace trainyard::node

@@ -1,0 +1,104 @@
+#include "node/container_env.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "store/sqlite_store.h"
+
+namespace trainyard::node {
+namespace {
+
+class ContainerEnvTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = std::move(*store::SqliteStore::Open({}));
+    pod_.metadata.name = "mnist-worker-0";
+    pod_.metadata.namespace_ = "ml";
+    pod_.metadata.labels = {{"app", "mnist"}};
+    container_.name = "pytorch";
+  }
+  api::EnvVar Literal(const std::string& name, const std::string& value) {
+    api::EnvVar v;
+    v.name = name;
+    v.value = value;
+    return v;
+  }
+  api::EnvVar From(const std::string& name, api::EnvVarSource source) {
+    api::EnvVar v;
+    v.name = name;
+    v.value_from = std::move(source);
+    return v;
+  }
+  Result<EnvList> Build() {
+    return ContainerEnv(pod_, container_, {{"PATH", "/usr/bin"}}, {4, 8LL << 30}, *store_);
+  }
+
+  std::unique_ptr<store::SqliteStore> store_;
+  api::Pod pod_;
+  api::Container container_;
+};
+
+TEST_F(ContainerEnvTest, LiteralsExpandAgainstEarlierVariablesLaterNamesReplace) {
+  container_.env = {Literal("A", "1"), Literal("B", "$(A)-$(C)"), Literal("C", "3"),
+                    Literal("A", "x$(A)"), Literal("HOST", "$(HOSTNAME)")};
+  EnvList expected = {{"PATH", "/usr/bin"}, {"HOSTNAME", "mnist-worker-0"},
+                      {"A", "x1"},          {"B", "1-$(C)"},
+                      {"C", "3"},           {"HOST", "mnist-worker-0"}};
+  EXPECT_EQ(*Build(), expected);
+}
+
+TEST_F(ContainerEnvTest, FieldAndResourceRefs) {
+  api::EnvVarSource name, ns, label, ip, cpu, mem_mi;
+  name.field_ref = api::ObjectFieldSelector{.field_path = "metadata.name"};
+  ns.field_ref = api::ObjectFieldSelector{.field_path = "metadata.namespace"};
+  label.field_ref = api::ObjectFieldSelector{.field_path = "metadata.labels['app']"};
+  ip.field_ref = api::ObjectFieldSelector{.field_path = "status.podIP"};
+  cpu.resource_field_ref = api::ResourceFieldSelector{.resource = "limits.cpu"};
+  mem_mi.resource_field_ref =
+      api::ResourceFieldSelector{.resource = "requests.memory", .divisor = *Quantity::Parse("1Mi")};
+  container_.resources.requests["memory"] = *Quantity::Parse("1500Ki");
+  container_.env = {From("POD", name), From("NS", ns),    From("APP", label),
+                    From("IP", ip),    From("CPUS", cpu), From("MEM_MI", mem_mi)};
+  EnvList env = *Build();
+  EXPECT_THAT(env, ::testing::IsSupersetOf(EnvList{{"POD", "mnist-worker-0"},
+                                                   {"NS", "ml"},
+                                                   {"APP", "mnist"},
+                                                   {"IP", "127.0.0.1"},
+                                                   {"CPUS", "4"},       // no limit: the node's CPUs
+                                                   {"MEM_MI", "2"}}));  // 1500Ki rounded up
+}
+
+TEST_F(ContainerEnvTest, ConfigMapKeysAndOptionalOnes) {
+  api::Json cm = {{"apiVersion", "v1"},
+                  {"kind", "ConfigMap"},
+                  {"metadata", {{"name", "settings"}, {"namespace", "ml"}}},
+                  {"data", {{"lr", "0.1"}, {"raw", "$(A)"}}}};
+  ASSERT_TRUE(store_->Create(cm).ok());
+  api::EnvVarSource lr, raw, missing;
+  lr.config_map_key_ref = api::KeySelector{.name = "settings", .key = "lr"};
+  raw.config_map_key_ref = api::KeySelector{.name = "settings", .key = "raw"};
+  missing.config_map_key_ref = api::KeySelector{.name = "other", .key = "x", .optional = true};
+  container_.env = {Literal("A", "1"), From("LR", lr), From("RAW", raw), From("OPT", missing)};
+  EnvList env = *Build();
+  EXPECT_THAT(env, ::testing::Contains(std::pair<std::string, std::string>("LR", "0.1")));
+  EXPECT_THAT(env, ::testing::Contains(
+                       std::pair<std::string, std::string>("RAW", "$(A)")));  // not expanded
+  for (const auto& [k, v] : env) EXPECT_NE(k, "OPT");
+  missing.config_map_key_ref->optional = false;
+  container_.env = {From("OPT", missing)};
+  EXPECT_EQ(Build().status().message(), "ConfigMap other not found");
+}
+
+TEST_F(ContainerEnvTest, ArgvExpandsAndNeedsACommand) {
+  container_.command = {"python3", "train.py"};
+  container_.args = {"--rank=$(RANK)", "$$(KEEP)"};
+  EXPECT_THAT(*ContainerArgv(container_, {{"RANK", "2"}}),
+              ::testing::ElementsAre("python3", "train.py", "--rank=2", "$(KEEP)"));
+  container_.command.clear();
+  Result<std::vector<std::string>> none = ContainerArgv(container_, {});
+  EXPECT_EQ(none.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(none.status().message(), ::testing::HasSubstr("has no command"));
+}
+
+}  // namespace
+}  // namespace trainyard::node

@@ -1,0 +1,169 @@
+// The node agent with real processes (sh and coreutils) and an in-memory
+// store; the fake clock only drives restart back-off.
+#include "node/node_agent.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "store/sqlite_store.h"
+
+namespace trainyard::node {
+namespace {
+
+namespace fs = std::filesystem;
+
+class NodeAgentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("trainyard-node-test-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+    store_ = std::move(*store::SqliteStore::Open({.clock = &clock_}));
+    agent_ = std::make_unique<NodeAgent>(NodeAgentOptions{.store = store_.get(),
+                                                          .clock = &clock_,
+                                                          .logs_dir = (dir_ / "logs").string(),
+                                                          .default_working_dir = dir_.string(),
+                                                          .base_env = {{"PATH", "/usr/bin:/bin"}}});
+  }
+  void TearDown() override {
+    agent_.reset();
+    fs::remove_all(dir_);
+  }
+
+  void AddPod(const std::string& name, const std::string& script, const std::string& restart,
+              std::vector<std::string> command = {}) {
+    api::Pod pod;
+    pod.metadata.name = name;
+    pod.metadata.namespace_ = "default";
+    pod.spec.restart_policy = restart;
+    api::Container c;
+    c.name = "main";
+    c.image = "busybox";
+    c.command = command.empty() ? std::vector<std::string>{"sh", "-c", script} : command;
+    api::EnvVar rank;
+    rank.name = "RANK";
+    rank.value = "3";
+    c.env.push_back(rank);
+    pod.spec.containers.push_back(c);
+    ASSERT_TRUE(store_->Create(api::EncodePod(pod)).ok());
+  }
+
+  api::Pod Pod(const std::string& name) {
+    return *api::DecodePod(*store_->Get({"Pod", "default", name}));
+  }
+
+  // Syncs, waiting for process exits in between, until `done` or 10 s.
+  bool SyncUntil(const std::function<bool()>& done) {
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < until) {
+      EXPECT_TRUE(agent_->Sync().ok());
+      if (done()) return true;
+      std::vector<pollfd> fds;
+      for (int fd : agent_->PollFds()) fds.push_back({fd, POLLIN, 0});
+      poll(fds.data(), fds.size(), 100);
+    }
+    return false;
+  }
+  // The pid a script wrote to `file`, once it is there.
+  pid_t WrittenPid(const std::string& file) {
+    pid_t pid = 0;
+    SyncUntil([&] { return static_cast<bool>(std::ifstream(dir_ / file) >> pid); });
+    return pid;
+  }
+  bool PhaseIs(const std::string& name, const std::string& phase) {
+    return Pod(name).status.phase == phase;
+  }
+  std::string Log(const std::string& pod) {
+    std::ifstream in(agent_->LogPath("default", pod, "main"));
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+  fs::path dir_;
+  FakeClock clock_;
+  std::unique_ptr<store::SqliteStore> store_;
+  std::unique_ptr<NodeAgent> agent_;
+};
+
+TEST_F(NodeAgentTest, RunsAPodToSuccessAndLogsIt) {
+  AddPod("ok", "echo rank $RANK on $HOSTNAME", "Never");
+  ASSERT_TRUE(SyncUntil([&] { return PhaseIs("ok", "Succeeded"); }));
+  api::Pod pod = Pod("ok");
+  const api::ContainerStatus& c = pod.status.container_statuses.at(0);
+  EXPECT_EQ(c.state.terminated->exit_code, 0);
+  EXPECT_EQ(c.state.terminated->reason, "Completed");
+  EXPECT_EQ(pod.status.pod_ip, "127.0.0.1");
+  EXPECT_FALSE(pod.status.start_time.empty());
+  EXPECT_EQ(Log("ok"), "rank 3 on ok\n");
+  EXPECT_EQ(agent_->running(), 0u);
+}
+
+TEST_F(NodeAgentTest, NeverRestartsAFailure) {
+  AddPod("bad", "exit 3", "Never");
+  ASSERT_TRUE(SyncUntil([&] { return PhaseIs("bad", "Failed"); }));
+  api::Pod pod = Pod("bad");
+  const api::ContainerStatus& c = pod.status.container_statuses.at(0);
+  EXPECT_EQ(c.state.terminated->exit_code, 3);
+  EXPECT_EQ(c.state.terminated->reason, "Error");
+  EXPECT_EQ(c.restart_count, 0);
+}
+
+TEST_F(NodeAgentTest, OnFailureRestartsInPlaceAfterBackoff) {
+  // Fails the first time, succeeds the second.
+  AddPod("flaky", "if [ -e tried ]; then exit 0; else touch tried; exit 1; fi", "OnFailure");
+  ASSERT_TRUE(SyncUntil([&] {
+    std::vector<api::ContainerStatus> s = Pod("flaky").status.container_statuses;
+    return !s.empty() && s[0].state.waiting.has_value();
+  }));
+  api::Pod waiting = Pod("flaky");
+  EXPECT_EQ(waiting.status.phase, "Running");
+  EXPECT_EQ(waiting.status.container_statuses[0].state.waiting->reason, "CrashLoopBackOff");
+  EXPECT_EQ(waiting.status.container_statuses[0].last_state.terminated->exit_code, 1);
+  Result<std::optional<Duration>> next = agent_->Sync();  // not yet: the back-off holds
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ(**next, std::chrono::seconds(1));
+  clock_.Advance(std::chrono::seconds(1));
+  ASSERT_TRUE(SyncUntil([&] { return PhaseIs("flaky", "Succeeded"); }));
+  EXPECT_EQ(Pod("flaky").status.container_statuses[0].restart_count, 1);
+}
+
+TEST_F(NodeAgentTest, AProgramThatCannotStartIsAStartError) {
+  AddPod("missing", "", "Never", {"no-such-program-xyz"});
+  ASSERT_TRUE(SyncUntil([&] { return PhaseIs("missing", "Failed"); }));
+  api::Pod pod = Pod("missing");
+  const auto& t = *pod.status.container_statuses[0].state.terminated;
+  EXPECT_EQ(t.exit_code, 128);
+  EXPECT_EQ(t.reason, "StartError");
+  EXPECT_EQ(t.message, "no-such-program-xyz: not found in PATH=/usr/bin:/bin");
+}
+
+TEST_F(NodeAgentTest, DeletingAPodStopsItsProcess) {
+  // `$$$$`: Kubernetes' expansion of command and args turns `$$` into `$`.
+  AddPod("long", "echo $$$$ > pid; exec sleep 1000", "Never");
+  pid_t pid = WrittenPid("pid");
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(store_->Delete({"Pod", "default", "long"}).ok());
+  ASSERT_TRUE(SyncUntil([&] { return agent_->running() == 0; }));
+  EXPECT_NE(kill(pid, 0), 0);
+}
+
+TEST_F(NodeAgentTest, DestroyingTheAgentLeavesNoProcess) {
+  // `$$$$`: Kubernetes' expansion of command and args turns `$$` into `$`.
+  AddPod("long", "echo $$$$ > pid; exec sleep 1000", "Never");
+  pid_t pid = WrittenPid("pid");
+  ASSERT_GT(pid, 0);
+  agent_.reset();
+  EXPECT_NE(kill(pid, 0), 0);  // reaped: gone
+}
+
+}  // namespace
+}  // namespace trainyard::node
