@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "cli/run_command.h"
 #include "cli/validate_command.h"
 
 namespace {
@@ -24,6 +25,17 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"yaml", "json"}));
   validate_cmd->add_flag("-q,--quiet", validate.quiet, "Print only problems");
 
+  trainyard::cli::RunOptions run;
+  CLI::App* run_cmd =
+      app.add_subcommand("run", "Run jobs on this machine, in the foreground, until they finish");
+  run_cmd->add_option("files", run.paths, "Manifest files or directories; - for stdin")->required();
+  run_cmd->add_flag("-q,--quiet", run.quiet, "No status line; print only what failed");
+  run_cmd->add_option("--logs", run.logs, "Which replicas' logs to print")
+      ->check(CLI::IsMember({"all", "master", "none"}));
+  run_cmd->add_option("--home", run.home,
+                      "Where runs keep their state and logs (default: $TRAINYARD_HOME, else "
+                      "~/.local/state/trainyard)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -31,5 +43,6 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   if (validate_cmd->parsed()) return trainyard::cli::RunValidate(validate, std::cout, std::cerr);
+  if (run_cmd->parsed()) return trainyard::cli::RunRun(run);
   return 0;
 }

@@ -1,0 +1,61 @@
+#include "cli/log_tail.h"
+
+#include <fmt/format.h>
+
+#include "api/pod_object.h"
+#include "controller/replica_pod.h"
+
+namespace trainyard::cli {
+namespace {
+
+std::string Label(const api::Pod& pod, std::string_view key) {
+  auto it = pod.metadata.labels.find(std::string(key));
+  return it == pod.metadata.labels.end() ? "" : it->second;
+}
+
+}  // namespace
+
+void LogTail::Poll(bool flush) {
+  if (mode_ == LogMode::kNone) return;
+  Result<store::ObjectStore::ListResult> pods = engine_.store().List("Pod", "");
+  if (pods.ok()) {
+    for (const api::Json& doc : pods->items) {
+      Result<api::Pod> pod = api::DecodePod(doc);
+      if (!pod.ok() || pod->spec.containers.empty()) continue;
+      if (mode_ == LogMode::kMaster && Label(*pod, controller::kLabelJobRole) != "master") continue;
+      std::string path = engine_.node().LogPath(pod->metadata.namespace_, pod->metadata.name,
+                                                pod->spec.containers[0].name);
+      if (files_.contains(path)) continue;
+      std::string replica = fmt::format("{}-{}", Label(*pod, controller::kLabelReplicaType),
+                                        Label(*pod, controller::kLabelReplicaIndex));
+      if (several_jobs_) replica = Label(*pod, controller::kLabelJobName) + "/" + replica;
+      files_[path].prefix = "[" + replica + "] ";
+    }
+  }
+  // A pod deleted and re-created keeps appending to the same file, so
+  // offsets stay valid across restarts.
+  for (auto& [path, f] : files_) {
+    std::FILE* in = std::fopen(path.c_str(), "rb");
+    if (in == nullptr) continue;
+    std::fseek(in, f.offset, SEEK_SET);
+    char buf[65536];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof(buf), in)) > 0) {
+      f.offset += static_cast<long>(n);
+      f.partial.append(buf, n);
+    }
+    std::fclose(in);
+    size_t start = 0;
+    for (size_t nl; (nl = f.partial.find('\n', start)) != std::string::npos; start = nl + 1) {
+      fmt::print(out_, "{}{}\n", f.prefix, std::string_view(f.partial).substr(start, nl - start));
+    }
+    f.partial.erase(0, start);
+    if (flush && !f.partial.empty()) {
+      fmt::print(out_, "{}{}\n", f.prefix, f.partial);
+      f.partial.clear();
+    }
+  }
+  std::fflush(out_);
+}
+
+}  // namespace trainyard::cli

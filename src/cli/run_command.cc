@@ -1,0 +1,229 @@
+#include "cli/run_command.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include "api/pod_object.h"
+#include "cli/log_tail.h"
+#include "cli/manifests.h"
+#include "controller/conditions.h"
+#include "controller/pod_state.h"
+#include "controller/replica_pod.h"
+#include "engine/engine.h"
+
+namespace trainyard::cli {
+namespace {
+
+std::atomic<engine::Engine*> g_engine{nullptr};
+
+void OnSignal(int) {
+  if (engine::Engine* e = g_engine.load()) e->RequestStop();
+}
+
+void InstallSignalHandlers() {
+  struct sigaction action {};
+  action.sa_handler = OnSignal;
+  sigemptyset(&action.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &action, nullptr);
+}
+
+// What a container's image would otherwise provide: trainyard passes its
+// own values of these on, and nothing else from its environment.
+std::vector<std::pair<std::string, std::string>> BaseEnv() {
+  std::vector<std::pair<std::string, std::string>> env;
+  for (const char* name :
+       {"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
+        "PYTHONPATH", "VIRTUAL_ENV", "CONDA_PREFIX", "LD_LIBRARY_PATH", "CUDA_HOME"}) {
+    if (const char* value = std::getenv(name)) env.emplace_back(name, value);
+  }
+  if (std::getenv("PATH") == nullptr) {
+    env.emplace_back("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+  }
+  return env;
+}
+
+std::string RunDirName(TimePoint now) {
+  std::string stamp = FormatRfc3339(now);  // 2026-11-21T10:00:00Z
+  std::erase(stamp, ':');
+  std::erase(stamp, '-');
+  return fmt::format("{}-{}", stamp.substr(0, stamp.size() - 1), getpid());
+}
+
+struct JobView {
+  store::ObjectKey key;
+  std::string state = "Pending";  // the last condition, as kubectl shows it
+  std::string message;
+  bool finished = false;
+  bool succeeded = false;
+};
+
+// "Running: master 1/1 running, worker 2/2 running, 1 restart, 12s"
+std::string DescribeProgress(engine::Engine& engine, const JobView& view, Duration elapsed) {
+  std::map<std::string, std::map<std::string, int>> phases;  // type -> phase -> count
+  int restarts = 0;
+  Result<store::ObjectStore::ListResult> pods = engine.store().List("Pod", view.key.namespace_);
+  if (pods.ok()) {
+    for (const api::Json& doc : pods->items) {
+      Result<api::Pod> pod = api::DecodePod(doc);
+      if (!pod.ok()) continue;
+      auto job = pod->metadata.labels.find(std::string(controller::kLabelJobName));
+      if (job == pod->metadata.labels.end() || job->second != view.key.name) continue;
+      std::string type = pod->metadata.labels[std::string(controller::kLabelReplicaType)];
+      std::string phase = pod->status.phase.empty() ? "pending" : pod->status.phase;
+      for (char& c : phase) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      ++phases[type][phase];
+      restarts += controller::RestartsOf(*pod);
+    }
+  }
+  std::string text = fmt::format("{}: {}", view.key.name, view.state);
+  for (const auto& [type, counts] : phases) {
+    int total = 0;
+    for (const auto& [phase, n] : counts) total += n;
+    std::vector<std::string> parts;
+    for (const auto& [phase, n] : counts) parts.push_back(fmt::format("{}/{} {}", n, total, phase));
+    text += fmt::format(", {} {}", type, fmt::join(parts, " "));
+  }
+  if (restarts > 0) text += fmt::format(", {} restart{}", restarts, restarts == 1 ? "" : "s");
+  text += fmt::format(", {}s", std::chrono::duration_cast<std::chrono::seconds>(elapsed).count());
+  return text;
+}
+
+void Refresh(engine::Engine& engine, JobView& view) {
+  Result<api::Json> stored = engine.store().Get(view.key);
+  if (!stored.ok()) {
+    view.finished = true;  // deleted (ttlSecondsAfterFinished): it had finished
+    return;
+  }
+  api::DecodeResult decoded = api::DecodeObject(*stored);
+  const auto* job = decoded.object ? std::get_if<api::TrainingJob>(&*decoded.object) : nullptr;
+  if (job == nullptr || job->status.conditions.empty()) return;
+  const api::JobCondition& last = job->status.conditions.back();
+  view.state = last.type;
+  view.message = last.message;
+  view.finished = controller::IsFinished(job->status.conditions);
+  view.succeeded = controller::IsTrue(job->status.conditions, "Succeeded");
+}
+
+// Jobs it cannot run yet are refused before anything starts.
+bool CheckRunnable(const LoadedManifests& loaded) {
+  bool ok = true;
+  for (const LoadedObject& object : loaded.objects) {
+    if (!object.checked.result.ok()) {
+      PrintErrors(object, std::cerr);
+      ok = false;
+    } else if (std::holds_alternative<api::BatchJob>(*object.checked.object)) {
+      std::cerr << fmt::format(
+          "{}: {}: trainyard run does not run batch/v1 Jobs yet; use a "
+          "kubeflow.org/v1 kind\n",
+          object.where, object.Describe());
+      ok = false;
+    }
+    for (const std::string& w : object.checked.result.warnings)
+      std::cerr << "warning: " << w << '\n';
+  }
+  return ok && loaded.unreadable == 0;
+}
+
+}  // namespace
+
+std::string DefaultHome() {
+  if (const char* home = std::getenv("TRAINYARD_HOME"); home != nullptr && *home != '\0')
+    return home;
+  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg != nullptr && *xdg != '\0') {
+    return std::string(xdg) + "/trainyard";
+  }
+  const char* home = std::getenv("HOME");
+  return std::string(home != nullptr ? home : "/tmp") + "/.local/state/trainyard";
+}
+
+int RunRun(const RunOptions& options) {
+  LoadedManifests loaded = LoadManifests(options.paths, std::cerr);
+  if (!CheckRunnable(loaded)) return 1;
+  if (loaded.objects.empty()) {
+    std::cerr << "trainyard run: no objects to run\n";
+    return 1;
+  }
+  std::string home = options.home.empty() ? DefaultHome() : options.home;
+  std::error_code ec;
+  std::string state_dir = home + "/runs/" + RunDirName(RealClock::Get().Now());
+  Result<std::unique_ptr<engine::Engine>> created =
+      engine::Engine::Create({.state_dir = state_dir,
+                              .working_dir = std::filesystem::current_path(ec).string(),
+                              .base_env = BaseEnv()});
+  if (!created.ok()) {
+    std::cerr << "trainyard run: " << created.status().message() << '\n';
+    return 1;
+  }
+  engine::Engine& engine = **created;
+  std::vector<JobView> jobs;
+  for (const LoadedObject& object : loaded.objects) {
+    Result<store::ObjectKey> key = engine.Submit(*object.checked.object);
+    if (!key.ok()) {
+      std::cerr << fmt::format("{}: {}: {}\n", object.where, object.Describe(),
+                               key.status().message());
+      return 1;
+    }
+    jobs.push_back({.key = *key});
+  }
+
+  g_engine = &engine;
+  InstallSignalHandlers();
+  LogMode mode = options.logs == "none"     ? LogMode::kNone
+                 : options.logs == "master" ? LogMode::kMaster
+                                            : LogMode::kAll;
+  LogTail logs(engine, mode, jobs.size() > 1, stdout);
+  bool tty = isatty(STDERR_FILENO) != 0 && !options.quiet;
+  auto start = std::chrono::steady_clock::now();
+  std::string last_line;
+  auto on_step = [&] {
+    if (tty && !last_line.empty()) fmt::print(stderr, "\r\033[K");
+    logs.Poll();
+    std::vector<std::string> parts;
+    for (JobView& view : jobs) {
+      Refresh(engine, view);
+      parts.push_back(DescribeProgress(engine, view, std::chrono::steady_clock::now() - start));
+    }
+    std::string line = fmt::format("{}", fmt::join(parts, " | "));
+    if (tty) {
+      fmt::print(stderr, "{}", line);  // one line, rewritten in place
+    } else if (!options.quiet &&
+               line.substr(0, line.rfind(", ")) != last_line.substr(0, last_line.rfind(", "))) {
+      fmt::print(stderr, "{}\n", line);  // a new line only when something but time changed
+    }
+    last_line = line;
+    std::fflush(stderr);
+  };
+  auto all_done = [&] {
+    return std::all_of(jobs.begin(), jobs.end(), [](const JobView& v) { return v.finished; });
+  };
+  Status status = engine.Run(all_done, on_step);
+  bool interrupted = status.code() == StatusCode::kAborted;
+  if (tty) fmt::print(stderr, "\r\033[K");
+  if (interrupted) fmt::print(stderr, "interrupted: stopping every replica\n");
+  engine.StopAll();
+  logs.Poll(/*flush=*/true);
+  g_engine = nullptr;
+  if (!status.ok() && !interrupted) std::cerr << "trainyard run: " << status.message() << '\n';
+
+  bool all_succeeded = !interrupted && status.ok();
+  Duration elapsed = std::chrono::steady_clock::now() - start;
+  for (JobView& view : jobs) {
+    Refresh(engine, view);
+    all_succeeded = all_succeeded && view.succeeded;
+    if (options.quiet && view.succeeded) continue;
+    fmt::print(stderr, "{}: {} after {:.1f}s{}\n", view.key.ToString(), view.state,
+               std::chrono::duration<double>(elapsed).count(),
+               view.message.empty() ? "" : " (" + view.message + ")");
+  }
+  if (!options.quiet) fmt::print(stderr, "state and logs: {}\n", state_dir);
+  if (interrupted) return 130;
+  return all_succeeded ? 0 : 1;
+}
+
+}  // namespace trainyard::cli

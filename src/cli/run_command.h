@@ -1,0 +1,24 @@
+// `trainyard run FILE...`: validates every object, runs the jobs on this
+// machine through an embedded control plane, streams their logs and status,
+// and exits 0 only when every job succeeded (1 otherwise, 130 when
+// interrupted). Ctrl-C stops every replica; nothing outlives the command.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace trainyard::cli {
+
+struct RunOptions {
+  std::vector<std::string> paths;
+  bool quiet = false;        // no status line, no summary beyond failures
+  std::string logs = "all";  // all | master | none
+  std::string home;          // default: $TRAINYARD_HOME, else ~/.local/state/trainyard
+};
+
+int RunRun(const RunOptions& options);
+
+// $TRAINYARD_HOME, else $XDG_STATE_HOME/trainyard, else ~/.local/state/trainyard.
+std::string DefaultHome();
+
+}  // namespace trainyard::cli

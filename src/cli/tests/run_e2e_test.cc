@@ -1,0 +1,144 @@
+// `trainyard run` as a user runs it: the real binary, real processes.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "runtime/local/process.h"
+
+namespace trainyard::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+class RunE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("trainyard-run-e2e-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  void Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+  }
+
+  Result<runtime::Process> Start(std::vector<std::string> args) {
+    std::vector<std::string> argv = {TRAINYARD_BINARY, "run", "--home", (dir_ / "home").string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return runtime::Process::Start({.argv = argv,
+                                    .env = {{"PATH", "/usr/bin:/bin"}},
+                                    .working_dir = dir_.string(),
+                                    .log_path = (dir_ / "out").string()});
+  }
+  int Run(std::vector<std::string> args) {
+    Result<runtime::Process> p = Start(std::move(args));
+    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    std::optional<runtime::ExitStatus> status = p->WaitFor(std::chrono::seconds(60));
+    EXPECT_TRUE(status.has_value());
+    return status ? status->exit_code : -1;
+  }
+  std::string Output() {
+    std::ifstream in(dir_ / "out");
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+  fs::path dir_;
+};
+
+constexpr const char* kJob = R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: hello}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+            - {name: pytorch, image: none, command: [sh, -c, 'echo "master rank $RANK of $WORLD_SIZE"; exit %d']}
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+            - {name: pytorch, image: none, command: [sh, -c, 'echo "worker rank $RANK"']}
+)";
+
+std::string JobExiting(int code) {
+  char buf[1024];
+  std::snprintf(buf, sizeof(buf), kJob, code);
+  return buf;
+}
+
+TEST_F(RunE2eTest, SucceedsWithPrefixedLogsAndASummary) {
+  Write("job.yaml", JobExiting(0));
+  EXPECT_EQ(Run({"job.yaml"}), 0);
+  std::string out = Output();
+  EXPECT_THAT(out, ::testing::HasSubstr("[master-0] master rank 0 of 3\n"));
+  EXPECT_THAT(out, ::testing::HasSubstr("[worker-1] worker rank 2\n"));
+  EXPECT_THAT(out, ::testing::HasSubstr("PyTorchJob default/hello: Succeeded after"));
+  EXPECT_TRUE(fs::exists(dir_ / "home" / "runs"));
+}
+
+TEST_F(RunE2eTest, AFailedJobExitsOne) {
+  Write("job.yaml", JobExiting(3));
+  EXPECT_EQ(Run({"--logs=none", "job.yaml"}), 1);
+  EXPECT_THAT(Output(), ::testing::HasSubstr("Failed after"));
+  EXPECT_THAT(Output(), ::testing::Not(::testing::HasSubstr("[master-0]")));
+}
+
+TEST_F(RunE2eTest, AnInvalidManifestRunsNothing) {
+  Write("bad.yaml", "apiVersion: kubeflow.org/v1\nkind: JAXJob\nmetadata: {name: Bad}\nspec: {}\n");
+  EXPECT_EQ(Run({"bad.yaml"}), 1);
+  EXPECT_THAT(Output(), ::testing::HasSubstr("metadata.name: Invalid value: \"Bad\""));
+  EXPECT_FALSE(fs::exists(dir_ / "home" / "runs"));
+}
+
+TEST_F(RunE2eTest, CtrlCStopsEveryReplicaAndExits130) {
+  Write("job.yaml", R"(
+apiVersion: kubeflow.org/v1
+kind: JAXJob
+metadata: {name: long}
+spec:
+  jaxReplicaSpecs:
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+            - {name: jax, image: none, command: [sh, -c, 'echo $$$$ >> pids; echo started; exec sleep 1000']}
+)");
+  Result<runtime::Process> p = Start({"job.yaml"});
+  ASSERT_TRUE(p.ok());
+  // Wait until both replicas are up.
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  std::vector<pid_t> pids;
+  while (pids.size() < 2 && std::chrono::steady_clock::now() < until) {
+    pids.clear();
+    std::ifstream in(dir_ / "pids");
+    for (pid_t pid; in >> pid;) pids.push_back(pid);
+    std::this_thread::yield();
+  }
+  ASSERT_EQ(pids.size(), 2u);
+  kill(p->pid(), SIGINT);
+  std::optional<runtime::ExitStatus> status = p->WaitFor(std::chrono::seconds(30));
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(status->exit_code, 130);
+  for (pid_t pid : pids) EXPECT_NE(kill(pid, 0), 0) << pid << " outlived the run";
+  EXPECT_THAT(Output(), ::testing::HasSubstr("interrupted: stopping every replica"));
+}
+
+}  // namespace
+}  // namespace trainyard::cli

@@ -1,0 +1,148 @@
+#include "engine/engine.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+namespace trainyard::engine {
+namespace {
+
+std::string KeyText(const store::ObjectKey& key) {
+  return key.kind + "/" + key.namespace_ + "/" + key.name;
+}
+
+// Retries after an error back off: 100 ms, 200 ms, ... up to 30 s.
+Duration RetryDelay(int failures) {
+  Duration d = std::chrono::milliseconds(100);
+  for (int i = 1; i < failures && d < std::chrono::seconds(30); ++i) d *= 2;
+  return std::min<Duration>(d, std::chrono::seconds(30));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Engine>> Engine::Create(EngineOptions options) {
+  std::unique_ptr<Engine> engine(new Engine(std::move(options)));
+  RETURN_IF_ERROR(engine->Init());
+  return engine;
+}
+
+Status Engine::Init() {
+  std::error_code ec;
+  std::filesystem::create_directories(options_.state_dir, ec);
+  if (ec) {
+    return UnavailableError(fmt::format("cannot create {}: {}", options_.state_dir, ec.message()));
+  }
+  ASSIGN_OR_RETURN(store_, store::SqliteStore::Open({.path = options_.state_dir + "/state.db",
+                                                     .clock = options_.clock}));
+  reconciler_ = std::make_unique<controller::JobReconciler>(controller::ReconcilerOptions{
+      .store = store_.get(), .clock = options_.clock, .ports = &ports_});
+  node_ = std::make_unique<node::NodeAgent>(
+      node::NodeAgentOptions{.store = store_.get(),
+                             .clock = options_.clock,
+                             .logs_dir = options_.state_dir + "/logs",
+                             .default_working_dir = options_.working_dir,
+                             .base_env = options_.base_env});
+  if (pipe2(wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) return UnavailableError("pipe failed");
+  Result<store::WatchId> watch =
+      store_->Watch(0, [this](const store::WatchEvent& e) { OnEvent(e); });
+  return watch.status();
+}
+
+Engine::~Engine() {
+  node_.reset();  // kills what still runs
+  for (int fd : wake_pipe_) {
+    if (fd >= 0) close(fd);
+  }
+}
+
+void Engine::OnEvent(const store::WatchEvent& event) {
+  Result<store::ObjectKey> key = store::KeyOf(event.object);
+  if (!key.ok()) return;
+  store::ObjectKey job = *key;
+  if (key->kind == "Pod") {
+    // A pod's change is its owning job's business.
+    const api::Json& owners = event.object["metadata"].value("ownerReferences", api::Json::array());
+    if (owners.empty()) return;
+    job = {owners[0].value("kind", ""), key->namespace_, owners[0].value("name", "")};
+  }
+  if (!api::JobKindFromName(job.kind)) return;
+  if (queued_.insert(KeyText(job)).second) queue_.push_back(job);
+}
+
+Result<store::ObjectKey> Engine::Submit(const api::Object& object) {
+  api::Json doc = api::EncodeObject(object);
+  if (doc["metadata"].value("namespace", "").empty()) doc["metadata"]["namespace"] = "default";
+  ASSIGN_OR_RETURN(api::Json created, store_->Create(doc));
+  return store::KeyOf(created);
+}
+
+Status Engine::ProcessQueue() {
+  // Due timers join the queue.
+  TimePoint now = options_.clock->Now();
+  while (!timers_.empty() && timers_.begin()->first <= now) {
+    store::ObjectKey key = timers_.begin()->second;
+    timers_.erase(timers_.begin());
+    if (queued_.insert(KeyText(key)).second) queue_.push_back(key);
+  }
+  // Reconciling writes to the store, which can queue more work: drain it.
+  while (!queue_.empty()) {
+    store::ObjectKey key = queue_.front();
+    queue_.erase(queue_.begin());
+    queued_.erase(KeyText(key));
+    Result<controller::ReconcileResult> result = reconciler_->Reconcile(key);
+    if (!result.ok()) {
+      int failures = ++failures_[KeyText(key)];
+      if (result.status().code() != StatusCode::kAborted) {
+        fmt::print(stderr, "trainyard: {}: {}\n", key.ToString(), result.status().message());
+      }
+      timers_.emplace(options_.clock->Now() + RetryDelay(failures), key);
+      continue;
+    }
+    failures_.erase(KeyText(key));
+    if (result->requeue_after) timers_.emplace(options_.clock->Now() + *result->requeue_after, key);
+  }
+  return OkStatus();
+}
+
+Duration Engine::NextWake(std::optional<Duration> node_wake) const {
+  Duration wake = std::chrono::milliseconds(100);  // log tailing and status lines
+  if (node_wake) wake = std::min(wake, *node_wake);
+  if (!timers_.empty()) {
+    wake =
+        std::min(wake, std::max(Duration::zero(), timers_.begin()->first - options_.clock->Now()));
+  }
+  return wake;
+}
+
+Status Engine::Run(const std::function<bool()>& done, const std::function<void()>& on_step) {
+  while (true) {
+    RETURN_IF_ERROR(ProcessQueue());
+    ASSIGN_OR_RETURN(std::optional<Duration> node_wake, node_->Sync());
+    // The node agent's writes (pod status) may have queued reconciles.
+    if (!queue_.empty()) continue;
+    on_step();
+    if (done()) return OkStatus();
+    std::vector<pollfd> fds = {{wake_pipe_[0], POLLIN, 0}};
+    for (int fd : node_->PollFds()) fds.push_back({fd, POLLIN, 0});
+    auto timeout = std::chrono::ceil<std::chrono::milliseconds>(NextWake(node_wake));
+    poll(fds.data(), fds.size(), static_cast<int>(timeout.count()));
+    if (fds[0].revents & POLLIN) {
+      char buf[64];
+      while (read(wake_pipe_[0], buf, sizeof(buf)) > 0) {
+      }
+      return Status(StatusCode::kAborted, "stopped");
+    }
+  }
+}
+
+void Engine::RequestStop() {
+  char c = 1;
+  [[maybe_unused]] ssize_t n = write(wake_pipe_[1], &c, 1);
+}
+
+void Engine::StopAll() { node_->StopAll(options_.grace); }
+
+}  // namespace trainyard::engine

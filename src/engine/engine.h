@@ -1,0 +1,74 @@
+// The embedded control plane: one object store, the job controller and the
+// node agent, driven by one loop. Store changes, timers the controller asks
+// for (deadlines, TTLs), and process exits all wake the loop; nothing
+// sleeps. Threads: the loop's own; RequestStop() may be called from a
+// signal handler.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "api/object.h"
+#include "common/clock.h"
+#include "controller/job_reconciler.h"
+#include "controller/ports.h"
+#include "node/node_agent.h"
+#include "store/sqlite_store.h"
+
+namespace trainyard::engine {
+
+struct EngineOptions {
+  std::string state_dir;  // holds state.db and logs/
+  std::string working_dir;
+  std::vector<std::pair<std::string, std::string>> base_env;
+  const Clock* clock = &RealClock::Get();
+  Duration grace = std::chrono::seconds(10);  // for Stop()
+};
+
+class Engine {
+ public:
+  static Result<std::unique_ptr<Engine>> Create(EngineOptions options);
+  ~Engine();
+
+  // Stores a validated object (namespace "default" unless it has one).
+  Result<store::ObjectKey> Submit(const api::Object& object);
+
+  // Runs until `done()` is true after a step, or RequestStop(). `on_step`
+  // runs after every step (status lines, logs); it must not block.
+  Status Run(const std::function<bool()>& done, const std::function<void()>& on_step);
+  // Async-signal-safe: ends Run() at its next wake-up.
+  void RequestStop();
+  // Stops every replica process (SIGTERM, SIGKILL after the grace period).
+  void StopAll();
+
+  store::ObjectStore& store() { return *store_; }
+  node::NodeAgent& node() { return *node_; }
+  const std::string& state_dir() const { return options_.state_dir; }
+
+ private:
+  explicit Engine(EngineOptions options) : options_(std::move(options)) {}
+  Status Init();
+  void OnEvent(const store::WatchEvent& event);
+  Status ProcessQueue();
+  // How long the loop may sleep.
+  Duration NextWake(std::optional<Duration> node_wake) const;
+
+  EngineOptions options_;
+  std::unique_ptr<store::SqliteStore> store_;
+  controller::LocalPortAllocator ports_;
+  std::unique_ptr<controller::JobReconciler> reconciler_;
+  std::unique_ptr<node::NodeAgent> node_;
+  int wake_pipe_[2] = {-1, -1};
+
+  // Owned by the loop thread (the store calls OnEvent in the writing
+  // thread, which is the loop thread too).
+  std::set<std::string> queued_;
+  std::vector<store::ObjectKey> queue_;
+  std::multimap<TimePoint, store::ObjectKey> timers_;
+  std::map<std::string, int> failures_;  // consecutive reconcile errors per job
+};
+
+}  // namespace trainyard::engine

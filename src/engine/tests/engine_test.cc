@@ -1,0 +1,162 @@
+// Whole jobs through the embedded control plane, with real processes: sh
+// scripts stand in for training programs and print what they were given.
+#include "engine/engine.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "api/validation.h"
+#include "api/yaml.h"
+#include "controller/conditions.h"
+
+namespace trainyard::engine {
+namespace {
+
+namespace fs = std::filesystem;
+
+class EngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("trainyard-engine-test-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    auto engine = Engine::Create({.state_dir = (dir_ / "state").string(),
+                                  .working_dir = dir_.string(),
+                                  .base_env = {{"PATH", "/usr/bin:/bin"}},
+                                  .grace = std::chrono::seconds(2)});
+    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+    engine_ = std::move(*engine);
+  }
+  void TearDown() override {
+    engine_.reset();
+    fs::remove_all(dir_);
+  }
+
+  store::ObjectKey Submit(const std::string& yaml) {
+    auto docs = api::ParseManifests(yaml, "job.yaml");
+    api::CheckedObject checked = api::DecodeAndValidate((*docs)[0].value);
+    for (const FieldError& e : checked.result.errors) ADD_FAILURE() << e.ToString();
+    return *engine_->Submit(*checked.object);
+  }
+
+  api::TrainingJob Job(const store::ObjectKey& key) {
+    return std::get<api::TrainingJob>(*api::DecodeObject(*engine_->store().Get(key)).object);
+  }
+
+  // Runs until the job finishes (or 30 s pass, a failure).
+  void RunToEnd(const store::ObjectKey& key) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    Status s = engine_->Run(
+        [&] {
+          return controller::IsFinished(Job(key).status.conditions) ||
+                 std::chrono::steady_clock::now() > deadline;
+        },
+        [] {});
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+
+  std::string Log(const std::string& pod, const std::string& container) {
+    std::ifstream in(engine_->node().LogPath("default", pod, container));
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+  fs::path dir_;
+  std::unique_ptr<Engine> engine_;
+};
+
+TEST_F(EngineTest, APyTorchJobRunsWithTheContractAndSucceeds) {
+  store::ObjectKey key = Submit(R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: env}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: none
+              command: [sh, -c, 'echo "$MASTER_ADDR:$MASTER_PORT rank=$RANK world=$WORLD_SIZE"']
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: none
+              command: [sh, -c, 'echo "$MASTER_ADDR:$MASTER_PORT rank=$RANK world=$WORLD_SIZE"']
+)");
+  RunToEnd(key);
+  api::TrainingJob job = Job(key);
+  EXPECT_EQ(job.status.conditions.back().type, "Succeeded");
+  std::string master = Log("env-master-0", "pytorch");
+  EXPECT_THAT(master, ::testing::MatchesRegex("127\\.0\\.0\\.1:[0-9]+ rank=0 world=3\n"));
+  std::string port = master.substr(10, master.find(' ') - 10);
+  EXPECT_EQ(Log("env-worker-1", "pytorch"), "127.0.0.1:" + port + " rank=2 world=3\n");
+  EXPECT_EQ(engine_->node().running(), 0u);
+}
+
+TEST_F(EngineTest, AFailedReplicaFailsTheJobAndNothingKeepsRunning) {
+  store::ObjectKey key = Submit(R"(
+apiVersion: kubeflow.org/v1
+kind: XGBoostJob
+metadata: {name: fail}
+spec:
+  xgbReplicaSpecs:
+    Master:
+      template:
+        spec:
+          containers:
+            - {name: xgboost, image: none, command: [sh, -c, 'echo $$$$ > master.pid; exec sleep 1000']}
+    Worker:
+      restartPolicy: Never
+      template:
+        spec:
+          containers: [{name: xgboost, image: none, command: [sh, -c, 'exit 7']}]
+)");
+  RunToEnd(key);
+  api::TrainingJob job = Job(key);
+  EXPECT_EQ(job.status.conditions.back().type, "Failed");
+  EXPECT_EQ(job.status.conditions.back().message,
+            "XGBoostJob fail is failed because 1 Worker replica(s) failed.");
+  // The master was stopped with the job; let the loop see it go.
+  ASSERT_TRUE(engine_->Run([&] { return engine_->node().running() == 0; }, [] {}).ok());
+  pid_t pid = 0;
+  std::ifstream(dir_ / "master.pid") >> pid;
+  ASSERT_GT(pid, 0);
+  EXPECT_NE(kill(pid, 0), 0);
+}
+
+TEST_F(EngineTest, RequestStopEndsTheLoop) {
+  store::ObjectKey key = Submit(R"(
+apiVersion: kubeflow.org/v1
+kind: JAXJob
+metadata: {name: forever}
+spec:
+  jaxReplicaSpecs:
+    Worker: {template: {spec: {containers: [{name: jax, image: none, command: [sleep, "1000"]}]}}}
+)");
+  int steps = 0;
+  Status s = engine_->Run([] { return false; },
+                          [&] {
+                            if (++steps == 3) engine_->RequestStop();
+                          });
+  EXPECT_EQ(s.code(), StatusCode::kAborted);
+  EXPECT_EQ(engine_->node().running(), 1u);
+  engine_->StopAll();
+  EXPECT_EQ(engine_->node().running(), 0u);
+}
+
+}  // namespace
+}  // namespace trainyard::engine
