@@ -7,9 +7,9 @@ CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Debug
 
 .PHONY: demo test deps build unit asan fuzz format format-check clean
 
+# Debian's Python packages belong to /usr/bin/python3, which comes first.
 demo: deps build
-	$(TRAINYARD) validate examples/
-	$(TRAINYARD) validate --show-defaults examples/pytorch-mnist.yaml
+	PATH=/usr/bin:$$PATH $(TRAINYARD) run examples/pytorch-digits.yaml
 
 test: deps build format-check unit asan fuzz
 

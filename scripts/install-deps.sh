@@ -8,6 +8,8 @@ packages=(
   libfmt-dev libyaml-dev nlohmann-json3-dev libcli11-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev clang-format
+  # What the examples and their end-to-end tests train with.
+  python3 python3-torch python3-sklearn
 )
 
 missing=()
