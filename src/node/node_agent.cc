@@ -208,15 +208,27 @@ void NodeAgent::StopOrphans(const std::map<std::string, bool>& live,
   }
 }
 
+Result<api::Pod> NodeAgent::Decoded(const api::Json& doc) {
+  const api::Json& meta = doc["metadata"];
+  std::string key = meta.value("namespace", "") + "/" + meta.value("name", "");
+  std::string rv = meta.value("resourceVersion", "");
+  auto it = decoded_.find(key);
+  if (it != decoded_.end() && it->second.first == rv) return it->second.second;
+  ASSIGN_OR_RETURN(api::Pod pod, api::DecodePod(doc));
+  decoded_[key] = {rv, pod};
+  return pod;
+}
+
 Result<std::optional<Duration>> NodeAgent::Sync() {
   ASSIGN_OR_RETURN(store::ObjectStore::ListResult pods, options_.store->List("Pod", ""));
   std::optional<TimePoint> wake;
   std::map<std::string, bool> live;
   for (const api::Json& doc : pods.items) {
-    ASSIGN_OR_RETURN(api::Pod pod, api::DecodePod(doc));
+    ASSIGN_OR_RETURN(api::Pod pod, Decoded(doc));
     live[KeyOf(pod)] = true;
     RETURN_IF_ERROR(SyncPod(pod, wake));
   }
+  std::erase_if(decoded_, [&](const auto& entry) { return !live.contains(entry.first); });
   StopOrphans(live, wake);
   if (!wake) return std::optional<Duration>();
   return std::optional<Duration>(std::max(Duration::zero(), *wake - options_.clock->Now()));

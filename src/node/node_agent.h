@@ -68,8 +68,13 @@ class NodeAgent {
   void StopOrphans(const std::map<std::string, bool>& live, std::optional<TimePoint>& wake);
   Status WriteStatus(const api::Pod& pod);
 
+  // The pod as last decoded, by resourceVersion: Sync() runs on every loop
+  // turn, and decoding every pod each time was most of a launch's cost.
+  Result<api::Pod> Decoded(const api::Json& doc);
+
   NodeAgentOptions options_;
-  std::map<std::string, Replica> replicas_;  // by "<namespace>/<pod>"
+  std::map<std::string, Replica> replicas_;                          // by "<namespace>/<pod>"
+  std::map<std::string, std::pair<std::string, api::Pod>> decoded_;  // key -> (rv, pod)
 };
 
 }  // namespace trainyard::node

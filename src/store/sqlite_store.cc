@@ -5,15 +5,17 @@
 #include <random>
 
 namespace trainyard::store {
-namespace {
 
-// A prepared statement that finalizes itself.
+// A use of a prepared statement. Statements are prepared once per store and
+// kept (see SqliteStore::Prepared); a use resets and unbinds it when done.
 class Statement {
  public:
-  Statement(sqlite3* db, const char* sql) : db_(db) {
-    rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
+  Statement(sqlite3* db, sqlite3_stmt* stmt, int prepare_rc)
+      : db_(db), stmt_(stmt), rc_(prepare_rc) {}
+  ~Statement() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
   }
-  ~Statement() { sqlite3_finalize(stmt_); }
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
 
@@ -45,9 +47,14 @@ class Statement {
 
  private:
   sqlite3* db_;
-  sqlite3_stmt* stmt_ = nullptr;
+  sqlite3_stmt* stmt_;
   int rc_;
 };
+
+namespace {
+
+// Old events are pruned once per kPruneEvery writes rather than on each.
+constexpr int64_t kPruneEvery = 256;
 
 std::string RandomUuid() {
   static thread_local std::mt19937_64 gen{std::random_device{}()};
@@ -126,7 +133,19 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(SqliteStoreOptions option
   return store;
 }
 
-SqliteStore::~SqliteStore() { sqlite3_close_v2(db_); }
+SqliteStore::~SqliteStore() {
+  for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
+  sqlite3_close_v2(db_);
+}
+
+Statement SqliteStore::Prepare(const char* sql) const {
+  auto it = statements_.find(sql);
+  if (it != statements_.end()) return Statement(db_, it->second, SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v2(db_, sql, -1, &stmt, nullptr);
+  if (rc == SQLITE_OK) statements_.emplace(sql, stmt);
+  return Statement(db_, stmt, rc);
+}
 
 Status SqliteStore::Exec(const char* sql) const {
   char* error = nullptr;
@@ -149,9 +168,15 @@ Status SqliteStore::Init() {
   // commit, so an acknowledged write survives a crash or power loss.
   RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"));
   RETURN_IF_ERROR(Exec(kSchema));
-  Statement st(db_, "SELECT value FROM counters WHERE name = 'resource_version'");
+  Statement st = Prepare("SELECT value FROM counters WHERE name = 'resource_version'");
   if (st.Step() != SQLITE_ROW) return st.Error("read resource version");
   rv_ = st.Int(0);
+  Statement all = Prepare("SELECT kind, namespace, name, body FROM objects");
+  int rc;
+  while ((rc = all.Step()) == SQLITE_ROW) {
+    objects_[{all.Text(0), all.Text(1), all.Text(2)}] = api::Json::parse(all.Text(3));
+  }
+  if (rc != SQLITE_DONE) return all.Error("load objects");
   return OkStatus();
 }
 
@@ -161,19 +186,16 @@ int64_t SqliteStore::CurrentResourceVersion() const {
 }
 
 Result<std::optional<api::Json>> SqliteStore::Load(const ObjectKey& key) const {
-  Statement st(db_, "SELECT body FROM objects WHERE kind = ? AND namespace = ? AND name = ?");
-  st.Bind(1, key.kind).Bind(2, key.namespace_).Bind(3, key.name);
-  int rc = st.Step();
-  if (rc == SQLITE_DONE) return std::optional<api::Json>();
-  if (rc != SQLITE_ROW) return st.Error("load");
-  return std::optional<api::Json>(api::Json::parse(st.Text(0)));
+  auto it = objects_.find({key.kind, key.namespace_, key.name});
+  if (it == objects_.end()) return std::optional<api::Json>();
+  return std::optional<api::Json>(it->second);
 }
 
 Status SqliteStore::Put(const ObjectKey& key, const api::Json& object, int64_t rv) {
-  Statement st(db_,
-               "INSERT INTO objects (kind, namespace, name, resource_version, body) "
-               "VALUES (?, ?, ?, ?, ?) ON CONFLICT (kind, namespace, name) DO UPDATE SET "
-               "resource_version = excluded.resource_version, body = excluded.body");
+  Statement st = Prepare(
+      "INSERT INTO objects (kind, namespace, name, resource_version, body) "
+      "VALUES (?, ?, ?, ?, ?) ON CONFLICT (kind, namespace, name) DO UPDATE SET "
+      "resource_version = excluded.resource_version, body = excluded.body");
   st.Bind(1, key.kind).Bind(2, key.namespace_).Bind(3, key.name).Bind(4, rv).Bind(5, object.dump());
   if (st.Step() != SQLITE_DONE) return st.Error("store object");
   return OkStatus();
@@ -194,17 +216,27 @@ Result<api::Json> SqliteStore::Write(EventType type,
     (void)Exec("ROLLBACK");
     return written;
   }
-  Statement event(db_, "INSERT INTO events (resource_version, type, body) VALUES (?, ?, ?)");
+  Statement event = Prepare("INSERT INTO events (resource_version, type, body) VALUES (?, ?, ?)");
   event.Bind(1, rv).Bind(2, static_cast<int64_t>(type)).Bind(3, written->dump());
   if (event.Step() != SQLITE_DONE) return rollback(event.Error("record event"));
-  Statement counter(db_, "UPDATE counters SET value = ? WHERE name = 'resource_version'");
+  Statement counter = Prepare("UPDATE counters SET value = ? WHERE name = 'resource_version'");
   counter.Bind(1, rv);
   if (counter.Step() != SQLITE_DONE) return rollback(counter.Error("advance resource version"));
-  Statement prune(db_, "DELETE FROM events WHERE resource_version <= ?");
-  prune.Bind(1, rv - options_.kept_events);
-  if (prune.Step() != SQLITE_DONE) return rollback(prune.Error("prune events"));
+  if (rv % std::min(kPruneEvery, options_.kept_events) == 0) {
+    Statement prune = Prepare("DELETE FROM events WHERE resource_version <= ?");
+    prune.Bind(1, rv - options_.kept_events);
+    if (prune.Step() != SQLITE_DONE) return rollback(prune.Error("prune events"));
+  }
   if (Status s = Exec("COMMIT"); !s.ok()) return rollback(s);
   rv_ = rv;
+  if (Result<ObjectKey> key = KeyOf(*written); key.ok()) {
+    std::tuple<std::string, std::string, std::string> k{key->kind, key->namespace_, key->name};
+    if (type == EventType::kDeleted) {
+      objects_.erase(k);
+    } else {
+      objects_[k] = *written;
+    }
+  }
   WatchEvent e{type, rv, *written};
   for (const auto& [id, callback] : watchers_) callback(e);
   return written;
@@ -237,15 +269,11 @@ Result<ObjectStore::ListResult> SqliteStore::List(const std::string& kind,
   std::lock_guard lock(mu_);
   ListResult result;
   result.resource_version = rv_;
-  Statement st(db_,
-               namespace_.empty()
-                   ? "SELECT body FROM objects WHERE kind = ? ORDER BY namespace, name"
-                   : "SELECT body FROM objects WHERE kind = ? AND namespace = ? ORDER BY name");
-  st.Bind(1, kind);
-  if (!namespace_.empty()) st.Bind(2, namespace_);
-  int rc;
-  while ((rc = st.Step()) == SQLITE_ROW) result.items.push_back(api::Json::parse(st.Text(0)));
-  if (rc != SQLITE_DONE) return st.Error("list");
+  for (auto it = objects_.lower_bound({kind, namespace_, ""});
+       it != objects_.end() && std::get<0>(it->first) == kind; ++it) {
+    if (!namespace_.empty() && std::get<1>(it->first) != namespace_) break;
+    result.items.push_back(it->second);
+  }
   return result;
 }
 
@@ -298,7 +326,7 @@ Result<api::Json> SqliteStore::Delete(const ObjectKey& key) {
   return Write(EventType::kDeleted, [&](int64_t rv) -> Result<api::Json> {
     ASSIGN_OR_RETURN(std::optional<api::Json> stored, Load(key));
     if (!stored) return NotFoundError(fmt::format("{} not found", key.ToString()));
-    Statement st(db_, "DELETE FROM objects WHERE kind = ? AND namespace = ? AND name = ?");
+    Statement st = Prepare("DELETE FROM objects WHERE kind = ? AND namespace = ? AND name = ?");
     st.Bind(1, key.kind).Bind(2, key.namespace_).Bind(3, key.name);
     if (st.Step() != SQLITE_DONE) return st.Error("delete");
     Meta(*stored)["resourceVersion"] = std::to_string(rv);
@@ -309,16 +337,16 @@ Result<api::Json> SqliteStore::Delete(const ObjectKey& key) {
 Result<WatchId> SqliteStore::Watch(int64_t since, WatchCallback callback) {
   std::lock_guard lock(mu_);
   if (since > 0 && since < rv_) {
-    Statement oldest(db_, "SELECT MIN(resource_version) FROM events");
+    Statement oldest = Prepare("SELECT MIN(resource_version) FROM events");
     if (oldest.Step() != SQLITE_ROW) return oldest.Error("read events");
     int64_t first = oldest.Int(0);
     if (first == 0 || since + 1 < first) {
       return OutOfRangeError(fmt::format(
           "too old resource version: {} (the oldest kept is {}); list again", since, first - 1));
     }
-    Statement st(db_,
-                 "SELECT resource_version, type, body FROM events WHERE resource_version > ? "
-                 "ORDER BY resource_version");
+    Statement st = Prepare(
+        "SELECT resource_version, type, body FROM events WHERE resource_version > ? "
+        "ORDER BY resource_version");
     st.Bind(1, since);
     int rc;
     while ((rc = st.Step()) == SQLITE_ROW) {

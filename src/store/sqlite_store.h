@@ -10,16 +10,20 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
 
 #include "common/clock.h"
 #include "store/object_store.h"
 
 namespace trainyard::store {
 
+class Statement;
+
 struct SqliteStoreOptions {
   std::string path = ":memory:";
   const Clock* clock = &RealClock::Get();
-  // How many past changes a watch can resume from.
+  // How many past changes a watch can at least resume from (pruning runs in
+  // batches, so up to twice as many may be kept).
   int64_t kept_events = 10'000;
   // New object uids; a random UUID (v4) unless a test wants its own.
   std::function<std::string()> new_uid;
@@ -54,12 +58,19 @@ class SqliteStore final : public ObjectStore {
   Result<std::optional<api::Json>> Load(const ObjectKey& key) const;
   Status Put(const ObjectKey& key, const api::Json& object, int64_t rv);
   Status Exec(const char* sql) const;
+  // The statement for `sql`, prepared on first use and kept.
+  Statement Prepare(const char* sql) const;
 
   SqliteStoreOptions options_;
   sqlite3* db_ = nullptr;
-  mutable std::mutex mu_;  // guards db_, rv_, watchers_, next_watch_
+  mutable std::mutex mu_;  // guards db_, objects_, rv_, watchers_, next_watch_
+  // Every current object, parsed, kept in step with each committed write, so
+  // that reads never go to SQLite or parse JSON again. Ordered by kind,
+  // namespace and name, so a List is one range.
+  std::map<std::tuple<std::string, std::string, std::string>, api::Json> objects_;
   int64_t rv_ = 0;
   std::map<WatchId, WatchCallback> watchers_;
+  mutable std::map<std::string, sqlite3_stmt*> statements_;  // by SQL text
   WatchId next_watch_ = 1;
 };
 

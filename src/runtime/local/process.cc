@@ -33,6 +33,14 @@ bool IsExecutableFile(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
 }
 
+// The kernel's struct sigaction (not glibc's), for rt_sigaction(2).
+struct KernelSigaction {
+  void (*handler)(int);
+  unsigned long flags;
+  void (*restorer)();
+  uint64_t mask;
+};
+
 // Everything the child needs, built before fork: after fork only
 // async-signal-safe calls are allowed.
 struct Prepared {
@@ -67,11 +75,18 @@ Prepared Prepare(const ProcessSpec& spec, std::string program) {
   if (setpgid(0, 0) != 0) ChildFail(pipe_fd, 0);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(127);  // trainyard died before the line above
-  // Signals trainyard ignores or blocks must not be inherited.
+  // Signals trainyard ignores or blocks must not be inherited. The raw
+  // syscall, because glibc's signal() and sigaction() refuse its internal
+  // signals (32, 33), and an ignore of those can come from whatever started
+  // trainyard.
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
-  for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);
+  for (int sig = 1; sig < NSIG; ++sig) {
+    KernelSigaction action{};
+    action.handler = SIG_DFL;
+    syscall(SYS_rt_sigaction, sig, &action, nullptr, sizeof(action.mask));
+  }
   int null_fd = open("/dev/null", O_RDONLY);
   if (null_fd < 0) ChildFail(pipe_fd, 1);
   if (!spec.working_dir.empty() && chdir(spec.working_dir.c_str()) != 0) ChildFail(pipe_fd, 2);

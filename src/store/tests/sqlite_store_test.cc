@@ -146,10 +146,12 @@ TEST_F(SqliteStoreTest, WatchSeesEveryChangeInOrderAndResumes) {
 }
 
 TEST_F(SqliteStoreTest, WatchFromBeyondTheKeptHistoryMustListAgain) {
-  for (int i = 0; i < 8; ++i) ASSERT_TRUE(store_->Create(Job("j" + std::to_string(i))).ok());
+  // kept_events is 5: at the 10th write, events up to 5 are pruned.
+  for (int i = 0; i < 12; ++i) ASSERT_TRUE(store_->Create(Job("j" + std::to_string(i))).ok());
   Result<WatchId> old = store_->Watch(1, [](const WatchEvent&) {});
   EXPECT_EQ(old.status().code(), StatusCode::kOutOfRange);
-  EXPECT_TRUE(store_->Watch(3, [](const WatchEvent&) {}).ok());  // 4..8 are kept
+  EXPECT_THAT(old.status().message(), ::testing::HasSubstr("list again"));
+  EXPECT_TRUE(store_->Watch(5, [](const WatchEvent&) {}).ok());  // 6..12 are kept
 }
 
 TEST(SqliteStoreDurabilityTest, WhatWasWrittenSurvivesReopening) {

@@ -1,0 +1,63 @@
+// Launch latency: from submitting a job to every replica's process having
+// started (its pod Running), through the whole embedded control plane:
+// store, job controller, node agent, fork/exec. Replicas run `sleep`, so
+// what is measured is trainyard, not a framework's start-up. Run:
+//   build-release/bench/launch_bench --benchmark_min_time=2
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "api/validation.h"
+#include "api/yaml.h"
+#include "engine/engine.h"
+
+namespace {
+
+using namespace trainyard;
+namespace fs = std::filesystem;
+
+api::Object JaxJob(int replicas) {
+  std::string yaml =
+      "apiVersion: kubeflow.org/v1\nkind: JAXJob\nmetadata: {name: bench}\nspec:\n"
+      "  jaxReplicaSpecs:\n    Worker:\n      replicas: " +
+      std::to_string(replicas) +
+      "\n      template: {spec: {containers: [{name: jax, image: none, "
+      "command: [sleep, '1000']}]}}\n";
+  auto docs = api::ParseManifests(yaml, "bench.yaml");
+  return *api::DecodeAndValidate((*docs)[0].value).object;
+}
+
+void BM_SubmitToAllStarted(benchmark::State& state) {
+  const int replicas = static_cast<int>(state.range(0));
+  api::Object job = JaxJob(replicas);
+  fs::path dir = fs::temp_directory_path() / ("trainyard-launch-bench-" + std::to_string(getpid()));
+  int run = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto engine = engine::Engine::Create({.state_dir = (dir / std::to_string(run++)).string(),
+                                          .working_dir = dir.string(),
+                                          .base_env = {{"PATH", "/usr/bin:/bin"}},
+                                          .grace = std::chrono::seconds(1)});
+    state.ResumeTiming();
+    (void)(*engine)->Submit(job);
+    (void)(*engine)->Run(
+        [&] { return (*engine)->node().running() == static_cast<size_t>(replicas); }, [] {});
+    state.PauseTiming();
+    (*engine)->StopAll();
+    engine->reset();
+    state.ResumeTiming();
+  }
+  fs::remove_all(dir);
+  state.counters["replicas"] = replicas;
+}
+BENCHMARK(BM_SubmitToAllStarted)
+    ->Arg(1)
+    ->Arg(8)
+    ->Arg(64)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
