@@ -60,6 +60,7 @@ def main():
     agree = len(set(digests)) == 1
     print(f"test accuracy {accuracy:.4f}, weights {digest}, "
           f"{'all ranks agree' if agree else 'RANKS DISAGREE: ' + ' '.join(digests)}", flush=True)
+    dist.barrier()  # leave together: a rank tearing down alone can hang the others
     dist.destroy_process_group()
     if not agree or accuracy < args.target:
         sys.exit(1)

@@ -12,6 +12,7 @@
 #include "api/pod_object.h"
 #include "cli/log_tail.h"
 #include "cli/manifests.h"
+#include "common/strings.h"
 #include "controller/conditions.h"
 #include "controller/pod_state.h"
 #include "controller/replica_pod.h"
@@ -75,8 +76,7 @@ std::string DescribeProgress(engine::Engine& engine, const JobView& view, Durati
       auto job = pod->metadata.labels.find(std::string(controller::kLabelJobName));
       if (job == pod->metadata.labels.end() || job->second != view.key.name) continue;
       std::string type = pod->metadata.labels[std::string(controller::kLabelReplicaType)];
-      std::string phase = pod->status.phase.empty() ? "pending" : pod->status.phase;
-      for (char& c : phase) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      std::string phase = pod->status.phase.empty() ? "pending" : AsciiLower(pod->status.phase);
       ++phases[type][phase];
       restarts += controller::RestartsOf(*pod);
     }

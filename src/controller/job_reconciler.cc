@@ -8,6 +8,7 @@
 #include "api/defaults.h"
 #include "api/object.h"
 #include "api/pod_object.h"
+#include "common/strings.h"
 #include "controller/conditions.h"
 #include "controller/pod_state.h"
 #include "controller/replica_pod.h"
@@ -32,12 +33,6 @@ struct Context {
   const std::string Kind() const { return std::string(job.info().name); }
   api::JobStatus& status() { return job.status; }
 };
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 store::ObjectKey PodKey(const api::Pod& pod) {
   return {"Pod", pod.metadata.namespace_, pod.metadata.name};
@@ -202,9 +197,9 @@ void UpdateReplicaStatuses(Context& ctx, const frameworks::ReplicaStates& states
   if (ctx.job.kind == api::JobKind::kPyTorchJob || ctx.job.kind == api::JobKind::kPaddleJob ||
       ctx.job.kind == api::JobKind::kJAXJob) {
     for (auto& [type, rs] : statuses) {
-      rs.selector = fmt::format("{}={},{}={}-controller,{}={}", kLabelJobName,
-                                ctx.job.metadata.name, kLabelOperatorName,
-                                Lower(ctx.job.info().name), kLabelReplicaType, Lower(type));
+      rs.selector = fmt::format(
+          "{}={},{}={}-controller,{}={}", kLabelJobName, ctx.job.metadata.name, kLabelOperatorName,
+          AsciiLower(ctx.job.info().name), kLabelReplicaType, AsciiLower(type));
     }
   }
   ctx.status().replica_statuses = std::move(statuses);

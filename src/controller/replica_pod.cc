@@ -4,15 +4,10 @@
 #include <cctype>
 #include <charconv>
 
+#include "common/strings.h"
+
 namespace trainyard::controller {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 api::OwnerReference OwnerOf(const api::TrainingJob& job) {
   api::OwnerReference owner;
@@ -49,9 +44,10 @@ Result<api::Pod> BuildReplicaPod(const api::TrainingJob& job, const frameworks::
   pod.metadata.namespace_ = job.metadata.namespace_;
   pod.metadata.labels = spec.template_.metadata.labels;
   pod.metadata.annotations = spec.template_.metadata.annotations;
-  pod.metadata.labels[std::string(kLabelOperatorName)] = Lower(job.info().name) + "-controller";
+  pod.metadata.labels[std::string(kLabelOperatorName)] =
+      AsciiLower(job.info().name) + "-controller";
   pod.metadata.labels[std::string(kLabelJobName)] = job.metadata.name;
-  pod.metadata.labels[std::string(kLabelReplicaType)] = Lower(replica.type);
+  pod.metadata.labels[std::string(kLabelReplicaType)] = AsciiLower(replica.type);
   pod.metadata.labels[std::string(kLabelReplicaIndex)] = std::to_string(replica.index);
   if (framework.IsMasterRole(job, replica))
     pod.metadata.labels[std::string(kLabelJobRole)] = "master";

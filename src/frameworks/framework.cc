@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/strings.h"
 #include "frameworks/framework_internal.h"
 
 namespace trainyard::frameworks {
@@ -41,9 +42,7 @@ int Placement::PortOf(const std::string& type, int32_t index) const {
 }
 
 std::string ReplicaName(const api::TrainingJob& job, const ReplicaRef& replica) {
-  std::string type = replica.type;
-  std::transform(type.begin(), type.end(), type.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::string type = AsciiLower(replica.type);
   if (job.kind == api::JobKind::kMPIJob && replica.type == "Launcher") {
     return job.metadata.name + "-launcher";
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "common/strings.h"
 #include "frameworks/framework_internal.h"
 
 namespace trainyard::frameworks {
@@ -15,12 +16,6 @@ using internal::Has;
 // The replica types TF_CONFIG describes, in the order the success rules
 // examine them.
 const std::vector<std::string> kClusterTypes = {"Chief", "Evaluator", "Master", "PS", "Worker"};
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 std::string Address(const Placement& placement, const std::string& type, int32_t index) {
   return fmt::format("{}:{}", placement.host, placement.PortOf(type, index));
@@ -44,10 +39,11 @@ std::string TfConfig(const api::TrainingJob& job, const ReplicaRef& replica,
       continue;
     }
     if (sparse && replica.type == "PS" && type != "PS") continue;  // a PS sees only the PS set
-    for (int32_t i = 0; i < n; ++i) cluster[Lower(type)].push_back(Address(placement, type, i));
+    for (int32_t i = 0; i < n; ++i)
+      cluster[AsciiLower(type)].push_back(Address(placement, type, i));
   }
   config["cluster"] = cluster;
-  config["task"] = {{"type", Lower(replica.type)}, {"index", replica.index}};
+  config["task"] = {{"type", AsciiLower(replica.type)}, {"index", replica.index}};
   if (!sparse) config["environment"] = "cloud";
   return config.dump();
 }

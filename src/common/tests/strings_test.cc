@@ -10,6 +10,12 @@ TEST(StringsTest, Join) {
   EXPECT_EQ(Join({}, ","), "");
 }
 
+TEST(StringsTest, AsciiLower) {
+  EXPECT_EQ(AsciiLower("Worker"), "worker");
+  EXPECT_EQ(AsciiLower("PS-0"), "ps-0");
+  EXPECT_EQ(AsciiLower(""), "");
+}
+
 TEST(StringsTest, EditDistance) {
   EXPECT_EQ(EditDistance("backoffLimit", "backofLimit"), 1u);
   EXPECT_EQ(EditDistance("", "abc"), 3u);
