@@ -28,7 +28,10 @@ asan:
 	@cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTRAINYARD_SANITIZE=ON \
 	  -DTRAINYARD_BENCH=OFF >/dev/null
 	@cmake --build build-asan
-	cd build-asan && ctest --output-on-failure -j2
+	# The PyTorch example runs uninstrumented Python; it runs in `unit`. Under
+	# this pass its rank 0 was twice seen hanging at teardown (an open issue,
+	# see docs/run.md), so it is left out here.
+	cd build-asan && ctest --output-on-failure -j2 -E ThePyTorchExample
 
 fuzz:
 	scripts/fuzz.sh

@@ -277,28 +277,33 @@ Result<ObjectStore::ListResult> SqliteStore::List(const std::string& kind,
   return result;
 }
 
+Result<api::Json> SqliteStore::LoadForUpdate(const ObjectKey& key, const api::Json& update) const {
+  ASSIGN_OR_RETURN(std::optional<api::Json> stored, Load(key));
+  if (!stored) return NotFoundError(fmt::format("{} not found", key.ToString()));
+  std::string expected = StoredVersion(update);
+  if (!expected.empty() && expected != StoredVersion(*stored)) return Conflict(key);
+  return *stored;
+}
+
 Result<api::Json> SqliteStore::Update(api::Json object) {
   ASSIGN_OR_RETURN(ObjectKey key, KeyOf(object));
   return Write(EventType::kModified, [&](int64_t rv) -> Result<api::Json> {
-    ASSIGN_OR_RETURN(std::optional<api::Json> stored, Load(key));
-    if (!stored) return NotFoundError(fmt::format("{} not found", key.ToString()));
-    std::string expected = StoredVersion(object);
-    if (!expected.empty() && expected != StoredVersion(*stored)) return Conflict(key);
+    ASSIGN_OR_RETURN(api::Json stored, LoadForUpdate(key, object));
     // What the store maintains comes from the stored object, whatever the
     // caller sent; the status changes only through UpdateStatus. (The status
     // goes in first: ordered_json keeps keys in a vector, so inserting one
     // would invalidate a reference to "metadata" taken before.)
     object.erase("status");
-    if (stored->contains("status")) object["status"] = (*stored)["status"];
+    if (stored.contains("status")) object["status"] = stored["status"];
     api::Json& meta = Meta(object);
-    const api::Json& old_meta = (*stored)["metadata"];
+    const api::Json& old_meta = stored["metadata"];
     for (const char* field : {"uid", "creationTimestamp", "generation"}) {
       if (old_meta.contains(field)) meta[field] = old_meta[field];
     }
-    if (object.value("spec", api::Json()) != stored->value("spec", api::Json())) {
+    if (object.value("spec", api::Json()) != stored.value("spec", api::Json())) {
       meta["generation"] = old_meta.value("generation", 0) + 1;
     }
-    if (Comparable(object) == Comparable(*stored)) return *stored;  // no change
+    if (Comparable(object) == Comparable(stored)) return stored;  // no change
     meta["resourceVersion"] = std::to_string(rv);
     RETURN_IF_ERROR(Put(key, object, rv));
     return object;
@@ -308,14 +313,11 @@ Result<api::Json> SqliteStore::Update(api::Json object) {
 Result<api::Json> SqliteStore::UpdateStatus(api::Json object) {
   ASSIGN_OR_RETURN(ObjectKey key, KeyOf(object));
   return Write(EventType::kModified, [&](int64_t rv) -> Result<api::Json> {
-    ASSIGN_OR_RETURN(std::optional<api::Json> stored, Load(key));
-    if (!stored) return NotFoundError(fmt::format("{} not found", key.ToString()));
-    std::string expected = StoredVersion(object);
-    if (!expected.empty() && expected != StoredVersion(*stored)) return Conflict(key);
-    api::Json updated = *stored;
+    ASSIGN_OR_RETURN(api::Json stored, LoadForUpdate(key, object));
+    api::Json updated = stored;
     updated.erase("status");
     if (object.contains("status")) updated["status"] = object["status"];
-    if (Comparable(updated) == Comparable(*stored)) return *stored;  // no change
+    if (Comparable(updated) == Comparable(stored)) return stored;  // no change
     Meta(updated)["resourceVersion"] = std::to_string(rv);
     RETURN_IF_ERROR(Put(key, updated, rv));
     return updated;

@@ -56,6 +56,9 @@ class SqliteStore final : public ObjectStore {
   // object at it, or the stored object unchanged to write nothing.
   Result<api::Json> Write(EventType type, const std::function<Result<api::Json>(int64_t)>& write);
   Result<std::optional<api::Json>> Load(const ObjectKey& key) const;
+  // The stored object an update applies to: NOT_FOUND when there is none,
+  // ABORTED when the update carries a resourceVersion that is not current.
+  Result<api::Json> LoadForUpdate(const ObjectKey& key, const api::Json& update) const;
   Status Put(const ObjectKey& key, const api::Json& object, int64_t rv);
   Status Exec(const char* sql) const;
   // The statement for `sql`, prepared on first use and kept.
