@@ -276,27 +276,21 @@ Result<ReconcileResult> ReconcileActive(Context& ctx) {
   if (ctx.status().start_time.empty()) ctx.status().start_time = ctx.now_text;
 
   frameworks::ReplicaStates states = StatesOf(ctx);
-  if (run.backoff_limit && Failures(ctx, states) > *run.backoff_limit) {
-    Finish(ctx, "Failed",
-           fmt::format("Job {} has failed because it has reached the specified "
-                       "backoff limit",
-                       ctx.job.metadata.name));
+  // A run-policy limit fails the job, whatever its replicas say.
+  auto fail = [&](std::string_view why) {
+    Finish(ctx, "Failed", fmt::format("Job {} has failed because {}", ctx.job.metadata.name, why));
     UpdateReplicaStatuses(ctx, states);
     return ReconcileFinished(ctx);
+  };
+  if (run.backoff_limit && Failures(ctx, states) > *run.backoff_limit) {
+    return fail("it has reached the specified backoff limit");
   }
   std::optional<Duration> deadline_left;
   if (run.active_deadline_seconds) {
     std::optional<TimePoint> start = ParseTime(ctx.status().start_time);
     TimePoint deadline =
         start.value_or(ctx.now) + std::chrono::seconds(*run.active_deadline_seconds);
-    if (ctx.now >= deadline) {
-      Finish(ctx, "Failed",
-             fmt::format("Job {} has failed because it was active longer than "
-                         "specified deadline",
-                         ctx.job.metadata.name));
-      UpdateReplicaStatuses(ctx, states);
-      return ReconcileFinished(ctx);
-    }
+    if (ctx.now >= deadline) return fail("it was active longer than specified deadline");
     deadline_left = deadline - ctx.now;
   }
 

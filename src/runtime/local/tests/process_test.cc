@@ -123,12 +123,12 @@ TEST_F(ProcessTest, StopSendsTermThenKillsAfterTheGracePeriod) {
   ASSERT_TRUE(ready("polite"));
   EXPECT_EQ(polite->Stop(seconds(10)).exit_code, 0);
 
-  Result<Process> stubborn =
-      Process::Start(Shell("trap '' TERM; touch stubborn; while :; do sleep 0.05; done"));
-  ASSERT_TRUE(stubborn.ok());
-  ASSERT_TRUE(ready("stubborn"));
+  Result<Process> term_ignoring =
+      Process::Start(Shell("trap '' TERM; touch term_ignoring; while :; do sleep 0.05; done"));
+  ASSERT_TRUE(term_ignoring.ok());
+  ASSERT_TRUE(ready("term_ignoring"));
   auto start = std::chrono::steady_clock::now();
-  ExitStatus status = stubborn->Stop(milliseconds(300));
+  ExitStatus status = term_ignoring->Stop(milliseconds(300));
   EXPECT_EQ(status.signal, SIGKILL);
   EXPECT_GE(std::chrono::steady_clock::now() - start, milliseconds(300));
 }
