@@ -15,7 +15,7 @@ namespace {
 using namespace trainyard;
 
 std::string Example() {
-  std::ifstream in(std::string(TRAINYARD_SOURCE_DIR) + "/examples/pytorch-mnist.yaml");
+  std::ifstream in(std::string(TRAINYARD_SOURCE_DIR) + "/examples/pytorch-digits.yaml");
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
@@ -23,6 +23,10 @@ std::string Example() {
 
 void BM_ParseDecodeDefaultValidate(benchmark::State& state) {
   std::string text = Example();
+  if (text.empty()) {
+    state.SkipWithError("examples/pytorch-digits.yaml not found");
+    return;
+  }
   for (auto _ : state) {
     auto docs = api::ParseManifests(text, "job.yaml");
     api::CheckedObject checked = api::DecodeAndValidate((*docs)[0].value);
@@ -34,6 +38,10 @@ BENCHMARK(BM_ParseDecodeDefaultValidate);
 
 void BM_EncodeToYaml(benchmark::State& state) {
   auto docs = api::ParseManifests(Example(), "job.yaml");
+  if (!docs.ok() || docs->empty()) {
+    state.SkipWithError("examples/pytorch-digits.yaml not found");
+    return;
+  }
   api::CheckedObject checked = api::DecodeAndValidate((*docs)[0].value);
   for (auto _ : state) {
     std::string yaml = api::ToYaml(api::EncodeObject(*checked.object));

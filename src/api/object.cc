@@ -97,10 +97,6 @@ const ObjectMeta& Metadata(const Object& object) {
   return std::visit([](const auto& o) -> const ObjectMeta& { return o.metadata; }, object);
 }
 
-ObjectMeta& Metadata(Object& object) {
-  return std::visit([](auto& o) -> ObjectMeta& { return o.metadata; }, object);
-}
-
 std::string DisplayName(const Object& object) {
   const ObjectMeta& meta = Metadata(object);
   std::string name = meta.name.empty() ? meta.generate_name + "*" : meta.name;

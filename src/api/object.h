@@ -18,7 +18,6 @@ using Object = std::variant<TrainingJob, BatchJob>;
 std::string_view KindName(const Object& object);
 std::string_view ApiVersion(const Object& object);
 const ObjectMeta& Metadata(const Object& object);
-ObjectMeta& Metadata(Object& object);
 // "PyTorchJob kubeflow/pytorch-simple" (namespace omitted when unset).
 std::string DisplayName(const Object& object);
 

@@ -14,6 +14,10 @@
 
 namespace trainyard::api {
 
+// Why a container is waiting: to be restarted after a back-off, as the
+// kubelet reports it. The node agent writes it; the controller reads it.
+inline constexpr std::string_view kRestartWaitReason = "CrashLoopBackOff";
+
 struct ContainerStateWaiting {
   static constexpr bool kReflected = true;
   std::string reason;

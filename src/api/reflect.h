@@ -103,10 +103,6 @@ template <class T>
 Json Encode(const std::map<std::string, T>& v);
 template <Reflected T>
 Json Encode(const T& v);
-template <Reflected T>
-bool IsEmpty(const T& v) {
-  return Encode(v).empty();
-}
 
 // An error for a value of the wrong JSON type at `path`.
 FieldError TypeError(const FieldPath& path, const Json& j, const char* expected);
@@ -138,12 +134,19 @@ void DecodeFields(const Json& j, const FieldPath& path, FieldsFn&& fields, Json*
   HandleUnknownKeys(j, path, known, extra, errors, kubernetes);
 }
 
-// Encodes through a field-list function, omitting empty fields.
+// Encodes through a field-list function, omitting empty fields. A nested
+// struct is encoded once and left out when that gives nothing (asking it
+// whether it is empty first would encode it twice at every level).
 template <class FieldsFn>
 Json EncodeFields(FieldsFn&& fields, const Json* extra) {
   Json out = Json::object();
   auto visitor = [&](const char* key, const auto& field) {
-    if (!IsEmpty(field)) out[key] = Encode(field);
+    if constexpr (Reflected<std::decay_t<decltype(field)>>) {
+      Json encoded = Encode(field);
+      if (!encoded.empty()) out[key] = std::move(encoded);
+    } else if (!IsEmpty(field)) {
+      out[key] = Encode(field);
+    }
   };
   fields(visitor);
   if (extra != nullptr && extra->is_object()) {

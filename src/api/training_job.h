@@ -241,6 +241,11 @@ struct TrainingJob {
   JobStatus status;
 
   const KindInfo& info() const { return InfoFor(kind); }
+  // The spec of replica type `type`, or null.
+  const ReplicaSpec* FindReplica(std::string_view type) const;
+  // Replicas of `type`: 0 when the type is absent, 1 when its count is unset.
+  int32_t Replicas(std::string_view type) const;
+  int32_t TotalReplicas() const;
   bool operator==(const TrainingJob&) const = default;
 };
 

@@ -34,8 +34,7 @@ void CheckMin(const std::optional<Int>& value, int64_t min, const FieldPath& pat
   if (value && *value < min) {
     out.errors.push_back(
         FieldError::Invalid(path, static_cast<int64_t>(*value),
-                            min == 0 ? "must be greater than or equal to 0"
-                                     : "must be greater than or equal to " + std::to_string(min)));
+                            "must be greater than or equal to " + std::to_string(min)));
   }
 }
 

@@ -21,19 +21,8 @@ FieldPath ReplicasPath(const TrainingJob& job) {
   return FieldPath("spec").Child(job.info().replica_field);
 }
 
-int64_t TotalReplicas(const TrainingJob& job) {
-  int64_t total = 0;
-  for (const auto& [type, spec] : job.spec.replica_specs) total += spec.replicas.value_or(1);
-  return total;
-}
-
-const ReplicaSpec* FindReplica(const TrainingJob& job, const std::string& type) {
-  auto it = job.spec.replica_specs.find(type);
-  return it == job.spec.replica_specs.end() ? nullptr : &it->second;
-}
-
 void RequireExactlyOne(const TrainingJob& job, const std::string& type, ValidationResult& out) {
-  const ReplicaSpec* spec = FindReplica(job, type);
+  const ReplicaSpec* spec = job.FindReplica(type);
   if (spec != nullptr && spec->replicas.value_or(1) != 1) {
     out.errors.push_back(
         FieldError::Forbidden(ReplicasPath(job).Key(type).Child("replicas"), "must be 1"));
@@ -41,7 +30,7 @@ void RequireExactlyOne(const TrainingJob& job, const std::string& type, Validati
 }
 
 void RequirePresent(const TrainingJob& job, const std::string& type, ValidationResult& out) {
-  if (FindReplica(job, type) == nullptr) {
+  if (job.FindReplica(type) == nullptr) {
     out.errors.push_back(FieldError::Required(ReplicasPath(job).Key(type), "must be present"));
   }
 }
@@ -146,7 +135,7 @@ void ValidateRunPolicy(const TrainingJob& job, ValidationResult& out) {
   }
   if (run.scheduling_policy) {
     ValidateSchedulingPolicy(*run.scheduling_policy, path.Child("schedulingPolicy"),
-                             TotalReplicas(job), out);
+                             job.TotalReplicas(), out);
   }
 }
 
@@ -168,7 +157,7 @@ void ValidateElasticRange(const TrainingJob& job, const Policy& policy, Validati
         fmt::format("must be greater than or equal to minReplicas ({})", *policy.min_replicas)));
     return;
   }
-  const ReplicaSpec* worker = FindReplica(job, "Worker");
+  const ReplicaSpec* worker = job.FindReplica("Worker");
   if (worker == nullptr || !policy.min_replicas || !policy.max_replicas) return;
   int32_t replicas = worker->replicas.value_or(1);
   if (replicas < *policy.min_replicas || replicas > *policy.max_replicas) {
@@ -181,7 +170,7 @@ void ValidateElasticRange(const TrainingJob& job, const Policy& policy, Validati
 
 void ValidatePyTorch(const TrainingJob& job, ValidationResult& out) {
   RequireExactlyOne(job, "Master", out);
-  const ReplicaSpec* worker = FindReplica(job, "Worker");
+  const ReplicaSpec* worker = job.FindReplica("Worker");
   if (worker != nullptr && worker->replicas.value_or(1) < 1) {
     out.errors.push_back(FieldError::Forbidden(ReplicasPath(job).Key("Worker").Child("replicas"),
                                                "must be at least 1"));
@@ -222,7 +211,7 @@ void ValidatePyTorch(const TrainingJob& job, ValidationResult& out) {
 }
 
 void ValidateTensorFlow(const TrainingJob& job, ValidationResult& out) {
-  if (FindReplica(job, "Chief") != nullptr && FindReplica(job, "Master") != nullptr) {
+  if (job.FindReplica("Chief") != nullptr && job.FindReplica("Master") != nullptr) {
     out.errors.push_back(
         FieldError::Forbidden(ReplicasPath(job), "must not have more than 1 Chief or Master role"));
   }
@@ -244,7 +233,7 @@ void ValidateMpi(const TrainingJob& job, ValidationResult& out) {
                                                   *job.spec.mpi_clean_pod_policy,
                                                   kCleanPodPolicies));
   }
-  const ReplicaSpec* worker = FindReplica(job, "Worker");
+  const ReplicaSpec* worker = job.FindReplica("Worker");
   if (!job.spec.main_container.empty() && worker != nullptr) {
     const auto& containers = worker->template_.spec.containers;
     bool found = std::any_of(containers.begin(), containers.end(),

@@ -20,12 +20,15 @@ void LogTail::Poll(bool flush) {
   Result<store::ObjectStore::ListResult> pods = engine_.store().List("Pod", "");
   if (pods.ok()) {
     for (const api::Json& doc : pods->items) {
+      // Decode only pods not seen before: this runs at every loop step.
+      const api::Json& meta = doc["metadata"];
+      std::string key = meta.value("namespace", "") + "/" + meta.value("name", "");
+      if (!seen_.insert(key).second) continue;
       Result<api::Pod> pod = api::DecodePod(doc);
       if (!pod.ok() || pod->spec.containers.empty()) continue;
       if (mode_ == LogMode::kMaster && Label(*pod, controller::kLabelJobRole) != "master") continue;
       std::string path = engine_.node().LogPath(pod->metadata.namespace_, pod->metadata.name,
                                                 pod->spec.containers[0].name);
-      if (files_.contains(path)) continue;
       std::string replica = fmt::format("{}-{}", Label(*pod, controller::kLabelReplicaType),
                                         Label(*pod, controller::kLabelReplicaIndex));
       if (several_jobs_) replica = Label(*pod, controller::kLabelJobName) + "/" + replica;

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <map>
+#include <set>
 #include <string>
 
 #include "engine/engine.h"
@@ -31,6 +32,7 @@ class LogTail {
   bool several_jobs_;
   std::FILE* out_;
   std::map<std::string, Followed> files_;  // by path
+  std::set<std::string> seen_;             // pods looked at, "<namespace>/<name>"
 };
 
 }  // namespace trainyard::cli

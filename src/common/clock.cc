@@ -18,4 +18,11 @@ std::string FormatRfc3339(TimePoint t) {
   return buf;
 }
 
+std::optional<TimePoint> ParseRfc3339(const std::string& text) {
+  std::tm tm{};
+  const char* end = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (end == nullptr || *end != '\0') return std::nullopt;
+  return std::chrono::system_clock::from_time_t(timegm(&tm));
+}
+
 }  // namespace trainyard

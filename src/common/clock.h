@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <mutex>
+#include <optional>
 #include <string>
 
 namespace trainyard {
@@ -51,5 +52,7 @@ class FakeClock final : public Clock {
 // RFC 3339 in UTC with second precision, as Kubernetes writes metav1.Time:
 // "2026-11-21T09:30:00Z".
 std::string FormatRfc3339(TimePoint t);
+// The inverse of FormatRfc3339, for "YYYY-MM-DDTHH:MM:SSZ"; nullopt otherwise.
+std::optional<TimePoint> ParseRfc3339(const std::string& text);
 
 }  // namespace trainyard

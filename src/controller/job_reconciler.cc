@@ -52,9 +52,7 @@ Status LoadPods(Context& ctx) {
     ASSIGN_OR_RETURN(api::Pod pod, api::DecodePod(doc));
     if (!OwnedBy(pod, ctx.job.metadata.uid)) continue;
     std::optional<ReplicaRef> replica = ReplicaOf(ctx.job, pod);
-    bool in_range =
-        replica && ctx.job.spec.replica_specs.contains(replica->type) &&
-        replica->index < ctx.job.spec.replica_specs.at(replica->type).replicas.value_or(1);
+    bool in_range = replica && replica->index < ctx.job.Replicas(replica->type);
     if (in_range) {
       ctx.pods.emplace(*replica, std::move(pod));
     } else {
@@ -90,17 +88,21 @@ Status CleanUp(Context& ctx) {
   return OkStatus();
 }
 
+// {"Worker-0": 31000, ...} from the job's ports annotation; {} if none.
+api::Json PortsOf(const api::TrainingJob& job) {
+  auto it = job.metadata.annotations.find(std::string(kPortsAnnotation));
+  if (it == job.metadata.annotations.end()) return api::Json::object();
+  api::Json ports = api::Json::parse(it->second, nullptr, /*allow_exceptions=*/false);
+  return ports.is_object() ? ports : api::Json::object();
+}
+
 // The ports each replica listens on, kept on the job so that a re-created
 // replica gets its old port back and every other replica's env stays true.
 Result<frameworks::Placement> PlacementOf(Context& ctx) {
   frameworks::Placement placement;
   placement.host = ctx.options.host;
-  api::Json ports = api::Json::object();
+  api::Json ports = PortsOf(ctx.job);
   auto& annotations = ctx.job.metadata.annotations;
-  if (auto it = annotations.find(std::string(kPortsAnnotation)); it != annotations.end()) {
-    ports = api::Json::parse(it->second, nullptr, /*allow_exceptions=*/false);
-    if (!ports.is_object()) ports = api::Json::object();
-  }
   bool allocated = false;
   for (const ReplicaRef& r : frameworks::AllReplicas(ctx.job)) {
     std::string key = fmt::format("{}-{}", r.type, r.index);
@@ -210,19 +212,13 @@ void Finish(Context& ctx, const std::string& type, const std::string& message) {
   if (ctx.status().completion_time.empty()) ctx.status().completion_time = ctx.now_text;
 }
 
-std::optional<TimePoint> ParseTime(const std::string& text) {
-  std::tm tm{};
-  if (strptime(text.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm) == nullptr) return std::nullopt;
-  return std::chrono::system_clock::from_time_t(timegm(&tm));
-}
-
 // Deletes the job once its TTL after completion has passed; otherwise says
 // when to look again.
 Result<std::optional<Duration>> ApplyTtl(Context& ctx, bool& deleted) {
   const auto& run = *ctx.job.spec.run_policy;
   if (!run.ttl_seconds_after_finished || ctx.status().completion_time.empty())
     return std::optional<Duration>();
-  std::optional<TimePoint> done = ParseTime(ctx.status().completion_time);
+  std::optional<TimePoint> done = ParseRfc3339(ctx.status().completion_time);
   if (!done) return std::optional<Duration>();
   TimePoint expiry = *done + std::chrono::seconds(*run.ttl_seconds_after_finished);
   if (ctx.now < expiry) return std::optional<Duration>(expiry - ctx.now);
@@ -242,9 +238,13 @@ Status WriteStatus(Context& ctx) {
   return written.status();
 }
 
-// A finished job: nothing runs; TTL may delete it.
+// A finished job: nothing runs, its ports go back; TTL may delete it.
 Result<ReconcileResult> ReconcileFinished(Context& ctx) {
   RETURN_IF_ERROR(CleanUp(ctx));
+  api::Json ports = PortsOf(ctx.job);  // held: items() does not keep a temporary alive
+  for (const auto& [replica, port] : ports.items()) {
+    if (port.is_number_integer()) ctx.options.ports->Release(port.get<int>());
+  }
   bool deleted = false;
   ASSIGN_OR_RETURN(std::optional<Duration> ttl, ApplyTtl(ctx, deleted));
   if (!deleted) RETURN_IF_ERROR(WriteStatus(ctx));
@@ -287,7 +287,7 @@ Result<ReconcileResult> ReconcileActive(Context& ctx) {
   }
   std::optional<Duration> deadline_left;
   if (run.active_deadline_seconds) {
-    std::optional<TimePoint> start = ParseTime(ctx.status().start_time);
+    std::optional<TimePoint> start = ParseRfc3339(ctx.status().start_time);
     TimePoint deadline =
         start.value_or(ctx.now) + std::chrono::seconds(*run.active_deadline_seconds);
     if (ctx.now >= deadline) return fail("it was active longer than specified deadline");

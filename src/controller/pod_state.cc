@@ -34,7 +34,7 @@ frameworks::ReplicaState StateOf(const api::Pod& pod, const std::string& replica
   }
   if (phase == "Running") {
     for (const api::ContainerStatus& c : pod.status.container_statuses) {
-      if (c.state.waiting && c.state.waiting->reason == kRestartWaitReason) {
+      if (c.state.waiting && c.state.waiting->reason == api::kRestartWaitReason) {
         int last = c.last_state.terminated ? c.last_state.terminated->exit_code : 0;
         return {ReplicaPhase::kRestarting, last};
       }

@@ -6,9 +6,6 @@
 
 namespace trainyard::controller {
 
-// Reason the node agent gives a container waiting to be restarted.
-inline constexpr std::string_view kRestartWaitReason = "CrashLoopBackOff";
-
 // Kubernetes' rule, kept by upstream: exit codes 128-255 (killed by a
 // signal) are worth retrying; 1-127 are the program's own verdict.
 inline bool IsRetryableExitCode(int code) { return code >= 128; }

@@ -28,15 +28,17 @@ class LocalPortAllocator final : public PortAllocator {
   std::set<int> in_use_;
 };
 
-// Sequential ports from `first`, for tests.
+// Sequential ports from `first`, for tests; remembers what was released.
 class FakePortAllocator final : public PortAllocator {
  public:
   explicit FakePortAllocator(int first = 30000) : next_(first) {}
   Result<int> Allocate() override { return next_++; }
-  void Release(int) override {}
+  void Release(int port) override { released_.insert(port); }
+  const std::set<int>& released() const { return released_; }
 
  private:
   int next_;
+  std::set<int> released_;
 };
 
 }  // namespace trainyard::controller

@@ -10,10 +10,6 @@
 namespace trainyard::engine {
 namespace {
 
-std::string KeyText(const store::ObjectKey& key) {
-  return key.kind + "/" + key.namespace_ + "/" + key.name;
-}
-
 // Retries after an error back off: 100 ms, 200 ms, ... up to 30 s.
 Duration RetryDelay(int failures) {
   Duration d = std::chrono::milliseconds(100);
@@ -69,7 +65,7 @@ void Engine::OnEvent(const store::WatchEvent& event) {
     job = {owners[0].value("kind", ""), key->namespace_, owners[0].value("name", "")};
   }
   if (!api::JobKindFromName(job.kind)) return;
-  if (queued_.insert(KeyText(job)).second) queue_.push_back(job);
+  if (queued_.insert(job.ToString()).second) queue_.push_back(job);
 }
 
 Result<store::ObjectKey> Engine::Submit(const api::Object& object) {
@@ -85,23 +81,23 @@ Status Engine::ProcessQueue() {
   while (!timers_.empty() && timers_.begin()->first <= now) {
     store::ObjectKey key = timers_.begin()->second;
     timers_.erase(timers_.begin());
-    if (queued_.insert(KeyText(key)).second) queue_.push_back(key);
+    if (queued_.insert(key.ToString()).second) queue_.push_back(key);
   }
   // Reconciling writes to the store, which can queue more work: drain it.
   while (!queue_.empty()) {
     store::ObjectKey key = queue_.front();
     queue_.erase(queue_.begin());
-    queued_.erase(KeyText(key));
+    queued_.erase(key.ToString());
     Result<controller::ReconcileResult> result = reconciler_->Reconcile(key);
     if (!result.ok()) {
-      int failures = ++failures_[KeyText(key)];
+      int failures = ++failures_[key.ToString()];
       if (result.status().code() != StatusCode::kAborted) {
         fmt::print(stderr, "trainyard: {}: {}\n", key.ToString(), result.status().message());
       }
       timers_.emplace(options_.clock->Now() + RetryDelay(failures), key);
       continue;
     }
-    failures_.erase(KeyText(key));
+    failures_.erase(key.ToString());
     if (result->requeue_after) timers_.emplace(options_.clock->Now() + *result->requeue_after, key);
   }
   return OkStatus();

@@ -46,7 +46,6 @@ class Engine {
 
   store::ObjectStore& store() { return *store_; }
   node::NodeAgent& node() { return *node_; }
-  const std::string& state_dir() const { return options_.state_dir; }
 
  private:
   explicit Engine(EngineOptions options) : options_(std::move(options)) {}

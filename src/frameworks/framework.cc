@@ -52,40 +52,20 @@ std::string ReplicaName(const api::TrainingJob& job, const ReplicaRef& replica) 
 std::vector<ReplicaRef> AllReplicas(const api::TrainingJob& job) {
   std::vector<ReplicaRef> out;
   for (const std::string& type : job.info().replica_types) {
-    for (int32_t i = 0; i < internal::Replicas(job, type); ++i) out.push_back({type, i});
+    for (int32_t i = 0; i < job.Replicas(type); ++i) out.push_back({type, i});
   }
   return out;
 }
 
 namespace internal {
 
-const api::ReplicaSpec* Spec(const api::TrainingJob& job, const std::string& type) {
-  auto it = job.spec.replica_specs.find(type);
-  return it == job.spec.replica_specs.end() ? nullptr : &it->second;
-}
-
-bool Has(const api::TrainingJob& job, const std::string& type) {
-  return Spec(job, type) != nullptr;
-}
-
 const api::Container* DefaultContainer(const api::TrainingJob& job, const std::string& type) {
-  const api::ReplicaSpec* spec = Spec(job, type);
+  const api::ReplicaSpec* spec = job.FindReplica(type);
   if (spec == nullptr || spec->template_.spec.containers.empty()) return nullptr;
   for (const api::Container& c : spec->template_.spec.containers) {
     if (c.name == job.info().default_container) return &c;
   }
   return &spec->template_.spec.containers.front();
-}
-
-int32_t Replicas(const api::TrainingJob& job, const std::string& type) {
-  const api::ReplicaSpec* spec = Spec(job, type);
-  return spec == nullptr ? 0 : spec->replicas.value_or(1);
-}
-
-int32_t TotalReplicas(const api::TrainingJob& job) {
-  int32_t total = 0;
-  for (const auto& [type, spec] : job.spec.replica_specs) total += spec.replicas.value_or(1);
-  return total;
 }
 
 Counts CountsOf(const ReplicaStates& states, const std::string& type) {

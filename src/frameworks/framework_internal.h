@@ -7,10 +7,6 @@
 
 namespace trainyard::frameworks::internal {
 
-int32_t Replicas(const api::TrainingJob& job, const std::string& type);  // 0 when absent
-int32_t TotalReplicas(const api::TrainingJob& job);
-bool Has(const api::TrainingJob& job, const std::string& type);
-const api::ReplicaSpec* Spec(const api::TrainingJob& job, const std::string& type);
 // The container named after the framework, else the first; null if none.
 const api::Container* DefaultContainer(const api::TrainingJob& job, const std::string& type);
 

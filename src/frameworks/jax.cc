@@ -16,12 +16,12 @@ class Jax final : public Framework {
     return Env{{"PYTHONUNBUFFERED", "1"},
                {"COORDINATOR_PORT", std::to_string(port)},
                {"COORDINATOR_ADDRESS", placement.host},
-               {"NUM_PROCESSES", std::to_string(internal::TotalReplicas(job))},
+               {"NUM_PROCESSES", std::to_string(job.TotalReplicas())},
                {"PROCESS_ID", std::to_string(replica.index)}};
   }
 
   Verdict Evaluate(const api::TrainingJob& job, const ReplicaStates& states) const override {
-    bool done = internal::CountsOf(states, "Worker").succeeded == internal::Replicas(job, "Worker");
+    bool done = internal::CountsOf(states, "Worker").succeeded == job.Replicas("Worker");
     return internal::Conclude(
         job, states, done, fmt::format("JAXJob {} is successfully completed.", job.metadata.name));
   }

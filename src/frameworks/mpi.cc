@@ -13,7 +13,7 @@ namespace {
 
 // Upstream counts a launcher as a GPU one when a limit names a GPU.
 bool IsGpuLauncher(const api::TrainingJob& job) {
-  const api::ReplicaSpec* launcher = internal::Spec(job, "Launcher");
+  const api::ReplicaSpec* launcher = job.FindReplica("Launcher");
   if (launcher == nullptr || launcher->template_.spec.containers.empty()) return false;
   for (const auto& [name, quantity] : launcher->template_.spec.containers[0].resources.limits) {
     if (name.ends_with(".com/gpu") || name.find("gpu") != std::string::npos) return true;
@@ -28,7 +28,7 @@ class Mpi final : public Framework {
   Result<Env> InjectedEnv(const api::TrainingJob& job, const ReplicaRef& replica,
                           size_t container_index, const Placement& placement) const override {
     if (replica.type != "Launcher" || container_index != 0) return Env{};
-    const api::Container& c = internal::Spec(job, "Launcher")->template_.spec.containers[0];
+    const api::Container& c = job.FindReplica("Launcher")->template_.spec.containers[0];
     auto user_set = [&](const char* name) {
       return std::any_of(c.env.begin(), c.env.end(),
                          [&](const api::EnvVar& v) { return v.name == name; });
@@ -70,7 +70,7 @@ std::string MpiHostfile(const api::TrainingJob& job) {
   if (IsGpuLauncher(job)) {
     out += fmt::format("{} slots={}\n", ReplicaName(job, {"Launcher", 0}), Slots(job));
   }
-  for (int32_t i = 0; i < internal::Replicas(job, "Worker"); ++i) {
+  for (int32_t i = 0; i < job.Replicas("Worker"); ++i) {
     out += fmt::format("{} slots={}\n", ReplicaName(job, {"Worker", i}), Slots(job));
   }
   return out;

@@ -9,16 +9,14 @@
 namespace trainyard::frameworks {
 namespace {
 
-using internal::Has;
-
 class Paddle final : public Framework {
  public:
   Result<Env> InjectedEnv(const api::TrainingJob& job, const ReplicaRef& replica, size_t,
                           const Placement& placement) const override {
     Env env = {{"PYTHONUNBUFFERED", "1"},
                {"PADDLE_JOB_ID", job.metadata.name},
-               {"PADDLE_NNODES", std::to_string(internal::TotalReplicas(job))}};
-    bool ps_mode = Has(job, "Master");
+               {"PADDLE_NNODES", std::to_string(job.TotalReplicas())}};
+    bool ps_mode = job.FindReplica("Master") != nullptr;
     ReplicaRef head = ps_mode ? ReplicaRef{"Master", 0} : ReplicaRef{"Worker", 0};
     int port = placement.PortOf(head.type, head.index);
     if (port == 0) port = job.info().port;
@@ -35,15 +33,16 @@ class Paddle final : public Framework {
   }
 
   Verdict Evaluate(const api::TrainingJob& job, const ReplicaStates& states) const override {
-    std::string driver = Has(job, "Master") ? "Master" : "Worker";
-    bool done = internal::CountsOf(states, driver).succeeded == internal::Replicas(job, driver);
+    std::string driver = job.FindReplica("Master") != nullptr ? "Master" : "Worker";
+    bool done = internal::CountsOf(states, driver).succeeded == job.Replicas(driver);
     return internal::Conclude(
         job, states, done,
         fmt::format("PaddleJob {} is successfully completed.", job.metadata.name));
   }
 
   bool IsMasterRole(const api::TrainingJob& job, const ReplicaRef& r) const override {
-    return Has(job, "Master") ? r.type == "Master" : r.type == "Worker" && r.index == 0;
+    return job.FindReplica("Master") != nullptr ? r.type == "Master"
+                                                : r.type == "Worker" && r.index == 0;
   }
 };
 

@@ -16,8 +16,6 @@
 namespace trainyard::frameworks {
 namespace {
 
-using internal::Has;
-
 // Whole CPUs the replica's pytorch container asks for (limit, else
 // request), at least 1.
 int32_t CpuCount(const api::TrainingJob& job, const ReplicaRef& replica) {
@@ -52,7 +50,7 @@ class PyTorch final : public Framework {
   Result<Env> InjectedEnv(const api::TrainingJob& job, const ReplicaRef& replica, size_t,
                           const Placement& placement) const override {
     Env env = {{"PYTHONUNBUFFERED", "1"}};
-    bool has_master = Has(job, "Master");
+    bool has_master = job.FindReplica("Master") != nullptr;
     bool elastic = job.spec.elastic_policy.has_value();
     if (has_master || !elastic) {
       ReplicaRef master = has_master ? ReplicaRef{"Master", 0} : ReplicaRef{"Worker", 0};
@@ -72,7 +70,7 @@ class PyTorch final : public Framework {
     env.emplace_back("PET_NPROC_PER_NODE",
                      std::to_string(ProcessesPerNode(job, replica, placement)));
     if (!elastic) {
-      env.emplace_back("PET_NNODES", std::to_string(internal::TotalReplicas(job)));
+      env.emplace_back("PET_NNODES", std::to_string(job.TotalReplicas()));
       return env;
     }
     const api::ElasticPolicy& policy = *job.spec.elastic_policy;
@@ -81,7 +79,7 @@ class PyTorch final : public Framework {
     env.emplace_back("PET_RDZV_ENDPOINT", fmt::format("{}:{}", host, port));
     env.emplace_back("PET_RDZV_BACKEND",
                      policy.rdzv_backend.empty() ? "c10d" : policy.rdzv_backend);
-    int32_t workers = internal::Replicas(job, "Worker");
+    int32_t workers = job.Replicas("Worker");
     env.emplace_back("PET_NNODES", fmt::format("{}:{}", policy.min_replicas.value_or(workers),
                                                policy.max_replicas.value_or(workers)));
     if (policy.max_restarts)
@@ -101,16 +99,15 @@ class PyTorch final : public Framework {
 
   Verdict Evaluate(const api::TrainingJob& job, const ReplicaStates& states) const override {
     const std::string& name = job.metadata.name;
-    if (Has(job, "Master")) {
-      bool done =
-          internal::CountsOf(states, "Master").succeeded == internal::Replicas(job, "Master");
+    if (job.FindReplica("Master") != nullptr) {
+      bool done = internal::CountsOf(states, "Master").succeeded == job.Replicas("Master");
       return internal::Conclude(job, states, done,
                                 fmt::format("PyTorchJob {} is successfully completed.", name));
     }
     int32_t succeeded = internal::CountsOf(states, "Worker").succeeded;
     // An elastic job is done when any worker finishes: the others have left
     // the rendezvous with it.
-    bool done = succeeded == internal::Replicas(job, "Worker") ||
+    bool done = succeeded == job.Replicas("Worker") ||
                 (job.spec.elastic_policy.has_value() && succeeded > 0);
     return internal::Conclude(
         job, states, done,
@@ -118,7 +115,8 @@ class PyTorch final : public Framework {
   }
 
   bool IsMasterRole(const api::TrainingJob& job, const ReplicaRef& r) const override {
-    return Has(job, "Master") ? r.type == "Master" : r.type == "Worker" && r.index == 0;
+    return job.FindReplica("Master") != nullptr ? r.type == "Master"
+                                                : r.type == "Worker" && r.index == 0;
   }
 };
 

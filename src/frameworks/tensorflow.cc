@@ -11,8 +11,6 @@
 namespace trainyard::frameworks {
 namespace {
 
-using internal::Has;
-
 // The replica types TF_CONFIG describes, in the order the success rules
 // examine them.
 const std::vector<std::string> kClusterTypes = {"Chief", "Evaluator", "Master", "PS", "Worker"};
@@ -29,7 +27,7 @@ std::string TfConfig(const api::TrainingJob& job, const ReplicaRef& replica,
   nlohmann::ordered_json config;
   bool sparse = job.spec.enable_dynamic_worker.value_or(false);
   for (const std::string& type : kClusterTypes) {
-    int32_t n = internal::Replicas(job, type);
+    int32_t n = job.Replicas(type);
     if (n == 0) continue;
     if (sparse && type == "Worker") {
       // Each worker sees only itself, keyed by index.
@@ -52,22 +50,24 @@ class TensorFlow final : public Framework {
  public:
   Result<Env> InjectedEnv(const api::TrainingJob& job, const ReplicaRef& replica,
                           size_t container_index, const Placement& placement) const override {
-    const api::ReplicaSpec* spec = internal::Spec(job, replica.type);
+    const api::ReplicaSpec* spec = job.FindReplica(replica.type);
     if (spec->template_.spec.containers[container_index].name != "tensorflow") return Env{};
     // A single-replica job is not distributed and gets no TF_CONFIG.
     int32_t replicas = 0;
-    for (const std::string& type : kClusterTypes) replicas += internal::Replicas(job, type);
+    for (const std::string& type : kClusterTypes) replicas += job.Replicas(type);
     if (replicas == 1) return Env{};
     return Env{{"TF_CONFIG", TfConfig(job, replica, placement)}};
   }
 
   Verdict Evaluate(const api::TrainingJob& job, const ReplicaStates& states) const override {
     bool done = false;
-    std::string chief = Has(job, "Chief") ? "Chief" : Has(job, "Master") ? "Master" : "";
+    std::string chief = job.FindReplica("Chief") != nullptr    ? "Chief"
+                        : job.FindReplica("Master") != nullptr ? "Master"
+                                                               : "";
     if (!chief.empty()) {
-      done = internal::CountsOf(states, chief).succeeded == internal::Replicas(job, chief);
+      done = internal::CountsOf(states, chief).succeeded == job.Replicas(chief);
     } else {
-      done = internal::CountsOf(states, "Worker").succeeded == internal::Replicas(job, "Worker");
+      done = internal::CountsOf(states, "Worker").succeeded == job.Replicas("Worker");
       // By default worker-0 finishing cleanly finishes the job.
       auto worker0 = states.find(ReplicaRef{"Worker", 0});
       if (job.spec.success_policy.value_or("") != "AllWorkers" && worker0 != states.end() &&
@@ -81,7 +81,8 @@ class TensorFlow final : public Framework {
   }
 
   bool IsMasterRole(const api::TrainingJob& job, const ReplicaRef& r) const override {
-    if (Has(job, "Chief") || Has(job, "Master")) return r.type == "Chief" || r.type == "Master";
+    if (job.FindReplica("Chief") != nullptr || job.FindReplica("Master") != nullptr)
+      return r.type == "Chief" || r.type == "Master";
     return r.type == "Worker" && r.index == 0;
   }
 };

@@ -13,8 +13,8 @@ class XGBoost final : public Framework {
                           const Placement& placement) const override {
     int master_port = placement.PortOf("Master", 0);
     if (master_port == 0) return FailedPreconditionError("port not found for Master-0");
-    int32_t total = internal::TotalReplicas(job);
-    int32_t masters = internal::Replicas(job, "Master");
+    int32_t total = job.TotalReplicas();
+    int32_t masters = job.Replicas("Master");
     int32_t rank = replica.type == "Worker" ? replica.index + masters : replica.index;
     Env env = {{"MASTER_PORT", std::to_string(master_port)},
                {"MASTER_ADDR", placement.host},
@@ -34,7 +34,7 @@ class XGBoost final : public Framework {
   }
 
   Verdict Evaluate(const api::TrainingJob& job, const ReplicaStates& states) const override {
-    bool done = internal::CountsOf(states, "Master").succeeded == internal::Replicas(job, "Master");
+    bool done = internal::CountsOf(states, "Master").succeeded == job.Replicas("Master");
     return internal::Conclude(
         job, states, done,
         fmt::format("XGBoostJob {} is successfully completed.", job.metadata.name));

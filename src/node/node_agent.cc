@@ -135,7 +135,7 @@ Status NodeAgent::OnExit(api::Pod& pod, Replica& replica, const runtime::ExitSta
     status.last_state.terminated = terminated;
     status.state = api::ContainerState{};
     status.state.waiting = api::ContainerStateWaiting{
-        .reason = "CrashLoopBackOff",
+        .reason = std::string(api::kRestartWaitReason),
         .message = fmt::format("back-off {}s restarting failed container",
                                std::chrono::duration_cast<std::chrono::seconds>(wait).count())};
     replica.restart_at = options_.clock->Now() + wait;

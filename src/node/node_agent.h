@@ -25,7 +25,6 @@ namespace trainyard::node {
 struct NodeAgentOptions {
   store::ObjectStore* store = nullptr;
   const Clock* clock = nullptr;
-  std::string node_name = "local";
   std::string host = "127.0.0.1";
   std::string logs_dir;             // <logs_dir>/<namespace>/<pod>/<container>.log
   std::string default_working_dir;  // for containers without workingDir

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "api/validation.h"
 #include "api/yaml.h"
 
 namespace trainyard::api::testing {
@@ -46,6 +47,26 @@ Object DecodeOk(const std::string& yaml) {
     return TrainingJob{};
   }
   return *decoded.object;
+}
+
+Object ValidObject(const std::string& yaml) {
+  CheckedObject checked = DecodeAndValidate(ParseOne(yaml));
+  for (const FieldError& e : checked.result.errors) ADD_FAILURE() << e.ToString();
+  if (!checked.object) {
+    ADD_FAILURE() << "not decoded";
+    return TrainingJob{};
+  }
+  return *checked.object;
+}
+
+TrainingJob ValidTrainingJob(const std::string& yaml) {
+  Object object = ValidObject(yaml);
+  auto* job = std::get_if<TrainingJob>(&object);
+  if (job == nullptr) {
+    ADD_FAILURE() << "not a kubeflow.org/v1 job";
+    return TrainingJob{};
+  }
+  return *job;
 }
 
 std::vector<std::string> ErrorStrings(const FieldErrors& errors) {

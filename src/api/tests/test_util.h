@@ -25,6 +25,10 @@ Json ParseOne(const std::string& yaml);
 // Decodes, fails the test on decode errors.
 Object DecodeOk(const std::string& yaml);
 
+// Decodes, defaults and validates one object; fails the test when invalid.
+Object ValidObject(const std::string& yaml);
+TrainingJob ValidTrainingJob(const std::string& yaml);
+
 std::vector<std::string> ErrorStrings(const FieldErrors& errors);
 
 // Manifest-level equality: key order ignored, and a quantity written as a

@@ -19,5 +19,13 @@ TEST(ClockTest, FormatsRfc3339InUtc) {
   EXPECT_EQ(FormatRfc3339(TimePoint(std::chrono::seconds(1'700'000'000))), "2023-11-14T22:13:20Z");
 }
 
+TEST(ClockTest, ParsesWhatItFormats) {
+  TimePoint t(std::chrono::seconds(1'700'000'000));
+  EXPECT_EQ(ParseRfc3339(FormatRfc3339(t)), t);
+  EXPECT_EQ(ParseRfc3339("2023-11-14T22:13:20"), std::nullopt);
+  EXPECT_EQ(ParseRfc3339("2023-11-14T22:13:20Zjunk"), std::nullopt);
+  EXPECT_EQ(ParseRfc3339(""), std::nullopt);
+}
+
 }  // namespace
 }  // namespace trainyard

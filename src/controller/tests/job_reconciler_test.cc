@@ -72,7 +72,7 @@ class JobReconcilerTest : public ::testing::Test {
     if (phase == "Succeeded" || phase == "Failed") {
       c.state.terminated = api::ContainerStateTerminated{.exit_code = exit_code};
     } else if (waiting_to_restart) {
-      c.state.waiting = api::ContainerStateWaiting{.reason = std::string(kRestartWaitReason)};
+      c.state.waiting = api::ContainerStateWaiting{.reason = std::string(api::kRestartWaitReason)};
       c.last_state.terminated = api::ContainerStateTerminated{.exit_code = exit_code};
     } else {
       c.state.running = api::ContainerStateRunning{.started_at = FormatRfc3339(clock_.Now())};
@@ -164,6 +164,15 @@ TEST_F(JobReconcilerTest, RunningThenSucceededStopsWhatStillRuns) {
   EXPECT_THAT(Pods(), ElementsAre("mnist-master-0", "mnist-worker-0"));
   api::TrainingJob job = Job();
   EXPECT_EQ(FindCondition(job.status.conditions, "Running")->status, "False");
+}
+
+TEST_F(JobReconcilerTest, AFinishedJobGivesItsPortsBack) {
+  Submit(PyTorch());
+  Reconcile();
+  EXPECT_THAT(ports_.released(), IsEmpty());
+  SetPod("mnist-master-0", "Succeeded");
+  Reconcile();
+  EXPECT_THAT(ports_.released(), ElementsAre(30000, 30001, 30002));
 }
 
 TEST_F(JobReconcilerTest, CleanPodPolicyAllRemovesEveryPod) {

@@ -3,18 +3,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "api/validation.h"
-#include "api/yaml.h"
+#include "api/tests/test_util.h"
 
 namespace trainyard::controller {
 namespace {
 
 api::TrainingJob Job(const std::string& yaml) {
-  auto docs = api::ParseManifests(yaml, "job.yaml");
-  api::CheckedObject checked = api::DecodeAndValidate((*docs)[0].value);
-  for (const FieldError& e : checked.result.errors) ADD_FAILURE() << e.ToString();
-  api::TrainingJob job = std::get<api::TrainingJob>(*checked.object);
-  job.metadata.uid = "uid-1";
+  api::TrainingJob job = api::testing::ValidTrainingJob(yaml);
+  job.metadata.uid = "uid-1";  // as if stored
   return job;
 }
 

@@ -11,8 +11,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "api/validation.h"
-#include "api/yaml.h"
+#include "api/tests/test_util.h"
 #include "controller/conditions.h"
 
 namespace trainyard::engine {
@@ -41,10 +40,7 @@ class EngineTest : public ::testing::Test {
   }
 
   store::ObjectKey Submit(const std::string& yaml) {
-    auto docs = api::ParseManifests(yaml, "job.yaml");
-    api::CheckedObject checked = api::DecodeAndValidate((*docs)[0].value);
-    for (const FieldError& e : checked.result.errors) ADD_FAILURE() << e.ToString();
-    return *engine_->Submit(*checked.object);
+    return *engine_->Submit(api::testing::ValidObject(yaml));
   }
 
   api::TrainingJob Job(const store::ObjectKey& key) {

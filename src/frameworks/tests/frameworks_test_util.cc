@@ -7,14 +7,6 @@
 
 namespace trainyard::frameworks::testing {
 
-api::TrainingJob Job(const std::string& yaml) {
-  auto docs = api::ParseManifests(yaml, "job.yaml");
-  EXPECT_TRUE(docs.ok()) << docs.status().ToString();
-  api::CheckedObject checked = api::DecodeAndValidate((*docs)[0].value);
-  for (const FieldError& e : checked.result.errors) ADD_FAILURE() << e.ToString();
-  return std::get<api::TrainingJob>(*checked.object);
-}
-
 Placement LocalPlacement(const api::TrainingJob& job) {
   Placement placement;
   int port = 20000;

@@ -3,13 +3,16 @@
 
 #include <string>
 
+#include "api/tests/test_util.h"
 #include "api/training_job.h"
 #include "frameworks/framework.h"
 
 namespace trainyard::frameworks::testing {
 
 // Decodes, defaults and validates a job; fails the test when it is invalid.
-api::TrainingJob Job(const std::string& yaml);
+inline api::TrainingJob Job(const std::string& yaml) {
+  return api::testing::ValidTrainingJob(yaml);
+}
 
 // Ports 20000, 20001, ... to every replica in AllReplicas() order.
 Placement LocalPlacement(const api::TrainingJob& job);
