@@ -31,7 +31,7 @@ asan:
 	# The PyTorch example runs uninstrumented Python; it runs in `unit`. Under
 	# this pass its rank 0 was twice seen hanging at teardown (an open issue,
 	# see docs/run.md), so it is left out here.
-	cd build-asan && ctest --output-on-failure -j2 -E ThePyTorchExample
+	cd build-asan && ctest --output-on-failure -j2 -E ExamplesE2eTest
 
 fuzz:
 	scripts/fuzz.sh

@@ -9,7 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev clang-format
   # What the examples and their end-to-end tests train with.
-  python3 python3-torch python3-sklearn
+  python3 python3-torch python3-sklearn python3-xgboost openmpi-bin python3-mpi4py
 )
 
 missing=()

@@ -85,14 +85,21 @@ class PyTorch final : public Framework {
     if (policy.max_restarts)
       env.emplace_back("PET_MAX_RESTARTS", std::to_string(*policy.max_restarts));
     if (!policy.rdzv_id.empty()) env.emplace_back("PET_RDZV_ID", policy.rdzv_id);
-    if (!policy.rdzv_conf.empty()) {
-      std::string conf;
-      for (const api::RdzvConf& kv : policy.rdzv_conf) {
-        if (!conf.empty()) conf += ',';
-        conf += kv.key + "=" + kv.value;
-      }
-      env.emplace_back("PET_RDZV_CONF", conf);
+    std::string conf;
+    bool user_is_host = false;
+    for (const api::RdzvConf& kv : policy.rdzv_conf) {
+      if (!conf.empty()) conf += ',';
+      conf += kv.key + "=" + kv.value;
+      user_is_host |= kv.key == "is_host";
     }
+    // On Kubernetes only worker-0's hostname matches the rendezvous host, so
+    // only it serves c10d's store; here every replica's host is 127.0.0.1,
+    // so say which one serves, unless the user already did.
+    if (policy.rdzv_host.empty() && !user_is_host) {
+      if (!conf.empty()) conf += ',';
+      conf += replica.type == "Worker" && replica.index == 0 ? "is_host=true" : "is_host=false";
+    }
+    if (!conf.empty()) env.emplace_back("PET_RDZV_CONF", conf);
     if (policy.standalone.value_or(false)) env.emplace_back("PET_STANDALONE", "");
     return env;
   }

@@ -140,31 +140,5 @@ spec:
   EXPECT_THAT(Output(), ::testing::HasSubstr("interrupted: stopping every replica"));
 }
 
-// The README's main example: DistributedDataParallel over gloo with
-// Debian's python3-torch, three real processes.
-TEST_F(RunE2eTest, ThePyTorchExampleTrainsToItsAccuracyAndRanksAgree) {
-  if (system("/usr/bin/python3 -c 'import torch, sklearn' 2>/dev/null") != 0) {
-    GTEST_SKIP() << "python3-torch and python3-sklearn are not installed (scripts/install-deps.sh)";
-  }
-  std::string source = TRAINYARD_SOURCE_DIR;
-  std::vector<std::string> argv = {TRAINYARD_BINARY, "run", "--home", (dir_ / "home").string(),
-                                   source + "/examples/pytorch-digits.yaml"};
-  Result<runtime::Process> p = runtime::Process::Start({.argv = argv,
-                                                        .env = {{"PATH", "/usr/bin:/bin"}},
-                                                        .working_dir = source,
-                                                        .log_path = (dir_ / "out").string()});
-  ASSERT_TRUE(p.ok()) << p.status().ToString();
-  std::optional<runtime::ExitStatus> status = p->WaitFor(std::chrono::seconds(300));
-  ASSERT_TRUE(status.has_value());
-  std::string out = Output();
-  EXPECT_EQ(status->exit_code, 0) << out;
-  for (const char* replica : {"[master-0] ", "[worker-0] ", "[worker-1] "}) {
-    EXPECT_THAT(out, ::testing::ContainsRegex(std::string("\\") + replica +
-                                              "test accuracy 0\\.9[0-9]+, weights [0-9a-f]+, "
-                                              "all ranks agree"));
-  }
-  EXPECT_THAT(out, ::testing::HasSubstr("Succeeded after"));
-}
-
 }  // namespace
 }  // namespace trainyard::cli

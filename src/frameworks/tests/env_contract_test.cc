@@ -116,9 +116,38 @@ spec:
                   {"PET_NNODES", "1:3"},
                   {"PET_MAX_RESTARTS", "100"},
                   {"PET_RDZV_ID", "run-1"},
-                  {"PET_RDZV_CONF", "timeout=900,read_timeout=60"},
+                  {"PET_RDZV_CONF", "timeout=900,read_timeout=60,is_host=false"},
                   {"PET_STANDALONE", ""}};
   EXPECT_EQ(EnvOf(job, "Worker", 1, LocalPlacement(job)), expected);
+}
+
+// Every replica's host is 127.0.0.1, so torchrun cannot tell from its
+// hostname which replica serves the c10d store, as it does on Kubernetes:
+// worker-0 is told, and the user's own is_host wins.
+TEST(PyTorchEnvTest, ElasticWorkerZeroServesTheRendezvous) {
+  auto job_with = [](const std::string& policy_extra) {
+    return Job(R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: e}
+spec:
+  elasticPolicy: {minReplicas: 1, maxReplicas: 2)" + policy_extra + R"(}
+  pytorchReplicaSpecs:
+    Worker: {replicas: 2, template: {spec: {containers: [{name: pytorch, image: i}]}}}
+)");
+  };
+  auto conf = [](const Env& env) {
+    for (const auto& [name, value] : env)
+      if (name == "PET_RDZV_CONF") return value;
+    return std::string("<unset>");
+  };
+  api::TrainingJob job = job_with("");
+  EXPECT_EQ(conf(EnvOf(job, "Worker", 0, LocalPlacement(job))), "is_host=true");
+  EXPECT_EQ(conf(EnvOf(job, "Worker", 1, LocalPlacement(job))), "is_host=false");
+  api::TrainingJob own = job_with(", rdzvConf: [{key: is_host, value: \"false\"}]");
+  EXPECT_EQ(conf(EnvOf(own, "Worker", 0, LocalPlacement(own))), "is_host=false");
+  api::TrainingJob remote = job_with(", rdzvHost: h");
+  EXPECT_EQ(conf(EnvOf(remote, "Worker", 0, LocalPlacement(remote))), "<unset>");
 }
 
 TEST(TensorFlowEnvTest, TfConfigListsEveryReplicaWithItsOwnPort) {

@@ -1,0 +1,107 @@
+// Every example under examples/ run as a user runs it: the real binary,
+// Debian's Python packages, real processes. Each one skips, with the
+// package to install, when that package is missing.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "runtime/local/process.h"
+
+namespace trainyard::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool PythonHas(const std::string& modules) {
+  return system(("/usr/bin/python3 -c 'import " + modules + "' 2>/dev/null").c_str()) == 0;
+}
+
+class ExamplesE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    home_ = fs::temp_directory_path() /
+            ("trainyard-examples-e2e-" + std::to_string(getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(home_);
+    fs::create_directories(home_);
+  }
+  void TearDown() override { fs::remove_all(home_); }
+
+  // Runs examples/<manifest> from the source tree, as the README does, and
+  // returns everything `trainyard run` printed; expects exit code 0.
+  std::string RunExample(const std::string& manifest) {
+    std::string source = TRAINYARD_SOURCE_DIR;
+    std::vector<std::string> argv = {TRAINYARD_BINARY, "run", "--home", (home_ / "home").string(),
+                                     source + "/examples/" + manifest};
+    Result<runtime::Process> p = runtime::Process::Start({.argv = argv,
+                                                          .env = {{"PATH", "/usr/bin:/bin"}},
+                                                          .working_dir = source,
+                                                          .log_path = (home_ / "out").string()});
+    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    if (!p.ok()) return "";
+    std::optional<runtime::ExitStatus> status = p->WaitFor(std::chrono::seconds(300));
+    EXPECT_TRUE(status.has_value()) << manifest << " did not finish in 300 s";
+    std::ifstream in(home_ / "out");
+    std::stringstream out;
+    out << in.rdbuf();
+    EXPECT_EQ(status ? status->exit_code : -1, 0) << out.str();
+    EXPECT_THAT(out.str(), ::testing::HasSubstr("Succeeded after"));
+    return out.str();
+  }
+
+  fs::path home_;
+};
+
+// `line` printed by each of `replicas`, its prefix escaped for the regex.
+void ExpectEachPrinted(const std::string& out, const std::vector<std::string>& replicas,
+                       const std::string& line) {
+  for (const std::string& replica : replicas) {
+    EXPECT_THAT(out, ::testing::ContainsRegex("\\[" + replica + "\\] " + line)) << replica;
+  }
+}
+
+// The README's main example: DistributedDataParallel over gloo, three ranks.
+TEST_F(ExamplesE2eTest, PyTorchDdpReachesItsAccuracyAndRanksAgree) {
+  if (!PythonHas("torch, sklearn")) GTEST_SKIP() << "needs python3-torch and python3-sklearn";
+  std::string out = RunExample("pytorch-digits.yaml");
+  ExpectEachPrinted(out, {"master-0", "worker-0", "worker-1"},
+                    "test accuracy 0\\.9[0-9]+, weights [0-9a-f]+, all ranks agree");
+}
+
+// torchrun in each worker, meeting through c10d rendezvous on worker-0.
+TEST_F(ExamplesE2eTest, ElasticTorchrunWorkersRendezvousAndAgree) {
+  if (!PythonHas("torch, sklearn")) GTEST_SKIP() << "needs python3-torch and python3-sklearn";
+  std::string out = RunExample("pytorch-elastic.yaml");
+  ExpectEachPrinted(out, {"worker-0", "worker-1"}, "rank [01]/2 joined");
+  ExpectEachPrinted(out, {"worker-0", "worker-1"},
+                    "test accuracy 0\\.9[0-9]+, weights [0-9a-f]+, all ranks agree");
+}
+
+// Three xgboost workers, the Master among them, join the Master's tracker.
+TEST_F(ExamplesE2eTest, XGBoostWorkersJoinOneTrackerAndAgree) {
+  if (!PythonHas("xgboost, sklearn")) GTEST_SKIP() << "needs python3-xgboost and python3-sklearn";
+  std::string out = RunExample("xgboost.yaml");
+  ExpectEachPrinted(out, {"master-0", "worker-0", "worker-1"},
+                    "rank [0-2]/3 joined the tracker at 127\\.0\\.0\\.1:[0-9]+");
+  ExpectEachPrinted(out, {"master-0", "worker-0", "worker-1"},
+                    "test accuracy 0\\.9[0-9]+, model [0-9a-f]+, world 3, all ranks agree");
+}
+
+TEST_F(ExamplesE2eTest, TFConfigAddressesReachTheReplicasTheyName) {
+  std::string out = RunExample("tfjob.yaml");
+  ExpectEachPrinted(out, {"ps-0", "worker-0", "worker-1"},
+                    "[a-z]+-[0-9]: TF_CONFIG names 3 replicas, reached all 2 peers");
+}
+
+TEST_F(ExamplesE2eTest, JaxProcessesMeetTheirCoordinator) {
+  std::string out = RunExample("jaxjob.yaml");
+  ExpectEachPrinted(out, {"worker-0", "worker-1", "worker-2"},
+                    "process [0-2]/3 met the coordinator at 127\\.0\\.0\\.1:[0-9]+");
+}
+
+}  // namespace
+}  // namespace trainyard::cli
