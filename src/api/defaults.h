@@ -15,6 +15,7 @@ namespace trainyard::api {
 void SetDefaults(Object& object);
 void SetDefaults(TrainingJob& job);
 void SetDefaults(BatchJob& job);
+inline void SetDefaults(ConfigMap&) {}  // Kubernetes defaults nothing in one
 
 // The cleanPodPolicy in force: MPIJob's legacy spec.cleanPodPolicy yields to
 // runPolicy's, as upstream's reconciler syncs them.

@@ -83,6 +83,7 @@ std::vector<std::string> SupportedKindNames() {
   std::vector<std::string> names;
   for (const KindInfo& info : AllKinds()) names.emplace_back(info.name);
   names.emplace_back("Job");
+  names.emplace_back("ConfigMap");
   return names;
 }
 

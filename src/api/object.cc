@@ -67,6 +67,34 @@ BatchJob DecodeBatchJob(const Json& doc, FieldErrors& errors) {
   return job;
 }
 
+// A ConfigMap has no spec: its data sits at the top.
+ConfigMap DecodeConfigMap(const Json& doc, FieldErrors& errors) {
+  ConfigMap map;
+  HandleUnknownKeys(doc, FieldPath(),
+                    {"apiVersion", "kind", "metadata", "data", "binaryData", "immutable"}, nullptr,
+                    errors);
+  auto decode = [&](const char* key, auto& field) {
+    auto it = doc.find(key);
+    if (it != doc.end() && !it->is_null()) Decode(*it, FieldPath(key), field, errors);
+  };
+  decode("metadata", map.metadata);
+  decode("data", map.data);
+  decode("binaryData", map.binary_data);
+  decode("immutable", map.immutable);
+  return map;
+}
+
+Json EncodeConfigMap(const ConfigMap& map) {
+  Json out = Json::object();
+  out["apiVersion"] = kCoreGroupVersion;
+  out["kind"] = "ConfigMap";
+  out["metadata"] = Encode(map.metadata);
+  if (!map.data.empty()) out["data"] = Encode(map.data);
+  if (!map.binary_data.empty()) out["binaryData"] = Encode(map.binary_data);
+  if (map.immutable) out["immutable"] = *map.immutable;
+  return out;
+}
+
 // Checks apiVersion against the one `kind` lives in.
 void CheckApiVersion(const Json& doc, std::string_view expected, FieldErrors& errors) {
   auto it = doc.find("apiVersion");
@@ -85,12 +113,16 @@ void CheckApiVersion(const Json& doc, std::string_view expected, FieldErrors& er
 
 std::string_view KindName(const Object& object) {
   return std::visit(Overloaded{[](const TrainingJob& j) { return j.info().name; },
-                               [](const BatchJob&) { return std::string_view("Job"); }},
+                               [](const BatchJob&) { return std::string_view("Job"); },
+                               [](const ConfigMap&) { return std::string_view("ConfigMap"); }},
                     object);
 }
 
 std::string_view ApiVersion(const Object& object) {
-  return std::holds_alternative<BatchJob>(object) ? kBatchGroupVersion : kKubeflowGroupVersion;
+  return std::visit(Overloaded{[](const TrainingJob&) { return kKubeflowGroupVersion; },
+                               [](const BatchJob&) { return kBatchGroupVersion; },
+                               [](const ConfigMap&) { return kCoreGroupVersion; }},
+                    object);
 }
 
 const ObjectMeta& Metadata(const Object& object) {
@@ -122,6 +154,11 @@ DecodeResult DecodeObject(const Json& doc) {
     return result;
   }
   std::string kind = kind_it->get<std::string>();
+  if (kind == "ConfigMap") {
+    CheckApiVersion(doc, kCoreGroupVersion, result.errors);
+    result.object = DecodeConfigMap(doc, result.errors);
+    return result;
+  }
   CheckTopLevelKeys(doc, result.errors);
   if (std::optional<JobKind> job_kind = JobKindFromName(kind)) {
     CheckApiVersion(doc, kKubeflowGroupVersion, result.errors);
@@ -147,7 +184,8 @@ Json EncodeObject(const Object& object) {
                  [](const BatchJob& job) {
                    return EncodeTop(kBatchGroupVersion, "Job", job.metadata, Encode(job.spec),
                                     Encode(job.status));
-                 }},
+                 },
+                 [](const ConfigMap& map) { return EncodeConfigMap(map); }},
       object);
 }
 

@@ -7,13 +7,14 @@
 #include <variant>
 
 #include "api/batch_job.h"
+#include "api/config_map.h"
 #include "api/json.h"
 #include "api/training_job.h"
 #include "common/field_path.h"
 
 namespace trainyard::api {
 
-using Object = std::variant<TrainingJob, BatchJob>;
+using Object = std::variant<TrainingJob, BatchJob, ConfigMap>;
 
 std::string_view KindName(const Object& object);
 std::string_view ApiVersion(const Object& object);

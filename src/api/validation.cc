@@ -25,14 +25,18 @@ void ValidateLabels(const std::map<std::string, std::string>& labels, const Fiel
   }
 }
 
-void ValidateObjectMeta(const ObjectMeta& meta, ValidationResult& out) {
+void ValidateObjectMeta(const ObjectMeta& meta, NameRule rule, ValidationResult& out) {
   FieldPath path("metadata");
+  auto name_problems = [&](std::string_view name) {
+    return rule == NameRule::kDns1035Label ? Dns1035LabelProblems(name)
+                                           : Dns1123SubdomainProblems(name);
+  };
   if (meta.name.empty() && meta.generate_name.empty()) {
     out.errors.push_back(
         FieldError::Required(path.Child("name"), "name or generateName is required"));
   }
   if (!meta.name.empty()) {
-    NameProblems problems = Dns1035LabelProblems(meta.name);
+    NameProblems problems = name_problems(meta.name);
     if (!problems.empty()) {
       out.errors.push_back(FieldError::Invalid(path.Child("name"), meta.name,
                                                "should match: " + Join(problems, ",")));
@@ -40,7 +44,7 @@ void ValidateObjectMeta(const ObjectMeta& meta, ValidationResult& out) {
   } else if (!meta.generate_name.empty()) {
     // A generated name appends five characters to the prefix.
     std::string sample = meta.generate_name + "abcde";
-    NameProblems problems = Dns1035LabelProblems(sample);
+    NameProblems problems = name_problems(sample);
     if (!problems.empty()) {
       out.errors.push_back(FieldError::Invalid(path.Child("generateName"), meta.generate_name,
                                                "should match: " + Join(problems, ",")));
@@ -68,14 +72,20 @@ void ValidateObjectMeta(const ObjectMeta& meta, ValidationResult& out) {
 
 ValidationResult Validate(const Object& object) {
   ValidationResult out;
-  internal::ValidateObjectMeta(Metadata(object), out);
+  bool is_config_map = std::holds_alternative<ConfigMap>(object);
+  internal::ValidateObjectMeta(
+      Metadata(object),
+      is_config_map ? internal::NameRule::kDns1123Subdomain : internal::NameRule::kDns1035Label,
+      out);
   std::visit(
       [&](const auto& o) {
         using T = std::decay_t<decltype(o)>;
         if constexpr (std::is_same_v<T, TrainingJob>) {
           internal::ValidateTrainingJob(o, out);
-        } else {
+        } else if constexpr (std::is_same_v<T, BatchJob>) {
           internal::ValidateBatchJob(o, out);
+        } else {
+          internal::ValidateConfigMap(o, out);
         }
       },
       object);

@@ -10,7 +10,10 @@
 
 namespace trainyard::api::internal {
 
-void ValidateObjectMeta(const ObjectMeta& meta, ValidationResult& out);
+// Job names are DNS-1035 labels (upstream's rule, as they name services);
+// other objects' names DNS-1123 subdomains.
+enum class NameRule { kDns1035Label, kDns1123Subdomain };
+void ValidateObjectMeta(const ObjectMeta& meta, NameRule rule, ValidationResult& out);
 // Label-style maps (labels, nodeSelector): qualified-name keys, label values.
 void ValidateLabels(const std::map<std::string, std::string>& labels, const FieldPath& path,
                     ValidationResult& out);
@@ -26,6 +29,7 @@ void ValidateResourceList(const ResourceList& list, const FieldPath& path, Valid
 
 void ValidateTrainingJob(const TrainingJob& job, ValidationResult& out);
 void ValidateBatchJob(const BatchJob& job, ValidationResult& out);
+void ValidateConfigMap(const ConfigMap& map, ValidationResult& out);
 
 // Helpers for "must be greater than or equal to N" style bounds.
 template <class Int>

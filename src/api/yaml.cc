@@ -60,11 +60,25 @@ std::optional<double> FiniteDouble(const std::string& s) {
   return v;
 }
 
-// YAML 1.2 core schema resolution of a plain (unquoted) scalar.
+// "0644" as kubectl reads it: Go's ParseInt with base 0 makes a leading
+// zero octal, and manifests write file modes that way (defaultMode: 0644).
+std::optional<int64_t> LeadingZeroOctal(std::string_view s) {
+  bool negative = !s.empty() && s[0] == '-';
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
+  if (s.size() < 2 || s[0] != '0') return std::nullopt;
+  int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(s.data() + 1, s.data() + s.size(), v, 8);
+  if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
+  return negative ? -v : v;
+}
+
+// YAML 1.2 core schema resolution of a plain (unquoted) scalar, except
+// that a leading zero means octal, as for kubectl.
 Json ResolvePlainScalar(const std::string& s) {
   if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
   if (s == "true" || s == "True" || s == "TRUE") return true;
   if (s == "false" || s == "False" || s == "FALSE") return false;
+  if (IsIntText(s) && LeadingZeroOctal(s)) return *LeadingZeroOctal(s);
   if (IsIntText(s)) {
     int64_t v = 0;
     const char* begin = s.data() + (s[0] == '+' ? 1 : 0);

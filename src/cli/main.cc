@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "cli/exec_command.h"
 #include "cli/run_command.h"
 #include "cli/validate_command.h"
 
@@ -36,6 +37,19 @@ int main(int argc, char** argv) {
                       "Where runs keep their state and logs (default: $TRAINYARD_HOME, else "
                       "~/.local/state/trainyard)");
 
+  trainyard::cli::ExecOptions exec;
+  CLI::App* exec_cmd = app.add_subcommand(
+      "exec",
+      "Run a command inside a running replica: its env, working directory and process group");
+  exec_cmd->add_option("pod", exec.pod, "The replica's pod name, e.g. mnist-worker-0")->required();
+  exec_cmd->add_option("command", exec.command, "The command and its arguments, after --")
+      ->required();
+  exec_cmd->add_option("-n,--namespace", exec.namespace_, "The pod's namespace")
+      ->capture_default_str();
+  exec_cmd->add_option("--state", exec.state,
+                       "The run's state directory (default: the newest run under --home)");
+  exec_cmd->add_option("--home", exec.home, "As for run");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -44,5 +58,6 @@ int main(int argc, char** argv) {
   }
   if (validate_cmd->parsed()) return trainyard::cli::RunValidate(validate, std::cout, std::cerr);
   if (run_cmd->parsed()) return trainyard::cli::RunRun(run);
+  if (exec_cmd->parsed()) return trainyard::cli::RunExec(exec);
   return 0;
 }

@@ -145,31 +145,40 @@ std::string DefaultHome() {
 int RunRun(const RunOptions& options) {
   LoadedManifests loaded = LoadManifests(options.paths, std::cerr);
   if (!CheckRunnable(loaded)) return 1;
-  if (loaded.objects.empty()) {
-    std::cerr << "trainyard run: no objects to run\n";
+  bool has_job = std::any_of(loaded.objects.begin(), loaded.objects.end(), [](const auto& o) {
+    return !std::holds_alternative<api::ConfigMap>(*o.checked.object);
+  });
+  if (!has_job) {
+    std::cerr << "trainyard run: no jobs to run\n";
     return 1;
   }
   std::string home = options.home.empty() ? DefaultHome() : options.home;
   std::error_code ec;
   std::string state_dir = home + "/runs/" + RunDirName(RealClock::Get().Now());
-  Result<std::unique_ptr<engine::Engine>> created =
-      engine::Engine::Create({.state_dir = state_dir,
-                              .working_dir = std::filesystem::current_path(ec).string(),
-                              .base_env = BaseEnv()});
+  Result<std::unique_ptr<engine::Engine>> created = engine::Engine::Create(
+      {.state_dir = state_dir,
+       .working_dir = std::filesystem::current_path(ec).string(),
+       .base_env = BaseEnv(),
+       .exec_program = std::filesystem::read_symlink("/proc/self/exe", ec).string()});
   if (!created.ok()) {
     std::cerr << "trainyard run: " << created.status().message() << '\n';
     return 1;
   }
   engine::Engine& engine = **created;
   std::vector<JobView> jobs;
-  for (const LoadedObject& object : loaded.objects) {
-    Result<store::ObjectKey> key = engine.Submit(*object.checked.object);
-    if (!key.ok()) {
-      std::cerr << fmt::format("{}: {}: {}\n", object.where, object.Describe(),
-                               key.status().message());
-      return 1;
+  // ConfigMaps go first, so that no replica starts before what it mounts.
+  for (bool want_jobs : {false, true}) {
+    for (const LoadedObject& object : loaded.objects) {
+      bool is_job = !std::holds_alternative<api::ConfigMap>(*object.checked.object);
+      if (is_job != want_jobs) continue;
+      Result<store::ObjectKey> key = engine.Submit(*object.checked.object);
+      if (!key.ok()) {
+        std::cerr << fmt::format("{}: {}: {}\n", object.where, object.Describe(),
+                                 key.status().message());
+        return 1;
+      }
+      if (is_job) jobs.push_back({.key = *key});
     }
-    jobs.push_back({.key = *key});
   }
 
   g_engine = &engine;

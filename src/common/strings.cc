@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 
 namespace trainyard {
 
@@ -51,6 +52,40 @@ std::optional<std::string> ClosestMatch(std::string_view word,
     }
   }
   return best;
+}
+
+std::string ShellQuote(std::string_view s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::optional<std::string> Base64Decode(std::string_view text) {
+  if (text.size() % 4 != 0) return std::nullopt;
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::string out;
+  out.reserve(text.size() / 4 * 3);
+  for (size_t i = 0; i < text.size(); i += 4) {
+    bool last = i + 4 == text.size();
+    size_t padding = !last ? 0 : text.substr(i + 2) == "==" ? 2 : text[i + 3] == '=' ? 1 : 0;
+    uint32_t group = 0;
+    for (size_t j = 0; j < 4; ++j) {
+      int v = j < 4 - padding ? value(text[i + j]) : 0;
+      if (v < 0) return std::nullopt;
+      group = group << 6 | static_cast<uint32_t>(v);
+    }
+    out.push_back(static_cast<char>(group >> 16));
+    if (padding < 2) out.push_back(static_cast<char>(group >> 8 & 0xff));
+    if (padding < 1) out.push_back(static_cast<char>(group & 0xff));
+  }
+  return out;
 }
 
 }  // namespace trainyard

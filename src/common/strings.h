@@ -21,4 +21,11 @@ size_t EditDistance(std::string_view a, std::string_view b);
 std::optional<std::string> ClosestMatch(std::string_view word,
                                         const std::vector<std::string>& candidates);
 
+// `s` as one word for /bin/sh: single-quoted, each ' written '\''.
+std::string ShellQuote(std::string_view s);
+
+// Standard base64 with padding (RFC 4648 section 4), as Kubernetes keeps a
+// ConfigMap's binaryData and a Secret's data; nullopt when malformed.
+std::optional<std::string> Base64Decode(std::string_view text);
+
 }  // namespace trainyard

@@ -10,6 +10,7 @@
 #include "api/pod_object.h"
 #include "common/strings.h"
 #include "controller/conditions.h"
+#include "controller/mpi_config.h"
 #include "controller/pod_state.h"
 #include "controller/replica_pod.h"
 #include "frameworks/framework.h"
@@ -101,6 +102,10 @@ api::Json PortsOf(const api::TrainingJob& job) {
 Result<frameworks::Placement> PlacementOf(Context& ctx) {
   frameworks::Placement placement;
   placement.host = ctx.options.host;
+  if (ctx.job.kind == api::JobKind::kMPIJob) {
+    placement.mpi_hostfile = std::string(kMpiConfigDir) + "/hostfile";
+    placement.mpi_rsh_agent = std::string(kMpiConfigDir) + "/kubexec.sh";
+  }
   api::Json ports = PortsOf(ctx.job);
   auto& annotations = ctx.job.metadata.annotations;
   bool allocated = false;
@@ -139,11 +144,30 @@ int32_t Recreations(const api::Pod& pod) {
   return it == pod.metadata.annotations.end() ? 0 : std::stoi(it->second);
 }
 
+store::ObjectKey MpiConfigKey(const api::ObjectMeta& job) {
+  return {"ConfigMap", job.namespace_, job.name + "-config"};
+}
+
+// An MPIJob's /etc/mpi: created before its pods, kept in step with its
+// replica counts.
+Status ReconcileMpiConfig(Context& ctx) {
+  if (ctx.job.kind != api::JobKind::kMPIJob) return OkStatus();
+  api::Json want = api::EncodeObject(MpiConfigMap(ctx.job, ctx.options.exec_command));
+  Result<api::Json> have = ctx.options.store->Get(MpiConfigKey(ctx.job.metadata));
+  if (have.status().code() == StatusCode::kNotFound)
+    return ctx.options.store->Create(want).status();
+  if (!have.ok()) return have.status();
+  if (have->value("data", api::Json::object()) == want["data"]) return OkStatus();
+  (*have)["data"] = want["data"];
+  return ctx.options.store->Update(*have).status();
+}
+
 // Creates missing replicas, re-creates ExitCode replicas that failed with a
 // retryable code, and removes pods no replica owns (scale down).
 Status ReconcilePods(Context& ctx) {
   for (const api::Pod& stray : ctx.strays) RETURN_IF_ERROR(DeletePod(ctx, stray));
   ctx.strays.clear();
+  RETURN_IF_ERROR(ReconcileMpiConfig(ctx));
   ASSIGN_OR_RETURN(frameworks::Placement placement, PlacementOf(ctx));
   for (const ReplicaRef& r : frameworks::AllReplicas(ctx.job)) {
     auto it = ctx.pods.find(r);
@@ -320,8 +344,13 @@ Result<ReconcileResult> ReconcileActive(Context& ctx) {
   return ReconcileResult{deadline_left};
 }
 
-// The job is gone: so are its pods.
+// The job is gone: so are its pods (and an MPIJob's config).
 Status DeleteOrphans(const ReconcilerOptions& options, const store::ObjectKey& key) {
+  if (key.kind == "MPIJob") {
+    Result<api::Json> gone =
+        options.store->Delete({"ConfigMap", key.namespace_, key.name + "-config"});
+    if (!gone.ok() && gone.status().code() != StatusCode::kNotFound) return gone.status();
+  }
   ASSIGN_OR_RETURN(store::ObjectStore::ListResult list, options.store->List("Pod", key.namespace_));
   for (const api::Json& doc : list.items) {
     Result<api::Pod> pod = api::DecodePod(doc);

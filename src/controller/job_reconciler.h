@@ -31,6 +31,9 @@ struct ReconcilerOptions {
   const Clock* clock = nullptr;
   PortAllocator* ports = nullptr;
   std::string host = "127.0.0.1";
+  // What an MPIJob's rsh agent runs a command in a replica with; see
+  // controller/mpi_config.h.
+  std::string exec_command = "kubectl exec";
 };
 
 struct ReconcileResult {

@@ -5,10 +5,9 @@
 #include <charconv>
 
 #include "common/strings.h"
+#include "controller/mpi_config.h"
 
 namespace trainyard::controller {
-namespace {
-
 api::OwnerReference OwnerOf(const api::TrainingJob& job) {
   api::OwnerReference owner;
   owner.api_version = std::string(api::kKubeflowGroupVersion);
@@ -19,6 +18,8 @@ api::OwnerReference OwnerOf(const api::TrainingJob& job) {
   owner.block_owner_deletion = true;
   return owner;
 }
+
+namespace {
 
 // The framework's port on the container that carries it, set to the port
 // this replica really listens on.
@@ -66,6 +67,7 @@ Result<api::Pod> BuildReplicaPod(const api::TrainingJob& job, const frameworks::
       pod.spec.containers[i].env.push_back(std::move(var));
     }
   }
+  if (job.kind == api::JobKind::kMPIJob) MountMpiConfig(job, replica, pod.spec);
   // MPI workers are where mpirun starts its ranks; one without a command
   // just stays up, as upstream's `sleep 365d`.
   if (job.kind == api::JobKind::kMPIJob && replica.type == "Worker" &&

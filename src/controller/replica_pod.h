@@ -23,6 +23,9 @@ inline constexpr std::string_view kLabelJobRole = "training.kubeflow.org/job-rol
 Result<api::Pod> BuildReplicaPod(const api::TrainingJob& job, const frameworks::ReplicaRef& replica,
                                  const frameworks::Placement& placement);
 
+// The controller reference upstream puts on everything a job owns.
+api::OwnerReference OwnerOf(const api::TrainingJob& job);
+
 // The replica a pod belongs to, from its labels; nullopt for other pods.
 std::optional<frameworks::ReplicaRef> ReplicaOf(const api::TrainingJob& job, const api::Pod& pod);
 

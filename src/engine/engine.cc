@@ -7,6 +7,8 @@
 
 #include <filesystem>
 
+#include "common/strings.h"
+
 namespace trainyard::engine {
 namespace {
 
@@ -33,12 +35,18 @@ Status Engine::Init() {
   }
   ASSIGN_OR_RETURN(store_, store::SqliteStore::Open({.path = options_.state_dir + "/state.db",
                                                      .clock = options_.clock}));
-  reconciler_ = std::make_unique<controller::JobReconciler>(controller::ReconcilerOptions{
-      .store = store_.get(), .clock = options_.clock, .ports = &ports_});
+  controller::ReconcilerOptions reconciler{
+      .store = store_.get(), .clock = options_.clock, .ports = &ports_};
+  if (!options_.exec_program.empty()) {
+    reconciler.exec_command = fmt::format("{} exec --state {}", ShellQuote(options_.exec_program),
+                                          ShellQuote(options_.state_dir));
+  }
+  reconciler_ = std::make_unique<controller::JobReconciler>(std::move(reconciler));
   node_ = std::make_unique<node::NodeAgent>(
       node::NodeAgentOptions{.store = store_.get(),
                              .clock = options_.clock,
                              .logs_dir = options_.state_dir + "/logs",
+                             .pods_dir = options_.state_dir + "/pods",
                              .default_working_dir = options_.working_dir,
                              .base_env = options_.base_env});
   if (pipe2(wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) return UnavailableError("pipe failed");

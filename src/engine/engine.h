@@ -24,6 +24,9 @@ struct EngineOptions {
   std::string state_dir;  // holds state.db and logs/
   std::string working_dir;
   std::vector<std::pair<std::string, std::string>> base_env;
+  // The trainyard binary, for `trainyard exec` (MPI's rsh agent); empty:
+  // MPIJobs get upstream's `kubectl exec`.
+  std::string exec_program;
   const Clock* clock = &RealClock::Get();
   Duration grace = std::chrono::seconds(10);  // for Stop()
 };

@@ -4,7 +4,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include "node/container_env.h"
 
@@ -43,10 +45,54 @@ Duration Backoff(const NodeAgentOptions& options, int32_t restarts) {
   return std::min(d, options.max_restart_backoff);
 }
 
+// What `trainyard exec` needs to run a command inside a replica: its
+// process group, env and working directory. Written whole, then renamed,
+// so a reader never sees half of it; only the owner may read it (env).
+Status WriteExecInfo(const std::string& path, const runtime::Process& process,
+                     const runtime::ProcessSpec& spec) {
+  api::Json info = {{"pid", process.pid()}, {"workingDir", spec.working_dir}};
+  info["env"] = api::Json::array();
+  for (const auto& [name, value] : spec.env) info["env"].push_back({name, value});
+  std::string tmp = path + ".tmp";
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << info.dump();
+    if (!out) return InternalError("cannot write " + tmp);
+  }
+  fs::permissions(tmp, fs::perms::owner_read | fs::perms::owner_write, ec);
+  fs::rename(tmp, path, ec);
+  if (ec) return InternalError(fmt::format("cannot write {}: {}", path, ec.message()));
+  return OkStatus();
+}
+
 }  // namespace
 
 NodeAgent::~NodeAgent() {
   for (auto& [key, replica] : replicas_) replica.process.reset();  // kills and reaps
+  CleanUpAfterStop();
+}
+
+PodVolumeDirs NodeAgent::VolumeDirsOf(const api::Pod& pod) const {
+  fs::path pod_dir = fs::path(options_.pods_dir) / pod.metadata.namespace_ / pod.metadata.name;
+  // Memory volumes count against RAM: never left behind (see StopAll).
+  fs::path shm = fs::is_directory("/dev/shm") ? fs::path("/dev/shm") : pod_dir;
+  return {.disk = (pod_dir / "volumes").string(),
+          .memory = (shm / ("trainyard-" + pod.metadata.uid)).string()};
+}
+
+std::string NodeAgent::ExecInfoPath(const api::Pod& pod) const {
+  return (fs::path(options_.pods_dir) / pod.metadata.namespace_ / pod.metadata.name / "exec.json")
+      .string();
+}
+
+void NodeAgent::CleanUpAfterStop() {
+  std::error_code ec;
+  for (auto& [key, replica] : replicas_) {
+    if (!replica.volumes.memory.empty()) fs::remove_all(replica.volumes.memory, ec);
+    if (!replica.exec_info.empty()) fs::remove(replica.exec_info, ec);
+  }
 }
 
 std::string NodeAgent::LogPath(const std::string& namespace_, const std::string& pod,
@@ -87,8 +133,17 @@ Status NodeAgent::Start(api::Pod& pod, Replica& replica) {
   };
   Result<EnvList> env = ContainerEnv(pod, container, options_.base_env, Facts(), *options_.store);
   if (!env.ok()) return fail_to_start(env.status());
+  replica.volumes = VolumeDirsOf(pod);
+  Result<Mounts> mounts = PrepareVolumes(pod, container, replica.volumes, *options_.store);
+  if (!mounts.ok()) return fail_to_start(mounts.status());
+  for (auto& [name, value] : *env) {
+    bool from_pod = std::any_of(container.env.begin(), container.env.end(),
+                                [&](const api::EnvVar& v) { return v.name == name; });
+    if (from_pod) value = TranslatePaths(value, *mounts);
+  }
   Result<std::vector<std::string>> argv = ContainerArgv(container, *env);
   if (!argv.ok()) return fail_to_start(argv.status());
+  for (std::string& arg : *argv) arg = TranslatePaths(arg, *mounts);
   std::string log = LogPath(pod.metadata.namespace_, pod.metadata.name, container.name);
   std::error_code ec;
   fs::create_directories(fs::path(log).parent_path(), ec);
@@ -96,10 +151,15 @@ Status NodeAgent::Start(api::Pod& pod, Replica& replica) {
                             .env = std::move(*env),
                             .working_dir = container.working_dir.empty()
                                                ? options_.default_working_dir
-                                               : container.working_dir,
+                                               : TranslatePaths(container.working_dir, *mounts),
                             .log_path = log};
   Result<runtime::Process> process = runtime::Process::Start(spec);
   if (!process.ok()) return fail_to_start(process.status());
+  if (!options_.pods_dir.empty()) {
+    replica.exec_info = ExecInfoPath(pod);
+    Status written = WriteExecInfo(replica.exec_info, *process, spec);
+    if (!written.ok()) return fail_to_start(written);
+  }
   status.container_id = fmt::format("trainyard://{}", process->pid());
   status.state = api::ContainerState{};
   status.state.running = api::ContainerStateRunning{.started_at = now};
@@ -115,6 +175,7 @@ Status NodeAgent::Start(api::Pod& pod, Replica& replica) {
 
 Status NodeAgent::OnExit(api::Pod& pod, Replica& replica, const runtime::ExitStatus& exit,
                          const std::string& reason, const std::string& message) {
+  std::error_code ec;
   api::ContainerStatus& status = ContainerStatusOf(pod);
   std::string now = FormatRfc3339(options_.clock->Now());
   api::ContainerStateTerminated terminated{
@@ -145,6 +206,7 @@ Status NodeAgent::OnExit(api::Pod& pod, Replica& replica, const runtime::ExitSta
     pod.status.phase = exit.ok() ? "Succeeded" : "Failed";
   }
   replica.process.reset();
+  if (!replica.exec_info.empty()) fs::remove(replica.exec_info, ec);
   return WriteStatus(pod);
 }
 
@@ -154,6 +216,7 @@ Status NodeAgent::SyncPod(api::Pod& pod, std::optional<TimePoint>& wake) {
   if (replica.uid != pod.metadata.uid) {
     // A new pod under an old name: the old one's process must go first.
     if (replica.process) replica.process->Stop(std::chrono::seconds(0));
+    RemoveVolumes(replica.volumes);
     replica = Replica{.uid = pod.metadata.uid};
   }
   auto remember = [&](TimePoint t) { wake = wake ? std::min(*wake, t) : t; };
@@ -194,6 +257,9 @@ void NodeAgent::StopOrphans(const std::map<std::string, bool>& live,
       continue;
     }
     if (!replica.process || replica.process->TryWait()) {
+      RemoveVolumes(replica.volumes);  // the pod is gone: so are its emptyDirs
+      std::error_code ec;
+      if (!replica.exec_info.empty()) fs::remove(replica.exec_info, ec);
       it = replicas_.erase(it);
       continue;
     }
@@ -246,6 +312,7 @@ void NodeAgent::StopAll(Duration grace) {
         deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration::zero()));
     replica.process->Stop(left);
   }
+  CleanUpAfterStop();
 }
 
 }  // namespace trainyard::node

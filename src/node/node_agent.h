@@ -17,6 +17,7 @@
 
 #include "api/pod_object.h"
 #include "common/clock.h"
+#include "node/volumes.h"
 #include "runtime/local/process.h"
 #include "store/object_store.h"
 
@@ -26,7 +27,10 @@ struct NodeAgentOptions {
   store::ObjectStore* store = nullptr;
   const Clock* clock = nullptr;
   std::string host = "127.0.0.1";
-  std::string logs_dir;             // <logs_dir>/<namespace>/<pod>/<container>.log
+  std::string logs_dir;  // <logs_dir>/<namespace>/<pod>/<container>.log
+  // <pods_dir>/<namespace>/<pod>/: the pod's volumes, and exec.json, which
+  // says how to run a command inside its replica (`trainyard exec`).
+  std::string pods_dir;
   std::string default_working_dir;  // for containers without workingDir
   // What a container's image would give it: PATH, HOME, LANG, ...
   std::vector<std::pair<std::string, std::string>> base_env;
@@ -57,6 +61,8 @@ class NodeAgent {
     std::optional<runtime::Process> process;
     std::optional<TimePoint> restart_at;  // waiting to restart
     std::optional<TimePoint> kill_at;     // stopping: SIGKILL then
+    PodVolumeDirs volumes;                // set when it first starts
+    std::string exec_info;                // exec.json while it runs
   };
 
   Status SyncPod(api::Pod& pod, std::optional<TimePoint>& wake);
@@ -66,6 +72,10 @@ class NodeAgent {
                 const std::string& reason = "", const std::string& message = "");
   void StopOrphans(const std::map<std::string, bool>& live, std::optional<TimePoint>& wake);
   Status WriteStatus(const api::Pod& pod);
+  PodVolumeDirs VolumeDirsOf(const api::Pod& pod) const;
+  std::string ExecInfoPath(const api::Pod& pod) const;
+  // After every process is gone: no exec.json, no memory volume left.
+  void CleanUpAfterStop();
 
   // The pod as last decoded, by resourceVersion: Sync() runs on every loop
   // turn, and decoding every pod each time was most of a launch's cost.

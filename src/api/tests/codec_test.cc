@@ -13,6 +13,7 @@ namespace {
 using testing::DecodeOk;
 using ::testing::ElementsAre;
 using testing::ErrorStrings;
+using ::testing::HasSubstr;
 using testing::ParseOne;
 
 constexpr const char* kPyTorchJob = R"(
@@ -223,7 +224,7 @@ TEST(CodecTest, KindAndApiVersionAreChecked) {
   EXPECT_THAT(ErrorStrings(DecodeObject(ParseOne("apiVersion: v1\nkind: Service\n")).errors),
               ElementsAre("kind: Unsupported value: \"Service\": supported values: "
                           "\"PyTorchJob\", \"TFJob\", \"XGBoostJob\", \"MPIJob\", \"PaddleJob\", "
-                          "\"JAXJob\", \"Job\""));
+                          "\"JAXJob\", \"Job\", \"ConfigMap\""));
   EXPECT_THAT(
       ErrorStrings(
           DecodeObject(
@@ -234,6 +235,28 @@ TEST(CodecTest, KindAndApiVersionAreChecked) {
                   "\"kubeflow.org/v1\""));
   EXPECT_THAT(ErrorStrings(DecodeObject(ParseOne("metadata: {name: x}\n")).errors),
               ElementsAre("kind: Required value"));
+}
+
+TEST(CodecTest, ConfigMapRoundTripsWithItsDataAtTheTop) {
+  const char* yaml = R"(
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings.v1, namespace: ns}
+data: {hostfile: "w-0 slots=1\n", mode: fast}
+binaryData: {blob: aGk=}
+immutable: true
+)";
+  Object object = DecodeOk(yaml);
+  const auto& map = std::get<ConfigMap>(object);
+  EXPECT_EQ(map.data.at("hostfile"), "w-0 slots=1\n");
+  EXPECT_EQ(map.binary_data.at("blob"), "aGk=");
+  EXPECT_EQ(EncodeObject(object), ParseOne(yaml));
+  EXPECT_EQ(DisplayName(object), "ConfigMap ns/settings.v1");
+  EXPECT_THAT(
+      ErrorStrings(DecodeObject(ParseOne("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: "
+                                         "x}\nspec: {}\ndata: {a: [1]}\n"))
+                       .errors),
+      ElementsAre(HasSubstr("spec"), HasSubstr("data[a]")));
 }
 
 TEST(CodecTest, BatchJobRoundTrips) {
@@ -299,7 +322,7 @@ TEST(YamlTest, CoreSchemaScalars) {
       "a: yes\nb: true\nc: 010\nd: 1.5\ne: ~\nf: '1'\ng: 0x1F\nh: 1e3\ni: on\nj: 4Gi\nk: \"\"\n");
   EXPECT_EQ(j["a"], "yes");  // YAML 1.1 booleans stay strings
   EXPECT_EQ(j["b"], true);
-  EXPECT_EQ(j["c"], 10);
+  EXPECT_EQ(j["c"], 8);  // a leading zero is octal, as kubectl reads defaultMode: 0644
   EXPECT_EQ(j["d"], 1.5);
   EXPECT_TRUE(j["e"].is_null());
   EXPECT_EQ(j["f"], "1");

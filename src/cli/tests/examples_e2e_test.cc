@@ -91,6 +91,22 @@ TEST_F(ExamplesE2eTest, XGBoostWorkersJoinOneTrackerAndAgree) {
                     "test accuracy 0\\.9[0-9]+, model [0-9a-f]+, world 3, all ranks agree");
 }
 
+// mpirun in the launcher starts one rank in each worker replica through
+// /etc/mpi/kubexec.sh and `trainyard exec`: each rank carries its worker's
+// HOSTNAME, which only that replica's environment has.
+TEST_F(ExamplesE2eTest, MpiRanksRunInsideTheirWorkerReplicas) {
+  if (system("command -v mpirun >/dev/null") != 0 || !PythonHas("mpi4py")) {
+    GTEST_SKIP() << "needs openmpi-bin and python3-mpi4py";
+  }
+  std::string out = RunExample("mpi.yaml");
+  EXPECT_THAT(out, ::testing::HasSubstr("rank 0/2 in replica mpi-allreduce-worker-0: allreduce "
+                                        "sum 3"));
+  EXPECT_THAT(out, ::testing::HasSubstr("rank 1/2 in replica mpi-allreduce-worker-1: allreduce "
+                                        "sum 3"));
+  EXPECT_THAT(out, ::testing::HasSubstr(
+                       "2 ranks in ['mpi-allreduce-worker-0', 'mpi-allreduce-worker-1']: ok"));
+}
+
 TEST_F(ExamplesE2eTest, TFConfigAddressesReachTheReplicasTheyName) {
   std::string out = RunExample("tfjob.yaml");
   ExpectEachPrinted(out, {"ps-0", "worker-0", "worker-1"},

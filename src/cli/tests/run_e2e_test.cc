@@ -140,5 +140,18 @@ spec:
   EXPECT_THAT(Output(), ::testing::HasSubstr("interrupted: stopping every replica"));
 }
 
+TEST_F(RunE2eTest, ExecIntoAReplicaThatIsNotRunningSaysSo) {
+  Result<runtime::Process> p = runtime::Process::Start(
+      {.argv = {TRAINYARD_BINARY, "exec", "--state", dir_.string(), "w-0", "--", "true"},
+       .env = {{"PATH", "/usr/bin:/bin"}},
+       .log_path = (dir_ / "out").string()});
+  ASSERT_TRUE(p.ok());
+  std::optional<runtime::ExitStatus> status = p->WaitFor(std::chrono::seconds(10));
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(status->exit_code, 1);
+  EXPECT_THAT(Output(), ::testing::HasSubstr("trainyard exec: pod default/w-0 is not running in " +
+                                             dir_.string()));
+}
+
 }  // namespace
 }  // namespace trainyard::cli

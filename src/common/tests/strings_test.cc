@@ -31,3 +31,33 @@ TEST(StringsTest, ClosestMatchSuggestsOnlyLikelyTypos) {
 
 }  // namespace
 }  // namespace trainyard
+
+namespace trainyard {
+namespace {
+
+TEST(Base64Test, DecodesEveryPaddingAndRefusesWhatIsNotBase64) {
+  EXPECT_EQ(Base64Decode(""), "");
+  EXPECT_EQ(Base64Decode("aGk="), "hi");
+  EXPECT_EQ(Base64Decode("aA=="), "h");
+  EXPECT_EQ(Base64Decode("aGV5"), "hey");
+  EXPECT_EQ(Base64Decode("AP8+/w=="), std::string("\x00\xff\x3e\xff", 4));
+  EXPECT_EQ(Base64Decode("aGk"), std::nullopt);       // not a multiple of 4
+  EXPECT_EQ(Base64Decode("a=Gk"), std::nullopt);      // padding inside
+  EXPECT_EQ(Base64Decode("aGk!"), std::nullopt);      // outside the alphabet
+  EXPECT_EQ(Base64Decode("aGk=aGk="), std::nullopt);  // padding before the end
+}
+
+}  // namespace
+}  // namespace trainyard
+
+namespace trainyard {
+namespace {
+
+TEST(ShellQuoteTest, OneWordWhateverItHolds) {
+  EXPECT_EQ(ShellQuote("/usr/bin/trainyard"), "'/usr/bin/trainyard'");
+  EXPECT_EQ(ShellQuote("it's $HOME"), "'it'\\''s $HOME'");
+  EXPECT_EQ(ShellQuote(""), "''");
+}
+
+}  // namespace
+}  // namespace trainyard

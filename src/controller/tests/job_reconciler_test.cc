@@ -323,5 +323,56 @@ TEST_F(JobReconcilerTest, JobsManagedElsewhereAreLeftAlone) {
   EXPECT_TRUE(Job().status.conditions.empty());
 }
 
+// An MPIJob's /etc/mpi, as upstream's: ConfigMap <job>-config with the
+// hostfile and the rsh agent, mounted by launcher and workers, named by the
+// launcher's env; kept in step with the workers; gone with the job.
+TEST_F(JobReconcilerTest, MpiJobGetsItsConfigMapMountedAtEtcMpi) {
+  Submit(R"(
+apiVersion: kubeflow.org/v1
+kind: MPIJob
+metadata: {name: m}
+spec:
+  slotsPerWorker: 2
+  mpiReplicaSpecs:
+    Launcher: {template: {spec: {containers: [{name: mpi, image: i, command: [mpirun]}]}}}
+    Worker: {replicas: 2, template: {spec: {containers: [{name: mpi, image: i}]}}}
+)");
+  Reconcile();
+  Result<api::Json> map = store_->Get({"ConfigMap", "default", "m-config"});
+  ASSERT_TRUE(map.ok());
+  EXPECT_EQ((*map)["data"]["hostfile"], "m-worker-0 slots=2\nm-worker-1 slots=2\n");
+  EXPECT_THAT((*map)["data"]["kubexec.sh"].get<std::string>(),
+              ::testing::HasSubstr("exec kubectl exec -n 'default' \"$POD_NAME\" -- /bin/sh -c"));
+  EXPECT_EQ((*map)["metadata"]["ownerReferences"][0]["name"], "m");
+
+  api::Pod launcher = Pod("m-launcher");
+  const api::Container& c = launcher.spec.containers.at(0);
+  ASSERT_EQ(c.volume_mounts.size(), 1u);
+  EXPECT_EQ(c.volume_mounts[0].mount_path, "/etc/mpi");
+  ASSERT_EQ(launcher.spec.volumes.size(), 1u);
+  EXPECT_EQ(launcher.spec.volumes[0].config_map->name, "m-config");
+  EXPECT_EQ(launcher.spec.volumes[0].config_map->items.size(), 3u);
+  std::map<std::string, std::string> env;
+  for (const api::EnvVar& v : c.env) env[v.name] = v.value.value_or("");
+  EXPECT_EQ(env["OMPI_MCA_plm_rsh_agent"], "/etc/mpi/kubexec.sh");
+  EXPECT_EQ(env["OMPI_MCA_orte_default_hostfile"], "/etc/mpi/hostfile");
+  api::Pod worker = Pod("m-worker-1");
+  ASSERT_EQ(worker.spec.volumes.size(), 1u);
+  EXPECT_EQ(worker.spec.volumes[0].config_map->items.size(), 1u) << "workers get the agent only";
+
+  api::Json job = *store_->Get(key_);
+  job["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] = 1;
+  ASSERT_TRUE(store_->Update(job).ok());
+  Reconcile();
+  EXPECT_EQ((*store_->Get({"ConfigMap", "default", "m-config"}))["data"]["hostfile"],
+            "m-worker-0 slots=2\n");
+
+  ASSERT_TRUE(store_->Delete(key_).ok());
+  Reconcile();
+  EXPECT_EQ(store_->Get({"ConfigMap", "default", "m-config"}).status().code(),
+            StatusCode::kNotFound);
+  EXPECT_THAT(Pods(), IsEmpty());
+}
+
 }  // namespace
 }  // namespace trainyard::controller

@@ -131,7 +131,8 @@ apiVersion: kubeflow.org/v1
 kind: PyTorchJob
 metadata: {name: e}
 spec:
-  elasticPolicy: {minReplicas: 1, maxReplicas: 2)" + policy_extra + R"(}
+  elasticPolicy: {minReplicas: 1, maxReplicas: 2)" +
+               policy_extra + R"(}
   pytorchReplicaSpecs:
     Worker: {replicas: 2, template: {spec: {containers: [{name: pytorch, image: i}]}}}
 )");

@@ -30,6 +30,7 @@ class NodeAgentTest : public ::testing::Test {
     agent_ = std::make_unique<NodeAgent>(NodeAgentOptions{.store = store_.get(),
                                                           .clock = &clock_,
                                                           .logs_dir = (dir_ / "logs").string(),
+                                                          .pods_dir = (dir_ / "pods").string(),
                                                           .default_working_dir = dir_.string(),
                                                           .base_env = {{"PATH", "/usr/bin:/bin"}}});
   }
@@ -163,6 +164,65 @@ TEST_F(NodeAgentTest, DestroyingTheAgentLeavesNoProcess) {
   ASSERT_GT(pid, 0);
   agent_.reset();
   EXPECT_NE(kill(pid, 0), 0);  // reaped: gone
+}
+
+// The container sees its volumes at their mount paths in what it is given:
+// the configMap's file, and an emptyDir it writes to.
+TEST_F(NodeAgentTest, VolumesAreReadyAndTheirPathsTranslated) {
+  api::Json map = {{"apiVersion", "v1"},
+                   {"kind", "ConfigMap"},
+                   {"metadata", {{"name", "cfg"}, {"namespace", "default"}}},
+                   {"data", {{"greeting", "hello from the configmap"}}}};
+  ASSERT_TRUE(store_->Create(map).ok());
+  api::Pod pod;
+  pod.metadata.name = "vol";
+  pod.metadata.namespace_ = "default";
+  pod.spec.restart_policy = "Never";
+  api::Container c;
+  c.name = "main";
+  c.command = {"sh", "-c", "cat /etc/cfg/greeting > $OUT/copy && cd /scratch && pwd"};
+  api::EnvVar out;
+  out.name = "OUT";
+  out.value = "/scratch";
+  c.env.push_back(out);
+  c.volume_mounts.resize(2);
+  c.volume_mounts[0].name = "cfg";
+  c.volume_mounts[0].mount_path = "/etc/cfg";
+  c.volume_mounts[1].name = "scratch";
+  c.volume_mounts[1].mount_path = "/scratch";
+  pod.spec.containers.push_back(c);
+  pod.spec.volumes.resize(2);
+  pod.spec.volumes[0].name = "cfg";
+  pod.spec.volumes[0].config_map.emplace().name = "cfg";
+  pod.spec.volumes[1].name = "scratch";
+  pod.spec.volumes[1].empty_dir.emplace();
+  ASSERT_TRUE(store_->Create(api::EncodePod(pod)).ok());
+  ASSERT_TRUE(SyncUntil([&] { return PhaseIs("vol", "Succeeded"); })) << Log("vol");
+  fs::path scratch = dir_ / "pods" / "default" / "vol" / "volumes" / "scratch";
+  std::ifstream copy(scratch / "copy");
+  std::string text;
+  std::getline(copy, text);
+  EXPECT_EQ(text, "hello from the configmap");
+  EXPECT_EQ(Log("vol"), scratch.string() + "\n");
+}
+
+// exec.json says how to run a command inside the replica while it runs,
+// and is gone once it has stopped.
+TEST_F(NodeAgentTest, ExecInfoExistsWhileTheReplicaRuns) {
+  AddPod("svc", "echo $$$$ > pid; exec sleep 30", "Never");
+  pid_t pid = WrittenPid("pid");
+  fs::path info_path = dir_ / "pods" / "default" / "svc" / "exec.json";
+  std::ifstream in(info_path);
+  api::Json info = api::Json::parse(in);
+  EXPECT_EQ(info["pid"], pid);
+  EXPECT_EQ(info["workingDir"], dir_.string());
+  EXPECT_THAT(info["env"].dump(), ::testing::HasSubstr(R"(["RANK","3"])"));
+  EXPECT_EQ(fs::status(info_path).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  ASSERT_TRUE(store_->Delete({"Pod", "default", "svc"}).ok());
+  ASSERT_TRUE(SyncUntil([&] { return agent_->running() == 0; }));
+  ASSERT_TRUE(agent_->Sync().ok());
+  EXPECT_FALSE(fs::exists(info_path));
 }
 
 }  // namespace

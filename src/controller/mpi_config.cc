@@ -1,0 +1,62 @@
+#include "controller/mpi_config.h"
+
+#include <fmt/format.h>
+
+#include "controller/replica_pod.h"
+
+namespace trainyard::controller {
+
+api::ConfigMap MpiConfigMap(const api::TrainingJob& job, const std::string& exec_command) {
+  api::ConfigMap map;
+  map.metadata.name = job.metadata.name + "-config";
+  map.metadata.namespace_ = job.metadata.namespace_;
+  map.metadata.labels["app"] = job.metadata.name;
+  map.metadata.owner_references.push_back(OwnerOf(job));
+  map.data["hostfile"] = frameworks::MpiHostfile(job);
+  // On one machine every "remote" Open MPI daemon shares the host with
+  // mpirun, and its hwloc topology sharing (rtc/hwloc) then crashes the
+  // daemon; each worker on Kubernetes is a machine of its own. Users may
+  // still set OMPI_MCA_rtc themselves.
+  map.data["kubexec.sh"] = fmt::format(
+      "#!/bin/sh\n"
+      "set -e\n"
+      "POD_NAME=$1\n"
+      "shift\n"
+      "exec {} -n '{}' \"$POD_NAME\" -- /bin/sh -c \"export "
+      "OMPI_MCA_rtc=\\${{OMPI_MCA_rtc:-^hwloc}}; $*\"\n",
+      exec_command, job.metadata.namespace_);
+  std::string discover = "#!/bin/sh\n";
+  for (int32_t i = 0; i < job.Replicas("Worker"); ++i)
+    discover += fmt::format("echo {}\n", frameworks::ReplicaName(job, {"Worker", i}));
+  map.data["discover_hosts.sh"] = discover;
+  return map;
+}
+
+void MountMpiConfig(const api::TrainingJob& job, const frameworks::ReplicaRef& replica,
+                    api::PodSpec& spec) {
+  if (spec.containers.empty()) return;
+  bool launcher = replica.type == "Launcher";
+  api::Volume volume;
+  volume.name = std::string(kMpiConfigVolume);
+  volume.config_map.emplace();
+  volume.config_map->name = job.metadata.name + "-config";
+  auto item = [](const char* key, int32_t mode) {
+    api::KeyToPath k;
+    k.key = key;
+    k.path = key;
+    k.mode = mode;
+    return k;
+  };
+  volume.config_map->items.push_back(item("kubexec.sh", 0555));
+  if (launcher) {
+    volume.config_map->items.push_back(item("hostfile", 0444));
+    volume.config_map->items.push_back(item("discover_hosts.sh", 0555));
+  }
+  spec.volumes.push_back(std::move(volume));
+  api::VolumeMount mount;
+  mount.name = std::string(kMpiConfigVolume);
+  mount.mount_path = std::string(kMpiConfigDir);
+  spec.containers[0].volume_mounts.push_back(std::move(mount));
+}
+
+}  // namespace trainyard::controller

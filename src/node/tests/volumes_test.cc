@@ -1,0 +1,196 @@
+// Volumes on this machine: what each kind becomes, and path translation.
+#include "node/volumes.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "api/object.h"
+#include "api/tests/test_util.h"
+#include "store/sqlite_store.h"
+
+namespace trainyard::node {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+class VolumesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("trainyard-volumes-test-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    store_ = std::move(*store::SqliteStore::Open({.clock = &clock_}));
+    dirs_ = {.disk = (dir_ / "pod").string(), .memory = (dir_ / "shm").string()};
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // A pod whose one container mounts every volume of `volumes_yaml`.
+  api::Pod PodWith(const std::string& spec_yaml) {
+    api::Json doc = api::testing::ParseOne("apiVersion: v1\nkind: Pod\nmetadata: {name: p, "
+                                           "namespace: default, uid: u1}\nspec:\n" +
+                                           spec_yaml);
+    Result<api::Pod> pod = api::DecodePod(doc);
+    EXPECT_TRUE(pod.ok()) << pod.status().ToString();
+    return *pod;
+  }
+  void AddConfigMap(const std::string& yaml) {
+    api::Json doc = api::testing::ParseOne(yaml);
+    doc["metadata"]["namespace"] = "default";
+    ASSERT_TRUE(store_->Create(doc).ok());
+  }
+  Result<Mounts> Prepare(const api::Pod& pod) {
+    return PrepareVolumes(pod, pod.spec.containers.at(0), dirs_, *store_);
+  }
+  static std::string Read(const fs::path& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  static int ModeOf(const fs::path& path) {
+    struct stat st {};
+    stat(path.c_str(), &st);
+    return st.st_mode & 0777;
+  }
+
+  fs::path dir_;
+  FakeClock clock_;
+  std::unique_ptr<store::SqliteStore> store_;
+  PodVolumeDirs dirs_;
+};
+
+TEST_F(VolumesTest, EmptyDirsArePerPodAndMemoryOnesLiveApart) {
+  api::Pod pod = PodWith(R"(
+  containers:
+    - name: c
+      volumeMounts: [{name: scratch, mountPath: /scratch}, {name: shm, mountPath: /dev/shm/}]
+  volumes: [{name: scratch, emptyDir: {}}, {name: shm, emptyDir: {medium: Memory}}]
+)");
+  Result<Mounts> mounts = Prepare(pod);
+  ASSERT_TRUE(mounts.ok()) << mounts.status().ToString();
+  ASSERT_EQ(mounts->size(), 2u);
+  // Longest mount path first; a trailing slash does not count.
+  EXPECT_EQ((*mounts)[0].mount_path, "/scratch");
+  EXPECT_EQ((*mounts)[0].host_path, (dir_ / "pod" / "scratch").string());
+  EXPECT_EQ((*mounts)[1].mount_path, "/dev/shm");
+  EXPECT_EQ((*mounts)[1].host_path, (dir_ / "shm" / "shm").string());
+  EXPECT_TRUE(fs::is_directory(dir_ / "pod" / "scratch"));
+  EXPECT_TRUE(fs::is_directory(dir_ / "shm" / "shm"));
+  RemoveVolumes(dirs_);
+  EXPECT_FALSE(fs::exists(dir_ / "pod"));
+  EXPECT_FALSE(fs::exists(dir_ / "shm"));
+}
+
+TEST_F(VolumesTest, ConfigMapBecomesFilesWithTheirModes) {
+  AddConfigMap(R"(
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings}
+data: {hostfile: "w-0 slots=1\n", run.sh: "#!/bin/sh\n"}
+binaryData: {blob: AP8=}
+)");
+  api::Pod all = PodWith(R"(
+  containers: [{name: c, volumeMounts: [{name: cfg, mountPath: /etc/cfg}]}]
+  volumes: [{name: cfg, configMap: {name: settings, defaultMode: 0440}}]
+)");
+  ASSERT_TRUE(Prepare(all).ok());
+  fs::path dir = dir_ / "pod" / "cfg";
+  EXPECT_EQ(Read(dir / "hostfile"), "w-0 slots=1\n");
+  EXPECT_EQ(Read(dir / "blob"), std::string("\x00\xff", 2));
+  EXPECT_EQ(ModeOf(dir / "run.sh"), 0440);
+
+  api::Pod items = PodWith(R"(
+  containers: [{name: c, volumeMounts: [{name: cfg, mountPath: /etc/cfg}]}]
+  volumes:
+    - name: cfg
+      configMap: {name: settings, items: [{key: run.sh, path: bin/run, mode: 0555}]}
+)");
+  ASSERT_TRUE(Prepare(items).ok());
+  EXPECT_EQ(Read(dir / "bin" / "run"), "#!/bin/sh\n");
+  EXPECT_EQ(ModeOf(dir / "bin" / "run"), 0555);
+  EXPECT_FALSE(fs::exists(dir / "hostfile")) << "only the items listed";
+}
+
+TEST_F(VolumesTest, AMissingConfigMapIsAnErrorUnlessOptional) {
+  api::Pod pod = PodWith(R"(
+  containers: [{name: c, volumeMounts: [{name: cfg, mountPath: /etc/cfg}]}]
+  volumes: [{name: cfg, configMap: {name: absent}}]
+)");
+  Result<Mounts> mounts = Prepare(pod);
+  ASSERT_FALSE(mounts.ok());
+  EXPECT_THAT(mounts.status().message(), HasSubstr("volume cfg: configmap \"absent\" not found"));
+  api::Pod optional = PodWith(R"(
+  containers: [{name: c, volumeMounts: [{name: cfg, mountPath: /etc/cfg}]}]
+  volumes: [{name: cfg, configMap: {name: absent, optional: true}}]
+)");
+  EXPECT_TRUE(Prepare(optional).ok());
+}
+
+TEST_F(VolumesTest, HostPathIsUsedAsItIsAndItsTypeIsChecked) {
+  std::string host = (dir_ / "data").string();
+  api::Pod must_exist = PodWith(R"(
+  containers: [{name: c, volumeMounts: [{name: d, mountPath: /data, subPath: train}]}]
+  volumes: [{name: d, hostPath: {path: )" + host + R"(, type: Directory}}]
+)");
+  Result<Mounts> missing = Prepare(must_exist);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("is not a directory"));
+
+  api::Pod create = PodWith(R"(
+  containers: [{name: c, volumeMounts: [{name: d, mountPath: /data, subPath: train}]}]
+  volumes: [{name: d, hostPath: {path: )" + host + R"(, type: DirectoryOrCreate}}]
+)");
+  Result<Mounts> mounts = Prepare(create);
+  ASSERT_TRUE(mounts.ok()) << mounts.status().ToString();
+  EXPECT_EQ(mounts->at(0).host_path, host + "/train");
+  EXPECT_TRUE(fs::is_directory(host + "/train"));
+  RemoveVolumes(dirs_);
+  EXPECT_TRUE(fs::is_directory(host)) << "a hostPath is never removed";
+}
+
+TEST_F(VolumesTest, UnsupportedSourcesAndUnknownVolumesSayWhatToUse) {
+  api::Pod pvc = PodWith(R"(
+  containers: [{name: c, volumeMounts: [{name: d, mountPath: /data}]}]
+  volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]
+)");
+  EXPECT_THAT(Prepare(pvc).status().message(),
+              HasSubstr("volume d: persistentVolumeClaim volumes are not supported by the local "
+                        "engine; use hostPath, emptyDir or configMap"));
+  api::Pod nfs = PodWith(R"(
+  containers: [{name: c, volumeMounts: [{name: d, mountPath: /data}]}]
+  volumes: [{name: d, nfs: {server: s, path: /x}}]
+)");
+  EXPECT_THAT(Prepare(nfs).status().message(), HasSubstr("volume d: nfs volumes"));
+  api::Pod unknown = PodWith(R"(
+  containers: [{name: c, volumeMounts: [{name: nope, mountPath: /data}]}]
+)");
+  EXPECT_THAT(Prepare(unknown).status().message(),
+              HasSubstr("volumeMount nope: the pod has no volume of that name"));
+}
+
+TEST(TranslatePathsTest, ReplacesMountPathsOnlyWhereTheyStartAPath) {
+  Mounts mounts = {{"/data/cache", "/srv/cache"}, {"/data", "/srv/data"}, {"/etc/mpi", "/r/mpi"}};
+  EXPECT_EQ(TranslatePaths("/data", mounts), "/srv/data");
+  EXPECT_EQ(TranslatePaths("/data/train.csv", mounts), "/srv/data/train.csv");
+  EXPECT_EQ(TranslatePaths("/data/cache/x", mounts), "/srv/cache/x");
+  EXPECT_EQ(TranslatePaths("--out=/data/model.pt", mounts), "--out=/srv/data/model.pt");
+  EXPECT_EQ(TranslatePaths("a:/data,/etc/mpi/hostfile", mounts), "a:/srv/data,/r/mpi/hostfile");
+  EXPECT_EQ(TranslatePaths("cat '/data/x' \"/data\"", mounts), "cat '/srv/data/x' \"/srv/data\"");
+  // Not a path that starts with a mount path.
+  EXPECT_EQ(TranslatePaths("/database", mounts), "/database");
+  EXPECT_EQ(TranslatePaths("/x/data", mounts), "/x/data");
+  EXPECT_EQ(TranslatePaths("s3://bucket/data", mounts), "s3://bucket/data");
+  EXPECT_EQ(TranslatePaths("no paths here", mounts), "no paths here");
+}
+
+}  // namespace
+}  // namespace trainyard::node

@@ -1,0 +1,213 @@
+#include "node/volumes.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "api/object.h"
+#include "common/strings.h"
+
+namespace trainyard::node {
+namespace {
+
+namespace fs = std::filesystem;
+
+Status MakeDirectory(const fs::path& dir, const std::string& volume) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    return FailedPreconditionError(
+        fmt::format("volume {}: cannot create {}: {}", volume, dir.string(), ec.message()));
+  }
+  return OkStatus();
+}
+
+// hostPath's type, checked as the kubelet checks it.
+Status PrepareHostPath(const api::Volume& volume) {
+  const api::HostPathVolumeSource& source = *volume.host_path;
+  fs::path path = source.path;
+  std::error_code ec;
+  fs::file_status status = fs::status(path, ec);
+  bool exists = fs::exists(status);
+  if (source.type == "DirectoryOrCreate") return MakeDirectory(path, volume.name);
+  if (source.type == "FileOrCreate" && !exists) {
+    RETURN_IF_ERROR(MakeDirectory(path.parent_path(), volume.name));
+    std::ofstream touch(path, std::ios::app);
+    if (!touch) {
+      return FailedPreconditionError(
+          fmt::format("volume {}: cannot create file {}", volume.name, source.path));
+    }
+    return OkStatus();
+  }
+  auto want = [&](bool ok, const char* what) -> Status {
+    if (ok) return OkStatus();
+    return FailedPreconditionError(fmt::format("volume {}: hostPath {} is not {}; create it or "
+                                               "set type: DirectoryOrCreate",
+                                               volume.name, source.path, what));
+  };
+  if (source.type == "Directory") return want(fs::is_directory(status), "a directory");
+  if (source.type == "File") return want(fs::is_regular_file(status), "a file");
+  if (source.type == "Socket") return want(fs::is_socket(status), "a socket");
+  if (source.type == "CharDevice") return want(fs::is_character_file(status), "a char device");
+  if (source.type == "BlockDevice") return want(fs::is_block_file(status), "a block device");
+  return OkStatus();  // "" or unknown: no check, as the kubelet
+}
+
+Status WriteFile(const fs::path& path, const std::string& content, int mode,
+                 const std::string& volume) {
+  RETURN_IF_ERROR(MakeDirectory(path.parent_path(), volume));
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << content;
+  out.close();
+  if (!out || chmod(path.c_str(), static_cast<mode_t>(mode)) != 0) {
+    return FailedPreconditionError(
+        fmt::format("volume {}: cannot write {}", volume, path.string()));
+  }
+  return OkStatus();
+}
+
+// A configMap volume as files: every key, or the items listed, each with
+// its mode (defaultMode, else 0644). Rewritten on each start, so a
+// restarted replica sees the ConfigMap as it is now.
+Status PrepareConfigMap(const api::Pod& pod, const api::Volume& volume, const fs::path& dir,
+                        const store::ObjectStore& store) {
+  const api::ConfigMapVolumeSource& source = *volume.config_map;
+  bool optional = source.optional.value_or(false);
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  RETURN_IF_ERROR(MakeDirectory(dir, volume.name));
+  Result<api::Json> stored = store.Get({"ConfigMap", pod.metadata.namespace_, source.name});
+  if (!stored.ok()) {
+    if (optional) return OkStatus();
+    return FailedPreconditionError(fmt::format(
+        "volume {}: configmap \"{}\" not found; create it (trainyard run accepts ConfigMaps "
+        "beside the job) or set optional: true",
+        volume.name, source.name));
+  }
+  api::DecodeResult decoded = api::DecodeObject(*stored);
+  const auto* map = decoded.object ? std::get_if<api::ConfigMap>(&*decoded.object) : nullptr;
+  if (map == nullptr) return InternalError("stored ConfigMap cannot be decoded");
+  std::map<std::string, std::string> files = map->data;
+  for (const auto& [key, encoded] : map->binary_data) files[key] = Base64Decode(encoded).value_or("");
+  int default_mode = source.default_mode.value_or(0644);
+  if (source.items.empty()) {
+    for (const auto& [key, content] : files)
+      RETURN_IF_ERROR(WriteFile(dir / key, content, default_mode, volume.name));
+    return OkStatus();
+  }
+  for (const api::KeyToPath& item : source.items) {
+    auto it = files.find(item.key);
+    if (it == files.end()) {
+      if (optional) continue;
+      return FailedPreconditionError(fmt::format("volume {}: configmap \"{}\" has no key {}",
+                                                 volume.name, source.name, item.key));
+    }
+    RETURN_IF_ERROR(
+        WriteFile(dir / item.path, it->second, item.mode.value_or(default_mode), volume.name));
+  }
+  return OkStatus();
+}
+
+// Where `volume` lives on this machine, made ready.
+Result<std::string> PrepareVolume(const api::Pod& pod, const api::Volume& volume,
+                                  const PodVolumeDirs& dirs, const store::ObjectStore& store) {
+  if (volume.host_path) {
+    RETURN_IF_ERROR(PrepareHostPath(volume));
+    return volume.host_path->path;
+  }
+  if (volume.empty_dir) {
+    bool memory = volume.empty_dir->medium == "Memory";
+    fs::path dir = fs::path(memory ? dirs.memory : dirs.disk) / volume.name;
+    RETURN_IF_ERROR(MakeDirectory(dir, volume.name));
+    return dir.string();
+  }
+  if (volume.config_map) {
+    fs::path dir = fs::path(dirs.disk) / volume.name;
+    RETURN_IF_ERROR(PrepareConfigMap(pod, volume, dir, store));
+    return dir.string();
+  }
+  std::string kind = volume.secret                    ? "secret"
+                     : volume.persistent_volume_claim ? "persistentVolumeClaim"
+                     : !volume.extra.empty()          ? volume.extra.begin().key()
+                                                      : "this";
+  return FailedPreconditionError(fmt::format(
+      "volume {}: {} volumes are not supported by the local engine; use hostPath, emptyDir or "
+      "configMap",
+      volume.name, kind));
+}
+
+bool StartsPath(std::string_view text, size_t at) {
+  if (at == 0) return true;
+  char before = text[at - 1];
+  return before == '=' || before == ':' || before == ',' || before == ' ' || before == '"' ||
+         before == '\'';
+}
+
+bool EndsPath(std::string_view text, size_t at) {
+  if (at == text.size()) return true;
+  char after = text[at];
+  return after == '/' || after == ':' || after == ',' || after == ' ' || after == '"' ||
+         after == '\'';
+}
+
+}  // namespace
+
+Result<Mounts> PrepareVolumes(const api::Pod& pod, const api::Container& container,
+                              const PodVolumeDirs& dirs, const store::ObjectStore& store) {
+  Mounts mounts;
+  for (const api::VolumeMount& mount : container.volume_mounts) {
+    auto volume = std::find_if(pod.spec.volumes.begin(), pod.spec.volumes.end(),
+                               [&](const api::Volume& v) { return v.name == mount.name; });
+    if (volume == pod.spec.volumes.end()) {
+      return FailedPreconditionError(
+          fmt::format("volumeMount {}: the pod has no volume of that name", mount.name));
+    }
+    ASSIGN_OR_RETURN(std::string host, PrepareVolume(pod, *volume, dirs, store));
+    if (!mount.sub_path.empty()) {
+      host = (fs::path(host) / mount.sub_path).string();
+      if (!volume->config_map) RETURN_IF_ERROR(MakeDirectory(host, volume->name));
+    }
+    std::string path = mount.mount_path;
+    while (path.size() > 1 && path.back() == '/') path.pop_back();
+    mounts.push_back({std::move(path), std::move(host)});
+  }
+  // Longest first, so /data/cache wins over /data.
+  std::stable_sort(mounts.begin(), mounts.end(), [](const Mount& a, const Mount& b) {
+    return a.mount_path.size() > b.mount_path.size();
+  });
+  return mounts;
+}
+
+std::string TranslatePaths(std::string_view text, const Mounts& mounts) {
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    const Mount* hit = nullptr;
+    if (text[i] == '/' && StartsPath(text, i)) {
+      for (const Mount& m : mounts) {
+        if (text.substr(i).starts_with(m.mount_path) && EndsPath(text, i + m.mount_path.size())) {
+          hit = &m;
+          break;
+        }
+      }
+    }
+    if (hit != nullptr) {
+      out += hit->host_path;
+      i += hit->mount_path.size();
+    } else {
+      out += text[i++];
+    }
+  }
+  return out;
+}
+
+void RemoveVolumes(const PodVolumeDirs& dirs) {
+  std::error_code ec;
+  fs::remove_all(dirs.disk, ec);
+  fs::remove_all(dirs.memory, ec);
+}
+
+}  // namespace trainyard::node

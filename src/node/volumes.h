@@ -1,0 +1,45 @@
+// A pod's volumes on this machine, without containers: each volume a
+// container mounts is made ready as a directory (hostPath as is, emptyDir
+// per pod, medium Memory under /dev/shm, configMap as files), and the
+// container sees it through path translation, since creating the mount
+// path itself would need root or a mount namespace: where a mount path
+// starts a path in the command, args, env values or workingDir, it is
+// replaced by the directory that backs the volume.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/pod_object.h"
+#include "common/status.h"
+#include "store/object_store.h"
+
+namespace trainyard::node {
+
+struct Mount {
+  std::string mount_path;  // where the container expects it: "/etc/mpi"
+  std::string host_path;   // where it is on this machine
+};
+using Mounts = std::vector<Mount>;
+
+// Where a pod's emptyDir and configMap volumes live.
+struct PodVolumeDirs {
+  std::string disk;    // <volumes>/<namespace>/<pod>
+  std::string memory;  // /dev/shm/trainyard-<pod uid>
+};
+
+// Makes every volume `container` mounts ready, and says where each is. The
+// error names the volume and what to change.
+Result<Mounts> PrepareVolumes(const api::Pod& pod, const api::Container& container,
+                              const PodVolumeDirs& dirs, const store::ObjectStore& store);
+
+// `text` with every mount path that starts a path in it (at its start, or
+// after '=', ':', ',', a space or a quote) replaced by the host directory;
+// the longest mount path wins. "--data=/data/x" -> "--data=/srv/vol/x".
+std::string TranslatePaths(std::string_view text, const Mounts& mounts);
+
+// Removes a pod's emptyDir and configMap volumes (never a hostPath).
+void RemoveVolumes(const PodVolumeDirs& dirs);
+
+}  // namespace trainyard::node
