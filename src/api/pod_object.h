@@ -18,6 +18,13 @@ namespace trainyard::api {
 // kubelet reports it. The node agent writes it; the controller reads it.
 inline constexpr std::string_view kRestartWaitReason = "CrashLoopBackOff";
 
+// Scheduling, as the engine's scheduler records it: the GPUs a bound pod
+// was given (device indices, "0,1"), and the PodScheduled=False reasons
+// for "no room now" and "more than the whole machine".
+inline constexpr std::string_view kGpusAnnotation = "trainyard.dev/gpus";
+inline constexpr std::string_view kUnschedulableReason = "Unschedulable";
+inline constexpr std::string_view kExceedsCapacityReason = "ExceedsCapacity";
+
 struct ContainerStateWaiting {
   static constexpr bool kReflected = true;
   std::string reason;
@@ -98,6 +105,26 @@ struct ContainerStatus {
   bool operator==(const ContainerStatus&) const = default;
 };
 
+// PodScheduled False/Unschedulable is how a pod says it waits for room.
+struct PodCondition {
+  static constexpr bool kReflected = true;
+  std::string type;    // PodScheduled, Ready, ...
+  std::string status;  // True | False | Unknown
+  std::string reason;
+  std::string message;
+  std::string last_transition_time;
+  Json extra;  // lastProbeTime, observedGeneration
+  template <class S, class V>
+  static void Fields(S& s, V& v) {
+    v("type", s.type);
+    v("status", s.status);
+    v("reason", s.reason);
+    v("message", s.message);
+    v("lastTransitionTime", s.last_transition_time);
+  }
+  bool operator==(const PodCondition&) const = default;
+};
+
 struct PodStatus {
   static constexpr bool kReflected = true;
   std::string phase;  // Pending | Running | Succeeded | Failed | Unknown
@@ -107,7 +134,8 @@ struct PodStatus {
   std::string pod_ip;
   std::string start_time;
   std::vector<ContainerStatus> container_statuses;
-  Json extra;  // conditions, qosClass, ...
+  std::vector<PodCondition> conditions;
+  Json extra;  // qosClass, ...
   template <class S, class V>
   static void Fields(S& s, V& v) {
     v("phase", s.phase);
@@ -117,6 +145,7 @@ struct PodStatus {
     v("podIP", s.pod_ip);
     v("startTime", s.start_time);
     v("containerStatuses", s.container_statuses);
+    v("conditions", s.conditions);
   }
   bool operator==(const PodStatus&) const = default;
 };

@@ -46,8 +46,8 @@ void ValidateConfigMap(const ConfigMap& map, ValidationResult& out) {
     for (const std::string& p : ConfigKeyProblems(key))
       out.errors.push_back(FieldError::Invalid(FieldPath("binaryData"), key, p));
     if (map.data.contains(key)) {
-      out.errors.push_back(FieldError::Invalid(FieldPath("data"), key,
-                                               "duplicate of key present in binaryData"));
+      out.errors.push_back(
+          FieldError::Invalid(FieldPath("data"), key, "duplicate of key present in binaryData"));
     }
     if (!Base64Decode(value)) {
       out.errors.push_back(FieldError::InvalidRendered(FieldPath("binaryData").Key(key),

@@ -46,13 +46,13 @@ int RunExec(const ExecOptions& options) {
   std::ifstream in(info_path);
   api::Json info = api::Json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (!in || !info.is_object() || !info["pid"].is_number_integer()) {
-    return Fail(fmt::format("pod {}/{} is not running in {}", options.namespace_, options.pod,
-                            state));
+    return Fail(
+        fmt::format("pod {}/{} is not running in {}", options.namespace_, options.pod, state));
   }
   pid_t leader = info["pid"].get<pid_t>();
   if (kill(leader, 0) != 0 || getpgid(leader) != leader) {
-    return Fail(fmt::format("pod {}/{} is not running (its process {} is gone)",
-                            options.namespace_, options.pod, leader));
+    return Fail(fmt::format("pod {}/{} is not running (its process {} is gone)", options.namespace_,
+                            options.pod, leader));
   }
   std::vector<std::string> env_text;
   std::string path_env;

@@ -82,6 +82,9 @@ std::string DescribeProgress(engine::Engine& engine, const JobView& view, Durati
     }
   }
   std::string text = fmt::format("{}: {}", view.key.name, view.state);
+  if (size_t why = view.message.find(": "); view.state == "Waiting" && why != std::string::npos) {
+    text += " (" + view.message.substr(why + 2) + ")";  // the short resource
+  }
   for (const auto& [type, counts] : phases) {
     int total = 0;
     for (const auto& [phase, n] : counts) total += n;
@@ -104,7 +107,8 @@ void Refresh(engine::Engine& engine, JobView& view) {
   const auto* job = decoded.object ? std::get_if<api::TrainingJob>(&*decoded.object) : nullptr;
   if (job == nullptr || job->status.conditions.empty()) return;
   const api::JobCondition& last = job->status.conditions.back();
-  view.state = last.type;
+  // Scheduled=False is the job waiting for room: say that, and why.
+  view.state = last.type == "Scheduled" && last.status == "False" ? "Waiting" : last.type;
   view.message = last.message;
   view.finished = controller::IsFinished(job->status.conditions);
   view.succeeded = controller::IsTrue(job->status.conditions, "Succeeded");
@@ -165,6 +169,8 @@ int RunRun(const RunOptions& options) {
     return 1;
   }
   engine::Engine& engine = **created;
+  if (!engine.machine().gpu_note.empty())
+    std::cerr << "warning: " << engine.machine().gpu_note << '\n';
   std::vector<JobView> jobs;
   // ConfigMaps go first, so that no replica starts before what it mounts.
   for (bool want_jobs : {false, true}) {

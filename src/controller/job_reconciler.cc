@@ -97,6 +97,18 @@ api::Json PortsOf(const api::TrainingJob& job) {
   return ports.is_object() ? ports : api::Json::object();
 }
 
+// Whole GPUs a replica's first container asks for (extended resources
+// are requested as limits).
+int GpusOf(const api::ReplicaSpec& spec) {
+  if (spec.template_.spec.containers.empty()) return 0;
+  const api::ResourceRequirements& r = spec.template_.spec.containers[0].resources;
+  for (const api::ResourceList* list : {&r.limits, &r.requests}) {
+    auto it = list->find("nvidia.com/gpu");
+    if (it != list->end()) return static_cast<int>(it->second.Value());
+  }
+  return 0;
+}
+
 // The ports each replica listens on, kept on the job so that a re-created
 // replica gets its old port back and every other replica's env stays true.
 Result<frameworks::Placement> PlacementOf(Context& ctx) {
@@ -117,6 +129,7 @@ Result<frameworks::Placement> PlacementOf(Context& ctx) {
       allocated = true;
     }
     placement.ports[r] = ports[key].get<int>();
+    placement.gpus[r] = GpusOf(ctx.job.spec.replica_specs.at(r.type));
   }
   if (allocated) {
     ctx.stored["metadata"]["annotations"][std::string(kPortsAnnotation)] = ports.dump();
@@ -185,6 +198,34 @@ Status ReconcilePods(Context& ctx) {
     }
   }
   return OkStatus();
+}
+
+// The job's side of its pods' scheduling: Scheduled False with the
+// scheduler's reason while any replica waits for room (Created is all
+// upstream would say), True once none waits; and the reason it could never
+// fit, when the scheduler says so.
+std::optional<std::string> ReflectScheduling(Context& ctx) {
+  const api::PodCondition* waiting = nullptr;
+  for (const auto& [replica, pod] : ctx.pods) {
+    for (const api::PodCondition& c : pod.status.conditions) {
+      if (c.type != "PodScheduled" || c.status != "False") continue;
+      if (c.reason == api::kExceedsCapacityReason) return c.message;
+      waiting = waiting != nullptr ? waiting : &c;
+    }
+  }
+  auto& conditions = ctx.status().conditions;
+  if (waiting != nullptr) {
+    SetCondition(conditions, "Scheduled", "False", std::string(api::kUnschedulableReason),
+                 fmt::format("{} {} is waiting for room: {}", ctx.Kind(), ctx.job.metadata.name,
+                             waiting->message),
+                 ctx.now_text);
+  } else if (const api::JobCondition* c = FindCondition(conditions, "Scheduled");
+             c != nullptr && c->status == "False") {
+    SetCondition(conditions, "Scheduled", "True", "Scheduled",
+                 fmt::format("every replica of {} {} has room", ctx.Kind(), ctx.job.metadata.name),
+                 ctx.now_text);
+  }
+  return std::nullopt;
 }
 
 frameworks::ReplicaStates StatesOf(const Context& ctx) {
@@ -321,6 +362,9 @@ Result<ReconcileResult> ReconcileActive(Context& ctx) {
   RETURN_IF_ERROR(ReconcilePods(ctx));
   states = StatesOf(ctx);
   UpdateReplicaStatuses(ctx, states);
+  if (std::optional<std::string> never = ReflectScheduling(ctx)) {
+    return fail(fmt::format("it can never fit on this machine: it {}", *never));
+  }
   frameworks::Verdict verdict = frameworks::FrameworkFor(ctx.job.kind).Evaluate(ctx.job, states);
   switch (verdict.phase) {
     case frameworks::JobPhase::kSucceeded:

@@ -19,6 +19,25 @@ Duration RetryDelay(int failures) {
   return std::min<Duration>(d, std::chrono::seconds(30));
 }
 
+// The name pods are bound to: this machine's, as a kubelet's node name.
+std::string NodeName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "localhost";
+  return AsciiLower(name);
+}
+
+scheduler::Machine SchedulerMachine(const runtime::MachineFacts& facts) {
+  scheduler::Machine machine;
+  machine.capacity["cpu"] = facts.cpus * 1000;
+  machine.capacity["memory"] = facts.memory_bytes * 1000;
+  if (!facts.gpus.empty()) {
+    machine.capacity[std::string(scheduler::kGpuResource)] =
+        static_cast<int64_t>(facts.gpus.size()) * 1000;
+  }
+  for (const runtime::Gpu& gpu : facts.gpus) machine.gpus.push_back(gpu.index);
+  return machine;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Engine>> Engine::Create(EngineOptions options) {
@@ -42,9 +61,24 @@ Status Engine::Init() {
                                           ShellQuote(options_.state_dir));
   }
   reconciler_ = std::make_unique<controller::JobReconciler>(std::move(reconciler));
+  if (!options_.machine) {
+    std::string path;
+    for (const auto& [name, value] : options_.base_env) {
+      if (name == "PATH") path = value;
+    }
+    options_.machine = runtime::DiscoverMachine(path);
+  }
+  std::string node_name = NodeName();
+  scheduler_ = std::make_unique<LocalScheduler>(
+      LocalSchedulerOptions{.store = store_.get(),
+                            .clock = options_.clock,
+                            .node_name = node_name,
+                            .machine = SchedulerMachine(*options_.machine)});
   node_ = std::make_unique<node::NodeAgent>(
       node::NodeAgentOptions{.store = store_.get(),
                              .clock = options_.clock,
+                             .node_name = node_name,
+                             .pin_gpus = !options_.machine->gpus.empty(),
                              .logs_dir = options_.state_dir + "/logs",
                              .pods_dir = options_.state_dir + "/pods",
                              .default_working_dir = options_.working_dir,
@@ -124,6 +158,7 @@ Duration Engine::NextWake(std::optional<Duration> node_wake) const {
 Status Engine::Run(const std::function<bool()>& done, const std::function<void()>& on_step) {
   while (true) {
     RETURN_IF_ERROR(ProcessQueue());
+    RETURN_IF_ERROR(scheduler_->Sync());
     ASSIGN_OR_RETURN(std::optional<Duration> node_wake, node_->Sync());
     // The node agent's writes (pod status) may have queued reconciles.
     if (!queue_.empty()) continue;

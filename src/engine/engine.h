@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -15,7 +16,9 @@
 #include "common/clock.h"
 #include "controller/job_reconciler.h"
 #include "controller/ports.h"
+#include "engine/local_scheduler.h"
 #include "node/node_agent.h"
+#include "runtime/local/machine.h"
 #include "store/sqlite_store.h"
 
 namespace trainyard::engine {
@@ -27,6 +30,9 @@ struct EngineOptions {
   // The trainyard binary, for `trainyard exec` (MPI's rsh agent); empty:
   // MPIJobs get upstream's `kubectl exec`.
   std::string exec_program;
+  // What replicas may use; discovered (nvidia-smi through base_env's PATH)
+  // when not given.
+  std::optional<runtime::MachineFacts> machine;
   const Clock* clock = &RealClock::Get();
   Duration grace = std::chrono::seconds(10);  // for Stop()
 };
@@ -49,6 +55,7 @@ class Engine {
 
   store::ObjectStore& store() { return *store_; }
   node::NodeAgent& node() { return *node_; }
+  const runtime::MachineFacts& machine() const { return *options_.machine; }
 
  private:
   explicit Engine(EngineOptions options) : options_(std::move(options)) {}
@@ -62,6 +69,7 @@ class Engine {
   std::unique_ptr<store::SqliteStore> store_;
   controller::LocalPortAllocator ports_;
   std::unique_ptr<controller::JobReconciler> reconciler_;
+  std::unique_ptr<LocalScheduler> scheduler_;
   std::unique_ptr<node::NodeAgent> node_;
   int wake_pipe_[2] = {-1, -1};
 

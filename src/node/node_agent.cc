@@ -67,6 +67,26 @@ Status WriteExecInfo(const std::string& path, const runtime::Process& process,
   return OkStatus();
 }
 
+// CUDA_VISIBLE_DEVICES as the scheduler gave the pod its GPUs, replacing
+// any the pod set itself: the device plugin's word is final on Kubernetes.
+void PinGpus(const api::Pod& pod, EnvList& env) {
+  auto given = pod.metadata.annotations.find(std::string(api::kGpusAnnotation));
+  std::string ids = given == pod.metadata.annotations.end() ? "" : given->second;
+  std::erase_if(env, [](const auto& entry) { return entry.first == "CUDA_VISIBLE_DEVICES"; });
+  env.emplace_back("CUDA_VISIBLE_DEVICES", ids);
+}
+
+// A pod that starts has been scheduled: PodScheduled True replaces any
+// Unschedulable the scheduler wrote while it waited.
+void MarkScheduled(api::Pod& pod, const std::string& now) {
+  auto& conditions = pod.status.conditions;
+  auto scheduled = [](const api::PodCondition& c) { return c.type == "PodScheduled"; };
+  auto it = std::find_if(conditions.begin(), conditions.end(), scheduled);
+  if (it != conditions.end() && it->status == "True") return;  // a restart: no transition
+  std::erase_if(conditions, scheduled);
+  conditions.push_back({.type = "PodScheduled", .status = "True", .last_transition_time = now});
+}
+
 }  // namespace
 
 NodeAgent::~NodeAgent() {
@@ -133,6 +153,7 @@ Status NodeAgent::Start(api::Pod& pod, Replica& replica) {
   };
   Result<EnvList> env = ContainerEnv(pod, container, options_.base_env, Facts(), *options_.store);
   if (!env.ok()) return fail_to_start(env.status());
+  if (options_.pin_gpus) PinGpus(pod, *env);
   replica.volumes = VolumeDirsOf(pod);
   Result<Mounts> mounts = PrepareVolumes(pod, container, replica.volumes, *options_.store);
   if (!mounts.ok()) return fail_to_start(mounts.status());
@@ -167,6 +188,7 @@ Status NodeAgent::Start(api::Pod& pod, Replica& replica) {
   replica.process = std::move(*process);
   replica.restart_at.reset();
   pod.status.phase = "Running";
+  MarkScheduled(pod, now);
   pod.status.host_ip = options_.host;
   pod.status.pod_ip = options_.host;
   if (pod.status.start_time.empty()) pod.status.start_time = now;
@@ -212,6 +234,7 @@ Status NodeAgent::OnExit(api::Pod& pod, Replica& replica, const runtime::ExitSta
 
 Status NodeAgent::SyncPod(api::Pod& pod, std::optional<TimePoint>& wake) {
   if (pod.spec.containers.empty()) return OkStatus();
+  if (!options_.node_name.empty() && pod.spec.node_name != options_.node_name) return OkStatus();
   Replica& replica = replicas_[KeyOf(pod)];
   if (replica.uid != pod.metadata.uid) {
     // A new pod under an old name: the old one's process must go first.
@@ -226,8 +249,9 @@ Status NodeAgent::SyncPod(api::Pod& pod, std::optional<TimePoint>& wake) {
     }
   } else if (IsTerminal(pod)) {
     return OkStatus();
-  } else if (!replica.restart_at && pod.status.phase.empty()) {
-    return Start(pod, replica);
+  } else if (!replica.restart_at && pod.status.container_statuses.empty() &&
+             (pod.status.phase.empty() || pod.status.phase == "Pending")) {
+    return Start(pod, replica);  // never started: new, or waited for room
   } else if (!replica.restart_at && !pod.status.container_statuses.empty() &&
              pod.status.container_statuses.front().state.waiting) {
     // Waiting to restart when trainyard started: restart it now.

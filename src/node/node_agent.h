@@ -27,6 +27,12 @@ struct NodeAgentOptions {
   store::ObjectStore* store = nullptr;
   const Clock* clock = nullptr;
   std::string host = "127.0.0.1";
+  // Runs only pods bound to this node (spec.nodeName); empty: every pod.
+  std::string node_name;
+  // The machine has GPUs: every replica gets CUDA_VISIBLE_DEVICES, the
+  // indices of its pod's trainyard.dev/gpus annotation or none at all, as
+  // a container on Kubernetes sees only the GPUs it was given.
+  bool pin_gpus = false;
   std::string logs_dir;  // <logs_dir>/<namespace>/<pod>/<container>.log
   // <pods_dir>/<namespace>/<pod>/: the pod's volumes, and exec.json, which
   // says how to run a command inside its replica (`trainyard exec`).

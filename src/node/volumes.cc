@@ -44,9 +44,10 @@ Status PrepareHostPath(const api::Volume& volume) {
   }
   auto want = [&](bool ok, const char* what) -> Status {
     if (ok) return OkStatus();
-    return FailedPreconditionError(fmt::format("volume {}: hostPath {} is not {}; create it or "
-                                               "set type: DirectoryOrCreate",
-                                               volume.name, source.path, what));
+    return FailedPreconditionError(
+        fmt::format("volume {}: hostPath {} is not {}; create it or "
+                    "set type: DirectoryOrCreate",
+                    volume.name, source.path, what));
   };
   if (source.type == "Directory") return want(fs::is_directory(status), "a directory");
   if (source.type == "File") return want(fs::is_regular_file(status), "a file");
@@ -91,7 +92,8 @@ Status PrepareConfigMap(const api::Pod& pod, const api::Volume& volume, const fs
   const auto* map = decoded.object ? std::get_if<api::ConfigMap>(&*decoded.object) : nullptr;
   if (map == nullptr) return InternalError("stored ConfigMap cannot be decoded");
   std::map<std::string, std::string> files = map->data;
-  for (const auto& [key, encoded] : map->binary_data) files[key] = Base64Decode(encoded).value_or("");
+  for (const auto& [key, encoded] : map->binary_data)
+    files[key] = Base64Decode(encoded).value_or("");
   int default_mode = source.default_mode.value_or(0644);
   if (source.items.empty()) {
     for (const auto& [key, content] : files)

@@ -31,16 +31,17 @@ class RunE2eTest : public ::testing::Test {
     std::ofstream(dir_ / name) << text;
   }
 
-  Result<runtime::Process> Start(std::vector<std::string> args) {
+  Result<runtime::Process> Start(std::vector<std::string> args,
+                                 const std::string& path = "/usr/bin:/bin") {
     std::vector<std::string> argv = {TRAINYARD_BINARY, "run", "--home", (dir_ / "home").string()};
     argv.insert(argv.end(), args.begin(), args.end());
     return runtime::Process::Start({.argv = argv,
-                                    .env = {{"PATH", "/usr/bin:/bin"}},
+                                    .env = {{"PATH", path}},
                                     .working_dir = dir_.string(),
                                     .log_path = (dir_ / "out").string()});
   }
-  int Run(std::vector<std::string> args) {
-    Result<runtime::Process> p = Start(std::move(args));
+  int Run(std::vector<std::string> args, const std::string& path = "/usr/bin:/bin") {
+    Result<runtime::Process> p = Start(std::move(args), path);
     EXPECT_TRUE(p.ok()) << p.status().ToString();
     std::optional<runtime::ExitStatus> status = p->WaitFor(std::chrono::seconds(60));
     EXPECT_TRUE(status.has_value());
@@ -151,6 +152,53 @@ TEST_F(RunE2eTest, ExecIntoAReplicaThatIsNotRunningSaysSo) {
   EXPECT_EQ(status->exit_code, 1);
   EXPECT_THAT(Output(), ::testing::HasSubstr("trainyard exec: pod default/w-0 is not running in " +
                                              dir_.string()));
+}
+
+// On a machine with two GPUs (nvidia-smi stands in for the driver): the
+// first job takes both, the second waits, saying for what, then runs.
+TEST_F(RunE2eTest, AJobWaitsForGpusWithTheReasonShownThenRuns) {
+  fs::create_directories(dir_ / "bin");
+  Write("bin/nvidia-smi", "#!/bin/sh\necho '0, GPU-a, Fake'\necho '1, GPU-b, Fake'\n");
+  fs::permissions(dir_ / "bin" / "nvidia-smi", fs::perms::owner_all);
+  std::string job = R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: NAME}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: none
+              command: [sh, -c, 'echo gpus=$CUDA_VISIBLE_DEVICES; while [ ! -e release ]; do sleep 0.05; done']
+              resources: {limits: {nvidia.com/gpu: GPUS}}
+)";
+  auto make = [&](const std::string& name, const std::string& gpus) {
+    std::string text = job;
+    text.replace(text.find("NAME"), 4, name);
+    text.replace(text.find("GPUS"), 4, gpus);
+    return text;
+  };
+  Write("jobs.yaml", make("first", "2") + "---" + make("second", "1"));
+  Result<runtime::Process> p = Start({"jobs.yaml"}, (dir_ / "bin").string() + ":/usr/bin:/bin");
+  ASSERT_TRUE(p.ok());
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (Output().find("second: Waiting (insufficient nvidia.com/gpu: needs 1, 0 of 2 free)") ==
+             std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    p->WaitFor(std::chrono::milliseconds(50));
+  }
+  Write("release", "");
+  std::optional<runtime::ExitStatus> status = p->WaitFor(std::chrono::seconds(30));
+  ASSERT_TRUE(status.has_value());
+  std::string out = Output();
+  EXPECT_EQ(status->exit_code, 0) << out;
+  EXPECT_THAT(out, ::testing::HasSubstr("second: Waiting (insufficient nvidia.com/gpu: needs 1, 0 "
+                                        "of 2 free)"));
+  EXPECT_THAT(out, ::testing::HasSubstr("[first/master-0] gpus=0,1"));
+  EXPECT_THAT(out, ::testing::HasSubstr("[second/master-0] gpus=0"));
 }
 
 }  // namespace

@@ -35,9 +35,10 @@ class VolumesTest : public ::testing::Test {
 
   // A pod whose one container mounts every volume of `volumes_yaml`.
   api::Pod PodWith(const std::string& spec_yaml) {
-    api::Json doc = api::testing::ParseOne("apiVersion: v1\nkind: Pod\nmetadata: {name: p, "
-                                           "namespace: default, uid: u1}\nspec:\n" +
-                                           spec_yaml);
+    api::Json doc = api::testing::ParseOne(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, "
+        "namespace: default, uid: u1}\nspec:\n" +
+        spec_yaml);
     Result<api::Pod> pod = api::DecodePod(doc);
     EXPECT_TRUE(pod.ok()) << pod.status().ToString();
     return *pod;
@@ -139,7 +140,8 @@ TEST_F(VolumesTest, HostPathIsUsedAsItIsAndItsTypeIsChecked) {
   std::string host = (dir_ / "data").string();
   api::Pod must_exist = PodWith(R"(
   containers: [{name: c, volumeMounts: [{name: d, mountPath: /data, subPath: train}]}]
-  volumes: [{name: d, hostPath: {path: )" + host + R"(, type: Directory}}]
+  volumes: [{name: d, hostPath: {path: )" +
+                                host + R"(, type: Directory}}]
 )");
   Result<Mounts> missing = Prepare(must_exist);
   ASSERT_FALSE(missing.ok());
@@ -147,7 +149,8 @@ TEST_F(VolumesTest, HostPathIsUsedAsItIsAndItsTypeIsChecked) {
 
   api::Pod create = PodWith(R"(
   containers: [{name: c, volumeMounts: [{name: d, mountPath: /data, subPath: train}]}]
-  volumes: [{name: d, hostPath: {path: )" + host + R"(, type: DirectoryOrCreate}}]
+  volumes: [{name: d, hostPath: {path: )" +
+                            host + R"(, type: DirectoryOrCreate}}]
 )");
   Result<Mounts> mounts = Prepare(create);
   ASSERT_TRUE(mounts.ok()) << mounts.status().ToString();
