@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <set>
 
 #include "api/names.h"
+#include "api/reflect.h"
 #include "api/validation_internal.h"
 
 namespace trainyard::api::internal {
@@ -277,6 +279,77 @@ void ValidateTrainingJob(const TrainingJob& job, ValidationResult& out) {
   }
 }
 
+namespace {
+
+// podFailurePolicy as Kubernetes validates it, for the exit-code rules the
+// local engine applies and the condition rules it accepts.
+void ValidatePodFailurePolicy(const BatchJobSpec& spec, const FieldPath& path,
+                              ValidationResult& out) {
+  const Json& policy = spec.pod_failure_policy;
+  if (policy.is_null()) return;
+  const Json* rules = policy.is_object() && policy.contains("rules") ? &policy["rules"] : nullptr;
+  if (rules == nullptr || !rules->is_array()) {
+    out.errors.push_back(FieldError::Required(path.Child("rules"), "a list of rules"));
+    return;
+  }
+  if (spec.template_.spec.restart_policy != "Never") {
+    out.errors.push_back(FieldError::NotSupported(
+        FieldPath("spec").Child("template").Child("spec").Child("restartPolicy"),
+        spec.template_.spec.restart_policy, {"Never"}));
+  }
+  for (size_t i = 0; i < rules->size(); ++i) {
+    FieldPath rule_path = path.Child("rules").Index(static_cast<int64_t>(i));
+    const Json& rule = (*rules)[i];
+    if (!rule.is_object()) {
+      out.errors.push_back(
+          FieldError::InvalidRendered(rule_path, RenderValue(rule), "must be an object"));
+      continue;
+    }
+    std::string action = rule.value("action", "");
+    if (action != "FailJob" && action != "Ignore" && action != "Count" && action != "FailIndex") {
+      out.errors.push_back(FieldError::NotSupported(rule_path.Child("action"), action,
+                                                    {"Count", "FailIndex", "FailJob", "Ignore"}));
+    }
+    bool exit_codes = rule.contains("onExitCodes"), conditions = rule.contains("onPodConditions");
+    if (!exit_codes && !conditions) {
+      out.errors.push_back(FieldError::Required(rule_path.Child("onExitCodes"),
+                                                "specify onExitCodes or onPodConditions"));
+    } else if (exit_codes && conditions) {
+      out.errors.push_back(FieldError::Forbidden(rule_path.Child("onPodConditions"),
+                                                 "may not be specified together with onExitCodes"));
+    }
+    if (!exit_codes) continue;
+    FieldPath on_path = rule_path.Child("onExitCodes");
+    const Json& on = rule["onExitCodes"];
+    std::string op = on.is_object() ? on.value("operator", "") : "";
+    if (op != "In" && op != "NotIn") {
+      out.errors.push_back(
+          FieldError::NotSupported(on_path.Child("operator"), op, {"In", "NotIn"}));
+    }
+    const Json* values = on.is_object() && on.contains("values") ? &on["values"] : nullptr;
+    if (values == nullptr || !values->is_array() || values->empty()) {
+      out.errors.push_back(FieldError::Required(on_path.Child("values")));
+      continue;
+    }
+    std::set<int64_t> seen;
+    for (size_t j = 0; j < values->size(); ++j) {
+      FieldPath value_path = on_path.Child("values").Index(static_cast<int64_t>(j));
+      const Json& v = (*values)[j];
+      if (!v.is_number_integer()) {
+        out.errors.push_back(
+            FieldError::InvalidRendered(value_path, RenderValue(v), "must be an integer"));
+      } else if (v.get<int64_t>() == 0 && op == "In") {
+        out.errors.push_back(
+            FieldError::Invalid(value_path, int64_t{0}, "must not be 0 for the In operator"));
+      } else if (!seen.insert(v.get<int64_t>()).second) {
+        out.errors.push_back(FieldError::Duplicate(value_path, std::to_string(v.get<int64_t>())));
+      }
+    }
+  }
+}
+
+}  // namespace
+
 void ValidateBatchJob(const BatchJob& job, ValidationResult& out) {
   const BatchJobSpec& spec = job.spec;
   FieldPath path("spec");
@@ -307,6 +380,7 @@ void ValidateBatchJob(const BatchJob& job, ValidationResult& out) {
   ValidatePodTemplate(spec.template_, template_path,
                       {.restart_policies = {"OnFailure", "Never"}, .restart_policy_required = true},
                       out);
+  ValidatePodFailurePolicy(spec, path.Child("podFailurePolicy"), out);
 }
 
 }  // namespace trainyard::api::internal

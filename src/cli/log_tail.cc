@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "api/pod_object.h"
+#include "controller/batch_job_reconciler.h"
 #include "controller/replica_pod.h"
 
 namespace trainyard::cli {
@@ -26,12 +27,21 @@ void LogTail::Poll(bool flush) {
       if (!seen_.insert(key).second) continue;
       Result<api::Pod> pod = api::DecodePod(doc);
       if (!pod.ok() || pod->spec.containers.empty()) continue;
-      if (mode_ == LogMode::kMaster && Label(*pod, controller::kLabelJobRole) != "master") continue;
+      // A batch/v1 Job has one role: its pods count as the master's.
+      std::string batch_job = Label(*pod, controller::kBatchJobNameLabel);
+      if (mode_ == LogMode::kMaster && batch_job.empty() &&
+          Label(*pod, controller::kLabelJobRole) != "master") {
+        continue;
+      }
       std::string path = engine_.node().LogPath(pod->metadata.namespace_, pod->metadata.name,
                                                 pod->spec.containers[0].name);
-      std::string replica = fmt::format("{}-{}", Label(*pod, controller::kLabelReplicaType),
-                                        Label(*pod, controller::kLabelReplicaIndex));
-      if (several_jobs_) replica = Label(*pod, controller::kLabelJobName) + "/" + replica;
+      std::string job = batch_job.empty() ? Label(*pod, controller::kLabelJobName) : batch_job;
+      // "worker-1" for a replica; for a batch pod its name after the job's.
+      std::string replica = batch_job.empty()
+                                ? fmt::format("{}-{}", Label(*pod, controller::kLabelReplicaType),
+                                              Label(*pod, controller::kLabelReplicaIndex))
+                                : pod->metadata.name.substr(batch_job.size() + 1);
+      if (several_jobs_) replica = job + "/" + replica;
       files_[path].prefix = "[" + replica + "] ";
     }
   }

@@ -13,6 +13,7 @@
 #include "cli/log_tail.h"
 #include "cli/manifests.h"
 #include "common/strings.h"
+#include "controller/batch_job_reconciler.h"
 #include "controller/conditions.h"
 #include "controller/pod_state.h"
 #include "controller/replica_pod.h"
@@ -73,9 +74,12 @@ std::string DescribeProgress(engine::Engine& engine, const JobView& view, Durati
     for (const api::Json& doc : pods->items) {
       Result<api::Pod> pod = api::DecodePod(doc);
       if (!pod.ok()) continue;
-      auto job = pod->metadata.labels.find(std::string(controller::kLabelJobName));
+      bool batch = view.key.kind == "Job";
+      auto job = pod->metadata.labels.find(
+          std::string(batch ? controller::kBatchJobNameLabel : controller::kLabelJobName));
       if (job == pod->metadata.labels.end() || job->second != view.key.name) continue;
-      std::string type = pod->metadata.labels[std::string(controller::kLabelReplicaType)];
+      std::string type =
+          batch ? "pod" : pod->metadata.labels[std::string(controller::kLabelReplicaType)];
       std::string phase = pod->status.phase.empty() ? "pending" : AsciiLower(pod->status.phase);
       ++phases[type][phase];
       restarts += controller::RestartsOf(*pod);
@@ -97,6 +101,20 @@ std::string DescribeProgress(engine::Engine& engine, const JobView& view, Durati
   return text;
 }
 
+// A batch/v1 Job speaks of Complete where kubeflow jobs say Succeeded.
+void RefreshBatch(const api::BatchJob& job, JobView& view) {
+  view.state = "Created";
+  view.message.clear();
+  for (const api::BatchJobCondition& c : job.status.conditions) {
+    if (c.status != "True") continue;
+    view.state = c.type == "Complete" ? "Succeeded" : c.type;
+    view.message = c.message;
+    view.finished = c.type == "Complete" || c.type == "Failed";
+    view.succeeded = c.type == "Complete";
+  }
+  if (!view.finished && job.status.active.value_or(0) > 0) view.state = "Running";
+}
+
 void Refresh(engine::Engine& engine, JobView& view) {
   Result<api::Json> stored = engine.store().Get(view.key);
   if (!stored.ok()) {
@@ -104,6 +122,10 @@ void Refresh(engine::Engine& engine, JobView& view) {
     return;
   }
   api::DecodeResult decoded = api::DecodeObject(*stored);
+  if (const auto* batch = decoded.object ? std::get_if<api::BatchJob>(&*decoded.object) : nullptr) {
+    RefreshBatch(*batch, view);
+    return;
+  }
   const auto* job = decoded.object ? std::get_if<api::TrainingJob>(&*decoded.object) : nullptr;
   if (job == nullptr || job->status.conditions.empty()) return;
   const api::JobCondition& last = job->status.conditions.back();
@@ -120,12 +142,6 @@ bool CheckRunnable(const LoadedManifests& loaded) {
   for (const LoadedObject& object : loaded.objects) {
     if (!object.checked.result.ok()) {
       PrintErrors(object, std::cerr);
-      ok = false;
-    } else if (std::holds_alternative<api::BatchJob>(*object.checked.object)) {
-      std::cerr << fmt::format(
-          "{}: {}: trainyard run does not run batch/v1 Jobs yet; use a "
-          "kubeflow.org/v1 kind\n",
-          object.where, object.Describe());
       ok = false;
     }
     for (const std::string& w : object.checked.result.warnings)

@@ -428,8 +428,8 @@ Result<ReconcileResult> JobReconciler::Reconcile(const store::ObjectKey& key) {
   }
   auto* job = std::get_if<api::TrainingJob>(&*decoded.object);
   if (job == nullptr)
-    return UnimplementedError(
-        fmt::format("{}: batch/v1 Job is not reconciled yet", key.ToString()));
+    return InvalidArgumentError(fmt::format(
+        "{} is not a kubeflow.org/v1 job (batch/v1 Jobs: BatchJobReconciler)", key.ToString()));
   api::SetDefaults(*job);
   // MultiKueue (or any other manager) runs this job elsewhere.
   const auto& managed_by = job->spec.run_policy->managed_by;

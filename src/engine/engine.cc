@@ -60,6 +60,7 @@ Status Engine::Init() {
     reconciler.exec_command = fmt::format("{} exec --state {}", ShellQuote(options_.exec_program),
                                           ShellQuote(options_.state_dir));
   }
+  batch_reconciler_ = std::make_unique<controller::BatchJobReconciler>(reconciler);
   reconciler_ = std::make_unique<controller::JobReconciler>(std::move(reconciler));
   if (!options_.machine) {
     std::string path;
@@ -106,7 +107,7 @@ void Engine::OnEvent(const store::WatchEvent& event) {
     if (owners.empty()) return;
     job = {owners[0].value("kind", ""), key->namespace_, owners[0].value("name", "")};
   }
-  if (!api::JobKindFromName(job.kind)) return;
+  if (!api::JobKindFromName(job.kind) && job.kind != "Job") return;
   if (queued_.insert(job.ToString()).second) queue_.push_back(job);
 }
 
@@ -130,7 +131,8 @@ Status Engine::ProcessQueue() {
     store::ObjectKey key = queue_.front();
     queue_.erase(queue_.begin());
     queued_.erase(key.ToString());
-    Result<controller::ReconcileResult> result = reconciler_->Reconcile(key);
+    Result<controller::ReconcileResult> result =
+        key.kind == "Job" ? batch_reconciler_->Reconcile(key) : reconciler_->Reconcile(key);
     if (!result.ok()) {
       int failures = ++failures_[key.ToString()];
       if (result.status().code() != StatusCode::kAborted) {

@@ -14,6 +14,7 @@
 
 #include "api/object.h"
 #include "common/clock.h"
+#include "controller/batch_job_reconciler.h"
 #include "controller/job_reconciler.h"
 #include "controller/ports.h"
 #include "engine/local_scheduler.h"
@@ -69,6 +70,7 @@ class Engine {
   std::unique_ptr<store::SqliteStore> store_;
   controller::LocalPortAllocator ports_;
   std::unique_ptr<controller::JobReconciler> reconciler_;
+  std::unique_ptr<controller::BatchJobReconciler> batch_reconciler_;
   std::unique_ptr<LocalScheduler> scheduler_;
   std::unique_ptr<node::NodeAgent> node_;
   int wake_pipe_[2] = {-1, -1};

@@ -113,7 +113,8 @@ Status LocalScheduler::Sync() {
   for (Gang* gang : order) {
     scheduler::GangFit fit = scheduler::FitGang(options_.machine, in_use, gang->demands);
     if (!fit.ever_fits) {
-      RETURN_IF_ERROR(MarkUnschedulable(*gang, std::string(api::kExceedsCapacityReason), fit.reason));
+      RETURN_IF_ERROR(
+          MarkUnschedulable(*gang, std::string(api::kExceedsCapacityReason), fit.reason));
       continue;
     }
     if (!fit.fits || blocked) {

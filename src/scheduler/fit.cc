@@ -67,9 +67,9 @@ GangFit FitGang(const Machine& machine, const InUse& in_use, const std::vector<P
     auto used = in_use.amounts.find(name);
     int64_t free = capacity - (used == in_use.amounts.end() ? 0 : used->second);
     if (milli > free) {
-      fit.reason = fmt::format("insufficient {}: needs {}, {} of {} free", name,
-                               FormatAmount(name, milli), FormatAmount(name, std::max<int64_t>(0, free)),
-                               FormatAmount(name, capacity));
+      fit.reason =
+          fmt::format("insufficient {}: needs {}, {} of {} free", name, FormatAmount(name, milli),
+                      FormatAmount(name, std::max<int64_t>(0, free)), FormatAmount(name, capacity));
       return fit;
     }
   }
@@ -83,7 +83,8 @@ GangFit FitGang(const Machine& machine, const InUse& in_use, const std::vector<P
     auto it = pod.amounts.find(std::string(kGpuResource));
     int64_t count = it == pod.amounts.end() ? 0 : Whole(it->second);
     std::vector<std::string>& mine = fit.gpus[pod.name];
-    for (int64_t i = 0; i < count && next < free_gpus.size(); ++i) mine.push_back(free_gpus[next++]);
+    for (int64_t i = 0; i < count && next < free_gpus.size(); ++i)
+      mine.push_back(free_gpus[next++]);
   }
   fit.fits = true;
   return fit;

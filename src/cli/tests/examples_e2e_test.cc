@@ -113,6 +113,14 @@ TEST_F(ExamplesE2eTest, TFConfigAddressesReachTheReplicasTheyName) {
                     "[a-z]+-[0-9]: TF_CONFIG names 3 replicas, reached all 2 peers");
 }
 
+// A batch/v1 Job, the shape of a Katib trial: its pod's output, and
+// Complete reported as success.
+TEST_F(ExamplesE2eTest, ABatchJobRunsToCompletion) {
+  std::string out = RunExample("batch-job.yaml");
+  EXPECT_THAT(out, ::testing::ContainsRegex("\\[[a-z0-9]{5}\\] accuracy=0\\.97"));
+  EXPECT_THAT(out, ::testing::HasSubstr("Reached expected number of succeeded pods"));
+}
+
 TEST_F(ExamplesE2eTest, JaxProcessesMeetTheirCoordinator) {
   std::string out = RunExample("jaxjob.yaml");
   ExpectEachPrinted(out, {"worker-0", "worker-1", "worker-2"},

@@ -62,8 +62,8 @@ TEST_F(LocalSchedulerTest, BindsWholeGangsInOrderAndHoldsBackThoseAfterOneThatWa
   EXPECT_EQ(Pod("a-0").metadata.annotations.at("trainyard.dev/gpus"), "0");
   EXPECT_EQ(Pod("a-1").metadata.annotations.at("trainyard.dev/gpus"), "1");
 
-  AddPod("b-0", "b", 1);     // no GPU left: waits
-  AddPod("c-0", "c", 0);     // would fit, but b came first
+  AddPod("b-0", "b", 1);        // no GPU left: waits
+  AddPod("c-0", "c", 0);        // would fit, but b came first
   AddPod("huge-0", "huge", 3);  // can never fit: fails, holds nobody back
   ASSERT_TRUE(scheduler_->Sync().ok());
   EXPECT_EQ(Pod("b-0").spec.node_name, "");

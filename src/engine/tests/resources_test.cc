@@ -132,8 +132,8 @@ TEST_F(ResourcesTest, AJobLargerThanTheMachineFailsSayingWhyAndStartsNothing) {
 }
 
 TEST_F(ResourcesTest, AJobWaitsForRoomWithTheReasonThenRuns) {
-  store::ObjectKey first = Submit(
-      JobAsking("first", 1, "1", "while [ ! -e release ]; do sleep 0.05; done"));
+  store::ObjectKey first =
+      Submit(JobAsking("first", 1, "1", "while [ ! -e release ]; do sleep 0.05; done"));
   store::ObjectKey second = Submit(JobAsking("second", 0, "1", "echo ran"));
   RunUntil([&] {
     const api::JobCondition* c = Condition(second, "Scheduled");

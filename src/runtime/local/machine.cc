@@ -55,10 +55,10 @@ MachineFacts DiscoverMachine(const std::string& path_env) {
   int fd = mkstemp(out_path);
   if (fd < 0) return facts;
   close(fd);
-  Result<Process> process = Process::Start(
-      {.argv = {*smi, "--query-gpu=index,uuid,name", "--format=csv,noheader"},
-       .env = {{"PATH", path_env}},
-       .log_path = out_path});
+  Result<Process> process =
+      Process::Start({.argv = {*smi, "--query-gpu=index,uuid,name", "--format=csv,noheader"},
+                      .env = {{"PATH", path_env}},
+                      .log_path = out_path});
   std::optional<ExitStatus> status;
   if (process.ok()) status = process->WaitFor(std::chrono::seconds(10));
   std::ifstream in(out_path);

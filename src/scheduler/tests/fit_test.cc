@@ -29,15 +29,15 @@ TEST(PodDemandTest, RequestsElseLimitsSummedAndTheLargestInitContainer) {
   spec.init_containers.push_back(ContainerWith({{"cpu", "4"}}));
   spec.init_containers.push_back(ContainerWith({{"memory", "512Mi"}}));
   Amounts demand = PodDemandOf(spec);
-  EXPECT_EQ(demand["cpu"], 4000);                  // init 4 > 0.5 + 1
+  EXPECT_EQ(demand["cpu"], 4000);                   // init 4 > 0.5 + 1
   EXPECT_EQ(demand["memory"], (1LL << 30) * 1000);  // the limit, no request set
   EXPECT_EQ(demand.size(), 2u);
 }
 
 TEST(FitGangTest, AllOrNothingWithGpusPinnedLowestFirst) {
   InUse in_use{.amounts = {{"nvidia.com/gpu", 1000}}, .gpus = {"0"}};
-  GangFit one = FitGang(TwoGpuMachine(), in_use,
-                        {{"a", {{"nvidia.com/gpu", 1000}}}, {"b", {{"cpu", 1000}}}});
+  GangFit one =
+      FitGang(TwoGpuMachine(), in_use, {{"a", {{"nvidia.com/gpu", 1000}}}, {"b", {{"cpu", 1000}}}});
   ASSERT_TRUE(one.fits) << one.reason;
   EXPECT_THAT(one.gpus["a"], ElementsAre("1"));
   EXPECT_THAT(one.gpus["b"], IsEmpty());

@@ -44,8 +44,9 @@ TEST_F(MachineTest, ReadsGpusFromNvidiaSmi) {
 }
 
 TEST_F(MachineTest, AFailingNvidiaSmiMeansNoGpusAndSaysWhy) {
-  FakeNvidiaSmi("echo 'NVIDIA-SMI has failed because it could not communicate with the driver'\n"
-                "exit 9\n");
+  FakeNvidiaSmi(
+      "echo 'NVIDIA-SMI has failed because it could not communicate with the driver'\n"
+      "exit 9\n");
   MachineFacts facts = DiscoverMachine(Path());
   EXPECT_TRUE(facts.gpus.empty());
   EXPECT_THAT(facts.gpu_note, ::testing::HasSubstr("could not communicate with the driver"));

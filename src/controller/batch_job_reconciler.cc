@@ -1,0 +1,333 @@
+#include "controller/batch_job_reconciler.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "api/defaults.h"
+#include "api/object.h"
+#include "api/pod_object.h"
+#include "controller/pod_state.h"
+
+namespace trainyard::controller {
+namespace {
+
+struct Context {
+  const ReconcilerOptions& options;
+  api::Json stored;
+  api::BatchJob job;
+  std::vector<api::Pod> pods;  // owned by the job
+  TimePoint now;
+  std::string now_text;
+  api::BatchJobStatus& status() { return job.status; }
+};
+
+bool IsActive(const api::Pod& pod) {
+  return pod.status.phase != "Succeeded" && pod.status.phase != "Failed";
+}
+
+bool IsTrue(const std::vector<api::BatchJobCondition>& conditions, const std::string& type) {
+  return std::any_of(conditions.begin(), conditions.end(), [&](const auto& c) {
+    return c.type == type && c.status == "True";
+  });
+}
+
+bool IsFinished(const api::BatchJobStatus& status) {
+  return IsTrue(status.conditions, "Complete") || IsTrue(status.conditions, "Failed");
+}
+
+void SetCondition(Context& ctx, const std::string& type, const std::string& status,
+                  const std::string& reason, const std::string& message) {
+  auto& conditions = ctx.status().conditions;
+  auto it = std::find_if(conditions.begin(), conditions.end(),
+                         [&](const auto& c) { return c.type == type; });
+  api::BatchJobCondition next{.type = type,
+                              .status = status,
+                              .last_probe_time = ctx.now_text,
+                              .last_transition_time = ctx.now_text,
+                              .reason = reason,
+                              .message = message};
+  if (it == conditions.end()) {
+    conditions.push_back(std::move(next));
+    return;
+  }
+  if (it->status == status) next.last_transition_time = it->last_transition_time;
+  *it = std::move(next);
+}
+
+int CompletionIndexOf(const api::Pod& pod) {
+  auto it = pod.metadata.annotations.find(std::string(kBatchCompletionIndex));
+  return it == pod.metadata.annotations.end() ? -1 : std::atoi(it->second.c_str());
+}
+
+std::string RandomSuffix(std::mt19937& random) {
+  // Kubernetes' alphabet for generated names: no vowels, no look-alikes.
+  static constexpr std::string_view kAlphabet = "bcdfghjklmnpqrstvwxz2456789";
+  std::uniform_int_distribution<size_t> pick(0, kAlphabet.size() - 1);
+  std::string out;
+  for (int i = 0; i < 5; ++i) out += kAlphabet[pick(random)];
+  return out;
+}
+
+api::Pod BuildPod(const api::BatchJob& job, int index, std::mt19937& random) {
+  api::Pod pod;
+  pod.metadata.namespace_ = job.metadata.namespace_;
+  pod.metadata.labels = job.spec.template_.metadata.labels;
+  pod.metadata.annotations = job.spec.template_.metadata.annotations;
+  for (std::string_view key : {kBatchControllerUidLabel, std::string_view("controller-uid")})
+    pod.metadata.labels[std::string(key)] = job.metadata.uid;
+  for (std::string_view key : {kBatchJobNameLabel, std::string_view("job-name")})
+    pod.metadata.labels[std::string(key)] = job.metadata.name;
+  api::OwnerReference owner;
+  owner.api_version = std::string(api::kBatchGroupVersion);
+  owner.kind = "Job";
+  owner.name = job.metadata.name;
+  owner.uid = job.metadata.uid;
+  owner.controller = true;
+  owner.block_owner_deletion = true;
+  pod.metadata.owner_references.push_back(owner);
+  pod.spec = job.spec.template_.spec;
+  std::string suffix = RandomSuffix(random);
+  if (index < 0) {
+    pod.metadata.name = fmt::format("{}-{}", job.metadata.name, suffix);
+    return pod;
+  }
+  pod.metadata.name = fmt::format("{}-{}-{}", job.metadata.name, index, suffix);
+  pod.metadata.labels[std::string(kBatchCompletionIndex)] = std::to_string(index);
+  pod.metadata.annotations[std::string(kBatchCompletionIndex)] = std::to_string(index);
+  for (api::Container& c : pod.spec.containers) {
+    api::EnvVar var;
+    var.name = "JOB_COMPLETION_INDEX";
+    var.value = std::to_string(index);
+    c.env.push_back(std::move(var));
+  }
+  return pod;
+}
+
+Status DeletePod(Context& ctx, const api::Pod& pod) {
+  Result<api::Json> gone =
+      ctx.options.store->Delete({"Pod", pod.metadata.namespace_, pod.metadata.name});
+  if (!gone.ok() && gone.status().code() != StatusCode::kNotFound) return gone.status();
+  return OkStatus();
+}
+
+Status DeleteActivePods(Context& ctx) {
+  for (const api::Pod& pod : ctx.pods) {
+    if (IsActive(pod)) RETURN_IF_ERROR(DeletePod(ctx, pod));
+  }
+  std::erase_if(ctx.pods, IsActive);
+  return OkStatus();
+}
+
+// podFailurePolicy's first rule matching a failed pod's exit codes:
+// "FailJob", "Ignore", "Count", or "" when none does. Sets `message` for
+// FailJob, in Kubernetes' words.
+std::string FailurePolicyAction(const api::BatchJob& job, const api::Pod& pod,
+                                std::string& message) {
+  const api::Json& policy = job.spec.pod_failure_policy;
+  if (!policy.is_object()) return "";
+  const api::Json rules = policy.value("rules", api::Json::array());
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const api::Json& on = rules[i].value("onExitCodes", api::Json::object());
+    if (on.empty()) continue;  // onPodConditions: no disruptions happen here
+    std::string container = on.value("containerName", "");
+    bool in = on.value("operator", "In") == "In";
+    std::set<int> values;
+    for (const api::Json& v : on.value("values", api::Json::array())) {
+      if (v.is_number_integer()) values.insert(v.get<int>());  // validated; never throw here
+    }
+    for (const api::ContainerStatus& cs : pod.status.container_statuses) {
+      if (!cs.state.terminated || cs.state.terminated->exit_code == 0) continue;
+      if (!container.empty() && cs.name != container) continue;
+      int code = cs.state.terminated->exit_code;
+      if (values.contains(code) != in) continue;
+      std::string action = rules[i].value("action", "");
+      message = fmt::format(
+          "Container {} for pod {}/{} failed with exit code {} matching {} rule at index {}",
+          cs.name, pod.metadata.namespace_, pod.metadata.name, code, action, i);
+      return action;
+    }
+  }
+  return "";
+}
+
+Result<ReconcileResult> Finish(Context& ctx, const std::string& type, const std::string& reason,
+                               const std::string& message) {
+  SetCondition(ctx, type, "True", reason, message);
+  if (ctx.status().completion_time.empty() && type == "Complete")
+    ctx.status().completion_time = ctx.now_text;
+  RETURN_IF_ERROR(DeleteActivePods(ctx));
+  ctx.status().active = 0;
+  return ReconcileResult{};
+}
+
+Status WriteStatus(Context& ctx) {
+  api::Json status = api::Encode(ctx.job.status);
+  if (ctx.stored.value("status", api::Json::object()) == status) return OkStatus();
+  ctx.stored["status"] = std::move(status);
+  return ctx.options.store->UpdateStatus(ctx.stored).status();
+}
+
+// Deletes the job once its TTL after finishing has passed; else says when.
+Result<std::optional<Duration>> ApplyTtl(Context& ctx, bool& deleted) {
+  if (!ctx.job.spec.ttl_seconds_after_finished) return std::optional<Duration>();
+  std::string finished = ctx.status().completion_time;
+  for (const auto& c : ctx.status().conditions) {
+    if (c.type == "Failed" && c.status == "True") finished = c.last_transition_time;
+  }
+  std::optional<TimePoint> done = ParseRfc3339(finished);
+  if (!done) return std::optional<Duration>();
+  TimePoint expiry = *done + std::chrono::seconds(*ctx.job.spec.ttl_seconds_after_finished);
+  if (ctx.now < expiry) return std::optional<Duration>(expiry - ctx.now);
+  for (const api::Pod& pod : ctx.pods) RETURN_IF_ERROR(DeletePod(ctx, pod));
+  Result<api::Json> gone =
+      ctx.options.store->Delete({"Job", ctx.job.metadata.namespace_, ctx.job.metadata.name});
+  if (!gone.ok() && gone.status().code() != StatusCode::kNotFound) return gone.status();
+  deleted = true;
+  return std::optional<Duration>();
+}
+
+// The step of an unfinished, unsuspended job: counts, limits, verdict,
+// then the pods still missing.
+Result<ReconcileResult> ReconcileActive(Context& ctx, std::mt19937& random) {
+  const api::BatchJobSpec& spec = ctx.job.spec;
+  int32_t succeeded = 0, failed = 0, counted_failures = 0, ready = 0;
+  std::set<int> done_indexes, active_indexes;
+  int32_t active = 0;
+  for (const api::Pod& pod : ctx.pods) {
+    counted_failures += RestartsOf(pod);
+    if (pod.status.phase == "Succeeded") {
+      ++succeeded;
+      done_indexes.insert(CompletionIndexOf(pod));
+    } else if (pod.status.phase == "Failed") {
+      ++failed;
+      std::string message;
+      std::string action = FailurePolicyAction(ctx.job, pod, message);
+      if (action == "FailJob") return Finish(ctx, "Failed", "PodFailurePolicy", message);
+      if (action != "Ignore") ++counted_failures;
+    } else {
+      ++active;
+      active_indexes.insert(CompletionIndexOf(pod));
+      if (pod.status.phase == "Running") ++ready;
+    }
+  }
+  ctx.status().succeeded = succeeded;
+  ctx.status().failed = failed;
+  ctx.status().ready = ready;
+  ctx.status().active = active;
+  if (counted_failures > *spec.backoff_limit) {
+    return Finish(ctx, "Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit");
+  }
+  std::optional<Duration> deadline_left;
+  if (spec.active_deadline_seconds) {
+    TimePoint start = ParseRfc3339(ctx.status().start_time).value_or(ctx.now);
+    TimePoint deadline = start + std::chrono::seconds(*spec.active_deadline_seconds);
+    if (ctx.now >= deadline) {
+      return Finish(ctx, "Failed", "DeadlineExceeded", "Job was active longer than specified deadline");
+    }
+    deadline_left = deadline - ctx.now;
+  }
+  bool indexed = spec.completion_mode == "Indexed";
+  bool complete = spec.completions
+                      ? (indexed ? static_cast<int32_t>(done_indexes.size()) >= *spec.completions
+                                 : succeeded >= *spec.completions)
+                      : succeeded > 0 && active == 0;
+  if (complete) {
+    return Finish(ctx, "Complete", "CompletionsReached", "Reached expected number of succeeded pods");
+  }
+  int32_t room = *spec.parallelism - active;
+  if (indexed) {
+    for (int i = 0; i < *spec.completions && room > 0; ++i) {
+      if (done_indexes.contains(i) || active_indexes.contains(i)) continue;
+      RETURN_IF_ERROR(ctx.options.store->Create(api::EncodePod(BuildPod(ctx.job, i, random))).status());
+      --room;
+      ++active;
+    }
+  } else {
+    int32_t wanted = spec.completions ? std::min(room, *spec.completions - succeeded - active)
+                                      : (succeeded > 0 ? 0 : room);
+    for (int32_t i = 0; i < wanted; ++i) {
+      RETURN_IF_ERROR(ctx.options.store->Create(api::EncodePod(BuildPod(ctx.job, -1, random))).status());
+      ++active;
+    }
+  }
+  ctx.status().active = active;
+  return ReconcileResult{deadline_left};
+}
+
+// The job is gone: so are its pods.
+Status DeleteOrphans(const ReconcilerOptions& options, const store::ObjectKey& key) {
+  ASSIGN_OR_RETURN(store::ObjectStore::ListResult list, options.store->List("Pod", key.namespace_));
+  for (const api::Json& doc : list.items) {
+    const api::Json& meta = doc["metadata"];
+    bool owned = false;
+    for (const api::Json& o : meta.value("ownerReferences", api::Json::array())) {
+      owned = owned || (o.value("kind", "") == "Job" && o.value("name", "") == key.name);
+    }
+    if (!owned) continue;
+    Result<api::Json> gone = options.store->Delete({"Pod", key.namespace_, meta.value("name", "")});
+    if (!gone.ok() && gone.status().code() != StatusCode::kNotFound) return gone.status();
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<ReconcileResult> BatchJobReconciler::Reconcile(const store::ObjectKey& key) {
+  Result<api::Json> stored = options_.store->Get(key);
+  if (stored.status().code() == StatusCode::kNotFound) {
+    RETURN_IF_ERROR(DeleteOrphans(options_, key));
+    return ReconcileResult{};
+  }
+  if (!stored.ok()) return stored.status();
+  api::DecodeResult decoded = api::DecodeObject(*stored);
+  auto* job = decoded.object ? std::get_if<api::BatchJob>(&*decoded.object) : nullptr;
+  if (job == nullptr || !decoded.errors.empty()) {
+    return InvalidArgumentError(fmt::format("{} cannot be decoded", key.ToString()));
+  }
+  api::SetDefaults(*job);
+  if (job->spec.managed_by && *job->spec.managed_by != "kubernetes.io/job-controller")
+    return ReconcileResult{};
+  Context ctx{options_, *stored, std::move(*job), {}, options_.clock->Now(), ""};
+  ctx.now_text = FormatRfc3339(ctx.now);
+  ASSIGN_OR_RETURN(store::ObjectStore::ListResult list,
+                   options_.store->List("Pod", ctx.job.metadata.namespace_));
+  for (const api::Json& doc : list.items) {
+    ASSIGN_OR_RETURN(api::Pod pod, api::DecodePod(doc));
+    bool owned = std::any_of(pod.metadata.owner_references.begin(),
+                             pod.metadata.owner_references.end(), [&](const auto& o) {
+                               return o.controller.value_or(false) && o.uid == ctx.job.metadata.uid;
+                             });
+    if (owned) ctx.pods.push_back(std::move(pod));
+  }
+
+  ReconcileResult result;
+  if (IsFinished(ctx.status())) {
+    RETURN_IF_ERROR(DeleteActivePods(ctx));
+    bool deleted = false;
+    ASSIGN_OR_RETURN(result.requeue_after, ApplyTtl(ctx, deleted));
+    if (deleted) return result;
+  } else if (ctx.job.spec.suspend.value_or(false)) {
+    RETURN_IF_ERROR(DeleteActivePods(ctx));
+    ctx.status().active = 0;
+    SetCondition(ctx, "Suspended", "True", "JobSuspended", "Job suspended");
+  } else {
+    if (IsTrue(ctx.status().conditions, "Suspended")) {
+      SetCondition(ctx, "Suspended", "False", "JobResumed", "Job resumed");
+      ctx.status().start_time = ctx.now_text;  // the deadline counts from the resume
+    }
+    if (ctx.status().start_time.empty()) ctx.status().start_time = ctx.now_text;
+    ASSIGN_OR_RETURN(result, ReconcileActive(ctx, random_));
+    if (IsFinished(ctx.status())) {
+      bool deleted = false;
+      ASSIGN_OR_RETURN(result.requeue_after, ApplyTtl(ctx, deleted));
+      if (deleted) return result;
+    }
+  }
+  RETURN_IF_ERROR(WriteStatus(ctx));
+  return result;
+}
+
+}  // namespace trainyard::controller
