@@ -11,8 +11,10 @@
 #include <iostream>
 
 #include "api/json.h"
+#include "api/pod_object.h"
 #include "cli/run_command.h"
 #include "runtime/local/process.h"
+#include "store/sqlite_store.h"
 
 namespace trainyard::cli {
 namespace {
@@ -36,42 +38,60 @@ int Fail(const std::string& message) {
 
 }  // namespace
 
+// The replica's running leader process, from the pod as the store has it
+// ("trainyard://<pid>"), checked to be that pod's still: its own group
+// leader, with the pod's HOSTNAME in its environment (a reused pid has
+// neither).
+Result<pid_t> LeaderOf(const std::string& state, const ExecOptions& options,
+                       std::vector<std::string>& environ) {
+  std::string who = options.namespace_ + "/" + options.pod;
+  Result<api::Json> doc = store::SqliteStore::ReadCommitted(
+      (fs::path(state) / "state.db").string(), {"Pod", options.namespace_, options.pod});
+  if (!doc.ok()) return NotFoundError(fmt::format("pod {} not found in {}", who, state));
+  Result<api::Pod> pod = api::DecodePod(*doc);
+  if (!pod.ok() || pod->status.container_statuses.empty() ||
+      !pod->status.container_statuses[0].state.running) {
+    return FailedPreconditionError(fmt::format("pod {} is not running", who));
+  }
+  std::string id = pod->status.container_statuses[0].container_id;
+  pid_t pid = std::atoi(id.substr(id.find("://") + 3).c_str());
+  std::ifstream in(fmt::format("/proc/{}/environ", pid), std::ios::binary);
+  std::string entry;
+  bool ours = false;
+  while (std::getline(in, entry, '\0')) {
+    ours = ours || entry == "HOSTNAME=" + options.pod;
+    environ.push_back(entry);
+  }
+  if (pid <= 0 || getpgid(pid) != pid || !ours) {
+    return FailedPreconditionError(fmt::format("pod {} is not running (process {} is gone)", who, pid));
+  }
+  return pid;
+}
+
 int RunExec(const ExecOptions& options) {
   std::string state = options.state;
   if (state.empty()) {
     state = NewestRun(options.home.empty() ? DefaultHome() : options.home);
     if (state.empty()) return Fail("no runs found; pass --state with a run's directory");
   }
-  fs::path info_path = fs::path(state) / "pods" / options.namespace_ / options.pod / "exec.json";
-  std::ifstream in(info_path);
-  api::Json info = api::Json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (!in || !info.is_object() || !info["pid"].is_number_integer()) {
-    return Fail(
-        fmt::format("pod {}/{} is not running in {}", options.namespace_, options.pod, state));
-  }
-  pid_t leader = info["pid"].get<pid_t>();
-  if (kill(leader, 0) != 0 || getpgid(leader) != leader) {
-    return Fail(fmt::format("pod {}/{} is not running (its process {} is gone)", options.namespace_,
-                            options.pod, leader));
-  }
   std::vector<std::string> env_text;
+  Result<pid_t> leader = LeaderOf(state, options, env_text);
+  if (!leader.ok()) return Fail(leader.status().message());
   std::string path_env;
-  for (const api::Json& pair : info["env"]) {
-    std::string name = pair[0].get<std::string>();
-    std::string value = pair[1].get<std::string>();
-    if (name == "PATH") path_env = value;
-    env_text.push_back(name + "=" + value);
+  for (const std::string& e : env_text) {
+    if (e.starts_with("PATH=")) path_env = e.substr(5);
   }
   Result<std::string> program = runtime::ResolveProgram(options.command[0], path_env);
   if (!program.ok()) return Fail(program.status().message());
-  std::string dir = info.value("workingDir", "");
-  if (!dir.empty() && chdir(dir.c_str()) != 0) {
-    return Fail(fmt::format("cannot enter {}: {}", dir, std::strerror(errno)));
+  std::error_code ec;
+  fs::path dir = fs::read_symlink(fmt::format("/proc/{}/cwd", *leader), ec);
+  if (ec || chdir(dir.c_str()) != 0) {
+    return Fail(fmt::format("cannot enter the replica's directory {}", dir.string()));
   }
   // Joining the replica's process group makes the command stop with it. It
   // works from the same session (an MPI launcher's rsh agent); from another
   // terminal it does not, and the command then runs beside the replica.
-  setpgid(0, leader);
+  setpgid(0, *leader);
   std::vector<char*> argv, envp;
   for (const std::string& a : options.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);

@@ -1,7 +1,8 @@
 // `trainyard exec [--state DIR] [-n NS] POD -- COMMAND...`: runs a command
 // inside a running replica, as `kubectl exec` does in a container: with the
-// replica's env and working directory, in its process group (so it stops
-// with the replica), replacing this process. MPI launchers use it as their
+// environment and working directory its process was started with (read
+// from /proc), in its process group (so it stops with the replica),
+// replacing this process. MPI launchers use it as their
 // rsh agent to start ranks inside the worker replicas.
 #pragma once
 

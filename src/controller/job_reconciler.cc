@@ -175,6 +175,17 @@ Status ReconcileMpiConfig(Context& ctx) {
   return ctx.options.store->Update(*have).status();
 }
 
+// Whether every MPI worker runs. Upstream's launcher waits for that in its
+// kubectl-delivery init container; here the launcher is created only then,
+// so that mpirun never reaches for a worker not yet there.
+bool WorkersRunning(const Context& ctx) {
+  for (int32_t i = 0; i < ctx.job.Replicas("Worker"); ++i) {
+    auto it = ctx.pods.find({"Worker", i});
+    if (it == ctx.pods.end() || it->second.status.phase != "Running") return false;
+  }
+  return true;
+}
+
 // Creates missing replicas, re-creates ExitCode replicas that failed with a
 // retryable code, and removes pods no replica owns (scale down).
 Status ReconcilePods(Context& ctx) {
@@ -185,6 +196,7 @@ Status ReconcilePods(Context& ctx) {
   for (const ReplicaRef& r : frameworks::AllReplicas(ctx.job)) {
     auto it = ctx.pods.find(r);
     if (it == ctx.pods.end()) {
+      if (r.type == "Launcher" && !WorkersRunning(ctx)) continue;
       RETURN_IF_ERROR(CreatePod(ctx, r, placement, 0));
       continue;
     }

@@ -27,7 +27,8 @@ api::ConfigMap MpiConfigMap(const api::TrainingJob& job, const std::string& exec
       exec_command, job.metadata.namespace_);
   std::string discover = "#!/bin/sh\n";
   for (int32_t i = 0; i < job.Replicas("Worker"); ++i)
-    discover += fmt::format("echo {}\n", frameworks::ReplicaName(job, {"Worker", i}));
+    discover += fmt::format("echo {}:{}\n", frameworks::ReplicaName(job, {"Worker", i}),
+                            job.spec.slots_per_worker.value_or(1));
   map.data["discover_hosts.sh"] = discover;
   return map;
 }

@@ -157,11 +157,26 @@ Duration Engine::NextWake(std::optional<Duration> node_wake) const {
   return wake;
 }
 
-Status Engine::Run(const std::function<bool()>& done, const std::function<void()>& on_step) {
-  while (true) {
+Result<std::optional<Duration>> Engine::Step() {
+  // One transaction, one fsync, for everything the step writes: pods,
+  // bindings, statuses. Nothing a user was told of waits on it (Submit
+  // commits on its own), and a crash before the commit loses only work
+  // that is redone, since replicas die with the engine.
+  RETURN_IF_ERROR(store_->BeginGroup());
+  Result<std::optional<Duration>> wake = [&]() -> Result<std::optional<Duration>> {
     RETURN_IF_ERROR(ProcessQueue());
     RETURN_IF_ERROR(scheduler_->Sync());
-    ASSIGN_OR_RETURN(std::optional<Duration> node_wake, node_->Sync());
+    return node_->Sync();
+  }();
+  Status committed = store_->CommitGroup();
+  if (!wake.ok()) return wake.status();
+  if (!committed.ok()) return committed;
+  return wake;
+}
+
+Status Engine::Run(const std::function<bool()>& done, const std::function<void()>& on_step) {
+  while (true) {
+    ASSIGN_OR_RETURN(std::optional<Duration> node_wake, Step());
     // The node agent's writes (pod status) may have queued reconciles.
     if (!queue_.empty()) continue;
     on_step();

@@ -63,6 +63,9 @@ class Engine {
   Status Init();
   void OnEvent(const store::WatchEvent& event);
   Status ProcessQueue();
+  // Reconciles, schedules and syncs the node in one store write group;
+  // returns when the node agent next has work.
+  Result<std::optional<Duration>> Step();
   // How long the loop may sleep.
   Duration NextWake(std::optional<Duration> node_wake) const;
 

@@ -11,9 +11,19 @@
 namespace trainyard::engine {
 namespace {
 
+// On the stored JSON, without copying any of it.
 bool IsTerminal(const api::Json& pod) {
-  std::string phase = pod.value("status", api::Json::object()).value("phase", "");
-  return phase == "Succeeded" || phase == "Failed";
+  auto status = pod.find("status");
+  if (status == pod.end() || !status->is_object()) return false;
+  auto phase = status->find("phase");
+  return phase != status->end() && (*phase == "Succeeded" || *phase == "Failed");
+}
+
+bool IsBound(const api::Json& pod) {
+  auto spec = pod.find("spec");
+  if (spec == pod.end() || !spec->is_object()) return false;
+  auto node = spec->find("nodeName");
+  return node != spec->end() && node->is_string() && !node->get_ref<const std::string&>().empty();
 }
 
 std::string GangKey(const api::Json& pod) {
@@ -79,12 +89,13 @@ Status LocalScheduler::MarkUnschedulable(Gang& gang, const std::string& reason,
 }
 
 Status LocalScheduler::Sync() {
-  ASSIGN_OR_RETURN(store::ObjectStore::ListResult list, options_.store->List("Pod", ""));
-  // Most steps have nothing to bind: say so before decoding anything.
-  bool any_pending = std::any_of(list.items.begin(), list.items.end(), [](const api::Json& pod) {
-    return !IsTerminal(pod) && pod["spec"].value("nodeName", "").empty();
-  });
+  // Most steps have nothing to bind: find that out before copying anything.
+  bool any_pending = false;
+  RETURN_IF_ERROR(options_.store->Scan("Pod", "", [&](const api::Json& pod) {
+    any_pending = any_pending || (!IsTerminal(pod) && !IsBound(pod));
+  }));
   if (!any_pending) return OkStatus();
+  ASSIGN_OR_RETURN(store::ObjectStore::ListResult list, options_.store->List("Pod", ""));
   scheduler::InUse in_use;
   std::map<std::string, Gang> gangs;
   for (api::Json& doc : list.items) {

@@ -45,28 +45,6 @@ Duration Backoff(const NodeAgentOptions& options, int32_t restarts) {
   return std::min(d, options.max_restart_backoff);
 }
 
-// What `trainyard exec` needs to run a command inside a replica: its
-// process group, env and working directory. Written whole, then renamed,
-// so a reader never sees half of it; only the owner may read it (env).
-Status WriteExecInfo(const std::string& path, const runtime::Process& process,
-                     const runtime::ProcessSpec& spec) {
-  api::Json info = {{"pid", process.pid()}, {"workingDir", spec.working_dir}};
-  info["env"] = api::Json::array();
-  for (const auto& [name, value] : spec.env) info["env"].push_back({name, value});
-  std::string tmp = path + ".tmp";
-  std::error_code ec;
-  fs::create_directories(fs::path(path).parent_path(), ec);
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << info.dump();
-    if (!out) return InternalError("cannot write " + tmp);
-  }
-  fs::permissions(tmp, fs::perms::owner_read | fs::perms::owner_write, ec);
-  fs::rename(tmp, path, ec);
-  if (ec) return InternalError(fmt::format("cannot write {}: {}", path, ec.message()));
-  return OkStatus();
-}
-
 // CUDA_VISIBLE_DEVICES as the scheduler gave the pod its GPUs, replacing
 // any the pod set itself: the device plugin's word is final on Kubernetes.
 void PinGpus(const api::Pod& pod, EnvList& env) {
@@ -91,7 +69,7 @@ void MarkScheduled(api::Pod& pod, const std::string& now) {
 
 NodeAgent::~NodeAgent() {
   for (auto& [key, replica] : replicas_) replica.process.reset();  // kills and reaps
-  CleanUpAfterStop();
+  RemoveMemoryVolumes();
 }
 
 PodVolumeDirs NodeAgent::VolumeDirsOf(const api::Pod& pod) const {
@@ -102,16 +80,10 @@ PodVolumeDirs NodeAgent::VolumeDirsOf(const api::Pod& pod) const {
           .memory = (shm / ("trainyard-" + pod.metadata.uid)).string()};
 }
 
-std::string NodeAgent::ExecInfoPath(const api::Pod& pod) const {
-  return (fs::path(options_.pods_dir) / pod.metadata.namespace_ / pod.metadata.name / "exec.json")
-      .string();
-}
-
-void NodeAgent::CleanUpAfterStop() {
+void NodeAgent::RemoveMemoryVolumes() {
   std::error_code ec;
   for (auto& [key, replica] : replicas_) {
     if (!replica.volumes.memory.empty()) fs::remove_all(replica.volumes.memory, ec);
-    if (!replica.exec_info.empty()) fs::remove(replica.exec_info, ec);
   }
 }
 
@@ -176,11 +148,6 @@ Status NodeAgent::Start(api::Pod& pod, Replica& replica) {
                             .log_path = log};
   Result<runtime::Process> process = runtime::Process::Start(spec);
   if (!process.ok()) return fail_to_start(process.status());
-  if (!options_.pods_dir.empty()) {
-    replica.exec_info = ExecInfoPath(pod);
-    Status written = WriteExecInfo(replica.exec_info, *process, spec);
-    if (!written.ok()) return fail_to_start(written);
-  }
   status.container_id = fmt::format("trainyard://{}", process->pid());
   status.state = api::ContainerState{};
   status.state.running = api::ContainerStateRunning{.started_at = now};
@@ -197,7 +164,6 @@ Status NodeAgent::Start(api::Pod& pod, Replica& replica) {
 
 Status NodeAgent::OnExit(api::Pod& pod, Replica& replica, const runtime::ExitStatus& exit,
                          const std::string& reason, const std::string& message) {
-  std::error_code ec;
   api::ContainerStatus& status = ContainerStatusOf(pod);
   std::string now = FormatRfc3339(options_.clock->Now());
   api::ContainerStateTerminated terminated{
@@ -228,11 +194,10 @@ Status NodeAgent::OnExit(api::Pod& pod, Replica& replica, const runtime::ExitSta
     pod.status.phase = exit.ok() ? "Succeeded" : "Failed";
   }
   replica.process.reset();
-  if (!replica.exec_info.empty()) fs::remove(replica.exec_info, ec);
   return WriteStatus(pod);
 }
 
-Status NodeAgent::SyncPod(api::Pod& pod, std::optional<TimePoint>& wake) {
+Status NodeAgent::SyncPod(const api::Pod& pod, std::optional<TimePoint>& wake) {
   if (pod.spec.containers.empty()) return OkStatus();
   if (!options_.node_name.empty() && pod.spec.node_name != options_.node_name) return OkStatus();
   Replica& replica = replicas_[KeyOf(pod)];
@@ -242,16 +207,19 @@ Status NodeAgent::SyncPod(api::Pod& pod, std::optional<TimePoint>& wake) {
     RemoveVolumes(replica.volumes);
     replica = Replica{.uid = pod.metadata.uid};
   }
+  // Most steps change nothing: the pod is copied only to be written.
+  api::Pod changed;
+  auto edit = [&]() -> api::Pod& { return changed = pod; };
   auto remember = [&](TimePoint t) { wake = wake ? std::min(*wake, t) : t; };
   if (replica.process) {
     if (std::optional<runtime::ExitStatus> exit = replica.process->TryWait()) {
-      RETURN_IF_ERROR(OnExit(pod, replica, *exit));
+      RETURN_IF_ERROR(OnExit(edit(), replica, *exit));
     }
   } else if (IsTerminal(pod)) {
     return OkStatus();
   } else if (!replica.restart_at && pod.status.container_statuses.empty() &&
              (pod.status.phase.empty() || pod.status.phase == "Pending")) {
-    return Start(pod, replica);  // never started: new, or waited for room
+    return Start(edit(), replica);  // never started: new, or waited for room
   } else if (!replica.restart_at && !pod.status.container_statuses.empty() &&
              pod.status.container_statuses.front().state.waiting) {
     // Waiting to restart when trainyard started: restart it now.
@@ -259,12 +227,13 @@ Status NodeAgent::SyncPod(api::Pod& pod, std::optional<TimePoint>& wake) {
   } else if (!replica.restart_at) {
     // It ran under an earlier trainyard and is not running now: it died
     // with it (PDEATHSIG). Report that, and let the restart policy decide.
-    return OnExit(pod, replica, runtime::ExitStatus{137, SIGKILL});
+    return OnExit(edit(), replica, runtime::ExitStatus{137, SIGKILL});
   }
   if (replica.restart_at) {
     if (options_.clock->Now() >= *replica.restart_at) {
-      ContainerStatusOf(pod).restart_count += 1;
-      return Start(pod, replica);
+      api::Pod& restarting = edit();
+      ContainerStatusOf(restarting).restart_count += 1;
+      return Start(restarting, replica);
     }
     remember(*replica.restart_at);
   }
@@ -282,8 +251,6 @@ void NodeAgent::StopOrphans(const std::map<std::string, bool>& live,
     }
     if (!replica.process || replica.process->TryWait()) {
       RemoveVolumes(replica.volumes);  // the pod is gone: so are its emptyDirs
-      std::error_code ec;
-      if (!replica.exec_info.empty()) fs::remove(replica.exec_info, ec);
       it = replicas_.erase(it);
       continue;
     }
@@ -298,25 +265,38 @@ void NodeAgent::StopOrphans(const std::map<std::string, bool>& live,
   }
 }
 
-Result<api::Pod> NodeAgent::Decoded(const api::Json& doc) {
+Result<const api::Pod*> NodeAgent::Decoded(const api::Json& doc) {
   const api::Json& meta = doc["metadata"];
   std::string key = meta.value("namespace", "") + "/" + meta.value("name", "");
   std::string rv = meta.value("resourceVersion", "");
   auto it = decoded_.find(key);
-  if (it != decoded_.end() && it->second.first == rv) return it->second.second;
+  if (it != decoded_.end() && it->second.first == rv) return &it->second.second;
   ASSIGN_OR_RETURN(api::Pod pod, api::DecodePod(doc));
-  decoded_[key] = {rv, pod};
-  return pod;
+  auto& entry = decoded_[key];
+  entry = {rv, std::move(pod)};
+  return &entry.second;
 }
 
 Result<std::optional<Duration>> NodeAgent::Sync() {
-  ASSIGN_OR_RETURN(store::ObjectStore::ListResult pods, options_.store->List("Pod", ""));
+  // Pods are read in place (no copy of their JSON) and decoded only when
+  // their resourceVersion moved; syncing writes, so it comes after.
+  // (Pointers into decoded_, which nothing changes until the next Scan.)
+  std::vector<const api::Pod*> pods;
+  Status decoded = OkStatus();
+  RETURN_IF_ERROR(options_.store->Scan("Pod", "", [&](const api::Json& doc) {
+    Result<const api::Pod*> pod = Decoded(doc);
+    if (pod.ok()) {
+      pods.push_back(*pod);
+    } else if (decoded.ok()) {
+      decoded = pod.status();
+    }
+  }));
+  RETURN_IF_ERROR(decoded);
   std::optional<TimePoint> wake;
   std::map<std::string, bool> live;
-  for (const api::Json& doc : pods.items) {
-    ASSIGN_OR_RETURN(api::Pod pod, Decoded(doc));
-    live[KeyOf(pod)] = true;
-    RETURN_IF_ERROR(SyncPod(pod, wake));
+  for (const api::Pod* pod : pods) {
+    live[KeyOf(*pod)] = true;
+    RETURN_IF_ERROR(SyncPod(*pod, wake));
   }
   std::erase_if(decoded_, [&](const auto& entry) { return !live.contains(entry.first); });
   StopOrphans(live, wake);
@@ -336,7 +316,7 @@ void NodeAgent::StopAll(Duration grace) {
         deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration::zero()));
     replica.process->Stop(left);
   }
-  CleanUpAfterStop();
+  RemoveMemoryVolumes();
 }
 
 }  // namespace trainyard::node

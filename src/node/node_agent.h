@@ -34,8 +34,8 @@ struct NodeAgentOptions {
   // a container on Kubernetes sees only the GPUs it was given.
   bool pin_gpus = false;
   std::string logs_dir;  // <logs_dir>/<namespace>/<pod>/<container>.log
-  // <pods_dir>/<namespace>/<pod>/: the pod's volumes, and exec.json, which
-  // says how to run a command inside its replica (`trainyard exec`).
+  // <pods_dir>/<namespace>/<pod>/volumes/: the pod's emptyDir and
+  // configMap volumes.
   std::string pods_dir;
   std::string default_working_dir;  // for containers without workingDir
   // What a container's image would give it: PATH, HOME, LANG, ...
@@ -68,10 +68,9 @@ class NodeAgent {
     std::optional<TimePoint> restart_at;  // waiting to restart
     std::optional<TimePoint> kill_at;     // stopping: SIGKILL then
     PodVolumeDirs volumes;                // set when it first starts
-    std::string exec_info;                // exec.json while it runs
   };
 
-  Status SyncPod(api::Pod& pod, std::optional<TimePoint>& wake);
+  Status SyncPod(const api::Pod& pod, std::optional<TimePoint>& wake);
   Status Start(api::Pod& pod, Replica& replica);
   // Records an exit; restarts per the pod's policy or ends the pod.
   Status OnExit(api::Pod& pod, Replica& replica, const runtime::ExitStatus& status,
@@ -79,13 +78,12 @@ class NodeAgent {
   void StopOrphans(const std::map<std::string, bool>& live, std::optional<TimePoint>& wake);
   Status WriteStatus(const api::Pod& pod);
   PodVolumeDirs VolumeDirsOf(const api::Pod& pod) const;
-  std::string ExecInfoPath(const api::Pod& pod) const;
-  // After every process is gone: no exec.json, no memory volume left.
-  void CleanUpAfterStop();
+  // After every process is gone: no memory volume is left behind.
+  void RemoveMemoryVolumes();
 
   // The pod as last decoded, by resourceVersion: Sync() runs on every loop
   // turn, and decoding every pod each time was most of a launch's cost.
-  Result<api::Pod> Decoded(const api::Json& doc);
+  Result<const api::Pod*> Decoded(const api::Json& doc);
 
   NodeAgentOptions options_;
   std::map<std::string, Replica> replicas_;                          // by "<namespace>/<pod>"

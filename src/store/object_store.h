@@ -55,6 +55,10 @@ class ObjectStore {
     int64_t resource_version = 0;
   };
   virtual Result<ListResult> List(const std::string& kind, const std::string& namespace_) const = 0;
+  // Like List, without copying: `visit` sees each object in place, in the
+  // same order. It must not call the store, nor keep the reference.
+  virtual Status Scan(const std::string& kind, const std::string& namespace_,
+                      const std::function<void(const api::Json&)>& visit) const = 0;
   virtual Result<api::Json> Update(api::Json object) = 0;
   virtual Result<api::Json> UpdateStatus(api::Json object) = 0;
   virtual Result<api::Json> Delete(const ObjectKey& key) = 0;

@@ -168,9 +168,14 @@ Status SqliteStore::Init() {
   // commit, so an acknowledged write survives a crash or power loss.
   RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"));
   RETURN_IF_ERROR(Exec(kSchema));
+  return LoadCommitted();
+}
+
+Status SqliteStore::LoadCommitted() {
   Statement st = Prepare("SELECT value FROM counters WHERE name = 'resource_version'");
   if (st.Step() != SQLITE_ROW) return st.Error("read resource version");
   rv_ = st.Int(0);
+  objects_.clear();
   Statement all = Prepare("SELECT kind, namespace, name, body FROM objects");
   int rc;
   while ((rc = all.Step()) == SQLITE_ROW) {
@@ -178,6 +183,50 @@ Status SqliteStore::Init() {
   }
   if (rc != SQLITE_DONE) return all.Error("load objects");
   return OkStatus();
+}
+
+Status SqliteStore::BeginGroup() {
+  std::lock_guard lock(mu_);
+  if (in_group_) return FailedPreconditionError("a write group is already open");
+  RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  in_group_ = true;
+  return OkStatus();
+}
+
+Status SqliteStore::CommitGroup() {
+  std::lock_guard lock(mu_);
+  if (!in_group_) return OkStatus();
+  in_group_ = false;
+  Status committed = Exec("COMMIT");
+  if (committed.ok()) return OkStatus();
+  // Nothing of the group reached the disk: neither may it stay in memory.
+  (void)Exec("ROLLBACK");
+  (void)LoadCommitted();
+  return committed;
+}
+
+Result<api::Json> SqliteStore::ReadCommitted(const std::string& path, const ObjectKey& key) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    sqlite3_close(db);
+    return NotFoundError(fmt::format("no store at {}", path));
+  }
+  sqlite3_busy_timeout(db, 5000);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, "SELECT body FROM objects WHERE kind = ? AND namespace = ? AND name = ?",
+                     -1, &st, nullptr);
+  Result<api::Json> out = NotFoundError(fmt::format("{} not found in {}", key.ToString(), path));
+  if (st != nullptr) {
+    sqlite3_bind_text(st, 1, key.kind.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, key.namespace_.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 3, key.name.c_str(), -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+      out = api::Json::parse(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+    }
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(db);
+  return out;
 }
 
 int64_t SqliteStore::CurrentResourceVersion() const {
@@ -204,16 +253,18 @@ Status SqliteStore::Put(const ObjectKey& key, const api::Json& object, int64_t r
 Result<api::Json> SqliteStore::Write(EventType type,
                                      const std::function<Result<api::Json>(int64_t)>& write) {
   std::lock_guard lock(mu_);
-  RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  // Inside a group, each write is a savepoint of the group's transaction:
+  // a failed one undoes only itself, and the disk sees all at CommitGroup.
+  RETURN_IF_ERROR(Exec(in_group_ ? "SAVEPOINT write" : "BEGIN IMMEDIATE"));
   int64_t rv = rv_ + 1;
   Result<api::Json> written = write(rv);
   auto rollback = [&](Status s) {
-    (void)Exec("ROLLBACK");
+    (void)Exec(in_group_ ? "ROLLBACK TO write; RELEASE write" : "ROLLBACK");
     return s;
   };
   if (!written.ok()) return rollback(written.status());
   if (StoredVersion(*written) != std::to_string(rv)) {  // nothing changed: no write, no event
-    (void)Exec("ROLLBACK");
+    (void)rollback(OkStatus());
     return written;
   }
   Statement event = Prepare("INSERT INTO events (resource_version, type, body) VALUES (?, ?, ?)");
@@ -227,7 +278,7 @@ Result<api::Json> SqliteStore::Write(EventType type,
     prune.Bind(1, rv - options_.kept_events);
     if (prune.Step() != SQLITE_DONE) return rollback(prune.Error("prune events"));
   }
-  if (Status s = Exec("COMMIT"); !s.ok()) return rollback(s);
+  if (Status s = Exec(in_group_ ? "RELEASE write" : "COMMIT"); !s.ok()) return rollback(s);
   rv_ = rv;
   if (Result<ObjectKey> key = KeyOf(*written); key.ok()) {
     std::tuple<std::string, std::string, std::string> k{key->kind, key->namespace_, key->name};
@@ -264,16 +315,28 @@ Result<api::Json> SqliteStore::Get(const ObjectKey& key) const {
   return *object;
 }
 
+Status SqliteStore::Scan(const std::string& kind, const std::string& namespace_,
+                         const std::function<void(const api::Json&)>& visit) const {
+  std::lock_guard lock(mu_);
+  ScanLocked(kind, namespace_, visit);
+  return OkStatus();
+}
+
+void SqliteStore::ScanLocked(const std::string& kind, const std::string& namespace_,
+                             const std::function<void(const api::Json&)>& visit) const {
+  for (auto it = objects_.lower_bound({kind, namespace_, ""});
+       it != objects_.end() && std::get<0>(it->first) == kind; ++it) {
+    if (!namespace_.empty() && std::get<1>(it->first) != namespace_) break;
+    visit(it->second);
+  }
+}
+
 Result<ObjectStore::ListResult> SqliteStore::List(const std::string& kind,
                                                   const std::string& namespace_) const {
   std::lock_guard lock(mu_);
   ListResult result;
   result.resource_version = rv_;
-  for (auto it = objects_.lower_bound({kind, namespace_, ""});
-       it != objects_.end() && std::get<0>(it->first) == kind; ++it) {
-    if (!namespace_.empty() && std::get<1>(it->first) != namespace_) break;
-    result.items.push_back(it->second);
-  }
+  ScanLocked(kind, namespace_, [&](const api::Json& o) { result.items.push_back(o); });
   return result;
 }
 

@@ -32,11 +32,17 @@ struct SqliteStoreOptions {
 class SqliteStore final : public ObjectStore {
  public:
   static Result<std::unique_ptr<SqliteStore>> Open(SqliteStoreOptions options);
+  // One object as committed in the store file at `path`, read by another
+  // process beside the one that writes it (WAL lets it), without opening
+  // the store for writing. NOT_FOUND when the file or the object is absent.
+  static Result<api::Json> ReadCommitted(const std::string& path, const ObjectKey& key);
   ~SqliteStore() override;
 
   Result<api::Json> Create(api::Json object) override;
   Result<api::Json> Get(const ObjectKey& key) const override;
   Result<ListResult> List(const std::string& kind, const std::string& namespace_) const override;
+  Status Scan(const std::string& kind, const std::string& namespace_,
+              const std::function<void(const api::Json&)>& visit) const override;
   Result<api::Json> Update(api::Json object) override;
   Result<api::Json> UpdateStatus(api::Json object) override;
   Result<api::Json> Delete(const ObjectKey& key) override;
@@ -47,9 +53,22 @@ class SqliteStore final : public ObjectStore {
   void StopWatch(WatchId id) override;
   int64_t CurrentResourceVersion() const override;
 
+  // Group commit: the writes between BeginGroup and CommitGroup share one
+  // transaction, so one fsync makes them all durable. Each is visible to
+  // reads and watchers at once, as it is made, but durable only once
+  // CommitGroup returns OK: nothing may be acknowledged to a user before
+  // then. If the commit fails, none of the group's writes remain, on disk
+  // or in memory. The engine wraps each loop step in a group.
+  Status BeginGroup();
+  Status CommitGroup();
+
  private:
   explicit SqliteStore(SqliteStoreOptions options) : options_(std::move(options)) {}
   Status Init();
+  // rv_ and objects_ as committed on disk.
+  Status LoadCommitted();
+  void ScanLocked(const std::string& kind, const std::string& namespace_,
+                  const std::function<void(const api::Json&)>& visit) const;
 
   // Runs `write` in one transaction, records its event, and tells watchers
   // after the commit. `write` gets the new resourceVersion and returns the
@@ -75,6 +94,7 @@ class SqliteStore final : public ObjectStore {
   std::map<WatchId, WatchCallback> watchers_;
   mutable std::map<std::string, sqlite3_stmt*> statements_;  // by SQL text
   WatchId next_watch_ = 1;
+  bool in_group_ = false;
 };
 
 }  // namespace trainyard::store

@@ -150,8 +150,58 @@ TEST_F(RunE2eTest, ExecIntoAReplicaThatIsNotRunningSaysSo) {
   std::optional<runtime::ExitStatus> status = p->WaitFor(std::chrono::seconds(10));
   ASSERT_TRUE(status.has_value());
   EXPECT_EQ(status->exit_code, 1);
-  EXPECT_THAT(Output(), ::testing::HasSubstr("trainyard exec: pod default/w-0 is not running in " +
-                                             dir_.string()));
+  EXPECT_THAT(Output(),
+              ::testing::HasSubstr("trainyard exec: pod default/w-0 not found in " + dir_.string()));
+}
+
+// kubectl exec, locally: the command runs with the replica's env and
+// directory, and dies with the replica.
+TEST_F(RunE2eTest, ExecRunsACommandInsideAReplica) {
+  fs::create_directories(dir_ / "work");
+  Write("job.yaml", R"(
+apiVersion: kubeflow.org/v1
+kind: JAXJob
+metadata: {name: ex}
+spec:
+  jaxReplicaSpecs:
+    Worker:
+      template:
+        spec:
+          containers:
+            - name: jax
+              image: none
+              workingDir: WORK
+              env: [{name: GREETING, value: hello}]
+              command: [sh, -c, 'while [ ! -e done ]; do sleep 0.05; done']
+)");
+  std::ifstream in(dir_ / "job.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string yaml = text.str();
+  yaml.replace(yaml.find("WORK"), 4, (dir_ / "work").string());
+  Write("job.yaml", yaml);
+  Result<runtime::Process> run = Start({"job.yaml"});
+  ASSERT_TRUE(run.ok());
+  auto exec = [&] {
+    Result<runtime::Process> p = runtime::Process::Start(
+        {.argv = {TRAINYARD_BINARY, "exec", "--home", (dir_ / "home").string(), "ex-worker-0",
+                  "--", "sh", "-c", "echo $GREETING from $HOSTNAME in $(pwd)"},
+         .env = {{"PATH", "/usr/bin:/bin"}},
+         .log_path = (dir_ / "exec.out").string()});
+    std::optional<runtime::ExitStatus> status = p->WaitFor(std::chrono::seconds(10));
+    return status ? status->exit_code : -1;
+  };
+  // Until the replica runs, exec says it is not running (exit 1).
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (exec() != 0 && std::chrono::steady_clock::now() < deadline) {
+    run->WaitFor(std::chrono::milliseconds(50));
+  }
+  Write("work/done", "");
+  ASSERT_TRUE(run->WaitFor(std::chrono::seconds(30)).has_value());
+  std::ifstream out(dir_ / "exec.out");
+  std::string last, line;
+  while (std::getline(out, line)) last = line;
+  EXPECT_EQ(last, "hello from ex-worker-0 in " + (dir_ / "work").string());
 }
 
 // On a machine with two GPUs (nvidia-smi stands in for the driver): the

@@ -345,6 +345,13 @@ spec:
               ::testing::HasSubstr("exec kubectl exec -n 'default' \"$POD_NAME\" -- /bin/sh -c"));
   EXPECT_EQ((*map)["metadata"]["ownerReferences"][0]["name"], "m");
 
+  // The launcher comes once every worker runs, as upstream's init container waits.
+  EXPECT_THAT(Pods(), ElementsAre("m-worker-0", "m-worker-1"));
+  SetPod("m-worker-0", "Running");
+  Reconcile();
+  EXPECT_THAT(Pods(), ElementsAre("m-worker-0", "m-worker-1"));
+  SetPod("m-worker-1", "Running");
+  Reconcile();
   api::Pod launcher = Pod("m-launcher");
   const api::Container& c = launcher.spec.containers.at(0);
   ASSERT_EQ(c.volume_mounts.size(), 1u);

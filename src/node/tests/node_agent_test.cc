@@ -206,24 +206,5 @@ TEST_F(NodeAgentTest, VolumesAreReadyAndTheirPathsTranslated) {
   EXPECT_EQ(Log("vol"), scratch.string() + "\n");
 }
 
-// exec.json says how to run a command inside the replica while it runs,
-// and is gone once it has stopped.
-TEST_F(NodeAgentTest, ExecInfoExistsWhileTheReplicaRuns) {
-  AddPod("svc", "echo $$$$ > pid; exec sleep 30", "Never");
-  pid_t pid = WrittenPid("pid");
-  fs::path info_path = dir_ / "pods" / "default" / "svc" / "exec.json";
-  std::ifstream in(info_path);
-  api::Json info = api::Json::parse(in);
-  EXPECT_EQ(info["pid"], pid);
-  EXPECT_EQ(info["workingDir"], dir_.string());
-  EXPECT_THAT(info["env"].dump(), ::testing::HasSubstr(R"(["RANK","3"])"));
-  EXPECT_EQ(fs::status(info_path).permissions() & fs::perms::all,
-            fs::perms::owner_read | fs::perms::owner_write);
-  ASSERT_TRUE(store_->Delete({"Pod", "default", "svc"}).ok());
-  ASSERT_TRUE(SyncUntil([&] { return agent_->running() == 0; }));
-  ASSERT_TRUE(agent_->Sync().ok());
-  EXPECT_FALSE(fs::exists(info_path));
-}
-
 }  // namespace
 }  // namespace trainyard::node

@@ -79,14 +79,16 @@ Prepared Prepare(const ProcessSpec& spec, std::string program) {
   // syscall, because glibc's signal() and sigaction() refuse its internal
   // signals (32, 33), and an ignore of those can come from whatever started
   // trainyard.
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
+  // Every signal is still blocked (see Start): dispositions first, so no
+  // handler of trainyard's can run here, then the mask.
   for (int sig = 1; sig < NSIG; ++sig) {
     KernelSigaction action{};
     action.handler = SIG_DFL;
     syscall(SYS_rt_sigaction, sig, &action, nullptr, sizeof(action.mask));
   }
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
   int null_fd = open("/dev/null", O_RDONLY);
   if (null_fd < 0) ChildFail(pipe_fd, 1);
   if (!spec.working_dir.empty() && chdir(spec.working_dir.c_str()) != 0) ChildFail(pipe_fd, 2);
@@ -161,9 +163,18 @@ Result<Process> Process::Start(const ProcessSpec& spec) {
   }
   Prepared prepared = Prepare(spec, program);
   pid_t parent = getpid();
-  pid_t pid = fork();
+  // vfork: the child borrows trainyard's memory until it execs, so no page
+  // table is copied (fork was most of a launch's CPU). It only calls
+  // async-signal-safe functions on what Prepare built, and never returns.
+  // Signals stay blocked until it has reset their handlers, which would
+  // otherwise run in the child on trainyard's memory.
+  sigset_t all, saved;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &saved);
+  pid_t pid = vfork();
   if (pid == 0) RunChild(prepared, spec, log_fd, pipe_fds[1], parent);
   int fork_errno = errno;
+  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
   close(log_fd);
   close(pipe_fds[1]);
   if (pid < 0) {
