@@ -63,7 +63,8 @@ Result<pid_t> LeaderOf(const std::string& state, const ExecOptions& options,
     environ.push_back(entry);
   }
   if (pid <= 0 || getpgid(pid) != pid || !ours) {
-    return FailedPreconditionError(fmt::format("pod {} is not running (process {} is gone)", who, pid));
+    return FailedPreconditionError(
+        fmt::format("pod {} is not running (process {} is gone)", who, pid));
   }
   return pid;
 }

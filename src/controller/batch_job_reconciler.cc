@@ -29,9 +29,8 @@ bool IsActive(const api::Pod& pod) {
 }
 
 bool IsTrue(const std::vector<api::BatchJobCondition>& conditions, const std::string& type) {
-  return std::any_of(conditions.begin(), conditions.end(), [&](const auto& c) {
-    return c.type == type && c.status == "True";
-  });
+  return std::any_of(conditions.begin(), conditions.end(),
+                     [&](const auto& c) { return c.type == type && c.status == "True"; });
 }
 
 bool IsFinished(const api::BatchJobStatus& status) {
@@ -218,14 +217,16 @@ Result<ReconcileResult> ReconcileActive(Context& ctx, std::mt19937& random) {
   ctx.status().ready = ready;
   ctx.status().active = active;
   if (counted_failures > *spec.backoff_limit) {
-    return Finish(ctx, "Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit");
+    return Finish(ctx, "Failed", "BackoffLimitExceeded",
+                  "Job has reached the specified backoff limit");
   }
   std::optional<Duration> deadline_left;
   if (spec.active_deadline_seconds) {
     TimePoint start = ParseRfc3339(ctx.status().start_time).value_or(ctx.now);
     TimePoint deadline = start + std::chrono::seconds(*spec.active_deadline_seconds);
     if (ctx.now >= deadline) {
-      return Finish(ctx, "Failed", "DeadlineExceeded", "Job was active longer than specified deadline");
+      return Finish(ctx, "Failed", "DeadlineExceeded",
+                    "Job was active longer than specified deadline");
     }
     deadline_left = deadline - ctx.now;
   }
@@ -235,13 +236,15 @@ Result<ReconcileResult> ReconcileActive(Context& ctx, std::mt19937& random) {
                                  : succeeded >= *spec.completions)
                       : succeeded > 0 && active == 0;
   if (complete) {
-    return Finish(ctx, "Complete", "CompletionsReached", "Reached expected number of succeeded pods");
+    return Finish(ctx, "Complete", "CompletionsReached",
+                  "Reached expected number of succeeded pods");
   }
   int32_t room = *spec.parallelism - active;
   if (indexed) {
     for (int i = 0; i < *spec.completions && room > 0; ++i) {
       if (done_indexes.contains(i) || active_indexes.contains(i)) continue;
-      RETURN_IF_ERROR(ctx.options.store->Create(api::EncodePod(BuildPod(ctx.job, i, random))).status());
+      RETURN_IF_ERROR(
+          ctx.options.store->Create(api::EncodePod(BuildPod(ctx.job, i, random))).status());
       --room;
       ++active;
     }
@@ -249,7 +252,8 @@ Result<ReconcileResult> ReconcileActive(Context& ctx, std::mt19937& random) {
     int32_t wanted = spec.completions ? std::min(room, *spec.completions - succeeded - active)
                                       : (succeeded > 0 ? 0 : room);
     for (int32_t i = 0; i < wanted; ++i) {
-      RETURN_IF_ERROR(ctx.options.store->Create(api::EncodePod(BuildPod(ctx.job, -1, random))).status());
+      RETURN_IF_ERROR(
+          ctx.options.store->Create(api::EncodePod(BuildPod(ctx.job, -1, random))).status());
       ++active;
     }
   }

@@ -19,7 +19,8 @@ namespace trainyard::controller {
 
 inline constexpr std::string_view kBatchJobNameLabel = "batch.kubernetes.io/job-name";
 inline constexpr std::string_view kBatchControllerUidLabel = "batch.kubernetes.io/controller-uid";
-inline constexpr std::string_view kBatchCompletionIndex = "batch.kubernetes.io/job-completion-index";
+inline constexpr std::string_view kBatchCompletionIndex =
+    "batch.kubernetes.io/job-completion-index";
 
 class BatchJobReconciler {
  public:

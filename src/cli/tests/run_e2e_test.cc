@@ -150,8 +150,8 @@ TEST_F(RunE2eTest, ExecIntoAReplicaThatIsNotRunningSaysSo) {
   std::optional<runtime::ExitStatus> status = p->WaitFor(std::chrono::seconds(10));
   ASSERT_TRUE(status.has_value());
   EXPECT_EQ(status->exit_code, 1);
-  EXPECT_THAT(Output(),
-              ::testing::HasSubstr("trainyard exec: pod default/w-0 not found in " + dir_.string()));
+  EXPECT_THAT(Output(), ::testing::HasSubstr("trainyard exec: pod default/w-0 not found in " +
+                                             dir_.string()));
 }
 
 // kubectl exec, locally: the command runs with the replica's env and
@@ -184,8 +184,8 @@ spec:
   ASSERT_TRUE(run.ok());
   auto exec = [&] {
     Result<runtime::Process> p = runtime::Process::Start(
-        {.argv = {TRAINYARD_BINARY, "exec", "--home", (dir_ / "home").string(), "ex-worker-0",
-                  "--", "sh", "-c", "echo $GREETING from $HOSTNAME in $(pwd)"},
+        {.argv = {TRAINYARD_BINARY, "exec", "--home", (dir_ / "home").string(), "ex-worker-0", "--",
+                  "sh", "-c", "echo $GREETING from $HOSTNAME in $(pwd)"},
          .env = {{"PATH", "/usr/bin:/bin"}},
          .log_path = (dir_ / "exec.out").string()});
     std::optional<runtime::ExitStatus> status = p->WaitFor(std::chrono::seconds(10));

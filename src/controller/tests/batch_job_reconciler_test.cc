@@ -30,11 +30,11 @@ class BatchJobReconcilerTest : public ::testing::Test {
 
   // A Job whose spec is `spec` (YAML lines at two spaces) plus a template.
   void Submit(const std::string& spec, const std::string& restart_policy = "Never") {
-    std::string yaml = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: t, namespace: default}\n"
-                       "spec:\n" +
-                       spec +
-                       "  template:\n    spec:\n      restartPolicy: " + restart_policy +
-                       "\n      containers: [{name: main, image: i, command: [run]}]\n";
+    std::string yaml =
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: t, namespace: default}\n"
+        "spec:\n" +
+        spec + "  template:\n    spec:\n      restartPolicy: " + restart_policy +
+        "\n      containers: [{name: main, image: i, command: [run]}]\n";
     auto docs = api::ParseManifests(yaml, "job.yaml");
     ASSERT_TRUE(docs.ok()) << docs.status().ToString();
     ASSERT_TRUE(store_->Create((*docs)[0].value).ok());
@@ -45,7 +45,8 @@ class BatchJobReconcilerTest : public ::testing::Test {
     return r.ok() ? *r : ReconcileResult{};
   }
   api::BatchJob Job() {
-    return std::get<api::BatchJob>(*api::DecodeObject(*store_->Get({"Job", "default", "t"})).object);
+    return std::get<api::BatchJob>(
+        *api::DecodeObject(*store_->Get({"Job", "default", "t"})).object);
   }
   std::vector<api::Pod> Pods() {
     std::vector<api::Pod> pods;
@@ -149,7 +150,8 @@ TEST_F(BatchJobReconcilerTest, EveryFailureCountsAgainstTheBackoffLimit) {
   EXPECT_THAT(ActivePods(), ElementsAre(pod)) << "2 restarts: at the limit, not past it";
   SetPod(pod, "Running", 0, /*restarts=*/3);
   Reconcile();
-  EXPECT_EQ(Last(), "Failed True BackoffLimitExceeded: Job has reached the specified backoff limit");
+  EXPECT_EQ(Last(),
+            "Failed True BackoffLimitExceeded: Job has reached the specified backoff limit");
   EXPECT_THAT(ActivePods(), IsEmpty()) << "a failed job stops what still runs";
 }
 
@@ -162,7 +164,8 @@ TEST_F(BatchJobReconcilerTest, FailedPodsAreReplacedUntilTheLimit) {
   EXPECT_EQ(Job().status.failed, 1);
   SetPod(ActivePods().at(0), "Failed", 3);
   Reconcile();
-  EXPECT_EQ(Last(), "Failed True BackoffLimitExceeded: Job has reached the specified backoff limit");
+  EXPECT_EQ(Last(),
+            "Failed True BackoffLimitExceeded: Job has reached the specified backoff limit");
   EXPECT_THAT(Pods(), SizeIs(2)) << "finished pods stay, for their logs";
 }
 
@@ -170,7 +173,8 @@ TEST_F(BatchJobReconcilerTest, PodFailurePolicyFailsOrIgnoresByExitCode) {
   Submit(
       "  backoffLimit: 0\n  podFailurePolicy:\n    rules:\n"
       "      - {action: Ignore, onExitCodes: {operator: In, values: [137]}}\n"
-      "      - {action: FailJob, onExitCodes: {containerName: main, operator: In, values: [42]}}\n");
+      "      - {action: FailJob, onExitCodes: {containerName: main, operator: In, values: "
+      "[42]}}\n");
   Reconcile();
   std::string first = ActivePods().at(0);
   SetPod(first, "Failed", 137);
