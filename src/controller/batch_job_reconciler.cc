@@ -9,6 +9,7 @@
 #include "api/defaults.h"
 #include "api/object.h"
 #include "api/pod_object.h"
+#include "controller/owned.h"
 #include "controller/pod_state.h"
 
 namespace trainyard::controller {
@@ -106,10 +107,7 @@ api::Pod BuildPod(const api::BatchJob& job, int index, std::mt19937& random) {
 }
 
 Status DeletePod(Context& ctx, const api::Pod& pod) {
-  Result<api::Json> gone =
-      ctx.options.store->Delete({"Pod", pod.metadata.namespace_, pod.metadata.name});
-  if (!gone.ok() && gone.status().code() != StatusCode::kNotFound) return gone.status();
-  return OkStatus();
+  return DeleteIfPresent(*ctx.options.store, {"Pod", pod.metadata.namespace_, pod.metadata.name});
 }
 
 Status DeleteActivePods(Context& ctx) {
@@ -181,9 +179,8 @@ Result<std::optional<Duration>> ApplyTtl(Context& ctx, bool& deleted) {
   TimePoint expiry = *done + std::chrono::seconds(*ctx.job.spec.ttl_seconds_after_finished);
   if (ctx.now < expiry) return std::optional<Duration>(expiry - ctx.now);
   for (const api::Pod& pod : ctx.pods) RETURN_IF_ERROR(DeletePod(ctx, pod));
-  Result<api::Json> gone =
-      ctx.options.store->Delete({"Job", ctx.job.metadata.namespace_, ctx.job.metadata.name});
-  if (!gone.ok() && gone.status().code() != StatusCode::kNotFound) return gone.status();
+  RETURN_IF_ERROR(DeleteIfPresent(*ctx.options.store,
+                                  {"Job", ctx.job.metadata.namespace_, ctx.job.metadata.name}));
   deleted = true;
   return std::optional<Duration>();
 }
@@ -261,28 +258,12 @@ Result<ReconcileResult> ReconcileActive(Context& ctx, std::mt19937& random) {
   return ReconcileResult{deadline_left};
 }
 
-// The job is gone: so are its pods.
-Status DeleteOrphans(const ReconcilerOptions& options, const store::ObjectKey& key) {
-  ASSIGN_OR_RETURN(store::ObjectStore::ListResult list, options.store->List("Pod", key.namespace_));
-  for (const api::Json& doc : list.items) {
-    const api::Json& meta = doc["metadata"];
-    bool owned = false;
-    for (const api::Json& o : meta.value("ownerReferences", api::Json::array())) {
-      owned = owned || (o.value("kind", "") == "Job" && o.value("name", "") == key.name);
-    }
-    if (!owned) continue;
-    Result<api::Json> gone = options.store->Delete({"Pod", key.namespace_, meta.value("name", "")});
-    if (!gone.ok() && gone.status().code() != StatusCode::kNotFound) return gone.status();
-  }
-  return OkStatus();
-}
-
 }  // namespace
 
 Result<ReconcileResult> BatchJobReconciler::Reconcile(const store::ObjectKey& key) {
   Result<api::Json> stored = options_.store->Get(key);
   if (stored.status().code() == StatusCode::kNotFound) {
-    RETURN_IF_ERROR(DeleteOrphans(options_, key));
+    RETURN_IF_ERROR(DeletePodsOwnedBy(*options_.store, key));  // the job is gone: so are its pods
     return ReconcileResult{};
   }
   if (!stored.ok()) return stored.status();

@@ -11,6 +11,7 @@
 #include "common/strings.h"
 #include "controller/conditions.h"
 #include "controller/mpi_config.h"
+#include "controller/owned.h"
 #include "controller/pod_state.h"
 #include "controller/replica_pod.h"
 #include "frameworks/framework.h"
@@ -64,9 +65,7 @@ Status LoadPods(Context& ctx) {
 }
 
 Status DeletePod(Context& ctx, const api::Pod& pod) {
-  Result<api::Json> deleted = ctx.options.store->Delete(PodKey(pod));
-  if (!deleted.ok() && deleted.status().code() != StatusCode::kNotFound) return deleted.status();
-  return OkStatus();
+  return DeleteIfPresent(*ctx.options.store, PodKey(pod));
 }
 
 bool IsActive(const api::Pod& pod) {
@@ -300,9 +299,8 @@ Result<std::optional<Duration>> ApplyTtl(Context& ctx, bool& deleted) {
   TimePoint expiry = *done + std::chrono::seconds(*run.ttl_seconds_after_finished);
   if (ctx.now < expiry) return std::optional<Duration>(expiry - ctx.now);
   for (auto& [replica, pod] : ctx.pods) RETURN_IF_ERROR(DeletePod(ctx, pod));
-  Result<api::Json> gone =
-      ctx.options.store->Delete({ctx.Kind(), ctx.job.metadata.namespace_, ctx.job.metadata.name});
-  if (!gone.ok() && gone.status().code() != StatusCode::kNotFound) return gone.status();
+  RETURN_IF_ERROR(DeleteIfPresent(
+      *ctx.options.store, {ctx.Kind(), ctx.job.metadata.namespace_, ctx.job.metadata.name}));
   deleted = true;
   return std::optional<Duration>();
 }
@@ -403,26 +401,10 @@ Result<ReconcileResult> ReconcileActive(Context& ctx) {
 // The job is gone: so are its pods (and an MPIJob's config).
 Status DeleteOrphans(const ReconcilerOptions& options, const store::ObjectKey& key) {
   if (key.kind == "MPIJob") {
-    Result<api::Json> gone =
-        options.store->Delete({"ConfigMap", key.namespace_, key.name + "-config"});
-    if (!gone.ok() && gone.status().code() != StatusCode::kNotFound) return gone.status();
+    RETURN_IF_ERROR(
+        DeleteIfPresent(*options.store, {"ConfigMap", key.namespace_, key.name + "-config"}));
   }
-  ASSIGN_OR_RETURN(store::ObjectStore::ListResult list, options.store->List("Pod", key.namespace_));
-  for (const api::Json& doc : list.items) {
-    Result<api::Pod> pod = api::DecodePod(doc);
-    if (!pod.ok()) continue;
-    auto name = pod->metadata.labels.find(std::string(kLabelJobName));
-    bool owned_by_kind = false;
-    for (const api::OwnerReference& o : pod->metadata.owner_references) {
-      owned_by_kind = owned_by_kind || (o.kind == key.kind && o.name == key.name);
-    }
-    if (name != pod->metadata.labels.end() && name->second == key.name && owned_by_kind) {
-      Result<api::Json> deleted = options.store->Delete(PodKey(*pod));
-      if (!deleted.ok() && deleted.status().code() != StatusCode::kNotFound)
-        return deleted.status();
-    }
-  }
-  return OkStatus();
+  return DeletePodsOwnedBy(*options.store, key);
 }
 
 }  // namespace
