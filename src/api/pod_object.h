@@ -157,6 +157,11 @@ struct Pod {
   bool operator==(const Pod&) const = default;
 };
 
+// Succeeded or Failed: the pod will run nothing again.
+inline bool HasFinished(const Pod& pod) {
+  return pod.status.phase == "Succeeded" || pod.status.phase == "Failed";
+}
+
 Result<Pod> DecodePod(const Json& document);
 Json EncodePod(const Pod& pod);
 

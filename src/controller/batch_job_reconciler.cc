@@ -25,10 +25,6 @@ struct Context {
   api::BatchJobStatus& status() { return job.status; }
 };
 
-bool IsActive(const api::Pod& pod) {
-  return pod.status.phase != "Succeeded" && pod.status.phase != "Failed";
-}
-
 bool IsTrue(const std::vector<api::BatchJobCondition>& conditions, const std::string& type) {
   return std::any_of(conditions.begin(), conditions.end(),
                      [&](const auto& c) { return c.type == type && c.status == "True"; });
@@ -112,9 +108,9 @@ Status DeletePod(Context& ctx, const api::Pod& pod) {
 
 Status DeleteActivePods(Context& ctx) {
   for (const api::Pod& pod : ctx.pods) {
-    if (IsActive(pod)) RETURN_IF_ERROR(DeletePod(ctx, pod));
+    if (!api::HasFinished(pod)) RETURN_IF_ERROR(DeletePod(ctx, pod));
   }
-  std::erase_if(ctx.pods, IsActive);
+  std::erase_if(ctx.pods, [](const api::Pod& pod) { return !api::HasFinished(pod); });
   return OkStatus();
 }
 

@@ -68,16 +68,12 @@ Status DeletePod(Context& ctx, const api::Pod& pod) {
   return DeleteIfPresent(*ctx.options.store, PodKey(pod));
 }
 
-bool IsActive(const api::Pod& pod) {
-  return pod.status.phase != "Succeeded" && pod.status.phase != "Failed";
-}
-
 // Nothing of a finished job keeps running; the cleanPodPolicy decides which
 // finished pods stay for their state and logs.
 Status CleanUp(Context& ctx) {
   std::string policy = api::EffectiveCleanPodPolicy(ctx.job);
   for (auto it = ctx.pods.begin(); it != ctx.pods.end();) {
-    if (policy == "All" || IsActive(it->second)) {
+    if (policy == "All" || !api::HasFinished(it->second)) {
       RETURN_IF_ERROR(DeletePod(ctx, it->second));
       it = ctx.pods.erase(it);
     } else {

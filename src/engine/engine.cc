@@ -75,15 +75,16 @@ Status Engine::Init() {
                             .clock = options_.clock,
                             .node_name = node_name,
                             .machine = SchedulerMachine(*options_.machine)});
-  node_ = std::make_unique<node::NodeAgent>(
-      node::NodeAgentOptions{.store = store_.get(),
-                             .clock = options_.clock,
-                             .node_name = node_name,
-                             .pin_gpus = !options_.machine->gpus.empty(),
-                             .logs_dir = options_.state_dir + "/logs",
-                             .pods_dir = options_.state_dir + "/pods",
-                             .default_working_dir = options_.working_dir,
-                             .base_env = options_.base_env});
+  node_ = std::make_unique<node::NodeAgent>(node::NodeAgentOptions{
+      .store = store_.get(),
+      .clock = options_.clock,
+      .facts = {.cpus = options_.machine->cpus, .memory_bytes = options_.machine->memory_bytes},
+      .node_name = node_name,
+      .pin_gpus = !options_.machine->gpus.empty(),
+      .logs_dir = options_.state_dir + "/logs",
+      .pods_dir = options_.state_dir + "/pods",
+      .default_working_dir = options_.working_dir,
+      .base_env = options_.base_env});
   if (pipe2(wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) return UnavailableError("pipe failed");
   Result<store::WatchId> watch =
       store_->Watch(0, [this](const store::WatchEvent& e) { OnEvent(e); });

@@ -17,17 +17,6 @@ namespace fs = std::filesystem;
 
 std::string KeyOf(const api::Pod& pod) { return pod.metadata.namespace_ + "/" + pod.metadata.name; }
 
-bool IsTerminal(const api::Pod& pod) {
-  return pod.status.phase == "Succeeded" || pod.status.phase == "Failed";
-}
-
-NodeFacts Facts() {
-  NodeFacts facts;
-  facts.cpus = std::max<long>(1, sysconf(_SC_NPROCESSORS_ONLN));
-  facts.memory_bytes = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
-  return facts;
-}
-
 api::ContainerStatus& ContainerStatusOf(api::Pod& pod) {
   const api::Container& c = pod.spec.containers.front();
   if (pod.status.container_statuses.empty()) {
@@ -123,7 +112,8 @@ Status NodeAgent::Start(api::Pod& pod, Replica& replica) {
   auto fail_to_start = [&](const Status& why) {
     return OnExit(pod, replica, runtime::ExitStatus{128, 0}, "StartError", why.message());
   };
-  Result<EnvList> env = ContainerEnv(pod, container, options_.base_env, Facts(), *options_.store);
+  Result<EnvList> env =
+      ContainerEnv(pod, container, options_.base_env, options_.facts, *options_.store);
   if (!env.ok()) return fail_to_start(env.status());
   if (options_.pin_gpus) PinGpus(pod, *env);
   replica.volumes = VolumeDirsOf(pod);
@@ -215,7 +205,7 @@ Status NodeAgent::SyncPod(const api::Pod& pod, std::optional<TimePoint>& wake) {
     if (std::optional<runtime::ExitStatus> exit = replica.process->TryWait()) {
       RETURN_IF_ERROR(OnExit(edit(), replica, *exit));
     }
-  } else if (IsTerminal(pod)) {
+  } else if (api::HasFinished(pod)) {
     return OkStatus();
   } else if (!replica.restart_at && pod.status.container_statuses.empty() &&
              (pod.status.phase.empty() || pod.status.phase == "Pending")) {

@@ -17,6 +17,7 @@
 
 #include "api/pod_object.h"
 #include "common/clock.h"
+#include "node/container_env.h"
 #include "node/volumes.h"
 #include "runtime/local/process.h"
 #include "store/object_store.h"
@@ -27,6 +28,8 @@ struct NodeAgentOptions {
   store::ObjectStore* store = nullptr;
   const Clock* clock = nullptr;
   std::string host = "127.0.0.1";
+  // What resourceFieldRef limits default to: this machine's CPUs and memory.
+  NodeFacts facts;
   // Runs only pods bound to this node (spec.nodeName); empty: every pod.
   std::string node_name;
   // The machine has GPUs: every replica gets CUDA_VISIBLE_DEVICES, the

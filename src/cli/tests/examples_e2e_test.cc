@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/tests/test_dir.h"
 #include "runtime/local/process.h"
 
 namespace trainyard::cli {
@@ -22,13 +23,7 @@ bool PythonHas(const std::string& modules) {
 
 class ExamplesE2eTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    home_ = fs::temp_directory_path() /
-            ("trainyard-examples-e2e-" + std::to_string(getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(home_);
-    fs::create_directories(home_);
-  }
+  void SetUp() override { home_ = FreshTestDir("trainyard-examples-e2e"); }
   void TearDown() override { fs::remove_all(home_); }
 
   // Runs examples/<manifest> from the source tree, as the README does, and

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/tests/test_dir.h"
 #include "runtime/local/process.h"
 
 namespace trainyard::cli {
@@ -18,13 +19,7 @@ namespace fs = std::filesystem;
 
 class RunE2eTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("trainyard-run-e2e-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
+  void SetUp() override { dir_ = FreshTestDir("trainyard-run-e2e"); }
   void TearDown() override { fs::remove_all(dir_); }
 
   void Write(const std::string& name, const std::string& text) {

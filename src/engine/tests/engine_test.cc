@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "api/tests/test_util.h"
+#include "common/tests/test_dir.h"
 #include "controller/conditions.h"
 
 namespace trainyard::engine {
@@ -22,11 +23,7 @@ namespace fs = std::filesystem;
 class EngineTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("trainyard-engine-test-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = FreshTestDir("trainyard-engine-test");
     auto engine = Engine::Create({.state_dir = (dir_ / "state").string(),
                                   .working_dir = dir_.string(),
                                   .base_env = {{"PATH", "/usr/bin:/bin"}},

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "api/tests/test_util.h"
+#include "common/tests/test_dir.h"
 #include "controller/conditions.h"
 #include "engine/engine.h"
 
@@ -22,11 +23,7 @@ namespace fs = std::filesystem;
 class ResourcesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("trainyard-resources-test-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = FreshTestDir("trainyard-resources-test");
     runtime::MachineFacts machine{.cpus = 4,
                                   .memory_bytes = 8LL << 30,
                                   .gpus = {{"0", "GPU-a", "test"}, {"1", "GPU-b", "test"}}};
@@ -118,6 +115,28 @@ spec:
   EXPECT_EQ(seen, (std::set<std::string>{"[0]\n", "[1]\n"}));
   // No GPU asked, none seen, whatever the pod's own env says.
   EXPECT_EQ(Log("cpu-master-0"), "[]\n");
+}
+
+// resourceFieldRef without a limit means the machine's, the one the
+// scheduler places against (4 CPUs here, whatever the host has).
+TEST_F(ResourcesTest, LimitsWithoutALimitAreTheMachines) {
+  store::ObjectKey key = Submit(R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: facts}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: none
+              command: [sh, -c, 'echo "cpus=$CPUS"']
+              env: [{name: CPUS, valueFrom: {resourceFieldRef: {resource: limits.cpu}}}]
+)");
+  RunUntil([&] { return Finished(key); });
+  EXPECT_EQ(Log("facts-master-0"), "cpus=4\n");
 }
 
 TEST_F(ResourcesTest, AJobLargerThanTheMachineFailsSayingWhyAndStartsNothing) {

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/tests/test_dir.h"
 #include "store/sqlite_store.h"
 
 namespace trainyard::node {
@@ -22,10 +23,7 @@ namespace fs = std::filesystem;
 class NodeAgentTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("trainyard-node-test-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
+    dir_ = FreshTestDir("trainyard-node-test");
     store_ = std::move(*store::SqliteStore::Open({.clock = &clock_}));
     agent_ = std::make_unique<NodeAgent>(NodeAgentOptions{.store = store_.get(),
                                                           .clock = &clock_,

@@ -12,6 +12,7 @@
 
 #include "api/object.h"
 #include "api/tests/test_util.h"
+#include "common/tests/test_dir.h"
 #include "store/sqlite_store.h"
 
 namespace trainyard::node {
@@ -23,11 +24,7 @@ using ::testing::HasSubstr;
 class VolumesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("trainyard-volumes-test-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = FreshTestDir("trainyard-volumes-test");
     store_ = std::move(*store::SqliteStore::Open({.clock = &clock_}));
     dirs_ = {.disk = (dir_ / "pod").string(), .memory = (dir_ / "shm").string()};
   }

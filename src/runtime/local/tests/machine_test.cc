@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/tests/test_dir.h"
+
 namespace trainyard::runtime {
 namespace {
 
@@ -16,10 +18,7 @@ namespace fs = std::filesystem;
 
 class MachineTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("trainyard-machine-test-" + std::to_string(getpid()));
-    fs::create_directories(dir_);
-  }
+  void SetUp() override { dir_ = FreshTestDir("trainyard-machine-test"); }
   void TearDown() override { fs::remove_all(dir_); }
   void FakeNvidiaSmi(const std::string& script) {
     fs::path smi = dir_ / "nvidia-smi";

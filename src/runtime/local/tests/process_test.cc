@@ -10,6 +10,8 @@
 #include <sstream>
 #include <thread>
 
+#include "common/tests/test_dir.h"
+
 namespace trainyard::runtime {
 namespace {
 
@@ -19,12 +21,7 @@ using std::chrono::seconds;
 
 class ProcessTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("trainyard-process-test-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
+  void SetUp() override { dir_ = FreshTestDir("trainyard-process-test"); }
   void TearDown() override { fs::remove_all(dir_); }
 
   ProcessSpec Shell(const std::string& script) {
