@@ -13,10 +13,9 @@
 namespace trainyard {
 
 inline std::filesystem::path FreshTestDir(const std::string& prefix) {
-  std::filesystem::path dir =
-      std::filesystem::temp_directory_path() /
-      (prefix + "-" + std::to_string(getpid()) + "-" +
-       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                              (prefix + "-" + std::to_string(getpid()) + "-" +
+                               ::testing::UnitTest::GetInstance()->current_test_info()->name());
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
