@@ -305,7 +305,7 @@ void ValidatePodFailurePolicy(const BatchJobSpec& spec, const FieldPath& path,
           FieldError::InvalidRendered(rule_path, RenderValue(rule), "must be an object"));
       continue;
     }
-    std::string action = rule.value("action", "");
+    std::string action = StringAt(rule, "action");
     if (action != "FailJob" && action != "Ignore" && action != "Count" && action != "FailIndex") {
       out.errors.push_back(FieldError::NotSupported(rule_path.Child("action"), action,
                                                     {"Count", "FailIndex", "FailJob", "Ignore"}));
@@ -321,7 +321,7 @@ void ValidatePodFailurePolicy(const BatchJobSpec& spec, const FieldPath& path,
     if (!exit_codes) continue;
     FieldPath on_path = rule_path.Child("onExitCodes");
     const Json& on = rule["onExitCodes"];
-    std::string op = on.is_object() ? on.value("operator", "") : "";
+    std::string op = StringAt(on, "operator");
     if (op != "In" && op != "NotIn") {
       out.errors.push_back(
           FieldError::NotSupported(on_path.Child("operator"), op, {"In", "NotIn"}));

@@ -119,16 +119,14 @@ Status DeleteActivePods(Context& ctx) {
 // FailJob, in Kubernetes' words.
 std::string FailurePolicyAction(const api::BatchJob& job, const api::Pod& pod,
                                 std::string& message) {
-  const api::Json& policy = job.spec.pod_failure_policy;
-  if (!policy.is_object()) return "";
-  const api::Json rules = policy.value("rules", api::Json::array());
+  const api::Json rules = api::ArrayAt(job.spec.pod_failure_policy, "rules");
   for (size_t i = 0; i < rules.size(); ++i) {
-    const api::Json& on = rules[i].value("onExitCodes", api::Json::object());
-    if (on.empty()) continue;  // onPodConditions: no disruptions happen here
-    std::string container = on.value("containerName", "");
-    bool in = on.value("operator", "In") == "In";
+    if (!rules[i].is_object() || !rules[i].contains("onExitCodes")) continue;
+    const api::Json& on = rules[i]["onExitCodes"];  // onPodConditions: no disruptions happen here
+    std::string container = api::StringAt(on, "containerName");
+    bool in = api::StringAt(on, "operator", "In") == "In";
     std::set<int> values;
-    for (const api::Json& v : on.value("values", api::Json::array())) {
+    for (const api::Json& v : api::ArrayAt(on, "values")) {
       if (v.is_number_integer()) values.insert(v.get<int>());  // validated; never throw here
     }
     for (const api::ContainerStatus& cs : pod.status.container_statuses) {
@@ -136,7 +134,7 @@ std::string FailurePolicyAction(const api::BatchJob& job, const api::Pod& pod,
       if (!container.empty() && cs.name != container) continue;
       int code = cs.state.terminated->exit_code;
       if (values.contains(code) != in) continue;
-      std::string action = rules[i].value("action", "");
+      std::string action = api::StringAt(rules[i], "action");
       message = fmt::format(
           "Container {} for pod {}/{} failed with exit code {} matching {} rule at index {}",
           cs.name, pod.metadata.namespace_, pod.metadata.name, code, action, i);
