@@ -3,6 +3,10 @@
 // store, job controller, node agent, fork/exec. Replicas run `sleep`, so
 // what is measured is trainyard, not a framework's start-up. Run:
 //   build-release/bench/launch_bench --benchmark_min_time=2
+// State goes under $TMPDIR. On ext4, creating a file scans past every inode
+// deleted nearby in the last minutes (the kernel's recently_deleted()), so
+// a disk that a build or a test run has just churned measures that scan,
+// not trainyard: see docs/benchmarks.md for a fresh file system to use.
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 

@@ -47,11 +47,32 @@ bool OwnedBy(const api::Pod& pod, const std::string& uid) {
   return false;
 }
 
+// Whether a stored pod names `uid` as an owner: checked on the JSON, so the
+// namespace's other jobs' pods are never copied or decoded.
+bool MayBeOwnedBy(const api::Json& doc, const std::string& uid) {
+  auto meta = doc.find("metadata");
+  if (meta == doc.end()) return false;
+  for (const api::Json& owner : api::ArrayAt(*meta, "ownerReferences")) {
+    if (api::StringAt(owner, "uid") == uid) return true;
+  }
+  return false;
+}
+
 Status LoadPods(Context& ctx) {
-  ASSIGN_OR_RETURN(store::ObjectStore::ListResult list,
-                   ctx.options.store->List("Pod", ctx.job.metadata.namespace_));
-  for (const api::Json& doc : list.items) {
-    ASSIGN_OR_RETURN(api::Pod pod, api::DecodePod(doc));
+  std::vector<api::Pod> owned;
+  Status decoded = OkStatus();
+  RETURN_IF_ERROR(
+      ctx.options.store->Scan("Pod", ctx.job.metadata.namespace_, [&](const api::Json& doc) {
+        if (!decoded.ok() || !MayBeOwnedBy(doc, ctx.job.metadata.uid)) return;
+        Result<api::Pod> pod = api::DecodePod(doc);
+        if (pod.ok()) {
+          owned.push_back(std::move(*pod));
+        } else {
+          decoded = pod.status();
+        }
+      }));
+  RETURN_IF_ERROR(decoded);
+  for (api::Pod& pod : owned) {
     if (!OwnedBy(pod, ctx.job.metadata.uid)) continue;
     std::optional<ReplicaRef> replica = ReplicaOf(ctx.job, pod);
     bool in_range = replica && replica->index < ctx.job.Replicas(replica->type);
@@ -143,7 +164,15 @@ Status CreatePod(Context& ctx, const ReplicaRef& replica, const frameworks::Plac
   }
   Result<api::Json> created = ctx.options.store->Create(api::EncodePod(pod));
   if (!created.ok()) return created.status();
-  ASSIGN_OR_RETURN(ctx.pods[replica], api::DecodePod(*created));
+  // The pod as stored is the one built plus what the store maintains.
+  const api::Json& meta = (*created)["metadata"];
+  pod.metadata.uid = api::StringAt(meta, "uid");
+  pod.metadata.resource_version = api::StringAt(meta, "resourceVersion");
+  pod.metadata.creation_timestamp = api::StringAt(meta, "creationTimestamp");
+  if (meta.contains("generation") && meta["generation"].is_number_integer()) {
+    pod.metadata.generation = meta["generation"].get<int64_t>();
+  }
+  ctx.pods[replica] = std::move(pod);
   return OkStatus();
 }
 

@@ -92,6 +92,7 @@ Status Engine::Init() {
 }
 
 Engine::~Engine() {
+  (void)CommitOpenGroup();
   node_.reset();  // kills what still runs
   for (int fd : wake_pipe_) {
     if (fd >= 0) close(fd);
@@ -115,8 +116,23 @@ void Engine::OnEvent(const store::WatchEvent& event) {
 Result<store::ObjectKey> Engine::Submit(const api::Object& object) {
   api::Json doc = api::EncodeObject(object);
   if (doc["metadata"].value("namespace", "").empty()) doc["metadata"]["namespace"] = "default";
+  RETURN_IF_ERROR(OpenGroup());
   ASSIGN_OR_RETURN(api::Json created, store_->Create(doc));
   return store::KeyOf(created);
+}
+
+Status Engine::OpenGroup() {
+  if (group_open_) return OkStatus();
+  RETURN_IF_ERROR(store_->BeginGroup());
+  group_open_ = true;
+  return OkStatus();
+}
+
+Status Engine::CommitOpenGroup() {
+  if (!group_open_) return OkStatus();
+  group_open_ = false;
+  node_synced_in_group_ = false;
+  return store_->CommitGroup();
 }
 
 Status Engine::ProcessQueue() {
@@ -159,27 +175,36 @@ Duration Engine::NextWake(std::optional<Duration> node_wake) const {
 }
 
 Result<std::optional<Duration>> Engine::Step() {
-  // One transaction, one fsync, for everything the step writes: pods,
-  // bindings, statuses. Nothing a user was told of waits on it (Submit
-  // commits on its own), and a crash before the commit loses only work
-  // that is redone, since replicas die with the engine.
-  RETURN_IF_ERROR(store_->BeginGroup());
   Result<std::optional<Duration>> wake = [&]() -> Result<std::optional<Duration>> {
+    RETURN_IF_ERROR(OpenGroup());
     RETURN_IF_ERROR(ProcessQueue());
     RETURN_IF_ERROR(scheduler_->Sync());
+    // What an earlier step's node sync wrote (pods Running, their pids) is
+    // committed before this one starts processes: a process started now
+    // may read it from another process, as an MPI launcher's `trainyard
+    // exec` reads its workers'.
+    if (node_synced_in_group_) {
+      RETURN_IF_ERROR(CommitOpenGroup());
+      RETURN_IF_ERROR(OpenGroup());
+    }
+    node_synced_in_group_ = true;
     return node_->Sync();
   }();
-  Status committed = store_->CommitGroup();
-  if (!wake.ok()) return wake.status();
-  if (!committed.ok()) return committed;
+  if (!wake.ok()) {
+    (void)CommitOpenGroup();  // what was done stays done
+    return wake.status();
+  }
   return wake;
 }
 
 Status Engine::Run(const std::function<bool()>& done, const std::function<void()>& on_step) {
   while (true) {
     ASSIGN_OR_RETURN(std::optional<Duration> node_wake, Step());
-    // The node agent's writes (pod status) may have queued reconciles.
+    // The node agent's writes (pod status) may have queued reconciles: the
+    // next step runs at once, in the same write group.
     if (!queue_.empty()) continue;
+    // Before anything is shown or waited for, what was done is durable.
+    RETURN_IF_ERROR(CommitOpenGroup());
     on_step();
     if (done()) return OkStatus();
     std::vector<pollfd> fds = {{wake_pipe_[0], POLLIN, 0}};

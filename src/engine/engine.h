@@ -43,7 +43,9 @@ class Engine {
   static Result<std::unique_ptr<Engine>> Create(EngineOptions options);
   ~Engine();
 
-  // Stores a validated object (namespace "default" unless it has one).
+  // Stores a validated object (namespace "default" unless it has one). It
+  // is durable once Run() next commits, before Run() reports anything, or
+  // when the engine is destroyed.
   Result<store::ObjectKey> Submit(const api::Object& object);
 
   // Runs until `done()` is true after a step, or RequestStop(). `on_step`
@@ -63,9 +65,15 @@ class Engine {
   Status Init();
   void OnEvent(const store::WatchEvent& event);
   Status ProcessQueue();
-  // Reconciles, schedules and syncs the node in one store write group;
-  // returns when the node agent next has work.
+  // Reconciles, schedules and syncs the node; returns when the node agent
+  // next has work. Writes go to one open store group (one transaction, one
+  // fsync) that spans back-to-back steps: Run commits it before it reports
+  // or sleeps, and a step commits it before starting processes when it
+  // holds an earlier step's node writes. A crash before a commit loses only
+  // work that is redone, since replicas die with the engine.
   Result<std::optional<Duration>> Step();
+  Status OpenGroup();
+  Status CommitOpenGroup();
   // How long the loop may sleep.
   Duration NextWake(std::optional<Duration> node_wake) const;
 
@@ -84,6 +92,8 @@ class Engine {
   std::vector<store::ObjectKey> queue_;
   std::multimap<TimePoint, store::ObjectKey> timers_;
   std::map<std::string, int> failures_;  // consecutive reconcile errors per job
+  bool group_open_ = false;
+  bool node_synced_in_group_ = false;  // the open group holds a node sync's writes
 };
 
 }  // namespace trainyard::engine

@@ -36,7 +36,7 @@ struct NodeAgentOptions {
   // indices of its pod's trainyard.dev/gpus annotation or none at all, as
   // a container on Kubernetes sees only the GPUs it was given.
   bool pin_gpus = false;
-  std::string logs_dir;  // <logs_dir>/<namespace>/<pod>/<container>.log
+  std::string logs_dir;  // <logs_dir>/<namespace>/<pod>_<container>.log
   // <pods_dir>/<namespace>/<pod>/volumes/: the pod's emptyDir and
   // configMap volumes.
   std::string pods_dir;

@@ -96,13 +96,32 @@ Status Conflict(const ObjectKey& key) {
                             key.ToString()));
 }
 
-// A document's fields other than what the store maintains, to tell a real
-// change from a no-op.
-api::Json Comparable(api::Json object) {
-  if (object.contains("metadata") && object["metadata"].is_object()) {
-    object["metadata"].erase("resourceVersion");
+// Whether two objects differ only in what the store maintains (their
+// resourceVersion): a write of `a` over `b` would change nothing. Compares
+// in place, without copying either.
+bool SameButVersion(const api::Json& a, const api::Json& b) {
+  if (!a.is_object() || !b.is_object() || a.size() != b.size()) return a == b;
+  for (auto it = a.begin(); it != a.end(); ++it) {
+    auto other = b.find(it.key());
+    if (other == b.end()) return false;
+    if (it.key() != "metadata" || !it->is_object() || !other->is_object()) {
+      if (*it != *other) return false;
+      continue;
+    }
+    const api::Json& ma = *it;
+    const api::Json& mb = *other;
+    size_t skipped = 0;
+    for (auto field = ma.begin(); field != ma.end(); ++field) {
+      if (field.key() == "resourceVersion") {
+        ++skipped;
+        continue;
+      }
+      auto theirs = mb.find(field.key());
+      if (theirs == mb.end() || *field != *theirs) return false;
+    }
+    if (ma.size() - skipped != mb.size() - mb.count("resourceVersion")) return false;
   }
-  return object;
+  return true;
 }
 
 }  // namespace
@@ -157,6 +176,12 @@ Status SqliteStore::Exec(const char* sql) const {
   return OkStatus();
 }
 
+Status SqliteStore::Run(const char* sql) const {
+  Statement st = Prepare(sql);
+  if (st.Step() != SQLITE_DONE) return st.Error(sql);
+  return OkStatus();
+}
+
 Status SqliteStore::Init() {
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX;
   if (sqlite3_open_v2(options_.path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
@@ -188,7 +213,7 @@ Status SqliteStore::LoadCommitted() {
 Status SqliteStore::BeginGroup() {
   std::lock_guard lock(mu_);
   if (in_group_) return FailedPreconditionError("a write group is already open");
-  RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  RETURN_IF_ERROR(Run("BEGIN IMMEDIATE"));
   in_group_ = true;
   return OkStatus();
 }
@@ -197,7 +222,7 @@ Status SqliteStore::CommitGroup() {
   std::lock_guard lock(mu_);
   if (!in_group_) return OkStatus();
   in_group_ = false;
-  Status committed = Exec("COMMIT");
+  Status committed = Run("COMMIT");
   if (committed.ok()) return OkStatus();
   // Nothing of the group reached the disk: neither may it stay in memory.
   (void)Exec("ROLLBACK");
@@ -240,13 +265,20 @@ Result<std::optional<api::Json>> SqliteStore::Load(const ObjectKey& key) const {
   return std::optional<api::Json>(it->second);
 }
 
-Status SqliteStore::Put(const ObjectKey& key, const api::Json& object, int64_t rv) {
+Status SqliteStore::Put(const ObjectKey& key, const std::string& body, int64_t rv) {
   Statement st = Prepare(
       "INSERT INTO objects (kind, namespace, name, resource_version, body) "
       "VALUES (?, ?, ?, ?, ?) ON CONFLICT (kind, namespace, name) DO UPDATE SET "
       "resource_version = excluded.resource_version, body = excluded.body");
-  st.Bind(1, key.kind).Bind(2, key.namespace_).Bind(3, key.name).Bind(4, rv).Bind(5, object.dump());
+  st.Bind(1, key.kind).Bind(2, key.namespace_).Bind(3, key.name).Bind(4, rv).Bind(5, body);
   if (st.Step() != SQLITE_DONE) return st.Error("store object");
+  return OkStatus();
+}
+
+Status SqliteStore::Remove(const ObjectKey& key) {
+  Statement st = Prepare("DELETE FROM objects WHERE kind = ? AND namespace = ? AND name = ?");
+  st.Bind(1, key.kind).Bind(2, key.namespace_).Bind(3, key.name);
+  if (st.Step() != SQLITE_DONE) return st.Error("delete");
   return OkStatus();
 }
 
@@ -255,20 +287,24 @@ Result<api::Json> SqliteStore::Write(EventType type,
   std::lock_guard lock(mu_);
   // Inside a group, each write is a savepoint of the group's transaction:
   // a failed one undoes only itself, and the disk sees all at CommitGroup.
-  RETURN_IF_ERROR(Exec(in_group_ ? "SAVEPOINT write" : "BEGIN IMMEDIATE"));
   int64_t rv = rv_ + 1;
   Result<api::Json> written = write(rv);
+  if (!written.ok()) return written.status();
+  // Nothing changed: no write, no event.
+  if (StoredVersion(*written) != std::to_string(rv)) return written;
+  ASSIGN_OR_RETURN(ObjectKey key, KeyOf(*written));
+  RETURN_IF_ERROR(Run(in_group_ ? "SAVEPOINT write" : "BEGIN IMMEDIATE"));
   auto rollback = [&](Status s) {
     (void)Exec(in_group_ ? "ROLLBACK TO write; RELEASE write" : "ROLLBACK");
     return s;
   };
-  if (!written.ok()) return rollback(written.status());
-  if (StoredVersion(*written) != std::to_string(rv)) {  // nothing changed: no write, no event
-    (void)rollback(OkStatus());
-    return written;
+  // One serialisation serves the object's row and its event's.
+  std::string body = written->dump();
+  if (Status s = type == EventType::kDeleted ? Remove(key) : Put(key, body, rv); !s.ok()) {
+    return rollback(s);
   }
   Statement event = Prepare("INSERT INTO events (resource_version, type, body) VALUES (?, ?, ?)");
-  event.Bind(1, rv).Bind(2, static_cast<int64_t>(type)).Bind(3, written->dump());
+  event.Bind(1, rv).Bind(2, static_cast<int64_t>(type)).Bind(3, body);
   if (event.Step() != SQLITE_DONE) return rollback(event.Error("record event"));
   Statement counter = Prepare("UPDATE counters SET value = ? WHERE name = 'resource_version'");
   counter.Bind(1, rv);
@@ -278,19 +314,18 @@ Result<api::Json> SqliteStore::Write(EventType type,
     prune.Bind(1, rv - options_.kept_events);
     if (prune.Step() != SQLITE_DONE) return rollback(prune.Error("prune events"));
   }
-  if (Status s = Exec(in_group_ ? "RELEASE write" : "COMMIT"); !s.ok()) return rollback(s);
+  if (Status s = Run(in_group_ ? "RELEASE write" : "COMMIT"); !s.ok()) return rollback(s);
   rv_ = rv;
-  if (Result<ObjectKey> key = KeyOf(*written); key.ok()) {
-    std::tuple<std::string, std::string, std::string> k{key->kind, key->namespace_, key->name};
-    if (type == EventType::kDeleted) {
-      objects_.erase(k);
-    } else {
-      objects_[k] = *written;
-    }
+  std::tuple<std::string, std::string, std::string> k{key.kind, key.namespace_, key.name};
+  if (type == EventType::kDeleted) {
+    objects_.erase(k);
+  } else {
+    objects_[k] = *written;
   }
-  WatchEvent e{type, rv, *written};
+  // The event takes the written object and hands it back: no copy.
+  WatchEvent e{type, rv, std::move(*written)};
   for (const auto& [id, callback] : watchers_) callback(e);
-  return written;
+  return std::move(e.object);
 }
 
 Result<api::Json> SqliteStore::Create(api::Json object) {
@@ -303,7 +338,6 @@ Result<api::Json> SqliteStore::Create(api::Json object) {
     meta["resourceVersion"] = std::to_string(rv);
     meta["generation"] = 1;
     meta["creationTimestamp"] = FormatRfc3339(options_.clock->Now());
-    RETURN_IF_ERROR(Put(key, object, rv));
     return object;
   });
 }
@@ -366,9 +400,8 @@ Result<api::Json> SqliteStore::Update(api::Json object) {
     if (object.value("spec", api::Json()) != stored.value("spec", api::Json())) {
       meta["generation"] = old_meta.value("generation", 0) + 1;
     }
-    if (Comparable(object) == Comparable(stored)) return stored;  // no change
+    if (SameButVersion(object, stored)) return stored;  // no change
     meta["resourceVersion"] = std::to_string(rv);
-    RETURN_IF_ERROR(Put(key, object, rv));
     return object;
   });
 }
@@ -377,13 +410,15 @@ Result<api::Json> SqliteStore::UpdateStatus(api::Json object) {
   ASSIGN_OR_RETURN(ObjectKey key, KeyOf(object));
   return Write(EventType::kModified, [&](int64_t rv) -> Result<api::Json> {
     ASSIGN_OR_RETURN(api::Json stored, LoadForUpdate(key, object));
-    api::Json updated = stored;
-    updated.erase("status");
-    if (object.contains("status")) updated["status"] = object["status"];
-    if (Comparable(updated) == Comparable(stored)) return stored;  // no change
-    Meta(updated)["resourceVersion"] = std::to_string(rv);
-    RETURN_IF_ERROR(Put(key, updated, rv));
-    return updated;
+    auto old_status = stored.find("status");
+    auto new_status = object.find("status");
+    bool had = old_status != stored.end();
+    bool has = new_status != object.end();
+    if (had == has && (!has || *old_status == *new_status)) return stored;  // no change
+    stored.erase("status");
+    if (has) stored["status"] = std::move(*new_status);
+    Meta(stored)["resourceVersion"] = std::to_string(rv);
+    return stored;
   });
 }
 
@@ -391,9 +426,6 @@ Result<api::Json> SqliteStore::Delete(const ObjectKey& key) {
   return Write(EventType::kDeleted, [&](int64_t rv) -> Result<api::Json> {
     ASSIGN_OR_RETURN(std::optional<api::Json> stored, Load(key));
     if (!stored) return NotFoundError(fmt::format("{} not found", key.ToString()));
-    Statement st = Prepare("DELETE FROM objects WHERE kind = ? AND namespace = ? AND name = ?");
-    st.Bind(1, key.kind).Bind(2, key.namespace_).Bind(3, key.name);
-    if (st.Step() != SQLITE_DONE) return st.Error("delete");
     Meta(*stored)["resourceVersion"] = std::to_string(rv);
     return *stored;
   });

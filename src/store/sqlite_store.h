@@ -70,16 +70,21 @@ class SqliteStore final : public ObjectStore {
   void ScanLocked(const std::string& kind, const std::string& namespace_,
                   const std::function<void(const api::Json&)>& visit) const;
 
-  // Runs `write` in one transaction, records its event, and tells watchers
-  // after the commit. `write` gets the new resourceVersion and returns the
-  // object at it, or the stored object unchanged to write nothing.
+  // Computes a change with `write` and, unless it is a no-op, stores it and
+  // its event in one transaction, then tells watchers. `write` gets the new
+  // resourceVersion and returns the object at it (for a delete, the object
+  // removed), or the stored object unchanged to write nothing.
   Result<api::Json> Write(EventType type, const std::function<Result<api::Json>(int64_t)>& write);
   Result<std::optional<api::Json>> Load(const ObjectKey& key) const;
   // The stored object an update applies to: NOT_FOUND when there is none,
   // ABORTED when the update carries a resourceVersion that is not current.
   Result<api::Json> LoadForUpdate(const ObjectKey& key, const api::Json& update) const;
-  Status Put(const ObjectKey& key, const api::Json& object, int64_t rv);
+  Status Put(const ObjectKey& key, const std::string& body, int64_t rv);
+  Status Remove(const ObjectKey& key);
   Status Exec(const char* sql) const;
+  // One statement, prepared once and kept: for the statements of every
+  // write, which Exec would parse each time.
+  Status Run(const char* sql) const;
   // The statement for `sql`, prepared on first use and kept.
   Statement Prepare(const char* sql) const;
 

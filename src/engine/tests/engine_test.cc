@@ -131,6 +131,40 @@ spec:
   EXPECT_NE(kill(pid, 0), 0);
 }
 
+// Steps share one transaction while they follow each other at once; Run
+// commits it before it shows anything. So whenever on_step runs, the store
+// file (which `trainyard exec` reads from another process) already holds
+// what memory holds.
+TEST_F(EngineTest, WhatAStepShowsIsAlreadyOnDisk) {
+  store::ObjectKey key = Submit(R"(
+apiVersion: kubeflow.org/v1
+kind: JAXJob
+metadata: {name: durable}
+spec:
+  jaxReplicaSpecs:
+    Worker:
+      replicas: 2
+      template: {spec: {containers: [{name: jax, image: none, command: [sleep, "1000"]}]}}
+)");
+  std::string db = (dir_ / "state" / "state.db").string();
+  int checked = 0;
+  Status s = engine_->Run([&] { return engine_->node().running() == 2; },
+                          [&] {
+                            for (const store::ObjectKey& k :
+                                 {key, store::ObjectKey{"Pod", "default", "durable-worker-0"},
+                                  store::ObjectKey{"Pod", "default", "durable-worker-1"}}) {
+                              Result<api::Json> in_memory = engine_->store().Get(k);
+                              if (!in_memory.ok()) continue;
+                              EXPECT_EQ(*store::SqliteStore::ReadCommitted(db, k), *in_memory)
+                                  << k.ToString();
+                              ++checked;
+                            }
+                          });
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_GE(checked, 3);  // the job and both pods, Running
+  engine_->StopAll();
+}
+
 TEST_F(EngineTest, RequestStopEndsTheLoop) {
   store::ObjectKey key = Submit(R"(
 apiVersion: kubeflow.org/v1

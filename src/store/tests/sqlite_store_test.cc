@@ -115,6 +115,30 @@ TEST_F(SqliteStoreTest, UpdateStatusTouchesOnlyTheStatus) {
   EXPECT_EQ(stored["status"]["startTime"], "2026-11-21T00:00:00Z");
 }
 
+TEST_F(SqliteStoreTest, AWriteThatChangesNothingIsNoWriteAndNoEvent) {
+  int events = 0;
+  ASSERT_TRUE(store_->Watch(0, [&](const WatchEvent&) { ++events; }).ok());
+  Json job = *store_->Create(Job("a"));
+  // No status before, none now; the same status twice.
+  EXPECT_EQ((*store_->UpdateStatus(job))["metadata"]["resourceVersion"], "1");
+  job["status"] = {{"x", 1}};
+  job = *store_->UpdateStatus(job);
+  EXPECT_EQ((*store_->UpdateStatus(job))["metadata"]["resourceVersion"], "2");
+  // The same object with its metadata in another order and no
+  // resourceVersion (the store's own field) is the same object.
+  Json reordered = {{"metadata", Json::object()}};
+  for (const char* field : {"uid", "name", "generation", "namespace", "creationTimestamp"}) {
+    reordered["metadata"][field] = job["metadata"][field];
+  }
+  for (const char* field : {"spec", "kind", "apiVersion"}) reordered[field] = job[field];
+  EXPECT_EQ((*store_->Update(reordered))["metadata"]["resourceVersion"], "2");
+  // A field that differs is a change, however deep.
+  reordered["metadata"]["labels"] = {{"a", "b"}};
+  EXPECT_EQ((*store_->Update(reordered))["metadata"]["resourceVersion"], "3");
+  EXPECT_EQ(store_->CurrentResourceVersion(), 3);
+  EXPECT_EQ(events, 3);
+}
+
 TEST_F(SqliteStoreTest, DeleteReturnsTheLastStateAtANewVersion) {
   ASSERT_TRUE(store_->Create(Job("a")).ok());
   Result<Json> deleted = store_->Delete({"PyTorchJob", "default", "a"});
@@ -163,13 +187,15 @@ TEST(SqliteStoreDurabilityTest, WhatWasWrittenSurvivesReopening) {
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     ASSERT_TRUE((*store)->Create(Job("a")).ok());
     ASSERT_TRUE((*store)->Create(Job("b")).ok());
+    ASSERT_TRUE((*store)->Create(Job("gone")).ok());
+    ASSERT_TRUE((*store)->Delete({"PyTorchJob", "default", "gone"}).ok());
   }
   auto reopened = SqliteStore::Open({.path = path.string()});
   ASSERT_TRUE(reopened.ok());
-  EXPECT_EQ((*reopened)->CurrentResourceVersion(), 2);
+  EXPECT_EQ((*reopened)->CurrentResourceVersion(), 4);
   EXPECT_EQ((*reopened)->List("PyTorchJob", "")->items.size(), 2u);
   Json c = *(*reopened)->Create(Job("c"));
-  EXPECT_EQ(c["metadata"]["resourceVersion"], "3");  // versions keep increasing
+  EXPECT_EQ(c["metadata"]["resourceVersion"], "5");  // versions keep increasing
   EXPECT_NE(c["metadata"]["uid"],
             (*(*reopened)->Get({"PyTorchJob", "default", "a"}))["metadata"]["uid"]);
   reopened->reset();
