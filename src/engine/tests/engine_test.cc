@@ -9,62 +9,20 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
-#include "api/tests/test_util.h"
-#include "common/tests/test_dir.h"
-#include "controller/conditions.h"
+#include "engine/tests/engine_fixture.h"
 
 namespace trainyard::engine {
 namespace {
 
 namespace fs = std::filesystem;
 
-class EngineTest : public ::testing::Test {
+class EngineTest : public testing::EngineFixture {
  protected:
-  void SetUp() override {
-    dir_ = FreshTestDir("trainyard-engine-test");
-    auto engine = Engine::Create({.state_dir = (dir_ / "state").string(),
-                                  .working_dir = dir_.string(),
-                                  .base_env = {{"PATH", "/usr/bin:/bin"}},
-                                  .grace = std::chrono::seconds(2)});
-    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
-    engine_ = std::move(*engine);
-  }
-  void TearDown() override {
-    engine_.reset();
-    fs::remove_all(dir_);
-  }
-
-  store::ObjectKey Submit(const std::string& yaml) {
-    return *engine_->Submit(api::testing::ValidObject(yaml));
-  }
-
-  api::TrainingJob Job(const store::ObjectKey& key) {
-    return std::get<api::TrainingJob>(*api::DecodeObject(*engine_->store().Get(key)).object);
-  }
-
-  // Runs until the job finishes (or 30 s pass, a failure).
+  void SetUp() override { StartEngine("trainyard-engine-test"); }
   void RunToEnd(const store::ObjectKey& key) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    Status s = engine_->Run(
-        [&] {
-          return controller::IsFinished(Job(key).status.conditions) ||
-                 std::chrono::steady_clock::now() > deadline;
-        },
-        [] {});
-    ASSERT_TRUE(s.ok()) << s.ToString();
+    RunUntil([&] { return Finished(key); });
   }
-
-  std::string Log(const std::string& pod, const std::string& container) {
-    std::ifstream in(engine_->node().LogPath("default", pod, container));
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
-
-  fs::path dir_;
-  std::unique_ptr<Engine> engine_;
 };
 
 TEST_F(EngineTest, APyTorchJobRunsWithTheContractAndSucceeds) {

@@ -7,71 +7,27 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
-#include "api/tests/test_util.h"
-#include "common/tests/test_dir.h"
-#include "controller/conditions.h"
-#include "engine/engine.h"
+#include "engine/tests/engine_fixture.h"
 
 namespace trainyard::engine {
 namespace {
 
 namespace fs = std::filesystem;
 
-class ResourcesTest : public ::testing::Test {
+class ResourcesTest : public testing::EngineFixture {
  protected:
   void SetUp() override {
-    dir_ = FreshTestDir("trainyard-resources-test");
-    runtime::MachineFacts machine{.cpus = 4,
-                                  .memory_bytes = 8LL << 30,
-                                  .gpus = {{"0", "GPU-a", "test"}, {"1", "GPU-b", "test"}}};
-    auto engine = Engine::Create({.state_dir = (dir_ / "state").string(),
-                                  .working_dir = dir_.string(),
-                                  .base_env = {{"PATH", "/usr/bin:/bin"}},
-                                  .machine = machine,
-                                  .grace = std::chrono::seconds(2)});
-    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
-    engine_ = std::move(*engine);
-  }
-  void TearDown() override {
-    engine_.reset();
-    fs::remove_all(dir_);
-  }
-
-  store::ObjectKey Submit(const std::string& yaml) {
-    return *engine_->Submit(api::testing::ValidObject(yaml));
-  }
-  api::TrainingJob Job(const store::ObjectKey& key) {
-    return std::get<api::TrainingJob>(*api::DecodeObject(*engine_->store().Get(key)).object);
+    StartEngine("trainyard-resources-test",
+                runtime::MachineFacts{.cpus = 4,
+                                      .memory_bytes = 8LL << 30,
+                                      .gpus = {{"0", "GPU-a", "test"}, {"1", "GPU-b", "test"}}});
   }
   const api::JobCondition* Condition(const store::ObjectKey& key, const std::string& type) {
     conditions_ = Job(key).status.conditions;
     return controller::FindCondition(conditions_, type);
   }
-  // Runs the loop until `done`, failing after 30 s.
-  void RunUntil(const std::function<bool()>& done) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    bool timed_out = false;
-    Status s = engine_->Run(
-        [&] {
-          timed_out = std::chrono::steady_clock::now() > deadline;
-          return done() || timed_out;
-        },
-        [] {});
-    ASSERT_TRUE(s.ok()) << s.ToString();
-    ASSERT_FALSE(timed_out);
-  }
-  bool Finished(const store::ObjectKey& key) {
-    return controller::IsFinished(Job(key).status.conditions);
-  }
-  std::string Log(const std::string& pod) {
-    std::ifstream in(engine_->node().LogPath("default", pod, "pytorch"));
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
+  std::string Log(const std::string& pod) { return EngineFixture::Log(pod, "pytorch"); }
 
   // A PyTorchJob whose replicas each ask for `gpus` GPUs and run `script`.
   static std::string JobAsking(const std::string& name, int workers, const std::string& gpus,
@@ -87,8 +43,6 @@ class ResourcesTest : public ::testing::Test {
            ", template: {spec: {containers: [" + container + "]}}}\n";
   }
 
-  fs::path dir_;
-  std::unique_ptr<Engine> engine_;
   std::vector<api::JobCondition> conditions_;
 };
 
