@@ -135,6 +135,45 @@ Status Engine::CommitOpenGroup() {
   return store_->CommitGroup();
 }
 
+Result<api::Json> Engine::Execute(Write write) {
+  std::future<Result<api::Json>> answer;
+  {
+    std::lock_guard lock(inbox_mu_);
+    if (!accepting_) return UnavailableError("the control loop is not running");
+    inbox_.push_back({std::move(write), {}});
+    answer = inbox_.back().done.get_future();
+  }
+  char c = 1;
+  [[maybe_unused]] ssize_t n = ::write(wake_pipe_[1], &c, 1);
+  return answer.get();
+}
+
+Status Engine::RunCalls() {
+  std::vector<Call> calls;
+  {
+    std::lock_guard lock(inbox_mu_);
+    calls.swap(inbox_);
+  }
+  if (calls.empty()) return OkStatus();
+  RETURN_IF_ERROR(OpenGroup());
+  std::vector<Result<api::Json>> results;
+  results.reserve(calls.size());
+  for (Call& call : calls) results.push_back(call.write(*store_));
+  // Nobody hears of a write before it is on disk.
+  Status committed = CommitOpenGroup();
+  for (size_t i = 0; i < calls.size(); ++i) {
+    calls[i].done.set_value(committed.ok() ? std::move(results[i]) : Result<api::Json>(committed));
+  }
+  return committed;
+}
+
+void Engine::CloseInbox(const Status& why) {
+  std::lock_guard lock(inbox_mu_);
+  accepting_ = false;
+  for (Call& call : inbox_) call.done.set_value(why);
+  inbox_.clear();
+}
+
 Status Engine::ProcessQueue() {
   // Due timers join the queue.
   TimePoint now = options_.clock->Now();
@@ -176,6 +215,7 @@ Duration Engine::NextWake(std::optional<Duration> node_wake) const {
 
 Result<std::optional<Duration>> Engine::Step() {
   Result<std::optional<Duration>> wake = [&]() -> Result<std::optional<Duration>> {
+    RETURN_IF_ERROR(RunCalls());
     RETURN_IF_ERROR(OpenGroup());
     RETURN_IF_ERROR(ProcessQueue());
     RETURN_IF_ERROR(scheduler_->Sync());
@@ -198,6 +238,16 @@ Result<std::optional<Duration>> Engine::Step() {
 }
 
 Status Engine::Run(const std::function<bool()>& done, const std::function<void()>& on_step) {
+  {
+    std::lock_guard lock(inbox_mu_);
+    accepting_ = true;
+  }
+  Status status = Loop(done, on_step);
+  CloseInbox(UnavailableError("the server is stopping"));
+  return status;
+}
+
+Status Engine::Loop(const std::function<bool()>& done, const std::function<void()>& on_step) {
   while (true) {
     ASSIGN_OR_RETURN(std::optional<Duration> node_wake, Step());
     // The node agent's writes (pod status) may have queued reconciles: the
@@ -215,12 +265,13 @@ Status Engine::Run(const std::function<bool()>& done, const std::function<void()
       char buf[64];
       while (read(wake_pipe_[0], buf, sizeof(buf)) > 0) {
       }
-      return Status(StatusCode::kAborted, "stopped");
     }
+    if (stop_requested_.exchange(false)) return Status(StatusCode::kAborted, "stopped");
   }
 }
 
 void Engine::RequestStop() {
+  stop_requested_ = true;
   char c = 1;
   [[maybe_unused]] ssize_t n = write(wake_pipe_[1], &c, 1);
 }

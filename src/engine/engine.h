@@ -1,13 +1,16 @@
 // The embedded control plane: one object store, the job controller and the
 // node agent, driven by one loop. Store changes, timers the controller asks
 // for (deadlines, TTLs), and process exits all wake the loop; nothing
-// sleeps. Threads: the loop's own; RequestStop() may be called from a
-// signal handler.
+// sleeps. Threads: the loop's own; Execute() may be called from any
+// thread, and RequestStop() from a signal handler too.
 #pragma once
 
+#include <atomic>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -48,6 +51,14 @@ class Engine {
   // when the engine is destroyed.
   Result<store::ObjectKey> Submit(const api::Object& object);
 
+  // Runs `write` on the loop's thread, in its write group, while Run()
+  // runs; returns once what it wrote is durable (the group is committed
+  // before any caller hears back). Calls that arrive together share one
+  // commit. For API servers: their threads never write the store directly.
+  // UNAVAILABLE when Run() is not running or stops first.
+  using Write = std::function<Result<api::Json>(store::ObjectStore&)>;
+  Result<api::Json> Execute(Write write);
+
   // Runs until `done()` is true after a step, or RequestStop(). `on_step`
   // runs after every step (status lines, logs); it must not block.
   Status Run(const std::function<bool()>& done, const std::function<void()>& on_step);
@@ -72,8 +83,13 @@ class Engine {
   // holds an earlier step's node writes. A crash before a commit loses only
   // work that is redone, since replicas die with the engine.
   Result<std::optional<Duration>> Step();
+  Status Loop(const std::function<bool()>& done, const std::function<void()>& on_step);
   Status OpenGroup();
   Status CommitOpenGroup();
+  // Runs the calls Execute() handed over, commits, and answers them.
+  Status RunCalls();
+  // Answers every waiting call with `why` and takes no more.
+  void CloseInbox(const Status& why);
   // How long the loop may sleep.
   Duration NextWake(std::optional<Duration> node_wake) const;
 
@@ -85,6 +101,15 @@ class Engine {
   std::unique_ptr<LocalScheduler> scheduler_;
   std::unique_ptr<node::NodeAgent> node_;
   int wake_pipe_[2] = {-1, -1};
+  std::atomic<bool> stop_requested_{false};
+
+  struct Call {
+    Write write;
+    std::promise<Result<api::Json>> done;
+  };
+  std::mutex inbox_mu_;
+  std::vector<Call> inbox_;  // guarded by inbox_mu_
+  bool accepting_ = false;   // guarded by inbox_mu_: Run() is running
 
   // Owned by the loop thread (the store calls OnEvent in the writing
   // thread, which is the loop thread too).

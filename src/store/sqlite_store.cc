@@ -200,6 +200,7 @@ Status SqliteStore::LoadCommitted() {
   Statement st = Prepare("SELECT value FROM counters WHERE name = 'resource_version'");
   if (st.Step() != SQLITE_ROW) return st.Error("read resource version");
   rv_ = st.Int(0);
+  committed_rv_ = rv_;
   objects_.clear();
   Statement all = Prepare("SELECT kind, namespace, name, body FROM objects");
   int rc;
@@ -223,7 +224,16 @@ Status SqliteStore::CommitGroup() {
   if (!in_group_) return OkStatus();
   in_group_ = false;
   Status committed = Run("COMMIT");
-  if (committed.ok()) return OkStatus();
+  if (committed.ok()) {
+    // The group's changes reach the committed watchers now, from the
+    // events the group recorded.
+    int64_t from = committed_rv_;
+    committed_rv_ = rv_;
+    if (committed_watchers_.empty()) return OkStatus();
+    return Replay(from, rv_, [&](const WatchEvent& e) {
+      for (const auto& [id, callback] : committed_watchers_) callback(e);
+    });
+  }
   // Nothing of the group reached the disk: neither may it stay in memory.
   (void)Exec("ROLLBACK");
   (void)LoadCommitted();
@@ -325,6 +335,10 @@ Result<api::Json> SqliteStore::Write(EventType type,
   // The event takes the written object and hands it back: no copy.
   WatchEvent e{type, rv, std::move(*written)};
   for (const auto& [id, callback] : watchers_) callback(e);
+  if (!in_group_) {
+    committed_rv_ = rv;
+    for (const auto& [id, callback] : committed_watchers_) callback(e);
+  }
   return std::move(e.object);
 }
 
@@ -431,34 +445,48 @@ Result<api::Json> SqliteStore::Delete(const ObjectKey& key) {
   });
 }
 
+Status SqliteStore::Replay(int64_t since, int64_t upto, const WatchCallback& callback) const {
+  if (since >= upto) return OkStatus();
+  Statement oldest = Prepare("SELECT MIN(resource_version) FROM events");
+  if (oldest.Step() != SQLITE_ROW) return oldest.Error("read events");
+  int64_t first = oldest.Int(0);
+  if (first == 0 || since + 1 < first) {
+    return OutOfRangeError(fmt::format(
+        "too old resource version: {} (the oldest kept is {}); list again", since, first - 1));
+  }
+  Statement st = Prepare(
+      "SELECT resource_version, type, body FROM events "
+      "WHERE resource_version > ? AND resource_version <= ? ORDER BY resource_version");
+  st.Bind(1, since).Bind(2, upto);
+  int rc;
+  while ((rc = st.Step()) == SQLITE_ROW) {
+    callback({static_cast<EventType>(st.Int(1)), st.Int(0), api::Json::parse(st.Text(2))});
+  }
+  if (rc != SQLITE_DONE) return st.Error("replay events");
+  return OkStatus();
+}
+
 Result<WatchId> SqliteStore::Watch(int64_t since, WatchCallback callback) {
   std::lock_guard lock(mu_);
-  if (since > 0 && since < rv_) {
-    Statement oldest = Prepare("SELECT MIN(resource_version) FROM events");
-    if (oldest.Step() != SQLITE_ROW) return oldest.Error("read events");
-    int64_t first = oldest.Int(0);
-    if (first == 0 || since + 1 < first) {
-      return OutOfRangeError(fmt::format(
-          "too old resource version: {} (the oldest kept is {}); list again", since, first - 1));
-    }
-    Statement st = Prepare(
-        "SELECT resource_version, type, body FROM events WHERE resource_version > ? "
-        "ORDER BY resource_version");
-    st.Bind(1, since);
-    int rc;
-    while ((rc = st.Step()) == SQLITE_ROW) {
-      callback({static_cast<EventType>(st.Int(1)), st.Int(0), api::Json::parse(st.Text(2))});
-    }
-    if (rc != SQLITE_DONE) return st.Error("replay events");
-  }
+  if (since > 0) RETURN_IF_ERROR(Replay(since, rv_, callback));
   WatchId id = next_watch_++;
   watchers_.emplace(id, std::move(callback));
+  return id;
+}
+
+Result<WatchId> SqliteStore::WatchCommitted(int64_t since, WatchCallback callback) {
+  std::lock_guard lock(mu_);
+  // What an open group wrote comes at its commit, not now.
+  if (since > 0) RETURN_IF_ERROR(Replay(since, committed_rv_, callback));
+  WatchId id = next_watch_++;
+  committed_watchers_.emplace(id, std::move(callback));
   return id;
 }
 
 void SqliteStore::StopWatch(WatchId id) {
   std::lock_guard lock(mu_);
   watchers_.erase(id);
+  committed_watchers_.erase(id);
 }
 
 }  // namespace trainyard::store

@@ -50,6 +50,10 @@ class SqliteStore final : public ObjectStore {
   // resourceVersion order: they must be quick and must not call the store
   // (hand the event to a queue).
   Result<WatchId> Watch(int64_t since, WatchCallback callback) override;
+  // As Watch, but each change reaches `callback` only once it is durable:
+  // a write in a group at CommitGroup, in order. For what is shown to API
+  // clients, who must never see a resourceVersion a crash could take back.
+  Result<WatchId> WatchCommitted(int64_t since, WatchCallback callback);
   void StopWatch(WatchId id) override;
   int64_t CurrentResourceVersion() const override;
 
@@ -67,6 +71,9 @@ class SqliteStore final : public ObjectStore {
   Status Init();
   // rv_ and objects_ as committed on disk.
   Status LoadCommitted();
+  // Calls `callback` for the stored events after `since`, up to `upto`;
+  // OUT_OF_RANGE when `since` is older than the oldest kept.
+  Status Replay(int64_t since, int64_t upto, const WatchCallback& callback) const;
   void ScanLocked(const std::string& kind, const std::string& namespace_,
                   const std::function<void(const api::Json&)>& visit) const;
 
@@ -90,13 +97,15 @@ class SqliteStore final : public ObjectStore {
 
   SqliteStoreOptions options_;
   sqlite3* db_ = nullptr;
-  mutable std::mutex mu_;  // guards db_, objects_, rv_, watchers_, next_watch_
+  mutable std::mutex mu_;  // guards everything below
   // Every current object, parsed, kept in step with each committed write, so
   // that reads never go to SQLite or parse JSON again. Ordered by kind,
   // namespace and name, so a List is one range.
   std::map<std::tuple<std::string, std::string, std::string>, api::Json> objects_;
   int64_t rv_ = 0;
+  int64_t committed_rv_ = 0;  // rv_ as of the last commit
   std::map<WatchId, WatchCallback> watchers_;
+  std::map<WatchId, WatchCallback> committed_watchers_;
   mutable std::map<std::string, sqlite3_stmt*> statements_;  // by SQL text
   WatchId next_watch_ = 1;
   bool in_group_ = false;

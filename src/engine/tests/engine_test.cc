@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "engine/tests/engine_fixture.h"
 
@@ -141,6 +142,38 @@ spec:
   EXPECT_EQ(engine_->node().running(), 1u);
   engine_->StopAll();
   EXPECT_EQ(engine_->node().running(), 0u);
+}
+
+TEST_F(EngineTest, ExecuteWritesFromAnotherThreadAndAnswersOnceDurable) {
+  EXPECT_EQ(engine_->Execute([](store::ObjectStore&) { return Result<api::Json>(api::Json()); })
+                .status()
+                .code(),
+            StatusCode::kUnavailable);  // no loop to run it
+  std::string db = (dir_ / "state" / "state.db").string();
+  Result<api::Json> written = UnavailableError("not run");
+  std::optional<Result<api::Json>> committed;
+  std::thread client([&] {
+    // Poll until the loop takes calls: Run() starts on the main thread.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    do {
+      written = engine_->Execute([](store::ObjectStore& store) {
+        return store.Create({{"apiVersion", "v1"},
+                             {"kind", "ConfigMap"},
+                             {"metadata", {{"name", "c"}, {"namespace", "default"}}}});
+      });
+    } while (written.status().code() == StatusCode::kUnavailable &&
+             std::chrono::steady_clock::now() < deadline);
+    // Acknowledged means committed: another reader of the file sees it.
+    committed = store::SqliteStore::ReadCommitted(db, {"ConfigMap", "default", "c"});
+    engine_->RequestStop();
+  });
+  Status s = engine_->Run([] { return false; }, [] {});
+  client.join();
+  EXPECT_EQ(s.code(), StatusCode::kAborted);
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_EQ((*written)["metadata"]["name"], "c");
+  ASSERT_TRUE(committed && committed->ok());
+  EXPECT_EQ((**committed)["metadata"]["uid"], (*written)["metadata"]["uid"]);
 }
 
 }  // namespace
