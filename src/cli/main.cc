@@ -4,6 +4,7 @@
 
 #include "cli/exec_command.h"
 #include "cli/run_command.h"
+#include "cli/server_command.h"
 #include "cli/validate_command.h"
 
 namespace {
@@ -50,6 +51,19 @@ int main(int argc, char** argv) {
                        "The run's state directory (default: the newest run under --home)");
   exec_cmd->add_option("--home", exec.home, "As for run");
 
+  trainyard::cli::ServerOptions server;
+  CLI::App* server_cmd = app.add_subcommand(
+      "server", "Keep the control plane up behind a Kubernetes-style API (kubectl works with it)");
+  server_cmd
+      ->add_option("--address", server.address,
+                   "Address to listen on (loopback unless told otherwise)")
+      ->capture_default_str();
+  server_cmd->add_option("--port", server.port, "Port to listen on; 0 for any free one")
+      ->capture_default_str();
+  server_cmd->add_option("--home", server.home, "As for run: the server keeps <home>/server/");
+  server_cmd->add_option("--tls-cert", server.tls_cert, "Serve HTTPS with this certificate (PEM)");
+  server_cmd->add_option("--tls-key", server.tls_key, "The certificate's private key (PEM)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -59,5 +73,6 @@ int main(int argc, char** argv) {
   if (validate_cmd->parsed()) return trainyard::cli::RunValidate(validate, std::cout, std::cerr);
   if (run_cmd->parsed()) return trainyard::cli::RunRun(run);
   if (exec_cmd->parsed()) return trainyard::cli::RunExec(exec);
+  if (server_cmd->parsed()) return trainyard::cli::RunServer(server);
   return 0;
 }

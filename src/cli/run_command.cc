@@ -35,8 +35,8 @@ void InstallSignalHandlers() {
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &action, nullptr);
 }
 
-// What a container's image would otherwise provide: trainyard passes its
-// own values of these on, and nothing else from its environment.
+}  // namespace
+
 std::vector<std::pair<std::string, std::string>> BaseEnv() {
   std::vector<std::pair<std::string, std::string>> env;
   for (const char* name :
@@ -49,6 +49,8 @@ std::vector<std::pair<std::string, std::string>> BaseEnv() {
   }
   return env;
 }
+
+namespace {
 
 std::string RunDirName(TimePoint now) {
   std::string stamp = FormatRfc3339(now);  // 2026-11-21T10:00:00Z

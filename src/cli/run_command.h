@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace trainyard::cli {
@@ -17,6 +18,11 @@ struct RunOptions {
 };
 
 int RunRun(const RunOptions& options);
+
+// What a container's image would otherwise provide: trainyard passes its
+// own values of these on (PATH, HOME, LANG, PYTHONPATH, ...), and nothing
+// else from its environment.
+std::vector<std::pair<std::string, std::string>> BaseEnv();
 
 // $TRAINYARD_HOME, else $XDG_STATE_HOME/trainyard, else ~/.local/state/trainyard.
 std::string DefaultHome();

@@ -69,7 +69,8 @@ Status Engine::Init() {
     }
     options_.machine = runtime::DiscoverMachine(path);
   }
-  std::string node_name = NodeName();
+  node_name_ = NodeName();
+  const std::string& node_name = node_name_;
   scheduler_ = std::make_unique<LocalScheduler>(
       LocalSchedulerOptions{.store = store_.get(),
                             .clock = options_.clock,
@@ -88,7 +89,18 @@ Status Engine::Init() {
   if (pipe2(wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) return UnavailableError("pipe failed");
   Result<store::WatchId> watch =
       store_->Watch(0, [this](const store::WatchEvent& e) { OnEvent(e); });
-  return watch.status();
+  RETURN_IF_ERROR(watch.status());
+  return QueueEveryJob();
+}
+
+Status Engine::QueueEveryJob() {
+  std::vector<std::string> kinds = api::SupportedKindNames();
+  for (const std::string& kind : kinds) {
+    RETURN_IF_ERROR(store_->Scan(kind, "", [&](const api::Json& job) {
+      OnEvent({store::EventType::kModified, 0, job});
+    }));
+  }
+  return OkStatus();
 }
 
 Engine::~Engine() {

@@ -67,15 +67,20 @@ class Engine {
   // Stops every replica process (SIGTERM, SIGKILL after the grace period).
   void StopAll();
 
-  store::ObjectStore& store() { return *store_; }
+  store::SqliteStore& store() { return *store_; }
   node::NodeAgent& node() { return *node_; }
   const runtime::MachineFacts& machine() const { return *options_.machine; }
+  // The node pods are bound to: this machine's host name.
+  const std::string& node_name() const { return node_name_; }
 
  private:
   explicit Engine(EngineOptions options) : options_(std::move(options)) {}
   Status Init();
   void OnEvent(const store::WatchEvent& event);
   Status ProcessQueue();
+  // Queues every job in the store: at start, what an earlier run of the
+  // engine left is reconciled from where it stands.
+  Status QueueEveryJob();
   // Reconciles, schedules and syncs the node; returns when the node agent
   // next has work. Writes go to one open store group (one transaction, one
   // fsync) that spans back-to-back steps: Run commits it before it reports
@@ -100,6 +105,7 @@ class Engine {
   std::unique_ptr<controller::BatchJobReconciler> batch_reconciler_;
   std::unique_ptr<LocalScheduler> scheduler_;
   std::unique_ptr<node::NodeAgent> node_;
+  std::string node_name_;
   int wake_pipe_[2] = {-1, -1};
   std::atomic<bool> stop_requested_{false};
 

@@ -10,6 +10,7 @@
 
 #include "api/reflect.h"
 #include "node/container_env.h"
+#include "runtime/local/log_file.h"
 
 namespace trainyard::node {
 namespace {
@@ -142,6 +143,8 @@ Status NodeAgent::Start(api::Pod& pod, Replica& replica) {
   std::string log = LogPath(pod.metadata.namespace_, pod.metadata.name, container.name);
   std::error_code ec;
   fs::create_directories(fs::path(log).parent_path(), ec);
+  // A restart (or a new pod under the same name) appends to the same file.
+  if (Status marked = runtime::MarkNewRun(log); !marked.ok()) return fail_to_start(marked);
   runtime::ProcessSpec spec{.argv = std::move(*argv),
                             .env = std::move(*env),
                             .working_dir = container.working_dir.empty()

@@ -1,0 +1,190 @@
+#include "cli/server_command.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "cli/run_command.h"
+#include "engine/engine.h"
+#include "runtime/local/log_file.h"
+#include "server/handler.h"
+#include "server/http_server.h"
+
+namespace trainyard::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::atomic<engine::Engine*> g_engine{nullptr};
+
+void OnSignal(int) {
+  if (engine::Engine* e = g_engine.load()) e->RequestStop();
+}
+
+// The engine as the API's backend.
+class EngineBackend final : public server::Backend {
+ public:
+  EngineBackend(engine::Engine& engine, std::string started)
+      : engine_(engine), started_(std::move(started)) {}
+
+  store::SqliteStore& store() override { return engine_.store(); }
+  Result<api::Json> Execute(Write write) override { return engine_.Execute(std::move(write)); }
+
+  api::Json Node() const override {
+    const runtime::MachineFacts& m = engine_.machine();
+    api::Json resources = {{"cpu", std::to_string(m.cpus)},
+                           {"memory", fmt::format("{}Ki", m.memory_bytes / 1024)},
+                           {"pods", "110"}};
+    if (!m.gpus.empty()) resources["nvidia.com/gpu"] = std::to_string(m.gpus.size());
+    return {{"apiVersion", "v1"},
+            {"kind", "Node"},
+            {"metadata",
+             {{"name", engine_.node_name()},
+              {"uid", "node-" + engine_.node_name()},
+              {"resourceVersion", "0"},
+              {"creationTimestamp", started_},
+              {"labels", {{"kubernetes.io/hostname", engine_.node_name()},
+                          {"kubernetes.io/os", "linux"}}}}},
+            {"status",
+             {{"capacity", resources},
+              {"allocatable", resources},
+              {"conditions",
+               {{{"type", "Ready"},
+                 {"status", "True"},
+                 {"reason", "TrainyardReady"},
+                 {"message", "trainyard runs pods on this machine"},
+                 {"lastTransitionTime", started_}}}},
+              {"addresses",
+               {{{"type", "InternalIP"}, {"address", "127.0.0.1"}},
+                {{"type", "Hostname"}, {"address", engine_.node_name()}}}},
+              {"nodeInfo",
+               {{"kubeletVersion", "v1.29.0-trainyard"},
+                {"operatingSystem", "linux"},
+                {"architecture", "amd64"},
+                {"containerRuntimeVersion", "trainyard://local-processes"}}}}}};
+  }
+
+  Result<LogRun> Log(const std::string& namespace_, const std::string& pod,
+                     const std::string& container, bool previous) const override {
+    std::string path = engine_.node().LogPath(namespace_, pod, container);
+    ASSIGN_OR_RETURN(runtime::LogSpan span, runtime::RunSpan(path, previous));
+    return LogRun{.path = path, .begin = span.begin, .end = span.end};
+  }
+
+ private:
+  engine::Engine& engine_;
+  std::string started_;
+};
+
+// A kubeconfig naming this server, written whole or not at all.
+Status WriteKubeconfig(const std::string& path, const std::string& url,
+                       const std::string& ca_file) {
+  std::string cluster = fmt::format("    server: {}\n", url);
+  if (!ca_file.empty()) cluster += fmt::format("    certificate-authority: {}\n", ca_file);
+  std::string text = fmt::format(
+      "apiVersion: v1\n"
+      "kind: Config\n"
+      "clusters:\n"
+      "- name: trainyard\n"
+      "  cluster:\n{}"
+      "contexts:\n"
+      "- name: trainyard\n"
+      "  context:\n"
+      "    cluster: trainyard\n"
+      "    user: trainyard\n"
+      "    namespace: default\n"
+      "current-context: trainyard\n"
+      "users:\n"
+      "- name: trainyard\n"
+      "  user: {{}}\n",
+      cluster);
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << text;
+    if (!out.flush()) return UnavailableError(fmt::format("cannot write {}", tmp));
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) return UnavailableError(fmt::format("cannot write {}: {}", path, ec.message()));
+  return OkStatus();
+}
+
+}  // namespace
+
+int RunServer(const ServerOptions& options) {
+  std::string home = options.home.empty() ? DefaultHome() : options.home;
+  std::error_code ec;
+  Result<std::unique_ptr<engine::Engine>> created = engine::Engine::Create(
+      {.state_dir = home + "/server",
+       .working_dir = fs::current_path(ec).string(),
+       .base_env = BaseEnv(),
+       .exec_program = fs::read_symlink("/proc/self/exe", ec).string()});
+  if (!created.ok()) {
+    std::cerr << "trainyard server: " << created.status().message() << '\n';
+    return 1;
+  }
+  engine::Engine& engine = **created;
+  if (!engine.machine().gpu_note.empty()) {
+    std::cerr << "warning: " << engine.machine().gpu_note << '\n';
+  }
+  const Clock& clock = RealClock::Get();
+  EngineBackend backend(engine, FormatRfc3339(clock.Now()));
+  server::ApiHandler handler(backend, clock);
+  server::HttpServer http(handler, {.address = options.address,
+                                    .port = options.port,
+                                    .tls_cert = options.tls_cert,
+                                    .tls_key = options.tls_key});
+  Result<int> port = http.Bind();
+  if (!port.ok()) {
+    std::cerr << "trainyard server: " << port.status().message() << '\n';
+    return 1;
+  }
+  g_engine = &engine;
+  struct sigaction action {};
+  action.sa_handler = OnSignal;
+  sigemptyset(&action.sa_mask);
+  for (int sig : {SIGINT, SIGTERM}) sigaction(sig, &action, nullptr);
+  signal(SIGPIPE, SIG_IGN);  // a client gone mid-response is the write's error, not ours
+
+  std::thread serving([&] { http.Serve(); });
+  // The loop must run for the default namespace to be written: from
+  // another thread, which waits for it.
+  std::thread setup([&] {
+    Status made = handler.EnsureDefaultNamespace();
+    std::string url = fmt::format("{}://{}:{}", options.tls_cert.empty() ? "http" : "https",
+                                  options.address == "0.0.0.0" ? "127.0.0.1" : options.address,
+                                  *port);
+    std::string kubeconfig = home + "/kubeconfig";
+    if (made.ok()) made = WriteKubeconfig(kubeconfig, url, options.tls_cert);
+    if (!made.ok()) {
+      std::cerr << "trainyard server: " << made.message() << '\n';
+      engine.RequestStop();
+      return;
+    }
+    fmt::print(stderr, "trainyard server: serving the API on {}\n", url);
+    fmt::print(stderr, "  state and logs: {}/server\n", home);
+    fmt::print(stderr, "  export KUBECONFIG={}   # for kubectl and client libraries\n",
+               kubeconfig);
+  });
+  Status status = engine.Run([] { return false; }, [] {});
+  setup.join();
+  http.Stop();
+  serving.join();
+  fmt::print(stderr, "trainyard server: stopping every replica\n");
+  engine.StopAll();
+  g_engine = nullptr;
+  if (!status.ok() && status.code() != StatusCode::kAborted) {
+    std::cerr << "trainyard server: " << status.message() << '\n';
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace trainyard::cli

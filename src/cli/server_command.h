@@ -1,0 +1,23 @@
+// `trainyard server`: the control plane kept up behind a Kubernetes-style
+// HTTP API. State (the store, every replica's log) lives in
+// <home>/server/; a kubeconfig for kubectl and client libraries is written
+// to <home>/kubeconfig once the API listens. On start it reconciles every
+// job it finds from where the store says it stands. SIGINT or SIGTERM stops
+// every replica gracefully and exits 0.
+#pragma once
+
+#include <string>
+
+namespace trainyard::cli {
+
+struct ServerOptions {
+  std::string home;  // default: DefaultHome()
+  std::string address = "127.0.0.1";
+  int port = 7443;  // 0: any free port (the kubeconfig says which)
+  std::string tls_cert;
+  std::string tls_key;
+};
+
+int RunServer(const ServerOptions& options);
+
+}  // namespace trainyard::cli

@@ -1,0 +1,30 @@
+// What a request path names: a resource, and in it a namespace, an object
+// and a subresource, as Kubernetes lays out its REST paths:
+//   /api/v1/namespaces/<ns>/pods/<name>/log
+//   /apis/kubeflow.org/v1/namespaces/<ns>/pytorchjobs/<name>/status
+//   /apis/kubeflow.org/v1/pytorchjobs            (every namespace)
+//   /api/v1/namespaces/<name>                    (a Namespace)
+// Every name and namespace in a path is a DNS-1123 subdomain, so none can
+// reach outside what it names (no "/", no "..").
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "server/resources.h"
+
+namespace trainyard::server {
+
+struct ApiTarget {
+  const Resource* resource = nullptr;
+  std::string namespace_;  // empty: cluster-scoped, or every namespace
+  std::string name;        // empty: the collection
+  std::string subresource;  // "", "status" or "log"
+};
+
+// NOT_FOUND for a path that names no resource; INVALID_ARGUMENT for a
+// name or namespace that cannot be one.
+Result<ApiTarget> ParseApiPath(std::string_view path);
+
+}  // namespace trainyard::server

@@ -1,0 +1,40 @@
+// What the API needs from the control plane behind it: the store to read
+// and watch, a way to write through the control loop (so that a write is
+// durable before it is acknowledged), this machine as a Node, and where a
+// container's log is. The engine provides it in `trainyard server`; tests
+// provide their own.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "api/json.h"
+#include "store/sqlite_store.h"
+
+namespace trainyard::server {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // Reads and committed watches. Writes go through Execute.
+  virtual store::SqliteStore& store() = 0;
+  // Runs `write` where the control plane's writes run; returns once what
+  // it wrote is durable.
+  using Write = std::function<Result<api::Json>(store::ObjectStore&)>;
+  virtual Result<api::Json> Execute(Write write) = 0;
+  // This machine as a core/v1 Node.
+  virtual api::Json Node() const = 0;
+  // Where a container's current run (or, with `previous`, the run before)
+  // logs: a file and a byte range of it (end -1: to the end, growing).
+  // NOT_FOUND when there was no such run.
+  struct LogRun {
+    std::string path;
+    int64_t begin = 0;
+    int64_t end = -1;
+  };
+  virtual Result<LogRun> Log(const std::string& namespace_, const std::string& pod,
+                             const std::string& container, bool previous) const = 0;
+};
+
+}  // namespace trainyard::server

@@ -1,0 +1,105 @@
+// The Kubernetes-style API, apart from any transport: a request (method,
+// path, query, headers that matter, body) becomes a response, or a stream
+// for watches and followed logs. The HTTP server (http_server.h) is a thin
+// layer over this; tests and the fuzzer call it directly.
+//
+// Reads come from the store; every write runs through Backend::Execute, so
+// it is durable before it is answered. Objects are decoded, defaulted and
+// validated exactly as `trainyard validate` does; an invalid one gets 422
+// with a cause per field and changes nothing.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "api/json.h"
+#include "common/clock.h"
+#include "server/api_path.h"
+#include "server/api_status.h"
+#include "server/backend.h"
+
+namespace trainyard::server {
+
+struct ApiRequest {
+  std::string method;  // GET, POST, PUT, PATCH, DELETE
+  std::string path;
+  std::multimap<std::string, std::string> query;
+  std::string content_type;
+  std::string accept;
+  std::string body;
+
+  // The first value of a query parameter, or "".
+  std::string Param(const std::string& name) const;
+};
+
+// What a watch or a followed log sends after the response's headers.
+class ResponseStream {
+ public:
+  virtual ~ResponseStream() = default;
+  // Appends what is ready to `out`, waiting up to `wait` for something;
+  // false once the stream has ended (after what it appended is sent).
+  virtual bool Next(std::string& out, Duration wait) = 0;
+};
+
+struct ApiResponse {
+  int code = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::string> warnings;  // sent as `Warning: 299 - "..."` headers
+  std::unique_ptr<ResponseStream> stream;  // set: sent after body, chunked
+};
+
+class ApiHandler {
+ public:
+  ApiHandler(Backend& backend, const Clock& clock) : backend_(backend), clock_(clock) {}
+
+  // Never throws: a request it cannot make sense of gets a 4xx Status.
+  ApiResponse Handle(const ApiRequest& request);
+
+  // Makes the "default" namespace when it does not exist yet.
+  Status EnsureDefaultNamespace();
+
+ private:
+  ApiResponse Dispatch(const ApiRequest& request);
+  std::optional<ApiResponse> Discovery(const ApiRequest& request);
+  ApiResponse Read(const ApiTarget& target, const ApiRequest& request);
+  ApiResponse List(const ApiTarget& target, const ApiRequest& request);
+  ApiResponse Watch(const ApiTarget& target, const ApiRequest& request);
+  ApiResponse Logs(const ApiTarget& target, const ApiRequest& request);
+  ApiResponse Create(const ApiTarget& target, const ApiRequest& request);
+  ApiResponse Replace(const ApiTarget& target, const ApiRequest& request);
+  ApiResponse Patch(const ApiTarget& target, const ApiRequest& request);
+  ApiResponse Delete(const ApiTarget& target, const ApiRequest& request);
+
+  // The object as stored after `body` was checked: decoded, defaulted and
+  // validated (fieldValidation decides what unknown fields do); or the
+  // error to answer with.
+  struct Checked {
+    api::Json object;
+    std::vector<std::string> warnings;
+  };
+  std::variant<Checked, ApiError> Check(const ApiTarget& target, api::Json body,
+                                        const ApiRequest& request) const;
+  // Runs a write; its own error (an ApiError set by `write`) or the
+  // store's comes back as the response.
+  using CheckedWrite = std::function<Result<api::Json>(store::ObjectStore&, std::optional<ApiError>&)>;
+  ApiResponse Write(const ApiTarget& target, const std::string& name, int code,
+                    const CheckedWrite& write, std::vector<std::string> warnings = {});
+
+  ApiResponse Object(int code, const api::Json& object) const;
+  ApiResponse Render(const ApiTarget& target, const ApiRequest& request,
+                     const std::vector<const api::Json*>& objects, int64_t resource_version,
+                     bool single) const;
+
+  Backend& backend_;
+  const Clock& clock_;
+};
+
+ApiResponse ErrorResponse(const ApiError& error);
+
+}  // namespace trainyard::server

@@ -1,0 +1,178 @@
+#include "server/http_server.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+namespace trainyard::server {
+namespace {
+
+// A thread for each task, kept for the next one when it is done, up to
+// `max` at once; past that, tasks wait. httplib's own pool has a fixed size,
+// and a connection holds its thread while it stays open, so a fixed pool
+// would let a few watchers starve every other client.
+class ElasticPool final : public httplib::TaskQueue {
+ public:
+  explicit ElasticPool(size_t max) : max_(max) {}
+  ~ElasticPool() override { shutdown(); }
+
+  void enqueue(std::function<void()> fn) override {
+    std::lock_guard lock(mu_);
+    tasks_.push_back(std::move(fn));
+    if (idle_ > 0 || threads_.size() >= max_) {
+      ready_.notify_one();
+      return;
+    }
+    threads_.emplace_back([this] { Work(); });
+  }
+
+  void shutdown() override {
+    {
+      std::lock_guard lock(mu_);
+      if (shut_) return;
+      shut_ = true;
+    }
+    ready_.notify_all();
+    for (std::thread& t : threads_) t.join();
+  }
+
+ private:
+  void Work() {
+    std::unique_lock lock(mu_);
+    while (true) {
+      ++idle_;
+      ready_.wait(lock, [&] { return shut_ || !tasks_.empty(); });
+      --idle_;
+      if (tasks_.empty()) return;  // shut down, nothing left
+      std::function<void()> fn = std::move(tasks_.front());
+      tasks_.pop_front();
+      lock.unlock();
+      fn();
+      lock.lock();
+    }
+  }
+
+  const size_t max_;
+  std::mutex mu_;
+  std::condition_variable ready_;
+  std::deque<std::function<void()>> tasks_;  // guarded by mu_
+  std::vector<std::thread> threads_;         // guarded by mu_
+  size_t idle_ = 0;                          // guarded by mu_
+  bool shut_ = false;                        // guarded by mu_
+};
+
+ApiRequest ToApiRequest(const httplib::Request& req) {
+  ApiRequest out{.method = req.method,
+                 .path = req.path,
+                 .query = {req.params.begin(), req.params.end()},
+                 .content_type = req.get_header_value("Content-Type"),
+                 .accept = req.get_header_value("Accept"),
+                 .body = req.body};
+  return out;
+}
+
+void SetError(httplib::Response& res, const ApiError& error) {
+  res.status = error.code;
+  res.set_content(error.body.dump(), "application/json");
+}
+
+}  // namespace
+
+HttpServer::HttpServer(ApiHandler& handler, HttpServerOptions options)
+    : handler_(handler), options_(std::move(options)) {}
+
+HttpServer::~HttpServer() { Stop(); }
+
+Result<int> HttpServer::Bind() {
+  if (!options_.tls_cert.empty() || !options_.tls_key.empty()) {
+    if (options_.tls_cert.empty() || options_.tls_key.empty()) {
+      return InvalidArgumentError("--tls-cert and --tls-key go together");
+    }
+    auto tls = std::make_unique<httplib::SSLServer>(options_.tls_cert.c_str(),
+                                                    options_.tls_key.c_str());
+    if (!tls->is_valid()) {
+      return InvalidArgumentError(fmt::format("cannot use the certificate {} with the key {}",
+                                              options_.tls_cert, options_.tls_key));
+    }
+    http_ = std::move(tls);
+  } else {
+    http_ = std::make_unique<httplib::Server>();
+  }
+  httplib::Server& http = *http_;
+  size_t max_threads = options_.max_threads;
+  http.new_task_queue = [max_threads] { return new ElasticPool(max_threads); };
+  http.set_payload_max_length(options_.max_body_bytes);
+  http.set_keep_alive_max_count(1000);
+  auto serve = [this](const httplib::Request& req, httplib::Response& res) {
+    ApiResponse response = handler_.Handle(ToApiRequest(req));
+    res.status = response.code;
+    for (const std::string& w : response.warnings) {
+      res.set_header("Warning", fmt::format("299 - {}", api::Json(w).dump()));
+    }
+    if (!response.stream) {
+      res.set_content(response.body, response.content_type);
+      return;
+    }
+    // httplib compresses when the client accepts gzip (kubectl does), and
+    // its compressor holds chunks back until it has a block's worth: a
+    // watch or followed log would show nothing for minutes. A stream goes
+    // uncompressed. (httplib's Request is a local of its own, passed as
+    // const: dropping the header from it is well defined.)
+    const_cast<httplib::Request&>(req).headers.erase("Accept-Encoding");
+    std::shared_ptr<ResponseStream> stream = std::move(response.stream);
+    res.set_chunked_content_provider(
+        response.content_type, [this, stream](size_t, httplib::DataSink& sink) {
+          std::string out;
+          bool more = stream->Next(out, std::chrono::milliseconds(500));
+          if (!out.empty() && !sink.write(out.data(), out.size())) return false;
+          if (!more || stopping_) sink.done();
+          return true;
+        });
+  };
+  for (const char* pattern : {".*"}) {
+    http.Get(pattern, serve);
+    http.Post(pattern, serve);
+    http.Put(pattern, serve);
+    http.Patch(pattern, serve);
+    http.Delete(pattern, serve);
+  }
+  http.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    if (res.status == 413) {
+      SetError(res, MakeApiError(413, "RequestEntityTooLarge",
+                                 "the request is too large: the limit is 3 MiB"));
+    } else {
+      SetError(res, MakeApiError(res.status, "BadRequest", "the request cannot be served"));
+    }
+  });
+  http.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+        SetError(res, MakeApiError(500, "InternalError", "the server failed on this request"));
+      });
+  int port = options_.port == 0 ? http.bind_to_any_port(options_.address)
+                                : (http.bind_to_port(options_.address, options_.port)
+                                       ? options_.port
+                                       : -1);
+  if (port <= 0) {
+    return UnavailableError(fmt::format("cannot listen on {}:{}: {}", options_.address,
+                                        options_.port, std::strerror(errno)));
+  }
+  return port;
+}
+
+void HttpServer::Serve() {
+  if (http_) http_->listen_after_bind();
+}
+
+void HttpServer::Stop() {
+  stopping_ = true;
+  if (http_) http_->stop();
+}
+
+}  // namespace trainyard::server

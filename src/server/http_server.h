@@ -1,0 +1,50 @@
+// The API over HTTP (or HTTPS with a certificate and key), on cpp-httplib:
+// every request goes to the ApiHandler; watches and followed logs are sent
+// chunked as they come. Each connection has a thread of its own while it
+// is open (a watch holds one for its whole life), taken from a pool that
+// grows to `max_threads`.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+#include "server/handler.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace trainyard::server {
+
+struct HttpServerOptions {
+  std::string address = "127.0.0.1";
+  int port = 0;  // 0: any free port
+  std::string tls_cert;  // both set: HTTPS
+  std::string tls_key;
+  size_t max_body_bytes = 3 * 1024 * 1024;  // Kubernetes' own limit on a request
+  size_t max_threads = 1024;
+};
+
+class HttpServer {
+ public:
+  HttpServer(ApiHandler& handler, HttpServerOptions options);
+  ~HttpServer();
+
+  // Binds the listening socket; returns the port.
+  Result<int> Bind();
+  // Serves until Stop(); call after Bind().
+  void Serve();
+  // Stops listening, ends every watch and followed log, and makes Serve()
+  // return. Thread-safe.
+  void Stop();
+
+ private:
+  ApiHandler& handler_;
+  HttpServerOptions options_;
+  std::unique_ptr<httplib::Server> http_;
+  std::atomic<bool> stopping_{false};
+};
+
+}  // namespace trainyard::server

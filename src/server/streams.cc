@@ -1,0 +1,297 @@
+#include "server/streams.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <thread>
+
+#include "server/table.h"
+
+namespace trainyard::server {
+namespace {
+
+const char* TypeName(store::EventType type) {
+  switch (type) {
+    case store::EventType::kAdded: return "ADDED";
+    case store::EventType::kModified: return "MODIFIED";
+    case store::EventType::kDeleted: return "DELETED";
+  }
+  return "ERROR";
+}
+
+std::string MetaString(const api::Json& object, const char* field) {
+  auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return "";
+  auto it = meta->find(field);
+  return it != meta->end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+int64_t FileSize(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 ? st.st_size : 0;
+}
+
+// Reads [offset, offset + n) of a file; what exists of it.
+std::string ReadRange(const std::string& path, int64_t offset, int64_t n) {
+  std::string out;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return out;
+  if (std::fseek(f, offset, SEEK_SET) == 0) {
+    out.resize(static_cast<size_t>(n));
+    out.resize(std::fread(out.data(), 1, out.size(), f));
+  }
+  std::fclose(f);
+  return out;
+}
+
+}  // namespace
+
+WatchStream::~WatchStream() {
+  if (id_) store_.StopWatch(*id_);
+}
+
+bool WatchStream::Wanted(const api::Json& object) const {
+  const ApiTarget& t = options_.target;
+  if (object.value("kind", "") != t.resource->kind) return false;
+  if (!t.namespace_.empty() && MetaString(object, "namespace") != t.namespace_) return false;
+  if (!t.name.empty() && MetaString(object, "name") != t.name) return false;
+  return options_.labels.Matches(object) && options_.fields.Matches(object);
+}
+
+Status WatchStream::Start(const std::string& resource_version) {
+  int64_t since = 0;
+  if (!resource_version.empty()) {
+    try {
+      since = std::stoll(resource_version);
+    } catch (const std::exception&) {
+      return InvalidArgumentError(fmt::format("invalid resourceVersion {:?}", resource_version));
+    }
+  }
+  auto push = [this](const store::WatchEvent& e) {
+    if (!Wanted(e.object)) return;
+    std::lock_guard lock(mu_);
+    events_.push_back(e);
+    ready_.notify_one();
+  };
+  Result<store::WatchId> id = store_.WatchCommitted(since, push);
+  if (!id.ok()) {
+    if (id.status().code() != StatusCode::kOutOfRange) return id.status();
+    // Kubernetes ends such a watch with an ERROR event holding a 410.
+    error_ = api::Json{{"type", "ERROR"}, {"object", ApiErrorOf(id.status()).body}}.dump() + "\n";
+    return OkStatus();
+  }
+  id_ = *id;
+  if (since > 0) return OkStatus();
+  // Now what there is, as ADDED events; what the watch queued meanwhile
+  // and the list already shows is skipped.
+  const ApiTarget& t = options_.target;
+  ASSIGN_OR_RETURN(auto listed, store_.List(t.resource->kind, t.namespace_));
+  std::lock_guard lock(mu_);
+  std::deque<store::WatchEvent> initial;
+  for (api::Json& object : listed.items) {
+    if (Wanted(object)) initial.push_back({store::EventType::kAdded, 0, std::move(object)});
+  }
+  since_ = listed.resource_version;
+  std::erase_if(events_, [&](const store::WatchEvent& e) { return e.resource_version <= since_; });
+  events_.insert(events_.begin(), std::make_move_iterator(initial.begin()),
+                 std::make_move_iterator(initial.end()));
+  return OkStatus();
+}
+
+std::string WatchStream::Render(const store::WatchEvent& event) {
+  api::Json object;
+  if (options_.table) {
+    std::string rv = MetaString(event.object, "resourceVersion");
+    object = MakeTable(*options_.target.resource, {&event.object}, rv,
+                       {.now = options_.clock->Now(),
+                        .with_columns = !sent_columns_,
+                        .include_object = options_.include_object});
+    sent_columns_ = true;
+  }
+  return api::Json{{"type", TypeName(event.type)},
+                   {"object", options_.table ? object : event.object}}
+             .dump() +
+         "\n";
+}
+
+bool WatchStream::Next(std::string& out, Duration wait) {
+  if (!error_.empty()) {
+    out += error_;
+    return false;
+  }
+  std::deque<store::WatchEvent> batch;
+  {
+    std::unique_lock lock(mu_);
+    ready_.wait_for(lock, wait, [&] { return !events_.empty(); });
+    batch.swap(events_);
+  }
+  for (const store::WatchEvent& e : batch) {
+    // Events from before a list the client has seen are skipped (the
+    // initial ADDED events carry 0 and always go).
+    if (e.resource_version != 0 && e.resource_version <= since_) continue;
+    out += Render(e);
+  }
+  return true;
+}
+
+void LogStream::SeekTail() {
+  if (!options_.tail_lines) return;
+  int64_t end = run_.end >= 0 ? run_.end : FileSize(run_.path);
+  int64_t want = *options_.tail_lines;
+  int64_t pos = end;
+  int64_t newlines = 0;
+  constexpr int64_t kBlock = 64 * 1024;
+  // Backwards, a block at a time, until `want` lines (the last may lack its
+  // newline) lie between pos and end.
+  while (pos > run_.begin) {
+    int64_t start = std::max(run_.begin, pos - kBlock);
+    std::string block = ReadRange(run_.path, start, pos - start);
+    for (int64_t i = static_cast<int64_t>(block.size()) - 1; i >= 0; --i) {
+      if (block[static_cast<size_t>(i)] != '\n' || start + i == end - 1) continue;
+      if (++newlines == want) {
+        run_.begin = start + i + 1;
+        return;
+      }
+    }
+    pos = start;
+  }
+  if (want == 0) run_.begin = end;
+}
+
+bool LogStream::RunOver() const {
+  Result<api::Json> pod = backend_.store().Get({"Pod", options_.namespace_, options_.pod});
+  if (!pod.ok()) return true;
+  api::Json status = pod->value("status", api::Json::object());
+  std::string phase = status.value("phase", "");
+  if (phase == "Succeeded" || phase == "Failed") return true;
+  for (const api::Json& c : status.value("containerStatuses", api::Json::array())) {
+    if (c.value("name", "") != options_.container) continue;
+    api::Json state = c.value("state", api::Json::object());
+    return c.value("restartCount", 0) != restarts_ || !state.contains("running");
+  }
+  return false;
+}
+
+bool LogStream::Next(std::string& out, Duration wait) {
+  constexpr int64_t kChunk = 256 * 1024;
+  auto deadline = std::chrono::steady_clock::now() + wait;
+  while (true) {
+    bool over = options_.follow && RunOver();  // before reading: nothing written after is lost
+    int64_t end = run_.end >= 0 ? run_.end : FileSize(run_.path);
+    int64_t from = run_.begin + sent_;
+    int64_t n = std::min(end - from, kChunk);
+    if (options_.limit_bytes) n = std::min(n, *options_.limit_bytes - sent_);
+    if (n > 0) {
+      std::string data = ReadRange(run_.path, from, n);
+      sent_ += static_cast<int64_t>(data.size());
+      out += data;
+      return !(options_.limit_bytes && sent_ >= *options_.limit_bytes);
+    }
+    if (!options_.follow || over || run_.end >= 0) return false;
+    if (std::chrono::steady_clock::now() >= deadline) return true;
+    // The file grows by the replica's writes: look again shortly.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+ApiResponse ApiHandler::Watch(const ApiTarget& target, const ApiRequest& request) {
+  Result<Selector> labels = Selector::ParseLabels(request.Param("labelSelector"));
+  if (!labels.ok()) return ErrorResponse(MakeApiError(400, "BadRequest", labels.status().message()));
+  Result<Selector> fields = Selector::ParseFields(request.Param("fieldSelector"));
+  if (!fields.ok()) return ErrorResponse(MakeApiError(400, "BadRequest", fields.status().message()));
+  if (target.resource->kind == "Node") {
+    return ErrorResponse(MakeApiError(405, "MethodNotAllowed", "nodes cannot be watched yet"));
+  }
+  std::string include = request.Param("includeObject");
+  auto stream = std::make_unique<WatchStream>(
+      backend_.store(), WatchOptions{.target = target,
+                                     .labels = std::move(*labels),
+                                     .fields = std::move(*fields),
+                                     .table = WantsTable(request.accept),
+                                     .include_object = include.empty() ? "Metadata" : include,
+                                     .clock = &clock_});
+  if (Status s = stream->Start(request.Param("resourceVersion")); !s.ok()) {
+    return ErrorResponse(ApiErrorOf(s));
+  }
+  ApiResponse response;
+  response.stream = std::move(stream);
+  return response;
+}
+
+namespace {
+
+std::optional<int64_t> IntParam(const ApiRequest& request, const std::string& name) {
+  std::string text = request.Param(name);
+  if (text.empty()) return std::nullopt;
+  try {
+    size_t used = 0;
+    int64_t value = std::stoll(text, &used);
+    if (used == text.size() && value >= 0) return value;
+  } catch (const std::exception&) {
+  }
+  return -1;
+}
+
+}  // namespace
+
+ApiResponse ApiHandler::Logs(const ApiTarget& target, const ApiRequest& request) {
+  const Resource& r = *target.resource;
+  auto bad = [](const std::string& message) {
+    return ErrorResponse(MakeApiError(400, "BadRequest", message));
+  };
+  Result<api::Json> pod = backend_.store().Get({"Pod", target.namespace_, target.name});
+  if (!pod.ok()) return ErrorResponse(ApiErrorOf(pod.status(), &r, target.name));
+  api::Json containers = pod->value("spec", api::Json::object()).value("containers", api::Json::array());
+  if (containers.empty() || !containers[0].is_object()) return bad("the pod has no containers");
+  std::string first = containers[0].value("name", "");
+  std::string container = request.Param("container");
+  if (container.empty()) container = first;
+  if (container != first) {
+    bool listed = false;
+    for (const api::Json& c : containers) listed = listed || (c.is_object() && c.value("name", "") == container);
+    if (!listed) {
+      return bad(fmt::format("container {} is not valid for pod {}", container, target.name));
+    }
+    return bad(fmt::format("container {:?} in pod {:?} is not running: trainyard runs a pod's "
+                           "first container only",
+                           container, target.name));
+  }
+  LogOptions options{.namespace_ = target.namespace_,
+                     .pod = target.name,
+                     .container = container,
+                     .previous = request.Param("previous") == "true",
+                     .follow = request.Param("follow") == "true",
+                     .tail_lines = IntParam(request, "tailLines"),
+                     .limit_bytes = IntParam(request, "limitBytes")};
+  if (options.tail_lines == -1 || options.limit_bytes == -1) {
+    return bad("tailLines and limitBytes must be whole numbers, 0 or more");
+  }
+  int32_t restarts = 0;
+  bool started = false;
+  api::Json status = pod->value("status", api::Json::object());
+  for (const api::Json& c : status.value("containerStatuses", api::Json::array())) {
+    if (!c.is_object() || c.value("name", "") != container) continue;
+    restarts = c.value("restartCount", 0);
+    started = true;
+  }
+  if (!started) {
+    return bad(fmt::format("container {:?} in pod {:?} is waiting to start: ContainerCreating",
+                           container, target.name));
+  }
+  Result<Backend::LogRun> run =
+      backend_.Log(target.namespace_, target.name, container, options.previous);
+  if (!run.ok()) {
+    return bad(fmt::format("previous terminated container {:?} in pod {:?} not found", container,
+                           target.name));
+  }
+  if (options.previous) options.follow = false;
+  auto stream = std::make_unique<LogStream>(backend_, options, std::move(*run), restarts);
+  stream->SeekTail();
+  ApiResponse response;
+  response.content_type = "text/plain";
+  response.stream = std::move(stream);
+  return response;
+}
+
+}  // namespace trainyard::server

@@ -1,0 +1,32 @@
+// Server-side printing: the `Table` kubectl asks for (Accept:
+// application/json;as=Table;g=meta.k8s.io;v=v1) with the columns upstream
+// prints for each resource: a CRD's additionalPrinterColumns (State, Age)
+// for the Kubeflow kinds, kubectl's own for Pods, Jobs, Events, ...
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "api/json.h"
+#include "common/clock.h"
+#include "server/resources.h"
+
+namespace trainyard::server {
+
+// Whether an Accept header asks for a Table.
+bool WantsTable(const std::string& accept);
+
+struct TableOptions {
+  TimePoint now;
+  bool with_columns = true;  // a watch sends the columns only with its first event
+  // includeObject: "Metadata" (default), "Object" or "None".
+  std::string include_object = "Metadata";
+};
+
+api::Json MakeTable(const Resource& resource, const std::vector<const api::Json*>& objects,
+                    const std::string& resource_version, const TableOptions& options);
+
+// Kubernetes' age format: "45s", "3m20s", "5h", "12d".
+std::string HumanDuration(Duration d);
+
+}  // namespace trainyard::server

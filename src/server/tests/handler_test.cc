@@ -1,0 +1,279 @@
+// The API without HTTP: requests straight into the handler, over a real
+// (in-memory) store.
+#include "server/handler.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/tests/test_dir.h"
+
+namespace trainyard::server {
+namespace {
+
+using ::testing::HasSubstr;
+
+class FakeBackend final : public Backend {
+ public:
+  explicit FakeBackend(const Clock& clock) {
+    store_ = std::move(*store::SqliteStore::Open({.clock = &clock}));
+  }
+  store::SqliteStore& store() override { return *store_; }
+  Result<api::Json> Execute(Write write) override {
+    ++writes;
+    return write(*store_);
+  }
+  api::Json Node() const override {
+    return {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", "box"}}}};
+  }
+  Result<LogRun> Log(const std::string&, const std::string&, const std::string&,
+                     bool previous) const override {
+    if (previous) return NotFoundError("none");
+    return LogRun{.path = log_path};
+  }
+  std::string log_path;
+  int writes = 0;
+
+ private:
+  std::unique_ptr<store::SqliteStore> store_;
+};
+
+constexpr const char* kJob = R"({
+  "apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+  "metadata": {"name": "mnist"},
+  "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": {"spec": {
+    "containers": [{"name": "pytorch", "image": "x", "command": ["true"]}]}}}}}})";
+
+class HandlerTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(handler_.EnsureDefaultNamespace().ok()); }
+
+  ApiResponse Call(std::string method, std::string path, std::string body = "",
+                   std::string content_type = "application/json",
+                   std::multimap<std::string, std::string> query = {}, std::string accept = "") {
+    return handler_.Handle({.method = std::move(method),
+                            .path = std::move(path),
+                            .query = std::move(query),
+                            .content_type = std::move(content_type),
+                            .accept = std::move(accept),
+                            .body = std::move(body)});
+  }
+  static api::Json Body(const ApiResponse& r) { return api::Json::parse(r.body); }
+
+  static constexpr const char* kJobs = "/apis/kubeflow.org/v1/namespaces/default/pytorchjobs";
+  FakeClock clock_;
+  FakeBackend backend_{clock_};
+  ApiHandler handler_{backend_, clock_};
+};
+
+TEST_F(HandlerTest, DiscoveryListsTheGroupsAndResources) {
+  api::Json groups = Body(Call("GET", "/apis"));
+  EXPECT_EQ(groups["kind"], "APIGroupList");
+  EXPECT_EQ(groups["groups"][1]["name"], "kubeflow.org");
+  EXPECT_EQ(groups["groups"][1]["preferredVersion"]["groupVersion"], "kubeflow.org/v1");
+  api::Json resources = Body(Call("GET", "/apis/kubeflow.org/v1"));
+  std::vector<std::string> names;
+  for (const api::Json& r : resources["resources"]) names.push_back(r["name"]);
+  EXPECT_THAT(names, ::testing::IsSupersetOf({"pytorchjobs", "pytorchjobs/status", "tfjobs",
+                                               "xgboostjobs", "mpijobs", "paddlejobs", "jaxjobs"}));
+  api::Json core = Body(Call("GET", "/api/v1"));
+  EXPECT_EQ(core["groupVersion"], "v1");
+  EXPECT_EQ(Call("GET", "/apis/nothing.io/v1").code, 404);
+}
+
+TEST_F(HandlerTest, CreateStoresTheDefaultedObjectOnceAndGetReturnsIt) {
+  ApiResponse created = Call("POST", kJobs, kJob);
+  ASSERT_EQ(created.code, 201) << created.body;
+  api::Json job = Body(created);
+  EXPECT_EQ(job["metadata"]["namespace"], "default");
+  EXPECT_FALSE(job["metadata"]["uid"].get<std::string>().empty());
+  // Upstream's defaults are applied, as the webhook would.
+  EXPECT_EQ(job["spec"]["runPolicy"]["cleanPodPolicy"], "None");
+  EXPECT_EQ(job["spec"]["pytorchReplicaSpecs"]["Master"]["restartPolicy"], "OnFailure");
+  EXPECT_EQ(Body(Call("GET", std::string(kJobs) + "/mnist")), job);
+
+  ApiResponse again = Call("POST", kJobs, kJob);
+  EXPECT_EQ(again.code, 409);
+  EXPECT_EQ(Body(again)["reason"], "AlreadyExists");
+  EXPECT_EQ(Body(again)["message"], "pytorchjobs.kubeflow.org \"mnist\" already exists");
+}
+
+TEST_F(HandlerTest, AnInvalidObjectGets422WithACausePerFieldAndChangesNothing) {
+  int64_t rv = backend_.store().CurrentResourceVersion();
+  api::Json bad = api::Json::parse(kJob);
+  bad["spec"]["pytorchReplicaSpecs"]["Master"]["replicas"] = 2;
+  bad["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0].erase("image");
+  ApiResponse r = Call("POST", kJobs, bad.dump());
+  ASSERT_EQ(r.code, 422) << r.body;
+  api::Json status = Body(r);
+  EXPECT_EQ(status["kind"], "Status");
+  EXPECT_EQ(status["reason"], "Invalid");
+  EXPECT_THAT(status["message"].get<std::string>(),
+              HasSubstr("PyTorchJob.kubeflow.org \"mnist\" is invalid: ["));
+  std::vector<std::string> fields;
+  for (const api::Json& c : status["details"]["causes"]) fields.push_back(c["field"]);
+  EXPECT_THAT(fields, ::testing::UnorderedElementsAre(
+                          "spec.pytorchReplicaSpecs[Master].replicas",
+                          "spec.pytorchReplicaSpecs[Master].template.spec.containers[0].image"));
+  EXPECT_EQ(backend_.store().CurrentResourceVersion(), rv);
+}
+
+TEST_F(HandlerTest, UnknownFieldsAreRefusedWhenStrictAndDroppedWithAWarningOtherwise) {
+  api::Json job = api::Json::parse(kJob);
+  job["spec"]["runPolicy"] = {{"backofLimit", 3}};
+  ApiResponse strict = Call("POST", kJobs, job.dump(), "application/json",
+                            {{"fieldValidation", "Strict"}});
+  EXPECT_EQ(strict.code, 422);
+  EXPECT_THAT(strict.body, HasSubstr("did you mean \\\"backoffLimit\\\""));
+  ApiResponse warned = Call("POST", kJobs, job.dump());
+  ASSERT_EQ(warned.code, 201) << warned.body;
+  ASSERT_EQ(warned.warnings.size(), 1u);
+  EXPECT_THAT(warned.warnings[0], HasSubstr("spec.runPolicy.backofLimit"));
+  EXPECT_FALSE(Body(warned)["spec"]["runPolicy"].contains("backofLimit"));
+}
+
+TEST_F(HandlerTest, MalformedOrMismatchedRequestsGet4xxAndChangeNothing) {
+  int writes = backend_.writes;
+  EXPECT_EQ(Call("POST", kJobs, "{not json").code, 400);
+  EXPECT_EQ(Call("POST", kJobs, "").code, 400);
+  EXPECT_EQ(Call("POST", kJobs, "[1, 2]").code, 400);
+  EXPECT_EQ(Call("POST", kJobs, R"({"kind": "TFJob", "apiVersion": "kubeflow.org/v1"})").code, 400);
+  api::Json other_ns = api::Json::parse(kJob);
+  other_ns["metadata"]["namespace"] = "elsewhere";
+  EXPECT_EQ(Call("POST", kJobs, other_ns.dump()).code, 400);
+  EXPECT_EQ(Call("POST", "/api/v1/namespaces/default/pods", "{}").code, 405);
+  EXPECT_EQ(Call("DELETE", "/api/v1/nodes/box").code, 405);
+  EXPECT_EQ(Call("GET", "/api/v1/namespaces/default/pods/..").code, 400);
+  EXPECT_EQ(Call("GET", "/nothing/here").code, 404);
+  EXPECT_EQ(Call("POST", std::string(kJobs) + "/mnist", kJob).code, 405);
+  EXPECT_EQ(backend_.writes, writes);
+}
+
+TEST_F(HandlerTest, ObjectsGoOnlyIntoNamespacesThatExist) {
+  ApiResponse r = Call("POST", "/apis/kubeflow.org/v1/namespaces/team/pytorchjobs", kJob);
+  EXPECT_EQ(r.code, 404);
+  EXPECT_EQ(Body(r)["message"], "namespaces \"team\" not found");
+  ASSERT_EQ(Call("POST", "/api/v1/namespaces", R"({"metadata": {"name": "team"}})").code, 201);
+  EXPECT_EQ(Call("POST", "/apis/kubeflow.org/v1/namespaces/team/pytorchjobs", kJob).code, 201);
+  // Deleting the namespace takes what is in it.
+  ASSERT_EQ(Call("DELETE", "/api/v1/namespaces/team").code, 200);
+  EXPECT_EQ(Call("GET", "/apis/kubeflow.org/v1/namespaces/team/pytorchjobs/mnist").code, 404);
+  EXPECT_EQ(Call("DELETE", "/api/v1/namespaces/default").code, 403);
+}
+
+TEST_F(HandlerTest, PatchesSuspendAndResumeAndRefuseWhatMayNotChange) {
+  ASSERT_EQ(Call("POST", kJobs, kJob).code, 201);
+  std::string job = std::string(kJobs) + "/mnist";
+  ApiResponse merged = Call("PATCH", job, R"({"spec": {"runPolicy": {"suspend": true}}})",
+                            "application/merge-patch+json");
+  ASSERT_EQ(merged.code, 200) << merged.body;
+  EXPECT_EQ(Body(merged)["spec"]["runPolicy"]["suspend"], true);
+  EXPECT_EQ(Body(merged)["metadata"]["generation"], 2);
+  ApiResponse json_patch =
+      Call("PATCH", job, R"([{"op": "replace", "path": "/spec/runPolicy/suspend", "value": false}])",
+           "application/json-patch+json");
+  ASSERT_EQ(json_patch.code, 200) << json_patch.body;
+  EXPECT_EQ(Body(json_patch)["spec"]["runPolicy"]["suspend"], false);
+  // Invalid results, impossible patches and unknown patch types change nothing.
+  int64_t rv = backend_.store().CurrentResourceVersion();
+  EXPECT_EQ(Call("PATCH", job, R"({"spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 3}}}})",
+                 "application/merge-patch+json")
+                .code,
+            422);
+  EXPECT_EQ(Call("PATCH", job, R"([{"op": "remove", "path": "/spec/nothing"}])",
+                 "application/json-patch+json")
+                .code,
+            422);
+  EXPECT_EQ(Call("PATCH", job, "{}", "application/apply-patch+yaml").code, 415);
+  EXPECT_EQ(Call("PATCH", job, R"({"metadata": {"name": "other"}})", "application/merge-patch+json")
+                .code,
+            400);
+  EXPECT_EQ(backend_.store().CurrentResourceVersion(), rv);
+  EXPECT_EQ(Call("PATCH", std::string(kJobs) + "/gone", "{}", "application/merge-patch+json").code,
+            404);
+}
+
+TEST_F(HandlerTest, StatusIsWrittenOnlyThroughItsSubresource) {
+  ASSERT_EQ(Call("POST", kJobs, kJob).code, 201);
+  std::string job = std::string(kJobs) + "/mnist";
+  api::Json with_status = Body(Call("GET", job));
+  with_status["status"] = {{"conditions", {{{"type", "Created"}, {"status", "True"}}}}};
+  ASSERT_EQ(Call("PUT", job, with_status.dump()).code, 200);
+  EXPECT_FALSE(Body(Call("GET", job)).contains("status"));  // PUT of the object keeps the status
+  ApiResponse r = Call("PUT", job + "/status", with_status.dump());
+  ASSERT_EQ(r.code, 200) << r.body;
+  EXPECT_EQ(Body(Call("GET", job))["status"]["conditions"][0]["type"], "Created");
+}
+
+TEST_F(HandlerTest, ListsFilterBySelectorAndPrintAsTables) {
+  ASSERT_EQ(Call("POST", kJobs, kJob).code, 201);
+  api::Json labelled = api::Json::parse(kJob);
+  labelled["metadata"] = {{"name", "other"}, {"labels", {{"team", "vision"}}}};
+  ASSERT_EQ(Call("POST", kJobs, labelled.dump()).code, 201);
+  api::Json list = Body(Call("GET", kJobs));
+  EXPECT_EQ(list["kind"], "PyTorchJobList");
+  EXPECT_EQ(list["items"].size(), 2u);
+  api::Json only = Body(Call("GET", kJobs, "", "", {{"labelSelector", "team=vision"}}));
+  ASSERT_EQ(only["items"].size(), 1u);
+  EXPECT_EQ(only["items"][0]["metadata"]["name"], "other");
+  api::Json table = Body(Call("GET", "/apis/kubeflow.org/v1/pytorchjobs", "", "", {},
+                              "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"));
+  EXPECT_EQ(table["kind"], "Table");
+  EXPECT_EQ(table["rows"].size(), 2u);
+}
+
+TEST_F(HandlerTest, AWatchSendsWhatThereIsThenEachChange) {
+  ASSERT_EQ(Call("POST", kJobs, kJob).code, 201);
+  ApiResponse watch = Call("GET", kJobs, "", "", {{"watch", "true"}});
+  ASSERT_EQ(watch.code, 200);
+  ASSERT_TRUE(watch.stream);
+  std::string out;
+  ASSERT_TRUE(watch.stream->Next(out, std::chrono::milliseconds(0)));
+  EXPECT_THAT(out, HasSubstr(R"({"type":"ADDED","object":{"apiVersion":"kubeflow.org/v1")"));
+  out.clear();
+  ASSERT_EQ(Call("DELETE", std::string(kJobs) + "/mnist").code, 200);
+  ASSERT_TRUE(watch.stream->Next(out, std::chrono::milliseconds(0)));
+  EXPECT_THAT(out, HasSubstr(R"({"type":"DELETED")"));
+
+  // From a resourceVersion: only what came after it.
+  ApiResponse from = Call("GET", kJobs, "", "", {{"watch", "1"}, {"resourceVersion", "1"}});
+  out.clear();
+  ASSERT_TRUE(from.stream->Next(out, std::chrono::milliseconds(0)));
+  EXPECT_THAT(out, HasSubstr(R"("type":"ADDED")"));
+  EXPECT_THAT(out, HasSubstr(R"("type":"DELETED")"));
+}
+
+TEST_F(HandlerTest, LogsShowTheRunAndItsLastLines) {
+  std::filesystem::path dir = FreshTestDir("trainyard-handler-test");
+  backend_.log_path = (dir / "p.log").string();
+  std::ofstream(backend_.log_path) << "one\ntwo\nthree\n";
+  api::Json pod = {{"apiVersion", "v1"},
+                   {"kind", "Pod"},
+                   {"metadata", {{"name", "mnist-master-0"}, {"namespace", "default"}}},
+                   {"spec", {{"containers", {{{"name", "pytorch"}}}}}},
+                   {"status",
+                    {{"phase", "Succeeded"},
+                     {"containerStatuses",
+                      {{{"name", "pytorch"}, {"restartCount", 0}, {"state", {{"terminated", {}}}}}}}}}};
+  ASSERT_TRUE(backend_.store().Create(pod).ok());
+  auto read_all = [](ApiResponse r) {
+    std::string out;
+    while (r.stream && r.stream->Next(out, std::chrono::milliseconds(0))) {
+    }
+    return out;
+  };
+  std::string path = "/api/v1/namespaces/default/pods/mnist-master-0/log";
+  EXPECT_EQ(read_all(Call("GET", path)), "one\ntwo\nthree\n");
+  EXPECT_EQ(read_all(Call("GET", path, "", "", {{"tailLines", "2"}})), "two\nthree\n");
+  EXPECT_EQ(read_all(Call("GET", path, "", "", {{"tailLines", "0"}})), "");
+  EXPECT_EQ(read_all(Call("GET", path, "", "", {{"follow", "true"}})), "one\ntwo\nthree\n");
+  EXPECT_EQ(Call("GET", path, "", "", {{"previous", "true"}}).code, 400);
+  EXPECT_EQ(Call("GET", path, "", "", {{"container", "other"}}).code, 400);
+  EXPECT_EQ(Call("GET", path, "", "", {{"tailLines", "-3"}}).code, 400);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace trainyard::server

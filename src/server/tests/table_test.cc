@@ -1,0 +1,63 @@
+#include "server/table.h"
+
+#include <gtest/gtest.h>
+
+#include "server/resources.h"
+
+namespace trainyard::server {
+namespace {
+
+TEST(TableTest, AgesReadAsKubectlPrintsThem) {
+  using std::chrono::hours;
+  using std::chrono::minutes;
+  using std::chrono::seconds;
+  EXPECT_EQ(HumanDuration(seconds(45)), "45s");
+  EXPECT_EQ(HumanDuration(seconds(119)), "119s");
+  EXPECT_EQ(HumanDuration(seconds(200)), "3m20s");
+  EXPECT_EQ(HumanDuration(minutes(5)), "5m");
+  EXPECT_EQ(HumanDuration(minutes(42)), "42m");
+  EXPECT_EQ(HumanDuration(hours(5) + minutes(10)), "5h10m");
+  EXPECT_EQ(HumanDuration(hours(30)), "30h");
+  EXPECT_EQ(HumanDuration(hours(24 * 3 + 4)), "3d4h");
+  EXPECT_EQ(HumanDuration(hours(24 * 30)), "30d");
+}
+
+TEST(TableTest, TrainingJobsShowTheLastConditionAsState) {
+  TimePoint now = *ParseRfc3339("2026-11-22T10:05:00Z");
+  api::Json job = {
+      {"metadata", {{"name", "mnist"}, {"creationTimestamp", "2026-11-22T10:00:00Z"}}},
+      {"status",
+       {{"conditions",
+         {{{"type", "Created"}, {"status", "True"}}, {{"type", "Running"}, {"status", "False"}},
+          {{"type", "Succeeded"}, {"status", "True"}}}}}}};
+  api::Json table = MakeTable(*ResourceOfKind("PyTorchJob"), {&job}, "7", {.now = now});
+  EXPECT_EQ(table["kind"], "Table");
+  EXPECT_EQ(table["columnDefinitions"].size(), 3u);
+  EXPECT_EQ(table["columnDefinitions"][1]["name"], "State");
+  EXPECT_EQ(table["rows"][0]["cells"], api::Json({"mnist", "Succeeded", "5m"}));
+  EXPECT_EQ(table["rows"][0]["object"]["kind"], "PartialObjectMetadata");
+  EXPECT_EQ(table["rows"][0]["object"]["metadata"]["name"], "mnist");
+}
+
+TEST(TableTest, PodsShowReadyStatusAndRestartsAsKubectlDoes) {
+  TimePoint now = *ParseRfc3339("2026-11-22T10:00:30Z");
+  api::Json pod = {
+      {"metadata", {{"name", "mnist-worker-0"}, {"creationTimestamp", "2026-11-22T10:00:00Z"}}},
+      {"spec", {{"containers", {{{"name", "pytorch"}}}}}},
+      {"status",
+       {{"phase", "Running"},
+        {"containerStatuses",
+         {{{"name", "pytorch"},
+           {"ready", false},
+           {"restartCount", 2},
+           {"state", {{"waiting", {{"reason", "CrashLoopBackOff"}}}}}}}}}}};
+  api::Json table = MakeTable(*ResourceOfKind("Pod"), {&pod}, "1", {.now = now});
+  EXPECT_EQ(table["rows"][0]["cells"],
+            api::Json({"mnist-worker-0", "0/1", "CrashLoopBackOff", "2", "30s", "", ""}));
+  EXPECT_TRUE(MakeTable(*ResourceOfKind("Pod"), {&pod}, "1",
+                        {.now = now, .with_columns = false})["columnDefinitions"]
+                  .empty());
+}
+
+}  // namespace
+}  // namespace trainyard::server
