@@ -49,8 +49,8 @@ class EngineBackend final : public server::Backend {
               {"uid", "node-" + engine_.node_name()},
               {"resourceVersion", "0"},
               {"creationTimestamp", started_},
-              {"labels", {{"kubernetes.io/hostname", engine_.node_name()},
-                          {"kubernetes.io/os", "linux"}}}}},
+              {"labels",
+               {{"kubernetes.io/hostname", engine_.node_name()}, {"kubernetes.io/os", "linux"}}}}},
             {"status",
              {{"capacity", resources},
               {"allocatable", resources},
@@ -121,11 +121,21 @@ Status WriteKubeconfig(const std::string& path, const std::string& url,
 int RunServer(const ServerOptions& options) {
   std::string home = options.home.empty() ? DefaultHome() : options.home;
   std::error_code ec;
-  Result<std::unique_ptr<engine::Engine>> created = engine::Engine::Create(
-      {.state_dir = home + "/server",
-       .working_dir = fs::current_path(ec).string(),
-       .base_env = BaseEnv(),
-       .exec_program = fs::read_symlink("/proc/self/exe", ec).string()});
+  std::string self = fs::read_symlink("/proc/self/exe", ec).string();
+  // Replicas run under trainyard-shim, installed beside trainyard, so that
+  // they outlive a crash of the server and are adopted when it restarts.
+  std::string shim = (fs::path(self).parent_path() / "trainyard-shim").string();
+  if (access(shim.c_str(), X_OK) != 0) {
+    std::cerr << "warning: " << shim
+              << " is missing: replicas will die with the server instead of being adopted\n";
+    shim.clear();
+  }
+  Result<std::unique_ptr<engine::Engine>> created =
+      engine::Engine::Create({.state_dir = home + "/server",
+                              .working_dir = fs::current_path(ec).string(),
+                              .base_env = BaseEnv(),
+                              .exec_program = self,
+                              .shim = shim});
   if (!created.ok()) {
     std::cerr << "trainyard server: " << created.status().message() << '\n';
     return 1;
@@ -158,9 +168,9 @@ int RunServer(const ServerOptions& options) {
   // another thread, which waits for it.
   std::thread setup([&] {
     Status made = handler.EnsureDefaultNamespace();
-    std::string url = fmt::format("{}://{}:{}", options.tls_cert.empty() ? "http" : "https",
-                                  options.address == "0.0.0.0" ? "127.0.0.1" : options.address,
-                                  *port);
+    std::string url =
+        fmt::format("{}://{}:{}", options.tls_cert.empty() ? "http" : "https",
+                    options.address == "0.0.0.0" ? "127.0.0.1" : options.address, *port);
     std::string kubeconfig = home + "/kubeconfig";
     if (made.ok()) made = WriteKubeconfig(kubeconfig, url, options.tls_cert);
     if (!made.ok()) {
@@ -170,8 +180,7 @@ int RunServer(const ServerOptions& options) {
     }
     fmt::print(stderr, "trainyard server: serving the API on {}\n", url);
     fmt::print(stderr, "  state and logs: {}/server\n", home);
-    fmt::print(stderr, "  export KUBECONFIG={}   # for kubectl and client libraries\n",
-               kubeconfig);
+    fmt::print(stderr, "  export KUBECONFIG={}   # for kubectl and client libraries\n", kubeconfig);
   });
   Status status = engine.Run([] { return false; }, [] {});
   setup.join();

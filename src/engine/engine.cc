@@ -85,7 +85,8 @@ Status Engine::Init() {
       .logs_dir = options_.state_dir + "/logs",
       .pods_dir = options_.state_dir + "/pods",
       .default_working_dir = options_.working_dir,
-      .base_env = options_.base_env});
+      .base_env = options_.base_env,
+      .shim = options_.shim});
   if (pipe2(wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) return UnavailableError("pipe failed");
   Result<store::WatchId> watch =
       store_->Watch(0, [this](const store::WatchEvent& e) { OnEvent(e); });

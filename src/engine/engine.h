@@ -34,6 +34,9 @@ struct EngineOptions {
   // The trainyard binary, for `trainyard exec` (MPI's rsh agent); empty:
   // MPIJobs get upstream's `kubectl exec`.
   std::string exec_program;
+  // trainyard-shim, for replicas that outlive a crash of the engine and
+  // are adopted when it starts again (node::NodeAgentOptions::shim).
+  std::string shim;
   // What replicas may use; discovered (nvidia-smi through base_env's PATH)
   // when not given.
   std::optional<runtime::MachineFacts> machine;

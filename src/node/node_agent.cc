@@ -17,6 +17,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Where a container's shim records how its last run ended.
+std::string ExitPath(const std::string& log_path) {
+  return log_path.substr(0, log_path.size() - 4) + ".exit";  // "<pod>_<container>.exit"
+}
+
 std::string KeyOf(const api::Pod& pod) { return pod.metadata.namespace_ + "/" + pod.metadata.name; }
 
 api::ContainerStatus& ContainerStatusOf(api::Pod& pod) {
@@ -150,10 +155,16 @@ Status NodeAgent::Start(api::Pod& pod, Replica& replica) {
                             .working_dir = container.working_dir.empty()
                                                ? options_.default_working_dir
                                                : TranslatePaths(container.working_dir, *mounts),
-                            .log_path = log};
+                            .log_path = log,
+                            .shim = options_.shim,
+                            .exit_path = ExitPath(log)};
   Result<runtime::Process> process = runtime::Process::Start(spec);
   if (!process.ok()) return fail_to_start(process.status());
-  status.container_id = fmt::format("trainyard://{}", process->pid());
+  // Under a shim, the pid and its start time identify it to a later node
+  // agent ("trainyard://<pid>-<start time>").
+  status.container_id = options_.shim.empty() ? fmt::format("trainyard://{}", process->pid())
+                                              : fmt::format("trainyard://{}-{}", process->pid(),
+                                                            process->start_time());
   status.state = api::ContainerState{};
   status.state.running = api::ContainerStateRunning{.started_at = now};
   status.ready = true;
@@ -230,9 +241,7 @@ Status NodeAgent::SyncPod(const api::Pod& pod, std::optional<TimePoint>& wake) {
     // Waiting to restart when trainyard started: restart it now.
     replica.restart_at = options_.clock->Now();
   } else if (!replica.restart_at) {
-    // It ran under an earlier trainyard and is not running now: it died
-    // with it (PDEATHSIG). Report that, and let the restart policy decide.
-    return OnExit(edit(), replica, runtime::ExitStatus{137, SIGKILL});
+    return Recover(edit(), replica);  // it ran under an earlier trainyard
   }
   if (replica.restart_at) {
     if (options_.clock->Now() >= *replica.restart_at) {
@@ -243,6 +252,34 @@ Status NodeAgent::SyncPod(const api::Pod& pod, std::optional<TimePoint>& wake) {
     remember(*replica.restart_at);
   }
   return OkStatus();
+}
+
+Status NodeAgent::Recover(api::Pod& pod, Replica& replica) {
+  const api::ContainerStatus& status = ContainerStatusOf(pod);
+  const api::Container& container = pod.spec.containers.front();
+  std::string exit_path =
+      ExitPath(LogPath(pod.metadata.namespace_, pod.metadata.name, container.name));
+  // "trainyard://<pid>-<start time>": a shim's, which may still run.
+  std::string id = status.container_id.substr(
+      std::min(status.container_id.size(), std::string_view("trainyard://").size()));
+  size_t dash = id.find('-');
+  if (dash != std::string::npos) {
+    pid_t pid = static_cast<pid_t>(std::strtol(id.c_str(), nullptr, 10));
+    uint64_t start = std::strtoull(id.c_str() + dash + 1, nullptr, 10);
+    Result<runtime::Process> adopted = runtime::Process::Adopt(pid, start, exit_path);
+    if (adopted.ok()) {
+      replica.process = std::move(*adopted);
+      replica.volumes = VolumeDirsOf(pod);
+      return OkStatus();  // still running: nothing to write
+    }
+    // It ended while no trainyard watched: its shim wrote how.
+    if (std::optional<runtime::ExitStatus> exit = runtime::ReadExitFile(exit_path)) {
+      return OnExit(pod, replica, *exit);
+    }
+  }
+  // It died with an earlier trainyard (PDEATHSIG), or its shim was killed:
+  // report that, and let the restart policy decide.
+  return OnExit(pod, replica, runtime::ExitStatus{137, SIGKILL});
 }
 
 void NodeAgent::StopOrphans(const std::map<std::string, bool>& live,

@@ -43,6 +43,10 @@ struct NodeAgentOptions {
   std::string default_working_dir;  // for containers without workingDir
   // What a container's image would give it: PATH, HOME, LANG, ...
   std::vector<std::pair<std::string, std::string>> base_env;
+  // trainyard-shim's path: each replica runs under it, outlives a crash of
+  // trainyard, and is adopted by the next node agent. Empty: replicas are
+  // trainyard's children and die with it.
+  std::string shim;
   Duration restart_backoff = std::chrono::seconds(1);  // doubled per restart
   Duration max_restart_backoff = std::chrono::seconds(30);
   Duration default_grace = std::chrono::seconds(30);
@@ -80,6 +84,9 @@ class NodeAgent {
                 const std::string& reason = "", const std::string& message = "");
   void StopOrphans(const std::map<std::string, bool>& live, std::optional<TimePoint>& wake);
   Status WriteStatus(const api::Pod& pod);
+  // A pod the store says runs, with no process here: an earlier node
+  // agent's. Adopts its shim if it still runs; else records how it ended.
+  Status Recover(api::Pod& pod, Replica& replica);
   PodVolumeDirs VolumeDirsOf(const api::Pod& pod) const;
   // After every process is gone: no memory volume is left behind.
   void RemoveMemoryVolumes();

@@ -24,8 +24,8 @@ std::vector<std::string> Segments(std::string_view path) {
 Status CheckName(const std::string& what, const std::string& name) {
   api::NameProblems problems = api::Dns1123SubdomainProblems(name);
   if (problems.empty()) return OkStatus();
-  return InvalidArgumentError(fmt::format("invalid {} {:?} in the path: {}", what, name,
-                                          problems.front()));
+  return InvalidArgumentError(
+      fmt::format("invalid {} {:?} in the path: {}", what, name, problems.front()));
 }
 
 }  // namespace

@@ -18,8 +18,8 @@ namespace trainyard::server {
 
 struct ApiTarget {
   const Resource* resource = nullptr;
-  std::string namespace_;  // empty: cluster-scoped, or every namespace
-  std::string name;        // empty: the collection
+  std::string namespace_;   // empty: cluster-scoped, or every namespace
+  std::string name;         // empty: the collection
   std::string subresource;  // "", "status" or "log"
 };
 

@@ -10,14 +10,22 @@ namespace {
 // Kubernetes' metav1.CauseType for each kind of field error.
 std::string CauseType(FieldErrorType type) {
   switch (type) {
-    case FieldErrorType::kRequired: return "FieldValueRequired";
-    case FieldErrorType::kForbidden: return "FieldValueForbidden";
-    case FieldErrorType::kNotSupported: return "FieldValueNotSupported";
-    case FieldErrorType::kDuplicate: return "FieldValueDuplicate";
-    case FieldErrorType::kNotFound: return "FieldValueNotFound";
-    case FieldErrorType::kTooLong: return "FieldValueTooLong";
-    case FieldErrorType::kUnknownField: return "FieldValueInvalid";
-    case FieldErrorType::kInvalid: break;
+    case FieldErrorType::kRequired:
+      return "FieldValueRequired";
+    case FieldErrorType::kForbidden:
+      return "FieldValueForbidden";
+    case FieldErrorType::kNotSupported:
+      return "FieldValueNotSupported";
+    case FieldErrorType::kDuplicate:
+      return "FieldValueDuplicate";
+    case FieldErrorType::kNotFound:
+      return "FieldValueNotFound";
+    case FieldErrorType::kTooLong:
+      return "FieldValueTooLong";
+    case FieldErrorType::kUnknownField:
+      return "FieldValueInvalid";
+    case FieldErrorType::kInvalid:
+      break;
   }
   return "FieldValueInvalid";
 }
@@ -52,8 +60,7 @@ ApiError ApiErrorOf(const Status& status, const Resource* resource, const std::s
   ApiError error = [&] {
     switch (status.code()) {
       case StatusCode::kNotFound:
-        return MakeApiError(404, "NotFound",
-                            what.empty() ? status.message() : what + " not found");
+        return MakeApiError(404, "NotFound", what.empty() ? status.message() : what + " not found");
       case StatusCode::kAlreadyExists:
         return MakeApiError(409, "AlreadyExists",
                             what.empty() ? status.message() : what + " already exists");

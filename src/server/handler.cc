@@ -15,9 +15,7 @@
 namespace trainyard::server {
 namespace {
 
-ApiError BadRequest(const std::string& message) {
-  return MakeApiError(400, "BadRequest", message);
-}
+ApiError BadRequest(const std::string& message) { return MakeApiError(400, "BadRequest", message); }
 
 // A request body: one JSON (or YAML) object.
 Result<api::Json> ParseBody(const ApiRequest& request) {
@@ -59,8 +57,8 @@ std::optional<ApiError> Reconcile(const ApiTarget& target, api::Json& body) {
   if (api_version.empty()) body["apiVersion"] = api_version = r.GroupVersion();
   if (kind.empty()) body["kind"] = kind = r.kind;
   if (api_version != r.GroupVersion() || kind != r.kind) {
-    return BadRequest(fmt::format("the object is a {} {} but the request is for {} {}",
-                                  api_version, kind, r.GroupVersion(), r.kind));
+    return BadRequest(fmt::format("the object is a {} {} but the request is for {} {}", api_version,
+                                  kind, r.GroupVersion(), r.kind));
   }
   if (!body["metadata"].is_object()) body["metadata"] = api::Json::object();
   api::Json& meta = body["metadata"];
@@ -76,9 +74,9 @@ std::optional<ApiError> Reconcile(const ApiTarget& target, api::Json& body) {
     std::string name = Meta(body, "name");
     if (name.empty()) meta["name"] = target.name;
     if (!name.empty() && name != target.name) {
-      return BadRequest(fmt::format(
-          "the name of the object ({}) does not match the name on the URL ({})", name,
-          target.name));
+      return BadRequest(
+          fmt::format("the name of the object ({}) does not match the name on the URL ({})", name,
+                      target.name));
     }
   }
   return std::nullopt;
@@ -165,8 +163,8 @@ ApiResponse ApiHandler::Dispatch(const ApiRequest& request) {
   auto not_allowed = [&] {
     return ErrorResponse(MakeApiError(
         405, "MethodNotAllowed",
-        fmt::format("the server does not allow this method on the requested resource ({} {})",
-                    m, r.Qualified())));
+        fmt::format("the server does not allow this method on the requested resource ({} {})", m,
+                    r.Qualified())));
   };
   if (target->subresource == "log") {
     return m == "GET" ? Logs(*target, request) : not_allowed();
@@ -197,10 +195,11 @@ ApiResponse ApiHandler::Render(const ApiTarget& target, const ApiRequest& reques
   if (single) return Object(200, *objects.front());
   api::Json items = api::Json::array();
   for (const api::Json* o : objects) items.push_back(*o);
-  return Object(200, api::Json{{"apiVersion", r.GroupVersion()},
-                               {"kind", r.kind + "List"},
-                               {"metadata", {{"resourceVersion", std::to_string(resource_version)}}},
-                               {"items", std::move(items)}});
+  return Object(200,
+                api::Json{{"apiVersion", r.GroupVersion()},
+                          {"kind", r.kind + "List"},
+                          {"metadata", {{"resourceVersion", std::to_string(resource_version)}}},
+                          {"items", std::move(items)}});
 }
 
 ApiResponse ApiHandler::Read(const ApiTarget& target, const ApiRequest& request) {
@@ -208,14 +207,14 @@ ApiResponse ApiHandler::Read(const ApiTarget& target, const ApiRequest& request)
   if (request.Param("watch") == "true" || request.Param("watch") == "1") {
     return Watch(target, request);
   }
-  Result<api::Json> object = r.kind == "Node"
-                                 ? (Meta(backend_.Node(), "name") == target.name
-                                        ? Result<api::Json>(backend_.Node())
-                                        : NotFoundError("no such node"))
-                                 : backend_.store().Get({r.kind, target.namespace_, target.name});
+  Result<api::Json> object =
+      r.kind == "Node"
+          ? (Meta(backend_.Node(), "name") == target.name ? Result<api::Json>(backend_.Node())
+                                                          : NotFoundError("no such node"))
+          : backend_.store().Get({r.kind, target.namespace_, target.name});
   if (!object.ok()) return ErrorResponse(ApiErrorOf(object.status(), &r, target.name));
-  int64_t rv = std::stoll(Meta(*object, "resourceVersion").empty() ? "0"
-                                                                    : Meta(*object, "resourceVersion"));
+  int64_t rv =
+      std::stoll(Meta(*object, "resourceVersion").empty() ? "0" : Meta(*object, "resourceVersion"));
   return Render(target, request, {&*object}, rv, true);
 }
 
@@ -256,8 +255,9 @@ std::variant<ApiHandler::Checked, ApiError> ApiHandler::Check(const ApiTarget& t
   if (r.kind == "Namespace") {
     api::NameProblems problems = api::Dns1123LabelProblems(name);
     if (!problems.empty()) {
-      return InvalidError(r, name, {FieldError::Invalid(FieldPath("metadata").Child("name"), name,
-                                                        problems.front())});
+      return InvalidError(
+          r, name,
+          {FieldError::Invalid(FieldPath("metadata").Child("name"), name, problems.front())});
     }
     body["spec"] = {{"finalizers", {"kubernetes"}}};
     body["status"] = {{"phase", "Active"}};
@@ -277,7 +277,8 @@ std::variant<ApiHandler::Checked, ApiError> ApiHandler::Check(const ApiTarget& t
     errors.push_back(std::move(e));
   }
   if (!errors.empty() || !checked.object) {
-    if (errors.empty()) errors.push_back(FieldError::Invalid(FieldPath("kind"), r.kind, "cannot be decoded"));
+    if (errors.empty())
+      errors.push_back(FieldError::Invalid(FieldPath("kind"), r.kind, "cannot be decoded"));
     return InvalidError(r, name, errors);
   }
   return Checked{api::EncodeObject(*checked.object), std::move(warnings)};
@@ -365,7 +366,8 @@ ApiResponse ApiHandler::Patch(const ApiTarget& target, const ApiRequest& request
     try {
       patch = api::Json::parse(request.body);
     } catch (const std::exception& e) {
-      return ErrorResponse(BadRequest(fmt::format("the JSON patch cannot be parsed: {}", e.what())));
+      return ErrorResponse(
+          BadRequest(fmt::format("the JSON patch cannot be parsed: {}", e.what())));
     }
   }
   if (!patch.ok()) return ErrorResponse(BadRequest(patch.status().message()));
@@ -382,74 +384,74 @@ ApiResponse ApiHandler::Patch(const ApiTarget& target, const ApiRequest& request
                     request.content_type)));
   }
   ApiTarget t = target;
-  return Write(
-      target, target.name, 200,
-      [&](store::ObjectStore& store, std::optional<ApiError>& own) -> Result<api::Json> {
-        ASSIGN_OR_RETURN(api::Json stored, store.Get({r.kind, t.namespace_, t.name}));
-        api::Json patched = stored;
-        try {
-          if (json_patch) {
-            patched = stored.patch(*patch);
-          } else {
-            patched.merge_patch(*patch);
-          }
-        } catch (const std::exception& e) {
-          own = MakeApiError(422, "Invalid", fmt::format("the patch cannot be applied: {}", e.what()));
-          return FailedPreconditionError("patch");
-        }
-        if (!patched.is_object()) {
-          own = MakeApiError(422, "Invalid", "the patch does not leave an object");
-          return FailedPreconditionError("patch");
-        }
-        if (std::optional<ApiError> e = Reconcile(t, patched)) {
-          own = *e;
-          return FailedPreconditionError("patch");
-        }
-        if (t.subresource == "status") return store.UpdateStatus(patched);
-        std::variant<Checked, ApiError> checked = Check(t, std::move(patched), request);
-        if (auto* e = std::get_if<ApiError>(&checked)) {
-          own = *e;
-          return FailedPreconditionError("patch");
-        }
-        api::Json& object = std::get<Checked>(checked).object;
-        if (r.kind != "Namespace") {
-          api::DecodeResult before = api::DecodeObject(stored);
-          api::DecodeResult after = api::DecodeObject(object);
-          if (before.object && after.object) {
-            FieldErrors errors = api::ValidateUpdate(*before.object, *after.object);
-            if (!errors.empty()) {
-              own = InvalidError(r, t.name, errors);
-              return FailedPreconditionError("invalid update");
-            }
-          }
-        }
-        object["metadata"]["resourceVersion"] = Meta(stored, "resourceVersion");
-        return store.Update(object);
-      });
+  return Write(target, target.name, 200,
+               [&](store::ObjectStore& store, std::optional<ApiError>& own) -> Result<api::Json> {
+                 ASSIGN_OR_RETURN(api::Json stored, store.Get({r.kind, t.namespace_, t.name}));
+                 api::Json patched = stored;
+                 try {
+                   if (json_patch) {
+                     patched = stored.patch(*patch);
+                   } else {
+                     patched.merge_patch(*patch);
+                   }
+                 } catch (const std::exception& e) {
+                   own = MakeApiError(422, "Invalid",
+                                      fmt::format("the patch cannot be applied: {}", e.what()));
+                   return FailedPreconditionError("patch");
+                 }
+                 if (!patched.is_object()) {
+                   own = MakeApiError(422, "Invalid", "the patch does not leave an object");
+                   return FailedPreconditionError("patch");
+                 }
+                 if (std::optional<ApiError> e = Reconcile(t, patched)) {
+                   own = *e;
+                   return FailedPreconditionError("patch");
+                 }
+                 if (t.subresource == "status") return store.UpdateStatus(patched);
+                 std::variant<Checked, ApiError> checked = Check(t, std::move(patched), request);
+                 if (auto* e = std::get_if<ApiError>(&checked)) {
+                   own = *e;
+                   return FailedPreconditionError("patch");
+                 }
+                 api::Json& object = std::get<Checked>(checked).object;
+                 if (r.kind != "Namespace") {
+                   api::DecodeResult before = api::DecodeObject(stored);
+                   api::DecodeResult after = api::DecodeObject(object);
+                   if (before.object && after.object) {
+                     FieldErrors errors = api::ValidateUpdate(*before.object, *after.object);
+                     if (!errors.empty()) {
+                       own = InvalidError(r, t.name, errors);
+                       return FailedPreconditionError("invalid update");
+                     }
+                   }
+                 }
+                 object["metadata"]["resourceVersion"] = Meta(stored, "resourceVersion");
+                 return store.Update(object);
+               });
 }
 
 ApiResponse ApiHandler::Delete(const ApiTarget& target, const ApiRequest&) {
   const Resource& r = *target.resource;
   if (r.kind == "Namespace" && target.name == "default") {
-    return ErrorResponse(MakeApiError(
-        403, "Forbidden",
-        "namespaces \"default\" is forbidden: this namespace may not be deleted"));
+    return ErrorResponse(
+        MakeApiError(403, "Forbidden",
+                     "namespaces \"default\" is forbidden: this namespace may not be deleted"));
   }
-  return Write(target, target.name, 200,
-               [&](store::ObjectStore& store, std::optional<ApiError>&) -> Result<api::Json> {
-                 if (r.kind == "Namespace") {
-                   // Its objects go with it; the controllers take their pods.
-                   for (const Resource& each : AllResources()) {
-                     if (!each.namespaced || each.kind == "Pod") continue;
-                     ASSIGN_OR_RETURN(auto listed, store.List(each.kind, target.name));
-                     for (const api::Json& o : listed.items) {
-                       RETURN_IF_ERROR(
-                           store.Delete({each.kind, target.name, Meta(o, "name")}).status());
-                     }
-                   }
-                 }
-                 return store.Delete({r.kind, target.namespace_, target.name});
-               });
+  return Write(
+      target, target.name, 200,
+      [&](store::ObjectStore& store, std::optional<ApiError>&) -> Result<api::Json> {
+        if (r.kind == "Namespace") {
+          // Its objects go with it; the controllers take their pods.
+          for (const Resource& each : AllResources()) {
+            if (!each.namespaced || each.kind == "Pod") continue;
+            ASSIGN_OR_RETURN(auto listed, store.List(each.kind, target.name));
+            for (const api::Json& o : listed.items) {
+              RETURN_IF_ERROR(store.Delete({each.kind, target.name, Meta(o, "name")}).status());
+            }
+          }
+        }
+        return store.Delete({r.kind, target.namespace_, target.name});
+      });
 }
 
 Status ApiHandler::EnsureDefaultNamespace() {

@@ -50,7 +50,7 @@ struct ApiResponse {
   int code = 200;
   std::string content_type = "application/json";
   std::string body;
-  std::vector<std::string> warnings;  // sent as `Warning: 299 - "..."` headers
+  std::vector<std::string> warnings;       // sent as `Warning: 299 - "..."` headers
   std::unique_ptr<ResponseStream> stream;  // set: sent after body, chunked
 };
 
@@ -87,7 +87,8 @@ class ApiHandler {
                                         const ApiRequest& request) const;
   // Runs a write; its own error (an ApiError set by `write`) or the
   // store's comes back as the response.
-  using CheckedWrite = std::function<Result<api::Json>(store::ObjectStore&, std::optional<ApiError>&)>;
+  using CheckedWrite =
+      std::function<Result<api::Json>(store::ObjectStore&, std::optional<ApiError>&)>;
   ApiResponse Write(const ApiTarget& target, const std::string& name, int code,
                     const CheckedWrite& write, std::vector<std::string> warnings = {});
 

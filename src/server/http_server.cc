@@ -94,8 +94,8 @@ Result<int> HttpServer::Bind() {
     if (options_.tls_cert.empty() || options_.tls_key.empty()) {
       return InvalidArgumentError("--tls-cert and --tls-key go together");
     }
-    auto tls = std::make_unique<httplib::SSLServer>(options_.tls_cert.c_str(),
-                                                    options_.tls_key.c_str());
+    auto tls =
+        std::make_unique<httplib::SSLServer>(options_.tls_cert.c_str(), options_.tls_key.c_str());
     if (!tls->is_valid()) {
       return InvalidArgumentError(fmt::format("cannot use the certificate {} with the key {}",
                                               options_.tls_cert, options_.tls_key));
@@ -155,10 +155,9 @@ Result<int> HttpServer::Bind() {
       [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
         SetError(res, MakeApiError(500, "InternalError", "the server failed on this request"));
       });
-  int port = options_.port == 0 ? http.bind_to_any_port(options_.address)
-                                : (http.bind_to_port(options_.address, options_.port)
-                                       ? options_.port
-                                       : -1);
+  int port = options_.port == 0
+                 ? http.bind_to_any_port(options_.address)
+                 : (http.bind_to_port(options_.address, options_.port) ? options_.port : -1);
   if (port <= 0) {
     return UnavailableError(fmt::format("cannot listen on {}:{}: {}", options_.address,
                                         options_.port, std::strerror(errno)));

@@ -20,7 +20,7 @@ namespace trainyard::server {
 
 struct HttpServerOptions {
   std::string address = "127.0.0.1";
-  int port = 0;  // 0: any free port
+  int port = 0;          // 0: any free port
   std::string tls_cert;  // both set: HTTPS
   std::string tls_key;
   size_t max_body_bytes = 3 * 1024 * 1024;  // Kubernetes' own limit on a request

@@ -8,31 +8,67 @@
 namespace trainyard::server {
 namespace {
 
-const std::vector<std::string> kAllVerbs = {"create", "delete", "get",   "list",
+const std::vector<std::string> kAllVerbs = {"create", "delete", "get",  "list",
                                             "patch",  "update", "watch"};
 const std::vector<std::string> kReadVerbs = {"get", "list", "watch"};
 
 std::vector<Resource> MakeResources() {
   std::vector<Resource> out = {
-      {.group = "", .version = "v1", .plural = "namespaces", .singular = "namespace",
-       .kind = "Namespace", .namespaced = false, .verbs = {"create", "delete", "get", "list",
-                                                           "watch"}, .short_names = {"ns"}},
-      {.group = "", .version = "v1", .plural = "nodes", .singular = "node", .kind = "Node",
-       .namespaced = false, .verbs = kReadVerbs, .short_names = {"no"}},
-      {.group = "", .version = "v1", .plural = "pods", .singular = "pod", .kind = "Pod",
-       .has_status = true, .has_log = true, .verbs = {"delete", "get", "list", "watch"},
+      {.group = "",
+       .version = "v1",
+       .plural = "namespaces",
+       .singular = "namespace",
+       .kind = "Namespace",
+       .namespaced = false,
+       .verbs = {"create", "delete", "get", "list", "watch"},
+       .short_names = {"ns"}},
+      {.group = "",
+       .version = "v1",
+       .plural = "nodes",
+       .singular = "node",
+       .kind = "Node",
+       .namespaced = false,
+       .verbs = kReadVerbs,
+       .short_names = {"no"}},
+      {.group = "",
+       .version = "v1",
+       .plural = "pods",
+       .singular = "pod",
+       .kind = "Pod",
+       .has_status = true,
+       .has_log = true,
+       .verbs = {"delete", "get", "list", "watch"},
        .short_names = {"po"}},
-      {.group = "", .version = "v1", .plural = "configmaps", .singular = "configmap",
-       .kind = "ConfigMap", .verbs = kAllVerbs, .short_names = {"cm"}},
-      {.group = "", .version = "v1", .plural = "events", .singular = "event", .kind = "Event",
-       .verbs = kReadVerbs, .short_names = {"ev"}},
-      {.group = "batch", .version = "v1", .plural = "jobs", .singular = "job", .kind = "Job",
-       .has_status = true, .verbs = kAllVerbs},
+      {.group = "",
+       .version = "v1",
+       .plural = "configmaps",
+       .singular = "configmap",
+       .kind = "ConfigMap",
+       .verbs = kAllVerbs,
+       .short_names = {"cm"}},
+      {.group = "",
+       .version = "v1",
+       .plural = "events",
+       .singular = "event",
+       .kind = "Event",
+       .verbs = kReadVerbs,
+       .short_names = {"ev"}},
+      {.group = "batch",
+       .version = "v1",
+       .plural = "jobs",
+       .singular = "job",
+       .kind = "Job",
+       .has_status = true,
+       .verbs = kAllVerbs},
   };
   for (const api::KindInfo& info : api::AllKinds()) {
     std::string kind(info.name);
-    out.push_back({.group = "kubeflow.org", .version = "v1", .plural = std::string(info.plural),
-                   .singular = AsciiLower(kind), .kind = kind, .has_status = true,
+    out.push_back({.group = "kubeflow.org",
+                   .version = "v1",
+                   .plural = std::string(info.plural),
+                   .singular = AsciiLower(kind),
+                   .kind = kind,
+                   .has_status = true,
                    .verbs = kAllVerbs});
   }
   return out;
@@ -79,15 +115,9 @@ const Resource* ResourceOfKind(const std::string& kind) {
 
 api::Json VersionDocument() {
   // The Kubernetes API this server speaks; clients compare it with their own.
-  return {{"major", "1"},
-          {"minor", "29"},
-          {"gitVersion", "v1.29.0-trainyard"},
-          {"gitCommit", ""},
-          {"gitTreeState", "clean"},
-          {"buildDate", ""},
-          {"goVersion", "none"},
-          {"compiler", "trainyard"},
-          {"platform", "linux/amd64"}};
+  return {{"major", "1"},        {"minor", "29"},           {"gitVersion", "v1.29.0-trainyard"},
+          {"gitCommit", ""},     {"gitTreeState", "clean"}, {"buildDate", ""},
+          {"goVersion", "none"}, {"compiler", "trainyard"}, {"platform", "linux/amd64"}};
 }
 
 api::Json CoreVersionsDocument() {
@@ -135,7 +165,8 @@ api::Json ResourceListDocument(const std::string& group, const std::string& vers
     if (r.group != group || r.version != version) continue;
     resources.push_back(ResourceEntry(r, r.plural, r.kind, r.verbs));
     if (r.has_status) {
-      resources.push_back(ResourceEntry(r, r.plural + "/status", r.kind, {"get", "patch", "update"}));
+      resources.push_back(
+          ResourceEntry(r, r.plural + "/status", r.kind, {"get", "patch", "update"}));
     }
     if (r.has_log) resources.push_back(ResourceEntry(r, r.plural + "/log", "Pod", {"get"}));
   }

@@ -76,11 +76,13 @@ Result<Selector> Selector::ParseLabels(std::string_view text) {
       for (std::string_view v : SplitTerms(rest.substr(1, rest.size() - 2)))
         t.values.emplace_back(v);
     } else if (size_t ne = term.find("!="); ne != std::string_view::npos) {
-      t = {std::string(Trim(term.substr(0, ne))), Op::kNotEquals,
+      t = {std::string(Trim(term.substr(0, ne))),
+           Op::kNotEquals,
            {std::string(Trim(term.substr(ne + 2)))}};
     } else if (size_t eq = term.find('='); eq != std::string_view::npos) {
       size_t len = term.substr(eq).starts_with("==") ? 2 : 1;
-      t = {std::string(Trim(term.substr(0, eq))), Op::kEquals,
+      t = {std::string(Trim(term.substr(0, eq))),
+           Op::kEquals,
            {std::string(Trim(term.substr(eq + len)))}};
     } else if (term.starts_with('!')) {
       t = {std::string(Trim(term.substr(1))), Op::kNotExists, {}};
@@ -102,11 +104,13 @@ Result<Selector> Selector::ParseFields(std::string_view text) {
     size_t ne = term.find("!=");
     size_t eq = term.find('=');
     if (ne != std::string_view::npos) {
-      s.terms_.push_back({std::string(Trim(term.substr(0, ne))), Op::kNotEquals,
+      s.terms_.push_back({std::string(Trim(term.substr(0, ne))),
+                          Op::kNotEquals,
                           {std::string(Trim(term.substr(ne + 2)))}});
     } else if (eq != std::string_view::npos) {
       size_t len = term.substr(eq).starts_with("==") ? 2 : 1;
-      s.terms_.push_back({std::string(Trim(term.substr(0, eq))), Op::kEquals,
+      s.terms_.push_back({std::string(Trim(term.substr(0, eq))),
+                          Op::kEquals,
                           {std::string(Trim(term.substr(eq + len)))}});
     } else {
       return InvalidArgumentError(fmt::format("invalid field selector: {:?}", term));
@@ -126,8 +130,7 @@ bool Selector::Matches(const api::Json& object) const {
       // Kubernetes compares a missing field as the empty string.
       if (!value) value = "";
     } else if (object.contains("metadata") && object["metadata"].is_object() &&
-               object["metadata"].contains("labels") &&
-               object["metadata"]["labels"].is_object()) {
+               object["metadata"].contains("labels") && object["metadata"]["labels"].is_object()) {
       const api::Json& labels = object["metadata"]["labels"];
       if (auto it = labels.find(t.key); it != labels.end() && it->is_string())
         value = it->get<std::string>();
@@ -137,12 +140,24 @@ bool Selector::Matches(const api::Json& object) const {
     };
     bool ok = true;
     switch (t.op) {
-      case Op::kEquals: ok = value && *value == t.values[0]; break;
-      case Op::kNotEquals: ok = !value || *value != t.values[0]; break;
-      case Op::kIn: ok = listed(); break;
-      case Op::kNotIn: ok = !listed(); break;
-      case Op::kExists: ok = value.has_value(); break;
-      case Op::kNotExists: ok = !value.has_value(); break;
+      case Op::kEquals:
+        ok = value && *value == t.values[0];
+        break;
+      case Op::kNotEquals:
+        ok = !value || *value != t.values[0];
+        break;
+      case Op::kIn:
+        ok = listed();
+        break;
+      case Op::kNotIn:
+        ok = !listed();
+        break;
+      case Op::kExists:
+        ok = value.has_value();
+        break;
+      case Op::kNotExists:
+        ok = !value.has_value();
+        break;
     }
     if (!ok) return false;
   }

@@ -13,9 +13,12 @@ namespace {
 
 const char* TypeName(store::EventType type) {
   switch (type) {
-    case store::EventType::kAdded: return "ADDED";
-    case store::EventType::kModified: return "MODIFIED";
-    case store::EventType::kDeleted: return "DELETED";
+    case store::EventType::kAdded:
+      return "ADDED";
+    case store::EventType::kModified:
+      return "MODIFIED";
+    case store::EventType::kDeleted:
+      return "DELETED";
   }
   return "ERROR";
 }
@@ -197,9 +200,11 @@ bool LogStream::Next(std::string& out, Duration wait) {
 
 ApiResponse ApiHandler::Watch(const ApiTarget& target, const ApiRequest& request) {
   Result<Selector> labels = Selector::ParseLabels(request.Param("labelSelector"));
-  if (!labels.ok()) return ErrorResponse(MakeApiError(400, "BadRequest", labels.status().message()));
+  if (!labels.ok())
+    return ErrorResponse(MakeApiError(400, "BadRequest", labels.status().message()));
   Result<Selector> fields = Selector::ParseFields(request.Param("fieldSelector"));
-  if (!fields.ok()) return ErrorResponse(MakeApiError(400, "BadRequest", fields.status().message()));
+  if (!fields.ok())
+    return ErrorResponse(MakeApiError(400, "BadRequest", fields.status().message()));
   if (target.resource->kind == "Node") {
     return ErrorResponse(MakeApiError(405, "MethodNotAllowed", "nodes cannot be watched yet"));
   }
@@ -242,20 +247,23 @@ ApiResponse ApiHandler::Logs(const ApiTarget& target, const ApiRequest& request)
   };
   Result<api::Json> pod = backend_.store().Get({"Pod", target.namespace_, target.name});
   if (!pod.ok()) return ErrorResponse(ApiErrorOf(pod.status(), &r, target.name));
-  api::Json containers = pod->value("spec", api::Json::object()).value("containers", api::Json::array());
+  api::Json containers =
+      pod->value("spec", api::Json::object()).value("containers", api::Json::array());
   if (containers.empty() || !containers[0].is_object()) return bad("the pod has no containers");
   std::string first = containers[0].value("name", "");
   std::string container = request.Param("container");
   if (container.empty()) container = first;
   if (container != first) {
     bool listed = false;
-    for (const api::Json& c : containers) listed = listed || (c.is_object() && c.value("name", "") == container);
+    for (const api::Json& c : containers)
+      listed = listed || (c.is_object() && c.value("name", "") == container);
     if (!listed) {
       return bad(fmt::format("container {} is not valid for pod {}", container, target.name));
     }
-    return bad(fmt::format("container {:?} in pod {:?} is not running: trainyard runs a pod's "
-                           "first container only",
-                           container, target.name));
+    return bad(
+        fmt::format("container {:?} in pod {:?} is not running: trainyard runs a pod's "
+                    "first container only",
+                    container, target.name));
   }
   LogOptions options{.namespace_ = target.namespace_,
                      .pod = target.name,

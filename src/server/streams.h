@@ -64,7 +64,9 @@ struct LogOptions {
 class LogStream final : public ResponseStream {
  public:
   LogStream(Backend& backend, LogOptions options, Backend::LogRun run, int32_t restarts)
-      : backend_(backend), options_(std::move(options)), run_(std::move(run)),
+      : backend_(backend),
+        options_(std::move(options)),
+        run_(std::move(run)),
         restarts_(restarts) {}
   // Moves the start to the last tailLines lines of the run.
   void SeekTail();

@@ -57,8 +57,9 @@ std::string Age(const std::string& timestamp, TimePoint now) {
 }
 
 Column NameColumn() {
-  return {"Name", "string", "name", 0,
-          [](const api::Json& o, TimePoint) { return Str(o, {"metadata", "name"}); }};
+  return {"Name", "string", "name", 0, [](const api::Json& o, TimePoint) {
+            return Str(o, {"metadata", "name"});
+          }};
 }
 
 Column AgeColumn() {
@@ -96,7 +97,8 @@ std::vector<Column> PodColumns() {
        [](const api::Json& o, TimePoint) {
          size_t ready = 0;
          const api::Json& statuses = Array(o, {"status", "containerStatuses"});
-         for (const api::Json& c : statuses) ready += c.is_object() && c.contains("ready") && c["ready"] == true;
+         for (const api::Json& c : statuses)
+           ready += c.is_object() && c.contains("ready") && c["ready"] == true;
          size_t total = std::max(Array(o, {"spec", "containers"}).size(), statuses.size());
          return fmt::format("{}/{}", ready, total);
        }},
@@ -110,9 +112,13 @@ std::vector<Column> PodColumns() {
        }},
       AgeColumn(),
       {"IP", "string", "", 1,
-       [](const api::Json& o, TimePoint) { return Str(o, {"status", "podIP"}); }},
+       [](const api::Json& o, TimePoint) {
+         return Str(o, {"status", "podIP"});
+       }},
       {"Node", "string", "", 1,
-       [](const api::Json& o, TimePoint) { return Str(o, {"spec", "nodeName"}); }},
+       [](const api::Json& o, TimePoint) {
+         return Str(o, {"spec", "nodeName"});
+       }},
   };
 }
 
@@ -129,8 +135,7 @@ std::string BatchJobStatus(const api::Json& job) {
 std::vector<Column> BatchJobColumns() {
   return {
       NameColumn(),
-      {"Status", "string", "", 0,
-       [](const api::Json& o, TimePoint) { return BatchJobStatus(o); }},
+      {"Status", "string", "", 0, [](const api::Json& o, TimePoint) { return BatchJobStatus(o); }},
       {"Completions", "string", "", 0,
        [](const api::Json& o, TimePoint) {
          int64_t succeeded = Int(o, {"status", "succeeded"});
@@ -172,8 +177,7 @@ std::vector<Column> EventColumns() {
          return Age(last, now);
        }},
       {"Type", "string", "", 0, [](const api::Json& o, TimePoint) { return Str(o, {"type"}); }},
-      {"Reason", "string", "", 0,
-       [](const api::Json& o, TimePoint) { return Str(o, {"reason"}); }},
+      {"Reason", "string", "", 0, [](const api::Json& o, TimePoint) { return Str(o, {"reason"}); }},
       {"Object", "string", "", 0,
        [](const api::Json& o, TimePoint) {
          std::string kind = Str(o, {"involvedObject", "kind"});
@@ -192,7 +196,9 @@ std::vector<Column> ColumnsOf(const Resource& r) {
   if (r.kind == "Namespace") {
     return {NameColumn(),
             {"Status", "string", "", 0,
-             [](const api::Json& o, TimePoint) { return Str(o, {"status", "phase"}); }},
+             [](const api::Json& o, TimePoint) {
+               return Str(o, {"status", "phase"});
+             }},
             AgeColumn()};
   }
   if (r.kind == "Node") {
@@ -200,8 +206,7 @@ std::vector<Column> ColumnsOf(const Resource& r) {
             {"Status", "string", "", 0, [](const api::Json&, TimePoint) { return "Ready"; }},
             {"Roles", "string", "", 0, [](const api::Json&, TimePoint) { return "<none>"; }},
             AgeColumn(),
-            {"Version", "string", "", 0,
-             [](const api::Json& o, TimePoint) {
+            {"Version", "string", "", 0, [](const api::Json& o, TimePoint) {
                return Str(o, {"status", "nodeInfo", "kubeletVersion"});
              }}};
   }
@@ -256,7 +261,8 @@ api::Json MakeTable(const Resource& resource, const std::vector<const api::Json*
     api::Json cells = api::Json::array();
     for (const Column& c : columns) cells.push_back(c.cell(*object, options.now));
     api::Json row = {{"cells", std::move(cells)}};
-    if (options.include_object != "None") row["object"] = RowObject(*object, options.include_object);
+    if (options.include_object != "None")
+      row["object"] = RowObject(*object, options.include_object);
     table["rows"].push_back(std::move(row));
   }
   return table;

@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <fstream>
+#include <sstream>
 
 namespace trainyard::runtime {
 namespace {
@@ -73,8 +75,11 @@ Prepared Prepare(const ProcessSpec& spec, std::string program) {
 [[noreturn]] void RunChild(const Prepared& p, const ProcessSpec& spec, int log_fd, int pipe_fd,
                            pid_t parent) {
   if (setpgid(0, 0) != 0) ChildFail(pipe_fd, 0);
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != parent) _exit(127);  // trainyard died before the line above
+  // A shim is meant to outlive trainyard; anything else dies with it.
+  if (spec.shim.empty()) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);  // trainyard died before the line above
+  }
   // Signals trainyard ignores or blocks must not be inherited. The raw
   // syscall, because glibc's signal() and sigaction() refuse its internal
   // signals (32, 33), and an ignore of those can come from whatever started
@@ -161,7 +166,17 @@ Result<Process> Process::Start(const ProcessSpec& spec) {
     close(log_fd);
     return UnavailableError(fmt::format("pipe: {}", strerror(errno)));
   }
-  Prepared prepared = Prepare(spec, program);
+  ProcessSpec shimmed;
+  if (!spec.shim.empty()) {
+    // trainyard-shim EXIT_FILE PROGRAM ARGV0 ARG...; a stale exit file from
+    // an earlier run must not be read as this one's.
+    shimmed = spec;
+    shimmed.argv = {spec.shim, spec.exit_path, program};
+    shimmed.argv.insert(shimmed.argv.end(), spec.argv.begin(), spec.argv.end());
+    unlink(spec.exit_path.c_str());
+    program = spec.shim;
+  }
+  Prepared prepared = Prepare(spec.shim.empty() ? spec : shimmed, program);
   pid_t parent = getpid();
   // vfork: the child borrows trainyard's memory until it execs, so no page
   // table is copied (fork was most of a launch's CPU). It only calls
@@ -205,19 +220,69 @@ Result<Process> Process::Start(const ProcessSpec& spec) {
     return UnavailableError(fmt::format("pidfd_open: {}", strerror(errno)));
   }
   fcntl(pidfd, F_SETFD, FD_CLOEXEC);
-  return Process(pid, pidfd);
+  Process process(pid, pidfd);
+  if (!spec.shim.empty()) {
+    process.exit_path_ = spec.exit_path;
+    process.start_time_ = ProcessStartTime(pid).value_or(0);
+  }
+  return process;
 }
 
-Process::Process(Process&& other) noexcept
-    : pid_(std::exchange(other.pid_, -1)),
-      pidfd_(std::exchange(other.pidfd_, -1)),
-      exit_(std::exchange(other.exit_, std::nullopt)) {}
+std::optional<uint64_t> ProcessStartTime(pid_t pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat;
+  if (!std::getline(in, stat)) return std::nullopt;
+  // Field 22; the command (field 2) is in parentheses and may hold spaces.
+  size_t close = stat.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream fields(stat.substr(close + 2));
+  std::string field;
+  for (int i = 3; i < 22 && fields >> field; ++i) {
+    // A zombie has ended: whoever reaps it, it runs no more.
+    if (i == 3 && (field == "Z" || field == "X")) return std::nullopt;
+  }
+  uint64_t start = 0;
+  if (!(fields >> start)) return std::nullopt;
+  return start;
+}
+
+std::optional<ExitStatus> ReadExitFile(const std::string& path) {
+  std::ifstream in(path);
+  std::string kind;
+  int value = -1;
+  if (!(in >> kind >> value) || value < 0) return std::nullopt;
+  if (kind == "exit") return ExitStatus{value, 0};
+  if (kind == "signal") return ExitStatus{128 + value, value};
+  return std::nullopt;
+}
+
+Result<Process> Process::Adopt(pid_t pid, uint64_t start_time, std::string exit_path) {
+  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) return NotFoundError(fmt::format("process {} is gone", pid));
+  fcntl(pidfd, F_SETFD, FD_CLOEXEC);
+  // Checked after the pidfd is held: it names this process even if the pid
+  // is reused later.
+  if (ProcessStartTime(pid) != start_time) {
+    close(pidfd);
+    return NotFoundError(fmt::format("process {} is gone (the pid is another's now)", pid));
+  }
+  Process process(pid, pidfd);
+  process.start_time_ = start_time;
+  process.exit_path_ = std::move(exit_path);
+  process.adopted_ = true;
+  return process;
+}
+
+Process::Process(Process&& other) noexcept { *this = std::move(other); }
 
 Process& Process::operator=(Process&& other) noexcept {
   if (this != &other) {
     Release();
     pid_ = std::exchange(other.pid_, -1);
     pidfd_ = std::exchange(other.pidfd_, -1);
+    start_time_ = std::exchange(other.start_time_, 0);
+    exit_path_ = std::exchange(other.exit_path_, "");
+    adopted_ = std::exchange(other.adopted_, false);
     exit_ = std::exchange(other.exit_, std::nullopt);
   }
   return *this;
@@ -235,8 +300,18 @@ void Process::Release() {
   pidfd_ = -1;
 }
 
+std::optional<ExitStatus> Process::TryWaitAdopted() {
+  pollfd pfd{pidfd_, POLLIN, 0};
+  if (poll(&pfd, 1, 0) != 1) return std::nullopt;
+  // Gone; init reaped it. No group kill: the shim killed its group itself,
+  // and the group id may be another's by now.
+  exit_ = ReadExitFile(exit_path_).value_or(ExitStatus{128 + SIGKILL, SIGKILL});
+  return exit_;
+}
+
 std::optional<ExitStatus> Process::TryWait() {
   if (exit_ || pid_ <= 0) return exit_;
+  if (adopted_) return TryWaitAdopted();
   // Look without reaping: while the leader is a zombie its pid, and so the
   // group id, cannot be reused, so the group kill below cannot hit a
   // stranger.
@@ -248,6 +323,9 @@ std::optional<ExitStatus> Process::TryWait() {
   kill(-pid_, SIGKILL);  // what the leader left behind in its group dies with it
   waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED);
   exit_ = FromWaitStatus(info);
+  // A shim ends by killing its group, itself included: how the replica
+  // ended is in its exit file (absent when the shim was killed first).
+  if (!exit_path_.empty()) exit_ = ReadExitFile(exit_path_).value_or(*exit_);
   return exit_;
 }
 

@@ -6,6 +6,11 @@
 // exits (as a container's other processes die with it), when Stop() runs
 // out of grace, and when the Process is destroyed; the leader also gets
 // SIGKILL if trainyard itself dies (PR_SET_PDEATHSIG).
+//
+// Under a shim (ProcessSpec::shim, for `trainyard server`) the leader is
+// trainyard-shim, the replica's parent: it survives trainyard's death,
+// records the replica's end in an exit file, and a restarted trainyard
+// adopts it (Adopt) by pid and start time.
 #pragma once
 
 #include <sys/types.h>
@@ -25,6 +30,10 @@ struct ProcessSpec {
   std::vector<std::pair<std::string, std::string>> env;  // the whole environment
   std::string working_dir;                               // empty: trainyard's own
   std::string log_path;                                  // stdout and stderr, appended
+  // trainyard-shim's path: run the program under it, recording its end in
+  // `exit_path`. Empty: the program is trainyard's own child.
+  std::string shim;
+  std::string exit_path;
 };
 
 struct ExitStatus {
@@ -40,6 +49,10 @@ class Process {
   // Starts the process. Fails, starting nothing, when the program cannot be
   // found or executed, the log cannot be opened, or the directory is missing.
   static Result<Process> Start(const ProcessSpec& spec);
+  // Takes over a shim another trainyard started: the process `pid` if it
+  // still runs and started at `start_time` (a reused pid did not).
+  // NOT_FOUND otherwise: then ReadExitFile says how it ended, if it could.
+  static Result<Process> Adopt(pid_t pid, uint64_t start_time, std::string exit_path);
 
   Process(Process&& other) noexcept;
   Process& operator=(Process&& other) noexcept;
@@ -48,6 +61,9 @@ class Process {
   ~Process();  // kills the group and reaps the leader if still running
 
   pid_t pid() const { return pid_; }
+  // When the leader started, in clock ticks since boot (/proc/<pid>/stat):
+  // with the pid, what identifies it across a restart of trainyard.
+  uint64_t start_time() const { return start_time_; }
   // Readable once the process has exited: for an event loop's poll().
   int pidfd() const { return pidfd_; }
   bool running() const { return !exit_.has_value(); }
@@ -64,11 +80,23 @@ class Process {
  private:
   Process(pid_t pid, int pidfd) : pid_(pid), pidfd_(pidfd) {}
   void Release();
+  // The exit of an adopted shim, which is not trainyard's child to wait for.
+  std::optional<ExitStatus> TryWaitAdopted();
 
   pid_t pid_ = -1;
   int pidfd_ = -1;
+  uint64_t start_time_ = 0;
+  std::string exit_path_;  // under a shim
+  bool adopted_ = false;
   std::optional<ExitStatus> exit_;
 };
+
+// A process's start time in clock ticks since boot; nullopt when it is gone.
+std::optional<uint64_t> ProcessStartTime(pid_t pid);
+
+// What a shim recorded in its exit file; nullopt when it recorded nothing
+// (it was killed before its replica ended).
+std::optional<ExitStatus> ReadExitFile(const std::string& path);
 
 // The path `program` resolves to through `path_env` (a PATH value), or
 // NOT_FOUND. A program containing '/' is taken as it is.

@@ -77,7 +77,7 @@ TEST_F(HandlerTest, DiscoveryListsTheGroupsAndResources) {
   std::vector<std::string> names;
   for (const api::Json& r : resources["resources"]) names.push_back(r["name"]);
   EXPECT_THAT(names, ::testing::IsSupersetOf({"pytorchjobs", "pytorchjobs/status", "tfjobs",
-                                               "xgboostjobs", "mpijobs", "paddlejobs", "jaxjobs"}));
+                                              "xgboostjobs", "mpijobs", "paddlejobs", "jaxjobs"}));
   api::Json core = Body(Call("GET", "/api/v1"));
   EXPECT_EQ(core["groupVersion"], "v1");
   EXPECT_EQ(Call("GET", "/apis/nothing.io/v1").code, 404);
@@ -123,8 +123,8 @@ TEST_F(HandlerTest, AnInvalidObjectGets422WithACausePerFieldAndChangesNothing) {
 TEST_F(HandlerTest, UnknownFieldsAreRefusedWhenStrictAndDroppedWithAWarningOtherwise) {
   api::Json job = api::Json::parse(kJob);
   job["spec"]["runPolicy"] = {{"backofLimit", 3}};
-  ApiResponse strict = Call("POST", kJobs, job.dump(), "application/json",
-                            {{"fieldValidation", "Strict"}});
+  ApiResponse strict =
+      Call("POST", kJobs, job.dump(), "application/json", {{"fieldValidation", "Strict"}});
   EXPECT_EQ(strict.code, 422);
   EXPECT_THAT(strict.body, HasSubstr("did you mean \\\"backoffLimit\\\""));
   ApiResponse warned = Call("POST", kJobs, job.dump());
@@ -171,9 +171,9 @@ TEST_F(HandlerTest, PatchesSuspendAndResumeAndRefuseWhatMayNotChange) {
   ASSERT_EQ(merged.code, 200) << merged.body;
   EXPECT_EQ(Body(merged)["spec"]["runPolicy"]["suspend"], true);
   EXPECT_EQ(Body(merged)["metadata"]["generation"], 2);
-  ApiResponse json_patch =
-      Call("PATCH", job, R"([{"op": "replace", "path": "/spec/runPolicy/suspend", "value": false}])",
-           "application/json-patch+json");
+  ApiResponse json_patch = Call(
+      "PATCH", job, R"([{"op": "replace", "path": "/spec/runPolicy/suspend", "value": false}])",
+      "application/json-patch+json");
   ASSERT_EQ(json_patch.code, 200) << json_patch.body;
   EXPECT_EQ(Body(json_patch)["spec"]["runPolicy"]["suspend"], false);
   // Invalid results, impossible patches and unknown patch types change nothing.
@@ -187,9 +187,9 @@ TEST_F(HandlerTest, PatchesSuspendAndResumeAndRefuseWhatMayNotChange) {
                 .code,
             422);
   EXPECT_EQ(Call("PATCH", job, "{}", "application/apply-patch+yaml").code, 415);
-  EXPECT_EQ(Call("PATCH", job, R"({"metadata": {"name": "other"}})", "application/merge-patch+json")
-                .code,
-            400);
+  EXPECT_EQ(
+      Call("PATCH", job, R"({"metadata": {"name": "other"}})", "application/merge-patch+json").code,
+      400);
   EXPECT_EQ(backend_.store().CurrentResourceVersion(), rv);
   EXPECT_EQ(Call("PATCH", std::string(kJobs) + "/gone", "{}", "application/merge-patch+json").code,
             404);
@@ -249,14 +249,15 @@ TEST_F(HandlerTest, LogsShowTheRunAndItsLastLines) {
   std::filesystem::path dir = FreshTestDir("trainyard-handler-test");
   backend_.log_path = (dir / "p.log").string();
   std::ofstream(backend_.log_path) << "one\ntwo\nthree\n";
-  api::Json pod = {{"apiVersion", "v1"},
-                   {"kind", "Pod"},
-                   {"metadata", {{"name", "mnist-master-0"}, {"namespace", "default"}}},
-                   {"spec", {{"containers", {{{"name", "pytorch"}}}}}},
-                   {"status",
-                    {{"phase", "Succeeded"},
-                     {"containerStatuses",
-                      {{{"name", "pytorch"}, {"restartCount", 0}, {"state", {{"terminated", {}}}}}}}}}};
+  api::Json pod = {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", {{"name", "mnist-master-0"}, {"namespace", "default"}}},
+      {"spec", {{"containers", {{{"name", "pytorch"}}}}}},
+      {"status",
+       {{"phase", "Succeeded"},
+        {"containerStatuses",
+         {{{"name", "pytorch"}, {"restartCount", 0}, {"state", {{"terminated", {}}}}}}}}}};
   ASSERT_TRUE(backend_.store().Create(pod).ok());
   auto read_all = [](ApiResponse r) {
     std::string out;

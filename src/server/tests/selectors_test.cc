@@ -21,8 +21,7 @@ TEST(SelectorsTest, LabelSelectorsOfEveryForm) {
   EXPECT_FALSE(matches("role notin (worker)"));
   EXPECT_TRUE(matches("app,!canary"));
   EXPECT_FALSE(matches("canary"));
-  EXPECT_EQ(Selector::ParseLabels("role in worker").status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(Selector::ParseLabels("role in worker").status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(Selector::ParseLabels("=x").status().code(), StatusCode::kInvalidArgument);
 }
 
@@ -31,8 +30,7 @@ TEST(SelectorsTest, FieldSelectorsReadDottedPaths) {
   EXPECT_TRUE(Selector::ParseFields("metadata.name=p,status.phase!=Failed")->Matches(pod));
   EXPECT_FALSE(Selector::ParseFields("status.phase=Failed")->Matches(pod));
   EXPECT_TRUE(Selector::ParseFields("spec.nodeName=")->Matches(pod));  // absent reads as ""
-  EXPECT_EQ(Selector::ParseFields("status.phase").status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(Selector::ParseFields("status.phase").status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -24,12 +24,12 @@ TEST(TableTest, AgesReadAsKubectlPrintsThem) {
 
 TEST(TableTest, TrainingJobsShowTheLastConditionAsState) {
   TimePoint now = *ParseRfc3339("2026-11-22T10:05:00Z");
-  api::Json job = {
-      {"metadata", {{"name", "mnist"}, {"creationTimestamp", "2026-11-22T10:00:00Z"}}},
-      {"status",
-       {{"conditions",
-         {{{"type", "Created"}, {"status", "True"}}, {{"type", "Running"}, {"status", "False"}},
-          {{"type", "Succeeded"}, {"status", "True"}}}}}}};
+  api::Json job = {{"metadata", {{"name", "mnist"}, {"creationTimestamp", "2026-11-22T10:00:00Z"}}},
+                   {"status",
+                    {{"conditions",
+                      {{{"type", "Created"}, {"status", "True"}},
+                       {{"type", "Running"}, {"status", "False"}},
+                       {{"type", "Succeeded"}, {"status", "True"}}}}}}};
   api::Json table = MakeTable(*ResourceOfKind("PyTorchJob"), {&job}, "7", {.now = now});
   EXPECT_EQ(table["kind"], "Table");
   EXPECT_EQ(table["columnDefinitions"].size(), 3u);

@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -169,6 +171,54 @@ TEST_F(ProcessTest, InheritsNoIgnoredSignalsAndReadsEmptyStdin) {
   EXPECT_EQ(p->WaitFor(seconds(10))->exit_code, 0);  // cat saw end of input at once
   EXPECT_THAT(Log(), ::testing::HasSubstr("SigBlk:\t0000000000000000"));
   EXPECT_THAT(Log(), ::testing::HasSubstr("SigIgn:\t0000000000000000"));
+}
+
+ProcessSpec UnderShim(ProcessSpec spec, const fs::path& dir) {
+  spec.shim = TRAINYARD_SHIM;
+  spec.exit_path = (dir / "exit").string();
+  return spec;
+}
+
+TEST_F(ProcessTest, UnderAShimTheReplicasOwnEndIsReported) {
+  Process exited = *Process::Start(UnderShim(Shell("echo hi; exit 3"), dir_));
+  EXPECT_EQ(exited.WaitFor(seconds(10)), (ExitStatus{3, 0}));
+  EXPECT_EQ(Log(), "hi\n");
+  EXPECT_GT(exited.start_time(), 0u);
+  // A graceful stop reaches the replica; the shim outlives it to record it.
+  Process stopped = *Process::Start(UnderShim(Shell("exec sleep 100"), dir_));
+  EXPECT_EQ(stopped.Stop(seconds(10)), (ExitStatus{128 + SIGTERM, SIGTERM}));
+}
+
+// A trainyard that dies (here: a forked child that starts a replica and
+// exits without cleaning up) leaves its shims running; another adopts them
+// by pid and start time and learns how each replica ended.
+TEST_F(ProcessTest, AShimOutlivesItsStarterAndIsAdoptedByAnother) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  ProcessSpec spec = UnderShim(Shell("sleep 0.5; echo done; exit 7"), dir_);
+  pid_t starter = fork();
+  if (starter == 0) {
+    Result<Process> p = Process::Start(spec);
+    uint64_t ids[2] = {p.ok() ? static_cast<uint64_t>(p->pid()) : 0, p.ok() ? p->start_time() : 0};
+    [[maybe_unused]] ssize_t n = write(fds[1], ids, sizeof(ids));
+    _exit(0);  // no destructors: as a SIGKILL would leave it
+  }
+  close(fds[1]);
+  uint64_t ids[2] = {0, 0};
+  ASSERT_EQ(read(fds[0], ids, sizeof(ids)), static_cast<ssize_t>(sizeof(ids)));
+  close(fds[0]);
+  waitpid(starter, nullptr, 0);
+  ASSERT_GT(ids[0], 0u);
+  pid_t pid = static_cast<pid_t>(ids[0]);
+  EXPECT_EQ(Process::Adopt(pid, ids[1] + 1, spec.exit_path).status().code(),
+            StatusCode::kNotFound);  // another process under a reused pid
+  Result<Process> adopted = Process::Adopt(pid, ids[1], spec.exit_path);
+  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();
+  EXPECT_TRUE(adopted->running());
+  EXPECT_EQ(adopted->WaitFor(seconds(10)), (ExitStatus{7, 0}));
+  EXPECT_EQ(Log(), "done\n");
+  EXPECT_EQ(Process::Adopt(pid, ids[1], spec.exit_path).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(ReadExitFile(spec.exit_path), (ExitStatus{7, 0}));
 }
 
 TEST(ResolveProgramTest, SearchesTheGivenPath) {

@@ -1,0 +1,73 @@
+// trainyard-shim EXIT_FILE PROGRAM ARGV0 [ARG...]
+//
+// The parent of one replica under `trainyard server`, so that the replica
+// outlives a crash of the server and its end is still known: it runs
+// PROGRAM (with ARGV0 as its argv[0]), waits for it, writes how it ended to
+// EXIT_FILE ("exit N" or "signal N"), then kills what the replica left in
+// its process group, itself included. A restarted server finds the shim by
+// pid and start time, and reads EXIT_FILE once it is gone.
+//
+// The shim leads the replica's process group, which the server signals as
+// a whole: it ignores SIGTERM, SIGINT and SIGHUP so as to outlive the
+// replica's graceful stop and record it. If the shim itself dies, the
+// replica gets SIGKILL (PR_SET_PDEATHSIG): nothing is left unsupervised.
+//
+// Only libc, and nothing that allocates after fork: it starts with every
+// replica, so it must start fast.
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+constexpr int kIgnored[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+
+void WriteExit(const char* path, int status) {
+  char text[32];
+  int n = WIFEXITED(status) ? snprintf(text, sizeof(text), "exit %d\n", WEXITSTATUS(status))
+                            : snprintf(text, sizeof(text), "signal %d\n", WTERMSIG(status));
+  // One small write to a new file: whole or absent, never torn, even if the
+  // shim is killed in between.
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  [[maybe_unused]] ssize_t written = write(fd, text, static_cast<size_t>(n));
+  close(fd);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 4) {
+    fprintf(stderr, "usage: trainyard-shim EXIT_FILE PROGRAM ARGV0 [ARG...]\n");
+    return 2;
+  }
+  const char* exit_file = argv[1];
+  const char* program = argv[2];
+  for (int sig : kIgnored) signal(sig, SIG_IGN);
+  pid_t shim = getpid();
+  pid_t child = fork();
+  if (child < 0) {
+    fprintf(stderr, "trainyard-shim: fork: %s\n", strerror(errno));
+    return 128;
+  }
+  if (child == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != shim) _exit(137);  // the shim died before the line above
+    for (int sig : kIgnored) signal(sig, SIG_DFL);
+    execv(program, argv + 3);
+    fprintf(stderr, "trainyard-shim: cannot run %s: %s\n", program, strerror(errno));
+    _exit(128);  // the kubelet's exit code for a container that cannot start
+  }
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) return 128;
+  }
+  WriteExit(exit_file, status);
+  kill(0, SIGKILL);  // the replica's leftovers, and the shim: the group is done
+  return 0;
+}
