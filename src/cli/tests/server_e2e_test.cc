@@ -1,0 +1,194 @@
+// `trainyard server` driven by the real kubectl, as a user would: the
+// README's PyTorch job applied, watched, its logs followed, described,
+// suspended, resumed and deleted; and the server killed with SIGKILL again
+// and again while jobs run and restart, against a run without crashes.
+#include <gmock/gmock.h>
+
+#include "cli/tests/server_fixture.h"
+
+namespace trainyard::cli::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A job that fails once (the restart policy restarts it in place) and then
+// counts to 20; how it ends and what it logs never depend on timing.
+constexpr const char* kRestartingJob = R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: counter}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      restartPolicy: OnFailure
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: none
+              command: [sh, -c, 'if [ ! -e "$MARK" ]; then echo first run; touch "$MARK"; exit 3; fi; for i in $(seq 1 20); do echo "line $i"; sleep 0.1; done']
+              env: [{name: MARK, value: "%s"}]
+)";
+
+constexpr const char* kSleeper = R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: sleeper}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      template:
+        spec:
+          containers: [{name: pytorch, image: none, command: [sleep, "300"]}]
+)";
+
+std::string Format(const char* pattern, const std::string& arg) {
+  char buf[2048];
+  std::snprintf(buf, sizeof(buf), pattern, arg.c_str());
+  return buf;
+}
+
+// Ports differ from run to run; everything else in a log must not.
+std::string WithoutPorts(const std::string& log) {
+  return std::regex_replace(log, std::regex("127\\.0\\.0\\.1:[0-9]+"), "127.0.0.1:PORT");
+}
+
+class ServerE2eTest : public ServerFixture {};
+
+TEST_F(ServerE2eTest, KubectlAppliesWatchesFollowsDescribesSuspendsAndDeletes) {
+  if (!PythonHas("torch, sklearn")) GTEST_SKIP() << "needs python3-torch and python3-sklearn";
+  StartServer();
+  CommandResult applied = Kubectl({"apply", "-f", "examples/pytorch-digits.yaml"});
+  ASSERT_EQ(applied.exit_code, 0) << applied.output;
+  EXPECT_THAT(applied.output, HasSubstr("pytorchjob.kubeflow.org/pytorch-digits created"));
+  fs::path watched = dir_ / "watch.out";
+  Result<runtime::Process> watch = StartKubectl({"get", "pytorchjobs", "-w"}, watched);
+  ASSERT_TRUE(watch.ok());
+  ASSERT_TRUE(Eventually([&] { return Field("pod/pytorch-digits-master-0", ".status.phase") == "Running"; }));
+  // Followed to the end of the run, while it trains.
+  CommandResult logs = Kubectl({"logs", "-f", "pytorch-digits-master-0"});
+  EXPECT_EQ(logs.exit_code, 0);
+  EXPECT_THAT(logs.output, HasSubstr("all ranks agree"));
+  ASSERT_TRUE(Eventually([&] { return ReadFile(watched).find("Succeeded") != std::string::npos; }))
+      << ReadFile(watched);
+  EXPECT_THAT(ReadFile(watched), ::testing::ContainsRegex("NAME +STATE +AGE\npytorch-digits +"));
+  CommandResult described = Kubectl({"describe", "pytorchjob", "pytorch-digits"});
+  EXPECT_EQ(described.exit_code, 0) << described.output;
+  EXPECT_THAT(described.output, HasSubstr("Succeeded"));
+  CommandResult pods = Kubectl({"get", "pods"});
+  EXPECT_THAT(pods.output, ::testing::ContainsRegex("pytorch-digits-master-0 +0/1 +Completed +0"));
+
+  // Suspend and resume, as upstream documents it: a merge patch of runPolicy.suspend.
+  ASSERT_EQ(Kubectl({"apply", "-f", Write("sleeper.yaml", kSleeper)}).exit_code, 0);
+  ASSERT_TRUE(Eventually([&] { return Field("pod/sleeper-master-0", ".status.phase") == "Running"; }));
+  CommandResult suspended = Kubectl({"patch", "pytorchjob", "sleeper", "--type", "merge", "-p",
+                                     R"({"spec":{"runPolicy":{"suspend":true}}})"});
+  ASSERT_EQ(suspended.exit_code, 0) << suspended.output;
+  ASSERT_TRUE(Eventually([&] { return Kubectl({"get", "pods", "-o", "name"}).output.find("sleeper") == std::string::npos; }));
+  EXPECT_EQ(Field("pytorchjob/sleeper", ".status.conditions[-1:].type"), "Suspended");
+  ASSERT_EQ(Kubectl({"patch", "pytorchjob", "sleeper", "--type", "merge", "-p",
+                     R"({"spec":{"runPolicy":{"suspend":false}}})"})
+                .exit_code,
+            0);
+  ASSERT_TRUE(Eventually([&] { return Field("pod/sleeper-master-0", ".status.phase") == "Running"; }));
+
+  // A bad manifest is refused with the field at fault, and nothing is made.
+  CommandResult bad = Kubectl({"apply", "-f", Write("bad.yaml", R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: bad}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 2
+      template: {spec: {containers: [{name: pytorch, image: none, command: ["true"]}]}}
+)")});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_THAT(bad.output, HasSubstr("spec.pytorchReplicaSpecs[Master].replicas"));
+  EXPECT_NE(Kubectl({"get", "pytorchjob", "bad"}).exit_code, 0);
+
+  CommandResult deleted = Kubectl({"delete", "pytorchjob", "sleeper", "pytorch-digits"});
+  EXPECT_EQ(deleted.exit_code, 0) << deleted.output;
+  EXPECT_THAT(deleted.output, HasSubstr("pytorchjob.kubeflow.org \"sleeper\" deleted"));
+  ASSERT_TRUE(Eventually([&] { return Kubectl({"get", "pods", "-o", "name"}).output.empty(); }));
+  EXPECT_TRUE(Eventually([&] { return ProcessesUnderHome() == 0; }));
+  watch->Stop(std::chrono::seconds(1));
+}
+
+// What each job ended as and logged: compared between a run without
+// crashes and one whose server is killed again and again.
+struct Outcome {
+  std::string digits_state, counter_state;
+  std::string restarts;  // of the masters (workers still running at the end are cleaned up)
+  std::string digits_log, counter_log, counter_previous_log;
+  bool operator==(const Outcome&) const = default;
+};
+
+void PrintTo(const Outcome& o, std::ostream* os) {
+  *os << o.digits_state << " " << o.counter_state << " restarts " << o.restarts << "\n"
+      << o.digits_log << o.counter_log << o.counter_previous_log;
+}
+
+class ServerCrashTest : public ServerFixture {
+ protected:
+  void Submit(const std::string& mark) {
+    ASSERT_EQ(Kubectl({"apply", "-f", "examples/pytorch-digits.yaml"}).exit_code, 0);
+    ASSERT_EQ(Kubectl({"apply", "-f", Write("counter.yaml", Format(kRestartingJob, mark))}).exit_code, 0);
+  }
+  bool BothFinished() {
+    std::string states = Kubectl({"get", "pytorchjobs", "-o",
+                                  "jsonpath={.items[*].status.conditions[-1:].type}"})
+                             .output;
+    return states == "Succeeded Succeeded" || states.find("Failed") != std::string::npos;
+  }
+  Outcome Collect() {
+    return {Field("pytorchjob/pytorch-digits", ".status.conditions[-1:].type"),
+            Field("pytorchjob/counter", ".status.conditions[-1:].type"),
+            Field("pod/counter-master-0", ".status.containerStatuses[0].restartCount") + " " +
+                Field("pod/pytorch-digits-master-0", ".status.containerStatuses[0].restartCount"),
+            WithoutPorts(Kubectl({"logs", "pytorch-digits-master-0"}).output),
+            Kubectl({"logs", "counter-master-0"}).output,
+            Kubectl({"logs", "counter-master-0", "--previous"}).output};
+  }
+};
+
+TEST_F(ServerCrashTest, KilledAgainAndAgainItLosesNothing) {
+  if (!PythonHas("torch, sklearn")) GTEST_SKIP() << "needs python3-torch and python3-sklearn";
+  // Without crashes.
+  StartServer();
+  Submit((dir_ / "mark-reference").string());
+  ASSERT_TRUE(Eventually([&] { return BothFinished(); }, std::chrono::seconds(120)));
+  Outcome reference = Collect();
+  EXPECT_EQ(reference.digits_state, "Succeeded");
+  EXPECT_EQ(reference.counter_state, "Succeeded");
+  EXPECT_EQ(reference.restarts, "1 0");
+  EXPECT_THAT(reference.digits_log, HasSubstr("all ranks agree"));
+  server_->Stop(std::chrono::seconds(20));
+  server_.reset();
+  fs::remove_all(home_);
+
+  // The same jobs, the server killed at three moments: as the replicas
+  // start, while they train and the counter restarts, and near the end.
+  StartServer();
+  Submit((dir_ / "mark-crash").string());
+  auto master_log_has = [&](const std::string& text) {
+    return ReadFile(home_ / "server/logs/default/pytorch-digits-master-0_pytorch.log").find(text) !=
+           std::string::npos;
+  };
+  for (const char* moment : {"joined", "epoch 10", "epoch 25"}) {
+    ASSERT_TRUE(Eventually([&] { return master_log_has(moment); }, std::chrono::seconds(120)))
+        << moment;
+    KillServer();
+    StartServer();
+  }
+  ASSERT_TRUE(Eventually([&] { return BothFinished(); }, std::chrono::seconds(120)));
+  EXPECT_EQ(Collect(), reference);
+  // A clean stop leaves nothing running; neither did the crashes.
+  ASSERT_EQ(Kubectl({"delete", "pytorchjob", "--all"}).exit_code, 0);
+  server_->Stop(std::chrono::seconds(20));
+  server_.reset();
+  EXPECT_EQ(ProcessesUnderHome(), 0);
+}
+
+}  // namespace
+}  // namespace trainyard::cli::testing

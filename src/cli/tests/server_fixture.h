@@ -1,0 +1,140 @@
+// A real `trainyard server` process in a fresh home, and the real kubectl
+// pointed at it through the kubeconfig the server writes: what a user does.
+// Every wait polls with a deadline.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/tests/test_dir.h"
+#include "runtime/local/process.h"
+
+namespace trainyard::cli::testing {
+
+namespace fs = std::filesystem;
+
+// Debian's python3 (with torch) and kubectl come first.
+constexpr const char* kPath = "/usr/bin:/bin:/usr/local/bin";
+
+inline std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+inline bool HaveKubectl() { return runtime::ResolveProgram("kubectl", kPath).ok(); }
+
+inline bool PythonHas(const std::string& modules) {
+  return system(("/usr/bin/python3 -c 'import " + modules + "' 2>/dev/null").c_str()) == 0;
+}
+
+// Polls `done` every 50 ms until it holds or `timeout` passes.
+inline bool Eventually(const std::function<bool()>& done,
+                       std::chrono::seconds timeout = std::chrono::seconds(60)) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return true;
+}
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+class ServerFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!HaveKubectl()) GTEST_SKIP() << "needs kubectl (Debian's kubernetes-client)";
+    dir_ = FreshTestDir("trainyard-server-e2e");
+    home_ = dir_ / "home";
+  }
+  void TearDown() override {
+    if (server_) server_->Stop(std::chrono::seconds(20));
+    server_.reset();
+    fs::remove_all(dir_);
+  }
+
+  fs::path Kubeconfig() const { return home_ / "kubeconfig"; }
+
+  // Starts the server and waits until it serves (it writes the kubeconfig).
+  void StartServer() {
+    fs::remove(Kubeconfig());
+    Result<runtime::Process> p = runtime::Process::Start(
+        {.argv = {TRAINYARD_BINARY, "server", "--port", "0", "--home", home_.string()},
+         .env = {{"PATH", kPath}, {"HOME", dir_.string()}},
+         .working_dir = TRAINYARD_SOURCE_DIR,
+         .log_path = (dir_ / "server.log").string()});
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    server_ = std::move(*p);
+    ASSERT_TRUE(Eventually([&] { return fs::exists(Kubeconfig()); }, std::chrono::seconds(30)))
+        << ReadFile(dir_ / "server.log");
+  }
+  // As a crash: SIGKILL, nothing cleaned up.
+  void KillServer() {
+    server_->Signal(SIGKILL);
+    server_->WaitFor(std::chrono::seconds(10));
+    server_.reset();
+  }
+
+  CommandResult Kubectl(std::vector<std::string> args,
+                        std::chrono::seconds timeout = std::chrono::seconds(60)) {
+    fs::path out = dir_ / ("kubectl-" + std::to_string(++commands_) + ".out");
+    Result<runtime::Process> p = StartKubectl(std::move(args), out);
+    if (!p.ok()) return {-1, p.status().ToString()};
+    std::optional<runtime::ExitStatus> status = p->WaitFor(timeout);
+    return {status ? status->exit_code : -1, ReadFile(out)};
+  }
+  Result<runtime::Process> StartKubectl(std::vector<std::string> args, const fs::path& out) {
+    std::vector<std::string> argv = {"kubectl", "--kubeconfig", Kubeconfig().string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return runtime::Process::Start({.argv = argv,
+                                    .env = {{"PATH", kPath}, {"HOME", dir_.string()}},
+                                    .working_dir = TRAINYARD_SOURCE_DIR,
+                                    .log_path = out.string()});
+  }
+  // A field of an object, through kubectl's jsonpath.
+  std::string Field(const std::string& object, const std::string& jsonpath) {
+    return Kubectl({"get", object, "-o", "jsonpath={" + jsonpath + "}"}).output;
+  }
+  std::string Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+    return (dir_ / name).string();
+  }
+  // Processes whose command line names this test's home: shims and
+  // replicas (the replicas' log and exit paths are under it).
+  int ProcessesUnderHome() {
+    int n = 0;
+    std::error_code ec;  // processes come and go while this looks
+    for (auto it = fs::directory_iterator("/proc", ec); !ec && it != fs::directory_iterator();
+         it.increment(ec)) {
+      std::string cmdline = ReadFile(it->path() / "cmdline");
+      if (cmdline.find(home_.string() + "/server/") != std::string::npos &&
+          ReadFile(it->path() / "stat").find(") Z") == std::string::npos) {
+        ++n;
+      }
+    }
+    return n;
+  }
+
+  fs::path dir_;
+  fs::path home_;
+  std::optional<runtime::Process> server_;
+  int commands_ = 0;
+};
+
+}  // namespace trainyard::cli::testing
