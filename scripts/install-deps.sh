@@ -5,12 +5,15 @@ set -euo pipefail
 
 packages=(
   build-essential make cmake ninja-build ccache pkg-config git
-  libfmt-dev libyaml-dev nlohmann-json3-dev libcli11-dev libsqlite3-dev
+  libfmt-dev libyaml-dev nlohmann-json3-dev libcli11-dev libsqlite3-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev clang-format
   # What the examples and their end-to-end tests train with.
   python3 python3-torch python3-sklearn python3-xgboost openmpi-bin python3-mpi4py
 )
+
+# kubectl, for the server's end-to-end tests: Debian's, unless one is there.
+command -v kubectl >/dev/null || packages+=(kubernetes-client)
 
 missing=()
 for p in "${packages[@]}"; do
