@@ -10,6 +10,9 @@ packages=(
   clang libclang-rt-14-dev clang-format
   # What the examples and their end-to-end tests train with.
   python3 python3-torch python3-sklearn python3-xgboost openmpi-bin python3-mpi4py
+  # The Kubernetes client users drive the server with, in its end-to-end
+  # test, and openssl for that test's certificate.
+  python3-kubernetes openssl
 )
 
 # kubectl, for the server's end-to-end tests: Debian's, unless one is there.

@@ -63,6 +63,8 @@ int main(int argc, char** argv) {
   server_cmd->add_option("--home", server.home, "As for run: the server keeps <home>/server/");
   server_cmd->add_option("--tls-cert", server.tls_cert, "Serve HTTPS with this certificate (PEM)");
   server_cmd->add_option("--tls-key", server.tls_key, "The certificate's private key (PEM)");
+  server_cmd->add_option("--token-file", server.token_file,
+                         "Require bearer tokens: lines of TOKEN USER NAMESPACES (or *)");
 
   try {
     app.parse(argc, argv);

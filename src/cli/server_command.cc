@@ -13,8 +13,10 @@
 #include "cli/run_command.h"
 #include "engine/engine.h"
 #include "runtime/local/log_file.h"
+#include "server/auth.h"
 #include "server/handler.h"
 #include "server/http_server.h"
+#include "server/metrics.h"
 
 namespace trainyard::cli {
 namespace {
@@ -82,11 +84,17 @@ class EngineBackend final : public server::Backend {
   std::string started_;
 };
 
-// A kubeconfig naming this server, written whole or not at all.
-Status WriteKubeconfig(const std::string& path, const std::string& url,
-                       const std::string& ca_file) {
+// A kubeconfig naming this server, written whole or not at all, readable
+// only by its owner when it holds a token.
+Status WriteKubeconfig(const std::string& path, const std::string& url, const std::string& ca_file,
+                       const std::string& token) {
   std::string cluster = fmt::format("    server: {}\n", url);
   if (!ca_file.empty()) cluster += fmt::format("    certificate-authority: {}\n", ca_file);
+  // Without credentials kubectl asks for a password over HTTPS; a server
+  // without --token-file takes any token, so one that says so will do.
+  std::string user = !token.empty()     ? fmt::format("{{token: {}}}", token)
+                     : !ca_file.empty() ? "{token: no-auth-configured}"
+                                        : "{}";
   std::string text = fmt::format(
       "apiVersion: v1\n"
       "kind: Config\n"
@@ -102,11 +110,13 @@ Status WriteKubeconfig(const std::string& path, const std::string& url,
       "current-context: trainyard\n"
       "users:\n"
       "- name: trainyard\n"
-      "  user: {{}}\n",
-      cluster);
+      "  user: {}\n",
+      cluster, user);
   std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp);
+    std::error_code ignored;  // a token in it: the owner only
+    fs::permissions(tmp, fs::perms::owner_read | fs::perms::owner_write, ignored);
     out << text;
     if (!out.flush()) return UnavailableError(fmt::format("cannot write {}", tmp));
   }
@@ -130,12 +140,16 @@ int RunServer(const ServerOptions& options) {
               << " is missing: replicas will die with the server instead of being adopted\n";
     shim.clear();
   }
+  server::Metrics metrics;
   Result<std::unique_ptr<engine::Engine>> created =
       engine::Engine::Create({.state_dir = home + "/server",
                               .working_dir = fs::current_path(ec).string(),
                               .base_env = BaseEnv(),
                               .exec_program = self,
-                              .shim = shim});
+                              .shim = shim,
+                              .on_reconcile = [&metrics](std::chrono::steady_clock::duration d) {
+                                metrics.ObserveReconcile(std::chrono::duration<double>(d).count());
+                              }});
   if (!created.ok()) {
     std::cerr << "trainyard server: " << created.status().message() << '\n';
     return 1;
@@ -144,9 +158,30 @@ int RunServer(const ServerOptions& options) {
   if (!engine.machine().gpu_note.empty()) {
     std::cerr << "warning: " << engine.machine().gpu_note << '\n';
   }
+  std::optional<server::Authorizer> auth;
+  if (!options.token_file.empty() && options.tls_cert.empty()) {
+    std::cerr << "trainyard server: --token-file needs --tls-cert and --tls-key: kubectl and "
+                 "client libraries send tokens only over HTTPS\n";
+    return 2;
+  }
+  if (!options.token_file.empty()) {
+    Result<server::Authorizer> loaded = server::Authorizer::Load(options.token_file);
+    if (!loaded.ok()) {
+      std::cerr << "trainyard server: " << loaded.status().message() << '\n';
+      return 1;
+    }
+    auth = std::move(*loaded);
+  }
   const Clock& clock = RealClock::Get();
   EngineBackend backend(engine, FormatRfc3339(clock.Now()));
-  server::ApiHandler handler(backend, clock);
+  server::ApiHandler handler(backend, clock, auth ? &*auth : nullptr, &metrics);
+  metrics.Seed(engine.store());
+  Result<store::WatchId> counted = engine.store().WatchCommitted(
+      0, [&metrics](const store::WatchEvent& e) { metrics.ObserveChange(e); });
+  if (!counted.ok()) {
+    std::cerr << "trainyard server: " << counted.status().message() << '\n';
+    return 1;
+  }
   server::HttpServer http(handler, {.address = options.address,
                                     .port = options.port,
                                     .tls_cert = options.tls_cert,
@@ -172,7 +207,8 @@ int RunServer(const ServerOptions& options) {
         fmt::format("{}://{}:{}", options.tls_cert.empty() ? "http" : "https",
                     options.address == "0.0.0.0" ? "127.0.0.1" : options.address, *port);
     std::string kubeconfig = home + "/kubeconfig";
-    if (made.ok()) made = WriteKubeconfig(kubeconfig, url, options.tls_cert);
+    std::string token = auth ? auth->AdminToken().value_or("") : "";
+    if (made.ok()) made = WriteKubeconfig(kubeconfig, url, options.tls_cert, token);
     if (!made.ok()) {
       std::cerr << "trainyard server: " << made.message() << '\n';
       engine.RequestStop();

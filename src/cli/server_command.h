@@ -16,6 +16,7 @@ struct ServerOptions {
   int port = 7443;  // 0: any free port (the kubeconfig says which)
   std::string tls_cert;
   std::string tls_key;
+  std::string token_file;  // set: bearer tokens, per namespace (server/auth.h)
 };
 
 int RunServer(const ServerOptions& options);

@@ -200,8 +200,10 @@ Status Engine::ProcessQueue() {
     store::ObjectKey key = queue_.front();
     queue_.erase(queue_.begin());
     queued_.erase(key.ToString());
+    auto start = std::chrono::steady_clock::now();  // a measurement, not a decision
     Result<controller::ReconcileResult> result =
         key.kind == "Job" ? batch_reconciler_->Reconcile(key) : reconciler_->Reconcile(key);
+    if (options_.on_reconcile) options_.on_reconcile(std::chrono::steady_clock::now() - start);
     if (!result.ok()) {
       int failures = ++failures_[key.ToString()];
       if (result.status().code() != StatusCode::kAborted) {

@@ -42,6 +42,8 @@ struct EngineOptions {
   std::optional<runtime::MachineFacts> machine;
   const Clock* clock = &RealClock::Get();
   Duration grace = std::chrono::seconds(10);  // for Stop()
+  // Told how long each reconcile took (for /metrics).
+  std::function<void(std::chrono::steady_clock::duration)> on_reconcile;
 };
 
 class Engine {

@@ -8,6 +8,8 @@
 #include "api/object.h"
 #include "api/validation.h"
 #include "api/yaml.h"
+#include "server/auth.h"
+#include "server/metrics.h"
 #include "server/selectors.h"
 #include "server/streams.h"
 #include "server/table.h"
@@ -91,6 +93,11 @@ std::string ApiRequest::Param(const std::string& name) const {
   return it == query.end() ? "" : it->second;
 }
 
+bool ApiRequest::Flag(const std::string& name) const {
+  std::string v = Param(name);
+  return v == "1" || v == "t" || v == "T" || v == "true" || v == "True" || v == "TRUE";
+}
+
 ApiResponse ErrorResponse(const ApiError& error) {
   ApiResponse response;
   response.code = error.code;
@@ -106,6 +113,20 @@ ApiResponse ApiHandler::Object(int code, const api::Json& object) const {
 }
 
 ApiResponse ApiHandler::Handle(const ApiRequest& request) {
+  auto start = std::chrono::steady_clock::now();  // a measurement, not a decision
+  ApiResponse response = Authorized(request);
+  if (metrics_ != nullptr) {
+    metrics_->ObserveRequest(
+        request, response.code,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return response;
+}
+
+ApiResponse ApiHandler::Authorized(const ApiRequest& request) {
+  if (auth_ != nullptr) {
+    if (std::optional<ApiError> denied = auth_->Check(request)) return ErrorResponse(*denied);
+  }
   try {
     return Dispatch(request);
   } catch (const std::exception& e) {
@@ -126,6 +147,12 @@ std::optional<ApiResponse> ApiHandler::Discovery(const ApiRequest& request) {
     ok.content_type = "text/plain";
     ok.body = "ok";
     return ok;
+  }
+  if (p == "/metrics" && metrics_ != nullptr) {
+    ApiResponse text;
+    text.content_type = "text/plain; version=0.0.4";
+    text.body = metrics_->Render(backend_.store());
+    return text;
   }
   if (p == "/version" || p == "/version/") return json(VersionDocument());
   if (p == "/api" || p == "/api/") return json(CoreVersionsDocument());
@@ -204,7 +231,7 @@ ApiResponse ApiHandler::Render(const ApiTarget& target, const ApiRequest& reques
 
 ApiResponse ApiHandler::Read(const ApiTarget& target, const ApiRequest& request) {
   const Resource& r = *target.resource;
-  if (request.Param("watch") == "true" || request.Param("watch") == "1") {
+  if (request.Flag("watch")) {
     return Watch(target, request);
   }
   Result<api::Json> object =
@@ -220,7 +247,7 @@ ApiResponse ApiHandler::Read(const ApiTarget& target, const ApiRequest& request)
 
 ApiResponse ApiHandler::List(const ApiTarget& target, const ApiRequest& request) {
   const Resource& r = *target.resource;
-  if (request.Param("watch") == "true" || request.Param("watch") == "1") {
+  if (request.Flag("watch")) {
     return Watch(target, request);
   }
   Result<Selector> labels = Selector::ParseLabels(request.Param("labelSelector"));

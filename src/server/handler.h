@@ -31,10 +31,13 @@ struct ApiRequest {
   std::multimap<std::string, std::string> query;
   std::string content_type;
   std::string accept;
+  std::string authorization;  // the Authorization header
   std::string body;
 
   // The first value of a query parameter, or "".
   std::string Param(const std::string& name) const;
+  // A boolean parameter, spelt as Go's ParseBool takes it (true, True, 1, t, ...).
+  bool Flag(const std::string& name) const;
 };
 
 // What a watch or a followed log sends after the response's headers.
@@ -54,9 +57,16 @@ struct ApiResponse {
   std::unique_ptr<ResponseStream> stream;  // set: sent after body, chunked
 };
 
+class Authorizer;
+class Metrics;
+
 class ApiHandler {
  public:
-  ApiHandler(Backend& backend, const Clock& clock) : backend_(backend), clock_(clock) {}
+  // `auth`: who may do what; null serves everyone (loopback by default).
+  // `metrics`: what /metrics shows, and where requests are counted.
+  ApiHandler(Backend& backend, const Clock& clock, const Authorizer* auth = nullptr,
+             Metrics* metrics = nullptr)
+      : backend_(backend), clock_(clock), auth_(auth), metrics_(metrics) {}
 
   // Never throws: a request it cannot make sense of gets a 4xx Status.
   ApiResponse Handle(const ApiRequest& request);
@@ -65,6 +75,7 @@ class ApiHandler {
   Status EnsureDefaultNamespace();
 
  private:
+  ApiResponse Authorized(const ApiRequest& request);
   ApiResponse Dispatch(const ApiRequest& request);
   std::optional<ApiResponse> Discovery(const ApiRequest& request);
   ApiResponse Read(const ApiTarget& target, const ApiRequest& request);
@@ -99,6 +110,8 @@ class ApiHandler {
 
   Backend& backend_;
   const Clock& clock_;
+  const Authorizer* auth_;
+  Metrics* metrics_;
 };
 
 ApiResponse ErrorResponse(const ApiError& error);

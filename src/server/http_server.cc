@@ -25,7 +25,9 @@ class ElasticPool final : public httplib::TaskQueue {
   void enqueue(std::function<void()> fn) override {
     std::lock_guard lock(mu_);
     tasks_.push_back(std::move(fn));
-    if (idle_ > 0 || threads_.size() >= max_) {
+    // Idle threads not yet woken count against the tasks already waiting:
+    // two connections arriving together must not both wait for one thread.
+    if (tasks_.size() <= idle_ || threads_.size() >= max_) {
       ready_.notify_one();
       return;
     }
@@ -73,6 +75,7 @@ ApiRequest ToApiRequest(const httplib::Request& req) {
                  .query = {req.params.begin(), req.params.end()},
                  .content_type = req.get_header_value("Content-Type"),
                  .accept = req.get_header_value("Accept"),
+                 .authorization = req.get_header_value("Authorization"),
                  .body = req.body};
   return out;
 }

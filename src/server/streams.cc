@@ -124,6 +124,10 @@ bool WatchStream::Next(std::string& out, Duration wait) {
     return false;
   }
   std::deque<store::WatchEvent> batch;
+  auto now = std::chrono::steady_clock::now();
+  if (options_.end_at && *options_.end_at - now < wait) {
+    wait = std::max(Duration::zero(), std::chrono::duration_cast<Duration>(*options_.end_at - now));
+  }
   {
     std::unique_lock lock(mu_);
     ready_.wait_for(lock, wait, [&] { return !events_.empty(); });
@@ -135,7 +139,7 @@ bool WatchStream::Next(std::string& out, Duration wait) {
     if (e.resource_version != 0 && e.resource_version <= since_) continue;
     out += Render(e);
   }
-  return true;
+  return !options_.end_at || std::chrono::steady_clock::now() < *options_.end_at;
 }
 
 void LogStream::SeekTail() {
@@ -198,32 +202,6 @@ bool LogStream::Next(std::string& out, Duration wait) {
   }
 }
 
-ApiResponse ApiHandler::Watch(const ApiTarget& target, const ApiRequest& request) {
-  Result<Selector> labels = Selector::ParseLabels(request.Param("labelSelector"));
-  if (!labels.ok())
-    return ErrorResponse(MakeApiError(400, "BadRequest", labels.status().message()));
-  Result<Selector> fields = Selector::ParseFields(request.Param("fieldSelector"));
-  if (!fields.ok())
-    return ErrorResponse(MakeApiError(400, "BadRequest", fields.status().message()));
-  if (target.resource->kind == "Node") {
-    return ErrorResponse(MakeApiError(405, "MethodNotAllowed", "nodes cannot be watched yet"));
-  }
-  std::string include = request.Param("includeObject");
-  auto stream = std::make_unique<WatchStream>(
-      backend_.store(), WatchOptions{.target = target,
-                                     .labels = std::move(*labels),
-                                     .fields = std::move(*fields),
-                                     .table = WantsTable(request.accept),
-                                     .include_object = include.empty() ? "Metadata" : include,
-                                     .clock = &clock_});
-  if (Status s = stream->Start(request.Param("resourceVersion")); !s.ok()) {
-    return ErrorResponse(ApiErrorOf(s));
-  }
-  ApiResponse response;
-  response.stream = std::move(stream);
-  return response;
-}
-
 namespace {
 
 std::optional<int64_t> IntParam(const ApiRequest& request, const std::string& name) {
@@ -239,6 +217,38 @@ std::optional<int64_t> IntParam(const ApiRequest& request, const std::string& na
 }
 
 }  // namespace
+
+ApiResponse ApiHandler::Watch(const ApiTarget& target, const ApiRequest& request) {
+  Result<Selector> labels = Selector::ParseLabels(request.Param("labelSelector"));
+  if (!labels.ok())
+    return ErrorResponse(MakeApiError(400, "BadRequest", labels.status().message()));
+  Result<Selector> fields = Selector::ParseFields(request.Param("fieldSelector"));
+  if (!fields.ok())
+    return ErrorResponse(MakeApiError(400, "BadRequest", fields.status().message()));
+  if (target.resource->kind == "Node") {
+    return ErrorResponse(MakeApiError(405, "MethodNotAllowed", "nodes cannot be watched yet"));
+  }
+  std::string include = request.Param("includeObject");
+  std::optional<std::chrono::steady_clock::time_point> end_at;
+  if (std::optional<int64_t> timeout = IntParam(request, "timeoutSeconds");
+      timeout && *timeout > 0) {
+    end_at = std::chrono::steady_clock::now() + std::chrono::seconds(*timeout);
+  }
+  auto stream = std::make_unique<WatchStream>(
+      backend_.store(), WatchOptions{.target = target,
+                                     .labels = std::move(*labels),
+                                     .fields = std::move(*fields),
+                                     .table = WantsTable(request.accept),
+                                     .include_object = include.empty() ? "Metadata" : include,
+                                     .clock = &clock_,
+                                     .end_at = end_at});
+  if (Status s = stream->Start(request.Param("resourceVersion")); !s.ok()) {
+    return ErrorResponse(ApiErrorOf(s));
+  }
+  ApiResponse response;
+  response.stream = std::move(stream);
+  return response;
+}
 
 ApiResponse ApiHandler::Logs(const ApiTarget& target, const ApiRequest& request) {
   const Resource& r = *target.resource;
@@ -268,8 +278,8 @@ ApiResponse ApiHandler::Logs(const ApiTarget& target, const ApiRequest& request)
   LogOptions options{.namespace_ = target.namespace_,
                      .pod = target.name,
                      .container = container,
-                     .previous = request.Param("previous") == "true",
-                     .follow = request.Param("follow") == "true",
+                     .previous = request.Flag("previous"),
+                     .follow = request.Flag("follow"),
                      .tail_lines = IntParam(request, "tailLines"),
                      .limit_bytes = IntParam(request, "limitBytes")};
   if (options.tail_lines == -1 || options.limit_bytes == -1) {

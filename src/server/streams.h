@@ -22,6 +22,8 @@ struct WatchOptions {
   bool table = false;
   std::string include_object = "Metadata";
   const Clock* clock = nullptr;
+  // timeoutSeconds: the watch ends after it, as Kubernetes ends it.
+  std::optional<std::chrono::steady_clock::time_point> end_at;
 };
 
 class WatchStream final : public ResponseStream {

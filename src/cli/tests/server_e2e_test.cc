@@ -64,7 +64,8 @@ TEST_F(ServerE2eTest, KubectlAppliesWatchesFollowsDescribesSuspendsAndDeletes) {
   fs::path watched = dir_ / "watch.out";
   Result<runtime::Process> watch = StartKubectl({"get", "pytorchjobs", "-w"}, watched);
   ASSERT_TRUE(watch.ok());
-  ASSERT_TRUE(Eventually([&] { return Field("pod/pytorch-digits-master-0", ".status.phase") == "Running"; }));
+  ASSERT_TRUE(Eventually(
+      [&] { return Field("pod/pytorch-digits-master-0", ".status.phase") == "Running"; }));
   // Followed to the end of the run, while it trains.
   CommandResult logs = Kubectl({"logs", "-f", "pytorch-digits-master-0"});
   EXPECT_EQ(logs.exit_code, 0);
@@ -80,17 +81,21 @@ TEST_F(ServerE2eTest, KubectlAppliesWatchesFollowsDescribesSuspendsAndDeletes) {
 
   // Suspend and resume, as upstream documents it: a merge patch of runPolicy.suspend.
   ASSERT_EQ(Kubectl({"apply", "-f", Write("sleeper.yaml", kSleeper)}).exit_code, 0);
-  ASSERT_TRUE(Eventually([&] { return Field("pod/sleeper-master-0", ".status.phase") == "Running"; }));
+  ASSERT_TRUE(
+      Eventually([&] { return Field("pod/sleeper-master-0", ".status.phase") == "Running"; }));
   CommandResult suspended = Kubectl({"patch", "pytorchjob", "sleeper", "--type", "merge", "-p",
                                      R"({"spec":{"runPolicy":{"suspend":true}}})"});
   ASSERT_EQ(suspended.exit_code, 0) << suspended.output;
-  ASSERT_TRUE(Eventually([&] { return Kubectl({"get", "pods", "-o", "name"}).output.find("sleeper") == std::string::npos; }));
+  ASSERT_TRUE(Eventually([&] {
+    return Kubectl({"get", "pods", "-o", "name"}).output.find("sleeper") == std::string::npos;
+  }));
   EXPECT_EQ(Field("pytorchjob/sleeper", ".status.conditions[-1:].type"), "Suspended");
   ASSERT_EQ(Kubectl({"patch", "pytorchjob", "sleeper", "--type", "merge", "-p",
                      R"({"spec":{"runPolicy":{"suspend":false}}})"})
                 .exit_code,
             0);
-  ASSERT_TRUE(Eventually([&] { return Field("pod/sleeper-master-0", ".status.phase") == "Running"; }));
+  ASSERT_TRUE(
+      Eventually([&] { return Field("pod/sleeper-master-0", ".status.phase") == "Running"; }));
 
   // A bad manifest is refused with the field at fault, and nothing is made.
   CommandResult bad = Kubectl({"apply", "-f", Write("bad.yaml", R"(
@@ -115,6 +120,48 @@ spec:
   watch->Stop(std::chrono::seconds(1));
 }
 
+// Debian's python3-kubernetes client: CustomObjectsApi create, list, watch
+// and delete, CoreV1Api pods and logs (tests/python/kube_client_check.py).
+TEST_F(ServerE2eTest, ThePythonKubernetesClientCreatesListsWatchesAndDeletes) {
+  if (!PythonHas("kubernetes")) GTEST_SKIP() << "needs python3-kubernetes";
+  StartServer();
+  Result<runtime::Process> check = runtime::Process::Start(
+      {.argv = {"/usr/bin/python3", "tests/python/kube_client_check.py", Kubeconfig().string()},
+       .env = {{"PATH", kPath}, {"HOME", dir_.string()}},
+       .working_dir = TRAINYARD_SOURCE_DIR,
+       .log_path = (dir_ / "python.out").string()});
+  ASSERT_TRUE(check.ok()) << check.status().ToString();
+  std::optional<runtime::ExitStatus> status = check->WaitFor(std::chrono::seconds(120));
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(status->exit_code, 0) << ReadFile(dir_ / "python.out");
+  EXPECT_THAT(ReadFile(dir_ / "python.out"), HasSubstr("every step as expected"));
+}
+
+// HTTPS and a token file: no token, no access; a namespace's token, only
+// there. (kubectl sends tokens only over HTTPS.)
+TEST_F(ServerE2eTest, WithATokenFileKubectlNeedsATokenForItsNamespace) {
+  if (system("command -v openssl >/dev/null") != 0) GTEST_SKIP() << "needs openssl";
+  std::string cert = (dir_ / "cert.pem").string();
+  std::string key = (dir_ / "key.pem").string();
+  ASSERT_EQ(system(("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=trainyard "
+                    "-addext subjectAltName=IP:127.0.0.1 -keyout " +
+                    key + " -out " + cert + " 2>/dev/null")
+                       .c_str()),
+            0);
+  std::string tokens = Write("tokens", "ops-token-0001 ops *\nteam-token-01 alice team-a\n");
+  StartServer({"--tls-cert", cert, "--tls-key", key, "--token-file", tokens});
+  EXPECT_THAT(ReadFile(Kubeconfig()), HasSubstr("server: https://127.0.0.1:"));
+  // The kubeconfig carries the token that may do anything.
+  EXPECT_EQ(Kubectl({"create", "namespace", "team-a"}).exit_code, 0);
+  CommandResult anonymous = Kubectl({"get", "pods", "--token", "wrong-token-00"});
+  EXPECT_NE(anonymous.exit_code, 0);
+  EXPECT_THAT(anonymous.output, HasSubstr("provide credentials"));
+  EXPECT_EQ(Kubectl({"get", "pods", "-n", "team-a", "--token", "team-token-01"}).exit_code, 0);
+  CommandResult elsewhere = Kubectl({"get", "pods", "-n", "default", "--token", "team-token-01"});
+  EXPECT_NE(elsewhere.exit_code, 0);
+  EXPECT_THAT(elsewhere.output, HasSubstr("User \"alice\" cannot list resource \"pods\""));
+}
+
 // What each job ended as and logged: compared between a run without
 // crashes and one whose server is killed again and again.
 struct Outcome {
@@ -133,12 +180,13 @@ class ServerCrashTest : public ServerFixture {
  protected:
   void Submit(const std::string& mark) {
     ASSERT_EQ(Kubectl({"apply", "-f", "examples/pytorch-digits.yaml"}).exit_code, 0);
-    ASSERT_EQ(Kubectl({"apply", "-f", Write("counter.yaml", Format(kRestartingJob, mark))}).exit_code, 0);
+    ASSERT_EQ(
+        Kubectl({"apply", "-f", Write("counter.yaml", Format(kRestartingJob, mark))}).exit_code, 0);
   }
   bool BothFinished() {
-    std::string states = Kubectl({"get", "pytorchjobs", "-o",
-                                  "jsonpath={.items[*].status.conditions[-1:].type}"})
-                             .output;
+    std::string states =
+        Kubectl({"get", "pytorchjobs", "-o", "jsonpath={.items[*].status.conditions[-1:].type}"})
+            .output;
     return states == "Succeeded Succeeded" || states.find("Failed") != std::string::npos;
   }
   Outcome Collect() {

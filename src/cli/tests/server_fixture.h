@@ -72,13 +72,16 @@ class ServerFixture : public ::testing::Test {
   fs::path Kubeconfig() const { return home_ / "kubeconfig"; }
 
   // Starts the server and waits until it serves (it writes the kubeconfig).
-  void StartServer() {
+  void StartServer(const std::vector<std::string>& flags = {}) {
     fs::remove(Kubeconfig());
-    Result<runtime::Process> p = runtime::Process::Start(
-        {.argv = {TRAINYARD_BINARY, "server", "--port", "0", "--home", home_.string()},
-         .env = {{"PATH", kPath}, {"HOME", dir_.string()}},
-         .working_dir = TRAINYARD_SOURCE_DIR,
-         .log_path = (dir_ / "server.log").string()});
+    std::vector<std::string> argv = {TRAINYARD_BINARY, "server",      "--port", "0",
+                                     "--home",         home_.string()};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    Result<runtime::Process> p =
+        runtime::Process::Start({.argv = argv,
+                                 .env = {{"PATH", kPath}, {"HOME", dir_.string()}},
+                                 .working_dir = TRAINYARD_SOURCE_DIR,
+                                 .log_path = (dir_ / "server.log").string()});
     ASSERT_TRUE(p.ok()) << p.status().ToString();
     server_ = std::move(*p);
     ASSERT_TRUE(Eventually([&] { return fs::exists(Kubeconfig()); }, std::chrono::seconds(30)))

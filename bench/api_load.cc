@@ -1,0 +1,140 @@
+// A bounded load test of `trainyard server` on loopback: CLIENTS threads,
+// each with its own keep-alive connection, create, get and list ConfigMaps
+// (every create is a durable write), while WATCHERS watch ConfigMaps. Prints
+// the latency of each kind of request (p50, p99), the throughput, and
+// whether every watcher saw every create.
+//
+//   api_load URL [CLIENTS=200] [WATCHERS=50] [REQUESTS_PER_CLIENT=30]
+//
+// The server must be running (trainyard server --port 0; URL from the
+// kubeconfig it writes). Stops by itself.
+#include <httplib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Samples {
+  std::mutex mu;
+  std::map<std::string, std::vector<double>> ms;  // by request kind
+  std::atomic<int> errors{0};
+  void Add(const std::string& kind, Clock::time_point start) {
+    double d = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    std::lock_guard lock(mu);
+    ms[kind].push_back(d);
+  }
+};
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: api_load URL [CLIENTS] [WATCHERS] [REQUESTS_PER_CLIENT]\n");
+    return 2;
+  }
+  std::string url = argv[1];
+  int clients = argc > 2 ? std::atoi(argv[2]) : 200;
+  int watchers = argc > 3 ? std::atoi(argv[3]) : 50;
+  int per_client = argc > 4 ? std::atoi(argv[4]) : 30;
+  const std::string ns = "/api/v1/namespaces/default/configmaps";
+
+  // Watchers first, each counting the ADDED events it sees.
+  std::atomic<int> watching{0};
+  std::vector<std::atomic<int>> added(static_cast<size_t>(watchers));
+  std::atomic<bool> done{false};
+  std::vector<std::thread> watch_threads;
+  for (int w = 0; w < watchers; ++w) {
+    watch_threads.emplace_back([&, w] {
+      httplib::Client cli(url);
+      cli.set_read_timeout(std::chrono::seconds(2));
+      while (!done) {
+        ++watching;
+        // From now: on a fresh server, only this run's creates.
+        cli.Get(ns + "?watch=true", [&](const char* data, size_t n) {
+          std::string_view chunk(data, n);
+          for (size_t at = 0; (at = chunk.find("\"ADDED\"", at)) != std::string_view::npos; ++at) {
+            ++added[static_cast<size_t>(w)];
+          }
+          return !done;
+        });
+        --watching;
+        break;  // one watch for the whole run
+      }
+    });
+  }
+  while (watching < watchers) std::this_thread::yield();
+
+  Samples samples;
+  auto start = Clock::now();
+  std::vector<std::thread> threads;
+  for (int c = 0; c < clients; ++c) {
+    threads.emplace_back([&, c] {
+      httplib::Client cli(url);
+      cli.set_keep_alive(true);
+      for (int i = 0; i < per_client; ++i) {
+        std::string name = "load-" + std::to_string(c) + "-" + std::to_string(i);
+        auto t = Clock::now();
+        std::string body = R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":")" +
+                           name + R"("},"data":{"i":")" + std::to_string(i) + R"("}})";
+        auto created = cli.Post(ns, body, "application/json");
+        if (!created || created->status != 201) ++samples.errors;
+        samples.Add("create", t);
+        t = Clock::now();
+        auto got = cli.Get(ns + "/" + name);
+        if (!got || got->status != 200) ++samples.errors;
+        samples.Add("get", t);
+        if (i % 10 == 0) {
+          t = Clock::now();
+          auto listed = cli.Get(ns + "?labelSelector=none");
+          if (!listed || listed->status != 200) ++samples.errors;
+          samples.Add("list", t);
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  // Every watcher sees every create, within a deadline.
+  int64_t creates = static_cast<int64_t>(clients) * per_client;
+  auto deadline = Clock::now() + std::chrono::seconds(30);
+  auto all_seen = [&] {
+    for (auto& a : added) {
+      if (a < creates) return false;
+    }
+    return true;
+  };
+  while (!all_seen() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  done = true;
+  for (std::thread& t : watch_threads) t.join();
+
+  size_t total = 0;
+  for (auto& [kind, v] : samples.ms) total += v.size();
+  std::printf("%d clients, %d watchers, %zu requests in %.2f s: %.0f requests/s, %d errors\n",
+              clients, watchers, total, seconds, static_cast<double>(total) / seconds,
+              samples.errors.load());
+  for (auto& [kind, v] : samples.ms) {
+    std::printf("  %-6s n=%-6zu p50 %.2f ms  p99 %.2f ms\n", kind.c_str(), v.size(),
+                Percentile(v, 0.5), Percentile(v, 0.99));
+  }
+  int complete = 0;
+  for (auto& a : added) complete += a >= creates ? 1 : 0;
+  std::printf("  watchers that saw all %lld creates: %d of %d\n", static_cast<long long>(creates),
+              complete, watchers);
+  return samples.errors == 0 && complete == watchers ? 0 : 1;
+}

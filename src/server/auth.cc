@@ -1,0 +1,130 @@
+#include "server/auth.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "server/api_path.h"
+
+namespace trainyard::server {
+namespace {
+
+// Compares without stopping at the first difference, so the time taken
+// says nothing about how much of a guess was right.
+bool SameToken(const std::string& a, const std::string& b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
+  }
+  return diff == 0;
+}
+
+bool IsPublic(const std::string& path) {
+  return path == "/healthz" || path == "/readyz" || path == "/livez" || path == "/version";
+}
+
+bool Reads(const std::string& method) { return method == "GET"; }
+
+// The Kubernetes verb a request is, for messages.
+std::string Verb(const ApiRequest& request, const ApiTarget& target) {
+  if (request.method == "GET") {
+    if (request.Flag("watch")) return "watch";
+    return target.name.empty() ? "list" : "get";
+  }
+  if (request.method == "POST") return "create";
+  if (request.method == "PUT") return "update";
+  return request.method == "PATCH" ? "patch" : "delete";
+}
+
+}  // namespace
+
+Result<Authorizer> Authorizer::Load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return InvalidArgumentError(fmt::format("cannot read the token file {}", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  Result<Authorizer> parsed = Parse(text.str());
+  if (!parsed.ok()) {
+    return InvalidArgumentError(fmt::format("{}: {}", path, parsed.status().message()));
+  }
+  return parsed;
+}
+
+Result<Authorizer> Authorizer::Parse(const std::string& text) {
+  Authorizer auth;
+  std::istringstream lines(text);
+  std::string line;
+  int number = 0;
+  while (std::getline(lines, line)) {
+    ++number;
+    std::istringstream fields(line);
+    Entry e;
+    std::string namespaces, extra;
+    if (!(fields >> e.token) || e.token.starts_with('#')) continue;
+    if (!(fields >> e.user >> namespaces) || (fields >> extra)) {
+      return InvalidArgumentError(
+          fmt::format("line {}: want TOKEN USER NAMESPACES (comma-separated, or *)", number));
+    }
+    std::stringstream list(namespaces);
+    for (std::string ns; std::getline(list, ns, ',');) {
+      if (!ns.empty()) e.namespaces.push_back(ns);
+    }
+    if (e.token.size() < 8) {
+      return InvalidArgumentError(fmt::format("line {}: a token needs 8 characters at least", number));
+    }
+    auth.entries_.push_back(std::move(e));
+  }
+  if (auth.entries_.empty()) return InvalidArgumentError("no tokens: nobody could use the server");
+  return auth;
+}
+
+const Authorizer::Entry* Authorizer::Find(const std::string& token) const {
+  const Entry* found = nullptr;
+  for (const Entry& e : entries_) {
+    if (SameToken(e.token, token)) found = &e;
+  }
+  return found;
+}
+
+std::optional<std::string> Authorizer::AdminToken() const {
+  for (const Entry& e : entries_) {
+    if (e.namespaces == std::vector<std::string>{"*"}) return e.token;
+  }
+  return std::nullopt;
+}
+
+std::optional<ApiError> Authorizer::Check(const ApiRequest& request) const {
+  if (IsPublic(request.path)) return std::nullopt;
+  const std::string prefix = "Bearer ";
+  const Entry* who = request.authorization.starts_with(prefix)
+                         ? Find(request.authorization.substr(prefix.size()))
+                         : nullptr;
+  if (who == nullptr) return MakeApiError(401, "Unauthorized", "Unauthorized");
+  bool all = std::find(who->namespaces.begin(), who->namespaces.end(), "*") != who->namespaces.end();
+  if (all) return std::nullopt;
+  Result<ApiTarget> target = ParseApiPath(request.path);
+  if (!target.ok()) {
+    // Discovery documents are for every user; nothing else is served.
+    return Reads(request.method) ? std::nullopt
+                                 : std::optional(MakeApiError(403, "Forbidden", "Forbidden"));
+  }
+  const Resource& r = *target->resource;
+  bool mine = std::find(who->namespaces.begin(), who->namespaces.end(), target->namespace_) !=
+              who->namespaces.end();
+  // Cluster-wide things (namespaces, nodes) may be read; a namespace's
+  // objects only by those given it.
+  if (r.namespaced ? mine : Reads(request.method)) return std::nullopt;
+  std::string where = r.namespaced ? (target->namespace_.empty()
+                                          ? " at the cluster scope"
+                                          : fmt::format(" in the namespace \"{}\"", target->namespace_))
+                                   : " at the cluster scope";
+  return MakeApiError(403, "Forbidden",
+                      fmt::format("{} is forbidden: User \"{}\" cannot {} resource \"{}\" in API "
+                                  "group \"{}\"{}",
+                                  r.Qualified(), who->user, Verb(request, *target),
+                                  r.plural, r.group, where));
+}
+
+}  // namespace trainyard::server

@@ -1,0 +1,180 @@
+#include "server/metrics.h"
+
+#include <fmt/format.h>
+
+#include "api/kinds.h"
+#include "server/api_path.h"
+#include "server/handler.h"
+
+namespace trainyard::server {
+namespace {
+
+// Upstream's framework label for each kind.
+std::string Framework(const std::string& kind) {
+  if (kind == "PyTorchJob") return "pytorch";
+  if (kind == "TFJob") return "tensorflow";
+  if (kind == "XGBoostJob") return "xgboost";
+  if (kind == "MPIJob") return "mpi";
+  if (kind == "PaddleJob") return "paddle";
+  if (kind == "JAXJob") return "jax";
+  return "";
+}
+
+std::string LastCondition(const api::Json& job) {
+  auto status = job.find("status");
+  if (status == job.end() || !status->is_object()) return "";
+  auto conditions = status->find("conditions");
+  if (conditions == status->end() || !conditions->is_array() || conditions->empty()) return "";
+  const api::Json& last = conditions->back();
+  return last.is_object() ? last.value("type", "") : "";
+}
+
+std::string Meta(const api::Json& object, const char* field) {
+  auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return "";
+  return meta->value(field, "");
+}
+
+std::string Escape(const std::string& value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+std::string Verb(const ApiRequest& request, const ApiTarget* target) {
+  if (request.method == "GET") {
+    if (request.Flag("watch")) return "WATCH";
+    return target != nullptr && target->name.empty() ? "LIST" : "GET";
+  }
+  return request.method;
+}
+
+}  // namespace
+
+void Histogram::Observe(double seconds) {
+  for (size_t i = 0; i < kBounds.size(); ++i) {
+    if (seconds <= kBounds[i]) ++buckets_[i];
+  }
+  ++count_;
+  sum_ += seconds;
+}
+
+std::string Histogram::Render(const std::string& name, const std::string& labels) const {
+  std::string out;
+  for (size_t i = 0; i < kBounds.size(); ++i) {
+    out += fmt::format("{}_bucket{{{}le=\"{}\"}} {}\n", name, labels, kBounds[i], buckets_[i]);
+  }
+  out += fmt::format("{}_bucket{{{}le=\"+Inf\"}} {}\n", name, labels, count_);
+  std::string bare = labels.empty() ? "" : "{" + labels.substr(0, labels.size() - 1) + "}";
+  out += fmt::format("{}_sum{} {}\n{}_count{} {}\n", name, bare, sum_, name, bare, count_);
+  return out;
+}
+
+void Metrics::Seed(store::SqliteStore& store) {
+  std::lock_guard lock(mu_);
+  for (const api::KindInfo& info : api::AllKinds()) {
+    (void)store.Scan(std::string(info.name), "", [&](const api::Json& job) {
+      job_state_[Meta(job, "uid")] = LastCondition(job);
+    });
+  }
+}
+
+void Metrics::ObserveChange(const store::WatchEvent& event) {
+  std::string framework = Framework(event.object.value("kind", ""));
+  if (framework.empty()) return;
+  std::pair<std::string, std::string> labels{Meta(event.object, "namespace"), framework};
+  std::string uid = Meta(event.object, "uid");
+  std::lock_guard lock(mu_);
+  if (event.type == store::EventType::kAdded) ++job_counters_["created"][labels];
+  if (event.type == store::EventType::kDeleted) {
+    ++job_counters_["deleted"][labels];
+    job_state_.erase(uid);
+    return;
+  }
+  std::string now = LastCondition(event.object);
+  std::string& before = job_state_[uid];
+  if (now == before) return;
+  before = now;
+  if (now == "Succeeded") ++job_counters_["successful"][labels];
+  if (now == "Failed") ++job_counters_["failed"][labels];
+  if (now == "Restarting") ++job_counters_["restarted"][labels];
+}
+
+void Metrics::ObserveReconcile(double seconds) {
+  std::lock_guard lock(mu_);
+  reconcile_.Observe(seconds);
+}
+
+void Metrics::ObserveRequest(const ApiRequest& request, int code, double seconds) {
+  Result<ApiTarget> target = ParseApiPath(request.path);
+  std::string resource = target.ok() ? target->resource->plural : "";
+  if (target.ok() && !target->subresource.empty()) resource += "/" + target->subresource;
+  std::string verb = Verb(request, target.ok() ? &*target : nullptr);
+  std::lock_guard lock(mu_);
+  ++requests_[{verb, resource, code}];
+  request_latency_[{verb, resource}].Observe(seconds);
+}
+
+std::string Metrics::Render(store::SqliteStore& store) const {
+  // Gauges, from what the store holds now.
+  int64_t running = 0;
+  (void)store.Scan("Pod", "", [&](const api::Json& pod) {
+    auto status = pod.find("status");
+    running += status != pod.end() && status->is_object() && status->value("phase", "") == "Running";
+  });
+  int64_t waiting = 0;
+  for (const api::KindInfo& info : api::AllKinds()) {
+    (void)store.Scan(std::string(info.name), "", [&](const api::Json& job) {
+      std::string state = LastCondition(job);
+      waiting += state.empty() || state == "Created";
+    });
+  }
+  std::lock_guard lock(mu_);
+  std::string out;
+  for (const char* counter : {"created", "deleted", "successful", "failed", "restarted"}) {
+    std::string name = fmt::format("training_operator_jobs_{}_total", counter);
+    out += fmt::format("# HELP {} Counts number of jobs {}\n# TYPE {} counter\n", name, counter,
+                       name);
+    auto it = job_counters_.find(counter);
+    if (it == job_counters_.end()) continue;
+    for (const auto& [labels, n] : it->second) {
+      out += fmt::format("{}{{framework=\"{}\",job_namespace=\"{}\"}} {}\n", name,
+                         Escape(labels.second), Escape(labels.first), n);
+    }
+  }
+  out += fmt::format(
+      "# HELP trainyard_running_replicas Replica processes running now\n"
+      "# TYPE trainyard_running_replicas gauge\ntrainyard_running_replicas {}\n"
+      "# HELP trainyard_queue_depth Jobs created and not yet running\n"
+      "# TYPE trainyard_queue_depth gauge\ntrainyard_queue_depth {}\n",
+      running, waiting);
+  out +=
+      "# HELP trainyard_reconcile_duration_seconds Time to reconcile one job\n"
+      "# TYPE trainyard_reconcile_duration_seconds histogram\n";
+  out += reconcile_.Render("trainyard_reconcile_duration_seconds", "");
+  out +=
+      "# HELP trainyard_apiserver_request_total API requests by verb, resource and code\n"
+      "# TYPE trainyard_apiserver_request_total counter\n";
+  for (const auto& [key, n] : requests_) {
+    const auto& [verb, resource, code] = key;
+    out += fmt::format("trainyard_apiserver_request_total{{code=\"{}\",resource=\"{}\",verb=\"{}\"}} {}\n",
+                       code, Escape(resource), verb, n);
+  }
+  out +=
+      "# HELP trainyard_apiserver_request_duration_seconds API request latency by verb and "
+      "resource\n# TYPE trainyard_apiserver_request_duration_seconds histogram\n";
+  for (const auto& [key, histogram] : request_latency_) {
+    out += histogram.Render("trainyard_apiserver_request_duration_seconds",
+                            fmt::format("resource=\"{}\",verb=\"{}\",", Escape(key.second), key.first));
+  }
+  return out;
+}
+
+}  // namespace trainyard::server

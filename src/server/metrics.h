@@ -1,0 +1,60 @@
+// /metrics in Prometheus' text format: upstream's job counters
+// (training_operator_jobs_{created,deleted,successful,failed,restarted}_total
+// by job_namespace and framework), replicas running and jobs waiting now,
+// how long reconciles take, and API requests by verb, resource and code
+// with their latency. Thread-safe: HTTP threads and the control loop report
+// to it.
+#pragma once
+
+#include <array>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+#include "store/object_store.h"
+#include "store/sqlite_store.h"
+
+namespace trainyard::server {
+
+struct ApiRequest;
+
+class Histogram {
+ public:
+  static constexpr std::array<double, 12> kBounds = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                                     0.05,   0.1,   0.25,   0.5,   1,    2.5};
+  void Observe(double seconds);
+  // The _bucket, _sum and _count lines, with `labels` ("" or `a="b",`).
+  std::string Render(const std::string& name, const std::string& labels) const;
+
+ private:
+  std::array<uint64_t, kBounds.size()> buckets_{};
+  uint64_t count_ = 0;
+  double sum_ = 0;
+};
+
+class Metrics {
+ public:
+  // Jobs already finished when the server starts are not counted again.
+  void Seed(store::SqliteStore& store);
+  // A committed store change: jobs created, deleted, and reaching
+  // Succeeded, Failed or Restarting.
+  void ObserveChange(const store::WatchEvent& event);
+  void ObserveReconcile(double seconds);
+  void ObserveRequest(const ApiRequest& request, int code, double seconds);
+  // Everything, with the gauges read from the store now.
+  std::string Render(store::SqliteStore& store) const;
+
+ private:
+  // (namespace, framework) -> count, per counter.
+  using Counts = std::map<std::pair<std::string, std::string>, uint64_t>;
+  mutable std::mutex mu_;
+  std::map<std::string, Counts> job_counters_;   // "created", ...: guarded by mu_
+  std::map<std::string, std::string> job_state_;  // uid -> last condition: guarded by mu_
+  Histogram reconcile_;                           // guarded by mu_
+  // (verb, resource, code) and (verb, resource): guarded by mu_
+  std::map<std::tuple<std::string, std::string, int>, uint64_t> requests_;
+  std::map<std::pair<std::string, std::string>, Histogram> request_latency_;
+};
+
+}  // namespace trainyard::server
