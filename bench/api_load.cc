@@ -90,8 +90,8 @@ int main(int argc, char** argv) {
       for (int i = 0; i < per_client; ++i) {
         std::string name = "load-" + std::to_string(c) + "-" + std::to_string(i);
         auto t = Clock::now();
-        std::string body = R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":")" +
-                           name + R"("},"data":{"i":")" + std::to_string(i) + R"("}})";
+        std::string body = R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":")" + name +
+                           R"("},"data":{"i":")" + std::to_string(i) + R"("}})";
         auto created = cli.Post(ns, body, "application/json");
         if (!created || created->status != 201) ++samples.errors;
         samples.Add("create", t);
@@ -119,7 +119,8 @@ int main(int argc, char** argv) {
     }
     return true;
   };
-  while (!all_seen() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  while (!all_seen() && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   done = true;
   for (std::thread& t : watch_threads) t.join();
 

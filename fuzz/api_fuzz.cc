@@ -70,16 +70,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzBackend backend(clock);
   server::ApiHandler handler(backend, clock);
   if (!handler.EnsureDefaultNamespace().ok()) return 0;
-  server::ApiRequest request{
-      .method = std::string(method),
-      .path = std::string(target.substr(0, question)),
-      .query = question == std::string_view::npos ? std::multimap<std::string, std::string>()
-                                                  : Query(target.substr(question + 1)),
-      .content_type = std::string(content_type),
-      .accept = content_type.find("Table") != std::string_view::npos
-                    ? "application/json;as=Table;v=v1;g=meta.k8s.io"
-                    : "application/json",
-      .body = std::string(rest)};
+  server::ApiRequest request{.method = std::string(method),
+                             .path = std::string(target.substr(0, question)),
+                             .query = question == std::string_view::npos
+                                          ? std::multimap<std::string, std::string>()
+                                          : Query(target.substr(question + 1)),
+                             .content_type = std::string(content_type),
+                             .accept = content_type.find("Table") != std::string_view::npos
+                                           ? "application/json;as=Table;v=v1;g=meta.k8s.io"
+                                           : "application/json",
+                             .body = std::string(rest)};
   server::ApiResponse response = handler.Handle(request);
   if (response.code < 200 || response.code >= 600) __builtin_trap();
   if (response.stream) {

@@ -105,6 +105,7 @@ Status Engine::QueueEveryJob() {
 }
 
 Engine::~Engine() {
+  CloseInbox(UnavailableError("the engine is gone"));
   (void)CommitOpenGroup();
   node_.reset();  // kills what still runs
   for (int fd : wake_pipe_) {

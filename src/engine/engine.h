@@ -60,7 +60,8 @@ class Engine {
   // runs; returns once what it wrote is durable (the group is committed
   // before any caller hears back). Calls that arrive together share one
   // commit. For API servers: their threads never write the store directly.
-  // UNAVAILABLE when Run() is not running or stops first.
+  // A call made before Run() starts waits for it; UNAVAILABLE once Run()
+  // has stopped (or the engine is destroyed) without running it.
   using Write = std::function<Result<api::Json>(store::ObjectStore&)>;
   Result<api::Json> Execute(Write write);
 
@@ -120,7 +121,7 @@ class Engine {
   };
   std::mutex inbox_mu_;
   std::vector<Call> inbox_;  // guarded by inbox_mu_
-  bool accepting_ = false;   // guarded by inbox_mu_: Run() is running
+  bool accepting_ = true;    // guarded by inbox_mu_: Run() has not stopped
 
   // Owned by the loop thread (the store calls OnEvent in the writing
   // thread, which is the loop thread too).

@@ -72,7 +72,8 @@ Result<Authorizer> Authorizer::Parse(const std::string& text) {
       if (!ns.empty()) e.namespaces.push_back(ns);
     }
     if (e.token.size() < 8) {
-      return InvalidArgumentError(fmt::format("line {}: a token needs 8 characters at least", number));
+      return InvalidArgumentError(
+          fmt::format("line {}: a token needs 8 characters at least", number));
     }
     auth.entries_.push_back(std::move(e));
   }
@@ -102,7 +103,8 @@ std::optional<ApiError> Authorizer::Check(const ApiRequest& request) const {
                          ? Find(request.authorization.substr(prefix.size()))
                          : nullptr;
   if (who == nullptr) return MakeApiError(401, "Unauthorized", "Unauthorized");
-  bool all = std::find(who->namespaces.begin(), who->namespaces.end(), "*") != who->namespaces.end();
+  bool all =
+      std::find(who->namespaces.begin(), who->namespaces.end(), "*") != who->namespaces.end();
   if (all) return std::nullopt;
   Result<ApiTarget> target = ParseApiPath(request.path);
   if (!target.ok()) {
@@ -116,15 +118,16 @@ std::optional<ApiError> Authorizer::Check(const ApiRequest& request) const {
   // Cluster-wide things (namespaces, nodes) may be read; a namespace's
   // objects only by those given it.
   if (r.namespaced ? mine : Reads(request.method)) return std::nullopt;
-  std::string where = r.namespaced ? (target->namespace_.empty()
-                                          ? " at the cluster scope"
-                                          : fmt::format(" in the namespace \"{}\"", target->namespace_))
-                                   : " at the cluster scope";
-  return MakeApiError(403, "Forbidden",
-                      fmt::format("{} is forbidden: User \"{}\" cannot {} resource \"{}\" in API "
-                                  "group \"{}\"{}",
-                                  r.Qualified(), who->user, Verb(request, *target),
-                                  r.plural, r.group, where));
+  std::string where = r.namespaced
+                          ? (target->namespace_.empty()
+                                 ? " at the cluster scope"
+                                 : fmt::format(" in the namespace \"{}\"", target->namespace_))
+                          : " at the cluster scope";
+  return MakeApiError(
+      403, "Forbidden",
+      fmt::format("{} is forbidden: User \"{}\" cannot {} resource \"{}\" in API "
+                  "group \"{}\"{}",
+                  r.Qualified(), who->user, Verb(request, *target), r.plural, r.group, where));
 }
 
 }  // namespace trainyard::server

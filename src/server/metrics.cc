@@ -127,7 +127,8 @@ std::string Metrics::Render(store::SqliteStore& store) const {
   int64_t running = 0;
   (void)store.Scan("Pod", "", [&](const api::Json& pod) {
     auto status = pod.find("status");
-    running += status != pod.end() && status->is_object() && status->value("phase", "") == "Running";
+    running +=
+        status != pod.end() && status->is_object() && status->value("phase", "") == "Running";
   });
   int64_t waiting = 0;
   for (const api::KindInfo& info : api::AllKinds()) {
@@ -140,8 +141,8 @@ std::string Metrics::Render(store::SqliteStore& store) const {
   std::string out;
   for (const char* counter : {"created", "deleted", "successful", "failed", "restarted"}) {
     std::string name = fmt::format("training_operator_jobs_{}_total", counter);
-    out += fmt::format("# HELP {} Counts number of jobs {}\n# TYPE {} counter\n", name, counter,
-                       name);
+    out +=
+        fmt::format("# HELP {} Counts number of jobs {}\n# TYPE {} counter\n", name, counter, name);
     auto it = job_counters_.find(counter);
     if (it == job_counters_.end()) continue;
     for (const auto& [labels, n] : it->second) {
@@ -164,15 +165,17 @@ std::string Metrics::Render(store::SqliteStore& store) const {
       "# TYPE trainyard_apiserver_request_total counter\n";
   for (const auto& [key, n] : requests_) {
     const auto& [verb, resource, code] = key;
-    out += fmt::format("trainyard_apiserver_request_total{{code=\"{}\",resource=\"{}\",verb=\"{}\"}} {}\n",
-                       code, Escape(resource), verb, n);
+    out += fmt::format(
+        "trainyard_apiserver_request_total{{code=\"{}\",resource=\"{}\",verb=\"{}\"}} {}\n", code,
+        Escape(resource), verb, n);
   }
   out +=
       "# HELP trainyard_apiserver_request_duration_seconds API request latency by verb and "
       "resource\n# TYPE trainyard_apiserver_request_duration_seconds histogram\n";
   for (const auto& [key, histogram] : request_latency_) {
-    out += histogram.Render("trainyard_apiserver_request_duration_seconds",
-                            fmt::format("resource=\"{}\",verb=\"{}\",", Escape(key.second), key.first));
+    out += histogram.Render(
+        "trainyard_apiserver_request_duration_seconds",
+        fmt::format("resource=\"{}\",verb=\"{}\",", Escape(key.second), key.first));
   }
   return out;
 }

@@ -49,7 +49,7 @@ class Metrics {
   // (namespace, framework) -> count, per counter.
   using Counts = std::map<std::pair<std::string, std::string>, uint64_t>;
   mutable std::mutex mu_;
-  std::map<std::string, Counts> job_counters_;   // "created", ...: guarded by mu_
+  std::map<std::string, Counts> job_counters_;    // "created", ...: guarded by mu_
   std::map<std::string, std::string> job_state_;  // uid -> last condition: guarded by mu_
   Histogram reconcile_;                           // guarded by mu_
   // (verb, resource, code) and (verb, resource): guarded by mu_

@@ -145,24 +145,16 @@ spec:
 }
 
 TEST_F(EngineTest, ExecuteWritesFromAnotherThreadAndAnswersOnceDurable) {
-  EXPECT_EQ(engine_->Execute([](store::ObjectStore&) { return Result<api::Json>(api::Json()); })
-                .status()
-                .code(),
-            StatusCode::kUnavailable);  // no loop to run it
   std::string db = (dir_ / "state" / "state.db").string();
   Result<api::Json> written = UnavailableError("not run");
   std::optional<Result<api::Json>> committed;
   std::thread client([&] {
-    // Poll until the loop takes calls: Run() starts on the main thread.
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    do {
-      written = engine_->Execute([](store::ObjectStore& store) {
-        return store.Create({{"apiVersion", "v1"},
-                             {"kind", "ConfigMap"},
-                             {"metadata", {{"name", "c"}, {"namespace", "default"}}}});
-      });
-    } while (written.status().code() == StatusCode::kUnavailable &&
-             std::chrono::steady_clock::now() < deadline);
+    // Made before or after Run() starts on the main thread: it waits for it.
+    written = engine_->Execute([](store::ObjectStore& store) {
+      return store.Create({{"apiVersion", "v1"},
+                           {"kind", "ConfigMap"},
+                           {"metadata", {{"name", "c"}, {"namespace", "default"}}}});
+    });
     // Acknowledged means committed: another reader of the file sees it.
     committed = store::SqliteStore::ReadCommitted(db, {"ConfigMap", "default", "c"});
     engine_->RequestStop();
@@ -174,6 +166,11 @@ TEST_F(EngineTest, ExecuteWritesFromAnotherThreadAndAnswersOnceDurable) {
   EXPECT_EQ((*written)["metadata"]["name"], "c");
   ASSERT_TRUE(committed && committed->ok());
   EXPECT_EQ((**committed)["metadata"]["uid"], (*written)["metadata"]["uid"]);
+  // Once Run() has stopped, a call is refused rather than left waiting.
+  EXPECT_EQ(engine_->Execute([](store::ObjectStore&) { return Result<api::Json>(api::Json()); })
+                .status()
+                .code(),
+            StatusCode::kUnavailable);
 }
 
 }  // namespace

@@ -35,7 +35,8 @@ TEST(AuthTest, TokensReachOnlyTheirNamespaces) {
             "pytorchjobs.kubeflow.org is forbidden: User \"alice\" cannot delete resource "
             "\"pytorchjobs\" in API group \"kubeflow.org\" in the namespace \"team-c\"");
   // Every namespace's jobs at once, or a new namespace: only for `*`.
-  EXPECT_EQ(Code(auth.Check(Request("GET", "/apis/kubeflow.org/v1/pytorchjobs", "alice-secret-1"))), 403);
+  EXPECT_EQ(Code(auth.Check(Request("GET", "/apis/kubeflow.org/v1/pytorchjobs", "alice-secret-1"))),
+            403);
   EXPECT_EQ(Code(auth.Check(Request("POST", "/api/v1/namespaces", "alice-secret-1"))), 403);
   EXPECT_EQ(Code(auth.Check(Request("GET", "/api/v1/namespaces", "alice-secret-1"))), 200);
   EXPECT_EQ(Code(auth.Check(Request("GET", "/apis", "alice-secret-1"))), 200);

@@ -33,16 +33,19 @@ TEST(MetricsTest, CountsJobsAsUpstreamAndRequestsByVerbAndCode) {
   std::string text = metrics.Render(*store);
   for (const char* line :
        {"training_operator_jobs_created_total{framework=\"tensorflow\",job_namespace=\"team\"} 1\n",
-        "training_operator_jobs_restarted_total{framework=\"tensorflow\",job_namespace=\"team\"} 1\n",
-        "training_operator_jobs_successful_total{framework=\"tensorflow\",job_namespace=\"team\"} 1\n",
+        "training_operator_jobs_restarted_total{framework=\"tensorflow\",job_namespace=\"team\"} "
+        "1\n",
+        "training_operator_jobs_successful_total{framework=\"tensorflow\",job_namespace=\"team\"} "
+        "1\n",
         "training_operator_jobs_deleted_total{framework=\"tensorflow\",job_namespace=\"team\"} 1\n",
-        "# TYPE training_operator_jobs_failed_total counter\n",
-        "trainyard_running_replicas 0\n", "trainyard_queue_depth 0\n",
+        "# TYPE training_operator_jobs_failed_total counter\n", "trainyard_running_replicas 0\n",
+        "trainyard_queue_depth 0\n",
         "trainyard_reconcile_duration_seconds_bucket{le=\"0.0025\"} 1\n",
         "trainyard_reconcile_duration_seconds_bucket{le=\"0.001\"} 0\n",
         "trainyard_reconcile_duration_seconds_count 1\n",
         "trainyard_apiserver_request_total{code=\"200\",resource=\"tfjobs\",verb=\"LIST\"} 1\n",
-        "trainyard_apiserver_request_duration_seconds_bucket{resource=\"tfjobs\",verb=\"LIST\",le=\"0.001\"} 1\n"}) {
+        "trainyard_apiserver_request_duration_seconds_bucket{resource=\"tfjobs\",verb=\"LIST\",le="
+        "\"0.001\"} 1\n"}) {
     EXPECT_THAT(text, HasSubstr(line));
   }
 }
