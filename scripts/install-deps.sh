@@ -13,6 +13,8 @@ packages=(
   # The Kubernetes client users drive the server with, in its end-to-end
   # test, and openssl for that test's certificate.
   python3-kubernetes openssl
+  # promtool, which checks the server's /metrics.
+  prometheus
 )
 
 # kubectl, for the server's end-to-end tests: Debian's, unless one is there.

@@ -10,6 +10,7 @@
 #include "api/pod_object.h"
 #include "common/strings.h"
 #include "controller/conditions.h"
+#include "controller/events.h"
 #include "controller/mpi_config.h"
 #include "controller/owned.h"
 #include "controller/pod_state.h"
@@ -35,6 +36,15 @@ struct Context {
   const std::string Kind() const { return std::string(job.info().name); }
   api::JobStatus& status() { return job.status; }
 };
+
+Status Record(Context& ctx, const std::string& type, const std::string& reason,
+              const std::string& message) {
+  return RecordEvent(*ctx.options.store, *ctx.options.clock,
+                     {.api_version = std::string(api::kKubeflowGroupVersion),
+                      .kind = ctx.Kind(),
+                      .meta = &ctx.job.metadata},
+                     type, reason, message);
+}
 
 store::ObjectKey PodKey(const api::Pod& pod) {
   return {"Pod", pod.metadata.namespace_, pod.metadata.name};
@@ -86,7 +96,9 @@ Status LoadPods(Context& ctx) {
 }
 
 Status DeletePod(Context& ctx, const api::Pod& pod) {
-  return DeleteIfPresent(*ctx.options.store, PodKey(pod));
+  RETURN_IF_ERROR(DeleteIfPresent(*ctx.options.store, PodKey(pod)));
+  return Record(ctx, "Normal", "SuccessfulDeletePod",
+                fmt::format("Deleted pod: {}", pod.metadata.name));
 }
 
 // Nothing of a finished job keeps running; the cleanPodPolicy decides which
@@ -164,6 +176,8 @@ Status CreatePod(Context& ctx, const ReplicaRef& replica, const frameworks::Plac
   }
   Result<api::Json> created = ctx.options.store->Create(api::EncodePod(pod));
   if (!created.ok()) return created.status();
+  RETURN_IF_ERROR(Record(ctx, "Normal", "SuccessfulCreatePod",
+                         fmt::format("Created pod: {}", pod.metadata.name)));
   // The pod as stored is the one built plus what the store maintains.
   const api::Json& meta = (*created)["metadata"];
   pod.metadata.uid = api::StringAt(meta, "uid");
@@ -330,9 +344,28 @@ Result<std::optional<Duration>> ApplyTtl(Context& ctx, bool& deleted) {
   return std::optional<Duration>();
 }
 
+// An event for each condition the job reaches (True, with a reason it did
+// not have): how `kubectl describe` tells a job's story.
+Status RecordConditions(Context& ctx) {
+  api::Json before =
+      ctx.stored.value("status", api::Json::object()).value("conditions", api::Json::array());
+  for (const api::JobCondition& c : ctx.status().conditions) {
+    if (c.status != "True") continue;
+    bool had = std::any_of(before.begin(), before.end(), [&](const api::Json& old) {
+      return old.is_object() && old.value("type", "") == c.type &&
+             old.value("status", "") == "True" && old.value("reason", "") == c.reason;
+    });
+    if (had) continue;
+    bool bad = c.type == "Failed" || c.type == "Restarting";
+    RETURN_IF_ERROR(Record(ctx, bad ? "Warning" : "Normal", c.reason, c.message));
+  }
+  return OkStatus();
+}
+
 Status WriteStatus(Context& ctx) {
   api::Json status = api::Encode(ctx.job.status);
   if (ctx.stored.value("status", api::Json::object()) == status) return OkStatus();
+  RETURN_IF_ERROR(RecordConditions(ctx));
   ctx.stored["status"] = std::move(status);
   Result<api::Json> written = ctx.options.store->UpdateStatus(ctx.stored);
   return written.status();
@@ -429,6 +462,7 @@ Status DeleteOrphans(const ReconcilerOptions& options, const store::ObjectKey& k
     RETURN_IF_ERROR(
         DeleteIfPresent(*options.store, {"ConfigMap", key.namespace_, key.name + "-config"}));
   }
+  RETURN_IF_ERROR(DeleteEventsOf(*options.store, key));
   return DeletePodsOwnedBy(*options.store, key);
 }
 

@@ -76,6 +76,11 @@ TEST_F(ServerE2eTest, KubectlAppliesWatchesFollowsDescribesSuspendsAndDeletes) {
   CommandResult described = Kubectl({"describe", "pytorchjob", "pytorch-digits"});
   EXPECT_EQ(described.exit_code, 0) << described.output;
   EXPECT_THAT(described.output, HasSubstr("Succeeded"));
+  // The job's story, as upstream's operator records it.
+  EXPECT_THAT(described.output,
+              ::testing::ContainsRegex(
+                  "Normal +SuccessfulCreatePod .* Created pod: pytorch-digits-master-0"));
+  EXPECT_THAT(described.output, ::testing::ContainsRegex("Normal +PyTorchJobSucceeded "));
   CommandResult pods = Kubectl({"get", "pods"});
   EXPECT_THAT(pods.output, ::testing::ContainsRegex("pytorch-digits-master-0 +0/1 +Completed +0"));
 
@@ -135,6 +140,32 @@ TEST_F(ServerE2eTest, ThePythonKubernetesClientCreatesListsWatchesAndDeletes) {
   ASSERT_TRUE(status.has_value());
   EXPECT_EQ(status->exit_code, 0) << ReadFile(dir_ / "python.out");
   EXPECT_THAT(ReadFile(dir_ / "python.out"), HasSubstr("every step as expected"));
+}
+
+// /metrics after a job ran: upstream's counters with their labels, and
+// text that Prometheus' own checker accepts.
+TEST_F(ServerE2eTest, MetricsCountTheJobAndPassPromtool) {
+  StartServer();
+  ASSERT_EQ(Kubectl({"apply", "-f", Write("sleeper.yaml", kSleeper)}).exit_code, 0);
+  ASSERT_TRUE(
+      Eventually([&] { return Field("pod/sleeper-master-0", ".status.phase") == "Running"; }));
+  CommandResult metrics = Kubectl({"get", "--raw", "/metrics"});
+  ASSERT_EQ(metrics.exit_code, 0) << metrics.output;
+  EXPECT_THAT(metrics.output, HasSubstr("training_operator_jobs_created_total{framework="
+                                        "\"pytorch\",job_namespace=\"default\"} 1\n"));
+  EXPECT_THAT(metrics.output, HasSubstr("trainyard_running_replicas 1\n"));
+  EXPECT_THAT(metrics.output, HasSubstr("trainyard_apiserver_request_total{code=\"201\",resource="
+                                        "\"pytorchjobs\",verb=\"POST\"} 1\n"));
+  if (system("command -v promtool >/dev/null") != 0)
+    GTEST_SKIP() << "needs promtool (Debian's prometheus)";
+  std::string file = Write("metrics.txt", metrics.output);
+  Result<runtime::Process> check =
+      runtime::Process::Start({.argv = {"sh", "-c", "promtool check metrics < " + file},
+                               .env = {{"PATH", kPath}},
+                               .log_path = (dir_ / "promtool.out").string()});
+  ASSERT_TRUE(check.ok());
+  EXPECT_EQ(check->WaitFor(std::chrono::seconds(30))->exit_code, 0)
+      << ReadFile(dir_ / "promtool.out");
 }
 
 // HTTPS and a token file: no token, no access; a namespace's token, only

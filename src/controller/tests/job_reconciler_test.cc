@@ -166,6 +166,33 @@ TEST_F(JobReconcilerTest, RunningThenSucceededStopsWhatStillRuns) {
   EXPECT_EQ(FindCondition(job.status.conditions, "Running")->status, "False");
 }
 
+// What kubectl describe shows: an event per pod made or removed and per
+// condition reached; gone with the job.
+TEST_F(JobReconcilerTest, RecordsEventsForPodsAndConditionsAndDropsThemWithTheJob) {
+  Submit(PyTorch("", "Never"));
+  Reconcile();
+  SetPod("mnist-master-0", "Failed", 1);
+  Reconcile();
+  std::vector<std::string> events;
+  store::ObjectStore::ListResult listed = *store_->List("Event", "default");
+  for (const api::Json& e : listed.items) {
+    EXPECT_EQ(e["involvedObject"]["kind"], "PyTorchJob");
+    EXPECT_EQ(e["involvedObject"]["uid"], Job().metadata.uid);
+    events.push_back(e["type"].get<std::string>() + " " + e["reason"].get<std::string>() + ": " +
+                     e["message"].get<std::string>());
+  }
+  EXPECT_THAT(events, ::testing::IsSupersetOf(
+                          {"Normal SuccessfulCreatePod: Created pod: mnist-master-0",
+                           "Normal SuccessfulCreatePod: Created pod: mnist-worker-1",
+                           "Normal PyTorchJobCreated: PyTorchJob mnist is created.",
+                           "Warning PyTorchJobFailed: PyTorchJob mnist is failed because 1 "
+                           "Master replica(s) failed.",
+                           "Normal SuccessfulDeletePod: Deleted pod: mnist-worker-0"}));
+  ASSERT_TRUE(store_->Delete(key_).ok());
+  Reconcile();
+  EXPECT_TRUE(store_->List("Event", "default")->items.empty());
+}
+
 TEST_F(JobReconcilerTest, AFinishedJobGivesItsPortsBack) {
   Submit(PyTorch());
   Reconcile();

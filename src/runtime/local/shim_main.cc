@@ -8,8 +8,9 @@
 // pid and start time, and reads EXIT_FILE once it is gone.
 //
 // The shim leads the replica's process group, which the server signals as
-// a whole: it ignores SIGTERM, SIGINT and SIGHUP so as to outlive the
-// replica's graceful stop and record it. If the shim itself dies, the
+// a whole: it ignores SIGTERM, SIGINT, SIGHUP and SIGQUIT so as to outlive
+// the replica's graceful stop and record it (one that comes before the
+// replica exists is passed on to it). If the shim itself dies, the
 // replica gets SIGKILL (PR_SET_PDEATHSIG): nothing is left unsupervised.
 //
 // Only libc, and nothing that allocates after fork: it starts with every
@@ -48,7 +49,12 @@ int main(int argc, char** argv) {
   }
   const char* exit_file = argv[1];
   const char* program = argv[2];
-  for (int sig : kIgnored) signal(sig, SIG_IGN);
+  // Blocked, not ignored, until the replica exists: a stop that comes
+  // before the fork is forwarded to it below, not lost.
+  sigset_t stops;
+  sigemptyset(&stops);
+  for (int sig : kIgnored) sigaddset(&stops, sig);
+  sigprocmask(SIG_BLOCK, &stops, nullptr);
   pid_t shim = getpid();
   pid_t child = fork();
   if (child < 0) {
@@ -58,11 +64,22 @@ int main(int argc, char** argv) {
   if (child == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != shim) _exit(137);  // the shim died before the line above
-    for (int sig : kIgnored) signal(sig, SIG_DFL);
+    // Whatever stop reached it since the fork is pending, and lands now.
+    sigprocmask(SIG_UNBLOCK, &stops, nullptr);
     execv(program, argv + 3);
     fprintf(stderr, "trainyard-shim: cannot run %s: %s\n", program, strerror(errno));
     _exit(128);  // the kubelet's exit code for a container that cannot start
   }
+  // Stops sent to the group before the fork reached only the shim: pass
+  // them on. Later ones reach the replica through the group; the shim
+  // outlives them to record how it ended.
+  sigset_t pending;
+  sigpending(&pending);
+  for (int sig : kIgnored) {
+    if (sigismember(&pending, sig)) kill(child, sig);
+    signal(sig, SIG_IGN);
+  }
+  sigprocmask(SIG_UNBLOCK, &stops, nullptr);
   int status = 0;
   while (waitpid(child, &status, 0) < 0) {
     if (errno != EINTR) return 128;

@@ -1,0 +1,29 @@
+// Kubernetes Events (core/v1) for what the job controller does: the pods it
+// creates and deletes, and each condition a job reaches, as upstream's
+// operator records them and `kubectl describe` lists them. A job's events
+// are deleted with it.
+#pragma once
+
+#include <string>
+
+#include "api/meta.h"
+#include "common/clock.h"
+#include "store/object_store.h"
+
+namespace trainyard::controller {
+
+struct InvolvedObject {
+  std::string api_version;  // "kubeflow.org/v1"
+  std::string kind;         // "PyTorchJob"
+  const api::ObjectMeta* meta = nullptr;
+};
+
+// `type` is "Normal" or "Warning"; `reason` a CamelCase word
+// ("SuccessfulCreatePod"); `message` a sentence for people.
+Status RecordEvent(store::ObjectStore& store, const Clock& clock, const InvolvedObject& object,
+                   const std::string& type, const std::string& reason, const std::string& message);
+
+// Deletes the events about the object `key` names.
+Status DeleteEventsOf(store::ObjectStore& store, const store::ObjectKey& key);
+
+}  // namespace trainyard::controller
