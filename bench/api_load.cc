@@ -28,6 +28,13 @@ struct Samples {
   std::mutex mu;
   std::map<std::string, std::vector<double>> ms;  // by request kind
   std::atomic<int> errors{0};
+  std::mutex first_mu;
+  std::string first_error;
+  void Error(const std::string& what) {
+    ++errors;
+    std::lock_guard lock(first_mu);
+    if (first_error.empty()) first_error = what;
+  }
   void Add(const std::string& kind, Clock::time_point start) {
     double d = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     std::lock_guard lock(mu);
@@ -62,15 +69,19 @@ int main(int argc, char** argv) {
   for (int w = 0; w < watchers; ++w) {
     watch_threads.emplace_back([&, w] {
       httplib::Client cli(url);
-      cli.set_read_timeout(std::chrono::seconds(2));
+      cli.set_read_timeout(std::chrono::seconds(60));
+      std::string partial;  // events are lines; a chunk need not end on one
       while (!done) {
         ++watching;
         // From now: on a fresh server, only this run's creates.
         cli.Get(ns + "?watch=true", [&](const char* data, size_t n) {
-          std::string_view chunk(data, n);
-          for (size_t at = 0; (at = chunk.find("\"ADDED\"", at)) != std::string_view::npos; ++at) {
-            ++added[static_cast<size_t>(w)];
+          partial.append(data, n);
+          size_t start = 0;
+          for (size_t nl; (nl = partial.find('\n', start)) != std::string::npos; start = nl + 1) {
+            constexpr std::string_view kAdded = R"({"type":"ADDED")";
+            if (partial.compare(start, kAdded.size(), kAdded) == 0) ++added[static_cast<size_t>(w)];
           }
+          partial.erase(0, start);
           return !done;
         });
         --watching;
@@ -87,22 +98,33 @@ int main(int argc, char** argv) {
     threads.emplace_back([&, c] {
       httplib::Client cli(url);
       cli.set_keep_alive(true);
+      cli.set_tcp_nodelay(true);  // as Go's clients (kubectl) do
       for (int i = 0; i < per_client; ++i) {
         std::string name = "load-" + std::to_string(c) + "-" + std::to_string(i);
         auto t = Clock::now();
         std::string body = R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":")" + name +
                            R"("},"data":{"i":")" + std::to_string(i) + R"("}})";
         auto created = cli.Post(ns, body, "application/json");
-        if (!created || created->status != 201) ++samples.errors;
+        if (!created || created->status != 201) {
+          samples.Error(created ? "create: HTTP " + std::to_string(created->status) + " " +
+                                      created->body
+                                : "create: " + httplib::to_string(created.error()));
+        }
         samples.Add("create", t);
         t = Clock::now();
         auto got = cli.Get(ns + "/" + name);
-        if (!got || got->status != 200) ++samples.errors;
+        if (!got || got->status != 200) {
+          samples.Error(got ? "get: HTTP " + std::to_string(got->status)
+                            : "get: " + httplib::to_string(got.error()));
+        }
         samples.Add("get", t);
         if (i % 10 == 0) {
           t = Clock::now();
           auto listed = cli.Get(ns + "?labelSelector=none");
-          if (!listed || listed->status != 200) ++samples.errors;
+          if (!listed || listed->status != 200) {
+            samples.Error(listed ? "list: HTTP " + std::to_string(listed->status)
+                                 : "list: " + httplib::to_string(listed.error()));
+          }
           samples.Add("list", t);
         }
       }
@@ -129,6 +151,7 @@ int main(int argc, char** argv) {
   std::printf("%d clients, %d watchers, %zu requests in %.2f s: %.0f requests/s, %d errors\n",
               clients, watchers, total, seconds, static_cast<double>(total) / seconds,
               samples.errors.load());
+  if (!samples.first_error.empty()) std::printf("  first error: %s\n", samples.first_error.c_str());
   for (auto& [kind, v] : samples.ms) {
     std::printf("  %-6s n=%-6zu p50 %.2f ms  p99 %.2f ms\n", kind.c_str(), v.size(),
                 Percentile(v, 0.5), Percentile(v, 0.99));

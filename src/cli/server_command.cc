@@ -177,7 +177,7 @@ int RunServer(const ServerOptions& options) {
   server::ApiHandler handler(backend, clock, auth ? &*auth : nullptr, &metrics);
   metrics.Seed(engine.store());
   Result<store::WatchId> counted = engine.store().WatchCommitted(
-      0, [&metrics](const store::WatchEvent& e) { metrics.ObserveChange(e); });
+      0, [&metrics](const store::SharedWatchEvent& e) { metrics.ObserveChange(*e); });
   if (!counted.ok()) {
     std::cerr << "trainyard server: " << counted.status().message() << '\n';
     return 1;

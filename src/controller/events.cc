@@ -16,26 +16,25 @@ Status RecordEvent(store::ObjectStore& store, const Clock& clock, const Involved
       std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count());
   std::string when = FormatRfc3339(now);
   const api::ObjectMeta& meta = *object.meta;
-  api::Json event = {
-      {"apiVersion", "v1"},
-      {"kind", "Event"},
-      {"metadata",
-       {{"name", fmt::format("{}.{:x}", meta.name, nanos + sequence.fetch_add(1))},
-        {"namespace", meta.namespace_}}},
-      {"involvedObject",
-       {{"apiVersion", object.api_version},
-        {"kind", object.kind},
-        {"name", meta.name},
-        {"namespace", meta.namespace_},
-        {"uid", meta.uid}}},
-      {"reason", reason},
-      {"message", message},
-      {"type", type},
-      {"source", {{"component", "trainyard-job-controller"}}},
-      {"reportingComponent", "trainyard-job-controller"},
-      {"firstTimestamp", when},
-      {"lastTimestamp", when},
-      {"count", 1}};
+  api::Json event = {{"apiVersion", "v1"},
+                     {"kind", "Event"},
+                     {"metadata",
+                      {{"name", fmt::format("{}.{:x}", meta.name, nanos + sequence.fetch_add(1))},
+                       {"namespace", meta.namespace_}}},
+                     {"involvedObject",
+                      {{"apiVersion", object.api_version},
+                       {"kind", object.kind},
+                       {"name", meta.name},
+                       {"namespace", meta.namespace_},
+                       {"uid", meta.uid}}},
+                     {"reason", reason},
+                     {"message", message},
+                     {"type", type},
+                     {"source", {{"component", "trainyard-job-controller"}}},
+                     {"reportingComponent", "trainyard-job-controller"},
+                     {"firstTimestamp", when},
+                     {"lastTimestamp", when},
+                     {"count", 1}};
   return store.Create(std::move(event)).status();
 }
 

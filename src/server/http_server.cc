@@ -69,6 +69,17 @@ class ElasticPool final : public httplib::TaskQueue {
   bool shut_ = false;                        // guarded by mu_
 };
 
+// httplib listens with a backlog of 5: a burst of clients connecting at
+// once (200 in the load test) overflows it, and each dropped connection
+// waits a second for its SYN to be sent again. Linux lets listen() be
+// called again on a listening socket to raise it; this reaches the socket.
+template <class Base>
+class WideBacklog final : public Base {
+ public:
+  using Base::Base;
+  void Widen() { ::listen(this->svr_sock_, SOMAXCONN); }
+};
+
 ApiRequest ToApiRequest(const httplib::Request& req) {
   ApiRequest out{.method = req.method,
                  .path = req.path,
@@ -97,20 +108,23 @@ Result<int> HttpServer::Bind() {
     if (options_.tls_cert.empty() || options_.tls_key.empty()) {
       return InvalidArgumentError("--tls-cert and --tls-key go together");
     }
-    auto tls =
-        std::make_unique<httplib::SSLServer>(options_.tls_cert.c_str(), options_.tls_key.c_str());
+    auto tls = std::make_unique<WideBacklog<httplib::SSLServer>>(options_.tls_cert.c_str(),
+                                                                 options_.tls_key.c_str());
     if (!tls->is_valid()) {
       return InvalidArgumentError(fmt::format("cannot use the certificate {} with the key {}",
                                               options_.tls_cert, options_.tls_key));
     }
     http_ = std::move(tls);
   } else {
-    http_ = std::make_unique<httplib::Server>();
+    http_ = std::make_unique<WideBacklog<httplib::Server>>();
   }
   httplib::Server& http = *http_;
   size_t max_threads = options_.max_threads;
   http.new_task_queue = [max_threads] { return new ElasticPool(max_threads); };
   http.set_payload_max_length(options_.max_body_bytes);
+  // httplib writes a response's headers and body apart: with Nagle's
+  // algorithm and the client's delayed ACK, every small answer waited 40 ms.
+  http.set_tcp_nodelay(true);
   http.set_keep_alive_max_count(1000);
   auto serve = [this](const httplib::Request& req, httplib::Response& res) {
     ApiResponse response = handler_.Handle(ToApiRequest(req));
@@ -165,6 +179,8 @@ Result<int> HttpServer::Bind() {
     return UnavailableError(fmt::format("cannot listen on {}:{}: {}", options_.address,
                                         options_.port, std::strerror(errno)));
   }
+  if (auto* plain = dynamic_cast<WideBacklog<httplib::Server>*>(http_.get())) plain->Widen();
+  if (auto* tls = dynamic_cast<WideBacklog<httplib::SSLServer>*>(http_.get())) tls->Widen();
   return port;
 }
 

@@ -72,7 +72,9 @@ std::string Histogram::Render(const std::string& name, const std::string& labels
     out += fmt::format("{}_bucket{{{}le=\"{}\"}} {}\n", name, labels, kBounds[i], buckets_[i]);
   }
   out += fmt::format("{}_bucket{{{}le=\"+Inf\"}} {}\n", name, labels, count_);
-  std::string bare = labels.empty() ? "" : "{" + labels.substr(0, labels.size() - 1) + "}";
+  std::string bare =
+      labels.empty() ? ""
+                     : fmt::format("{{{}}}", std::string_view(labels).substr(0, labels.size() - 1));
   out += fmt::format("{}_sum{} {}\n{}_count{} {}\n", name, bare, sum_, name, bare, count_);
   return out;
 }

@@ -71,8 +71,8 @@ Status WatchStream::Start(const std::string& resource_version) {
       return InvalidArgumentError(fmt::format("invalid resourceVersion {:?}", resource_version));
     }
   }
-  auto push = [this](const store::WatchEvent& e) {
-    if (!Wanted(e.object)) return;
+  auto push = [this](const store::SharedWatchEvent& e) {
+    if (!Wanted(e->object)) return;
     std::lock_guard lock(mu_);
     events_.push_back(e);
     ready_.notify_one();
@@ -91,12 +91,15 @@ Status WatchStream::Start(const std::string& resource_version) {
   const ApiTarget& t = options_.target;
   ASSIGN_OR_RETURN(auto listed, store_.List(t.resource->kind, t.namespace_));
   std::lock_guard lock(mu_);
-  std::deque<store::WatchEvent> initial;
+  std::deque<store::SharedWatchEvent> initial;
   for (api::Json& object : listed.items) {
-    if (Wanted(object)) initial.push_back({store::EventType::kAdded, 0, std::move(object)});
+    if (!Wanted(object)) continue;
+    initial.push_back(std::make_shared<const store::WatchEvent>(
+        store::WatchEvent{store::EventType::kAdded, 0, std::move(object), nullptr}));
   }
   since_ = listed.resource_version;
-  std::erase_if(events_, [&](const store::WatchEvent& e) { return e.resource_version <= since_; });
+  std::erase_if(events_,
+                [&](const store::SharedWatchEvent& e) { return e->resource_version <= since_; });
   events_.insert(events_.begin(), std::make_move_iterator(initial.begin()),
                  std::make_move_iterator(initial.end()));
   return OkStatus();
@@ -112,6 +115,10 @@ std::string WatchStream::Render(const store::WatchEvent& event) {
                         .include_object = options_.include_object});
     sent_columns_ = true;
   }
+  if (!options_.table && event.text) {
+    // The store's own serialisation, shared by every watcher.
+    return fmt::format("{{\"type\":\"{}\",\"object\":{}}}\n", TypeName(event.type), *event.text);
+  }
   return api::Json{{"type", TypeName(event.type)},
                    {"object", options_.table ? object : event.object}}
              .dump() +
@@ -123,7 +130,7 @@ bool WatchStream::Next(std::string& out, Duration wait) {
     out += error_;
     return false;
   }
-  std::deque<store::WatchEvent> batch;
+  std::deque<store::SharedWatchEvent> batch;
   auto now = std::chrono::steady_clock::now();
   if (options_.end_at && *options_.end_at - now < wait) {
     wait = std::max(Duration::zero(), std::chrono::duration_cast<Duration>(*options_.end_at - now));
@@ -133,11 +140,11 @@ bool WatchStream::Next(std::string& out, Duration wait) {
     ready_.wait_for(lock, wait, [&] { return !events_.empty(); });
     batch.swap(events_);
   }
-  for (const store::WatchEvent& e : batch) {
+  for (const store::SharedWatchEvent& e : batch) {
     // Events from before a list the client has seen are skipped (the
     // initial ADDED events carry 0 and always go).
-    if (e.resource_version != 0 && e.resource_version <= since_) continue;
-    out += Render(e);
+    if (e->resource_version != 0 && e->resource_version <= since_) continue;
+    out += Render(*e);
   }
   return !options_.end_at || std::chrono::steady_clock::now() < *options_.end_at;
 }

@@ -48,9 +48,9 @@ class WatchStream final : public ResponseStream {
   bool sent_columns_ = false;
   std::mutex mu_;
   std::condition_variable ready_;
-  std::deque<store::WatchEvent> events_;  // guarded by mu_
-  int64_t since_ = 0;                     // guarded by mu_: older events are not sent
-  std::string error_;                     // a final event to send, then end
+  std::deque<store::SharedWatchEvent> events_;  // guarded by mu_
+  int64_t since_ = 0;                           // guarded by mu_: older events are not sent
+  std::string error_;                           // a final event to send, then end
 };
 
 struct LogOptions {

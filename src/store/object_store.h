@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,9 +38,15 @@ struct WatchEvent {
   EventType type;
   int64_t resource_version;
   api::Json object;  // as stored; for kDeleted, the last state
+  // `object` serialised, where the store has it already (committed
+  // watches): what an API server sends, without serialising it again.
+  std::shared_ptr<const std::string> text;
 };
 
 using WatchCallback = std::function<void(const WatchEvent&)>;
+// One event shared by every committed watcher, never copied per watcher.
+using SharedWatchEvent = std::shared_ptr<const WatchEvent>;
+using SharedWatchCallback = std::function<void(const SharedWatchEvent&)>;
 using WatchId = int64_t;
 
 class ObjectStore {

@@ -230,8 +230,9 @@ Status SqliteStore::CommitGroup() {
     int64_t from = committed_rv_;
     committed_rv_ = rv_;
     if (committed_watchers_.empty()) return OkStatus();
-    return Replay(from, rv_, [&](const WatchEvent& e) {
-      for (const auto& [id, callback] : committed_watchers_) callback(e);
+    return Replay(from, rv_, [&](WatchEvent&& e) {
+      auto shared = std::make_shared<const WatchEvent>(std::move(e));
+      for (const auto& [id, callback] : committed_watchers_) callback(shared);
     });
   }
   // Nothing of the group reached the disk: neither may it stay in memory.
@@ -337,7 +338,11 @@ Result<api::Json> SqliteStore::Write(EventType type,
   for (const auto& [id, callback] : watchers_) callback(e);
   if (!in_group_) {
     committed_rv_ = rv;
-    for (const auto& [id, callback] : committed_watchers_) callback(e);
+    if (!committed_watchers_.empty()) {
+      auto shared = std::make_shared<const WatchEvent>(
+          WatchEvent{type, rv, e.object, std::make_shared<const std::string>(std::move(body))});
+      for (const auto& [id, callback] : committed_watchers_) callback(shared);
+    }
   }
   return std::move(e.object);
 }
@@ -445,7 +450,8 @@ Result<api::Json> SqliteStore::Delete(const ObjectKey& key) {
   });
 }
 
-Status SqliteStore::Replay(int64_t since, int64_t upto, const WatchCallback& callback) const {
+Status SqliteStore::Replay(int64_t since, int64_t upto,
+                           const std::function<void(WatchEvent&&)>& callback) const {
   if (since >= upto) return OkStatus();
   Statement oldest = Prepare("SELECT MIN(resource_version) FROM events");
   if (oldest.Step() != SQLITE_ROW) return oldest.Error("read events");
@@ -460,7 +466,8 @@ Status SqliteStore::Replay(int64_t since, int64_t upto, const WatchCallback& cal
   st.Bind(1, since).Bind(2, upto);
   int rc;
   while ((rc = st.Step()) == SQLITE_ROW) {
-    callback({static_cast<EventType>(st.Int(1)), st.Int(0), api::Json::parse(st.Text(2))});
+    auto text = std::make_shared<const std::string>(st.Text(2));
+    callback({static_cast<EventType>(st.Int(1)), st.Int(0), api::Json::parse(*text), text});
   }
   if (rc != SQLITE_DONE) return st.Error("replay events");
   return OkStatus();
@@ -468,16 +475,20 @@ Status SqliteStore::Replay(int64_t since, int64_t upto, const WatchCallback& cal
 
 Result<WatchId> SqliteStore::Watch(int64_t since, WatchCallback callback) {
   std::lock_guard lock(mu_);
-  if (since > 0) RETURN_IF_ERROR(Replay(since, rv_, callback));
+  if (since > 0) RETURN_IF_ERROR(Replay(since, rv_, [&](WatchEvent&& e) { callback(e); }));
   WatchId id = next_watch_++;
   watchers_.emplace(id, std::move(callback));
   return id;
 }
 
-Result<WatchId> SqliteStore::WatchCommitted(int64_t since, WatchCallback callback) {
+Result<WatchId> SqliteStore::WatchCommitted(int64_t since, SharedWatchCallback callback) {
   std::lock_guard lock(mu_);
   // What an open group wrote comes at its commit, not now.
-  if (since > 0) RETURN_IF_ERROR(Replay(since, committed_rv_, callback));
+  if (since > 0) {
+    RETURN_IF_ERROR(Replay(since, committed_rv_, [&](WatchEvent&& e) {
+      callback(std::make_shared<const WatchEvent>(std::move(e)));
+    }));
+  }
   WatchId id = next_watch_++;
   committed_watchers_.emplace(id, std::move(callback));
   return id;

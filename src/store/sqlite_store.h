@@ -53,7 +53,8 @@ class SqliteStore final : public ObjectStore {
   // As Watch, but each change reaches `callback` only once it is durable:
   // a write in a group at CommitGroup, in order. For what is shown to API
   // clients, who must never see a resourceVersion a crash could take back.
-  Result<WatchId> WatchCommitted(int64_t since, WatchCallback callback);
+  // Every committed watcher gets the same shared event.
+  Result<WatchId> WatchCommitted(int64_t since, SharedWatchCallback callback);
   void StopWatch(WatchId id) override;
   int64_t CurrentResourceVersion() const override;
 
@@ -73,7 +74,8 @@ class SqliteStore final : public ObjectStore {
   Status LoadCommitted();
   // Calls `callback` for the stored events after `since`, up to `upto`;
   // OUT_OF_RANGE when `since` is older than the oldest kept.
-  Status Replay(int64_t since, int64_t upto, const WatchCallback& callback) const;
+  Status Replay(int64_t since, int64_t upto,
+                const std::function<void(WatchEvent&&)>& callback) const;
   void ScanLocked(const std::string& kind, const std::string& namespace_,
                   const std::function<void(const api::Json&)>& visit) const;
 
@@ -105,7 +107,7 @@ class SqliteStore final : public ObjectStore {
   int64_t rv_ = 0;
   int64_t committed_rv_ = 0;  // rv_ as of the last commit
   std::map<WatchId, WatchCallback> watchers_;
-  std::map<WatchId, WatchCallback> committed_watchers_;
+  std::map<WatchId, SharedWatchCallback> committed_watchers_;
   mutable std::map<std::string, sqlite3_stmt*> statements_;  // by SQL text
   WatchId next_watch_ = 1;
   bool in_group_ = false;

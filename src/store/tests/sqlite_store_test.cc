@@ -181,18 +181,20 @@ TEST_F(SqliteStoreTest, WatchFromBeyondTheKeptHistoryMustListAgain) {
 TEST_F(SqliteStoreTest, CommittedWatchersSeeAGroupOnlyOnceItIsDurable) {
   ASSERT_TRUE(store_->Create(Job("a")).ok());
   std::vector<int64_t> early, late, plain;
-  ASSERT_TRUE(
-      store_->WatchCommitted(0, [&](const WatchEvent& e) { early.push_back(e.resource_version); })
-          .ok());
+  ASSERT_TRUE(store_
+                  ->WatchCommitted(
+                      0, [&](const SharedWatchEvent& e) { early.push_back(e->resource_version); })
+                  .ok());
   ASSERT_TRUE(
       store_->Watch(0, [&](const WatchEvent& e) { plain.push_back(e.resource_version); }).ok());
   ASSERT_TRUE(store_->BeginGroup().ok());
   ASSERT_TRUE(store_->Create(Job("b")).ok());
   // A committed watch from 1, taken while the group is open, replays only
   // what is durable (nothing after 1) and gets the group at its commit.
-  ASSERT_TRUE(
-      store_->WatchCommitted(1, [&](const WatchEvent& e) { late.push_back(e.resource_version); })
-          .ok());
+  ASSERT_TRUE(store_
+                  ->WatchCommitted(
+                      1, [&](const SharedWatchEvent& e) { late.push_back(e->resource_version); })
+                  .ok());
   ASSERT_TRUE(store_->Create(Job("c")).ok());
   EXPECT_THAT(plain, ::testing::ElementsAre(2, 3));  // the engine's kind: at once
   EXPECT_TRUE(early.empty());
