@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "cli/client_commands.h"
 #include "cli/exec_command.h"
 #include "cli/run_command.h"
 #include "cli/server_command.h"
@@ -66,6 +67,65 @@ int main(int argc, char** argv) {
   server_cmd->add_option("--token-file", server.token_file,
                          "Require bearer tokens: lines of TOKEN USER NAMESPACES (or *)");
 
+  // The client verbs, for a running server.
+  trainyard::cli::ClientCommand client;
+  auto client_flags = [&client](CLI::App* cmd) {
+    cmd->add_option("--server", client.connection.server,
+                    "The server's URL (default: $TRAINYARD_SERVER, else <home>/kubeconfig)");
+    cmd->add_option("--home", client.connection.home, "Where the server's kubeconfig is");
+    cmd->add_option("--token", client.connection.token,
+                    "A bearer token (default: the kubeconfig's)");
+    cmd->add_option("-n,--namespace", client.namespace_, "The namespace (default: default)");
+  };
+  std::vector<std::string> files, names;
+  std::string kind, name, pod, about;
+  CLI::App* apply_cmd = app.add_subcommand("apply", "Create or update objects on the server");
+  apply_cmd->add_option("-f,--filename", files, "Manifest files or directories; - for stdin")
+      ->required();
+  client_flags(apply_cmd);
+  CLI::App* get_cmd =
+      app.add_subcommand("get", "List or show objects: get pytorchjobs, get pods NAME");
+  get_cmd
+      ->add_option("kind", kind, "pytorchjobs, tfjobs, ..., jobs, pods, events, namespaces, nodes")
+      ->required();
+  get_cmd->add_option("names", names, "Only these");
+  get_cmd->add_flag("-A,--all-namespaces", client.all_namespaces, "Every namespace");
+  get_cmd->add_option("-o,--output", client.output, "wide, yaml or json")
+      ->check(CLI::IsMember({"wide", "yaml", "json"}));
+  client_flags(get_cmd);
+  CLI::App* describe_cmd =
+      app.add_subcommand("describe", "A job's conditions, replicas and events");
+  describe_cmd->add_option("kind", kind, "The kind: pytorchjob, tfjob, job, ...")->required();
+  describe_cmd->add_option("name", name, "The object's name")->required();
+  describe_cmd->add_option("-o,--output", client.output, "yaml or json")
+      ->check(CLI::IsMember({"yaml", "json"}));
+  client_flags(describe_cmd);
+  trainyard::cli::LogsOptions logs;
+  CLI::App* logs_cmd = app.add_subcommand("logs", "A replica's log: logs mnist-worker-0 [-f]");
+  logs_cmd->add_option("pod", pod, "The replica's pod")->required();
+  logs_cmd->add_flag("-f,--follow", logs.follow, "Follow it while the replica runs");
+  logs_cmd->add_flag("-p,--previous", logs.previous, "The run before the last restart");
+  int64_t tail = -1;
+  logs_cmd->add_option("--tail", tail, "Only the last N lines");
+  logs_cmd->add_option("-c,--container", logs.container, "The container");
+  client_flags(logs_cmd);
+  CLI::App* delete_cmd = app.add_subcommand("delete", "Delete objects: delete pytorchjob NAME...");
+  delete_cmd->add_option("kind", kind, "The kind")->required();
+  delete_cmd->add_option("names", names, "Their names")->required();
+  client_flags(delete_cmd);
+  CLI::App* suspend_cmd =
+      app.add_subcommand("suspend", "Suspend jobs: their replicas stop, the jobs stay");
+  CLI::App* resume_cmd = app.add_subcommand("resume", "Resume suspended jobs");
+  for (CLI::App* cmd : {suspend_cmd, resume_cmd}) {
+    cmd->add_option("kind", kind, "The kind: pytorchjob, ..., job")->required();
+    cmd->add_option("names", names, "Their names")->required();
+    client_flags(cmd);
+  }
+  CLI::App* events_cmd = app.add_subcommand("events", "What the controllers did, newest last");
+  events_cmd->add_option("--for", about, "Only about this object: KIND/NAME");
+  events_cmd->add_flag("-A,--all-namespaces", client.all_namespaces, "Every namespace");
+  client_flags(events_cmd);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -76,5 +136,16 @@ int main(int argc, char** argv) {
   if (run_cmd->parsed()) return trainyard::cli::RunRun(run);
   if (exec_cmd->parsed()) return trainyard::cli::RunExec(exec);
   if (server_cmd->parsed()) return trainyard::cli::RunServer(server);
+  if (apply_cmd->parsed()) return trainyard::cli::RunApply(client, files);
+  if (get_cmd->parsed()) return trainyard::cli::RunGet(client, kind, names);
+  if (describe_cmd->parsed()) return trainyard::cli::RunDescribe(client, kind, name);
+  if (logs_cmd->parsed()) {
+    if (tail >= 0) logs.tail = tail;
+    return trainyard::cli::RunLogs(client, pod, logs);
+  }
+  if (delete_cmd->parsed()) return trainyard::cli::RunDelete(client, kind, names);
+  if (suspend_cmd->parsed()) return trainyard::cli::RunSuspend(client, kind, names, true);
+  if (resume_cmd->parsed()) return trainyard::cli::RunSuspend(client, kind, names, false);
+  if (events_cmd->parsed()) return trainyard::cli::RunEvents(client, about);
   return 0;
 }

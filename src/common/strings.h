@@ -12,6 +12,7 @@ std::string Join(const std::vector<std::string>& parts, std::string_view separat
 
 // ASCII lower case: "Worker" -> "worker" (names in labels and TF_CONFIG).
 std::string AsciiLower(std::string_view s);
+std::string AsciiUpper(std::string_view s);
 
 // Levenshtein distance, for "did you mean" suggestions.
 size_t EditDistance(std::string_view a, std::string_view b);

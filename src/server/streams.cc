@@ -6,9 +6,13 @@
 #include <cstdio>
 #include <thread>
 
+#include "server/handler_internal.h"
 #include "server/table.h"
 
 namespace trainyard::server {
+
+using internal::MetaString;
+
 namespace {
 
 const char* TypeName(store::EventType type) {
@@ -21,13 +25,6 @@ const char* TypeName(store::EventType type) {
       return "DELETED";
   }
   return "ERROR";
-}
-
-std::string MetaString(const api::Json& object, const char* field) {
-  auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) return "";
-  auto it = meta->find(field);
-  return it != meta->end() && it->is_string() ? it->get<std::string>() : "";
 }
 
 int64_t FileSize(const std::string& path) {

@@ -193,6 +193,59 @@ TEST_F(ServerE2eTest, WithATokenFileKubectlNeedsATokenForItsNamespace) {
   EXPECT_THAT(elsewhere.output, HasSubstr("User \"alice\" cannot list resource \"pods\""));
 }
 
+// trainyard's own verbs against the server: what a user without kubectl
+// does, with human output.
+TEST_F(ServerE2eTest, TrainyardsOwnVerbsApplyGetDescribeLogsSuspendAndDelete) {
+  StartServer();
+  std::string sleeper = Write("sleeper.yaml", kSleeper);
+  CommandResult applied = Trainyard({"apply", "-f", sleeper});
+  EXPECT_EQ(applied.exit_code, 0) << applied.output;
+  EXPECT_EQ(applied.output, "pytorchjob.kubeflow.org/sleeper created\n");
+  EXPECT_EQ(Trainyard({"apply", "-f", sleeper}).output,
+            "pytorchjob.kubeflow.org/sleeper unchanged\n");
+  ASSERT_TRUE(
+      Eventually([&] { return Field("pod/sleeper-master-0", ".status.phase") == "Running"; }));
+  EXPECT_THAT(Trainyard({"get", "pytorchjobs"}).output,
+              ::testing::ContainsRegex("NAME +STATE +AGE\nsleeper +Running +[0-9]+s\n"));
+  EXPECT_THAT(Trainyard({"get", "po", "-o", "wide"}).output,
+              ::testing::ContainsRegex("sleeper-master-0 +1/1 +Running +0 .* 127.0.0.1"));
+  EXPECT_THAT(Trainyard({"get", "pytorchjob", "sleeper", "-o", "json"}).output,
+              HasSubstr("\"kind\": \"PyTorchJob\""));
+  CommandResult described = Trainyard({"describe", "pytorchjob", "sleeper"});
+  EXPECT_THAT(described.output, HasSubstr("Conditions:\n  Created"));
+  EXPECT_THAT(described.output, ::testing::ContainsRegex("Replicas:\n +NAME +READY"));
+  EXPECT_THAT(described.output, HasSubstr("Created pod: sleeper-master-0"));
+  EXPECT_THAT(Trainyard({"events", "--for", "pytorchjob/sleeper"}).output,
+              HasSubstr("PyTorchJobRunning"));
+  EXPECT_EQ(Trainyard({"suspend", "pytorchjob", "sleeper"}).output,
+            "pytorchjob.kubeflow.org/sleeper suspended\n");
+  ASSERT_TRUE(Eventually([&] { return Kubectl({"get", "pods", "-o", "name"}).output.empty(); }));
+  EXPECT_EQ(Trainyard({"resume", "pytorchjob", "sleeper"}).exit_code, 0);
+  ASSERT_TRUE(
+      Eventually([&] { return Field("pod/sleeper-master-0", ".status.phase") == "Running"; }));
+  // Logs, of a replica that says something.
+  ASSERT_EQ(Trainyard({"apply", "-f",
+                       Write("counter.yaml", Format(kRestartingJob, (dir_ / "mark").string()))})
+                .exit_code,
+            0);
+  ASSERT_TRUE(Eventually(
+      [&] { return Field("pytorchjob/counter", ".status.conditions[-1:].type") == "Succeeded"; }));
+  EXPECT_EQ(Trainyard({"logs", "counter-master-0", "--tail", "2"}).output, "line 19\nline 20\n");
+  EXPECT_EQ(Trainyard({"logs", "counter-master-0", "--previous"}).output, "first run\n");
+
+  CommandResult deleted = Trainyard({"delete", "pytorchjob", "sleeper", "nope"});
+  EXPECT_EQ(deleted.exit_code, 1);  // one of them was not there
+  EXPECT_THAT(deleted.output, HasSubstr("pytorchjob.kubeflow.org \"sleeper\" deleted"));
+  EXPECT_THAT(deleted.output,
+              HasSubstr("error: NotFound: pytorchjobs.kubeflow.org \"nope\" not found"));
+  EXPECT_THAT(Trainyard({"get", "widgets"}).output,
+              HasSubstr("the server doesn't have a resource type \"widgets\""));
+  KillServer();
+  CommandResult unreachable = Trainyard({"get", "pods"});
+  EXPECT_EQ(unreachable.exit_code, 1);
+  EXPECT_THAT(unreachable.output, HasSubstr("cannot reach the server at http://127.0.0.1:"));
+}
+
 // What each job ended as and logged: compared between a run without
 // crashes and one whose server is killed again and again.
 struct Outcome {

@@ -110,6 +110,20 @@ class ServerFixture : public ::testing::Test {
                                     .working_dir = TRAINYARD_SOURCE_DIR,
                                     .log_path = out.string()});
   }
+  // `trainyard VERB ARGS... --home <home>`: the CLI's own client verbs.
+  CommandResult Trainyard(std::vector<std::string> args) {
+    fs::path out = dir_ / ("trainyard-" + std::to_string(++commands_) + ".out");
+    std::vector<std::string> argv = {TRAINYARD_BINARY};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"--home", home_.string()});
+    Result<runtime::Process> p = runtime::Process::Start({.argv = argv,
+                                                          .env = {{"PATH", kPath}},
+                                                          .working_dir = dir_.string(),
+                                                          .log_path = out.string()});
+    if (!p.ok()) return {-1, p.status().ToString()};
+    std::optional<runtime::ExitStatus> status = p->WaitFor(std::chrono::seconds(60));
+    return {status ? status->exit_code : -1, ReadFile(out)};
+  }
   // A field of an object, through kubectl's jsonpath.
   std::string Field(const std::string& object, const std::string& jsonpath) {
     return Kubectl({"get", object, "-o", "jsonpath={" + jsonpath + "}"}).output;

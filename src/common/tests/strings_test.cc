@@ -13,6 +13,7 @@ TEST(StringsTest, Join) {
 TEST(StringsTest, AsciiLower) {
   EXPECT_EQ(AsciiLower("Worker"), "worker");
   EXPECT_EQ(AsciiLower("PS-0"), "ps-0");
+  EXPECT_EQ(AsciiUpper("Last Seen-0"), "LAST SEEN-0");
   EXPECT_EQ(AsciiLower(""), "");
 }
 

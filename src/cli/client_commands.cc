@@ -1,0 +1,321 @@
+#include "cli/client_commands.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+#include <sstream>
+
+#include "api/object.h"
+#include "api/yaml.h"
+#include "cli/manifests.h"
+#include "common/strings.h"
+#include "server/resources.h"
+
+namespace trainyard::cli {
+namespace {
+
+// "pytorchjob", "pytorchjobs", "PyTorchJob", "po", "jobs" (batch/v1): what
+// kubectl takes for a resource.
+const server::Resource* Resolve(const std::string& word) {
+  std::string w = AsciiLower(word);
+  for (const server::Resource& r : server::AllResources()) {
+    bool short_name = std::find(r.short_names.begin(), r.short_names.end(), w) != r.short_names.end();
+    if (w == r.plural || w == r.singular || w == AsciiLower(r.kind) || short_name) return &r;
+  }
+  return nullptr;
+}
+
+std::string Namespace(const ClientCommand& c) {
+  return c.namespace_.empty() ? "default" : c.namespace_;
+}
+
+std::string CollectionPath(const server::Resource& r, const std::string& ns) {
+  std::string base = r.group.empty() ? "/api/v1" : fmt::format("/apis/{}/{}", r.group, r.version);
+  return r.namespaced && !ns.empty() ? fmt::format("{}/namespaces/{}/{}", base, ns, r.plural)
+                                     : fmt::format("{}/{}", base, r.plural);
+}
+
+std::string ObjectPath(const server::Resource& r, const std::string& ns, const std::string& name) {
+  return CollectionPath(r, ns) + "/" + name;
+}
+
+// "pytorchjob.kubeflow.org/mnist", as kubectl names what it acted on.
+std::string Named(const server::Resource& r, const std::string& name) {
+  return fmt::format("{}{}/{}", AsciiLower(r.kind), r.group.empty() ? "" : "." + r.group, name);
+}
+
+int Fail(const std::string& message) {
+  std::cerr << "error: " << message << '\n';
+  return 1;
+}
+
+std::string Cell(const api::Json& cell) { return cell.is_string() ? cell.get<std::string>() : cell.dump(); }
+
+// A Table as kubectl prints it: upper-case headers, columns three spaces apart.
+void PrintTable(const api::Json& table, bool wide, bool namespaces, std::ostream& out) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> header;
+  std::vector<size_t> shown;
+  if (namespaces) header.push_back("NAMESPACE");
+  const api::Json columns = api::ArrayAt(table, "columnDefinitions");
+  for (size_t i = 0; i < columns.size(); ++i) {
+    if (!wide && columns[i].value("priority", 0) > 0) continue;
+    shown.push_back(i);
+    header.push_back(AsciiUpper(api::StringAt(columns[i], "name")));
+  }
+  for (const api::Json& row : api::ArrayAt(table, "rows")) {
+    std::vector<std::string> line;
+    if (namespaces) {
+      line.push_back(row.contains("object") ? api::StringAt(row["object"]["metadata"], "namespace") : "");
+    }
+    const api::Json cells = api::ArrayAt(row, "cells");
+    for (size_t i : shown) line.push_back(i < cells.size() ? Cell(cells[i]) : "");
+    rows.push_back(std::move(line));
+  }
+  if (rows.empty()) return;
+  std::vector<size_t> width(header.size(), 0);
+  rows.insert(rows.begin(), header);
+  for (const auto& line : rows) {
+    for (size_t i = 0; i < line.size(); ++i) width[i] = std::max(width[i], line[i].size());
+  }
+  for (const auto& line : rows) {
+    std::string text;
+    for (size_t i = 0; i < line.size(); ++i) {
+      text += i + 1 == line.size() ? line[i] : fmt::format("{:<{}}   ", line[i], width[i]);
+    }
+    out << text << '\n';
+  }
+}
+
+void PrintObject(const api::Json& object, const std::string& output, std::ostream& out) {
+  if (output == "json") {
+    out << object.dump(2) << '\n';
+  } else {
+    out << api::ToYaml(object);
+  }
+}
+
+Result<std::unique_ptr<ApiClient>> Connect(const ClientCommand& c) {
+  return ApiClient::Connect(c.connection);
+}
+
+}  // namespace
+
+int RunApply(const ClientCommand& command, const std::vector<std::string>& paths) {
+  LoadedManifests loaded = LoadManifests(paths, std::cerr);
+  bool valid = loaded.unreadable == 0;
+  for (const LoadedObject& object : loaded.objects) {
+    if (!object.checked.result.ok()) {
+      PrintErrors(object, std::cerr);
+      valid = false;
+    }
+  }
+  if (!valid) return 1;  // nothing is sent when anything is wrong
+  Result<std::unique_ptr<ApiClient>> client = Connect(command);
+  if (!client.ok()) return Fail(client.status().message());
+  int failed = 0;
+  for (const LoadedObject& object : loaded.objects) {
+    api::Json doc = object.document;
+    const server::Resource* r = server::ResourceOfKind(api::StringAt(doc, "kind"));
+    if (r == nullptr) return Fail(fmt::format("{}: the server does not serve {}", object.where, api::StringAt(doc, "kind")));
+    std::string ns = api::StringAt(doc["metadata"], "namespace");
+    if (ns.empty()) ns = Namespace(command);
+    std::string name = api::StringAt(doc["metadata"], "name");
+    Result<ApiAnswer> created = (*client)->Send("POST", CollectionPath(*r, ns) + "?fieldValidation=Strict", doc);
+    if (!created.ok()) return Fail(created.status().message());
+    std::string verb = "created";
+    if (created->code == 409 && api::StringAt(created->body, "reason") == "AlreadyExists") {
+      // There already: merge the manifest into it, so that what others
+      // keep there (the controller's annotations, the status) stays.
+      Result<ApiAnswer> current = (*client)->Get(ObjectPath(*r, ns, name));
+      if (!current.ok()) return Fail(current.status().message());
+      std::string before = api::StringAt(current->body["metadata"], "resourceVersion");
+      created = (*client)->Send("PATCH", ObjectPath(*r, ns, name) + "?fieldValidation=Strict", doc,
+                                "application/merge-patch+json");
+      if (!created.ok()) return Fail(created.status().message());
+      verb = created->ok() && api::StringAt(created->body["metadata"], "resourceVersion") == before
+                 ? "unchanged"
+                 : "configured";
+    }
+    if (!created->ok()) {
+      std::cerr << fmt::format("error: {}: {}\n", object.where, created->Error());
+      ++failed;
+      continue;
+    }
+    std::cout << Named(*r, name) << ' ' << verb << '\n';
+  }
+  return failed == 0 ? 0 : 1;
+}
+
+int RunGet(const ClientCommand& command, const std::string& kind,
+           const std::vector<std::string>& names) {
+  const server::Resource* r = Resolve(kind);
+  if (r == nullptr) return Fail(fmt::format("the server doesn't have a resource type {:?}", kind));
+  Result<std::unique_ptr<ApiClient>> client = Connect(command);
+  if (!client.ok()) return Fail(client.status().message());
+  bool table = command.output.empty() || command.output == "wide";
+  std::string ns = command.all_namespaces ? "" : Namespace(command);
+  std::vector<std::string> paths;
+  if (names.empty()) paths.push_back(CollectionPath(*r, ns));
+  for (const std::string& name : names) paths.push_back(ObjectPath(*r, ns, name));
+  int status = 0;
+  for (const std::string& path : paths) {
+    Result<ApiAnswer> answer = (*client)->Get(path, table);
+    if (!answer.ok()) return Fail(answer.status().message());
+    if (!answer->ok()) {
+      status = Fail(answer->Error());
+      continue;
+    }
+    if (!table) {
+      PrintObject(answer->body, command.output, std::cout);
+    } else if (api::ArrayAt(answer->body, "rows").empty()) {
+      std::cerr << (ns.empty() ? "No resources found\n"
+                               : fmt::format("No resources found in {} namespace.\n", ns));
+    } else {
+      PrintTable(answer->body, command.output == "wide", command.all_namespaces && r->namespaced,
+                 std::cout);
+    }
+  }
+  return status;
+}
+
+int RunDescribe(const ClientCommand& command, const std::string& kind, const std::string& name) {
+  const server::Resource* r = Resolve(kind);
+  if (r == nullptr) return Fail(fmt::format("the server doesn't have a resource type {:?}", kind));
+  Result<std::unique_ptr<ApiClient>> client = Connect(command);
+  if (!client.ok()) return Fail(client.status().message());
+  std::string ns = Namespace(command);
+  Result<ApiAnswer> object = (*client)->Get(ObjectPath(*r, ns, name));
+  if (!object.ok()) return Fail(object.status().message());
+  if (!object->ok()) return Fail(object->Error());
+  const api::Json& o = object->body;
+  if (command.output == "yaml" || command.output == "json") {
+    PrintObject(o, command.output, std::cout);
+    return 0;
+  }
+  std::cout << fmt::format("Name:       {}\nNamespace:  {}\nKind:       {}\nCreated:    {}\n", name,
+                           ns, r->kind, api::StringAt(o["metadata"], "creationTimestamp"));
+  api::Json status = o.value("status", api::Json::object());
+  const api::Json conditions = api::ArrayAt(status, "conditions");
+  if (!conditions.empty()) {
+    std::cout << "Conditions:\n";
+    for (const api::Json& c : conditions) {
+      std::cout << fmt::format("  {:<11} {:<6} {}: {}\n", api::StringAt(c, "type"),
+                               api::StringAt(c, "status"), api::StringAt(c, "reason"),
+                               api::StringAt(c, "message"));
+    }
+  }
+  // The replicas: pods labelled with the job's name.
+  std::string label = r->group == "batch" ? "batch.kubernetes.io/job-name" : "training.kubeflow.org/job-name";
+  Result<ApiAnswer> pods = (*client)->Get(
+      CollectionPath(*server::ResourceOfKind("Pod"), ns) + "?labelSelector=" + label + "%3D" + name, true);
+  if (pods.ok() && pods->ok() && !api::ArrayAt(pods->body, "rows").empty()) {
+    std::cout << "Replicas:\n";
+    std::ostringstream table;
+    PrintTable(pods->body, false, false, table);
+    std::istringstream lines(table.str());
+    for (std::string line; std::getline(lines, line);) std::cout << "  " << line << '\n';
+  }
+  Result<ApiAnswer> events = (*client)->Get(
+      CollectionPath(*server::ResourceOfKind("Event"), ns) +
+          fmt::format("?fieldSelector=involvedObject.kind%3D{},involvedObject.name%3D{}", r->kind, name),
+      true);
+  std::cout << "Events:";
+  if (events.ok() && events->ok() && !api::ArrayAt(events->body, "rows").empty()) {
+    std::cout << '\n';
+    std::ostringstream table;
+    PrintTable(events->body, false, false, table);
+    std::istringstream lines(table.str());
+    for (std::string line; std::getline(lines, line);) std::cout << "  " << line << '\n';
+  } else {
+    std::cout << " <none>\n";
+  }
+  return 0;
+}
+
+int RunLogs(const ClientCommand& command, const std::string& pod, const LogsOptions& options) {
+  Result<std::unique_ptr<ApiClient>> client = Connect(command);
+  if (!client.ok()) return Fail(client.status().message());
+  std::string path = ObjectPath(*server::ResourceOfKind("Pod"), Namespace(command), pod) + "/log?";
+  if (options.follow) path += "follow=true&";
+  if (options.previous) path += "previous=true&";
+  if (options.tail) path += fmt::format("tailLines={}&", *options.tail);
+  if (!options.container.empty()) path += "container=" + options.container;
+  Status streamed = (*client)->Stream(path, [](std::string_view data) {
+    std::cout.write(data.data(), static_cast<std::streamsize>(data.size()));
+    std::cout.flush();
+    return static_cast<bool>(std::cout);
+  });
+  return streamed.ok() ? 0 : Fail(streamed.message());
+}
+
+int RunDelete(const ClientCommand& command, const std::string& kind,
+              const std::vector<std::string>& names) {
+  const server::Resource* r = Resolve(kind);
+  if (r == nullptr) return Fail(fmt::format("the server doesn't have a resource type {:?}", kind));
+  Result<std::unique_ptr<ApiClient>> client = Connect(command);
+  if (!client.ok()) return Fail(client.status().message());
+  int status = 0;
+  for (const std::string& name : names) {
+    Result<ApiAnswer> answer =
+        (*client)->Send("DELETE", ObjectPath(*r, Namespace(command), name), nullptr);
+    if (!answer.ok()) return Fail(answer.status().message());
+    if (!answer->ok()) {
+      status = Fail(answer->Error());
+      continue;
+    }
+    std::cout << fmt::format("{} \"{}\" deleted\n", AsciiLower(r->kind) + (r->group.empty() ? "" : "." + r->group), name);
+  }
+  return status;
+}
+
+int RunSuspend(const ClientCommand& command, const std::string& kind,
+               const std::vector<std::string>& names, bool suspend) {
+  const server::Resource* r = Resolve(kind);
+  if (r == nullptr || (r->group != "kubeflow.org" && r->group != "batch")) {
+    return Fail(fmt::format("{:?} is not a kind of job that can be suspended", kind));
+  }
+  Result<std::unique_ptr<ApiClient>> client = Connect(command);
+  if (!client.ok()) return Fail(client.status().message());
+  api::Json patch = r->group == "batch"
+                        ? api::Json{{"spec", {{"suspend", suspend}}}}
+                        : api::Json{{"spec", {{"runPolicy", {{"suspend", suspend}}}}}};
+  int status = 0;
+  for (const std::string& name : names) {
+    Result<ApiAnswer> answer = (*client)->Send("PATCH", ObjectPath(*r, Namespace(command), name),
+                                               patch, "application/merge-patch+json");
+    if (!answer.ok()) return Fail(answer.status().message());
+    if (!answer->ok()) {
+      status = Fail(answer->Error());
+      continue;
+    }
+    std::cout << Named(*r, name) << (suspend ? " suspended\n" : " resumed\n");
+  }
+  return status;
+}
+
+int RunEvents(const ClientCommand& command, const std::string& about) {
+  Result<std::unique_ptr<ApiClient>> client = Connect(command);
+  if (!client.ok()) return Fail(client.status().message());
+  std::string ns = command.all_namespaces ? "" : Namespace(command);
+  std::string path = CollectionPath(*server::ResourceOfKind("Event"), ns);
+  if (!about.empty()) {
+    size_t slash = about.find('/');
+    const server::Resource* r = slash == std::string::npos ? nullptr : Resolve(about.substr(0, slash));
+    if (r == nullptr) return Fail(fmt::format("--for wants KIND/NAME, as pytorchjob/mnist (not {:?})", about));
+    path += fmt::format("?fieldSelector=involvedObject.kind%3D{},involvedObject.name%3D{}", r->kind,
+                        about.substr(slash + 1));
+  }
+  Result<ApiAnswer> answer = (*client)->Get(path, true);
+  if (!answer.ok()) return Fail(answer.status().message());
+  if (!answer->ok()) return Fail(answer->Error());
+  if (api::ArrayAt(answer->body, "rows").empty()) {
+    std::cerr << "No events found.\n";
+    return 0;
+  }
+  PrintTable(answer->body, false, command.all_namespaces, std::cout);
+  return 0;
+}
+
+}  // namespace trainyard::cli
