@@ -90,7 +90,8 @@ Result<std::unique_ptr<ApiClient>> ApiClient::Connect(const ClientOptions& optio
   client->url_ = config.server;
   client->http_ = std::make_unique<httplib::Client>(config.server);
   if (!client->http_->is_valid()) {
-    return InvalidArgumentError(fmt::format("{} (from {}) is not a server URL", config.server, where));
+    return InvalidArgumentError(
+        fmt::format("{} (from {}) is not a server URL", config.server, where));
   }
   if (!config.ca_file.empty()) client->http_->set_ca_cert_path(config.ca_file.c_str());
   if (!config.token.empty()) client->http_->set_bearer_token_auth(config.token.c_str());

@@ -38,8 +38,8 @@ class ApiClient {
 
   // UNAVAILABLE when the server cannot be reached, with where it looked.
   Result<ApiAnswer> Get(const std::string& path, bool table = false);
-  Result<ApiAnswer> Send(const std::string& method, const std::string& path,
-                         const api::Json& body, const std::string& content_type = "application/json");
+  Result<ApiAnswer> Send(const std::string& method, const std::string& path, const api::Json& body,
+                         const std::string& content_type = "application/json");
   // Streams a response body to `sink` as it comes (logs -f); sink returns
   // false to stop.
   Status Stream(const std::string& path, const std::function<bool(std::string_view)>& sink);

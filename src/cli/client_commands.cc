@@ -20,7 +20,8 @@ namespace {
 const server::Resource* Resolve(const std::string& word) {
   std::string w = AsciiLower(word);
   for (const server::Resource& r : server::AllResources()) {
-    bool short_name = std::find(r.short_names.begin(), r.short_names.end(), w) != r.short_names.end();
+    bool short_name =
+        std::find(r.short_names.begin(), r.short_names.end(), w) != r.short_names.end();
     if (w == r.plural || w == r.singular || w == AsciiLower(r.kind) || short_name) return &r;
   }
   return nullptr;
@@ -50,7 +51,9 @@ int Fail(const std::string& message) {
   return 1;
 }
 
-std::string Cell(const api::Json& cell) { return cell.is_string() ? cell.get<std::string>() : cell.dump(); }
+std::string Cell(const api::Json& cell) {
+  return cell.is_string() ? cell.get<std::string>() : cell.dump();
+}
 
 // A Table as kubectl prints it: upper-case headers, columns three spaces apart.
 void PrintTable(const api::Json& table, bool wide, bool namespaces, std::ostream& out) {
@@ -67,7 +70,8 @@ void PrintTable(const api::Json& table, bool wide, bool namespaces, std::ostream
   for (const api::Json& row : api::ArrayAt(table, "rows")) {
     std::vector<std::string> line;
     if (namespaces) {
-      line.push_back(row.contains("object") ? api::StringAt(row["object"]["metadata"], "namespace") : "");
+      line.push_back(row.contains("object") ? api::StringAt(row["object"]["metadata"], "namespace")
+                                            : "");
     }
     const api::Json cells = api::ArrayAt(row, "cells");
     for (size_t i : shown) line.push_back(i < cells.size() ? Cell(cells[i]) : "");
@@ -118,11 +122,14 @@ int RunApply(const ClientCommand& command, const std::vector<std::string>& paths
   for (const LoadedObject& object : loaded.objects) {
     api::Json doc = object.document;
     const server::Resource* r = server::ResourceOfKind(api::StringAt(doc, "kind"));
-    if (r == nullptr) return Fail(fmt::format("{}: the server does not serve {}", object.where, api::StringAt(doc, "kind")));
+    if (r == nullptr)
+      return Fail(fmt::format("{}: the server does not serve {}", object.where,
+                              api::StringAt(doc, "kind")));
     std::string ns = api::StringAt(doc["metadata"], "namespace");
     if (ns.empty()) ns = Namespace(command);
     std::string name = api::StringAt(doc["metadata"], "name");
-    Result<ApiAnswer> created = (*client)->Send("POST", CollectionPath(*r, ns) + "?fieldValidation=Strict", doc);
+    Result<ApiAnswer> created =
+        (*client)->Send("POST", CollectionPath(*r, ns) + "?fieldValidation=Strict", doc);
     if (!created.ok()) return Fail(created.status().message());
     std::string verb = "created";
     if (created->code == 409 && api::StringAt(created->body, "reason") == "AlreadyExists") {
@@ -207,9 +214,11 @@ int RunDescribe(const ClientCommand& command, const std::string& kind, const std
     }
   }
   // The replicas: pods labelled with the job's name.
-  std::string label = r->group == "batch" ? "batch.kubernetes.io/job-name" : "training.kubeflow.org/job-name";
+  std::string label =
+      r->group == "batch" ? "batch.kubernetes.io/job-name" : "training.kubeflow.org/job-name";
   Result<ApiAnswer> pods = (*client)->Get(
-      CollectionPath(*server::ResourceOfKind("Pod"), ns) + "?labelSelector=" + label + "%3D" + name, true);
+      CollectionPath(*server::ResourceOfKind("Pod"), ns) + "?labelSelector=" + label + "%3D" + name,
+      true);
   if (pods.ok() && pods->ok() && !api::ArrayAt(pods->body, "rows").empty()) {
     std::cout << "Replicas:\n";
     std::ostringstream table;
@@ -219,7 +228,8 @@ int RunDescribe(const ClientCommand& command, const std::string& kind, const std
   }
   Result<ApiAnswer> events = (*client)->Get(
       CollectionPath(*server::ResourceOfKind("Event"), ns) +
-          fmt::format("?fieldSelector=involvedObject.kind%3D{},involvedObject.name%3D{}", r->kind, name),
+          fmt::format("?fieldSelector=involvedObject.kind%3D{},involvedObject.name%3D{}", r->kind,
+                      name),
       true);
   std::cout << "Events:";
   if (events.ok() && events->ok() && !api::ArrayAt(events->body, "rows").empty()) {
@@ -265,7 +275,8 @@ int RunDelete(const ClientCommand& command, const std::string& kind,
       status = Fail(answer->Error());
       continue;
     }
-    std::cout << fmt::format("{} \"{}\" deleted\n", AsciiLower(r->kind) + (r->group.empty() ? "" : "." + r->group), name);
+    std::cout << fmt::format("{} \"{}\" deleted\n",
+                             AsciiLower(r->kind) + (r->group.empty() ? "" : "." + r->group), name);
   }
   return status;
 }
@@ -302,8 +313,10 @@ int RunEvents(const ClientCommand& command, const std::string& about) {
   std::string path = CollectionPath(*server::ResourceOfKind("Event"), ns);
   if (!about.empty()) {
     size_t slash = about.find('/');
-    const server::Resource* r = slash == std::string::npos ? nullptr : Resolve(about.substr(0, slash));
-    if (r == nullptr) return Fail(fmt::format("--for wants KIND/NAME, as pytorchjob/mnist (not {:?})", about));
+    const server::Resource* r =
+        slash == std::string::npos ? nullptr : Resolve(about.substr(0, slash));
+    if (r == nullptr)
+      return Fail(fmt::format("--for wants KIND/NAME, as pytorchjob/mnist (not {:?})", about));
     path += fmt::format("?fieldSelector=involvedObject.kind%3D{},involvedObject.name%3D{}", r->kind,
                         about.substr(slash + 1));
   }

@@ -484,6 +484,9 @@ Result<ReconcileResult> JobReconciler::Reconcile(const store::ObjectKey& key) {
     return InvalidArgumentError(fmt::format(
         "{} is not a kubeflow.org/v1 job (batch/v1 Jobs: BatchJobReconciler)", key.ToString()));
   api::SetDefaults(*job);
+  // Being deleted, held by someone's finalizer: left alone, as upstream
+  // does, until it goes (then its pods go with it).
+  if (!job->metadata.deletion_timestamp.empty()) return ReconcileResult{};
   // MultiKueue (or any other manager) runs this job elsewhere.
   const auto& managed_by = job->spec.run_policy->managed_by;
   if (managed_by && *managed_by != "kubeflow.org/training-operator") return ReconcileResult{};

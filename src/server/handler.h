@@ -86,6 +86,9 @@ class ApiHandler {
   ApiResponse Replace(const ApiTarget& target, const ApiRequest& request);
   ApiResponse Patch(const ApiTarget& target, const ApiRequest& request);
   ApiResponse Delete(const ApiTarget& target, const ApiRequest& request);
+  // Stores an update of `stored`, keeping its deletionTimestamp, and
+  // deletes the object once one marked for deletion has no finalizers left.
+  Result<api::Json> Finish(store::ObjectStore& store, const api::Json& stored, api::Json updated);
 
   // The object as stored after `body` was checked: decoded, defaulted and
   // validated (fieldValidation decides what unknown fields do); or the

@@ -150,6 +150,7 @@ ApiResponse ApiHandler::Create(const ApiTarget& target, const ApiRequest& reques
   std::variant<Checked, ApiError> checked = Check(target, std::move(*body), request);
   if (auto* e = std::get_if<ApiError>(&checked)) return ErrorResponse(*e);
   Checked& ok = std::get<Checked>(checked);
+  ok.object["metadata"].erase("deletionTimestamp");  // the server's to set
   std::string name = MetaString(ok.object, "name");
   if (IsDryRun(request)) return Object(201, ok.object);
   std::string ns = target.namespace_;
@@ -187,7 +188,7 @@ ApiResponse ApiHandler::Replace(const ApiTarget& target, const ApiRequest& reque
         if ((own = CheckUpdate(r, target.name, stored, ok.object))) {
           return FailedPreconditionError("invalid update");
         }
-        return store.Update(ok.object);
+        return Finish(store, stored, ok.object);
       },
       std::move(ok.warnings));
 }
@@ -253,7 +254,7 @@ ApiResponse ApiHandler::Patch(const ApiTarget& target, const ApiRequest& request
                    return FailedPreconditionError("invalid update");
                  }
                  object["metadata"]["resourceVersion"] = MetaString(stored, "resourceVersion");
-                 return store.Update(object);
+                 return Finish(store, stored, std::move(object));
                });
 }
 
@@ -273,12 +274,38 @@ ApiResponse ApiHandler::Delete(const ApiTarget& target, const ApiRequest&) {
             if (!each.namespaced || each.kind == "Pod") continue;
             ASSIGN_OR_RETURN(auto listed, store.List(each.kind, target.name));
             for (const api::Json& o : listed.items) {
-              RETURN_IF_ERROR(store.Delete({each.kind, target.name, MetaString(o, "name")}).status());
+              RETURN_IF_ERROR(
+                  store.Delete({each.kind, target.name, MetaString(o, "name")}).status());
             }
           }
         }
+        ASSIGN_OR_RETURN(api::Json stored, store.Get({r.kind, target.namespace_, target.name}));
+        // Finalizers hold the object back: it is marked, and goes once
+        // whoever put them there has removed them (see Finish).
+        if (r.kind != "Namespace" && !api::ArrayAt(stored["metadata"], "finalizers").empty()) {
+          if (!MetaString(stored, "deletionTimestamp").empty()) return stored;
+          stored["metadata"]["deletionTimestamp"] = FormatRfc3339(clock_.Now());
+          return store.Update(stored);
+        }
         return store.Delete({r.kind, target.namespace_, target.name});
       });
+}
+
+Result<api::Json> ApiHandler::Finish(store::ObjectStore& store, const api::Json& stored,
+                                     api::Json updated) {
+  // deletionTimestamp is the server's to set, and is never taken back.
+  std::string deleting = MetaString(stored, "deletionTimestamp");
+  if (deleting.empty()) {
+    updated["metadata"].erase("deletionTimestamp");
+  } else {
+    updated["metadata"]["deletionTimestamp"] = deleting;
+  }
+  ASSIGN_OR_RETURN(api::Json written, store.Update(std::move(updated)));
+  if (!deleting.empty() && api::ArrayAt(written["metadata"], "finalizers").empty()) {
+    ASSIGN_OR_RETURN(store::ObjectKey key, store::KeyOf(written));
+    return store.Delete(key);  // the last finalizer is gone: so is the object
+  }
+  return written;
 }
 
 Status ApiHandler::EnsureDefaultNamespace() {

@@ -195,6 +195,23 @@ TEST_F(HandlerTest, PatchesSuspendAndResumeAndRefuseWhatMayNotChange) {
             404);
 }
 
+TEST_F(HandlerTest, FinalizersHoldADeletedObjectUntilTheLastIsRemoved) {
+  api::Json held = api::Json::parse(kJob);
+  held["metadata"]["finalizers"] = {"example.com/hold"};
+  held["metadata"]["deletionTimestamp"] = "2020-01-01T00:00:00Z";  // not the client's to set
+  ASSERT_EQ(Call("POST", kJobs, held.dump()).code, 201);
+  std::string job = std::string(kJobs) + "/mnist";
+  EXPECT_FALSE(Body(Call("GET", job))["metadata"].contains("deletionTimestamp"));
+  ApiResponse deleted = Call("DELETE", job);
+  ASSERT_EQ(deleted.code, 200) << deleted.body;
+  EXPECT_EQ(Body(deleted)["metadata"]["deletionTimestamp"], FormatRfc3339(clock_.Now()));
+  ASSERT_EQ(Call("GET", job).code, 200);  // held
+  ApiResponse released =
+      Call("PATCH", job, R"({"metadata": {"finalizers": null}})", "application/merge-patch+json");
+  EXPECT_EQ(released.code, 200) << released.body;
+  EXPECT_EQ(Call("GET", job).code, 404);  // gone with its last finalizer
+}
+
 TEST_F(HandlerTest, StatusIsWrittenOnlyThroughItsSubresource) {
   ASSERT_EQ(Call("POST", kJobs, kJob).code, 201);
   std::string job = std::string(kJobs) + "/mnist";
