@@ -13,7 +13,8 @@ packages=(
   # The Kubernetes client users drive the server with, in its end-to-end
   # test, and openssl for that test's certificate.
   python3-kubernetes openssl
-  # promtool, which checks the server's /metrics.
+  # promtool, which checks the server's /metrics. (Debian ships it only
+  # with the Prometheus server, which systemd then starts on :9090.)
   prometheus
 )
 

@@ -126,9 +126,28 @@ Status WriteKubeconfig(const std::string& path, const std::string& url, const st
   return OkStatus();
 }
 
+// Who may do what, from --token-file; nobody checked without one.
+Result<std::optional<server::Authorizer>> LoadAuth(const ServerOptions& options) {
+  if (options.token_file.empty()) return std::optional<server::Authorizer>();
+  if (options.tls_cert.empty()) {
+    return InvalidArgumentError(
+        "--token-file needs --tls-cert and --tls-key: kubectl and client libraries send tokens "
+        "only over HTTPS");
+  }
+  ASSIGN_OR_RETURN(server::Authorizer auth, server::Authorizer::Load(options.token_file));
+  return std::optional<server::Authorizer>(std::move(auth));
+}
+
 }  // namespace
 
 int RunServer(const ServerOptions& options) {
+  // Bad flags change nothing: checked before any state is made.
+  Result<std::optional<server::Authorizer>> loaded = LoadAuth(options);
+  if (!loaded.ok()) {
+    std::cerr << "trainyard server: " << loaded.status().message() << '\n';
+    return 2;
+  }
+  std::optional<server::Authorizer>& auth = *loaded;
   std::string home = options.home.empty() ? DefaultHome() : options.home;
   std::error_code ec;
   std::string self = fs::read_symlink("/proc/self/exe", ec).string();
@@ -157,20 +176,6 @@ int RunServer(const ServerOptions& options) {
   engine::Engine& engine = **created;
   if (!engine.machine().gpu_note.empty()) {
     std::cerr << "warning: " << engine.machine().gpu_note << '\n';
-  }
-  std::optional<server::Authorizer> auth;
-  if (!options.token_file.empty() && options.tls_cert.empty()) {
-    std::cerr << "trainyard server: --token-file needs --tls-cert and --tls-key: kubectl and "
-                 "client libraries send tokens only over HTTPS\n";
-    return 2;
-  }
-  if (!options.token_file.empty()) {
-    Result<server::Authorizer> loaded = server::Authorizer::Load(options.token_file);
-    if (!loaded.ok()) {
-      std::cerr << "trainyard server: " << loaded.status().message() << '\n';
-      return 1;
-    }
-    auth = std::move(*loaded);
   }
   const Clock& clock = RealClock::Get();
   EngineBackend backend(engine, FormatRfc3339(clock.Now()));
