@@ -169,10 +169,21 @@ Status Engine::RunCalls() {
     calls.swap(inbox_);
   }
   if (calls.empty()) return OkStatus();
-  RETURN_IF_ERROR(OpenGroup());
+  if (Status opened = OpenGroup(); !opened.ok()) {
+    for (Call& call : calls) call.done.set_value(opened);  // every caller hears
+    return opened;
+  }
   std::vector<Result<api::Json>> results;
   results.reserve(calls.size());
-  for (Call& call : calls) results.push_back(call.write(*store_));
+  for (Call& call : calls) {
+    // A client's object can surprise a JSON accessor: that is its
+    // request's error, never the control loop's end.
+    try {
+      results.push_back(call.write(*store_));
+    } catch (const std::exception& e) {
+      results.push_back(InvalidArgumentError(fmt::format("cannot apply the write: {}", e.what())));
+    }
+  }
   // Nobody hears of a write before it is on disk.
   Status committed = CommitOpenGroup();
   for (size_t i = 0; i < calls.size(); ++i) {

@@ -108,9 +108,13 @@ std::optional<ApiError> Authorizer::Check(const ApiRequest& request) const {
   if (all) return std::nullopt;
   Result<ApiTarget> target = ParseApiPath(request.path);
   if (!target.ok()) {
-    // Discovery documents are for every user; nothing else is served.
-    return Reads(request.method) ? std::nullopt
-                                 : std::optional(MakeApiError(403, "Forbidden", "Forbidden"));
+    // Discovery documents are for every user; /metrics names every
+    // namespace's jobs, so it is only for those who may see them all.
+    bool discovery = Reads(request.method) && request.path != "/metrics";
+    return discovery ? std::nullopt
+                     : std::optional(MakeApiError(403, "Forbidden",
+                                                  fmt::format("User \"{}\" cannot {} {}", who->user,
+                                                              request.method, request.path)));
   }
   const Resource& r = *target->resource;
   bool mine = std::find(who->namespaces.begin(), who->namespaces.end(), target->namespace_) !=

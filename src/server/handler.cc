@@ -141,6 +141,10 @@ ApiResponse ApiHandler::Dispatch(const ApiRequest& request) {
   if (m == "POST" && collection && target->subresource.empty() && Creatable(r)) {
     return Create(*target, request);
   }
+  if ((m == "PATCH" || m == "DELETE") && !request.Param("dryRun").empty()) {
+    // Refused rather than applied: a dry run must never write.
+    return ErrorResponse(BadRequest("dryRun is supported on create and update (POST, PUT) only"));
+  }
   if (m == "PUT" && !collection && Creatable(r)) return Replace(*target, request);
   if (m == "PATCH" && !collection && Creatable(r)) return Patch(*target, request);
   if (m == "DELETE" && !collection && target->subresource.empty() && r.kind != "Node" &&

@@ -42,8 +42,12 @@ std::string RandomSuffix() {
 // the body leaves them out.
 std::optional<ApiError> Reconcile(const ApiTarget& target, api::Json& body) {
   const Resource& r = *target.resource;
-  std::string api_version = body.value("apiVersion", "");
-  std::string kind = body.value("kind", "");
+  std::string api_version = api::StringAt(body, "apiVersion");
+  std::string kind = api::StringAt(body, "kind");
+  if ((body.contains("apiVersion") && !body["apiVersion"].is_string()) ||
+      (body.contains("kind") && !body["kind"].is_string())) {
+    return BadRequest("apiVersion and kind must be strings");
+  }
   if (api_version.empty()) body["apiVersion"] = api_version = r.GroupVersion();
   if (kind.empty()) body["kind"] = kind = r.kind;
   if (api_version != r.GroupVersion() || kind != r.kind) {
@@ -242,6 +246,12 @@ ApiResponse ApiHandler::Patch(const ApiTarget& target, const ApiRequest& request
                  if (std::optional<ApiError> e = Reconcile(t, patched)) {
                    own = *e;
                    return FailedPreconditionError("patch");
+                 }
+                 // A patch that names a resourceVersion is a precondition, as on
+                 // Kubernetes: a stale one is a conflict, not an overwrite.
+                 std::string version = MetaString(patched, "resourceVersion");
+                 if (version != MetaString(stored, "resourceVersion")) {
+                   return Status(StatusCode::kAborted, "stale resourceVersion");
                  }
                  if (t.subresource == "status") return store.UpdateStatus(patched);
                  std::variant<Checked, ApiError> checked = Check(t, std::move(patched), request);

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <random>
 #include <thread>
 
 #include "server/handler_internal.h"
@@ -82,7 +83,13 @@ Status WatchStream::Start(const std::string& resource_version) {
     return OkStatus();
   }
   id_ = *id;
-  if (since > 0) return OkStatus();
+  if (since > 0) {
+    // The client has seen `since`: what an open group commits up to it
+    // is not sent again.
+    std::lock_guard lock(mu_);
+    since_ = since;
+    return OkStatus();
+  }
   // Now what there is, as ADDED events; what the watch queued meanwhile
   // and the list already shows is skipped.
   const ApiTarget& t = options_.target;
@@ -237,6 +244,14 @@ ApiResponse ApiHandler::Watch(const ApiTarget& target, const ApiRequest& request
   if (std::optional<int64_t> timeout = IntParam(request, "timeoutSeconds");
       timeout && *timeout > 0) {
     end_at = std::chrono::steady_clock::now() + std::chrono::seconds(*timeout);
+  } else {
+    // As Kubernetes does, a watch ends after 30 to 60 minutes, and clients
+    // watch again from where they were: a client gone without a word (a
+    // watch on something quiet notices only when it writes) holds its
+    // thread no longer than that.
+    static thread_local std::mt19937 gen{std::random_device{}()};
+    end_at = std::chrono::steady_clock::now() +
+             std::chrono::seconds(1800 + static_cast<int64_t>(gen() % 1800));
   }
   auto stream = std::make_unique<WatchStream>(
       backend_.store(), WatchOptions{.target = target,

@@ -322,7 +322,9 @@ Result<api::Json> SqliteStore::Write(EventType type,
   if (counter.Step() != SQLITE_DONE) return rollback(counter.Error("advance resource version"));
   if (rv % std::min(kPruneEvery, options_.kept_events) == 0) {
     Statement prune = Prepare("DELETE FROM events WHERE resource_version <= ?");
-    prune.Bind(1, rv - options_.kept_events);
+    // Never past the last commit: an open group's own events are what its
+    // commit replays to committed watchers.
+    prune.Bind(1, std::min(rv - options_.kept_events, committed_rv_));
     if (prune.Step() != SQLITE_DONE) return rollback(prune.Error("prune events"));
   }
   if (Status s = Run(in_group_ ? "RELEASE write" : "COMMIT"); !s.ok()) return rollback(s);

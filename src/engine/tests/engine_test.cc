@@ -147,6 +147,7 @@ spec:
 TEST_F(EngineTest, ExecuteWritesFromAnotherThreadAndAnswersOnceDurable) {
   std::string db = (dir_ / "state" / "state.db").string();
   Result<api::Json> written = UnavailableError("not run");
+  Result<api::Json> thrown = UnavailableError("not run");
   std::optional<Result<api::Json>> committed;
   std::thread client([&] {
     // Made before or after Run() starts on the main thread: it waits for it.
@@ -154,6 +155,9 @@ TEST_F(EngineTest, ExecuteWritesFromAnotherThreadAndAnswersOnceDurable) {
       return store.Create({{"apiVersion", "v1"},
                            {"kind", "ConfigMap"},
                            {"metadata", {{"name", "c"}, {"namespace", "default"}}}});
+    });
+    thrown = engine_->Execute([](store::ObjectStore&) -> Result<api::Json> {
+      return api::Json(1).at("missing");  // throws
     });
     // Acknowledged means committed: another reader of the file sees it.
     committed = store::SqliteStore::ReadCommitted(db, {"ConfigMap", "default", "c"});
@@ -166,6 +170,10 @@ TEST_F(EngineTest, ExecuteWritesFromAnotherThreadAndAnswersOnceDurable) {
   EXPECT_EQ((*written)["metadata"]["name"], "c");
   ASSERT_TRUE(committed && committed->ok());
   EXPECT_EQ((**committed)["metadata"]["uid"], (*written)["metadata"]["uid"]);
+  // A write that throws (a client's object surprising a JSON accessor)
+  // is that call's error; the loop goes on (checked above: it stopped
+  // only when asked).
+  EXPECT_EQ(thrown.status().code(), StatusCode::kInvalidArgument);
   // Once Run() has stopped, a call is refused rather than left waiting.
   EXPECT_EQ(engine_->Execute([](store::ObjectStore&) { return Result<api::Json>(api::Json()); })
                 .status()

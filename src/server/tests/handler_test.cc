@@ -187,6 +187,15 @@ TEST_F(HandlerTest, PatchesSuspendAndResumeAndRefuseWhatMayNotChange) {
                 .code,
             422);
   EXPECT_EQ(Call("PATCH", job, "{}", "application/apply-patch+yaml").code, 415);
+  EXPECT_EQ(Call("PATCH", job, R"({"apiVersion": 1})", "application/merge-patch+json").code, 400);
+  EXPECT_EQ(Call("PATCH", job, R"({"metadata": {"resourceVersion": "1"}})",
+                 "application/merge-patch+json")
+                .code,
+            409);  // a stale precondition
+  EXPECT_EQ(Call("PATCH", job, R"({"spec": {"runPolicy": {"suspend": true}}})",
+                 "application/merge-patch+json", {{"dryRun", "All"}})
+                .code,
+            400);  // refused, never applied
   EXPECT_EQ(
       Call("PATCH", job, R"({"metadata": {"name": "other"}})", "application/merge-patch+json").code,
       400);

@@ -206,6 +206,20 @@ TEST_F(SqliteStoreTest, CommittedWatchersSeeAGroupOnlyOnceItIsDurable) {
   EXPECT_THAT(early, ::testing::ElementsAre(2, 3, 4));
 }
 
+TEST_F(SqliteStoreTest, AGroupLongerThanTheKeptHistoryStillReachesCommittedWatchers) {
+  std::vector<int64_t> seen;
+  ASSERT_TRUE(store_
+                  ->WatchCommitted(
+                      0, [&](const SharedWatchEvent& e) { seen.push_back(e->resource_version); })
+                  .ok());
+  ASSERT_TRUE(store_->BeginGroup().ok());
+  // kept_events is 5: pruning must not take the group's own events before
+  // its commit has replayed them.
+  for (int i = 0; i < 12; ++i) ASSERT_TRUE(store_->Create(Job("g" + std::to_string(i))).ok());
+  ASSERT_TRUE(store_->CommitGroup().ok());
+  EXPECT_EQ(seen.size(), 12u);
+}
+
 TEST(SqliteStoreDurabilityTest, WhatWasWrittenSurvivesReopening) {
   std::filesystem::path path = std::filesystem::temp_directory_path() /
                                ("trainyard-store-test-" + std::to_string(getpid()) + ".db");
