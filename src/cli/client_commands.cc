@@ -104,6 +104,21 @@ Result<std::unique_ptr<ApiClient>> Connect(const ClientCommand& c) {
   return ApiClient::Connect(c.connection);
 }
 
+// What a verb on a kind needs: the resource the word names, and a client.
+struct Session {
+  const server::Resource* resource;
+  std::unique_ptr<ApiClient> client;
+};
+
+Result<Session> Open(const ClientCommand& command, const std::string& kind) {
+  const server::Resource* r = Resolve(kind);
+  if (r == nullptr) {
+    return NotFoundError(fmt::format("the server doesn't have a resource type {:?}", kind));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<ApiClient> client, Connect(command));
+  return Session{r, std::move(client)};
+}
+
 }  // namespace
 
 int RunApply(const ClientCommand& command, const std::vector<std::string>& paths) {
@@ -157,10 +172,10 @@ int RunApply(const ClientCommand& command, const std::vector<std::string>& paths
 
 int RunGet(const ClientCommand& command, const std::string& kind,
            const std::vector<std::string>& names) {
-  const server::Resource* r = Resolve(kind);
-  if (r == nullptr) return Fail(fmt::format("the server doesn't have a resource type {:?}", kind));
-  Result<std::unique_ptr<ApiClient>> client = Connect(command);
-  if (!client.ok()) return Fail(client.status().message());
+  Result<Session> session = Open(command, kind);
+  if (!session.ok()) return Fail(session.status().message());
+  const server::Resource* r = session->resource;
+  ApiClient& api = *session->client;
   bool table = command.output.empty() || command.output == "wide";
   std::string ns = command.all_namespaces ? "" : Namespace(command);
   std::vector<std::string> paths;
@@ -168,7 +183,7 @@ int RunGet(const ClientCommand& command, const std::string& kind,
   for (const std::string& name : names) paths.push_back(ObjectPath(*r, ns, name));
   int status = 0;
   for (const std::string& path : paths) {
-    Result<ApiAnswer> answer = (*client)->Get(path, table);
+    Result<ApiAnswer> answer = api.Get(path, table);
     if (!answer.ok()) return Fail(answer.status().message());
     if (!answer->ok()) {
       status = Fail(answer->Error());
@@ -188,12 +203,12 @@ int RunGet(const ClientCommand& command, const std::string& kind,
 }
 
 int RunDescribe(const ClientCommand& command, const std::string& kind, const std::string& name) {
-  const server::Resource* r = Resolve(kind);
-  if (r == nullptr) return Fail(fmt::format("the server doesn't have a resource type {:?}", kind));
-  Result<std::unique_ptr<ApiClient>> client = Connect(command);
-  if (!client.ok()) return Fail(client.status().message());
+  Result<Session> session = Open(command, kind);
+  if (!session.ok()) return Fail(session.status().message());
+  const server::Resource* r = session->resource;
+  ApiClient& api = *session->client;
   std::string ns = Namespace(command);
-  Result<ApiAnswer> object = (*client)->Get(ObjectPath(*r, ns, name));
+  Result<ApiAnswer> object = api.Get(ObjectPath(*r, ns, name));
   if (!object.ok()) return Fail(object.status().message());
   if (!object->ok()) return Fail(object->Error());
   const api::Json& o = object->body;
@@ -216,7 +231,7 @@ int RunDescribe(const ClientCommand& command, const std::string& kind, const std
   // The replicas: pods labelled with the job's name.
   std::string label =
       r->group == "batch" ? "batch.kubernetes.io/job-name" : "training.kubeflow.org/job-name";
-  Result<ApiAnswer> pods = (*client)->Get(
+  Result<ApiAnswer> pods = api.Get(
       CollectionPath(*server::ResourceOfKind("Pod"), ns) + "?labelSelector=" + label + "%3D" + name,
       true);
   if (pods.ok() && pods->ok() && !api::ArrayAt(pods->body, "rows").empty()) {
@@ -226,11 +241,11 @@ int RunDescribe(const ClientCommand& command, const std::string& kind, const std
     std::istringstream lines(table.str());
     for (std::string line; std::getline(lines, line);) std::cout << "  " << line << '\n';
   }
-  Result<ApiAnswer> events = (*client)->Get(
-      CollectionPath(*server::ResourceOfKind("Event"), ns) +
-          fmt::format("?fieldSelector=involvedObject.kind%3D{},involvedObject.name%3D{}", r->kind,
-                      name),
-      true);
+  Result<ApiAnswer> events =
+      api.Get(CollectionPath(*server::ResourceOfKind("Event"), ns) +
+                  fmt::format("?fieldSelector=involvedObject.kind%3D{},involvedObject.name%3D{}",
+                              r->kind, name),
+              true);
   std::cout << "Events:";
   if (events.ok() && events->ok() && !api::ArrayAt(events->body, "rows").empty()) {
     std::cout << '\n';
@@ -262,14 +277,14 @@ int RunLogs(const ClientCommand& command, const std::string& pod, const LogsOpti
 
 int RunDelete(const ClientCommand& command, const std::string& kind,
               const std::vector<std::string>& names) {
-  const server::Resource* r = Resolve(kind);
-  if (r == nullptr) return Fail(fmt::format("the server doesn't have a resource type {:?}", kind));
-  Result<std::unique_ptr<ApiClient>> client = Connect(command);
-  if (!client.ok()) return Fail(client.status().message());
+  Result<Session> session = Open(command, kind);
+  if (!session.ok()) return Fail(session.status().message());
+  const server::Resource* r = session->resource;
+  ApiClient& api = *session->client;
   int status = 0;
   for (const std::string& name : names) {
     Result<ApiAnswer> answer =
-        (*client)->Send("DELETE", ObjectPath(*r, Namespace(command), name), nullptr);
+        api.Send("DELETE", ObjectPath(*r, Namespace(command), name), nullptr);
     if (!answer.ok()) return Fail(answer.status().message());
     if (!answer->ok()) {
       status = Fail(answer->Error());
