@@ -344,18 +344,24 @@ Result<std::optional<Duration>> NodeAgent::Sync() {
   // their resourceVersion moved; syncing writes, so it comes after.
   // (Pointers into decoded_, which nothing changes until the next Scan.)
   std::vector<const api::Pod*> pods;
-  Status decoded = OkStatus();
+  std::map<std::string, bool> live;
   RETURN_IF_ERROR(options_.store->Scan("Pod", "", [&](const api::Json& doc) {
     Result<const api::Pod*> pod = Decoded(doc);
     if (pod.ok()) {
       pods.push_back(*pod);
-    } else if (decoded.ok()) {
-      decoded = pod.status();
+      return;
+    }
+    // A pod that cannot be decoded is left as it is, said once, and never
+    // stops the others (nor, as an orphan, loses a process it has).
+    std::string key =
+        api::StringAt(doc["metadata"], "namespace") + "/" + api::StringAt(doc["metadata"], "name");
+    live[key] = true;
+    if (unreadable_.insert(key + "@" + api::StringAt(doc["metadata"], "resourceVersion")).second) {
+      fmt::print(stderr, "trainyard: pod {} cannot be decoded, left alone: {}\n", key,
+                 pod.status().message());
     }
   }));
-  RETURN_IF_ERROR(decoded);
   std::optional<TimePoint> wake;
-  std::map<std::string, bool> live;
   for (const api::Pod* pod : pods) {
     live[KeyOf(*pod)] = true;
     RETURN_IF_ERROR(SyncPod(*pod, wake));

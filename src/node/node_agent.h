@@ -12,6 +12,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,7 @@ class NodeAgent {
   NodeAgentOptions options_;
   std::map<std::string, Replica> replicas_;                          // by "<namespace>/<pod>"
   std::map<std::string, std::pair<std::string, api::Pod>> decoded_;  // key -> (rv, pod)
+  std::set<std::string> unreadable_;  // "<key>@<rv>" of pods already reported undecodable
 };
 
 }  // namespace trainyard::node

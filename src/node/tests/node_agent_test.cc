@@ -106,6 +106,17 @@ TEST_F(NodeAgentTest, RunsAPodToSuccessAndLogsIt) {
   EXPECT_EQ(agent_->running(), 0u);
 }
 
+TEST_F(NodeAgentTest, APodThatCannotBeDecodedStopsNoOther) {
+  ASSERT_TRUE(store_
+                  ->Create({{"apiVersion", "v1"},
+                            {"kind", "Pod"},
+                            {"metadata", {{"name", "broken"}, {"namespace", "default"}}},
+                            {"spec", {{"containers", "not a list"}}}})
+                  .ok());
+  AddPod("fine", "exit 0", "Never");
+  ASSERT_TRUE(SyncUntil([&] { return PhaseIs("fine", "Succeeded"); }));
+}
+
 TEST_F(NodeAgentTest, NeverRestartsAFailure) {
   AddPod("bad", "exit 3", "Never");
   ASSERT_TRUE(SyncUntil([&] { return PhaseIs("bad", "Failed"); }));
