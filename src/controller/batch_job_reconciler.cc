@@ -9,6 +9,7 @@
 #include "api/defaults.h"
 #include "api/object.h"
 #include "api/pod_object.h"
+#include "controller/events.h"
 #include "controller/owned.h"
 #include "controller/pod_state.h"
 
@@ -24,6 +25,16 @@ struct Context {
   std::string now_text;
   api::BatchJobStatus& status() { return job.status; }
 };
+
+// Events as Kubernetes' job controller records them.
+Status Record(Context& ctx, const std::string& type, const std::string& reason,
+              const std::string& message) {
+  return RecordEvent(*ctx.options.store, *ctx.options.clock,
+                     {.api_version = std::string(api::kBatchGroupVersion),
+                      .kind = "Job",
+                      .meta = &ctx.job.metadata},
+                     type, reason, message);
+}
 
 bool IsTrue(const std::vector<api::BatchJobCondition>& conditions, const std::string& type) {
   return std::any_of(conditions.begin(), conditions.end(),
@@ -103,7 +114,42 @@ api::Pod BuildPod(const api::BatchJob& job, int index, std::mt19937& random) {
 }
 
 Status DeletePod(Context& ctx, const api::Pod& pod) {
-  return DeleteIfPresent(*ctx.options.store, {"Pod", pod.metadata.namespace_, pod.metadata.name});
+  RETURN_IF_ERROR(
+      DeleteIfPresent(*ctx.options.store, {"Pod", pod.metadata.namespace_, pod.metadata.name}));
+  return Record(ctx, "Normal", "SuccessfulDelete",
+                fmt::format("Deleted pod: {}", pod.metadata.name));
+}
+
+Status CreatePod(Context& ctx, const api::Pod& pod) {
+  RETURN_IF_ERROR(ctx.options.store->Create(api::EncodePod(pod)).status());
+  return Record(ctx, "Normal", "SuccessfulCreate",
+                fmt::format("Created pod: {}", pod.metadata.name));
+}
+
+// An event for each condition the job reaches, and for a resume.
+Status RecordConditions(Context& ctx) {
+  api::Json before =
+      ctx.stored.value("status", api::Json::object()).value("conditions", api::Json::array());
+  auto was_true = [&](const std::string& type) {
+    return std::any_of(before.begin(), before.end(), [&](const api::Json& c) {
+      return c.is_object() && c.value("type", "") == type && c.value("status", "") == "True";
+    });
+  };
+  for (const api::BatchJobCondition& c : ctx.status().conditions) {
+    if (c.status == "True" && !was_true(c.type)) {
+      if (c.type == "Complete") {
+        RETURN_IF_ERROR(Record(ctx, "Normal", "Completed", "Job completed"));
+      } else if (c.type == "Suspended") {
+        RETURN_IF_ERROR(Record(ctx, "Normal", "Suspended", "Job suspended"));
+      } else {
+        RETURN_IF_ERROR(
+            Record(ctx, c.type == "Failed" ? "Warning" : "Normal", c.reason, c.message));
+      }
+    } else if (c.type == "Suspended" && c.status != "True" && was_true(c.type)) {
+      RETURN_IF_ERROR(Record(ctx, "Normal", "Resumed", "Job resumed"));
+    }
+  }
+  return OkStatus();
 }
 
 Status DeleteActivePods(Context& ctx) {
@@ -157,6 +203,7 @@ Result<ReconcileResult> Finish(Context& ctx, const std::string& type, const std:
 Status WriteStatus(Context& ctx) {
   api::Json status = api::Encode(ctx.job.status);
   if (ctx.stored.value("status", api::Json::object()) == status) return OkStatus();
+  RETURN_IF_ERROR(RecordConditions(ctx));
   ctx.stored["status"] = std::move(status);
   return ctx.options.store->UpdateStatus(ctx.stored).status();
 }
@@ -234,8 +281,7 @@ Result<ReconcileResult> ReconcileActive(Context& ctx, std::mt19937& random) {
   if (indexed) {
     for (int i = 0; i < *spec.completions && room > 0; ++i) {
       if (done_indexes.contains(i) || active_indexes.contains(i)) continue;
-      RETURN_IF_ERROR(
-          ctx.options.store->Create(api::EncodePod(BuildPod(ctx.job, i, random))).status());
+      RETURN_IF_ERROR(CreatePod(ctx, BuildPod(ctx.job, i, random)));
       --room;
       ++active;
     }
@@ -243,8 +289,7 @@ Result<ReconcileResult> ReconcileActive(Context& ctx, std::mt19937& random) {
     int32_t wanted = spec.completions ? std::min(room, *spec.completions - succeeded - active)
                                       : (succeeded > 0 ? 0 : room);
     for (int32_t i = 0; i < wanted; ++i) {
-      RETURN_IF_ERROR(
-          ctx.options.store->Create(api::EncodePod(BuildPod(ctx.job, -1, random))).status());
+      RETURN_IF_ERROR(CreatePod(ctx, BuildPod(ctx.job, -1, random)));
       ++active;
     }
   }
@@ -257,6 +302,7 @@ Result<ReconcileResult> ReconcileActive(Context& ctx, std::mt19937& random) {
 Result<ReconcileResult> BatchJobReconciler::Reconcile(const store::ObjectKey& key) {
   Result<api::Json> stored = options_.store->Get(key);
   if (stored.status().code() == StatusCode::kNotFound) {
+    RETURN_IF_ERROR(DeleteEventsOf(*options_.store, key));
     RETURN_IF_ERROR(DeletePodsOwnedBy(*options_.store, key));  // the job is gone: so are its pods
     return ReconcileResult{};
   }

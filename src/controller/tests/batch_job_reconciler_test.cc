@@ -115,6 +115,25 @@ TEST_F(BatchJobReconcilerTest, RunsParallelismPodsUntilCompletionsSucceed) {
   EXPECT_FALSE(Job().status.completion_time.empty());
 }
 
+TEST_F(BatchJobReconcilerTest, RecordsEventsAsKubernetesJobControllerDoes) {
+  Submit("  completions: 1\n");
+  Reconcile();
+  std::string pod = ActivePods().at(0);
+  SetPod(pod, "Succeeded");
+  Reconcile();
+  std::vector<std::string> events;
+  store::ObjectStore::ListResult listed = *store_->List("Event", "default");
+  for (const api::Json& e : listed.items) {
+    EXPECT_EQ(e["involvedObject"]["apiVersion"], "batch/v1");
+    events.push_back(e["reason"].get<std::string>() + ": " + e["message"].get<std::string>());
+  }
+  EXPECT_THAT(events, ::testing::ElementsAre("SuccessfulCreate: Created pod: " + pod,
+                                             "Completed: Job completed"));
+  ASSERT_TRUE(store_->Delete({"Job", "default", "t"}).ok());
+  Reconcile();
+  EXPECT_TRUE(store_->List("Event", "default")->items.empty());
+}
+
 TEST_F(BatchJobReconcilerTest, IndexedPodsCarryTheirIndex) {
   Submit("  completions: 2\n  parallelism: 2\n  completionMode: Indexed\n");
   Reconcile();
