@@ -27,13 +27,34 @@ Result<Pod> DecodePod(const Json& document) {
   return pod;
 }
 
+Json EncodePodStatus(const PodStatus& status) {
+  Json out = Encode(status);
+  // Fields core/v1 always serialises (no omitempty), which typed clients
+  // insist on: Kubernetes' python client refuses a ContainerStatus without
+  // imageID or restartCount, and a terminated state without exitCode, even
+  // when they are "" or 0.
+  auto statuses = out.find("containerStatuses");
+  if (statuses == out.end()) return out;
+  for (Json& c : *statuses) {
+    c.emplace("ready", false);
+    c.emplace("restartCount", 0);
+    c.emplace("image", "");
+    c.emplace("imageID", "");
+    for (const char* state : {"state", "lastState"}) {
+      auto it = c.find(state);
+      if (it != c.end() && it->contains("terminated")) (*it)["terminated"].emplace("exitCode", 0);
+    }
+  }
+  return out;
+}
+
 Json EncodePod(const Pod& pod) {
   Json out = Json::object();
   out["apiVersion"] = "v1";
   out["kind"] = "Pod";
   out["metadata"] = Encode(pod.metadata);
   out["spec"] = Encode(pod.spec);
-  Json status = Encode(pod.status);
+  Json status = EncodePodStatus(pod.status);
   if (!status.empty()) out["status"] = std::move(status);
   return out;
 }

@@ -164,5 +164,8 @@ inline bool HasFinished(const Pod& pod) {
 
 Result<Pod> DecodePod(const Json& document);
 Json EncodePod(const Pod& pod);
+// A pod's status as core/v1 writes it: what Go's encoding never omits is
+// there even when empty or zero (imageID, restartCount, exitCode, ...).
+Json EncodePodStatus(const PodStatus& status);
 
 }  // namespace trainyard::api

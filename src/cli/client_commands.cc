@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <iostream>
 #include <sstream>
 
@@ -102,6 +103,24 @@ void PrintObject(const api::Json& object, const std::string& output, std::ostrea
 
 Result<std::unique_ptr<ApiClient>> Connect(const ClientCommand& c) {
   return ApiClient::Connect(c.connection);
+}
+
+// The events about one object, as kubectl describe asks for them.
+std::string EventsAbout(const server::Resource& r, const std::string& ns, const std::string& name) {
+  return CollectionPath(*server::ResourceOfKind("Event"), ns) +
+         fmt::format("?fieldSelector=involvedObject.kind%3D{},involvedObject.name%3D{}", r.kind,
+                     name);
+}
+
+// A section of describe: the title, then the table indented, if it has rows.
+bool PrintSection(const std::string& title, const Result<ApiAnswer>& table) {
+  if (!table.ok() || !table->ok() || api::ArrayAt(table->body, "rows").empty()) return false;
+  std::cout << title << ":\n";
+  std::ostringstream text;
+  PrintTable(table->body, false, false, text);
+  std::istringstream lines(text.str());
+  for (std::string line; std::getline(lines, line);) std::cout << "  " << line << '\n';
+  return true;
 }
 
 // What a verb on a kind needs: the resource the word names, and a client.
@@ -234,27 +253,9 @@ int RunDescribe(const ClientCommand& command, const std::string& kind, const std
   Result<ApiAnswer> pods = api.Get(
       CollectionPath(*server::ResourceOfKind("Pod"), ns) + "?labelSelector=" + label + "%3D" + name,
       true);
-  if (pods.ok() && pods->ok() && !api::ArrayAt(pods->body, "rows").empty()) {
-    std::cout << "Replicas:\n";
-    std::ostringstream table;
-    PrintTable(pods->body, false, false, table);
-    std::istringstream lines(table.str());
-    for (std::string line; std::getline(lines, line);) std::cout << "  " << line << '\n';
-  }
-  Result<ApiAnswer> events =
-      api.Get(CollectionPath(*server::ResourceOfKind("Event"), ns) +
-                  fmt::format("?fieldSelector=involvedObject.kind%3D{},involvedObject.name%3D{}",
-                              r->kind, name),
-              true);
-  std::cout << "Events:";
-  if (events.ok() && events->ok() && !api::ArrayAt(events->body, "rows").empty()) {
-    std::cout << '\n';
-    std::ostringstream table;
-    PrintTable(events->body, false, false, table);
-    std::istringstream lines(table.str());
-    for (std::string line; std::getline(lines, line);) std::cout << "  " << line << '\n';
-  } else {
-    std::cout << " <none>\n";
+  PrintSection("Replicas", pods);
+  if (!PrintSection("Events", api.Get(EventsAbout(*r, ns, name), true))) {
+    std::cout << "Events: <none>\n";
   }
   return 0;
 }
@@ -275,50 +276,67 @@ int RunLogs(const ClientCommand& command, const std::string& pod, const LogsOpti
   return streamed.ok() ? 0 : Fail(streamed.message());
 }
 
-int RunDelete(const ClientCommand& command, const std::string& kind,
-              const std::vector<std::string>& names) {
-  Result<Session> session = Open(command, kind);
-  if (!session.ok()) return Fail(session.status().message());
-  const server::Resource* r = session->resource;
-  ApiClient& api = *session->client;
+namespace {
+
+// Sends one request per name; prints `done(name)` for each that worked and
+// the server's word for each that did not. 1 if any failed.
+int ForEachName(const std::vector<std::string>& names,
+                const std::function<Result<ApiAnswer>(const std::string&)>& send,
+                const std::function<std::string(const std::string&)>& done) {
   int status = 0;
   for (const std::string& name : names) {
-    Result<ApiAnswer> answer =
-        api.Send("DELETE", ObjectPath(*r, Namespace(command), name), nullptr);
+    Result<ApiAnswer> answer = send(name);
     if (!answer.ok()) return Fail(answer.status().message());
     if (!answer->ok()) {
       status = Fail(answer->Error());
       continue;
     }
-    std::cout << fmt::format("{} \"{}\" deleted\n",
-                             AsciiLower(r->kind) + (r->group.empty() ? "" : "." + r->group), name);
+    std::cout << done(name) << '\n';
   }
   return status;
 }
 
+}  // namespace
+
+int RunDelete(const ClientCommand& command, const std::string& kind,
+              const std::vector<std::string>& names) {
+  Result<Session> session = Open(command, kind);
+  if (!session.ok()) return Fail(session.status().message());
+  const server::Resource& r = *session->resource;
+  ApiClient& api = *session->client;
+  return ForEachName(
+      names,
+      [&](const std::string& name) {
+        return api.Send("DELETE", ObjectPath(r, Namespace(command), name), nullptr);
+      },
+      [&](const std::string& name) {
+        // kubectl's words: `pytorchjob.kubeflow.org "mnist" deleted`.
+        std::string named = Named(r, name);
+        return fmt::format("{} \"{}\" deleted", named.substr(0, named.rfind('/')), name);
+      });
+}
+
 int RunSuspend(const ClientCommand& command, const std::string& kind,
                const std::vector<std::string>& names, bool suspend) {
-  const server::Resource* r = Resolve(kind);
-  if (r == nullptr || (r->group != "kubeflow.org" && r->group != "batch")) {
+  Result<Session> session = Open(command, kind);
+  if (!session.ok()) return Fail(session.status().message());
+  const server::Resource& r = *session->resource;
+  if (r.group != "kubeflow.org" && r.group != "batch") {
     return Fail(fmt::format("{:?} is not a kind of job that can be suspended", kind));
   }
-  Result<std::unique_ptr<ApiClient>> client = Connect(command);
-  if (!client.ok()) return Fail(client.status().message());
-  api::Json patch = r->group == "batch"
+  ApiClient& api = *session->client;
+  api::Json patch = r.group == "batch"
                         ? api::Json{{"spec", {{"suspend", suspend}}}}
                         : api::Json{{"spec", {{"runPolicy", {{"suspend", suspend}}}}}};
-  int status = 0;
-  for (const std::string& name : names) {
-    Result<ApiAnswer> answer = (*client)->Send("PATCH", ObjectPath(*r, Namespace(command), name),
-                                               patch, "application/merge-patch+json");
-    if (!answer.ok()) return Fail(answer.status().message());
-    if (!answer->ok()) {
-      status = Fail(answer->Error());
-      continue;
-    }
-    std::cout << Named(*r, name) << (suspend ? " suspended\n" : " resumed\n");
-  }
-  return status;
+  return ForEachName(
+      names,
+      [&](const std::string& name) {
+        return api.Send("PATCH", ObjectPath(r, Namespace(command), name), patch,
+                        "application/merge-patch+json");
+      },
+      [&](const std::string& name) {
+        return Named(r, name) + (suspend ? " suspended" : " resumed");
+      });
 }
 
 int RunEvents(const ClientCommand& command, const std::string& about) {
@@ -332,8 +350,7 @@ int RunEvents(const ClientCommand& command, const std::string& about) {
         slash == std::string::npos ? nullptr : Resolve(about.substr(0, slash));
     if (r == nullptr)
       return Fail(fmt::format("--for wants KIND/NAME, as pytorchjob/mnist (not {:?})", about));
-    path += fmt::format("?fieldSelector=involvedObject.kind%3D{},involvedObject.name%3D{}", r->kind,
-                        about.substr(slash + 1));
+    path = EventsAbout(*r, ns, about.substr(slash + 1));
   }
   Result<ApiAnswer> answer = (*client)->Get(path, true);
   if (!answer.ok()) return Fail(answer.status().message());

@@ -17,25 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Fields core/v1 always serialises (no omitempty), which typed clients
-// insist on: Kubernetes' python client refuses a ContainerStatus without
-// imageID or restartCount, and a terminated state without exitCode, even
-// when they are "" or 0.
-void AddRequiredFields(api::Json& status) {
-  auto statuses = status.find("containerStatuses");
-  if (statuses == status.end()) return;
-  for (api::Json& c : *statuses) {
-    c.emplace("ready", false);
-    c.emplace("restartCount", 0);
-    c.emplace("image", "");
-    c.emplace("imageID", "");
-    for (const char* state : {"state", "lastState"}) {
-      auto it = c.find(state);
-      if (it != c.end() && it->contains("terminated")) (*it)["terminated"].emplace("exitCode", 0);
-    }
-  }
-}
-
 // Where a container's shim records how its last run ended.
 std::string ExitPath(const std::string& log_path) {
   return log_path.substr(0, log_path.size() - 4) + ".exit";  // "<pod>_<container>.exit"
@@ -133,8 +114,7 @@ Status NodeAgent::WriteStatus(const api::Pod& pod) {
       {"apiVersion", "v1"},
       {"kind", "Pod"},
       {"metadata", {{"name", pod.metadata.name}, {"namespace", pod.metadata.namespace_}}}};
-  api::Json status = api::Encode(pod.status);
-  AddRequiredFields(status);
+  api::Json status = api::EncodePodStatus(pod.status);
   if (!status.empty()) doc["status"] = std::move(status);
   Result<api::Json> written = options_.store->UpdateStatus(doc);
   if (!written.ok() && written.status().code() != StatusCode::kNotFound) return written.status();

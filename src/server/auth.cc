@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "server/api_path.h"
+#include "server/handler_internal.h"
 
 namespace trainyard::server {
 namespace {
@@ -29,10 +30,7 @@ bool Reads(const std::string& method) { return method == "GET"; }
 
 // The Kubernetes verb a request is, for messages.
 std::string Verb(const ApiRequest& request, const ApiTarget& target) {
-  if (request.method == "GET") {
-    if (request.Flag("watch")) return "watch";
-    return target.name.empty() ? "list" : "get";
-  }
+  if (request.method == "GET") return internal::ReadVerb(request, target.name.empty());
   if (request.method == "POST") return "create";
   if (request.method == "PUT") return "update";
   return request.method == "PATCH" ? "patch" : "delete";

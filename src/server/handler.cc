@@ -22,6 +22,11 @@ bool Creatable(const Resource& r) {
 
 }  // namespace
 
+std::string internal::ReadVerb(const ApiRequest& request, bool collection) {
+  if (request.Flag("watch")) return "watch";
+  return collection ? "list" : "get";
+}
+
 std::string internal::MetaString(const api::Json& object, const char* field) {
   auto meta = object.find("metadata");
   if (meta == object.end() || !meta->is_object()) return "";
@@ -179,15 +184,15 @@ ApiResponse ApiHandler::Read(const ApiTarget& target, const ApiRequest& request)
   if (request.Flag("watch")) {
     return Watch(target, request);
   }
-  Result<api::Json> object =
-      r.kind == "Node"
-          ? (MetaString(backend_.Node(), "name") == target.name ? Result<api::Json>(backend_.Node())
-                                                                : NotFoundError("no such node"))
-          : backend_.store().Get({r.kind, target.namespace_, target.name});
+  Result<api::Json> object = NotFoundError("no such node");
+  if (r.kind != "Node") {
+    object = backend_.store().Get({r.kind, target.namespace_, target.name});
+  } else if (api::Json node = backend_.Node(); MetaString(node, "name") == target.name) {
+    object = std::move(node);
+  }
   if (!object.ok()) return ErrorResponse(ApiErrorOf(object.status(), &r, target.name));
-  int64_t rv = std::stoll(MetaString(*object, "resourceVersion").empty()
-                              ? "0"
-                              : MetaString(*object, "resourceVersion"));
+  std::string version = MetaString(*object, "resourceVersion");
+  int64_t rv = version.empty() ? 0 : std::stoll(version);
   return Render(target, request, {&*object}, rv, true);
 }
 

@@ -5,6 +5,7 @@
 
 #include "api/json.h"
 #include "server/api_status.h"
+#include "server/handler.h"
 
 namespace trainyard::server::internal {
 
@@ -14,5 +15,8 @@ inline ApiError BadRequest(const std::string& message) {
 
 // metadata.<field> as a string, "" when absent or not a string.
 std::string MetaString(const api::Json& object, const char* field);
+
+// What a GET is, in Kubernetes' words: "watch", "list" or "get".
+std::string ReadVerb(const ApiRequest& request, bool collection);
 
 }  // namespace trainyard::server::internal

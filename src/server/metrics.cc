@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include "api/kinds.h"
+#include "common/strings.h"
 #include "server/api_path.h"
 #include "server/handler.h"
+#include "server/handler_internal.h"
 
 namespace trainyard::server {
 namespace {
@@ -29,12 +31,6 @@ std::string LastCondition(const api::Json& job) {
   return last.is_object() ? last.value("type", "") : "";
 }
 
-std::string Meta(const api::Json& object, const char* field) {
-  auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) return "";
-  return meta->value(field, "");
-}
-
 std::string Escape(const std::string& value) {
   std::string out;
   for (char c : value) {
@@ -48,12 +44,10 @@ std::string Escape(const std::string& value) {
   return out;
 }
 
+// The apiserver's label: WATCH, LIST or GET for a read, else the method.
 std::string Verb(const ApiRequest& request, const ApiTarget* target) {
-  if (request.method == "GET") {
-    if (request.Flag("watch")) return "WATCH";
-    return target != nullptr && target->name.empty() ? "LIST" : "GET";
-  }
-  return request.method;
+  if (request.method != "GET") return request.method;
+  return AsciiUpper(internal::ReadVerb(request, target != nullptr && target->name.empty()));
 }
 
 }  // namespace
@@ -83,7 +77,7 @@ void Metrics::Seed(store::SqliteStore& store) {
   std::lock_guard lock(mu_);
   for (const api::KindInfo& info : api::AllKinds()) {
     (void)store.Scan(std::string(info.name), "", [&](const api::Json& job) {
-      job_state_[Meta(job, "uid")] = LastCondition(job);
+      job_state_[internal::MetaString(job, "uid")] = LastCondition(job);
     });
   }
 }
@@ -91,8 +85,9 @@ void Metrics::Seed(store::SqliteStore& store) {
 void Metrics::ObserveChange(const store::WatchEvent& event) {
   std::string framework = Framework(event.object.value("kind", ""));
   if (framework.empty()) return;
-  std::pair<std::string, std::string> labels{Meta(event.object, "namespace"), framework};
-  std::string uid = Meta(event.object, "uid");
+  std::pair<std::string, std::string> labels{internal::MetaString(event.object, "namespace"),
+                                             framework};
+  std::string uid = internal::MetaString(event.object, "uid");
   std::lock_guard lock(mu_);
   if (event.type == store::EventType::kAdded) ++job_counters_["created"][labels];
   if (event.type == store::EventType::kDeleted) {

@@ -292,7 +292,11 @@ status:
   phase: Running
   qosClass: BestEffort
   containerStatuses:
+    # As core/v1 writes a status: ready, image and imageID always there.
     - name: pytorch
+      ready: true
+      image: i
+      imageID: ""
       restartCount: 2
       state: {running: {startedAt: "2026-11-21T10:00:00Z"}}
       lastState: {terminated: {exitCode: 137, signal: 9, reason: Error}}
