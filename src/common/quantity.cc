@@ -5,10 +5,10 @@
 #include <cctype>
 #include <optional>
 
+#include "common/int128.h"
+
 namespace trainyard {
 namespace {
-
-__extension__ typedef __int128 Int128;  // GCC and Clang both provide it
 
 // Anything at or above this is too big to carry on multiplying safely.
 constexpr Int128 kOverflowGuard = Int128(1) << 120;

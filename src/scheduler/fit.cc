@@ -30,20 +30,6 @@ Amounts PodDemandOf(const api::PodSpec& spec) {
   return sum;
 }
 
-std::string FormatAmount(const std::string& resource, int64_t milli) {
-  if (resource == "memory") {
-    static constexpr std::pair<const char*, int64_t> kUnits[] = {
-        {"Ti", 1LL << 40}, {"Gi", 1LL << 30}, {"Mi", 1LL << 20}, {"Ki", 1LL << 10}};
-    int64_t bytes = milli / 1000;
-    for (const auto& [suffix, size] : kUnits) {
-      if (bytes >= size) return fmt::format("{:.1f}{}", static_cast<double>(bytes) / size, suffix);
-    }
-    return std::to_string(bytes);
-  }
-  if (milli % 1000 != 0) return fmt::format("{}m", milli);
-  return std::to_string(milli / 1000);
-}
-
 GangFit FitGang(const Machine& machine, const InUse& in_use, const std::vector<PodDemand>& gang) {
   GangFit fit;
   Amounts total;

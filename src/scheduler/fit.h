@@ -13,12 +13,9 @@
 #include <vector>
 
 #include "api/pod.h"
+#include "scheduler/resources.h"
 
 namespace trainyard::scheduler {
-
-inline constexpr std::string_view kGpuResource = "nvidia.com/gpu";
-
-using Amounts = std::map<std::string, int64_t>;  // resource -> milli-units
 
 struct Machine {
   Amounts capacity;               // cpu, memory, nvidia.com/gpu, ...
@@ -46,8 +43,5 @@ struct GangFit {
 Amounts PodDemandOf(const api::PodSpec& spec);
 
 GangFit FitGang(const Machine& machine, const InUse& in_use, const std::vector<PodDemand>& gang);
-
-// "2", "500m", "1Gi": a milli amount of `resource` written for people.
-std::string FormatAmount(const std::string& resource, int64_t milli);
 
 }  // namespace trainyard::scheduler

@@ -66,7 +66,7 @@ TEST(FitGangTest, CpuAndMemoryAreCountedInMilliUnits) {
   GangFit fit = FitGang(TwoGpuMachine(), in_use, {{"a", {{"cpu", 600}}}});
   EXPECT_EQ(fit.reason, "insufficient cpu: needs 600m, 500m of 8 free");
   GangFit memory = FitGang(TwoGpuMachine(), {}, {{"a", {{"memory", (32LL << 30) * 1000}}}});
-  EXPECT_EQ(memory.reason, "needs 32.0Gi memory, this machine has 16.0Gi");
+  EXPECT_EQ(memory.reason, "needs 32Gi memory, this machine has 16Gi");
   EXPECT_TRUE(FitGang(TwoGpuMachine(), in_use, {{"a", {{"cpu", 500}}}}).fits);
 }
 
