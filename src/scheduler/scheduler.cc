@@ -162,7 +162,9 @@ Decision Run::Go() {
   while (!turns.empty()) {
     size_t q = std::get<4>(turns.top());
     turns.pop();
-    Admit(*queues[q][next[q]++]);
+    GangWork& work = *queues[q][next[q]++];
+    Admit(work);
+    if (options_.after_gang) options_.after_gang(*work.gang);
     push(q);
   }
   std::sort(decision_.waiting.begin(), decision_.waiting.end(),

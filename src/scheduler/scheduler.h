@@ -20,6 +20,8 @@
 //   chosen lowest priority and newest first.
 #pragma once
 
+#include <functional>
+
 #include "scheduler/decision.h"
 #include "scheduler/snapshot.h"
 
@@ -29,6 +31,10 @@ struct ScheduleOptions : Options {
   // Scan every node for every pod instead of the ordered per-shape index:
   // the same decisions, slowly. For tests that hold the fast path to it.
   bool reference_search = false;
+  // Called after each pending gang has been decided, in decision order: a
+  // benchmark's way to time gangs one by one without the scheduler
+  // reading a clock itself.
+  std::function<void(const Gang&)> after_gang;
 };
 
 Decision Schedule(const Snapshot& snapshot, const ScheduleOptions& options = {});
