@@ -16,6 +16,7 @@ void SetDefaults(Object& object);
 void SetDefaults(TrainingJob& job);
 void SetDefaults(BatchJob& job);
 inline void SetDefaults(ConfigMap&) {}  // Kubernetes defaults nothing in one
+inline void SetDefaults(PolicyObject&) {}  // defaults are applied where they are read
 
 // The cleanPodPolicy in force: MPIJob's legacy spec.cleanPodPolicy yields to
 // runPolicy's, as upstream's reconciler syncs them.

@@ -114,19 +114,31 @@ void CheckApiVersion(const Json& doc, std::string_view expected, FieldErrors& er
 std::string_view KindName(const Object& object) {
   return std::visit(Overloaded{[](const TrainingJob& j) { return j.info().name; },
                                [](const BatchJob&) { return std::string_view("Job"); },
-                               [](const ConfigMap&) { return std::string_view("ConfigMap"); }},
+                               [](const ConfigMap&) { return std::string_view("ConfigMap"); },
+                               [](const PolicyObject& o) { return o.info().name; }},
                     object);
 }
 
 std::string_view ApiVersion(const Object& object) {
   return std::visit(Overloaded{[](const TrainingJob&) { return kKubeflowGroupVersion; },
                                [](const BatchJob&) { return kBatchGroupVersion; },
-                               [](const ConfigMap&) { return kCoreGroupVersion; }},
+                               [](const ConfigMap&) { return kCoreGroupVersion; },
+                               [](const PolicyObject& o) { return o.info().group_version; }},
                     object);
 }
 
 const ObjectMeta& Metadata(const Object& object) {
   return std::visit([](const auto& o) -> const ObjectMeta& { return o.metadata; }, object);
+}
+
+bool IsJob(const Object& object) {
+  return std::holds_alternative<TrainingJob>(object) || std::holds_alternative<BatchJob>(object);
+}
+
+bool IsNamespacedKind(std::string_view kind) {
+  if (kind == "Namespace" || kind == "Node") return false;
+  const PolicyKindInfo* policy = PolicyKindFromName(kind);
+  return policy == nullptr || policy->namespaced;
 }
 
 std::string DisplayName(const Object& object) {
@@ -154,6 +166,14 @@ DecodeResult DecodeObject(const Json& doc) {
     return result;
   }
   std::string kind = kind_it->get<std::string>();
+  if (const PolicyKindInfo* policy = PolicyKindFromName(kind)) {
+    CheckApiVersion(doc, policy->group_version, result.errors);
+    PolicyObject object;
+    object.kind = policy->kind;
+    DecodePolicyFields(doc, object, result.errors);
+    result.object = std::move(object);
+    return result;
+  }
   if (kind == "ConfigMap") {
     CheckApiVersion(doc, kCoreGroupVersion, result.errors);
     result.object = DecodeConfigMap(doc, result.errors);
@@ -185,7 +205,8 @@ Json EncodeObject(const Object& object) {
                    return EncodeTop(kBatchGroupVersion, "Job", job.metadata, Encode(job.spec),
                                     Encode(job.status));
                  },
-                 [](const ConfigMap& map) { return EncodeConfigMap(map); }},
+                 [](const ConfigMap& map) { return EncodeConfigMap(map); },
+                 [](const PolicyObject& o) { return EncodePolicyObject(o); }},
       object);
 }
 

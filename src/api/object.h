@@ -9,12 +9,19 @@
 #include "api/batch_job.h"
 #include "api/config_map.h"
 #include "api/json.h"
+#include "api/scheduling.h"
 #include "api/training_job.h"
 #include "common/field_path.h"
 
 namespace trainyard::api {
 
-using Object = std::variant<TrainingJob, BatchJob, ConfigMap>;
+using Object = std::variant<TrainingJob, BatchJob, ConfigMap, PolicyObject>;
+
+// Jobs run replicas; the other kinds configure (ConfigMaps, queues, ...).
+bool IsJob(const Object& object);
+// Whether objects of `kind` live in a namespace (Namespace, ClusterQueue,
+// ResourceFlavor and PriorityClass do not).
+bool IsNamespacedKind(std::string_view kind);
 
 std::string_view KindName(const Object& object);
 std::string_view ApiVersion(const Object& object);

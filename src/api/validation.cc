@@ -72,10 +72,9 @@ void ValidateObjectMeta(const ObjectMeta& meta, NameRule rule, ValidationResult&
 
 ValidationResult Validate(const Object& object) {
   ValidationResult out;
-  bool is_config_map = std::holds_alternative<ConfigMap>(object);
   internal::ValidateObjectMeta(
       Metadata(object),
-      is_config_map ? internal::NameRule::kDns1123Subdomain : internal::NameRule::kDns1035Label,
+      IsJob(object) ? internal::NameRule::kDns1035Label : internal::NameRule::kDns1123Subdomain,
       out);
   std::visit(
       [&](const auto& o) {
@@ -84,6 +83,8 @@ ValidationResult Validate(const Object& object) {
           internal::ValidateTrainingJob(o, out);
         } else if constexpr (std::is_same_v<T, BatchJob>) {
           internal::ValidateBatchJob(o, out);
+        } else if constexpr (std::is_same_v<T, PolicyObject>) {
+          internal::ValidatePolicyObject(o, out);
         } else {
           internal::ValidateConfigMap(o, out);
         }

@@ -30,6 +30,7 @@ void ValidateResourceList(const ResourceList& list, const FieldPath& path, Valid
 void ValidateTrainingJob(const TrainingJob& job, ValidationResult& out);
 void ValidateBatchJob(const BatchJob& job, ValidationResult& out);
 void ValidateConfigMap(const ConfigMap& map, ValidationResult& out);
+void ValidatePolicyObject(const PolicyObject& object, ValidationResult& out);
 
 // Helpers for "must be greater than or equal to N" style bounds.
 template <class Int>

@@ -38,6 +38,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--home", run.home,
                       "Where runs keep their state and logs (default: $TRAINYARD_HOME, else "
                       "~/.local/state/trainyard)");
+  run_cmd->add_option("--nodes", run.nodes_file,
+                      "Place pods on the Node objects in this file instead of this machine "
+                      "(they all still run here)");
 
   trainyard::cli::ExecOptions exec;
   CLI::App* exec_cmd = app.add_subcommand(
@@ -66,6 +69,9 @@ int main(int argc, char** argv) {
   server_cmd->add_option("--tls-key", server.tls_key, "The certificate's private key (PEM)");
   server_cmd->add_option("--token-file", server.token_file,
                          "Require bearer tokens: lines of TOKEN USER NAMESPACES (or *)");
+  server_cmd->add_option("--nodes", server.nodes_file,
+                         "Place pods on the Node objects in this file instead of this machine "
+                         "(they all still run here)");
 
   // The client verbs, for a running server.
   trainyard::cli::ClientCommand client;
@@ -86,7 +92,9 @@ int main(int argc, char** argv) {
   CLI::App* get_cmd =
       app.add_subcommand("get", "List or show objects: get pytorchjobs, get pods NAME");
   get_cmd
-      ->add_option("kind", kind, "pytorchjobs, tfjobs, ..., jobs, pods, events, namespaces, nodes")
+      ->add_option("kind", kind,
+                   "pytorchjobs, tfjobs, ..., jobs, pods, events, namespaces, nodes, "
+                   "clusterqueues, queues (LocalQueues), priorityclasses, resourcequotas")
       ->required();
   get_cmd->add_option("names", names, "Only these");
   get_cmd->add_flag("-A,--all-namespaces", client.all_namespaces, "Every namespace");

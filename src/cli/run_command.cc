@@ -18,6 +18,7 @@
 #include "controller/pod_state.h"
 #include "controller/replica_pod.h"
 #include "engine/engine.h"
+#include "engine/inventory.h"
 
 namespace trainyard::cli {
 namespace {
@@ -167,12 +168,20 @@ std::string DefaultHome() {
 int RunRun(const RunOptions& options) {
   LoadedManifests loaded = LoadManifests(options.paths, std::cerr);
   if (!CheckRunnable(loaded)) return 1;
-  bool has_job = std::any_of(loaded.objects.begin(), loaded.objects.end(), [](const auto& o) {
-    return !std::holds_alternative<api::ConfigMap>(*o.checked.object);
-  });
+  bool has_job = std::any_of(loaded.objects.begin(), loaded.objects.end(),
+                             [](const auto& o) { return api::IsJob(*o.checked.object); });
   if (!has_job) {
     std::cerr << "trainyard run: no jobs to run\n";
     return 1;
+  }
+  std::vector<scheduler::Node> nodes;
+  if (!options.nodes_file.empty()) {
+    Result<std::vector<scheduler::Node>> read = engine::ReadNodesFile(options.nodes_file);
+    if (!read.ok()) {
+      std::cerr << "trainyard run: --nodes: " << read.status().message() << '\n';
+      return 1;
+    }
+    nodes = std::move(*read);
   }
   std::string home = options.home.empty() ? DefaultHome() : options.home;
   std::error_code ec;
@@ -181,7 +190,8 @@ int RunRun(const RunOptions& options) {
       {.state_dir = state_dir,
        .working_dir = std::filesystem::current_path(ec).string(),
        .base_env = BaseEnv(),
-       .exec_program = std::filesystem::read_symlink("/proc/self/exe", ec).string()});
+       .exec_program = std::filesystem::read_symlink("/proc/self/exe", ec).string(),
+       .nodes = std::move(nodes)});
   if (!created.ok()) {
     std::cerr << "trainyard run: " << created.status().message() << '\n';
     return 1;
@@ -190,10 +200,11 @@ int RunRun(const RunOptions& options) {
   if (!engine.machine().gpu_note.empty())
     std::cerr << "warning: " << engine.machine().gpu_note << '\n';
   std::vector<JobView> jobs;
-  // ConfigMaps go first, so that no replica starts before what it mounts.
+  // ConfigMaps and queues go first, so that no replica starts before what
+  // it mounts, nor a job before the queue it names.
   for (bool want_jobs : {false, true}) {
     for (const LoadedObject& object : loaded.objects) {
-      bool is_job = !std::holds_alternative<api::ConfigMap>(*object.checked.object);
+      bool is_job = api::IsJob(*object.checked.object);
       if (is_job != want_jobs) continue;
       Result<store::ObjectKey> key = engine.Submit(*object.checked.object);
       if (!key.ok()) {

@@ -15,6 +15,7 @@ struct RunOptions {
   bool quiet = false;        // no status line, no summary beyond failures
   std::string logs = "all";  // all | master | none
   std::string home;          // default: $TRAINYARD_HOME, else ~/.local/state/trainyard
+  std::string nodes_file;    // set: a simulated inventory of Node objects
 };
 
 int RunRun(const RunOptions& options);

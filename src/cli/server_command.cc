@@ -12,6 +12,7 @@
 
 #include "cli/run_command.h"
 #include "engine/engine.h"
+#include "engine/inventory.h"
 #include "runtime/local/log_file.h"
 #include "server/auth.h"
 #include "server/handler.h"
@@ -38,38 +39,31 @@ class EngineBackend final : public server::Backend {
   store::SqliteStore& store() override { return engine_.store(); }
   Result<api::Json> Execute(Write write) override { return engine_.Execute(std::move(write)); }
 
-  api::Json Node() const override {
-    const runtime::MachineFacts& m = engine_.machine();
-    api::Json resources = {{"cpu", std::to_string(m.cpus)},
-                           {"memory", fmt::format("{}Ki", m.memory_bytes / 1024)},
-                           {"pods", "110"}};
-    if (!m.gpus.empty()) resources["nvidia.com/gpu"] = std::to_string(m.gpus.size());
-    return {{"apiVersion", "v1"},
-            {"kind", "Node"},
-            {"metadata",
-             {{"name", engine_.node_name()},
-              {"uid", "node-" + engine_.node_name()},
-              {"resourceVersion", "0"},
-              {"creationTimestamp", started_},
-              {"labels",
-               {{"kubernetes.io/hostname", engine_.node_name()}, {"kubernetes.io/os", "linux"}}}}},
-            {"status",
-             {{"capacity", resources},
-              {"allocatable", resources},
-              {"conditions",
-               {{{"type", "Ready"},
-                 {"status", "True"},
-                 {"reason", "TrainyardReady"},
-                 {"message", "trainyard runs pods on this machine"},
-                 {"lastTransitionTime", started_}}}},
-              {"addresses",
-               {{{"type", "InternalIP"}, {"address", "127.0.0.1"}},
-                {{"type", "Hostname"}, {"address", engine_.node_name()}}}},
-              {"nodeInfo",
-               {{"kubeletVersion", "v1.29.0-trainyard"},
-                {"operatingSystem", "linux"},
-                {"architecture", "amd64"},
-                {"containerRuntimeVersion", "trainyard://local-processes"}}}}}};
+  // Each node as a kubelet would report it: Ready, its allocatable, this
+  // machine's address (every pod runs here, whichever node it is bound to).
+  std::vector<api::Json> Nodes() const override {
+    std::vector<api::Json> out;
+    for (const scheduler::Node& node : engine_.nodes()) {
+      api::Json doc = engine::NodeDocument(node);
+      api::Json& meta = doc["metadata"];
+      meta["uid"] = "node-" + node.name;
+      meta["resourceVersion"] = "0";
+      meta["creationTimestamp"] = started_;
+      api::Json& status = doc["status"];
+      status["conditions"] = {{{"type", "Ready"},
+                               {"status", "True"},
+                               {"reason", "TrainyardReady"},
+                               {"message", "trainyard runs this node's pods on this machine"},
+                               {"lastTransitionTime", started_}}};
+      status["addresses"] = {{{"type", "InternalIP"}, {"address", "127.0.0.1"}},
+                             {{"type", "Hostname"}, {"address", node.name}}};
+      status["nodeInfo"] = {{"kubeletVersion", "v1.29.0-trainyard"},
+                            {"operatingSystem", "linux"},
+                            {"architecture", "amd64"},
+                            {"containerRuntimeVersion", "trainyard://local-processes"}};
+      out.push_back(std::move(doc));
+    }
+    return out;
   }
 
   Result<LogRun> Log(const std::string& namespace_, const std::string& pod,
@@ -148,6 +142,15 @@ int RunServer(const ServerOptions& options) {
     return 2;
   }
   std::optional<server::Authorizer>& auth = *loaded;
+  std::vector<scheduler::Node> nodes;
+  if (!options.nodes_file.empty()) {
+    Result<std::vector<scheduler::Node>> read = engine::ReadNodesFile(options.nodes_file);
+    if (!read.ok()) {
+      std::cerr << "trainyard server: --nodes: " << read.status().message() << '\n';
+      return 2;
+    }
+    nodes = std::move(*read);
+  }
   std::string home = options.home.empty() ? DefaultHome() : options.home;
   std::error_code ec;
   std::string self = fs::read_symlink("/proc/self/exe", ec).string();
@@ -166,6 +169,7 @@ int RunServer(const ServerOptions& options) {
                               .base_env = BaseEnv(),
                               .exec_program = self,
                               .shim = shim,
+                              .nodes = std::move(nodes),
                               .on_reconcile = [&metrics](std::chrono::steady_clock::duration d) {
                                 metrics.ObserveReconcile(std::chrono::duration<double>(d).count());
                               }});

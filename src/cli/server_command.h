@@ -17,6 +17,7 @@ struct ServerOptions {
   std::string tls_cert;
   std::string tls_key;
   std::string token_file;  // set: bearer tokens, per namespace (server/auth.h)
+  std::string nodes_file;  // set: a simulated inventory of Node objects
 };
 
 int RunServer(const ServerOptions& options);

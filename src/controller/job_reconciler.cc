@@ -265,7 +265,7 @@ std::optional<std::string> ReflectScheduling(Context& ctx) {
   }
   auto& conditions = ctx.status().conditions;
   if (waiting != nullptr) {
-    SetCondition(conditions, "Scheduled", "False", std::string(api::kUnschedulableReason),
+    SetCondition(conditions, "Scheduled", "False", waiting->reason,
                  fmt::format("{} {} is waiting for room: {}", ctx.Kind(), ctx.job.metadata.name,
                              waiting->message),
                  ctx.now_text);
@@ -431,7 +431,7 @@ Result<ReconcileResult> ReconcileActive(Context& ctx) {
   states = StatesOf(ctx);
   UpdateReplicaStatuses(ctx, states);
   if (std::optional<std::string> never = ReflectScheduling(ctx)) {
-    return fail(fmt::format("it can never fit on this machine: it {}", *never));
+    return fail(fmt::format("it can never fit: {}", *never));
   }
   frameworks::Verdict verdict = frameworks::FrameworkFor(ctx.job.kind).Evaluate(ctx.job, states);
   switch (verdict.phase) {

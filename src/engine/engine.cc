@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "common/strings.h"
+#include "engine/inventory.h"
 
 namespace trainyard::engine {
 namespace {
@@ -24,18 +25,6 @@ std::string NodeName() {
   char name[256] = {};
   if (gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "localhost";
   return AsciiLower(name);
-}
-
-scheduler::Machine SchedulerMachine(const runtime::MachineFacts& facts) {
-  scheduler::Machine machine;
-  machine.capacity["cpu"] = facts.cpus * 1000;
-  machine.capacity["memory"] = facts.memory_bytes * 1000;
-  if (!facts.gpus.empty()) {
-    machine.capacity[std::string(scheduler::kGpuResource)] =
-        static_cast<int64_t>(facts.gpus.size()) * 1000;
-  }
-  for (const runtime::Gpu& gpu : facts.gpus) machine.gpus.push_back(gpu.index);
-  return machine;
 }
 
 }  // namespace
@@ -70,17 +59,18 @@ Status Engine::Init() {
     options_.machine = runtime::DiscoverMachine(path);
   }
   node_name_ = NodeName();
-  const std::string& node_name = node_name_;
-  scheduler_ = std::make_unique<LocalScheduler>(
-      LocalSchedulerOptions{.store = store_.get(),
-                            .clock = options_.clock,
-                            .node_name = node_name,
-                            .machine = SchedulerMachine(*options_.machine)});
+  // A declared inventory stands for a cluster whose pods all run here.
+  bool simulated = !options_.nodes.empty();
+  if (!simulated) options_.nodes = {MachineNode(node_name_, *options_.machine)};
+  scheduler_ = std::make_unique<SchedulerStep>(SchedulerStepOptions{.store = store_.get(),
+                                                                    .clock = options_.clock,
+                                                                    .nodes = options_.nodes,
+                                                                    .policy = options_.policy});
   node_ = std::make_unique<node::NodeAgent>(node::NodeAgentOptions{
       .store = store_.get(),
       .clock = options_.clock,
       .facts = {.cpus = options_.machine->cpus, .memory_bytes = options_.machine->memory_bytes},
-      .node_name = node_name,
+      .node_name = simulated ? "" : node_name_,
       .pin_gpus = !options_.machine->gpus.empty(),
       .logs_dir = options_.state_dir + "/logs",
       .pods_dir = options_.state_dir + "/pods",
@@ -129,7 +119,10 @@ void Engine::OnEvent(const store::WatchEvent& event) {
 
 Result<store::ObjectKey> Engine::Submit(const api::Object& object) {
   api::Json doc = api::EncodeObject(object);
-  if (doc["metadata"].value("namespace", "").empty()) doc["metadata"]["namespace"] = "default";
+  if (api::IsNamespacedKind(api::KindName(object)) &&
+      doc["metadata"].value("namespace", "").empty()) {
+    doc["metadata"]["namespace"] = "default";
+  }
   RETURN_IF_ERROR(OpenGroup());
   ASSIGN_OR_RETURN(api::Json created, store_->Create(doc));
   return store::KeyOf(created);

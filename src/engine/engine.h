@@ -20,7 +20,7 @@
 #include "controller/batch_job_reconciler.h"
 #include "controller/job_reconciler.h"
 #include "controller/ports.h"
-#include "engine/local_scheduler.h"
+#include "engine/scheduler_step.h"
 #include "node/node_agent.h"
 #include "runtime/local/machine.h"
 #include "store/sqlite_store.h"
@@ -40,6 +40,10 @@ struct EngineOptions {
   // What replicas may use; discovered (nvidia-smi through base_env's PATH)
   // when not given.
   std::optional<runtime::MachineFacts> machine;
+  // The nodes pods are placed on (--nodes): empty, this machine alone.
+  // Whatever node a pod is bound to, it runs here.
+  std::vector<scheduler::Node> nodes;
+  scheduler::Policy policy = scheduler::Policy::kBinPack;
   const Clock* clock = &RealClock::Get();
   Duration grace = std::chrono::seconds(10);  // for Stop()
   // Told how long each reconcile took (for /metrics).
@@ -78,6 +82,8 @@ class Engine {
   const runtime::MachineFacts& machine() const { return *options_.machine; }
   // The node pods are bound to: this machine's host name.
   const std::string& node_name() const { return node_name_; }
+  // The scheduler's inventory: this machine, or the declared nodes.
+  const std::vector<scheduler::Node>& nodes() const { return options_.nodes; }
 
  private:
   explicit Engine(EngineOptions options) : options_(std::move(options)) {}
@@ -109,7 +115,7 @@ class Engine {
   controller::LocalPortAllocator ports_;
   std::unique_ptr<controller::JobReconciler> reconciler_;
   std::unique_ptr<controller::BatchJobReconciler> batch_reconciler_;
-  std::unique_ptr<LocalScheduler> scheduler_;
+  std::unique_ptr<SchedulerStep> scheduler_;
   std::unique_ptr<node::NodeAgent> node_;
   std::string node_name_;
   int wake_pipe_[2] = {-1, -1};

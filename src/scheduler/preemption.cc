@@ -51,7 +51,7 @@ std::vector<GangWork*> Run::Candidates(const GangWork& work, const ClusterQueue*
   const Gang& gang = *work.gang;
   std::vector<std::pair<bool, GangWork*>> found;  // (from another queue, gang)
   for (GangWork& other : works_) {
-    if (&other == &work || other.terminating || other.holds.empty()) continue;
+    if (&other == &work || other.terminating || other.holds.empty() || other.placed_now) continue;
     const Gang& v = *other.gang;
     if (queue == nullptr) {
       // Without queues, kube-scheduler's rule: any lower priority pod.

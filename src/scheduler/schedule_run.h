@@ -30,6 +30,7 @@ struct GangWork {
   std::vector<BoundHold> holds;
   bool terminating = false;  // in the snapshot, or evicted by this decision
   bool released = false;     // holds given back while preemption is simulated
+  bool placed_now = false;   // got pods placed by this decision: never a victim in it
   int position = 0;
 };
 

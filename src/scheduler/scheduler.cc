@@ -246,6 +246,7 @@ Attempt Run::TryAdmit(GangWork& work, const ClusterQueue* queue,
 void Run::Record(GangWork& work, const std::vector<const PodToPlace*>& pods,
                  const std::vector<Hold>& holds) {
   const Gang& gang = *work.gang;
+  work.placed_now = true;
   book_.Charge(gang.cluster_queue, gang.namespace_, TotalsOf(pods), +1);
   for (size_t i = 0; i < pods.size(); ++i) {
     NoteEnds(holds[i].node, gang, snapshot_.now);
@@ -262,6 +263,9 @@ void Run::Wait(const GangWork& work, std::string reason, std::string message) {
 
 void Run::Admit(GangWork& work) {
   const Gang& gang = *work.gang;
+  if (work.terminating) {  // evicted earlier in this decision
+    return Wait(work, kReasonQueued, "evicted; queued again once its pods have stopped");
+  }
   const ClusterQueue* queue = nullptr;
   if (!gang.cluster_queue.empty()) {
     queue = book_.Queue(gang.cluster_queue);

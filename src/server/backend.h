@@ -23,8 +23,9 @@ class Backend {
   // it wrote is durable.
   using Write = std::function<Result<api::Json>(store::ObjectStore&)>;
   virtual Result<api::Json> Execute(Write write) = 0;
-  // This machine as a core/v1 Node.
-  virtual api::Json Node() const = 0;
+  // The nodes pods are placed on, as core/v1 Nodes: this machine, or the
+  // inventory a --nodes file declares.
+  virtual std::vector<api::Json> Nodes() const = 0;
   // Where a container's current run (or, with `previous`, the run before)
   // logs: a file and a byte range of it (end -1: to the end, growing).
   // NOT_FOUND when there was no such run.

@@ -187,8 +187,10 @@ ApiResponse ApiHandler::Read(const ApiTarget& target, const ApiRequest& request)
   Result<api::Json> object = NotFoundError("no such node");
   if (r.kind != "Node") {
     object = backend_.store().Get({r.kind, target.namespace_, target.name});
-  } else if (api::Json node = backend_.Node(); MetaString(node, "name") == target.name) {
-    object = std::move(node);
+  } else {
+    for (api::Json& node : backend_.Nodes()) {
+      if (MetaString(node, "name") == target.name) object = std::move(node);
+    }
   }
   if (!object.ok()) return ErrorResponse(ApiErrorOf(object.status(), &r, target.name));
   std::string version = MetaString(*object, "resourceVersion");
@@ -208,7 +210,7 @@ ApiResponse ApiHandler::List(const ApiTarget& target, const ApiRequest& request)
   std::vector<api::Json> items;
   int64_t rv = 0;
   if (r.kind == "Node") {
-    items.push_back(backend_.Node());
+    items = backend_.Nodes();
     rv = backend_.store().CurrentResourceVersion();
   } else {
     Result<store::ObjectStore::ListResult> listed =

@@ -1,8 +1,10 @@
 #include "server/resources.h"
 
+#include <map>
 #include <set>
 
 #include "api/kinds.h"
+#include "api/scheduling.h"
 #include "common/strings.h"
 
 namespace trainyard::server {
@@ -61,6 +63,26 @@ std::vector<Resource> MakeResources() {
        .has_status = true,
        .verbs = kAllVerbs},
   };
+  const std::map<std::string, std::vector<std::string>> short_names = {
+      {"ClusterQueue", {"cq"}},
+      {"LocalQueue", {"queue", "queues", "lq"}},
+      {"ResourceFlavor", {"flavor", "flavors", "rf"}},
+      {"PriorityClass", {"pc"}},
+      {"ResourceQuota", {"quota"}}};
+  for (const api::PolicyKindInfo& info : api::AllPolicyKinds()) {
+    std::string kind(info.name);
+    std::string gv(info.group_version);
+    size_t slash = gv.find('/');
+    out.push_back({.group = slash == std::string::npos ? "" : gv.substr(0, slash),
+                   .version = slash == std::string::npos ? gv : gv.substr(slash + 1),
+                   .plural = AsciiLower(kind) + (kind.ends_with("s") ? "es" : "s"),
+                   .singular = AsciiLower(kind),
+                   .kind = kind,
+                   .namespaced = info.namespaced,
+                   .has_status = true,
+                   .verbs = kAllVerbs,
+                   .short_names = short_names.at(kind)});
+  }
   for (const api::KindInfo& info : api::AllKinds()) {
     std::string kind(info.name);
     out.push_back({.group = "kubeflow.org",

@@ -4,69 +4,18 @@
 
 #include <functional>
 
+#include "server/table_columns.h"
+
 namespace trainyard::server {
 namespace {
 
-struct Column {
-  std::string name;
-  std::string type;  // "string", "integer", "date"
-  std::string format;
-  int priority = 0;  // 1: only with -o wide
-  std::function<api::Json(const api::Json&, TimePoint)> cell;
-};
-
-// A string at a path of keys, "" when any step is missing or not of the
-// expected type: objects come from clients too.
-std::string Str(const api::Json& doc, std::initializer_list<const char*> path) {
-  const api::Json* at = &doc;
-  for (const char* key : path) {
-    if (!at->is_object()) return "";
-    auto it = at->find(key);
-    if (it == at->end()) return "";
-    at = &*it;
-  }
-  return at->is_string() ? at->get<std::string>() : "";
-}
-
-int64_t Int(const api::Json& doc, std::initializer_list<const char*> path, int64_t otherwise = 0) {
-  const api::Json* at = &doc;
-  for (const char* key : path) {
-    if (!at->is_object()) return otherwise;
-    auto it = at->find(key);
-    if (it == at->end()) return otherwise;
-    at = &*it;
-  }
-  return at->is_number_integer() ? at->get<int64_t>() : otherwise;
-}
-
-const api::Json& Array(const api::Json& doc, std::initializer_list<const char*> path) {
-  static const api::Json kEmpty = api::Json::array();
-  const api::Json* at = &doc;
-  for (const char* key : path) {
-    if (!at->is_object()) return kEmpty;
-    auto it = at->find(key);
-    if (it == at->end()) return kEmpty;
-    at = &*it;
-  }
-  return at->is_array() ? *at : kEmpty;
-}
-
-std::string Age(const std::string& timestamp, TimePoint now) {
-  std::optional<TimePoint> t = ParseRfc3339(timestamp);
-  return t ? HumanDuration(now - *t) : "<unknown>";
-}
-
-Column NameColumn() {
-  return {"Name", "string", "name", 0, [](const api::Json& o, TimePoint) {
-            return Str(o, {"metadata", "name"});
-          }};
-}
-
-Column AgeColumn() {
-  return {"Age", "date", "", 0, [](const api::Json& o, TimePoint now) {
-            return Age(Str(o, {"metadata", "creationTimestamp"}), now);
-          }};
-}
+using internal::Age;
+using internal::AgeColumn;
+using internal::Array;
+using internal::Column;
+using internal::Int;
+using internal::NameColumn;
+using internal::Str;
 
 // kubectl's STATUS for a pod: the phase, or what its container waits on
 // or ended with.
@@ -209,6 +158,9 @@ std::vector<Column> ColumnsOf(const Resource& r) {
             {"Version", "string", "", 0, [](const api::Json& o, TimePoint) {
                return Str(o, {"status", "nodeInfo", "kubeletVersion"});
              }}};
+  }
+  if (std::vector<Column> columns = internal::SchedulingColumns(r.kind); !columns.empty()) {
+    return columns;
   }
   if (r.kind == "ConfigMap") {
     return {NameColumn(),

@@ -230,8 +230,9 @@ spec:
   Result<runtime::Process> p = Start({"jobs.yaml"}, (dir_ / "bin").string() + ":/usr/bin:/bin");
   ASSERT_TRUE(p.ok());
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (Output().find("second: Waiting (insufficient nvidia.com/gpu: needs 1, 0 of 2 free)") ==
-             std::string::npos &&
+  const std::string waiting =
+      "second: Waiting (0/1 nodes are available: 1 Insufficient nvidia.com/gpu)";
+  while (Output().find(waiting) == std::string::npos &&
          std::chrono::steady_clock::now() < deadline) {
     p->WaitFor(std::chrono::milliseconds(50));
   }
@@ -240,8 +241,7 @@ spec:
   ASSERT_TRUE(status.has_value());
   std::string out = Output();
   EXPECT_EQ(status->exit_code, 0) << out;
-  EXPECT_THAT(out, ::testing::HasSubstr("second: Waiting (insufficient nvidia.com/gpu: needs 1, 0 "
-                                        "of 2 free)"));
+  EXPECT_THAT(out, ::testing::HasSubstr(waiting));
   EXPECT_THAT(out, ::testing::HasSubstr("[first/master-0] gpus=0,1"));
   EXPECT_THAT(out, ::testing::HasSubstr("[second/master-0] gpus=0"));
 }

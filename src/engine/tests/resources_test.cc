@@ -99,8 +99,9 @@ TEST_F(ResourcesTest, AJobLargerThanTheMachineFailsSayingWhyAndStartsNothing) {
   api::JobCondition last = Job(key).status.conditions.back();
   EXPECT_EQ(last.type, "Failed");
   EXPECT_EQ(last.message,
-            "Job big has failed because it can never fit on this machine: it needs 3 "
-            "nvidia.com/gpu, this machine has 2");
+            "Job big has failed because it can never fit: the gang's 3 pods do not fit "
+            "together even with nothing else running; pod big-worker-1: 0/1 nodes are available: "
+            "1 Insufficient nvidia.com/gpu");
   EXPECT_FALSE(fs::exists(dir_ / "started"));
 }
 
@@ -113,8 +114,8 @@ TEST_F(ResourcesTest, AJobWaitsForRoomWithTheReasonThenRuns) {
     return c != nullptr && c->status == "False";
   });
   EXPECT_EQ(Condition(second, "Scheduled")->message,
-            "PyTorchJob second is waiting for room: insufficient nvidia.com/gpu: needs 1, 0 of 2 "
-            "free");
+            "PyTorchJob second is waiting for room: 0/1 nodes are available: 1 Insufficient "
+            "nvidia.com/gpu");
   EXPECT_EQ(conditions_.back().type, "Scheduled") << "the current state is the last condition";
   EXPECT_EQ(Log("second-master-0"), "") << "nothing of it started";
 

@@ -25,8 +25,8 @@ class FakeBackend final : public Backend {
     ++writes;
     return write(*store_);
   }
-  api::Json Node() const override {
-    return {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", "box"}}}};
+  std::vector<api::Json> Nodes() const override {
+    return {{{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", "box"}}}}};
   }
   Result<LogRun> Log(const std::string&, const std::string&, const std::string&,
                      bool previous) const override {

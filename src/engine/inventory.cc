@@ -1,0 +1,134 @@
+#include "engine/inventory.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "api/pod_object.h"
+#include "api/yaml.h"
+
+namespace trainyard::engine {
+namespace {
+
+std::vector<std::string> Ids(int64_t count) {
+  std::vector<std::string> ids;
+  for (int64_t i = 0; i < count; ++i) ids.push_back(std::to_string(i));
+  return ids;
+}
+
+Result<scheduler::Node> NodeOf(const api::Json& doc, const std::string& where) {
+  if (!doc.is_object() || doc.value("kind", "") != "Node") {
+    return InvalidArgumentError(fmt::format("{}: expected kind: Node", where));
+  }
+  scheduler::Node node;
+  const api::Json meta = doc.value("metadata", api::Json::object());
+  node.name = meta.value("name", "");
+  if (node.name.empty())
+    return InvalidArgumentError(fmt::format("{}: metadata.name: Required value", where));
+  std::string at = fmt::format("{}: node {}", where, node.name);
+  const api::Json labels = meta.value("labels", api::Json::object());
+  for (const auto& [key, value] : labels.items()) {
+    if (!value.is_string())
+      return InvalidArgumentError(fmt::format("{}: metadata.labels.{}: must be a string", at, key));
+    node.labels[key] = value.get<std::string>();
+  }
+  node.labels.emplace("kubernetes.io/hostname", node.name);
+  const api::Json spec = doc.value("spec", api::Json::object());
+  node.unschedulable = spec.value("unschedulable", false);
+  for (const api::Json& t : spec.value("taints", api::Json::array())) {
+    node.taints.push_back({t.value("key", ""), t.value("value", ""), t.value("effect", "")});
+  }
+  const api::Json status = doc.value("status", api::Json::object());
+  api::Json resources = status.value("allocatable", status.value("capacity", api::Json::object()));
+  if (!resources.is_object() || resources.empty()) {
+    return InvalidArgumentError(
+        fmt::format("{}: status.allocatable: Required value: list what the node offers, "
+                    "e.g. {{cpu: \"8\", memory: 32Gi, nvidia.com/gpu: \"4\"}}",
+                    at));
+  }
+  for (const auto& [name, value] : resources.items()) {
+    std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+    Result<Quantity> q = Quantity::Parse(text);
+    if (!q.ok()) {
+      return InvalidArgumentError(
+          fmt::format("{}: status.allocatable.{}: {}", at, name, q.status().message()));
+    }
+    node.allocatable[name] = q->milli();
+  }
+  auto gpus = node.allocatable.find(std::string(scheduler::kGpuResource));
+  if (gpus != node.allocatable.end()) {
+    std::string listed =
+        meta.value("annotations", api::Json::object()).value(std::string(api::kGpusAnnotation), "");
+    std::vector<std::string> ids;
+    std::stringstream in(listed);
+    for (std::string id; std::getline(in, id, ',');) {
+      if (!id.empty()) ids.push_back(id);
+    }
+    node.devices[std::string(scheduler::kGpuResource)] =
+        ids.empty() ? Ids(gpus->second / 1000) : ids;
+  }
+  return node;
+}
+
+}  // namespace
+
+scheduler::Node MachineNode(const std::string& name, const runtime::MachineFacts& facts) {
+  scheduler::Node node;
+  node.name = name;
+  node.labels = {{"kubernetes.io/hostname", name}, {"kubernetes.io/os", "linux"}};
+  node.allocatable["cpu"] = facts.cpus * 1000;
+  node.allocatable["memory"] = facts.memory_bytes * 1000;
+  if (!facts.gpus.empty()) {
+    node.allocatable[std::string(scheduler::kGpuResource)] =
+        static_cast<int64_t>(facts.gpus.size()) * 1000;
+    std::vector<std::string>& ids = node.devices[std::string(scheduler::kGpuResource)];
+    for (const runtime::Gpu& gpu : facts.gpus) ids.push_back(gpu.index);
+  }
+  return node;
+}
+
+Result<std::vector<scheduler::Node>> ReadNodesFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return NotFoundError(fmt::format("{}: cannot read the nodes file", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  ASSIGN_OR_RETURN(std::vector<api::SourceDocument> docs, api::ParseManifests(text.str(), path));
+  std::vector<scheduler::Node> nodes;
+  std::set<std::string> names;
+  for (const api::SourceDocument& doc : docs) {
+    ASSIGN_OR_RETURN(scheduler::Node node, NodeOf(doc.value, fmt::format("{}:{}", path, doc.line)));
+    if (!names.insert(node.name).second) {
+      return InvalidArgumentError(
+          fmt::format("{}:{}: node {} is listed twice", path, doc.line, node.name));
+    }
+    nodes.push_back(std::move(node));
+  }
+  if (nodes.empty())
+    return InvalidArgumentError(fmt::format("{}: no Node objects in the file", path));
+  return nodes;
+}
+
+api::Json NodeDocument(const scheduler::Node& node) {
+  api::Json allocatable = api::Json::object();
+  for (const auto& [name, milli] : node.allocatable) {
+    allocatable[name] = Quantity::FromMilli(milli).text();
+  }
+  api::Json taints = api::Json::array();
+  for (const scheduler::Taint& t : node.taints) {
+    api::Json taint = {{"key", t.key}, {"effect", t.effect}};
+    if (!t.value.empty()) taint["value"] = t.value;
+    taints.push_back(std::move(taint));
+  }
+  api::Json spec = api::Json::object();
+  if (!taints.empty()) spec["taints"] = std::move(taints);
+  if (node.unschedulable) spec["unschedulable"] = true;
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata", {{"name", node.name}, {"labels", node.labels}}},
+          {"spec", std::move(spec)},
+          {"status", {{"capacity", allocatable}, {"allocatable", allocatable}}}};
+}
+
+}  // namespace trainyard::engine

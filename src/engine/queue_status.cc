@@ -1,0 +1,140 @@
+// The status the scheduling step writes on ClusterQueues, LocalQueues and
+// ResourceQuotas after each decision, as Kueue and Kubernetes write them:
+// pendingWorkloads, admittedWorkloads and flavorsUsage (total, borrowed)
+// on queues; hard and used on ResourceQuotas.
+#include <fmt/format.h>
+
+#include <set>
+
+#include "engine/scheduler_step.h"
+#include "scheduler/quota.h"
+
+namespace trainyard::engine {
+namespace {
+
+using api::Json;
+
+struct QueueUse {
+  int64_t pending = 0;
+  int64_t admitted = 0;
+  scheduler::Amounts used;
+};
+
+// The first flavor a ClusterQueue lists: usage is reported under it.
+std::string FirstFlavor(const Json& cq) {
+  const Json& groups = cq["spec"].value("resourceGroups", Json::array());
+  for (const Json& group : groups) {
+    for (const Json& flavor : group.value("flavors", Json::array()))
+      return flavor.value("name", "default");
+  }
+  return "default";
+}
+
+int64_t Nominal(const Json& cq, const std::string& resource) {
+  int64_t sum = 0;
+  for (const Json& group : cq["spec"].value("resourceGroups", Json::array())) {
+    for (const Json& flavor : group.value("flavors", Json::array())) {
+      for (const Json& r : flavor.value("resources", Json::array())) {
+        if (r.value("name", "") != resource) continue;
+        Result<Quantity> q = Quantity::Parse(r.value("nominalQuota", "0"));
+        if (q.ok()) sum += q->milli();
+      }
+    }
+  }
+  return sum;
+}
+
+Json Usage(const std::string& flavor, const QueueUse& use, const Json* cq) {
+  Json resources = Json::array();
+  for (const auto& [name, milli] : use.used) {
+    Json r = {{"name", name}, {"total", scheduler::FormatAmount(name, milli)}};
+    if (cq != nullptr) {
+      r["borrowed"] =
+          scheduler::FormatAmount(name, std::max<int64_t>(0, milli - Nominal(*cq, name)));
+    }
+    resources.push_back(std::move(r));
+  }
+  return Json::array({{{"name", flavor}, {"resources", std::move(resources)}}});
+}
+
+}  // namespace
+
+Status SchedulerStep::WriteStatusIfChanged(Json doc, Json status) {
+  if (doc.value("status", Json::object()) == status) return OkStatus();
+  doc["status"] = std::move(status);
+  Result<Json> written = options_.store->UpdateStatus(std::move(doc));
+  return written.ok() || written.status().code() == StatusCode::kNotFound ? OkStatus()
+                                                                          : written.status();
+}
+
+Status SchedulerStep::WriteStatuses(const ClusterSnapshot& cluster,
+                                    const scheduler::Decision& decision) {
+  std::map<std::string, scheduler::GangTotals> placed;  // by gang
+  for (const scheduler::Placement& p : decision.placements) {
+    for (const scheduler::Gang& g : cluster.snapshot.gangs) {
+      if (g.id != p.gang) continue;
+      for (const scheduler::PendingPod& pod : g.pending) {
+        if (pod.name != p.pod) continue;
+        for (const auto& [r, m] : pod.resources.requests) placed[g.id].requests[r] += m;
+        for (const auto& [r, m] : pod.resources.limits) placed[g.id].limits[r] += m;
+        ++placed[g.id].pods;
+      }
+    }
+  }
+  std::set<std::string> waiting;
+  for (const scheduler::Waiting& w : decision.waiting) waiting.insert(w.gang);
+  std::set<std::string> evicted;
+  for (const scheduler::Eviction& e : decision.evictions) evicted.insert(e.gang);
+  std::map<std::string, QueueUse> cluster_queues, local_queues;
+  std::map<std::string, scheduler::GangTotals> namespaces;
+  for (const scheduler::Gang& g : cluster.snapshot.gangs) {
+    scheduler::GangTotals totals = placed[g.id];
+    if (!evicted.contains(g.id)) {
+      for (const scheduler::BoundPod& pod : g.bound) {
+        for (const auto& [r, m] : pod.resources.requests) totals.requests[r] += m;
+        for (const auto& [r, m] : pod.resources.limits) totals.limits[r] += m;
+        ++totals.pods;
+      }
+    }
+    scheduler::GangTotals& ns = namespaces[g.namespace_];
+    for (const auto& [r, m] : totals.requests) ns.requests[r] += m;
+    for (const auto& [r, m] : totals.limits) ns.limits[r] += m;
+    ns.pods += totals.pods;
+    std::string local = cluster.sources.at(g.id).local_queue;
+    for (QueueUse* use : {g.cluster_queue.empty() ? nullptr : &cluster_queues[g.cluster_queue],
+                          local.empty() ? nullptr : &local_queues[local]}) {
+      if (use == nullptr) continue;
+      use->pending += waiting.contains(g.id);
+      use->admitted += totals.pods > 0;
+      for (const auto& [r, m] : totals.requests) use->used[r] += m;
+    }
+  }
+  for (const auto& [name, doc] : cluster.cluster_queues) {
+    const QueueUse& use = cluster_queues[name];
+    RETURN_IF_ERROR(
+        WriteStatusIfChanged(doc, {{"pendingWorkloads", use.pending},
+                                   {"admittedWorkloads", use.admitted},
+                                   {"flavorsUsage", Usage(FirstFlavor(doc), use, &doc)}}));
+  }
+  for (const auto& [key, doc] : cluster.local_queues) {
+    const QueueUse& use = local_queues[key];
+    auto cq = cluster.cluster_queues.find(doc["spec"].value("clusterQueue", ""));
+    std::string flavor = cq == cluster.cluster_queues.end() ? "default" : FirstFlavor(cq->second);
+    RETURN_IF_ERROR(WriteStatusIfChanged(doc, {{"pendingWorkloads", use.pending},
+                                               {"admittedWorkloads", use.admitted},
+                                               {"flavorUsage", Usage(flavor, use, nullptr)}}));
+  }
+  for (const auto& [key, doc] : cluster.resource_quotas) {
+    const Json& hard = doc["spec"].value("hard", Json::object());
+    Json used = Json::object();
+    const scheduler::GangTotals& totals = namespaces[doc["metadata"].value("namespace", "")];
+    for (const auto& [name, value] : hard.items()) {
+      std::optional<int64_t> use = scheduler::QuotaUse(name, totals);
+      used[name] = scheduler::FormatAmount(name, use.value_or(0));
+    }
+    RETURN_IF_ERROR(WriteStatusIfChanged(doc, {{"hard", hard}, {"used", std::move(used)}}));
+  }
+  return OkStatus();
+}
+
+}  // namespace trainyard::engine
