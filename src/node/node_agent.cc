@@ -215,7 +215,10 @@ Status NodeAgent::OnExit(api::Pod& pod, Replica& replica, const runtime::ExitSta
 
 Status NodeAgent::SyncPod(const api::Pod& pod, std::optional<TimePoint>& wake) {
   if (pod.spec.containers.empty()) return OkStatus();
-  if (!options_.node_name.empty() && pod.spec.node_name != options_.node_name) return OkStatus();
+  if (options_.any_node ? pod.spec.node_name.empty()
+                        : !options_.node_name.empty() && pod.spec.node_name != options_.node_name) {
+    return OkStatus();
+  }
   Replica& replica = replicas_[KeyOf(pod)];
   if (replica.uid != pod.metadata.uid) {
     // A new pod under an old name: the old one's process must go first.

@@ -33,6 +33,9 @@ struct NodeAgentOptions {
   NodeFacts facts;
   // Runs only pods bound to this node (spec.nodeName); empty: every pod.
   std::string node_name;
+  // Runs pods bound to any node, and only those: a declared inventory of
+  // nodes that all run on this machine.
+  bool any_node = false;
   // The machine has GPUs: every replica gets CUDA_VISIBLE_DEVICES, the
   // indices of its pod's trainyard.dev/gpus annotation or none at all, as
   // a container on Kubernetes sees only the GPUs it was given.
