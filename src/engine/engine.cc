@@ -72,7 +72,8 @@ Status Engine::Init() {
       .facts = {.cpus = options_.machine->cpus, .memory_bytes = options_.machine->memory_bytes},
       .node_name = node_name_,
       .any_node = simulated,
-      .pin_gpus = !options_.machine->gpus.empty(),
+      // A declared inventory shows each replica the GPU ids it was given.
+      .pin_gpus = simulated || !options_.machine->gpus.empty(),
       .logs_dir = options_.state_dir + "/logs",
       .pods_dir = options_.state_dir + "/pods",
       .default_working_dir = options_.working_dir,
