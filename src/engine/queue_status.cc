@@ -44,9 +44,31 @@ int64_t Nominal(const Json& cq, const std::string& resource) {
   return sum;
 }
 
-Json Usage(const std::string& flavor, const QueueUse& use, const Json* cq) {
-  Json resources = Json::array();
+// The resources a ClusterQueue covers, in the order its spec lists them.
+std::vector<std::string> Covered(const Json& cq) {
+  std::vector<std::string> names;
+  for (const Json& group : cq["spec"].value("resourceGroups", Json::array())) {
+    for (const Json& name : group.value("coveredResources", Json::array())) {
+      if (name.is_string()) names.push_back(name);
+    }
+  }
+  return names;
+}
+
+// Every covered resource, in use or not, then any other in use.
+Json Usage(const std::string& flavor, const QueueUse& use, const Json* cq,
+           const std::vector<std::string>& covered) {
+  std::vector<std::pair<std::string, int64_t>> rows;
+  for (const std::string& name : covered) {
+    auto it = use.used.find(name);
+    rows.emplace_back(name, it == use.used.end() ? 0 : it->second);
+  }
   for (const auto& [name, milli] : use.used) {
+    if (std::find(covered.begin(), covered.end(), name) == covered.end())
+      rows.emplace_back(name, milli);
+  }
+  Json resources = Json::array();
+  for (const auto& [name, milli] : rows) {
     Json r = {{"name", name}, {"total", scheduler::FormatAmount(name, milli)}};
     if (cq != nullptr) {
       r["borrowed"] =
@@ -111,18 +133,21 @@ Status SchedulerStep::WriteStatuses(const ClusterSnapshot& cluster,
   }
   for (const auto& [name, doc] : cluster.cluster_queues) {
     const QueueUse& use = cluster_queues[name];
-    RETURN_IF_ERROR(
-        WriteStatusIfChanged(doc, {{"pendingWorkloads", use.pending},
-                                   {"admittedWorkloads", use.admitted},
-                                   {"flavorsUsage", Usage(FirstFlavor(doc), use, &doc)}}));
+    RETURN_IF_ERROR(WriteStatusIfChanged(
+        doc, {{"pendingWorkloads", use.pending},
+              {"admittedWorkloads", use.admitted},
+              {"flavorsUsage", Usage(FirstFlavor(doc), use, &doc, Covered(doc))}}));
   }
   for (const auto& [key, doc] : cluster.local_queues) {
     const QueueUse& use = local_queues[key];
     auto cq = cluster.cluster_queues.find(doc["spec"].value("clusterQueue", ""));
-    std::string flavor = cq == cluster.cluster_queues.end() ? "default" : FirstFlavor(cq->second);
-    RETURN_IF_ERROR(WriteStatusIfChanged(doc, {{"pendingWorkloads", use.pending},
-                                               {"admittedWorkloads", use.admitted},
-                                               {"flavorUsage", Usage(flavor, use, nullptr)}}));
+    bool known = cq != cluster.cluster_queues.end();
+    std::string flavor = known ? FirstFlavor(cq->second) : "default";
+    std::vector<std::string> covered = known ? Covered(cq->second) : std::vector<std::string>();
+    RETURN_IF_ERROR(
+        WriteStatusIfChanged(doc, {{"pendingWorkloads", use.pending},
+                                   {"admittedWorkloads", use.admitted},
+                                   {"flavorUsage", Usage(flavor, use, nullptr, covered)}}));
   }
   for (const auto& [key, doc] : cluster.resource_quotas) {
     const Json& hard = doc["spec"].value("hard", Json::object());
