@@ -187,8 +187,9 @@ DecodeResult DecodeObject(const Json& doc) {
     CheckApiVersion(doc, kBatchGroupVersion, result.errors);
     result.object = DecodeBatchJob(doc, result.errors);
   } else {
-    result.errors.push_back(
-        FieldError::NotSupported(FieldPath("kind"), kind, SupportedKindNames()));
+    std::vector<std::string> kinds = SupportedKindNames();
+    for (const PolicyKindInfo& info : AllPolicyKinds()) kinds.emplace_back(info.name);
+    result.errors.push_back(FieldError::NotSupported(FieldPath("kind"), kind, kinds));
   }
   return result;
 }

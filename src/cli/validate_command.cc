@@ -6,6 +6,7 @@
 
 #include "api/yaml.h"
 #include "cli/manifests.h"
+#include "engine/inventory.h"
 
 namespace trainyard::cli {
 
@@ -18,6 +19,20 @@ int RunValidate(const ValidateOptions& options, std::ostream& out, std::ostream&
     for (const std::string& file : loaded.empty_files) report << file << ": no objects\n";
   }
   for (const LoadedObject& object : loaded.objects) {
+    // Nodes are not applied: they describe a --nodes inventory.
+    if (object.document.is_object() && object.document.value("kind", "") == "Node") {
+      Result<scheduler::Node> node = engine::NodeFromDocument(object.document, object.where);
+      if (node.ok()) {
+        ++valid;
+        if (!options.quiet) {
+          report << fmt::format("{}: Node {}: valid (for --nodes)\n", object.where, node->name);
+        }
+      } else {
+        ++invalid;
+        report << node.status().message() << '\n';
+      }
+      continue;
+    }
     const api::ValidationResult& result = object.checked.result;
     if (!result.ok()) {
       ++invalid;

@@ -18,7 +18,9 @@ std::vector<std::string> Ids(int64_t count) {
   return ids;
 }
 
-Result<scheduler::Node> NodeOf(const api::Json& doc, const std::string& where) {
+}  // namespace
+
+Result<scheduler::Node> NodeFromDocument(const api::Json& doc, const std::string& where) {
   if (!doc.is_object() || doc.value("kind", "") != "Node") {
     return InvalidArgumentError(fmt::format("{}: expected kind: Node", where));
   }
@@ -72,8 +74,6 @@ Result<scheduler::Node> NodeOf(const api::Json& doc, const std::string& where) {
   return node;
 }
 
-}  // namespace
-
 scheduler::Node MachineNode(const std::string& name, const runtime::MachineFacts& facts) {
   scheduler::Node node;
   node.name = name;
@@ -98,7 +98,8 @@ Result<std::vector<scheduler::Node>> ReadNodesFile(const std::string& path) {
   std::vector<scheduler::Node> nodes;
   std::set<std::string> names;
   for (const api::SourceDocument& doc : docs) {
-    ASSIGN_OR_RETURN(scheduler::Node node, NodeOf(doc.value, fmt::format("{}:{}", path, doc.line)));
+    ASSIGN_OR_RETURN(scheduler::Node node,
+                     NodeFromDocument(doc.value, fmt::format("{}:{}", path, doc.line)));
     if (!names.insert(node.name).second) {
       return InvalidArgumentError(
           fmt::format("{}:{}: node {} is listed twice", path, doc.line, node.name));

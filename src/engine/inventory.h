@@ -21,6 +21,8 @@ scheduler::Node MachineNode(const std::string& name, const runtime::MachineFacts
 // status.capacity). GPUs get device ids 0..n-1 unless the annotation
 // trainyard.dev/gpus lists them. Errors name the file, the node and field.
 Result<std::vector<scheduler::Node>> ReadNodesFile(const std::string& path);
+// One Node document of such a file; `where` prefixes errors ("file:line").
+Result<scheduler::Node> NodeFromDocument(const api::Json& doc, const std::string& where);
 
 // The core/v1 Node document for a scheduler node, for the API's /nodes.
 api::Json NodeDocument(const scheduler::Node& node);

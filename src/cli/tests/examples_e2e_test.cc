@@ -28,10 +28,12 @@ class ExamplesE2eTest : public ::testing::Test {
 
   // Runs examples/<manifest> from the source tree, as the README does, and
   // returns everything `trainyard run` printed; expects exit code 0.
-  std::string RunExample(const std::string& manifest) {
+  std::string RunExample(const std::string& manifest, std::vector<std::string> more = {}) {
     std::string source = TRAINYARD_SOURCE_DIR;
-    std::vector<std::string> argv = {TRAINYARD_BINARY, "run", "--home", (home_ / "home").string(),
-                                     source + "/examples/" + manifest};
+    std::vector<std::string> argv = {TRAINYARD_BINARY, "run", "--home", (home_ / "home").string()};
+    for (std::string& arg : more)
+      argv.push_back(arg.starts_with("examples/") ? source + "/" + arg : arg);
+    argv.push_back(source + "/examples/" + manifest);
     Result<runtime::Process> p = runtime::Process::Start({.argv = argv,
                                                           .env = {{"PATH", "/usr/bin:/bin"}},
                                                           .working_dir = source,
@@ -114,6 +116,26 @@ TEST_F(ExamplesE2eTest, ABatchJobRunsToCompletion) {
   std::string out = RunExample("batch-job.yaml");
   EXPECT_THAT(out, ::testing::ContainsRegex("\\[[a-z0-9]{5}\\] accuracy=0\\.97"));
   EXPECT_THAT(out, ::testing::HasSubstr("Reached expected number of succeeded pods"));
+}
+
+// Two teams' queues in a cohort on a simulated two-node cluster: fair
+// sharing admits team B's job before team A borrows more, team A's second
+// job waits for room to lend, and every job still runs.
+TEST_F(ExamplesE2eTest, QueuesShareASimulatedClusterFairly) {
+  std::string out = RunExample(
+      "scheduling/jobs.yaml",
+      {"--nodes", "examples/scheduling/cluster.yaml", "examples/scheduling/queues.yaml"});
+  EXPECT_THAT(out, ::testing::HasSubstr(
+                       "train-a2: Waiting (ClusterQueue research-a: nvidia.com/gpu: needs 4, "
+                       "cohort lab has 2 left to lend)"));
+  for (const char* job : {"train-a1", "train-a2", "train-b1"}) {
+    EXPECT_THAT(out,
+                ::testing::HasSubstr(std::string("PyTorchJob default/") + job + ": Succeeded"));
+  }
+  ExpectEachPrinted(out, {"train-a1/master-0", "train-a2/master-0"}, "train-a[12] rank=0 gpus=0,1");
+  ExpectEachPrinted(out, {"train-b1/worker-0"}, "train-b1 rank=1 gpus=1");
+  EXPECT_LT(out.find("[train-b1/master-0]"), out.find("[train-a2/master-0]"))
+      << "fair sharing lets team B go before team A borrows";
 }
 
 TEST_F(ExamplesE2eTest, JaxProcessesMeetTheirCoordinator) {
