@@ -8,6 +8,7 @@
 #include "api/object.h"
 #include "api/pod_object.h"
 #include "api/scheduling.h"
+#include "scheduler/decision.h"
 
 namespace trainyard::engine {
 namespace {
@@ -234,6 +235,11 @@ class Builder {
     gang.pending.push_back(
         {pod->metadata.name, scheduler::PodResourcesOf(pod->spec), ConstraintsOf(pod->spec)});
     gang.waiting_since = std::max(gang.waiting_since, TimeMs(pod->metadata.creation_timestamp));
+    // It preempted in an earlier step: what its victims free is its.
+    for (const api::PodCondition& c : pod->status.conditions) {
+      if (c.type == "PodScheduled" && c.reason == scheduler::kReasonPreempting)
+        gang.nominated = true;
+    }
   }
 
   void AddBound(scheduler::Gang& gang, const Json& doc, std::string& priority_class) {

@@ -89,6 +89,7 @@ void ClusterState::TakeSlot(NodeState& n, int pool, int slot, Hold& hold) {
 Hold ClusterState::BindExisting(int node, const Demand& demand,
                                 const std::map<std::string, std::vector<std::string>>& devices) {
   NodeState& n = nodes_[node];
+  ++version_;
   Hold hold{node, demand, {}};
   for (const auto& [id, milli] : demand) n.used[id] += milli;
   for (size_t p = 0; p < n.pools.size(); ++p) {
@@ -120,6 +121,7 @@ Hold ClusterState::Bind(int node, const Demand& demand) { return BindExisting(no
 
 void ClusterState::Unbind(const Hold& hold) {
   NodeState& n = nodes_[hold.node];
+  ++version_;
   for (const auto& [id, milli] : hold.demand) n.used[id] -= milli;
   for (const auto& [pool, slot] : hold.devices) {
     n.pools[pool].taken[slot] = 0;
@@ -129,12 +131,14 @@ void ClusterState::Unbind(const Hold& hold) {
 
 void ClusterState::Reserve(int node, NodeReservation reservation) {
   NodeState& n = nodes_[node];
+  ++version_;
   for (const auto& [id, milli] : reservation.demand) n.reserved[id] += milli;
   n.reservations.push_back(std::move(reservation));
 }
 
 void ClusterState::PopReservation(int node) {
   NodeState& n = nodes_[node];
+  ++version_;
   for (const auto& [id, milli] : n.reservations.back().demand) n.reserved[id] -= milli;
   n.reservations.pop_back();
 }

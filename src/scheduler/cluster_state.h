@@ -85,6 +85,12 @@ class ClusterState {
 
   std::map<std::string, std::vector<std::string>> DeviceIds(const Hold& hold) const;
 
+  // Changes with every Bind, Unbind and reservation: what was computed
+  // from the state at one version holds while it stays the same.
+  uint64_t version() const { return version_; }
+  // For a caller that undid exactly what it did since `version`.
+  void RestoreVersion(uint64_t version) { version_ = version; }
+
  private:
   int64_t Utilization(const NodeState& n) const;  // parts per million, the fullest resource
   void TakeSlot(NodeState& n, int pool, int slot, Hold& hold);
@@ -92,6 +98,7 @@ class ClusterState {
   const ResourceTable* table_;
   std::vector<NodeState> nodes_;
   std::map<std::string, int, std::less<>> index_;
+  uint64_t version_ = 0;
 };
 
 }  // namespace trainyard::scheduler

@@ -33,10 +33,21 @@ std::string Run::Breakdown(ClusterState& state, const Placer& placer, const PodT
 }
 
 std::string Run::Unplaceable(const std::vector<const PodToPlace*>& pods, int failed, int64_t ends) {
-  std::vector<const PodToPlace*> before(pods.begin(), pods.begin() + failed);
-  PlaceResult placed = placer_->Place(before, ends);
-  std::string breakdown = Breakdown(*state_, *placer_, *pods[failed], pods[failed]->shape, ends);
-  placer_->UnbindAll(placed.holds);
+  // Gangs of the same shapes fail the same way until the nodes change:
+  // one count per node is enough for all of them.
+  std::string key = fmt::format("{}|", ends);
+  for (int i = 0; i <= failed; ++i) key += fmt::format("{},", pods[i]->shape);
+  uint64_t version = state_->version();
+  auto [cached, fresh] = breakdowns_.try_emplace(key);
+  if (fresh || cached->second.first != version) {
+    std::vector<const PodToPlace*> before(pods.begin(), pods.begin() + failed);
+    PlaceResult placed = placer_->Place(before, ends);
+    cached->second = {version,
+                      Breakdown(*state_, *placer_, *pods[failed], pods[failed]->shape, ends)};
+    placer_->UnbindAll(placed.holds);
+    state_->RestoreVersion(version);  // the trial placement is undone
+  }
+  const std::string& breakdown = cached->second.second;
   if (pods.size() == 1) return breakdown;
   return fmt::format("{} of the {} pods the gang needs at once fit; pod {} does not: {}", failed,
                      pods.size(), pods[failed]->pod->name, breakdown);

@@ -119,18 +119,47 @@ std::string QuotaBook::CheckResource(const ClusterQueue& queue, const std::strin
                        FormatAmount(resource, milli), FormatAmount(resource, used),
                        FormatAmount(resource, std::min(limit, kUnbounded - 1)), held_text);
   }
-  if (used + milli > q.nominal) fit.borrows = true;
+  bool borrows = used + milli > q.nominal;
+  fit.borrows = fit.borrows || borrows;
   if (queue.cohort.empty()) return "";
   int64_t pool = CohortPool(queue.cohort, resource);
   int64_t overflow = CohortOverflow(queue.cohort, resource) - Overflow(queue, resource, used) +
                      Overflow(queue, resource, used + milli);
-  if (overflow <= pool) return "";
+  // What other queues' blocked heads set aside binds only borrowing: a
+  // queue may always use its own nominal quota.
+  int64_t aside = borrows ? CohortAside(queue, resource) : 0;
+  if (overflow + aside <= pool) return "";
+  fit.cohort_short = true;
   for (const ClusterQueue* other : cohorts_.at(queue.cohort)) {
     if (other != &queue && Borrowing(other->name)) fit.others_borrow = true;
   }
-  return fmt::format("ClusterQueue {}: {}: needs {}, cohort {} has {} left to lend", queue.name,
+  int64_t left = std::max<int64_t>(0, pool - (overflow - milli));
+  std::string aside_text = aside == 0 ? ""
+                                      : fmt::format(", {} of it set aside for an earlier gang",
+                                                    FormatAmount(resource, std::min(aside, left)));
+  return fmt::format("ClusterQueue {}: {}: needs {}, cohort {} has {} left to lend{}", queue.name,
                      resource, FormatAmount(resource, milli), queue.cohort,
-                     FormatAmount(resource, std::max<int64_t>(0, pool - (overflow - milli))));
+                     FormatAmount(resource, left), aside_text);
+}
+
+int64_t QuotaBook::CohortAside(const ClusterQueue& queue, const std::string& resource) const {
+  int64_t sum = 0;
+  for (const ClusterQueue* other : cohorts_.at(queue.cohort)) {
+    auto it = cohort_aside_.find(other->name);
+    if (other != &queue && it != cohort_aside_.end()) sum += Get(it->second, resource);
+  }
+  return sum;
+}
+
+void QuotaBook::ReserveInCohort(const ClusterQueue& queue, const Amounts& requests) {
+  if (queue.cohort.empty()) return;
+  Amounts& aside = cohort_aside_[queue.name];
+  for (const auto& [resource, milli] : requests) {
+    auto quota = queue.quotas.find(resource);
+    if (quota == queue.quotas.end()) continue;
+    int64_t beyond = Used(queue.name, resource) + milli - quota->second.nominal;
+    aside[resource] += std::clamp<int64_t>(beyond, 0, milli);
+  }
 }
 
 QueueFit QuotaBook::FitQueue(const ClusterQueue& queue, const Amounts& requests) const {

@@ -28,6 +28,7 @@ struct QueueFit {
   // Other queues of the cohort borrow what this one would need: reclaiming
   // from them (preemption) could make room.
   bool others_borrow = false;
+  bool cohort_short = false;  // stopped by what the cohort has left to lend
   // Never admissible: no quota for a requested resource, or more than the
   // queue could have with everything its cohort lends.
   bool never = false;
@@ -50,6 +51,11 @@ class QuotaBook {
   // Sets aside quota for a queue's blocked head: later gangs of that queue
   // see it as used, so small ones cannot take what the head is waiting for.
   void ReserveInQueue(const std::string& queue, const Amounts& requests);
+  // Sets aside, in the queue's cohort, what a blocked head would borrow:
+  // no other queue borrows it meanwhile (each still uses its own nominal
+  // quota), so a gang larger than its queue's quota is not starved by
+  // smaller ones borrowing around it.
+  void ReserveInCohort(const ClusterQueue& queue, const Amounts& requests);
 
   // Weighted dominant share of what the queue borrows, in parts per
   // million of the cohort's lendable total, if `extra` were admitted too.
@@ -65,13 +71,15 @@ class QuotaBook {
   int64_t CohortOverflow(const std::string& cohort, const std::string& resource) const;
   int64_t CohortPool(const std::string& cohort, const std::string& resource) const;
   int64_t MostEver(const ClusterQueue& queue, const std::string& resource) const;
+  int64_t CohortAside(const ClusterQueue& queue, const std::string& resource) const;
   std::string CheckResource(const ClusterQueue& queue, const std::string& resource, int64_t milli,
                             QueueFit& fit) const;
 
   std::map<std::string, const ClusterQueue*> queues_;
   std::map<std::string, std::vector<const ClusterQueue*>> cohorts_;
-  std::map<std::string, Amounts> used_;      // queue -> in use
-  std::map<std::string, Amounts> reserved_;  // queue -> set aside for its head
+  std::map<std::string, Amounts> used_;          // queue -> in use
+  std::map<std::string, Amounts> reserved_;      // queue -> set aside for its head
+  std::map<std::string, Amounts> cohort_aside_;  // queue -> what its head would borrow
   std::map<std::string, std::vector<const ResourceQuota*>> namespace_quotas_;
   std::map<std::string, Amounts> namespace_used_;  // namespace -> by quota key
 };

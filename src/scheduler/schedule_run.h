@@ -31,6 +31,7 @@ struct GangWork {
   bool terminating = false;  // in the snapshot, or evicted by this decision
   bool released = false;     // holds given back while preemption is simulated
   bool placed_now = false;   // got pods placed by this decision: never a victim in it
+  bool decided = false;      // Admit has run for it
   int position = 0;
 };
 
@@ -42,6 +43,7 @@ struct Attempt {
   std::string message;
   bool quota = false;          // stopped by a quota, not by nodes
   bool others_borrow = false;  // ... that other queues of the cohort borrow from
+  bool cohort_short = false;   // ... by what the cohort has left to lend
   int failed_pod = -1;
 };
 
@@ -107,6 +109,9 @@ class Run {
   std::unique_ptr<ClusterState> empty_state_;
   std::unique_ptr<Placer> empty_placer_;
   std::map<std::string, std::optional<std::string>> never_fits_;
+  // For Unplaceable: the last breakdown per shapes, and the state's version
+  // it was counted at.
+  std::map<std::string, std::pair<uint64_t, std::string>> breakdowns_;
 };
 
 }  // namespace trainyard::scheduler::internal

@@ -158,13 +158,32 @@ Decision Run::Go() {
     turns.emplace(share, -static_cast<int64_t>(head.gang->priority), head.gang->created,
                   head.gang->id, q);
   };
-  for (size_t q = 0; q < queues.size(); ++q) push(q);
+  auto decide = [&](GangWork& work) {
+    work.decided = true;
+    Admit(work);
+    if (options_.after_gang) options_.after_gang(*work.gang);
+  };
+  // Gangs that preempted earlier come first, in priority order.
+  std::vector<GangWork*> nominated;
+  for (const auto& queue : queues) {
+    for (GangWork* work : queue) {
+      if (work->gang->nominated) nominated.push_back(work);
+    }
+  }
+  std::sort(nominated.begin(), nominated.end(), QueueOrder);
+  for (GangWork* work : nominated) decide(*work);
+  auto skip_decided = [&](size_t q) {
+    while (next[q] < queues[q].size() && queues[q][next[q]]->decided) ++next[q];
+  };
+  for (size_t q = 0; q < queues.size(); ++q) {
+    skip_decided(q);
+    push(q);
+  }
   while (!turns.empty()) {
     size_t q = std::get<4>(turns.top());
     turns.pop();
-    GangWork& work = *queues[q][next[q]++];
-    Admit(work);
-    if (options_.after_gang) options_.after_gang(*work.gang);
+    decide(*queues[q][next[q]++]);
+    skip_decided(q);
     push(q);
   }
   std::sort(decision_.waiting.begin(), decision_.waiting.end(),
@@ -220,6 +239,7 @@ Attempt Run::TryAdmit(GangWork& work, const ClusterQueue* queue,
       attempt.message = std::move(fit.message);
       attempt.quota = true;
       attempt.others_borrow = fit.others_borrow;
+      attempt.cohort_short = fit.cohort_short;
       return attempt;
     }
   }
@@ -326,7 +346,11 @@ void Run::Blocked(GangWork& work, const ClusterQueue* queue,
   head_blocked_[queue_name] = true;
   if (WaitForTerminating(work, queue, pods) || Preempt(work, queue, pods)) return;
   if (head) {
-    if (queue != nullptr) book_.ReserveInQueue(queue->name, TotalsOf(pods).requests);
+    if (queue != nullptr) {
+      Amounts requests = TotalsOf(pods).requests;
+      if (attempt.cohort_short) book_.ReserveInCohort(*queue, requests);
+      book_.ReserveInQueue(queue->name, requests);
+    }
     if (!attempt.quota) ReserveNodes(work, pods);
   }
   Wait(work, attempt.reason, attempt.message);

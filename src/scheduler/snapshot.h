@@ -82,6 +82,10 @@ struct Gang {
   std::optional<int64_t> time_limit_ms;
   int64_t started = 0;       // when its pods were last bound (ms)
   bool terminating = false;  // being deleted or evicted: holds resources, frees them soon
+  // It chose victims in an earlier decision (it waits with reason
+  // Preempting): it goes before every other gang, so that what the victims
+  // free is its, and a requeued victim cannot take it back.
+  bool nominated = false;
 };
 
 struct Quota {

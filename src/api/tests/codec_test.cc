@@ -224,7 +224,8 @@ TEST(CodecTest, KindAndApiVersionAreChecked) {
   EXPECT_THAT(ErrorStrings(DecodeObject(ParseOne("apiVersion: v1\nkind: Service\n")).errors),
               ElementsAre("kind: Unsupported value: \"Service\": supported values: "
                           "\"PyTorchJob\", \"TFJob\", \"XGBoostJob\", \"MPIJob\", \"PaddleJob\", "
-                          "\"JAXJob\", \"Job\", \"ConfigMap\""));
+                          "\"JAXJob\", \"Job\", \"ConfigMap\", \"ClusterQueue\", \"LocalQueue\", "
+                          "\"ResourceFlavor\", \"PriorityClass\", \"ResourceQuota\""));
   EXPECT_THAT(
       ErrorStrings(
           DecodeObject(

@@ -125,6 +125,7 @@ Gang GangOf(const Json& j, int index) {
   gang.waiting_since = Seconds(j, "waitingSince");
   gang.started = Seconds(j, "started");
   gang.terminating = j.value("terminating", false);
+  gang.nominated = j.value("nominated", false);
   return gang;
 }
 
