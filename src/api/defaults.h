@@ -15,7 +15,7 @@ namespace trainyard::api {
 void SetDefaults(Object& object);
 void SetDefaults(TrainingJob& job);
 void SetDefaults(BatchJob& job);
-inline void SetDefaults(ConfigMap&) {}  // Kubernetes defaults nothing in one
+inline void SetDefaults(ConfigMap&) {}     // Kubernetes defaults nothing in one
 inline void SetDefaults(PolicyObject&) {}  // defaults are applied where they are read
 
 // The cleanPodPolicy in force: MPIJob's legacy spec.cleanPodPolicy yields to
