@@ -88,9 +88,13 @@ Status SchedulerStep::Apply(ClusterSnapshot& cluster, const scheduler::Decision&
   std::map<std::string, const scheduler::Gang*> gangs;
   for (const scheduler::Gang& gang : cluster.snapshot.gangs) gangs[gang.id] = &gang;
   for (const scheduler::Placement& p : decision.placements) {
-    for (const Json& pod : cluster.sources[p.gang].pending) {
-      if (pod["metadata"].value("name", "") == p.pod) RETURN_IF_ERROR(Bind(pod, p));
-    }
+    std::vector<Json>& pending = cluster.sources[p.gang].pending;
+    auto it = std::find_if(pending.begin(), pending.end(), [&](const Json& pod) {
+      return pod["metadata"].value("name", "") == p.pod;
+    });
+    if (it == pending.end()) continue;
+    RETURN_IF_ERROR(Bind(*it, p));
+    pending.erase(it);  // what still waits is what is left
   }
   for (const scheduler::Eviction& e : decision.evictions)
     RETURN_IF_ERROR(Evict(cluster.sources[e.gang], e));

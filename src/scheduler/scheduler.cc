@@ -314,11 +314,21 @@ void Run::Admit(GangWork& work) {
 }
 
 // Pods beyond minAvailable: each on its own, if it fits.
+// Pods beyond minAvailable: each on its own, if it fits; the first that
+// does not says why the rest wait (the gang itself runs).
 void Run::AdmitExtras(GangWork& work, const ClusterQueue* queue, size_t from) {
+  std::optional<Attempt> first_miss;
   for (size_t i = from; i < work.pods.size(); ++i) {
     std::vector<const PodToPlace*> one = {&work.pods[i]};
-    Attempt attempt = TryAdmit(work, queue, one, /*explain=*/false);
-    if (attempt.ok) Record(work, one, attempt.holds);
+    Attempt attempt = TryAdmit(work, queue, one, /*explain=*/!first_miss);
+    if (attempt.ok) {
+      Record(work, one, attempt.holds);
+    } else if (!first_miss) {
+      first_miss = std::move(attempt);
+    }
+  }
+  if (first_miss) {
+    Wait(work, first_miss->reason, "pods beyond minAvailable wait: " + first_miss->message);
   }
 }
 

@@ -613,9 +613,9 @@ void CheckEvictions(const Snapshot& s, const Decision& d, const Index& ix, const
 }
 
 // 7: a gang short of its minimum that got nothing waits, once, with a
-// reason; a gang that got pods, or has none pending, does not wait. A
-// running gang's extra pods (beyond minAvailable) may go unmentioned when
-// they do not fit (the gang runs), and so may a gang this decision evicts.
+// reason; a gang with no pod left pending does not wait. A gang whose
+// extra pods (beyond minAvailable) do not all fit waits once for them, and
+// a gang this decision evicts may go unmentioned.
 void CheckWaiting(const Snapshot& s, const Decision& d, const Index& ix, Violations& out) {
   std::map<std::string, int> waits;
   for (const Waiting& w : d.waiting) ++waits[w.gang];
@@ -625,7 +625,8 @@ void CheckWaiting(const Snapshot& s, const Decision& d, const Index& ix, Violati
   for (const Gang& g : s.gangs) {
     int count = waits.contains(g.id) ? waits[g.id] : 0;
     bool placed = ix.placed.contains(g.id);
-    bool pending = !g.pending.empty() && !g.terminating && !placed;
+    bool left = placed && ix.placed.at(g.id).size() < g.pending.size();
+    bool pending = !g.pending.empty() && !g.terminating && (!placed || left);
     bool short_of_min = static_cast<int>(g.bound.size()) < MinOf(g);
     int least = pending && short_of_min && !ix.evicted.contains(g.id) ? 1 : 0;
     int most = pending ? 1 : 0;
