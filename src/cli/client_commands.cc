@@ -235,8 +235,21 @@ int RunDescribe(const ClientCommand& command, const std::string& kind, const std
     PrintObject(o, command.output, std::cout);
     return 0;
   }
-  std::cout << fmt::format("Name:       {}\nNamespace:  {}\nKind:       {}\nCreated:    {}\n", name,
-                           ns, r->kind, api::StringAt(o["metadata"], "creationTimestamp"));
+  std::cout << fmt::format("Name:       {}\n", name);
+  if (r->namespaced) std::cout << fmt::format("Namespace:  {}\n", ns);
+  std::cout << fmt::format("Kind:       {}\nCreated:    {}\n", r->kind,
+                           api::StringAt(o["metadata"], "creationTimestamp"));
+  if (r->group != "batch" && r->group != "kubeflow.org") {
+    // Queues, quotas, classes: their fields and status, as YAML.
+    for (const auto& [key, value] : o.items()) {
+      if (key == "apiVersion" || key == "kind" || key == "metadata" || value.empty()) continue;
+      std::cout << api::ToYaml(api::Json{{key, value}});
+    }
+    if (!PrintSection("Events", api.Get(EventsAbout(*r, ns, name), true))) {
+      std::cout << "Events: <none>\n";
+    }
+    return 0;
+  }
   api::Json status = o.value("status", api::Json::object());
   const api::Json conditions = api::ArrayAt(status, "conditions");
   if (!conditions.empty()) {
