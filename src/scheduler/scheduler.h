@@ -8,12 +8,15 @@
 // - Gangs: min_available pods are placed together or none is; a gang
 //   already running with fewer (a pod was lost) gets the rest placed, and
 //   if that takes longer than its schedule timeout, it is evicted whole.
-// - Order: the ClusterQueues take turns, the one with the lowest fair share
-//   of borrowed capacity first (DRF); within a queue, higher priority
-//   first, then earlier arrival.
+// - Order: gangs that preempted in an earlier decision first (what their
+//   victims free is theirs); then the ClusterQueues take turns, the one
+//   with the lowest fair share of borrowed capacity first (DRF); within a
+//   queue, higher priority first, then earlier arrival.
 // - No starvation: a queue's first gang that does not fit reserves nodes
-//   and quota for itself; later gangs may use reserved capacity only when
-//   they end (time limit) before the reservation is needed (backfill).
+//   and quota for itself (and, if it must borrow, sets the cohort's spare
+//   capacity aside from other queues' borrowing); later gangs may use
+//   reserved nodes only when they end (time limit) before the reservation
+//   is needed (backfill).
 // - Preemption: of lower priority gangs in the same queue (as the queue's
 //   policy allows; always for gangs without a queue) and reclaim from
 //   queues of the cohort that borrow; the fewest victims that make room,
