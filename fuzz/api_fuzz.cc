@@ -23,8 +23,8 @@ class FuzzBackend final : public server::Backend {
       : store_(std::move(*store::SqliteStore::Open({.clock = &clock, .kept_events = 64}))) {}
   store::SqliteStore& store() override { return *store_; }
   Result<api::Json> Execute(Write write) override { return write(*store_); }
-  api::Json Node() const override {
-    return {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", "fuzz"}}}};
+  std::vector<api::Json> Nodes() const override {
+    return {{{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", "fuzz"}}}}};
   }
   Result<LogRun> Log(const std::string&, const std::string&, const std::string&,
                      bool) const override {
