@@ -132,8 +132,12 @@ TEST_F(ExamplesE2eTest, QueuesShareASimulatedClusterFairly) {
     EXPECT_THAT(out,
                 ::testing::HasSubstr(std::string("PyTorchJob default/") + job + ": Succeeded"));
   }
-  ExpectEachPrinted(out, {"train-a1/master-0", "train-a2/master-0"}, "train-a[12] rank=0 gpus=0,1");
-  ExpectEachPrinted(out, {"train-b1/worker-0"}, "train-b1 rank=1 gpus=1");
+  // Each replica sees the two GPUs of its node it was given; b1's one each.
+  ExpectEachPrinted(
+      out, {"train-a1/master-0", "train-a1/worker-0", "train-a2/master-0", "train-a2/worker-0"},
+      "train-a[12] rank=[01] gpus=(0,1|2,3)\n");
+  ExpectEachPrinted(out, {"train-b1/master-0", "train-b1/worker-0"},
+                    "train-b1 rank=[01] gpus=[0-3]\n");
   EXPECT_LT(out.find("[train-b1/master-0]"), out.find("[train-a2/master-0]"))
       << "fair sharing lets team B go before team A borrows";
 }
