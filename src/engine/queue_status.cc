@@ -56,7 +56,9 @@ std::vector<std::string> Covered(const Json& cq) {
 }
 
 // Every covered resource, in use or not, then any other in use.
-Json Usage(const std::string& flavor, const QueueUse& use, const Json* cq,
+// `cq` and `cq_use`: the ClusterQueue whose borrowing to report (beyond
+// its nominal quota); a LocalQueue reports its ClusterQueue's.
+Json Usage(const std::string& flavor, const QueueUse& use, const Json* cq, const QueueUse* cq_use,
            const std::vector<std::string>& covered) {
   std::vector<std::pair<std::string, int64_t>> rows;
   for (const std::string& name : covered) {
@@ -71,8 +73,10 @@ Json Usage(const std::string& flavor, const QueueUse& use, const Json* cq,
   for (const auto& [name, milli] : rows) {
     Json r = {{"name", name}, {"total", scheduler::FormatAmount(name, milli)}};
     if (cq != nullptr) {
+      auto total = cq_use->used.find(name);
+      int64_t in_use = total == cq_use->used.end() ? 0 : total->second;
       r["borrowed"] =
-          scheduler::FormatAmount(name, std::max<int64_t>(0, milli - Nominal(*cq, name)));
+          scheduler::FormatAmount(name, std::max<int64_t>(0, in_use - Nominal(*cq, name)));
     }
     resources.push_back(std::move(r));
   }
@@ -136,7 +140,7 @@ Status SchedulerStep::WriteStatuses(const ClusterSnapshot& cluster,
     RETURN_IF_ERROR(WriteStatusIfChanged(
         doc, {{"pendingWorkloads", use.pending},
               {"admittedWorkloads", use.admitted},
-              {"flavorsUsage", Usage(FirstFlavor(doc), use, &doc, Covered(doc))}}));
+              {"flavorsUsage", Usage(FirstFlavor(doc), use, &doc, &use, Covered(doc))}}));
   }
   for (const auto& [key, doc] : cluster.local_queues) {
     const QueueUse& use = local_queues[key];
@@ -144,10 +148,11 @@ Status SchedulerStep::WriteStatuses(const ClusterSnapshot& cluster,
     bool known = cq != cluster.cluster_queues.end();
     std::string flavor = known ? FirstFlavor(cq->second) : "default";
     std::vector<std::string> covered = known ? Covered(cq->second) : std::vector<std::string>();
-    RETURN_IF_ERROR(
-        WriteStatusIfChanged(doc, {{"pendingWorkloads", use.pending},
-                                   {"admittedWorkloads", use.admitted},
-                                   {"flavorUsage", Usage(flavor, use, nullptr, covered)}}));
+    RETURN_IF_ERROR(WriteStatusIfChanged(
+        doc, {{"pendingWorkloads", use.pending},
+              {"admittedWorkloads", use.admitted},
+              {"flavorUsage", Usage(flavor, use, known ? &cq->second : nullptr,
+                                    known ? &cluster_queues[cq->first] : nullptr, covered)}}));
   }
   for (const auto& [key, doc] : cluster.resource_quotas) {
     const Json& hard = doc["spec"].value("hard", Json::object());

@@ -46,7 +46,8 @@ std::string Nominal(const api::Json& cq, const std::string& flavor, const std::s
 }
 
 // A ClusterQueue's "nvidia.com/gpu 12/8 (borrowing 4), cpu 10/64" (in
-// use / nominal); a LocalQueue's "nvidia.com/gpu 12, cpu 10".
+// use / nominal); a LocalQueue's "nvidia.com/gpu 6 (its ClusterQueue
+// borrowing 4), cpu 5".
 std::string Usage(const api::Json& queue) {
   std::vector<std::string> parts;
   bool cluster = Str(queue, {"kind"}) == "ClusterQueue";
@@ -57,7 +58,9 @@ std::string Usage(const api::Json& queue) {
       std::string part = fmt::format("{} {}", name, Str(r, {"total"}));
       if (cluster) part += "/" + Nominal(queue, Str(flavor, {"name"}), name);
       std::string borrowed = Str(r, {"borrowed"});
-      if (!borrowed.empty() && borrowed != "0") part += fmt::format(" (borrowing {})", borrowed);
+      if (!borrowed.empty() && borrowed != "0") {
+        part += (cluster ? " (borrowing " : " (its ClusterQueue borrowing ") + borrowed + ")";
+      }
       parts.push_back(std::move(part));
     }
   }

@@ -132,6 +132,9 @@ TEST_F(SchedulerStepTest, QueuesAdmitByQuotaAndReportUsage) {
             api::Json({{"name", "nvidia.com/gpu"}, {"total", "1"}, {"borrowed", "0"}}));
   api::Json lq = *store_->Get({"LocalQueue", "default", "mine"});
   EXPECT_EQ(lq["status"]["pendingWorkloads"], 1);
+  EXPECT_EQ(lq["status"]["flavorUsage"][0]["resources"][1],
+            api::Json({{"name", "nvidia.com/gpu"}, {"total", "1"}, {"borrowed", "0"}}))
+      << "a LocalQueue shows its use, and what its ClusterQueue borrows";
 }
 
 TEST_F(SchedulerStepTest, HigherPriorityPreemptsAndTheVictimsPodsGo) {
