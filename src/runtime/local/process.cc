@@ -116,6 +116,24 @@ ExitStatus FromWaitStatus(const siginfo_t& info) {
   return {128 + info.si_status, info.si_status};
 }
 
+// Field 22 of /proc/<pid>/stat; with `running_only`, nullopt for a zombie.
+std::optional<uint64_t> StatStartTime(pid_t pid, bool running_only) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat;
+  if (!std::getline(in, stat)) return std::nullopt;
+  // The command (field 2) is in parentheses and may hold spaces.
+  size_t close = stat.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream fields(stat.substr(close + 2));
+  std::string field;
+  for (int i = 3; i < 22 && fields >> field; ++i) {
+    if (running_only && i == 3 && (field == "Z" || field == "X")) return std::nullopt;
+  }
+  uint64_t start = 0;
+  if (!(fields >> start)) return std::nullopt;
+  return start;
+}
+
 }  // namespace
 
 std::string ExitStatus::Describe() const {
@@ -223,28 +241,15 @@ Result<Process> Process::Start(const ProcessSpec& spec) {
   Process process(pid, pidfd);
   if (!spec.shim.empty()) {
     process.exit_path_ = spec.exit_path;
-    process.start_time_ = ProcessStartTime(pid).value_or(0);
+    // Ours and not reaped yet: its start time is readable even if a quick
+    // replica has already ended and the shim with it.
+    process.start_time_ = StatStartTime(pid, /*running_only=*/false).value_or(0);
   }
   return process;
 }
 
-std::optional<uint64_t> ProcessStartTime(pid_t pid) {
-  std::ifstream in(fmt::format("/proc/{}/stat", pid));
-  std::string stat;
-  if (!std::getline(in, stat)) return std::nullopt;
-  // Field 22; the command (field 2) is in parentheses and may hold spaces.
-  size_t close = stat.rfind(')');
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream fields(stat.substr(close + 2));
-  std::string field;
-  for (int i = 3; i < 22 && fields >> field; ++i) {
-    // A zombie has ended: whoever reaps it, it runs no more.
-    if (i == 3 && (field == "Z" || field == "X")) return std::nullopt;
-  }
-  uint64_t start = 0;
-  if (!(fields >> start)) return std::nullopt;
-  return start;
-}
+// A zombie has ended: whoever reaps it, it runs no more.
+std::optional<uint64_t> ProcessStartTime(pid_t pid) { return StatStartTime(pid, true); }
 
 std::optional<ExitStatus> ReadExitFile(const std::string& path) {
   std::ifstream in(path);
