@@ -89,22 +89,6 @@ void Placer::Rekey(int node, bool freed) {
   }
 }
 
-PlaceResult Placer::PlaceEach(const std::vector<const PodToPlace*>& pods, int64_t ends) {
-  PlaceResult result;
-  for (size_t i = 0; i < pods.size(); ++i) {
-    Shape& shape = shapes_[pods[i]->shape];
-    int node = linear_ || ends != kNever ? BestLinear(shape, ends) : BestIndexed(shape);
-    if (node < 0) {
-      if (result.failed < 0) result.failed = static_cast<int>(i);
-      result.holds.push_back(Hold{});
-      continue;
-    }
-    result.holds.push_back(state_.Bind(node, pods[i]->demand));
-    Rekey(node, /*freed=*/false);
-  }
-  return result;
-}
-
 PlaceResult Placer::Place(const std::vector<const PodToPlace*>& pods, int64_t ends) {
   PlaceResult result;
   for (size_t i = 0; i < pods.size(); ++i) {

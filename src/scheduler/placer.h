@@ -46,8 +46,6 @@ class Placer {
   // Binds every pod or none. `ends`: when the gang would end at the latest,
   // for backfill past reservations; kNever honours them all.
   PlaceResult Place(const std::vector<const PodToPlace*>& pods, int64_t ends = kNever);
-  // Places what fits, pod by pod, keeping each success.
-  PlaceResult PlaceEach(const std::vector<const PodToPlace*>& pods, int64_t ends = kNever);
 
   Hold BindExisting(int node, const Demand& demand,
                     const std::map<std::string, std::vector<std::string>>& devices);

@@ -19,9 +19,12 @@
 
 #include "scheduler/node_match.h"
 #include "scheduler/scheduler.h"
+#include "scheduler/tests/scenario.h"
 
 namespace trainyard::scheduler {
 namespace {
+
+using testing::Render;
 
 constexpr int64_t kMi = int64_t{1} << 20;  // bytes
 constexpr int64_t kGi = int64_t{1} << 30;
@@ -416,22 +419,6 @@ void CheckGangs(const Index& ix, Violations& out) {
     if (g.terminating) out.push_back(fmt::format("P2 {}: placed while terminating", id));
     if (ix.evicted.contains(id)) out.push_back(fmt::format("P2 {}: placed and evicted", id));
   }
-}
-
-std::string Render(const Decision& d) {
-  std::string out;
-  for (const Placement& p : d.placements) {
-    out += p.gang + "/" + p.pod + "@" + p.node;
-    for (const auto& [r, ids] : p.devices) {
-      for (const std::string& id : ids) out += " " + r + "#" + id;
-    }
-    out += "\n";
-  }
-  for (const Waiting& w : d.waiting)
-    out += fmt::format("wait {} {} {} {}\n", w.gang, w.reason, w.position, w.message);
-  for (const Eviction& e : d.evictions)
-    out += fmt::format("evict {} {} {}\n", e.gang, e.reason, e.message);
-  return out;
 }
 
 // 4: the same decision again, and from a scan of every node.

@@ -215,6 +215,22 @@ Result<std::vector<Scenario>> LoadScenarios(const std::string& path) {
   return out;
 }
 
+std::string Render(const Decision& d) {
+  std::string out;
+  for (const Placement& p : d.placements) {
+    out += p.gang + "/" + p.pod + "@" + p.node;
+    for (const auto& [r, ids] : p.devices) {
+      for (const std::string& id : ids) out += " " + r + "#" + id;
+    }
+    out += "\n";
+  }
+  for (const Waiting& w : d.waiting)
+    out += fmt::format("wait {} {} {} {}\n", w.gang, w.reason, w.position, w.message);
+  for (const Eviction& e : d.evictions)
+    out += fmt::format("evict {} {} {}\n", e.gang, e.reason, e.message);
+  return out;
+}
+
 std::string Compare(const Decision& decision, const Expectation& expect) {
   std::string diff;
   std::map<std::string, std::string> placed, devices;

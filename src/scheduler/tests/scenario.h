@@ -35,4 +35,8 @@ Result<std::vector<Scenario>> LoadScenarios(const std::string& path);
 // when they agree.
 std::string Compare(const Decision& decision, const Expectation& expect);
 
+// Every field of a decision, a line per placement, wait and eviction: equal
+// texts, equal decisions.
+std::string Render(const Decision& decision);
+
 }  // namespace trainyard::scheduler::testing

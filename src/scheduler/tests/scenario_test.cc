@@ -16,22 +16,6 @@ std::filesystem::path ScenarioDir() {
   return std::filesystem::path(root ? root : ".") / "src/scheduler/tests/scenarios";
 }
 
-std::string Render(const Decision& d) {
-  std::string out;
-  for (const Placement& p : d.placements) {
-    out += p.gang + "/" + p.pod + "@" + p.node;
-    for (const auto& [r, ids] : p.devices) {
-      for (const std::string& id : ids) out += " " + r + "#" + id;
-    }
-    out += "\n";
-  }
-  for (const Waiting& w : d.waiting)
-    out += fmt::format("wait {} {} {} {}\n", w.gang, w.reason, w.position, w.message);
-  for (const Eviction& e : d.evictions)
-    out += fmt::format("evict {} {} {}\n", e.gang, e.reason, e.message);
-  return out;
-}
-
 std::vector<Scenario> All() {
   std::vector<Scenario> all;
   std::vector<std::filesystem::path> files;
