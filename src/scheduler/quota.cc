@@ -120,7 +120,6 @@ std::string QuotaBook::CheckResource(const ClusterQueue& queue, const std::strin
                        FormatAmount(resource, std::min(limit, kUnbounded - 1)), held_text);
   }
   bool borrows = used + milli > q.nominal;
-  fit.borrows = fit.borrows || borrows;
   if (queue.cohort.empty()) return "";
   int64_t pool = CohortPool(queue.cohort, resource);
   int64_t overflow = CohortOverflow(queue.cohort, resource) - Overflow(queue, resource, used) +
@@ -130,9 +129,6 @@ std::string QuotaBook::CheckResource(const ClusterQueue& queue, const std::strin
   int64_t aside = borrows ? CohortAside(queue, resource) : 0;
   if (overflow + aside <= pool) return "";
   fit.cohort_short = true;
-  for (const ClusterQueue* other : cohorts_.at(queue.cohort)) {
-    if (other != &queue && Borrowing(other->name)) fit.others_borrow = true;
-  }
   int64_t left = std::max<int64_t>(0, pool - (overflow - milli));
   std::string aside_text = aside == 0 ? ""
                                       : fmt::format(", {} of it set aside for an earlier gang",

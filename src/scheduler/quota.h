@@ -24,10 +24,6 @@ struct GangTotals {
 
 struct QueueFit {
   bool fits = true;
-  bool borrows = false;  // admitted beyond nominal quota
-  // Other queues of the cohort borrow what this one would need: reclaiming
-  // from them (preemption) could make room.
-  bool others_borrow = false;
   bool cohort_short = false;  // stopped by what the cohort has left to lend
   // Never admissible: no quota for a requested resource, or more than the
   // queue could have with everything its cohort lends.

@@ -41,10 +41,8 @@ struct Attempt {
   std::vector<Hold> holds;
   std::string reason;  // kReason* when !ok
   std::string message;
-  bool quota = false;          // stopped by a quota, not by nodes
-  bool others_borrow = false;  // ... that other queues of the cohort borrow from
-  bool cohort_short = false;   // ... by what the cohort has left to lend
-  int failed_pod = -1;
+  bool quota = false;         // stopped by a quota, not by nodes
+  bool cohort_short = false;  // ... by what the cohort has left to lend
 };
 
 class Run {

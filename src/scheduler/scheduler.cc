@@ -238,7 +238,6 @@ Attempt Run::TryAdmit(GangWork& work, const ClusterQueue* queue,
       attempt.reason = fit.never ? kReasonInadmissible : kReasonQuotaExceeded;
       attempt.message = std::move(fit.message);
       attempt.quota = true;
-      attempt.others_borrow = fit.others_borrow;
       attempt.cohort_short = fit.cohort_short;
       return attempt;
     }
@@ -254,7 +253,6 @@ Attempt Run::TryAdmit(GangWork& work, const ClusterQueue* queue,
   PlaceResult placed = placer_->Place(pods, EndsOf(gang));
   if (placed.failed >= 0) {
     attempt.reason = kReasonUnschedulable;
-    attempt.failed_pod = placed.failed;
     if (explain) attempt.message = Unplaceable(pods, placed.failed, EndsOf(gang));
     return attempt;
   }
