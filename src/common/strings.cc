@@ -96,4 +96,14 @@ std::optional<std::string> Base64Decode(std::string_view text) {
   return out;
 }
 
+std::vector<std::string> SplitNonEmpty(std::string_view text, char separator) {
+  std::vector<std::string> parts;
+  while (!text.empty()) {
+    size_t end = std::min(text.find(separator), text.size());
+    if (end > 0) parts.emplace_back(text.substr(0, end));
+    text.remove_prefix(std::min(end + 1, text.size()));
+  }
+  return parts;
+}
+
 }  // namespace trainyard

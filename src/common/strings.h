@@ -11,6 +11,9 @@ namespace trainyard {
 std::string Join(const std::vector<std::string>& parts, std::string_view separator);
 
 // ASCII lower case: "Worker" -> "worker" (names in labels and TF_CONFIG).
+// "0,,2," split at `separator`, empty parts dropped: {"0", "2"}.
+std::vector<std::string> SplitNonEmpty(std::string_view text, char separator);
+
 std::string AsciiLower(std::string_view s);
 std::string AsciiUpper(std::string_view s);
 

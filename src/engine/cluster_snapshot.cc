@@ -8,6 +8,7 @@
 #include "api/object.h"
 #include "api/pod_object.h"
 #include "api/scheduling.h"
+#include "common/strings.h"
 #include "scheduler/decision.h"
 
 namespace trainyard::engine {
@@ -119,15 +120,6 @@ scheduler::PodConstraints ConstraintsOf(const api::PodSpec& spec) {
   return c;
 }
 
-std::vector<std::string> SplitIds(const std::string& text) {
-  std::vector<std::string> ids;
-  std::stringstream in(text);
-  for (std::string id; std::getline(in, id, ',');) {
-    if (!id.empty()) ids.push_back(id);
-  }
-  return ids;
-}
-
 const Json* ControllerOf(const Json& pod) {
   const Json& owners = At(pod, {"metadata", "ownerReferences"});
   if (!owners.is_array()) return nullptr;
@@ -179,6 +171,13 @@ class Builder {
     if (phase == "Succeeded" || phase == "Failed") return OkStatus();
     Json owner = doc;
     if (const Json* ref = ControllerOf(doc)) {
+      // A gang's pods name the same job: read it once.
+      if (auto known = gang_of_owner_.find(ref->value("uid", "")); known != gang_of_owner_.end()) {
+        GangSource& source = out_.sources[known->second];
+        (StringAt(doc, {"spec", "nodeName"}).empty() ? source.pending : source.bound)
+            .push_back(std::move(doc));
+        return OkStatus();
+      }
       std::string ns = StringAt(doc, {"metadata", "namespace"});
       Result<Json> got = store_.Get({ref->value("kind", ""), ns, ref->value("name", "")});
       // A job already gone still groups its pods, which are going too.
@@ -192,6 +191,7 @@ class Builder {
                                 {"deletionTimestamp", FormatRfc3339(TimePoint())}}}};
     }
     std::string id = GangId(owner);
+    if (const Json* ref = ControllerOf(doc)) gang_of_owner_[ref->value("uid", "")] = id;
     auto [it, inserted] = index_.emplace(id, out_.snapshot.gangs.size());
     if (inserted) {
       out_.snapshot.gangs.emplace_back();
@@ -250,7 +250,7 @@ class Builder {
         pod->metadata.name, pod->spec.node_name, scheduler::PodResourcesOf(pod->spec), {}};
     auto gpus = pod->metadata.annotations.find(std::string(api::kGpusAnnotation));
     if (gpus != pod->metadata.annotations.end()) {
-      bound.devices[std::string(scheduler::kGpuResource)] = SplitIds(gpus->second);
+      bound.devices[std::string(scheduler::kGpuResource)] = SplitNonEmpty(gpus->second, ',');
     }
     gang.bound.push_back(std::move(bound));
     gang.started = std::min(gang.started, TimeMs(pod->metadata.creation_timestamp));
@@ -261,7 +261,6 @@ class Builder {
     if (!name.empty()) {
       auto it = priorities_.classes.find(name);
       if (it == priorities_.classes.end()) {
-        source.problem_reason = "Inadmissible";
         source.problem =
             fmt::format("PriorityClass {} does not exist: create it, or name one that does", name);
         return;
@@ -290,7 +289,6 @@ class Builder {
       gang.cluster_queue = name;
       return;
     }
-    source.problem_reason = "Inadmissible";
     source.problem = fmt::format(
         "LocalQueue {} does not exist: create it (kind: LocalQueue, "
         "spec.clusterQueue naming a ClusterQueue), or fix the job's {} label",
@@ -301,6 +299,7 @@ class Builder {
   ClusterSnapshot& out_;
   Priorities priorities_;
   std::map<std::string, size_t> index_;
+  std::map<std::string, std::string> gang_of_owner_;  // controller uid -> gang id
 };
 
 }  // namespace

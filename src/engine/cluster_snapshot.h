@@ -24,8 +24,7 @@ struct GangSource {
   std::vector<api::Json> pending;  // pod documents, as stored
   std::vector<api::Json> bound;
   // Set when the gang cannot be considered at all (a PriorityClass or
-  // LocalQueue that does not exist): the reason and message to show.
-  std::string problem_reason;
+  // LocalQueue that does not exist): why it is Inadmissible.
   std::string problem;
 };
 

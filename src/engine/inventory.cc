@@ -8,6 +8,7 @@
 
 #include "api/pod_object.h"
 #include "api/yaml.h"
+#include "common/strings.h"
 
 namespace trainyard::engine {
 namespace {
@@ -63,11 +64,7 @@ Result<scheduler::Node> NodeFromDocument(const api::Json& doc, const std::string
   if (gpus != node.allocatable.end()) {
     std::string listed =
         meta.value("annotations", api::Json::object()).value(std::string(api::kGpusAnnotation), "");
-    std::vector<std::string> ids;
-    std::stringstream in(listed);
-    for (std::string id; std::getline(in, id, ',');) {
-      if (!id.empty()) ids.push_back(id);
-    }
+    std::vector<std::string> ids = SplitNonEmpty(listed, ',');
     node.devices[std::string(scheduler::kGpuResource)] =
         ids.empty() ? Ids(gpus->second / 1000) : ids;
   }

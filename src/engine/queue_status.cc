@@ -30,18 +30,9 @@ std::string FirstFlavor(const Json& cq) {
   return "default";
 }
 
-int64_t Nominal(const Json& cq, const std::string& resource) {
-  int64_t sum = 0;
-  for (const Json& group : cq["spec"].value("resourceGroups", Json::array())) {
-    for (const Json& flavor : group.value("flavors", Json::array())) {
-      for (const Json& r : flavor.value("resources", Json::array())) {
-        if (r.value("name", "") != resource) continue;
-        Result<Quantity> q = Quantity::Parse(r.value("nominalQuota", "0"));
-        if (q.ok()) sum += q->milli();
-      }
-    }
-  }
-  return sum;
+int64_t Nominal(const scheduler::ClusterQueue& cq, const std::string& resource) {
+  auto it = cq.quotas.find(resource);
+  return it == cq.quotas.end() ? 0 : it->second.nominal;
 }
 
 // The resources a ClusterQueue covers, in the order its spec lists them.
@@ -58,8 +49,8 @@ std::vector<std::string> Covered(const Json& cq) {
 // Every covered resource, in use or not, then any other in use.
 // `cq` and `cq_use`: the ClusterQueue whose borrowing to report (beyond
 // its nominal quota); a LocalQueue reports its ClusterQueue's.
-Json Usage(const std::string& flavor, const QueueUse& use, const Json* cq, const QueueUse* cq_use,
-           const std::vector<std::string>& covered) {
+Json Usage(const std::string& flavor, const QueueUse& use, const scheduler::ClusterQueue* cq,
+           const QueueUse* cq_use, const std::vector<std::string>& covered) {
   std::vector<std::pair<std::string, int64_t>> rows;
   for (const std::string& name : covered) {
     auto it = use.used.find(name);
@@ -95,16 +86,12 @@ Status SchedulerStep::WriteStatusIfChanged(Json doc, Json status) {
 
 Status SchedulerStep::WriteStatuses(const ClusterSnapshot& cluster,
                                     const scheduler::Decision& decision) {
+  std::map<std::string, const scheduler::Gang*> gangs;
+  for (const scheduler::Gang& g : cluster.snapshot.gangs) gangs[g.id] = &g;
   std::map<std::string, scheduler::GangTotals> placed;  // by gang
   for (const scheduler::Placement& p : decision.placements) {
-    for (const scheduler::Gang& g : cluster.snapshot.gangs) {
-      if (g.id != p.gang) continue;
-      for (const scheduler::PendingPod& pod : g.pending) {
-        if (pod.name != p.pod) continue;
-        for (const auto& [r, m] : pod.resources.requests) placed[g.id].requests[r] += m;
-        for (const auto& [r, m] : pod.resources.limits) placed[g.id].limits[r] += m;
-        ++placed[g.id].pods;
-      }
+    for (const scheduler::PendingPod& pod : gangs.at(p.gang)->pending) {
+      if (pod.name == p.pod) scheduler::Add(placed[p.gang], pod.resources);
     }
   }
   std::set<std::string> waiting;
@@ -116,16 +103,9 @@ Status SchedulerStep::WriteStatuses(const ClusterSnapshot& cluster,
   for (const scheduler::Gang& g : cluster.snapshot.gangs) {
     scheduler::GangTotals totals = placed[g.id];
     if (!evicted.contains(g.id)) {
-      for (const scheduler::BoundPod& pod : g.bound) {
-        for (const auto& [r, m] : pod.resources.requests) totals.requests[r] += m;
-        for (const auto& [r, m] : pod.resources.limits) totals.limits[r] += m;
-        ++totals.pods;
-      }
+      for (const scheduler::BoundPod& pod : g.bound) scheduler::Add(totals, pod.resources);
     }
-    scheduler::GangTotals& ns = namespaces[g.namespace_];
-    for (const auto& [r, m] : totals.requests) ns.requests[r] += m;
-    for (const auto& [r, m] : totals.limits) ns.limits[r] += m;
-    ns.pods += totals.pods;
+    scheduler::Add(namespaces[g.namespace_], totals);
     std::string local = cluster.sources.at(g.id).local_queue;
     for (QueueUse* use : {g.cluster_queue.empty() ? nullptr : &cluster_queues[g.cluster_queue],
                           local.empty() ? nullptr : &local_queues[local]}) {
@@ -135,12 +115,15 @@ Status SchedulerStep::WriteStatuses(const ClusterSnapshot& cluster,
       for (const auto& [r, m] : totals.requests) use->used[r] += m;
     }
   }
+  std::map<std::string, const scheduler::ClusterQueue*> quotas;
+  for (const scheduler::ClusterQueue& q : cluster.snapshot.cluster_queues) quotas[q.name] = &q;
   for (const auto& [name, doc] : cluster.cluster_queues) {
     const QueueUse& use = cluster_queues[name];
     RETURN_IF_ERROR(WriteStatusIfChanged(
-        doc, {{"pendingWorkloads", use.pending},
-              {"admittedWorkloads", use.admitted},
-              {"flavorsUsage", Usage(FirstFlavor(doc), use, &doc, &use, Covered(doc))}}));
+        doc,
+        {{"pendingWorkloads", use.pending},
+         {"admittedWorkloads", use.admitted},
+         {"flavorsUsage", Usage(FirstFlavor(doc), use, quotas.at(name), &use, Covered(doc))}}));
   }
   for (const auto& [key, doc] : cluster.local_queues) {
     const QueueUse& use = local_queues[key];
@@ -151,7 +134,7 @@ Status SchedulerStep::WriteStatuses(const ClusterSnapshot& cluster,
     RETURN_IF_ERROR(WriteStatusIfChanged(
         doc, {{"pendingWorkloads", use.pending},
               {"admittedWorkloads", use.admitted},
-              {"flavorUsage", Usage(flavor, use, known ? &cq->second : nullptr,
+              {"flavorUsage", Usage(flavor, use, known ? quotas.at(cq->first) : nullptr,
                                     known ? &cluster_queues[cq->first] : nullptr, covered)}}));
   }
   for (const auto& [key, doc] : cluster.resource_quotas) {

@@ -15,20 +15,6 @@ namespace {
 
 using api::Json;
 
-bool IsTerminal(const Json& pod) {
-  auto status = pod.find("status");
-  if (status == pod.end() || !status->is_object()) return false;
-  auto phase = status->find("phase");
-  return phase != status->end() && (*phase == "Succeeded" || *phase == "Failed");
-}
-
-bool IsBound(const Json& pod) {
-  auto spec = pod.find("spec");
-  if (spec == pod.end() || !spec->is_object()) return false;
-  auto node = spec->find("nodeName");
-  return node != spec->end() && node->is_string() && !node->get_ref<const std::string&>().empty();
-}
-
 Status IgnoreNotFound(const Status& status) {
   return status.code() == StatusCode::kNotFound ? OkStatus() : status;
 }
@@ -56,21 +42,17 @@ Status RecordOnOwner(store::ObjectStore& store, const Clock& clock, const Json& 
 }  // namespace
 
 Status SchedulerStep::Sync() {
-  // Most steps have nothing to decide: find that out before reading more.
-  bool any_pending = false;
-  size_t bound = 0;
-  RETURN_IF_ERROR(options_.store->Scan("Pod", "", [&](const Json& pod) {
-    if (IsTerminal(pod)) return;
-    if (IsBound(pod)) {
-      ++bound;
-    } else {
-      any_pending = true;
-    }
-  }));
-  if (!any_pending && synced_once_ && bound == last_bound_) return OkStatus();
-  synced_once_ = true;
+  // A decision depends on the store and, through timeouts and backfill, on
+  // the time: decide again when anything was written since the last
+  // decision (other than by it), right after one that evicted (what the
+  // victims held is free now), or each second while gangs wait. Most steps
+  // do none of these.
+  TimePoint now = options_.clock->Now();
+  bool changed = options_.store->CurrentResourceVersion() != decided_at_version_;
+  bool due = waiting_ && (evicted_ || now - decided_at_ >= std::chrono::seconds(1));
+  if (decided_at_version_ >= 0 && !changed && !due) return OkStatus();
   ASSIGN_OR_RETURN(ClusterSnapshot cluster,
-                   ReadClusterSnapshot(*options_.store, options_.nodes, options_.clock->Now()));
+                   ReadClusterSnapshot(*options_.store, options_.nodes, now));
   // Gangs that cannot be considered (a missing PriorityClass or queue)
   // keep what they run and wait with their problem.
   for (scheduler::Gang& gang : cluster.snapshot.gangs) {
@@ -80,7 +62,10 @@ Status SchedulerStep::Sync() {
       scheduler::Schedule(cluster.snapshot, {{.policy = options_.policy}});
   RETURN_IF_ERROR(Apply(cluster, decision));
   RETURN_IF_ERROR(WriteStatuses(cluster, decision));
-  last_bound_ = bound + decision.placements.size();
+  waiting_ = !decision.waiting.empty();
+  evicted_ = !decision.evictions.empty();
+  decided_at_ = now;
+  decided_at_version_ = options_.store->CurrentResourceVersion();  // its own writes included
   return OkStatus();
 }
 
@@ -106,7 +91,7 @@ Status SchedulerStep::Apply(ClusterSnapshot& cluster, const scheduler::Decision&
   }
   for (auto& [id, source] : cluster.sources) {
     if (!source.problem.empty())
-      RETURN_IF_ERROR(MarkWaiting(source, source.problem_reason, source.problem));
+      RETURN_IF_ERROR(MarkWaiting(source, scheduler::kReasonInadmissible, source.problem));
   }
   return OkStatus();
 }

@@ -44,8 +44,10 @@ class SchedulerStep {
   Status WriteStatusIfChanged(api::Json doc, api::Json status);
 
   SchedulerStepOptions options_;
-  size_t last_bound_ = 0;  // bound pods at the last full sync: a change refreshes queue status
-  bool synced_once_ = false;
+  int64_t decided_at_version_ = -1;  // the store's version after the last decision
+  TimePoint decided_at_;
+  bool waiting_ = false;  // the last decision left gangs waiting
+  bool evicted_ = false;  // ... and evicted some
 };
 
 }  // namespace trainyard::engine

@@ -26,6 +26,18 @@ bool IsBareResource(const std::string& key) {
 
 }  // namespace
 
+void Add(GangTotals& totals, const PodResources& pod) {
+  for (const auto& [name, milli] : pod.requests) totals.requests[name] += milli;
+  for (const auto& [name, milli] : pod.limits) totals.limits[name] += milli;
+  ++totals.pods;
+}
+
+void Add(GangTotals& totals, const GangTotals& more) {
+  for (const auto& [name, milli] : more.requests) totals.requests[name] += milli;
+  for (const auto& [name, milli] : more.limits) totals.limits[name] += milli;
+  totals.pods += more.pods;
+}
+
 std::optional<int64_t> QuotaUse(const std::string& key, const GangTotals& totals) {
   if (key == "pods") return totals.pods * 1000;
   if (key.starts_with("requests.")) return Get(totals.requests, key.substr(9));

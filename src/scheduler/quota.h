@@ -80,6 +80,10 @@ class QuotaBook {
   std::map<std::string, Amounts> namespace_used_;  // namespace -> by quota key
 };
 
+// Adds a pod's (or another gang's) resources and pod count to `totals`.
+void Add(GangTotals& totals, const PodResources& pod);
+void Add(GangTotals& totals, const GangTotals& more);
+
 // How much of ResourceQuota key `key` a gang with `totals` uses;
 // nullopt for keys that do not count pods' resources (services, ...).
 std::optional<int64_t> QuotaUse(const std::string& key, const GangTotals& totals);

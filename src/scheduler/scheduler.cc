@@ -31,12 +31,6 @@ void ForEachResource(const Snapshot& snapshot, F&& f) {
   }
 }
 
-void AddTo(GangTotals& totals, const PodResources& resources) {
-  for (const auto& [name, milli] : resources.requests) totals.requests[name] += milli;
-  for (const auto& [name, milli] : resources.limits) totals.limits[name] += milli;
-  ++totals.pods;
-}
-
 // Higher priority first, then earlier arrival, then id.
 bool QueueOrder(const GangWork* a, const GangWork* b) {
   return std::make_tuple(-static_cast<int64_t>(a->gang->priority), a->gang->created,
@@ -66,7 +60,7 @@ void Run::AccountBound() {
   for (GangWork& work : works_) {
     const Gang& gang = *work.gang;
     for (const BoundPod& pod : gang.bound) {
-      AddTo(work.bound_totals, pod.resources);
+      Add(work.bound_totals, pod.resources);
       int node = state_->Find(pod.node);
       if (node < 0) continue;  // a node that left the inventory holds nothing
       Demand demand = ToDemand(pod.resources.requests, table_);
@@ -195,7 +189,7 @@ Decision Run::Go() {
 
 GangTotals Run::TotalsOf(const std::vector<const PodToPlace*>& pods) const {
   GangTotals totals;
-  for (const PodToPlace* p : pods) AddTo(totals, p->pod->resources);
+  for (const PodToPlace* p : pods) Add(totals, p->pod->resources);
   return totals;
 }
 

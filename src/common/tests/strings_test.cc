@@ -60,5 +60,11 @@ TEST(ShellQuoteTest, OneWordWhateverItHolds) {
   EXPECT_EQ(ShellQuote(""), "''");
 }
 
+TEST(SplitNonEmptyTest, EmptyPartsAreDropped) {
+  EXPECT_EQ(SplitNonEmpty("0,,2,", ','), (std::vector<std::string>{"0", "2"}));
+  EXPECT_EQ(SplitNonEmpty("", ','), std::vector<std::string>{});
+  EXPECT_EQ(SplitNonEmpty("MIG-a", ','), std::vector<std::string>{"MIG-a"});
+}
+
 }  // namespace
 }  // namespace trainyard
