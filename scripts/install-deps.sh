@@ -7,9 +7,14 @@ packages=(
   build-essential make cmake ninja-build ccache pkg-config git
   libfmt-dev libyaml-dev nlohmann-json3-dev libcli11-dev libsqlite3-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  # Tuning: Eigen for the Gaussian process and CMA-ES, RE2 for metric
+  # filters (Go's regex syntax, which Katib's metricsFormat is written in).
+  libeigen3-dev libre2-dev
   clang libclang-rt-14-dev clang-format
   # What the examples and their end-to-end tests train with.
   python3 python3-torch python3-sklearn python3-xgboost openmpi-bin python3-mpi4py
+  # The anchor the tuning benchmark compares against.
+  python3-optuna
   # The Kubernetes client users drive the server with, in its end-to-end
   # test, and openssl for that test's certificate.
   python3-kubernetes openssl
