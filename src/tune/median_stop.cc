@@ -1,0 +1,1 @@
+#include "tune/median_stop.h"

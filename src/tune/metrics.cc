@@ -1,0 +1,1 @@
+#include "tune/metrics.h"

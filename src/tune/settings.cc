@@ -1,0 +1,1 @@
+#include "tune/settings.h"

@@ -1,0 +1,9 @@
+#include "tune/samplers.h"
+
+namespace trainyard::tune {
+
+Result<std::unique_ptr<Sampler>> MakeSobolSampler(const Space&, const SamplerOptions&) {
+  return UnimplementedError("not written yet");
+}
+
+}  // namespace trainyard::tune
