@@ -10,6 +10,8 @@ packages=(
   # Tuning: Eigen for the Gaussian process and CMA-ES, RE2 for metric
   # filters (Go's regex syntax, which Katib's metricsFormat is written in).
   libeigen3-dev libre2-dev
+  # Boost.Random's Sobol sequence (header-only), for the sobol algorithm.
+  libboost-dev
   clang libclang-rt-14-dev clang-format
   # What the examples and their end-to-end tests train with.
   python3 python3-torch python3-sklearn python3-xgboost openmpi-bin python3-mpi4py

@@ -17,6 +17,11 @@ void SetDefaults(TrainingJob& job);
 void SetDefaults(BatchJob& job);
 inline void SetDefaults(ConfigMap&) {}     // Kubernetes defaults nothing in one
 inline void SetDefaults(PolicyObject&) {}  // defaults are applied where they are read
+// Katib's mutating webhook (experiment_defaults.go), plus PaddleJob and
+// JAXJob trial templates, which Katib does not know.
+void SetDefaults(Experiment& experiment);
+inline void SetDefaults(Trial&) {}       // the experiment controller writes them whole
+inline void SetDefaults(Suggestion&) {}  // likewise
 
 // The cleanPodPolicy in force: MPIJob's legacy spec.cleanPodPolicy yields to
 // runPolicy's, as upstream's reconciler syncs them.

@@ -67,6 +67,26 @@ BatchJob DecodeBatchJob(const Json& doc, FieldErrors& errors) {
   return job;
 }
 
+void CheckApiVersion(const Json& doc, std::string_view expected, FieldErrors& errors);
+
+// Katib's kinds: typed spec and status under kubeflow.org/v1beta1.
+template <class Obj>
+Obj DecodeKatibObject(const Json& doc, FieldErrors& errors) {
+  Obj object;
+  auto decode_spec = [&](const Json& spec, const FieldPath& path) {
+    Decode(spec, path, object.spec, errors);
+  };
+  DecodeBody(doc, object, decode_spec, errors);
+  return object;
+}
+
+template <class Obj>
+std::optional<Obj> DecodeKatibKind(const Json& doc, std::string_view kind, FieldErrors& errors) {
+  if (kind != Obj::kKind) return std::nullopt;
+  CheckApiVersion(doc, kKatibGroupVersion, errors);
+  return DecodeKatibObject<Obj>(doc, errors);
+}
+
 // A ConfigMap has no spec: its data sits at the top.
 ConfigMap DecodeConfigMap(const Json& doc, FieldErrors& errors) {
   ConfigMap map;
@@ -115,7 +135,8 @@ std::string_view KindName(const Object& object) {
   return std::visit(Overloaded{[](const TrainingJob& j) { return j.info().name; },
                                [](const BatchJob&) { return std::string_view("Job"); },
                                [](const ConfigMap&) { return std::string_view("ConfigMap"); },
-                               [](const PolicyObject& o) { return o.info().name; }},
+                               [](const PolicyObject& o) { return o.info().name; },
+                               [](const auto& o) { return std::decay_t<decltype(o)>::kKind; }},
                     object);
 }
 
@@ -123,7 +144,8 @@ std::string_view ApiVersion(const Object& object) {
   return std::visit(Overloaded{[](const TrainingJob&) { return kKubeflowGroupVersion; },
                                [](const BatchJob&) { return kBatchGroupVersion; },
                                [](const ConfigMap&) { return kCoreGroupVersion; },
-                               [](const PolicyObject& o) { return o.info().group_version; }},
+                               [](const PolicyObject& o) { return o.info().group_version; },
+                               [](const auto&) { return kKatibGroupVersion; }},
                     object);
 }
 
@@ -180,7 +202,13 @@ DecodeResult DecodeObject(const Json& doc) {
     return result;
   }
   CheckTopLevelKeys(doc, result.errors);
-  if (std::optional<JobKind> job_kind = JobKindFromName(kind)) {
+  if (auto e = DecodeKatibKind<Experiment>(doc, kind, result.errors)) {
+    result.object = std::move(*e);
+  } else if (auto t = DecodeKatibKind<Trial>(doc, kind, result.errors)) {
+    result.object = std::move(*t);
+  } else if (auto s = DecodeKatibKind<Suggestion>(doc, kind, result.errors)) {
+    result.object = std::move(*s);
+  } else if (std::optional<JobKind> job_kind = JobKindFromName(kind)) {
     CheckApiVersion(doc, kKubeflowGroupVersion, result.errors);
     result.object = DecodeTrainingJob(doc, *job_kind, result.errors);
   } else if (kind == "Job") {
@@ -189,6 +217,7 @@ DecodeResult DecodeObject(const Json& doc) {
   } else {
     std::vector<std::string> kinds = SupportedKindNames();
     for (const PolicyKindInfo& info : AllPolicyKinds()) kinds.emplace_back(info.name);
+    for (const char* katib : {"Experiment", "Trial", "Suggestion"}) kinds.emplace_back(katib);
     result.errors.push_back(FieldError::NotSupported(FieldPath("kind"), kind, kinds));
   }
   return result;
@@ -207,7 +236,11 @@ Json EncodeObject(const Object& object) {
                                     Encode(job.status));
                  },
                  [](const ConfigMap& map) { return EncodeConfigMap(map); },
-                 [](const PolicyObject& o) { return EncodePolicyObject(o); }},
+                 [](const PolicyObject& o) { return EncodePolicyObject(o); },
+                 [](const auto& o) {
+                   return EncodeTop(kKatibGroupVersion, std::decay_t<decltype(o)>::kKind,
+                                    o.metadata, Encode(o.spec), Encode(o.status));
+                 }},
       object);
 }
 

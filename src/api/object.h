@@ -9,13 +9,15 @@
 #include "api/batch_job.h"
 #include "api/config_map.h"
 #include "api/json.h"
+#include "api/katib.h"
 #include "api/scheduling.h"
 #include "api/training_job.h"
 #include "common/field_path.h"
 
 namespace trainyard::api {
 
-using Object = std::variant<TrainingJob, BatchJob, ConfigMap, PolicyObject>;
+using Object =
+    std::variant<TrainingJob, BatchJob, ConfigMap, PolicyObject, Experiment, Trial, Suggestion>;
 
 // Jobs run replicas; the other kinds configure (ConfigMaps, queues, ...).
 bool IsJob(const Object& object);

@@ -121,6 +121,14 @@ void Decode(const Json& j, const FieldPath& path, int64_t& out, FieldErrors& err
   DecodeInteger(j, path, out, errors);
 }
 
+void Decode(const Json& j, const FieldPath& path, double& out, FieldErrors& errors) {
+  if (!j.is_number()) {
+    errors.push_back(TypeError(path, j, "a number"));
+    return;
+  }
+  out = j.get<double>();
+}
+
 void Decode(const Json& j, const FieldPath& path, Quantity& out, FieldErrors& errors) {
   // Kubernetes accepts quantities as strings or as bare numbers.
   std::string text;
@@ -146,6 +154,7 @@ Json Encode(const std::string& v) { return v; }
 Json Encode(bool v) { return v; }
 Json Encode(int32_t v) { return v; }
 Json Encode(int64_t v) { return v; }
+Json Encode(double v) { return v; }
 // Kubernetes always writes quantities as strings.
 Json Encode(const Quantity& v) { return v.text(); }
 Json Encode(const Json& v) { return v; }

@@ -55,6 +55,7 @@ void Decode(const Json& j, const FieldPath& path, std::string& out, FieldErrors&
 void Decode(const Json& j, const FieldPath& path, bool& out, FieldErrors& errors);
 void Decode(const Json& j, const FieldPath& path, int32_t& out, FieldErrors& errors);
 void Decode(const Json& j, const FieldPath& path, int64_t& out, FieldErrors& errors);
+void Decode(const Json& j, const FieldPath& path, double& out, FieldErrors& errors);
 void Decode(const Json& j, const FieldPath& path, Quantity& out, FieldErrors& errors);
 void Decode(const Json& j, const FieldPath& path, Json& out, FieldErrors& errors);
 
@@ -62,6 +63,7 @@ Json Encode(const std::string& v);
 Json Encode(bool v);
 Json Encode(int32_t v);
 Json Encode(int64_t v);
+Json Encode(double v);
 Json Encode(const Quantity& v);
 Json Encode(const Json& v);
 
@@ -70,6 +72,7 @@ bool IsEmpty(const Json& v);
 inline bool IsEmpty(bool) { return false; }
 inline bool IsEmpty(int32_t) { return false; }
 inline bool IsEmpty(int64_t) { return false; }
+inline bool IsEmpty(double) { return false; }
 inline bool IsEmpty(const Quantity&) { return false; }
 
 template <class T>

@@ -85,6 +85,12 @@ ValidationResult Validate(const Object& object) {
           internal::ValidateBatchJob(o, out);
         } else if constexpr (std::is_same_v<T, PolicyObject>) {
           internal::ValidatePolicyObject(o, out);
+        } else if constexpr (std::is_same_v<T, Experiment>) {
+          internal::ValidateExperiment(o, out);
+        } else if constexpr (std::is_same_v<T, Trial>) {
+          internal::ValidateTrial(o, out);
+        } else if constexpr (std::is_same_v<T, Suggestion>) {
+          internal::ValidateSuggestion(o, out);
         } else {
           internal::ValidateConfigMap(o, out);
         }
@@ -111,6 +117,12 @@ FieldErrors ValidateUpdate(const Object& old_object, const Object& new_object) {
                  FieldPath("metadata").Child("name"), errors);
   CheckImmutable(Metadata(old_object).namespace_, Metadata(new_object).namespace_,
                  FieldPath("metadata").Child("namespace"), errors);
+  const auto* old_experiment = std::get_if<Experiment>(&old_object);
+  const auto* new_experiment = std::get_if<Experiment>(&new_object);
+  if (old_experiment != nullptr && new_experiment != nullptr) {
+    internal::ValidateExperimentUpdate(*old_experiment, *new_experiment, errors);
+    return errors;
+  }
   const auto* old_job = std::get_if<TrainingJob>(&old_object);
   const auto* new_job = std::get_if<TrainingJob>(&new_object);
   if (old_job == nullptr || new_job == nullptr) return errors;

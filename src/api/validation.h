@@ -28,6 +28,10 @@ ValidationResult Validate(const Object& object);
 // namespace, runPolicy.managedBy and schedulingPolicy.queue never change.
 FieldErrors ValidateUpdate(const Object& old_object, const Object& new_object);
 
+// A Katib trial template read from its ConfigMap when the experiment
+// starts, checked by the rules an inline trialSpec meets at admission.
+FieldErrors ValidateTrialTemplateDocument(const ExperimentSpec& spec, const Json& document);
+
 struct CheckedObject {
   std::optional<Object> object;  // decoded and defaulted; unset if undecodable
   ValidationResult result;

@@ -31,6 +31,17 @@ void ValidateTrainingJob(const TrainingJob& job, ValidationResult& out);
 void ValidateBatchJob(const BatchJob& job, ValidationResult& out);
 void ValidateConfigMap(const ConfigMap& map, ValidationResult& out);
 void ValidatePolicyObject(const PolicyObject& object, ValidationResult& out);
+void ValidateExperiment(const Experiment& experiment, ValidationResult& out);
+void ValidateTrial(const Trial& trial, ValidationResult& out);
+// Katib's update rules: only the three counts change, and a finished
+// experiment only to resume (LongRunning or FromVolume, past its trials).
+void ValidateExperimentUpdate(const Experiment& old_experiment, const Experiment& new_experiment,
+                              FieldErrors& errors);
+void ValidateSuggestion(const Suggestion& suggestion, ValidationResult& out);
+// A trial template's document (inline, or read from its ConfigMap) by
+// upstream's rules; errors at `path`.
+void ValidateTemplateDocument(const ExperimentSpec& spec, const Json& document,
+                              const FieldPath& path, ValidationResult& out);
 
 // Helpers for "must be greater than or equal to N" style bounds.
 template <class Int>

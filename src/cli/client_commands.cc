@@ -9,6 +9,7 @@
 
 #include "api/object.h"
 #include "api/yaml.h"
+#include "cli/describe_katib.h"
 #include "cli/manifests.h"
 #include "common/strings.h"
 #include "server/resources.h"
@@ -239,6 +240,18 @@ int RunDescribe(const ClientCommand& command, const std::string& kind, const std
   if (r->namespaced) std::cout << fmt::format("Namespace:  {}\n", ns);
   std::cout << fmt::format("Kind:       {}\nCreated:    {}\n", r->kind,
                            api::StringAt(o["metadata"], "creationTimestamp"));
+  if (r->kind == "Experiment" || r->kind == "Trial") {
+    PrintKatibDescription(o, std::cout);
+    if (r->kind == "Experiment") {
+      PrintSection("Trials", api.Get(CollectionPath(*server::ResourceOfKind("Trial"), ns) +
+                                         "?labelSelector=katib.kubeflow.org%2Fexperiment%3D" + name,
+                                     true));
+    }
+    if (!PrintSection("Events", api.Get(EventsAbout(*r, ns, name), true))) {
+      std::cout << "Events: <none>\n";
+    }
+    return 0;
+  }
   if (r->group != "batch" && r->group != "kubeflow.org") {
     // Queues, quotas, classes: their fields and status, as YAML.
     for (const auto& [key, value] : o.items()) {

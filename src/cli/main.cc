@@ -29,11 +29,14 @@ int main(int argc, char** argv) {
   validate_cmd->add_flag("-q,--quiet", validate.quiet, "Print only problems");
 
   trainyard::cli::RunOptions run;
-  CLI::App* run_cmd =
-      app.add_subcommand("run", "Run jobs on this machine, in the foreground, until they finish");
+  CLI::App* run_cmd = app.add_subcommand(
+      "run",
+      "Run jobs and tuning experiments on this machine, in the foreground, until they finish");
   run_cmd->add_option("files", run.paths, "Manifest files or directories; - for stdin")->required();
   run_cmd->add_flag("-q,--quiet", run.quiet, "No status line; print only what failed");
-  run_cmd->add_option("--logs", run.logs, "Which replicas' logs to print")
+  run_cmd
+      ->add_option("--logs", run.logs,
+                   "Which replicas' logs to print (default: all; none while an experiment runs)")
       ->check(CLI::IsMember({"all", "master", "none"}));
   run_cmd->add_option("--home", run.home,
                       "Where runs keep their state and logs (default: $TRAINYARD_HOME, else "

@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "api/pod_object.h"
+#include "cli/experiment_view.h"
 #include "cli/log_tail.h"
 #include "cli/manifests.h"
 #include "common/strings.h"
@@ -165,13 +166,25 @@ std::string DefaultHome() {
   return std::string(home != nullptr ? home : "/tmp") + "/.local/state/trainyard";
 }
 
+namespace {
+
+bool IsExperiment(const api::Object& object) {
+  return std::holds_alternative<api::Experiment>(object);
+}
+
+// What `run` waits for: jobs and experiments. Their trials' jobs are the
+// experiments' business.
+bool IsRunnable(const api::Object& object) { return api::IsJob(object) || IsExperiment(object); }
+
+}  // namespace
+
 int RunRun(const RunOptions& options) {
   LoadedManifests loaded = LoadManifests(options.paths, std::cerr);
   if (!CheckRunnable(loaded)) return 1;
   bool has_job = std::any_of(loaded.objects.begin(), loaded.objects.end(),
-                             [](const auto& o) { return api::IsJob(*o.checked.object); });
+                             [](const auto& o) { return IsRunnable(*o.checked.object); });
   if (!has_job) {
-    std::cerr << "trainyard run: no jobs to run\n";
+    std::cerr << "trainyard run: no jobs or experiments to run\n";
     return 1;
   }
   std::vector<scheduler::Node> nodes;
@@ -200,11 +213,12 @@ int RunRun(const RunOptions& options) {
   if (!engine.machine().gpu_note.empty())
     std::cerr << "warning: " << engine.machine().gpu_note << '\n';
   std::vector<JobView> jobs;
+  std::vector<ExperimentView> experiments;
   // ConfigMaps and queues go first, so that no replica starts before what
   // it mounts, nor a job before the queue it names.
   for (bool want_jobs : {false, true}) {
     for (const LoadedObject& object : loaded.objects) {
-      bool is_job = api::IsJob(*object.checked.object);
+      bool is_job = IsRunnable(*object.checked.object);
       if (is_job != want_jobs) continue;
       Result<store::ObjectKey> key = engine.Submit(*object.checked.object);
       if (!key.ok()) {
@@ -212,15 +226,23 @@ int RunRun(const RunOptions& options) {
                                  key.status().message());
         return 1;
       }
-      if (is_job) jobs.push_back({.key = *key});
+      if (IsExperiment(*object.checked.object)) {
+        experiments.emplace_back(engine.store(), *key, stdout);
+      } else if (is_job) {
+        jobs.push_back({.key = *key});
+      }
     }
   }
 
   g_engine = &engine;
   InstallSignalHandlers();
-  LogMode mode = options.logs == "none"     ? LogMode::kNone
-                 : options.logs == "master" ? LogMode::kMaster
-                                            : LogMode::kAll;
+  // Trials' logs would interleave: an experiment shows its table instead,
+  // unless logs are asked for.
+  std::string logs_wanted =
+      options.logs.empty() ? (experiments.empty() ? "all" : "none") : options.logs;
+  LogMode mode = logs_wanted == "none"     ? LogMode::kNone
+                 : logs_wanted == "master" ? LogMode::kMaster
+                                           : LogMode::kAll;
   LogTail logs(engine, mode, jobs.size() > 1, stdout);
   bool tty = isatty(STDERR_FILENO) != 0 && !options.quiet;
   auto start = std::chrono::steady_clock::now();
@@ -233,6 +255,7 @@ int RunRun(const RunOptions& options) {
       Refresh(engine, view);
       parts.push_back(DescribeProgress(engine, view, std::chrono::steady_clock::now() - start));
     }
+    for (ExperimentView& view : experiments) parts.push_back(view.Poll());
     std::string line = fmt::format("{}", fmt::join(parts, " | "));
     if (tty) {
       fmt::print(stderr, "{}", line);  // one line, rewritten in place
@@ -244,7 +267,9 @@ int RunRun(const RunOptions& options) {
     std::fflush(stderr);
   };
   auto all_done = [&] {
-    return std::all_of(jobs.begin(), jobs.end(), [](const JobView& v) { return v.finished; });
+    return std::all_of(jobs.begin(), jobs.end(), [](const JobView& v) { return v.finished; }) &&
+           std::all_of(experiments.begin(), experiments.end(),
+                       [](const ExperimentView& v) { return v.finished(); });
   };
   Status status = engine.Run(all_done, on_step);
   bool interrupted = status.code() == StatusCode::kAborted;
@@ -264,6 +289,11 @@ int RunRun(const RunOptions& options) {
     fmt::print(stderr, "{}: {} after {:.1f}s{}\n", view.key.ToString(), view.state,
                std::chrono::duration<double>(elapsed).count(),
                view.message.empty() ? "" : " (" + view.message + ")");
+  }
+  for (ExperimentView& view : experiments) {
+    view.Poll();
+    all_succeeded = all_succeeded && view.succeeded();
+    view.PrintSummary(stdout);
   }
   if (!options.quiet) fmt::print(stderr, "state and logs: {}\n", state_dir);
   if (interrupted) return 130;

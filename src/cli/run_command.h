@@ -12,10 +12,12 @@ namespace trainyard::cli {
 
 struct RunOptions {
   std::vector<std::string> paths;
-  bool quiet = false;        // no status line, no summary beyond failures
-  std::string logs = "all";  // all | master | none
-  std::string home;          // default: $TRAINYARD_HOME, else ~/.local/state/trainyard
-  std::string nodes_file;    // set: a simulated inventory of Node objects
+  bool quiet = false;  // no status line, no summary beyond failures
+  // all | master | none; empty: all for jobs, none when an experiment runs
+  // (its trials' logs would interleave; they stay in the state directory).
+  std::string logs;
+  std::string home;        // default: $TRAINYARD_HOME, else ~/.local/state/trainyard
+  std::string nodes_file;  // set: a simulated inventory of Node objects
 };
 
 int RunRun(const RunOptions& options);

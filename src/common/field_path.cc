@@ -22,6 +22,12 @@ FieldPath FieldPath::Key(std::string_view key) const {
   return p;
 }
 
+FieldPath FieldPath::Concat(const FieldPath& rest) const {
+  FieldPath p = *this;
+  p.segments_.insert(p.segments_.end(), rest.segments_.begin(), rest.segments_.end());
+  return p;
+}
+
 bool FieldPath::IsWithin(const FieldPath& other) const {
   if (other.segments_.size() > segments_.size()) return false;
   for (size_t i = 0; i < other.segments_.size(); ++i) {
@@ -89,7 +95,10 @@ FieldError FieldError::Invalid(FieldPath path, int64_t value, std::string detail
   return {FieldErrorType::kInvalid, std::move(path), std::to_string(value), std::move(detail)};
 }
 FieldError FieldError::InvalidRendered(FieldPath path, std::string rendered, std::string detail) {
-  return {FieldErrorType::kInvalid, std::move(path), std::move(rendered), std::move(detail)};
+  // No rendering: the detail says it all (a value spanning several fields).
+  std::optional<std::string> value;
+  if (!rendered.empty()) value = std::move(rendered);
+  return {FieldErrorType::kInvalid, std::move(path), std::move(value), std::move(detail)};
 }
 FieldError FieldError::NotSupported(FieldPath path, std::string_view value,
                                     const std::vector<std::string>& supported) {

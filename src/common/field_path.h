@@ -22,6 +22,8 @@ class FieldPath {
   FieldPath Child(std::string_view name) const;
   FieldPath Index(int64_t index) const;
   FieldPath Key(std::string_view key) const;
+  // `rest` below this path: spec.trialTemplate.trialSpec + spec.x.
+  FieldPath Concat(const FieldPath& rest) const;
 
   bool empty() const { return segments_.empty(); }
   // True when `this` equals `other` or lies inside it.
@@ -61,6 +63,7 @@ struct FieldError {
   static FieldError Forbidden(FieldPath path, std::string detail);
   static FieldError Invalid(FieldPath path, std::string_view value, std::string detail);
   static FieldError Invalid(FieldPath path, int64_t value, std::string detail);
+  // `rendered` as is; empty prints no value at all.
   static FieldError InvalidRendered(FieldPath path, std::string rendered, std::string detail);
   static FieldError NotSupported(FieldPath path, std::string_view value,
                                  const std::vector<std::string>& supported);

@@ -5,7 +5,9 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include "common/strings.h"
 #include "engine/inventory.h"
@@ -51,6 +53,15 @@ Status Engine::Init() {
   }
   batch_reconciler_ = std::make_unique<controller::BatchJobReconciler>(reconciler);
   reconciler_ = std::make_unique<controller::JobReconciler>(std::move(reconciler));
+  std::string metrics_dir = options_.state_dir + "/metrics";
+  experiment_reconciler_ =
+      std::make_unique<controller::ExperimentReconciler>(controller::ExperimentReconcilerOptions{
+          .store = store_.get(), .observations = store_.get(), .clock = options_.clock});
+  trial_reconciler_ = std::make_unique<controller::TrialReconciler>(
+      controller::TrialReconcilerOptions{.store = store_.get(),
+                                         .observations = store_.get(),
+                                         .clock = options_.clock,
+                                         .metrics_dir = metrics_dir});
   if (!options_.machine) {
     std::string path;
     for (const auto& [name, value] : options_.base_env) {
@@ -79,6 +90,11 @@ Status Engine::Init() {
       .default_working_dir = options_.working_dir,
       .base_env = options_.base_env,
       .shim = options_.shim});
+  metrics_collector_ = std::make_unique<MetricsCollector>(
+      MetricsCollectorOptions{.store = store_.get(),
+                              .node = node_.get(),
+                              .clock = options_.clock,
+                              .metrics_dir = options_.state_dir + "/metrics"});
   if (pipe2(wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) return UnavailableError("pipe failed");
   Result<store::WatchId> watch =
       store_->Watch(0, [this](const store::WatchEvent& e) { OnEvent(e); });
@@ -88,6 +104,9 @@ Status Engine::Init() {
 
 Status Engine::QueueEveryJob() {
   std::vector<std::string> kinds = api::SupportedKindNames();
+  kinds.push_back("Job");
+  kinds.push_back("Experiment");
+  kinds.push_back("Trial");
   for (const std::string& kind : kinds) {
     RETURN_IF_ERROR(store_->Scan(kind, "", [&](const api::Json& job) {
       OnEvent({store::EventType::kModified, 0, job});
@@ -105,18 +124,63 @@ Engine::~Engine() {
   }
 }
 
+namespace {
+
+// The owner an object's controller reference names, if it is of `kind`.
+std::optional<store::ObjectKey> OwnerOfKind(const api::Json& object, const store::ObjectKey& key,
+                                            std::initializer_list<std::string_view> kinds) {
+  const api::Json& owners = object["metadata"].value("ownerReferences", api::Json::array());
+  for (const api::Json& owner : owners) {
+    std::string kind = owner.value("kind", "");
+    if (std::find(kinds.begin(), kinds.end(), kind) != kinds.end()) {
+      return store::ObjectKey{kind, key.namespace_, owner.value("name", "")};
+    }
+  }
+  return std::nullopt;
+}
+
+bool IsJobKind(const std::string& kind) {
+  return kind == "Job" || api::JobKindFromName(kind).has_value();
+}
+
+}  // namespace
+
+void Engine::Queue(const store::ObjectKey& key) {
+  if (queued_.insert(key.ToString()).second) queue_.push_back(key);
+}
+
 void Engine::OnEvent(const store::WatchEvent& event) {
   Result<store::ObjectKey> key = store::KeyOf(event.object);
   if (!key.ok()) return;
-  store::ObjectKey job = *key;
   if (key->kind == "Pod") {
     // A pod's change is its owning job's business.
     const api::Json& owners = event.object["metadata"].value("ownerReferences", api::Json::array());
     if (owners.empty()) return;
-    job = {owners[0].value("kind", ""), key->namespace_, owners[0].value("name", "")};
+    store::ObjectKey job{owners[0].value("kind", ""), key->namespace_, owners[0].value("name", "")};
+    if (IsJobKind(job.kind)) Queue(job);
+    return;
   }
-  if (!api::JobKindFromName(job.kind) && job.kind != "Job") return;
-  if (queued_.insert(job.ToString()).second) queue_.push_back(job);
+  if (IsJobKind(key->kind)) {
+    Queue(*key);
+    // A trial follows its job.
+    if (auto trial = OwnerOfKind(event.object, *key, {"Trial"})) Queue(*trial);
+  } else if (key->kind == "Trial") {
+    Queue(*key);
+    if (auto experiment = OwnerOfKind(event.object, *key, {"Experiment"})) Queue(*experiment);
+  } else if (key->kind == "Experiment") {
+    Queue(*key);
+  }
+}
+
+Result<controller::ReconcileResult> Engine::Reconcile(const store::ObjectKey& key) {
+  if (key.kind == "Job") return batch_reconciler_->Reconcile(key);
+  if (key.kind == "Experiment") return experiment_reconciler_->Reconcile(key);
+  if (key.kind == "Trial") {
+    // The trial controller must see every metric printed so far.
+    RETURN_IF_ERROR(metrics_collector_->Collect(key));
+    return trial_reconciler_->Reconcile(key);
+  }
+  return reconciler_->Reconcile(key);
 }
 
 Result<store::ObjectKey> Engine::Submit(const api::Object& object) {
@@ -200,7 +264,7 @@ Status Engine::ProcessQueue() {
   while (!timers_.empty() && timers_.begin()->first <= now) {
     store::ObjectKey key = timers_.begin()->second;
     timers_.erase(timers_.begin());
-    if (queued_.insert(key.ToString()).second) queue_.push_back(key);
+    Queue(key);
   }
   // Reconciling writes to the store, which can queue more work: drain it.
   while (!queue_.empty()) {
@@ -208,8 +272,7 @@ Status Engine::ProcessQueue() {
     queue_.erase(queue_.begin());
     queued_.erase(key.ToString());
     auto start = std::chrono::steady_clock::now();  // a measurement, not a decision
-    Result<controller::ReconcileResult> result =
-        key.kind == "Job" ? batch_reconciler_->Reconcile(key) : reconciler_->Reconcile(key);
+    Result<controller::ReconcileResult> result = Reconcile(key);
     if (options_.on_reconcile) options_.on_reconcile(std::chrono::steady_clock::now() - start);
     if (!result.ok()) {
       int failures = ++failures_[key.ToString()];

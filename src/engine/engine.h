@@ -18,8 +18,11 @@
 #include "api/object.h"
 #include "common/clock.h"
 #include "controller/batch_job_reconciler.h"
+#include "controller/experiment_reconciler.h"
 #include "controller/job_reconciler.h"
 #include "controller/ports.h"
+#include "controller/trial_reconciler.h"
+#include "engine/metrics_collector.h"
 #include "engine/scheduler_step.h"
 #include "node/node_agent.h"
 #include "runtime/local/machine.h"
@@ -90,9 +93,11 @@ class Engine {
   Status Init();
   void OnEvent(const store::WatchEvent& event);
   Status ProcessQueue();
-  // Queues every job in the store: at start, what an earlier run of the
-  // engine left is reconciled from where it stands.
+  // Queues every job, experiment and trial in the store: at start, what an
+  // earlier run of the engine left is reconciled from where it stands.
   Status QueueEveryJob();
+  void Queue(const store::ObjectKey& key);
+  Result<controller::ReconcileResult> Reconcile(const store::ObjectKey& key);
   // Reconciles, schedules and syncs the node; returns when the node agent
   // next has work. Writes go to one open store group (one transaction, one
   // fsync) that spans back-to-back steps: Run commits it before it reports
@@ -115,6 +120,9 @@ class Engine {
   controller::LocalPortAllocator ports_;
   std::unique_ptr<controller::JobReconciler> reconciler_;
   std::unique_ptr<controller::BatchJobReconciler> batch_reconciler_;
+  std::unique_ptr<controller::ExperimentReconciler> experiment_reconciler_;
+  std::unique_ptr<controller::TrialReconciler> trial_reconciler_;
+  std::unique_ptr<MetricsCollector> metrics_collector_;
   std::unique_ptr<SchedulerStep> scheduler_;
   std::unique_ptr<node::NodeAgent> node_;
   std::string node_name_;

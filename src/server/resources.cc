@@ -1,7 +1,10 @@
 #include "server/resources.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "api/kinds.h"
 #include "api/scheduling.h"
@@ -93,6 +96,17 @@ std::vector<Resource> MakeResources() {
                    .has_status = true,
                    .verbs = kAllVerbs});
   }
+  // Katib's kinds, as its CRDs name them.
+  for (const char* kind : {"Experiment", "Trial", "Suggestion"}) {
+    std::string lower = AsciiLower(kind);
+    out.push_back({.group = "kubeflow.org",
+                   .version = "v1beta1",
+                   .plural = lower + "s",
+                   .singular = lower,
+                   .kind = kind,
+                   .has_status = true,
+                   .verbs = kAllVerbs});
+  }
   return out;
 }
 
@@ -149,12 +163,31 @@ api::Json CoreVersionsDocument() {
            {{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", "127.0.0.1"}}}}};
 }
 
+namespace {
+
+// Kubernetes' version priority: GA before beta before alpha, then higher
+// numbers first (v1 before v1beta1, v1beta2 before v1beta1).
+std::tuple<int, int, int> VersionPriority(const std::string& version) {
+  int major = 0;
+  int minor = 0;
+  char stage[8] = "";
+  int fields = std::sscanf(version.c_str(), "v%d%7[a-z]%d", &major, stage, &minor);
+  int level = fields < 2 ? 2 : std::string_view(stage) == "beta" ? 1 : 0;
+  return {level, major, minor};
+}
+
+}  // namespace
+
 api::Json GroupDocument(const std::string& group) {
-  std::set<std::string> versions;
+  std::set<std::string> unique;
   for (const Resource& r : AllResources()) {
-    if (r.group == group) versions.insert(r.version);
+    if (r.group == group) unique.insert(r.version);
   }
-  if (group.empty() || versions.empty()) return nullptr;
+  if (group.empty() || unique.empty()) return nullptr;
+  std::vector<std::string> versions(unique.begin(), unique.end());
+  std::sort(versions.begin(), versions.end(), [](const std::string& a, const std::string& b) {
+    return VersionPriority(a) > VersionPriority(b);
+  });
   api::Json list = api::Json::array();
   for (const std::string& v : versions) {
     list.push_back({{"groupVersion", group + "/" + v}, {"version", v}});
@@ -163,7 +196,7 @@ api::Json GroupDocument(const std::string& group) {
           {"apiVersion", "v1"},
           {"name", group},
           {"versions", list},
-          {"preferredVersion", list.back()}};
+          {"preferredVersion", list.front()}};
 }
 
 api::Json GroupListDocument() {

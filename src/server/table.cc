@@ -162,6 +162,9 @@ std::vector<Column> ColumnsOf(const Resource& r) {
   if (std::vector<Column> columns = internal::SchedulingColumns(r.kind); !columns.empty()) {
     return columns;
   }
+  if (std::vector<Column> columns = internal::KatibColumns(r.kind); !columns.empty()) {
+    return columns;
+  }
   if (r.kind == "ConfigMap") {
     return {NameColumn(),
             {"Data", "integer", "", 0,

@@ -79,5 +79,7 @@ inline Column AgeColumn() {
 // The columns of the scheduling kinds (ClusterQueue, LocalQueue,
 // PriorityClass, ResourceQuota, ResourceFlavor); empty for other kinds.
 std::vector<Column> SchedulingColumns(const std::string& kind);
+// The columns of Experiment, Trial and Suggestion; empty for other kinds.
+std::vector<Column> KatibColumns(const std::string& kind);
 
 }  // namespace trainyard::server::internal

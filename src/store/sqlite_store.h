@@ -14,6 +14,7 @@
 
 #include "common/clock.h"
 #include "store/object_store.h"
+#include "store/observation_log.h"
 
 namespace trainyard::store {
 
@@ -29,7 +30,7 @@ struct SqliteStoreOptions {
   std::function<std::string()> new_uid;
 };
 
-class SqliteStore final : public ObjectStore {
+class SqliteStore final : public ObjectStore, public ObservationLog {
  public:
   static Result<std::unique_ptr<SqliteStore>> Open(SqliteStoreOptions options);
   // One object as committed in the store file at `path`, read by another
@@ -67,6 +68,12 @@ class SqliteStore final : public ObjectStore {
   Status BeginGroup();
   Status CommitGroup();
 
+  Status AppendObservations(const std::string& trial, const std::vector<ObservationRow>& rows,
+                            const std::string& source, int64_t read_to) override;
+  Result<int64_t> ObservationsReadTo(const std::string& source) const override;
+  Result<std::vector<ObservationRow>> ListObservations(const std::string& trial) const override;
+  Status DeleteObservations(const std::string& trial) override;
+
  private:
   explicit SqliteStore(SqliteStoreOptions options) : options_(std::move(options)) {}
   Status Init();
@@ -88,6 +95,8 @@ class SqliteStore final : public ObjectStore {
   // The stored object an update applies to: NOT_FOUND when there is none,
   // ABORTED when the update carries a resourceVersion that is not current.
   Result<api::Json> LoadForUpdate(const ObjectKey& key, const api::Json& update) const;
+  // Runs `body` in a transaction of its own, or in the open group's.
+  Status InTransaction(const std::function<Status()>& body);
   Status Put(const ObjectKey& key, const std::string& body, int64_t rv);
   Status Remove(const ObjectKey& key);
   Status Exec(const char* sql) const;

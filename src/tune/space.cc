@@ -118,6 +118,16 @@ double Space::ValueAt(size_t i, int64_t j) const {
   return RoundTo15Digits(p.min + static_cast<double>(j) * *StepOf(p));
 }
 
+Point Space::PointAt(int64_t id) const {
+  Point point(parameters_.size());
+  for (size_t i = parameters_.size(); i-- > 0;) {
+    int64_t k = *Cardinality(i);
+    point[i] = ValueAt(i, id % k);
+    id /= k;
+  }
+  return point;
+}
+
 namespace {
 
 // The parameter's range in transformed space: a finite numeric parameter's

@@ -67,6 +67,9 @@ class Space {
   // value itself for numbers (min + j*step, rounded to 15 significant digits
   // so 0.01 + 0.005 prints as 0.015), the index for lists.
   double ValueAt(size_t i, int64_t j) const;
+  // The id-th point of a finite space, id in [0, Size()), the first
+  // parameter varying slowest (itertools.product's order).
+  Point PointAt(int64_t id) const;
 
   double ToUnit(size_t i, double value) const;
   double FromUnit(size_t i, double u) const;  // u is clamped into [0, 1)

@@ -225,7 +225,8 @@ TEST(CodecTest, KindAndApiVersionAreChecked) {
               ElementsAre("kind: Unsupported value: \"Service\": supported values: "
                           "\"PyTorchJob\", \"TFJob\", \"XGBoostJob\", \"MPIJob\", \"PaddleJob\", "
                           "\"JAXJob\", \"Job\", \"ConfigMap\", \"ClusterQueue\", \"LocalQueue\", "
-                          "\"ResourceFlavor\", \"PriorityClass\", \"ResourceQuota\""));
+                          "\"ResourceFlavor\", \"PriorityClass\", \"ResourceQuota\", "
+                          "\"Experiment\", \"Trial\", \"Suggestion\""));
   EXPECT_THAT(
       ErrorStrings(
           DecodeObject(

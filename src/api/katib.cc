@@ -1,0 +1,80 @@
+#include "api/katib.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+
+namespace trainyard::api {
+
+const KatibCondition* FindKatibCondition(const std::vector<KatibCondition>& conditions,
+                                         std::string_view type) {
+  for (const KatibCondition& c : conditions) {
+    if (c.type == type) return &c;
+  }
+  return nullptr;
+}
+
+std::string_view LastConditionType(const std::vector<KatibCondition>& conditions) {
+  return conditions.empty() ? std::string_view() : std::string_view(conditions.back().type);
+}
+
+bool Maximizes(const ObjectiveSpec& objective) { return objective.type == "maximize"; }
+
+namespace {
+
+Result<double> ParseBound(const ParameterSpec& p, std::string_view field, const std::string& text) {
+  double value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end || !std::isfinite(value)) {
+    return InvalidArgumentError(fmt::format(
+        "parameter \"{}\": feasibleSpace.{} \"{}\" is not a number", p.name, field, text));
+  }
+  return value;
+}
+
+Result<tune::Distribution> DistributionOf(const std::string& name) {
+  if (name.empty() || name == "uniform") return tune::Distribution::kUniform;
+  if (name == "logUniform") return tune::Distribution::kLogUniform;
+  if (name == "normal") return tune::Distribution::kNormal;
+  if (name == "logNormal") return tune::Distribution::kLogNormal;
+  return InvalidArgumentError(fmt::format("distribution: {} is not supported", name));
+}
+
+Result<tune::Parameter> ParameterOf(const ParameterSpec& spec) {
+  tune::Parameter p{.name = spec.name};
+  const FeasibleSpace space = spec.feasible_space.value_or(FeasibleSpace{});
+  ASSIGN_OR_RETURN(p.distribution, DistributionOf(space.distribution));
+  if (spec.parameter_type == "categorical" || spec.parameter_type == "discrete") {
+    p.type = spec.parameter_type == "categorical" ? tune::ParameterType::kCategorical
+                                                  : tune::ParameterType::kDiscrete;
+    p.list = space.list;
+    return p;
+  }
+  if (spec.parameter_type != "int" && spec.parameter_type != "double") {
+    return InvalidArgumentError(
+        fmt::format("parameterType: {} is not supported", spec.parameter_type));
+  }
+  p.type = spec.parameter_type == "int" ? tune::ParameterType::kInt : tune::ParameterType::kDouble;
+  ASSIGN_OR_RETURN(p.min, ParseBound(spec, "min", space.min));
+  ASSIGN_OR_RETURN(p.max, ParseBound(spec, "max", space.max));
+  if (!space.step.empty()) {
+    ASSIGN_OR_RETURN(double step, ParseBound(spec, "step", space.step));
+    p.step = step;
+  }
+  return p;
+}
+
+}  // namespace
+
+Result<tune::Space> SearchSpaceOf(const std::vector<ParameterSpec>& parameters) {
+  std::vector<tune::Parameter> out;
+  for (const ParameterSpec& spec : parameters) {
+    ASSIGN_OR_RETURN(tune::Parameter p, ParameterOf(spec));
+    out.push_back(std::move(p));
+  }
+  return tune::Space::Make(std::move(out));
+}
+
+}  // namespace trainyard::api

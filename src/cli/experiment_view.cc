@@ -1,0 +1,158 @@
+#include "cli/experiment_view.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "api/object.h"
+#include "common/strings.h"
+#include "controller/experiment_trials.h"
+#include "controller/katib_status.h"
+
+namespace trainyard::cli {
+namespace {
+
+constexpr size_t kMinWidth = 10;
+
+std::string PhaseName(controller::TrialPhase phase) {
+  switch (phase) {
+    case controller::TrialPhase::kPending:
+      return "Pending";
+    case controller::TrialPhase::kRunning:
+      return "Running";
+    case controller::TrialPhase::kSucceeded:
+      return "Succeeded";
+    case controller::TrialPhase::kFailed:
+      return "Failed";
+    case controller::TrialPhase::kKilled:
+      return "Killed";
+    case controller::TrialPhase::kEarlyStopped:
+      return "EarlyStopped";
+    case controller::TrialPhase::kMetricsUnavailable:
+      return "MetricsUnavailable";
+  }
+  return "";
+}
+
+std::vector<api::Trial> TrialsOf(const store::ObjectStore& store, const api::Experiment& e) {
+  std::vector<api::Trial> trials;
+  (void)store.Scan("Trial", e.metadata.namespace_, [&](const api::Json& doc) {
+    api::DecodeResult decoded = api::DecodeObject(doc);
+    auto* trial = decoded.object ? std::get_if<api::Trial>(&*decoded.object) : nullptr;
+    if (trial == nullptr) return;
+    auto label = trial->metadata.labels.find(std::string(api::kExperimentLabel));
+    if (label != trial->metadata.labels.end() && label->second == e.metadata.name) {
+      trials.push_back(std::move(*trial));
+    }
+  });
+  auto index = [](const api::Trial& t) {
+    auto it = t.metadata.annotations.find(std::string(controller::kTrialIndexAnnotation));
+    return it == t.metadata.annotations.end() ? 0 : std::atoll(it->second.c_str());
+  };
+  std::stable_sort(trials.begin(), trials.end(),
+                   [&](const api::Trial& a, const api::Trial& b) { return index(a) < index(b); });
+  return trials;
+}
+
+std::string ObjectiveText(const api::ObjectiveSpec& objective,
+                          const std::optional<api::Observation>& observation) {
+  std::optional<double> value = controller::ObjectiveOf(objective, observation);
+  return value ? fmt::format("{:.6g}", *value) : "-";
+}
+
+std::string Pad(const std::string& text, size_t width) {
+  return text.size() >= width ? text + " " : text + std::string(width - text.size() + 1, ' ');
+}
+
+}  // namespace
+
+void ExperimentView::PrintHeader() {
+  std::string line = Pad("TRIAL", experiment_.metadata.name.size() + 9) + Pad("STATE", 12);
+  for (const api::ParameterSpec& p : experiment_.spec.parameters) {
+    line += Pad(p.name, std::max(kMinWidth, p.name.size()));
+  }
+  line += AsciiUpper(experiment_.spec.objective->objective_metric_name);
+  fmt::print(out_, "{}\n", line);
+  header_printed_ = true;
+}
+
+void ExperimentView::PrintRow(const api::Trial& trial) {
+  if (!header_printed_) PrintHeader();
+  std::string line = Pad(trial.metadata.name, experiment_.metadata.name.size() + 9) +
+                     Pad(PhaseName(controller::PhaseOf(trial)), 12);
+  for (const api::ParameterSpec& p : experiment_.spec.parameters) {
+    std::string value;
+    for (const api::ParameterAssignment& a : trial.spec.parameter_assignments) {
+      if (a.name == p.name) value = a.value;
+    }
+    line += Pad(value, std::max(kMinWidth, p.name.size()));
+  }
+  line += ObjectiveText(*experiment_.spec.objective, trial.status.observation);
+  fmt::print(out_, "{}\n", line);
+  std::fflush(out_);
+}
+
+std::string ExperimentView::Poll() {
+  Result<api::Json> stored = store_.Get(key_);
+  if (!stored.ok()) {
+    finished_ = true;
+    return fmt::format("{}: deleted", key_.name);
+  }
+  api::DecodeResult decoded = api::DecodeObject(*stored);
+  if (auto* e = decoded.object ? std::get_if<api::Experiment>(&*decoded.object) : nullptr) {
+    experiment_ = std::move(*e);
+  }
+  if (!experiment_.spec.objective) return key_.name;
+  const api::ExperimentStatus& s = experiment_.status;
+  for (const api::Trial& trial : TrialsOf(store_, experiment_)) {
+    if (controller::IsFinished(controller::PhaseOf(trial)) &&
+        printed_.insert(trial.metadata.name).second) {
+      PrintRow(trial);
+    }
+  }
+  finished_ = controller::IsConditionTrue(s.conditions, "Succeeded") ||
+              controller::IsConditionTrue(s.conditions, "Failed");
+  succeeded_ = controller::IsConditionTrue(s.conditions, "Succeeded");
+  std::string state(api::LastConditionType(s.conditions));
+  int32_t active = s.trials_running.value_or(0) + s.trials_pending.value_or(0);
+  std::string line = fmt::format("{}: {}, {}/{} trials done, {} running", key_.name,
+                                 state.empty() ? "Created" : state, s.trials.value_or(0) - active,
+                                 experiment_.spec.max_trial_count
+                                     ? std::to_string(*experiment_.spec.max_trial_count)
+                                     : std::string("∞"),
+                                 active);
+  if (s.current_optimal_trial) {
+    line += fmt::format(
+        ", best {}={} ({})", experiment_.spec.objective->objective_metric_name,
+        ObjectiveText(*experiment_.spec.objective, s.current_optimal_trial->observation),
+        s.current_optimal_trial->best_trial_name);
+  }
+  return line;
+}
+
+void ExperimentView::PrintSummary(std::FILE* out) const {
+  const api::ExperimentStatus& s = experiment_.status;
+  std::string reason;
+  if (!s.conditions.empty()) reason = s.conditions.back().reason;
+  fmt::print(out, "{}: {}{}\n", key_.ToString(),
+             s.conditions.empty() ? "Created" : s.conditions.back().type,
+             reason.empty() ? "" : " (" + reason + ")");
+  if (!s.current_optimal_trial) {
+    fmt::print(out, "no trial reported {}\n",
+               experiment_.spec.objective ? experiment_.spec.objective->objective_metric_name
+                                          : "its objective");
+    return;
+  }
+  const api::OptimalTrial& best = *s.current_optimal_trial;
+  fmt::print(out, "optimal trial: {}\n", best.best_trial_name);
+  for (const api::ParameterAssignment& a : best.parameter_assignments) {
+    fmt::print(out, "  {} = {}\n", a.name, a.value);
+  }
+  if (best.observation) {
+    for (const api::Metric& m : best.observation->metrics) {
+      fmt::print(out, "  {}: min {}, max {}, latest {}\n", m.name, m.min, m.max, m.latest);
+    }
+  }
+}
+
+}  // namespace trainyard::cli

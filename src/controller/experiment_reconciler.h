@@ -1,0 +1,42 @@
+// The Katib Experiment controller: level-triggered over the store. Each
+// Reconcile reads the experiment and its trials and takes one step: status
+// (counts, lists, best trial), the verdict that ends it (goal, failures,
+// max trials, suggestions exhausted), early stopping of running trials, and
+// new trials from the in-process sampler up to parallelTrialCount. There is
+// no suggestion service and no database server: the sampler is a pure
+// function of the trials, so nothing is lost if the engine dies between
+// steps; the Suggestion object reports what was asked and given.
+//
+// Upstream's defects fixed here: running trials are stopped (Killed) when
+// the experiment ends (#2061); an algorithm that runs out ends the
+// experiment (ExperimentSuggestionEndReached, dead upstream); medianstop
+// is applied at every report, against a true median.
+#pragma once
+
+#include <random>
+
+#include "common/clock.h"
+#include "controller/job_reconciler.h"
+#include "store/object_store.h"
+#include "store/observation_log.h"
+
+namespace trainyard::controller {
+
+struct ExperimentReconcilerOptions {
+  store::ObjectStore* store = nullptr;
+  store::ObservationLog* observations = nullptr;
+  const Clock* clock = nullptr;
+};
+
+class ExperimentReconciler {
+ public:
+  explicit ExperimentReconciler(ExperimentReconcilerOptions options)
+      : options_(std::move(options)) {}
+  Result<ReconcileResult> Reconcile(const store::ObjectKey& experiment_key);
+
+ private:
+  ExperimentReconcilerOptions options_;
+  std::mt19937 random_{std::random_device{}()};  // trial name suffixes
+};
+
+}  // namespace trainyard::controller

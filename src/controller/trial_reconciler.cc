@@ -1,0 +1,276 @@
+#include "controller/trial_reconciler.h"
+
+#include <fmt/format.h>
+
+#include "api/gjson.h"
+#include "api/kinds.h"
+#include "api/object.h"
+#include "controller/events.h"
+#include "controller/katib_status.h"
+#include "controller/owned.h"
+#include "tune/metrics.h"
+
+namespace trainyard::controller {
+namespace {
+
+struct Context {
+  const TrialReconcilerOptions& options;
+  api::Json stored;
+  api::Trial trial;
+  TimePoint now;
+};
+
+std::string TrialId(const api::Trial& trial) {
+  return trial.metadata.namespace_ + "/" + trial.metadata.name;
+}
+
+bool SetCondition(Context& ctx, std::string_view type, std::string_view status,
+                  std::string_view reason, std::string_view message) {
+  return SetKatibCondition(ctx.trial.status.conditions, type, status, reason, message, ctx.now);
+}
+
+constexpr std::string_view kMetricsVolume = "metrics-volume";  // upstream's name
+
+std::string Dirname(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
+}
+
+// Adds the trial's labels, owner and KATIB_TRIAL_NAME to every container
+// named primaryContainerName, in every pod template of the job; with a File
+// collector, also the volume its metrics file is written to.
+void AddToPodTemplate(const api::Trial& trial, const MetricsFile& file, api::Json& pod_template) {
+  api::Json& labels = pod_template["metadata"]["labels"];
+  for (const auto& [key, value] : trial.metadata.labels) labels[key] = value;
+  labels[std::string(api::kTrialLabel)] = trial.metadata.name;
+  api::Json& containers = pod_template["spec"]["containers"];
+  if (!containers.is_array()) return;
+  for (api::Json& c : containers) {
+    if (c.value("name", "") != trial.spec.primary_container_name) continue;
+    api::Json& env = c["env"];
+    if (!env.is_array()) env = api::Json::array();
+    env.push_back({{"name", kTrialNameEnv}, {"value", trial.metadata.name}});
+    if (file.host_path.empty()) continue;
+    api::Json& mounts = c["volumeMounts"];
+    if (!mounts.is_array()) mounts = api::Json::array();
+    mounts.push_back({{"name", kMetricsVolume}, {"mountPath", Dirname(file.container_path)}});
+  }
+  if (file.host_path.empty()) return;
+  api::Json& volumes = pod_template["spec"]["volumes"];
+  if (!volumes.is_array()) volumes = api::Json::array();
+  volumes.push_back(
+      {{"name", kMetricsVolume},
+       {"hostPath", {{"path", Dirname(file.host_path)}, {"type", "DirectoryOrCreate"}}}});
+}
+
+api::Json BuildJob(const api::Trial& trial, const std::string& metrics_dir) {
+  MetricsFile file = MetricsFileOf(trial, metrics_dir);
+  api::Json job = trial.spec.run_spec;
+  api::Json& meta = job["metadata"];
+  meta["name"] = trial.metadata.name;
+  meta["namespace"] = trial.metadata.namespace_;
+  for (const auto& [key, value] : trial.metadata.labels) meta["labels"][key] = value;
+  meta["labels"][std::string(api::kTrialLabel)] = trial.metadata.name;
+  meta["ownerReferences"] = api::Json::array({{{"apiVersion", api::kKatibGroupVersion},
+                                               {"kind", "Trial"},
+                                               {"name", trial.metadata.name},
+                                               {"uid", trial.metadata.uid},
+                                               {"controller", true},
+                                               {"blockOwnerDeletion", true}}});
+  api::Json& spec = job["spec"];
+  if (spec.contains("template")) AddToPodTemplate(trial, file, spec["template"]);
+  for (auto& [field, value] : spec.items()) {
+    if (!field.ends_with("ReplicaSpecs") || !value.is_object()) continue;
+    for (auto& [type, replica] : value.items()) AddToPodTemplate(trial, file, replica["template"]);
+  }
+  return job;
+}
+
+// The trial's metrics: min, max and latest of each, over the rows collected.
+Result<api::Observation> ObservationOf(const Context& ctx) {
+  ASSIGN_OR_RETURN(std::vector<store::ObservationRow> rows,
+                   ctx.options.observations->ListObservations(TrialId(ctx.trial)));
+  api::Observation observation;
+  const api::ObjectiveSpec objective = ctx.trial.spec.objective.value_or(api::ObjectiveSpec{});
+  std::vector<std::string> names = {objective.objective_metric_name};
+  names.insert(names.end(), objective.additional_metric_names.begin(),
+               objective.additional_metric_names.end());
+  for (const std::string& name : names) {
+    std::vector<tune::TimedSample> samples;
+    for (const store::ObservationRow& row : rows) {
+      if (row.metric == name) samples.push_back({row.metric, row.value, row.time_us});
+    }
+    tune::MetricSummary s = tune::Summarize(name, samples);
+    observation.metrics.push_back({.name = name, .min = s.min, .max = s.max, .latest = s.latest});
+  }
+  return observation;
+}
+
+std::string WithJob(std::string_view base, std::string_view what, const std::string& value) {
+  return value.empty() ? std::string(base) : fmt::format("{}. Job {}: {}", base, what, value);
+}
+
+Status RecordTrialEvent(Context& ctx, const std::string& type, const std::string& reason,
+                        const std::string& message) {
+  return RecordEvent(*ctx.options.store, *ctx.options.clock,
+                     {std::string(api::kKatibGroupVersion), "Trial", &ctx.trial.metadata}, type,
+                     reason, message);
+}
+
+// Reads the job's outcome into the trial's conditions.
+Status FollowJob(Context& ctx, const api::Json& job) {
+  ASSIGN_OR_RETURN(api::Observation observation, ObservationOf(ctx));
+  ctx.trial.status.observation = std::move(observation);
+  api::ConditionMatch failed = api::EvaluateJobCondition(job, ctx.trial.spec.failure_condition);
+  if (failed.matched) {
+    if (SetCondition(ctx, "Failed", "True", WithJob("TrialFailed", "reason", failed.reason),
+                     WithJob("Trial has failed", "message", failed.message))) {
+      RETURN_IF_ERROR(RecordTrialEvent(ctx, "Normal", "JobFailed", "Job has failed"));
+    }
+    SetCondition(ctx, "Running", "False", "TrialFailed", "Trial has failed");
+    return OkStatus();
+  }
+  api::ConditionMatch succeeded = api::EvaluateJobCondition(job, ctx.trial.spec.success_condition);
+  if (!succeeded.matched) {
+    if (SetCondition(ctx, "Running", "True", "TrialRunning", "Trial is running")) {
+      RETURN_IF_ERROR(RecordTrialEvent(ctx, "Normal", "JobRunning", "Job is running"));
+    }
+    return OkStatus();
+  }
+  const api::ObjectiveSpec objective = ctx.trial.spec.objective.value_or(api::ObjectiveSpec{});
+  SetCondition(ctx, "Running", "False", "TrialSucceeded", "Trial has succeeded");
+  if (ObjectiveOf(objective, ctx.trial.status.observation)) {
+    SetCondition(ctx, "Succeeded", "True", WithJob("TrialSucceeded", "reason", succeeded.reason),
+                 WithJob("Trial has succeeded", "message", succeeded.message));
+    return RecordTrialEvent(ctx, "Normal", "JobSucceeded", "Job has succeeded");
+  }
+  SetCondition(ctx, "MetricsUnavailable", "True", "MetricsUnavailable",
+               fmt::format("Metrics are not available: no value of {} was reported",
+                           objective.objective_metric_name));
+  return RecordTrialEvent(ctx, "Warning", "MetricsUnavailable", "Metrics are not available");
+}
+
+bool JobFinished(const api::Json& job) {
+  for (const api::Json& c :
+       job.value("status", api::Json::object()).value("conditions", api::Json::array())) {
+    std::string type = c.value("type", "");
+    if ((type == "Complete" || type == "Succeeded" || type == "Failed") &&
+        c.value("status", "") == "True") {
+      return true;
+    }
+  }
+  return false;
+}
+
+// A finished trial keeps no running job: the job is deleted unless the
+// template retains it, in which case an unfinished one is suspended.
+Status SettleJob(Context& ctx, const store::ObjectKey& job_key) {
+  Result<api::Json> job = ctx.options.store->Get(job_key);
+  if (job.status().code() == StatusCode::kNotFound) return OkStatus();
+  RETURN_IF_ERROR(job.status());
+  if (!ctx.trial.spec.retain_run.value_or(false)) {
+    RETURN_IF_ERROR(DeleteIfPresent(*ctx.options.store, job_key));
+    return RecordTrialEvent(ctx, "Normal", "JobDeleted", "Job is deleted");
+  }
+  if (JobFinished(*job)) return OkStatus();
+  api::Json& spec = (*job)["spec"];
+  bool changed = false;
+  if (job_key.kind == "Job") {
+    changed = !spec.value("suspend", false);
+    spec["suspend"] = true;
+  } else {
+    changed = !spec["runPolicy"].value("suspend", false);
+    spec["runPolicy"]["suspend"] = true;
+  }
+  if (!changed) return OkStatus();
+  return ctx.options.store->Update(*job).status();
+}
+
+Status WriteStatus(Context& ctx) {
+  api::Json status = api::Encode(ctx.trial.status);
+  if (ctx.stored.value("status", api::Json::object()) == status) return OkStatus();
+  ctx.stored["status"] = std::move(status);
+  return ctx.options.store->UpdateStatus(ctx.stored).status();
+}
+
+// The trial is gone: so are its job, its events and its metrics.
+Status ForgetTrial(const TrialReconcilerOptions& options, const store::ObjectKey& key) {
+  std::vector<std::string> kinds = api::SupportedKindNames();
+  kinds.push_back("Job");
+  for (const std::string& kind : kinds) {
+    Result<api::Json> job = options.store->Get({kind, key.namespace_, key.name});
+    if (!job.ok()) continue;
+    for (const api::Json& owner : (*job)["metadata"].value("ownerReferences", api::Json::array())) {
+      if (owner.value("kind", "") == "Trial" && owner.value("name", "") == key.name) {
+        RETURN_IF_ERROR(DeleteIfPresent(*options.store, {kind, key.namespace_, key.name}));
+      }
+    }
+  }
+  RETURN_IF_ERROR(DeleteEventsOf(*options.store, key));
+  return options.observations->DeleteObservations(key.namespace_ + "/" + key.name);
+}
+
+}  // namespace
+
+MetricsFile MetricsFileOf(const api::Trial& trial, const std::string& metrics_dir) {
+  const api::MetricsCollectorSpec mc =
+      trial.spec.metrics_collector.value_or(api::MetricsCollectorSpec{});
+  if (!mc.collector || mc.collector->kind != "File" || !mc.source || !mc.source->file_system_path) {
+    return {};
+  }
+  const std::string& path = mc.source->file_system_path->path;
+  std::string name = path.substr(path.rfind('/') + 1);
+  return {.container_path = path,
+          .host_path = fmt::format("{}/{}/{}/{}", metrics_dir, trial.metadata.namespace_,
+                                   trial.metadata.name, name)};
+}
+
+store::ObjectKey TrialJobKey(const api::Trial& trial) {
+  return {trial.spec.run_spec.value("kind", ""), trial.metadata.namespace_, trial.metadata.name};
+}
+
+Result<ReconcileResult> TrialReconciler::Reconcile(const store::ObjectKey& key) {
+  Result<api::Json> stored = options_.store->Get(key);
+  if (stored.status().code() == StatusCode::kNotFound) {
+    RETURN_IF_ERROR(ForgetTrial(options_, key));
+    return ReconcileResult{};
+  }
+  RETURN_IF_ERROR(stored.status());
+  api::DecodeResult decoded = api::DecodeObject(*stored);
+  auto* trial = decoded.object ? std::get_if<api::Trial>(&*decoded.object) : nullptr;
+  if (trial == nullptr || !decoded.errors.empty()) {
+    return InvalidArgumentError(fmt::format("{} cannot be decoded", key.ToString()));
+  }
+  Context ctx{options_, *std::move(stored), std::move(*trial), options_.clock->Now()};
+  store::ObjectKey job_key = TrialJobKey(ctx.trial);
+  if (IsFinished(PhaseOf(ctx.trial))) {
+    // Stopped by the experiment (early, or at its end): what was collected
+    // until then is its observation.
+    ASSIGN_OR_RETURN(api::Observation observation, ObservationOf(ctx));
+    ctx.trial.status.observation = std::move(observation);
+    RETURN_IF_ERROR(SettleJob(ctx, job_key));
+    RETURN_IF_ERROR(WriteStatus(ctx));
+    return ReconcileResult{};
+  }
+  if (ctx.trial.status.start_time.empty()) ctx.trial.status.start_time = FormatRfc3339(ctx.now);
+  Result<api::Json> job = options_.store->Get(job_key);
+  if (job.status().code() == StatusCode::kNotFound) {
+    RETURN_IF_ERROR(options_.store->Create(BuildJob(ctx.trial, options_.metrics_dir)).status());
+    SetCondition(ctx, "Created", "True", "TrialCreated", "Trial is created");
+    RETURN_IF_ERROR(RecordTrialEvent(ctx, "Normal", "JobCreated", "Job is created"));
+    RETURN_IF_ERROR(WriteStatus(ctx));
+    return ReconcileResult{.requeue_after = options_.poll};
+  }
+  RETURN_IF_ERROR(job.status());
+  RETURN_IF_ERROR(FollowJob(ctx, *job));
+  bool finished = IsFinished(PhaseOf(ctx.trial));
+  if (finished) {
+    ctx.trial.status.completion_time = FormatRfc3339(ctx.now);
+    RETURN_IF_ERROR(SettleJob(ctx, job_key));
+  }
+  RETURN_IF_ERROR(WriteStatus(ctx));
+  if (finished) return ReconcileResult{};
+  return ReconcileResult{.requeue_after = options_.poll};
+}
+
+}  // namespace trainyard::controller

@@ -1,0 +1,60 @@
+// The Katib Trial controller: a trial runs one job, built from its runSpec,
+// and its conditions follow the job's (the template's success and failure
+// conditions, GJSON on the job as upstream) and the metrics collected for
+// it. Level-triggered, like the job controllers.
+//
+// Upstream's lifecycle, with its defects fixed:
+//  - a trial the experiment stops (early stopping, experiment over) has its
+//    job stopped at once, and is marked Killed when the experiment ended
+//    (upstream defines Killed and never sets it; running trials outlived
+//    their experiment, #2061);
+//  - a job that succeeds with no objective metric makes the trial
+//    MetricsUnavailable at once: metrics are collected while the job runs,
+//    and to the end of its output before its success is read, so there is
+//    nothing to wait for (upstream requeues every second until logs appear).
+#pragma once
+
+#include "api/katib.h"
+#include "common/clock.h"
+#include "controller/job_reconciler.h"
+#include "store/object_store.h"
+#include "store/observation_log.h"
+
+namespace trainyard::controller {
+
+inline constexpr std::string_view kTrialNameEnv = "KATIB_TRIAL_NAME";
+
+struct TrialReconcilerOptions {
+  store::ObjectStore* store = nullptr;
+  store::ObservationLog* observations = nullptr;
+  const Clock* clock = nullptr;
+  // Where File collectors' metrics files live: the directory the file's
+  // path names in the container is `<metrics_dir>/<namespace>/<trial>` on
+  // this machine (a hostPath volume, as Katib mounts an emptyDir there).
+  std::string metrics_dir;
+  // How often a running trial is looked at again (its metrics may have
+  // grown): the bound on how late early stopping can act.
+  Duration poll = std::chrono::milliseconds(250);
+};
+
+class TrialReconciler {
+ public:
+  explicit TrialReconciler(TrialReconcilerOptions options) : options_(std::move(options)) {}
+  Result<ReconcileResult> Reconcile(const store::ObjectKey& trial_key);
+
+ private:
+  TrialReconcilerOptions options_;
+};
+
+// The job a trial runs: its kind from the runSpec, its name the trial's.
+store::ObjectKey TrialJobKey(const api::Trial& trial);
+
+// The metrics file of a trial whose collector is File: its path in the
+// container, and where that is on this machine. Empty for other kinds.
+struct MetricsFile {
+  std::string container_path;
+  std::string host_path;
+};
+MetricsFile MetricsFileOf(const api::Trial& trial, const std::string& metrics_dir);
+
+}  // namespace trainyard::controller

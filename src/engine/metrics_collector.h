@@ -1,0 +1,47 @@
+// Collects Katib metrics while trials run: reads what each running trial's
+// primary containers printed (StdOut) or wrote to their metrics file (File)
+// since the last read, parses it as Katib's collectors do, and appends the
+// values to the trial's observation log with the new read offset, in the
+// engine's write group. The engine calls it right before reconciling a
+// trial, so the trial controller always sees every value printed so far
+// (and, once the job has finished, every value it printed at all).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "api/katib.h"
+#include "common/clock.h"
+#include "node/node_agent.h"
+#include "store/sqlite_store.h"
+#include "tune/metrics.h"
+
+namespace trainyard::engine {
+
+struct MetricsCollectorOptions {
+  store::SqliteStore* store = nullptr;
+  const node::NodeAgent* node = nullptr;
+  const Clock* clock = nullptr;
+  std::string metrics_dir;  // as controller::TrialReconcilerOptions::metrics_dir
+};
+
+class MetricsCollector {
+ public:
+  explicit MetricsCollector(MetricsCollectorOptions options) : options_(std::move(options)) {}
+
+  // Reads the trial's new output into its observation log. A finished or
+  // Push trial reads nothing.
+  Status Collect(const store::ObjectKey& trial_key);
+
+ private:
+  Result<const tune::MetricsParser*> ParserFor(const api::Trial& trial);
+  // Reads `path` from the recorded offset and appends what it holds.
+  Status ReadSource(const api::Trial& trial, const tune::MetricsParser& parser,
+                    const std::string& path);
+
+  MetricsCollectorOptions options_;
+  std::map<std::string, std::unique_ptr<tune::MetricsParser>> parsers_;  // by trial uid
+};
+
+}  // namespace trainyard::engine

@@ -1,0 +1,71 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "store/sqlite_store.h"
+
+namespace trainyard::store {
+namespace {
+
+std::vector<ObservationRow> Rows(std::initializer_list<std::pair<const char*, const char*>> rows) {
+  std::vector<ObservationRow> out;
+  int64_t t = 1;
+  for (const auto& [metric, value] : rows)
+    out.push_back({.time_us = t++, .metric = metric, .value = value});
+  return out;
+}
+
+TEST(ObservationLogTest, KeepsEachTrialsRowsInOrder) {
+  auto store = SqliteStore::Open({});
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE(
+      (*store)->AppendObservations("ns/a", Rows({{"loss", "0.5"}, {"acc", "0.7"}}), "", 0).ok());
+  ASSERT_TRUE((*store)->AppendObservations("ns/b", Rows({{"loss", "0.9"}}), "", 0).ok());
+  ASSERT_TRUE((*store)->AppendObservations("ns/a", Rows({{"loss", "0.25"}}), "", 0).ok());
+  auto a = (*store)->ListObservations("ns/a");
+  ASSERT_TRUE(a.ok());
+  ASSERT_EQ(a->size(), 3u);
+  EXPECT_EQ((*a)[0].value, "0.5");
+  EXPECT_EQ((*a)[1].metric, "acc");
+  EXPECT_EQ((*a)[2].value, "0.25");
+  EXPECT_EQ((*store)->ListObservations("ns/b")->size(), 1u);
+  EXPECT_TRUE((*store)->ListObservations("ns/none")->empty());
+  ASSERT_TRUE((*store)->AppendObservations("ns/a", {}, "/logs/a.log", 120).ok());
+  EXPECT_EQ(*(*store)->ObservationsReadTo("/logs/a.log"), 120);
+  EXPECT_EQ(*(*store)->ObservationsReadTo("/logs/b.log"), 0);
+  ASSERT_TRUE((*store)->DeleteObservations("ns/a").ok());
+  EXPECT_EQ(*(*store)->ObservationsReadTo("/logs/a.log"), 0);
+  EXPECT_TRUE((*store)->ListObservations("ns/a")->empty());
+  EXPECT_EQ((*store)->ListObservations("ns/b")->size(), 1u);
+}
+
+TEST(ObservationLogTest, RowsSurviveReopeningAndCommitWithTheGroup) {
+  std::filesystem::path path = std::filesystem::temp_directory_path() /
+                               ("trainyard-observations-" + std::to_string(getpid()) + ".db");
+  std::filesystem::remove(path);
+  {
+    auto store = SqliteStore::Open({.path = path.string()});
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE((*store)->AppendObservations("ns/t", Rows({{"loss", "1"}}), "", 0).ok());
+    ASSERT_TRUE((*store)->BeginGroup().ok());
+    ASSERT_TRUE((*store)->AppendObservations("ns/t", Rows({{"loss", "2"}}), "/logs/t.log", 7).ok());
+    // Visible inside the group before it commits.
+    EXPECT_EQ((*store)->ListObservations("ns/t")->size(), 2u);
+    ASSERT_TRUE((*store)->CommitGroup().ok());
+  }
+  auto reopened = SqliteStore::Open({.path = path.string()});
+  ASSERT_TRUE(reopened.ok());
+  auto rows = (*reopened)->ListObservations("ns/t");
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[1].value, "2");
+  EXPECT_EQ(*(*reopened)->ObservationsReadTo("/logs/t.log"), 7);
+  reopened->reset();
+  std::filesystem::remove(path);
+  std::filesystem::remove(path.string() + "-wal");
+  std::filesystem::remove(path.string() + "-shm");
+}
+
+}  // namespace
+}  // namespace trainyard::store
