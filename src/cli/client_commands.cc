@@ -242,6 +242,10 @@ int RunDescribe(const ClientCommand& command, const std::string& kind, const std
                            api::StringAt(o["metadata"], "creationTimestamp"));
   if (r->kind == "Experiment" || r->kind == "Trial") {
     PrintKatibDescription(o, std::cout);
+    if (r->kind == "Trial") {
+      Result<ApiAnswer> log = api.Get(ObjectPath(*r, ns, name) + "/observations");
+      if (log.ok() && log->ok()) PrintObservationLog(log->body, 20, std::cout);
+    }
     if (r->kind == "Experiment") {
       PrintSection("Trials", api.Get(CollectionPath(*server::ResourceOfKind("Trial"), ns) +
                                          "?labelSelector=katib.kubeflow.org%2Fexperiment%3D" + name,

@@ -87,4 +87,20 @@ void PrintKatibDescription(const api::Json& object, std::ostream& out) {
   if (const auto* t = std::get_if<api::Trial>(&*decoded.object)) PrintTrial(*t, out);
 }
 
+void PrintObservationLog(const api::Json& log, size_t limit, std::ostream& out) {
+  const api::Json rows = api::ArrayAt(log, "metricLogs");
+  if (rows.empty()) {
+    out << "Metrics: <none>\n";
+    return;
+  }
+  out << "Metrics:\n";
+  size_t first = rows.size() > limit ? rows.size() - limit : 0;
+  if (first > 0) out << fmt::format("  ({} earlier values not shown)\n", first);
+  for (size_t k = first; k < rows.size(); ++k) {
+    const api::Json& metric = rows[k].value("metric", api::Json::object());
+    out << fmt::format("  {}  {}={}\n", api::StringAt(rows[k], "timeStamp"),
+                       api::StringAt(metric, "name"), api::StringAt(metric, "value"));
+  }
+}
+
 }  // namespace trainyard::cli

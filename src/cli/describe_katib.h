@@ -11,4 +11,8 @@ namespace trainyard::cli {
 
 void PrintKatibDescription(const api::Json& object, std::ostream& out);
 
+// A trial's observation log (GET .../trials/NAME/observations): its last
+// `limit` values, one per line, saying how many earlier ones were left out.
+void PrintObservationLog(const api::Json& log, size_t limit, std::ostream& out);
+
 }  // namespace trainyard::cli

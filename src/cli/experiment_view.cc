@@ -8,6 +8,7 @@
 #include "common/strings.h"
 #include "controller/experiment_trials.h"
 #include "controller/katib_status.h"
+#include "tune/metrics.h"
 
 namespace trainyard::cli {
 namespace {
@@ -60,6 +61,15 @@ std::string ObjectiveText(const api::ObjectiveSpec& objective,
   return value ? fmt::format("{:.6g}", *value) : "-";
 }
 
+// A double assignment at 4 significant digits, so the columns stay narrow;
+// ints, list values and short numbers as assigned. (The exact value is in
+// the Trial, and in the optimal trial printed at the end.)
+std::string ShortValue(const api::ParameterSpec& p, const std::string& value) {
+  if (p.parameter_type != "double" || value.size() <= 8) return value;
+  std::optional<double> number = tune::ParseMetricValue(value);
+  return number ? fmt::format("{:.4g}", *number) : value;
+}
+
 std::string Pad(const std::string& text, size_t width) {
   return text.size() >= width ? text + " " : text + std::string(width - text.size() + 1, ' ');
 }
@@ -85,7 +95,7 @@ void ExperimentView::PrintRow(const api::Trial& trial) {
     for (const api::ParameterAssignment& a : trial.spec.parameter_assignments) {
       if (a.name == p.name) value = a.value;
     }
-    line += Pad(value, std::max(kMinWidth, p.name.size()));
+    line += Pad(ShortValue(p, value), std::max(kMinWidth, p.name.size()));
   }
   line += ObjectiveText(*experiment_.spec.objective, trial.status.observation);
   fmt::print(out_, "{}\n", line);

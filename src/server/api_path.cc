@@ -65,7 +65,8 @@ Result<ApiTarget> ParseApiPath(std::string_view path) {
   if (rest.size() == 3) {
     target.subresource = rest[2];
     bool known = (rest[2] == "status" && target.resource->has_status) ||
-                 (rest[2] == "log" && target.resource->has_log);
+                 (rest[2] == "log" && target.resource->has_log) ||
+                 (rest[2] == "observations" && target.resource->kind == "Trial");
     if (!known) return not_found();
   }
   return target;

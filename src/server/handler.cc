@@ -142,6 +142,9 @@ ApiResponse ApiHandler::Dispatch(const ApiRequest& request) {
   if (target->subresource == "log") {
     return m == "GET" ? Logs(*target, request) : not_allowed();
   }
+  if (target->subresource == "observations") {
+    return m == "GET" ? Observations(*target) : not_allowed();
+  }
   if (m == "GET") return collection ? List(*target, request) : Read(*target, request);
   if (m == "POST" && collection && target->subresource.empty() && Creatable(r)) {
     return Create(*target, request);

@@ -82,6 +82,7 @@ class ApiHandler {
   ApiResponse List(const ApiTarget& target, const ApiRequest& request);
   ApiResponse Watch(const ApiTarget& target, const ApiRequest& request);
   ApiResponse Logs(const ApiTarget& target, const ApiRequest& request);
+  ApiResponse Observations(const ApiTarget& target);
   ApiResponse Create(const ApiTarget& target, const ApiRequest& request);
   ApiResponse Replace(const ApiTarget& target, const ApiRequest& request);
   ApiResponse Patch(const ApiTarget& target, const ApiRequest& request);

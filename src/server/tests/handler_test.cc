@@ -302,5 +302,41 @@ TEST_F(HandlerTest, LogsShowTheRunAndItsLastLines) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(ObservationsTest, ATrialsMetricsAreListedInOrderAsKatibReturnsThem) {
+  FakeClock clock;
+  FakeBackend backend(clock);
+  ApiHandler handler(backend, clock);
+  ASSERT_TRUE(handler.EnsureDefaultNamespace().ok());
+  auto get = [&](const std::string& path, const std::string& method = "GET") {
+    return handler.Handle({.method = method, .path = path});
+  };
+  const std::string trials = "/apis/kubeflow.org/v1beta1/namespaces/default/trials";
+  EXPECT_EQ(get(trials + "/t1/observations").code, 404);  // no such trial
+  ASSERT_TRUE(backend.store()
+                  .Create({{"apiVersion", "kubeflow.org/v1beta1"},
+                           {"kind", "Trial"},
+                           {"metadata", {{"name", "t1"}, {"namespace", "default"}}}})
+                  .ok());
+  EXPECT_EQ(api::Json::parse(get(trials + "/t1/observations").body)["metricLogs"],
+            api::Json::array());
+  ASSERT_TRUE(backend.store()
+                  .AppendObservations(
+                      "default/t1",
+                      {{1704067200'000'000, "loss", "0.5"}, {1704067200'250'000, "loss", "0.25"}},
+                      "", 0)
+                  .ok());
+  ApiResponse r = get(trials + "/t1/observations");
+  ASSERT_EQ(r.code, 200) << r.body;
+  api::Json log = api::Json::parse(r.body);
+  EXPECT_EQ(log["kind"], "ObservationLog");
+  ASSERT_EQ(log["metricLogs"].size(), 2u);
+  EXPECT_EQ(log["metricLogs"][1], api::Json::parse(R"({"timeStamp": "2024-01-01T00:00:00.250000Z",
+                                 "metric": {"name": "loss", "value": "0.25"}})"));
+  EXPECT_EQ(get(trials + "/t1/observations", "DELETE").code, 405);
+  // Only trials have an observation log.
+  EXPECT_EQ(get("/apis/kubeflow.org/v1beta1/namespaces/default/experiments/e/observations").code,
+            404);
+}
+
 }  // namespace
 }  // namespace trainyard::server

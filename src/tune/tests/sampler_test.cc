@@ -78,7 +78,7 @@ TEST_P(EveryAlgorithm, NeverRepeatsAnAssignmentAndStaysInTheSpace) {
   EXPECT_GE(trials.size(), 12u);
   std::set<std::string> keys;
   for (const TrialRecord& t : trials) {
-    EXPECT_TRUE(keys.insert(space.Key(t.point)).second) << "repeated " << space.Key(t.point);
+    EXPECT_TRUE(keys.insert(space.Key(t.point)).second) << "a repeated point";
     for (size_t i = 0; i < space.size(); ++i) {
       EXPECT_EQ(space.Snap(i, t.point[i]), t.point[i]) << space[i].name;
       ASSERT_TRUE(space.Parse(i, space.Format(i, t.point[i])).ok());
