@@ -10,18 +10,10 @@
 #include <vector>
 
 #include "tune/samplers.h"
+#include "tune/tests/test_util.h"
 
 namespace trainyard::tune {
 namespace {
-
-Parameter Double(std::string name, double min, double max,
-                 Distribution distribution = Distribution::kUniform) {
-  return {.name = std::move(name),
-          .type = ParameterType::kDouble,
-          .distribution = distribution,
-          .min = min,
-          .max = max};
-}
 
 std::vector<Parameter> Cube(int dims, double min, double max) {
   std::vector<Parameter> out;
@@ -35,12 +27,6 @@ std::unique_ptr<Sampler> MakeCmaEs(const Space& space, Settings settings, uint64
   Result<std::unique_ptr<Sampler>> sampler = MakeCmaEsSampler(space, options);
   EXPECT_TRUE(sampler.ok()) << sampler.status().ToString();
   return sampler.ok() ? std::move(*sampler) : nullptr;
-}
-
-Space MakeSpace(std::vector<Parameter> parameters) {
-  Result<Space> space = Space::Make(std::move(parameters));
-  EXPECT_TRUE(space.ok()) << space.status().ToString();
-  return std::move(*space);
 }
 
 using Objective = std::function<double(const Point&)>;

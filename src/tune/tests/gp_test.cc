@@ -14,6 +14,7 @@
 #include "tune/gp_model.h"
 #include "tune/normal.h"
 #include "tune/samplers.h"
+#include "tune/tests/test_util.h"
 
 namespace trainyard::tune {
 namespace {
@@ -186,21 +187,6 @@ TEST(AcquisitionTest, PrefersLowMeansAndHighVariances) {
 }
 
 // --- The sampler ------------------------------------------------------------
-
-Parameter Double(std::string name, double min, double max,
-                 Distribution distribution = Distribution::kUniform) {
-  return {.name = std::move(name),
-          .type = ParameterType::kDouble,
-          .distribution = distribution,
-          .min = min,
-          .max = max};
-}
-
-Space MakeSpace(std::vector<Parameter> parameters) {
-  Result<Space> space = Space::Make(std::move(parameters));
-  EXPECT_TRUE(space.ok()) << space.status().ToString();
-  return std::move(*space);
-}
 
 std::unique_ptr<Sampler> MakeGp(const Space& space, Settings settings, uint64_t seed = 1) {
   SamplerOptions options{

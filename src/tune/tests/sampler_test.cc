@@ -12,15 +12,10 @@
 #include <vector>
 
 #include "tune/settings.h"
+#include "tune/tests/test_util.h"
 
 namespace trainyard::tune {
 namespace {
-
-Space MakeSpace(std::vector<Parameter> parameters) {
-  Result<Space> space = Space::Make(std::move(parameters));
-  EXPECT_TRUE(space.ok()) << space.status().ToString();
-  return std::move(*space);
-}
 
 // lr (log; stepped for grid, which needs steps), momentum (stepped), layers
 // (int), optimizer (categorical), epochs (hyperband's resource).

@@ -6,18 +6,10 @@
 #include <map>
 
 #include "tune/normal.h"
+#include "tune/tests/test_util.h"
 
 namespace trainyard::tune {
 namespace {
-
-Parameter Double(std::string name, double min, double max,
-                 Distribution d = Distribution::kUniform) {
-  return {.name = std::move(name),
-          .type = ParameterType::kDouble,
-          .distribution = d,
-          .min = min,
-          .max = max};
-}
 
 TEST(NormalTest, QuantileInvertsCdf) {
   for (double p : {1e-12, 1e-5, 0.01, 0.3, 0.5, 0.77, 0.999, 1 - 1e-9}) {

@@ -8,16 +8,11 @@
 #include <vector>
 
 #include "tune/sampler.h"
+#include "tune/tests/test_util.h"
 #include "tune/tpe_parzen.h"
 
 namespace trainyard::tune {
 namespace {
-
-Space MakeSpace(std::vector<Parameter> parameters) {
-  Result<Space> space = Space::Make(std::move(parameters));
-  EXPECT_TRUE(space.ok()) << space.status().ToString();
-  return std::move(*space);
-}
 
 Space Square(int dims) {
   std::vector<Parameter> parameters;
