@@ -33,21 +33,14 @@ import subprocess
 import sys
 import tempfile
 
+# The same order statistic the anchor reports with; optuna_anchor imports
+# optuna only inside its samplers, so this import needs no Optuna.
+from optuna_anchor import quantile
+
 OPTUNA_LABELS = {"tpe": "Optuna TPE (default)", "multivariate-tpe": "Optuna mv-TPE",
                  "random": "Optuna random", "cmaes": "Optuna CMA-ES"}
 TARGET_WIN_SHARE = 0.8
 TARGET_MS = 1.0
-
-
-def quantile(values, q):
-    """Linear interpolation between order statistics (numpy's default)."""
-    v = sorted(values)
-    if not v:
-        return float("nan")
-    h = (len(v) - 1) * q
-    lo = math.floor(h)
-    hi = min(lo + 1, len(v) - 1)
-    return v[lo] + (h - lo) * (v[hi] - v[lo])
 
 
 def mann_whitney_less(a, b):

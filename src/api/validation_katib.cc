@@ -109,8 +109,8 @@ void ValidateAlgorithm(const ExperimentSpec& spec, const std::optional<tune::Spa
   if (IsNotSupportedAlgorithm(name)) {
     Error(out, FieldError::Invalid(path.Child("algorithmName"), name,
                                    fmt::format("algorithm {} is not supported by trainyard "
-                                               "(neural architecture search and population-based "
-                                               "training are not implemented); use one of: {}",
+                                               "(it runs neither neural architecture search nor "
+                                               "population-based training); use one of: {}",
                                                name, Join(tune::SamplerNames(), ", "))));
     return;
   }
