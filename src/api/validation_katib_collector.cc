@@ -41,12 +41,27 @@ void ValidateFileSource(const MetricsSource& source, ValidationResult& out) {
   }
 }
 
+void ValidateTfEventSource(const MetricsSource& source, ValidationResult& out) {
+  FieldPath path = kCollectorSpec.Child("source");
+  const FileSystemPath* dir = source.file_system_path ? &*source.file_system_path : nullptr;
+  if (dir == nullptr || dir->kind != "Directory" || !dir->path.starts_with("/")) {
+    Error(out, FieldError::Required(path,
+                                    "directory path where tensorflow event files exist is "
+                                    "required by "
+                                    ".spec.metricsCollectorSpec.source.fileSystemPath.path"));
+  }
+  if (dir != nullptr && !dir->format.empty()) {
+    Error(out, FieldError::Invalid(path.Child("fileSystemPath").Child("format"), dir->format,
+                                   "must be empty"));
+  }
+}
+
 // Kinds upstream defines that trainyard does not collect from yet: refused
 // now, rather than accepted and left without metrics.
 void RefuseUnsupported(std::string_view kind, ValidationResult& out) {
   Error(out, FieldError::Invalid(kCollectorSpec.Child("collector").Child("kind"), kind,
                                  fmt::format("trainyard does not collect metrics of kind {} yet; "
-                                             "use StdOut, File or Push",
+                                             "use StdOut, File, TensorFlowEvent or Push",
                                              kind)));
 }
 
@@ -61,7 +76,9 @@ void ValidateMetricsCollector(const ExperimentSpec& spec, ValidationResult& out)
   if (kind == "StdOut" || kind == "Push") return;
   if (kind == "File") {
     ValidateFileSource(source, out);
-  } else if (kind == "TensorFlowEvent" || kind == "PrometheusMetric" || kind == "Custom") {
+  } else if (kind == "TensorFlowEvent") {
+    ValidateTfEventSource(source, out);
+  } else if (kind == "PrometheusMetric" || kind == "Custom") {
     RefuseUnsupported(kind, out);
   } else {
     std::string detail = fmt::format("invalid metrics collector kind: {}", kind);

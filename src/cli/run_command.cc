@@ -8,8 +8,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <thread>
 
 #include "api/pod_object.h"
+#include "cli/engine_backend.h"
 #include "cli/experiment_view.h"
 #include "cli/log_tail.h"
 #include "cli/manifests.h"
@@ -20,6 +22,8 @@
 #include "controller/replica_pod.h"
 #include "engine/engine.h"
 #include "engine/inventory.h"
+#include "server/handler.h"
+#include "server/http_server.h"
 
 namespace trainyard::cli {
 namespace {
@@ -172,6 +176,42 @@ bool IsExperiment(const api::Object& object) {
   return std::holds_alternative<api::Experiment>(object);
 }
 
+bool PushesMetrics(const api::Object& object) {
+  const auto* experiment = std::get_if<api::Experiment>(&object);
+  if (experiment == nullptr) return false;
+  const auto& mc = experiment->spec.metrics_collector_spec;
+  return mc && mc->collector && mc->collector->kind == "Push";
+}
+
+// The API on loopback, while `run` runs, for trials whose code pushes its
+// metrics (the Push collector): `trainyard server` serves it anyway.
+class PushEndpoint {
+ public:
+  explicit PushEndpoint(engine::Engine& engine)
+      : backend_(engine, FormatRfc3339(RealClock::Get().Now())),
+        handler_(backend_, RealClock::Get()),
+        http_(handler_, {.address = "127.0.0.1", .port = 0}) {}
+  ~PushEndpoint() {
+    if (!serving_.joinable()) return;
+    http_.Stop();
+    serving_.join();
+  }
+
+  Status Start(engine::Engine& engine) {
+    ASSIGN_OR_RETURN(int port, http_.Bind());
+    signal(SIGPIPE, SIG_IGN);  // a trial gone mid-answer is the write's error, not ours
+    engine.SetApi(fmt::format("http://127.0.0.1:{}", port));
+    serving_ = std::thread([this] { http_.Serve(); });
+    return OkStatus();
+  }
+
+ private:
+  EngineBackend backend_;
+  server::ApiHandler handler_;
+  server::HttpServer http_;
+  std::thread serving_;
+};
+
 // What `run` waits for: jobs and experiments. Their trials' jobs are the
 // experiments' business.
 bool IsRunnable(const api::Object& object) { return api::IsJob(object) || IsExperiment(object); }
@@ -212,6 +252,15 @@ int RunRun(const RunOptions& options) {
   engine::Engine& engine = **created;
   if (!engine.machine().gpu_note.empty())
     std::cerr << "warning: " << engine.machine().gpu_note << '\n';
+  std::optional<PushEndpoint> push;
+  if (std::any_of(loaded.objects.begin(), loaded.objects.end(),
+                  [](const auto& o) { return PushesMetrics(*o.checked.object); })) {
+    push.emplace(engine);
+    if (Status started = push->Start(engine); !started.ok()) {
+      std::cerr << "trainyard run: cannot serve pushed metrics: " << started.message() << '\n';
+      return 1;
+    }
+  }
   std::vector<JobView> jobs;
   std::vector<ExperimentView> experiments;
   // ConfigMaps and queues go first, so that no replica starts before what

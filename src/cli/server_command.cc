@@ -10,10 +10,10 @@
 #include <iostream>
 #include <thread>
 
+#include "cli/engine_backend.h"
 #include "cli/run_command.h"
 #include "engine/engine.h"
 #include "engine/inventory.h"
-#include "runtime/local/log_file.h"
 #include "server/auth.h"
 #include "server/handler.h"
 #include "server/http_server.h"
@@ -29,54 +29,6 @@ std::atomic<engine::Engine*> g_engine{nullptr};
 void OnSignal(int) {
   if (engine::Engine* e = g_engine.load()) e->RequestStop();
 }
-
-// The engine as the API's backend.
-class EngineBackend final : public server::Backend {
- public:
-  EngineBackend(engine::Engine& engine, std::string started)
-      : engine_(engine), started_(std::move(started)) {}
-
-  store::SqliteStore& store() override { return engine_.store(); }
-  Result<api::Json> Execute(Write write) override { return engine_.Execute(std::move(write)); }
-
-  // Each node as a kubelet would report it: Ready, its allocatable, this
-  // machine's address (every pod runs here, whichever node it is bound to).
-  std::vector<api::Json> Nodes() const override {
-    std::vector<api::Json> out;
-    for (const scheduler::Node& node : engine_.nodes()) {
-      api::Json doc = engine::NodeDocument(node);
-      api::Json& meta = doc["metadata"];
-      meta["uid"] = "node-" + node.name;
-      meta["resourceVersion"] = "0";
-      meta["creationTimestamp"] = started_;
-      api::Json& status = doc["status"];
-      status["conditions"] = {{{"type", "Ready"},
-                               {"status", "True"},
-                               {"reason", "TrainyardReady"},
-                               {"message", "trainyard runs this node's pods on this machine"},
-                               {"lastTransitionTime", started_}}};
-      status["addresses"] = {{{"type", "InternalIP"}, {"address", "127.0.0.1"}},
-                             {{"type", "Hostname"}, {"address", node.name}}};
-      status["nodeInfo"] = {{"kubeletVersion", "v1.29.0-trainyard"},
-                            {"operatingSystem", "linux"},
-                            {"architecture", "amd64"},
-                            {"containerRuntimeVersion", "trainyard://local-processes"}};
-      out.push_back(std::move(doc));
-    }
-    return out;
-  }
-
-  Result<LogRun> Log(const std::string& namespace_, const std::string& pod,
-                     const std::string& container, bool previous) const override {
-    std::string path = engine_.node().LogPath(namespace_, pod, container);
-    ASSIGN_OR_RETURN(runtime::LogSpan span, runtime::RunSpan(path, previous));
-    return LogRun{.path = path, .begin = span.begin, .end = span.end};
-  }
-
- private:
-  engine::Engine& engine_;
-  std::string started_;
-};
 
 // A kubeconfig naming this server, written whole or not at all, readable
 // only by its owner when it holds a token.
@@ -200,6 +152,10 @@ int RunServer(const ServerOptions& options) {
     std::cerr << "trainyard server: " << port.status().message() << '\n';
     return 1;
   }
+  std::string url =
+      fmt::format("{}://{}:{}", options.tls_cert.empty() ? "http" : "https",
+                  options.address == "0.0.0.0" ? "127.0.0.1" : options.address, *port);
+  engine.SetApi(url, options.tls_cert);
   g_engine = &engine;
   struct sigaction action {};
   action.sa_handler = OnSignal;
@@ -212,9 +168,6 @@ int RunServer(const ServerOptions& options) {
   // another thread, which waits for it.
   std::thread setup([&] {
     Status made = handler.EnsureDefaultNamespace();
-    std::string url =
-        fmt::format("{}://{}:{}", options.tls_cert.empty() ? "http" : "https",
-                    options.address == "0.0.0.0" ? "127.0.0.1" : options.address, *port);
     std::string kubeconfig = home + "/kubeconfig";
     std::string token = auth ? auth->AdminToken().value_or("") : "";
     if (made.ok()) made = WriteKubeconfig(kubeconfig, url, options.tls_cert, token);

@@ -36,10 +36,33 @@ std::string Dirname(const std::string& path) {
   return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
 }
 
-// Adds the trial's labels, owner and KATIB_TRIAL_NAME to every container
-// named primaryContainerName, in every pod template of the job; with a File
-// collector, also the volume its metrics file is written to.
-void AddToPodTemplate(const api::Trial& trial, const MetricsFile& file, api::Json& pod_template) {
+using EnvVars = std::vector<std::pair<std::string, std::string>>;
+
+// What the primary container is told: its trial's name, as upstream; for
+// a Push collector, where to push its metrics and the token to push with
+// (the trial's uid, which the API takes for this trial's pushes alone).
+EnvVars TrialEnv(const api::Trial& trial, const TrialReconcilerOptions& options) {
+  EnvVars env = {{std::string(kTrialNameEnv), trial.metadata.name}};
+  const auto& mc = trial.spec.metrics_collector;
+  bool push = mc && mc->collector && mc->collector->kind == "Push";
+  if (!push || options.api_url.empty()) return env;
+  env.emplace_back(kMetricsUrlEnv, fmt::format("{}/apis/{}/namespaces/{}/trials/{}/observations",
+                                               options.api_url, api::kKatibGroupVersion,
+                                               trial.metadata.namespace_, trial.metadata.name));
+  env.emplace_back(kMetricsTokenEnv, trial.metadata.uid);
+  if (!options.api_ca_file.empty()) env.emplace_back(kMetricsCaEnv, options.api_ca_file);
+  return env;
+}
+
+// Adds the trial's labels, owner and environment to every container named
+// primaryContainerName, in every pod template of the job; with a File or
+// TensorFlowEvent collector, also the volume its metrics file or event
+// directory is written to, mounted at the directory that holds it (Katib
+// mounts the event directory itself: its parent is mounted here, because a
+// process sees only the paths it is given translated, and trainers are
+// given the parent, as upstream's TFJob example's --log-path).
+void AddToPodTemplate(const api::Trial& trial, const MetricsFile& file, const EnvVars& trial_env,
+                      api::Json& pod_template) {
   api::Json& labels = pod_template["metadata"]["labels"];
   for (const auto& [key, value] : trial.metadata.labels) labels[key] = value;
   labels[std::string(api::kTrialLabel)] = trial.metadata.name;
@@ -49,7 +72,7 @@ void AddToPodTemplate(const api::Trial& trial, const MetricsFile& file, api::Jso
     if (c.value("name", "") != trial.spec.primary_container_name) continue;
     api::Json& env = c["env"];
     if (!env.is_array()) env = api::Json::array();
-    env.push_back({{"name", kTrialNameEnv}, {"value", trial.metadata.name}});
+    for (const auto& [name, value] : trial_env) env.push_back({{"name", name}, {"value", value}});
     if (file.host_path.empty()) continue;
     api::Json& mounts = c["volumeMounts"];
     if (!mounts.is_array()) mounts = api::Json::array();
@@ -63,8 +86,9 @@ void AddToPodTemplate(const api::Trial& trial, const MetricsFile& file, api::Jso
        {"hostPath", {{"path", Dirname(file.host_path)}, {"type", "DirectoryOrCreate"}}}});
 }
 
-api::Json BuildJob(const api::Trial& trial, const std::string& metrics_dir) {
-  MetricsFile file = MetricsFileOf(trial, metrics_dir);
+api::Json BuildJob(const api::Trial& trial, const TrialReconcilerOptions& options) {
+  MetricsFile file = MetricsFileOf(trial, options.metrics_dir);
+  EnvVars env = TrialEnv(trial, options);
   api::Json job = trial.spec.run_spec;
   api::Json& meta = job["metadata"];
   meta["name"] = trial.metadata.name;
@@ -78,10 +102,11 @@ api::Json BuildJob(const api::Trial& trial, const std::string& metrics_dir) {
                                                {"controller", true},
                                                {"blockOwnerDeletion", true}}});
   api::Json& spec = job["spec"];
-  if (spec.contains("template")) AddToPodTemplate(trial, file, spec["template"]);
+  if (spec.contains("template")) AddToPodTemplate(trial, file, env, spec["template"]);
   for (auto& [field, value] : spec.items()) {
     if (!field.ends_with("ReplicaSpecs") || !value.is_object()) continue;
-    for (auto& [type, replica] : value.items()) AddToPodTemplate(trial, file, replica["template"]);
+    for (auto& [type, replica] : value.items())
+      AddToPodTemplate(trial, file, env, replica["template"]);
   }
   return job;
 }
@@ -215,10 +240,11 @@ Status ForgetTrial(const TrialReconcilerOptions& options, const store::ObjectKey
 MetricsFile MetricsFileOf(const api::Trial& trial, const std::string& metrics_dir) {
   const api::MetricsCollectorSpec mc =
       trial.spec.metrics_collector.value_or(api::MetricsCollectorSpec{});
-  if (!mc.collector || mc.collector->kind != "File" || !mc.source || !mc.source->file_system_path) {
-    return {};
-  }
-  const std::string& path = mc.source->file_system_path->path;
+  bool file = mc.collector && mc.collector->kind == "File";
+  bool tfevent = mc.collector && mc.collector->kind == "TensorFlowEvent";
+  if (!(file || tfevent) || !mc.source || !mc.source->file_system_path) return {};
+  std::string path = mc.source->file_system_path->path;
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
   std::string name = path.substr(path.rfind('/') + 1);
   return {.container_path = path,
           .host_path = fmt::format("{}/{}/{}/{}", metrics_dir, trial.metadata.namespace_,
@@ -255,7 +281,7 @@ Result<ReconcileResult> TrialReconciler::Reconcile(const store::ObjectKey& key) 
   if (ctx.trial.status.start_time.empty()) ctx.trial.status.start_time = FormatRfc3339(ctx.now);
   Result<api::Json> job = options_.store->Get(job_key);
   if (job.status().code() == StatusCode::kNotFound) {
-    RETURN_IF_ERROR(options_.store->Create(BuildJob(ctx.trial, options_.metrics_dir)).status());
+    RETURN_IF_ERROR(options_.store->Create(BuildJob(ctx.trial, options_)).status());
     SetCondition(ctx, "Created", "True", "TrialCreated", "Trial is created");
     RETURN_IF_ERROR(RecordTrialEvent(ctx, "Normal", "JobCreated", "Job is created"));
     RETURN_IF_ERROR(WriteStatus(ctx));

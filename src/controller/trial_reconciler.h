@@ -23,6 +23,11 @@
 namespace trainyard::controller {
 
 inline constexpr std::string_view kTrialNameEnv = "KATIB_TRIAL_NAME";
+// For a Push collector: the URL the trial POSTs its metrics to, the bearer
+// token it sends, and with HTTPS the certificate that URL is served with.
+inline constexpr std::string_view kMetricsUrlEnv = "TRAINYARD_METRICS_URL";
+inline constexpr std::string_view kMetricsTokenEnv = "TRAINYARD_METRICS_TOKEN";
+inline constexpr std::string_view kMetricsCaEnv = "TRAINYARD_METRICS_CA";
 
 struct TrialReconcilerOptions {
   store::ObjectStore* store = nullptr;
@@ -32,6 +37,11 @@ struct TrialReconcilerOptions {
   // path names in the container is `<metrics_dir>/<namespace>/<trial>` on
   // this machine (a hostPath volume, as Katib mounts an emptyDir there).
   std::string metrics_dir;
+  // The API trials push metrics to ("http://127.0.0.1:8080"), and the
+  // certificate it serves HTTPS with; empty: nothing serves it, and Push
+  // trials are told nothing.
+  std::string api_url;
+  std::string api_ca_file;
   // How often a running trial is looked at again (its metrics may have
   // grown): the bound on how late early stopping can act.
   Duration poll = std::chrono::milliseconds(250);
@@ -41,6 +51,11 @@ class TrialReconciler {
  public:
   explicit TrialReconciler(TrialReconcilerOptions options) : options_(std::move(options)) {}
   Result<ReconcileResult> Reconcile(const store::ObjectKey& trial_key);
+  // Where Push trials started from now on push to (TrialReconcilerOptions).
+  void SetApi(std::string url, std::string ca_file) {
+    options_.api_url = std::move(url);
+    options_.api_ca_file = std::move(ca_file);
+  }
 
  private:
   TrialReconcilerOptions options_;
@@ -49,7 +64,8 @@ class TrialReconciler {
 // The job a trial runs: its kind from the runSpec, its name the trial's.
 store::ObjectKey TrialJobKey(const api::Trial& trial);
 
-// The metrics file of a trial whose collector is File: its path in the
+// The metrics file of a trial whose collector is File, or the event
+// directory of one whose collector is TensorFlowEvent: its path in the
 // container, and where that is on this machine. Empty for other kinds.
 struct MetricsFile {
   std::string container_path;

@@ -208,6 +208,10 @@ Status Engine::CommitOpenGroup() {
   return store_->CommitGroup();
 }
 
+void Engine::SetApi(std::string url, std::string ca_file) {
+  trial_reconciler_->SetApi(std::move(url), std::move(ca_file));
+}
+
 Result<api::Json> Engine::Execute(Write write) {
   std::future<Result<api::Json>> answer;
   {

@@ -72,6 +72,10 @@ class Engine {
   using Write = std::function<Result<api::Json>(store::ObjectStore&)>;
   Result<api::Json> Execute(Write write);
 
+  // Where Push trials push their metrics: the API serving this engine
+  // (controller::TrialReconcilerOptions::api_url). Call before Run().
+  void SetApi(std::string url, std::string ca_file = "");
+
   // Runs until `done()` is true after a step, or RequestStop(). `on_step`
   // runs after every step (status lines, logs); it must not block.
   Status Run(const std::function<bool()>& done, const std::function<void()>& on_step);

@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "api/object.h"
 #include "api/pod_object.h"
 #include "controller/katib_status.h"
 #include "controller/trial_reconciler.h"
+#include "tune/tfevents.h"
 
 namespace trainyard::engine {
 namespace {
@@ -114,6 +116,62 @@ Status MetricsCollector::ReadSource(const api::Trial& trial, const tune::Metrics
                                             offset + static_cast<int64_t>(text.size()));
 }
 
+Status MetricsCollector::ReadEventFile(const api::Trial& trial, const std::string& path,
+                                       const std::string& event_dir) {
+  if (corrupt_.contains(path)) return OkStatus();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return OkStatus();
+  in.seekg(0, std::ios::end);
+  int64_t size = in.tellg();
+  ASSIGN_OR_RETURN(int64_t offset, options_.store->ObservationsReadTo(path));
+  if (size < offset) offset = 0;  // the file was replaced: read it again
+  if (size == offset) return OkStatus();
+  std::string data(static_cast<size_t>(std::min(size - offset, kMaxReadBytes)), '\0');
+  in.seekg(offset);
+  in.read(data.data(), static_cast<std::streamsize>(data.size()));
+  tune::TfEventsRead read = tune::ReadTfEvents(data);
+  // A corrupt record would be read and refused at every step: what came
+  // before it counts, nothing after it does (as a TFRecord reader stops).
+  if (read.corrupt) corrupt_.insert(path);
+  if (read.consumed == 0) return OkStatus();
+  std::vector<store::ObservationRow> rows;
+  for (tune::MetricSample& sample :
+       tune::MatchTfScalars(MetricNames(trial), event_dir, read.scalars)) {
+    rows.push_back({.time_us = *sample.timestamp_us,
+                    .metric = std::move(sample.name),
+                    .value = std::move(sample.value)});
+  }
+  return options_.store->AppendObservations(trial.metadata.namespace_ + "/" + trial.metadata.name,
+                                            rows, path,
+                                            offset + static_cast<int64_t>(read.consumed));
+}
+
+Status MetricsCollector::ReadEventDirectory(const api::Trial& trial,
+                                            const controller::MetricsFile& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir.host_path, ec)) return OkStatus();  // nothing written yet
+  std::vector<fs::path> files;
+  for (auto it = fs::recursive_directory_iterator(dir.host_path, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    // TensorFlow, tensorboardX and torch all name their files
+    // events.out.tfevents.<time>.<host>...: anything else is not read.
+    if (it->is_regular_file(ec) &&
+        it->path().filename().string().find("tfevents") != std::string::npos) {
+      files.push_back(it->path());
+    }
+  }
+  std::sort(files.begin(), files.end());  // older files (earlier times) first
+  for (const fs::path& file : files) {
+    // The directory as the container sees it, for Katib's "dir/metric" names.
+    std::string relative = file.parent_path().lexically_relative(dir.host_path).string();
+    std::string event_dir =
+        relative == "." ? dir.container_path : dir.container_path + "/" + relative;
+    RETURN_IF_ERROR(ReadEventFile(trial, file.string(), event_dir));
+  }
+  return OkStatus();
+}
+
 Status MetricsCollector::Collect(const store::ObjectKey& key) {
   Result<api::Json> stored = options_.store->Get(key);
   if (!stored.ok()) return OkStatus();  // the trial controller handles a deleted trial
@@ -125,6 +183,9 @@ Status MetricsCollector::Collect(const store::ObjectKey& key) {
     return OkStatus();
   }
   std::string kind = CollectorKind(*trial);
+  if (kind == "TensorFlowEvent") {
+    return ReadEventDirectory(*trial, controller::MetricsFileOf(*trial, options_.metrics_dir));
+  }
   if (kind != "StdOut" && kind != "File") return OkStatus();
   ASSIGN_OR_RETURN(const tune::MetricsParser* parser, ParserFor(*trial));
   if (kind == "File") {

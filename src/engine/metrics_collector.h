@@ -1,6 +1,7 @@
 // Collects Katib metrics while trials run: reads what each running trial's
-// primary containers printed (StdOut) or wrote to their metrics file (File)
-// since the last read, parses it as Katib's collectors do, and appends the
+// primary containers printed (StdOut), wrote to their metrics file (File)
+// or to event files under their event directory (TensorFlowEvent) since
+// the last read, parses it as Katib's collectors do, and appends the
 // values to the trial's observation log with the new read offset, in the
 // engine's write group. The engine calls it right before reconciling a
 // trial, so the trial controller always sees every value printed so far
@@ -9,10 +10,12 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "api/katib.h"
 #include "common/clock.h"
+#include "controller/trial_reconciler.h"
 #include "node/node_agent.h"
 #include "store/sqlite_store.h"
 #include "tune/metrics.h"
@@ -40,7 +43,14 @@ class MetricsCollector {
   Status ReadSource(const api::Trial& trial, const tune::MetricsParser& parser,
                     const std::string& path);
 
+  // Reads the whole records `path` has gained; `event_dir` is its
+  // directory as the container sees it.
+  Status ReadEventFile(const api::Trial& trial, const std::string& path,
+                       const std::string& event_dir);
+  Status ReadEventDirectory(const api::Trial& trial, const controller::MetricsFile& dir);
+
   MetricsCollectorOptions options_;
+  std::set<std::string> corrupt_;  // event files read up to a corrupt record
   std::map<std::string, std::unique_ptr<tune::MetricsParser>> parsers_;  // by trial uid
 };
 

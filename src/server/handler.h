@@ -83,6 +83,10 @@ class ApiHandler {
   ApiResponse Watch(const ApiTarget& target, const ApiRequest& request);
   ApiResponse Logs(const ApiTarget& target, const ApiRequest& request);
   ApiResponse Observations(const ApiTarget& target);
+  ApiResponse PushObservations(const ApiTarget& target, const ApiRequest& request);
+  // A push to a trial's observations with the trial's uid as its bearer
+  // token: what trials are given, so that their code needs no other.
+  bool IsTrialsOwnPush(const ApiRequest& request) const;
   ApiResponse Create(const ApiTarget& target, const ApiRequest& request);
   ApiResponse Replace(const ApiTarget& target, const ApiRequest& request);
   ApiResponse Patch(const ApiTarget& target, const ApiRequest& request);

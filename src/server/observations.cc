@@ -1,15 +1,25 @@
-// GET .../trials/NAME/observations: a trial's observation log, the metric
-// values collected for it in order, as Katib's GetObservationLog returns
-// them (metricLogs of timeStamp and metric name/value).
+// A trial's observation log over the API:
+//  - GET .../trials/NAME/observations: the metric values collected for it
+//    in order, as Katib's GetObservationLog returns them (metricLogs of
+//    timeStamp and metric name/value);
+//  - POST .../trials/NAME/observations: the Push collector's endpoint, what
+//    Katib's report_metrics does over gRPC: the trial's own code reports
+//    its metrics, and they are durable before the answer.
 #include <fmt/format.h>
 
 #include <chrono>
+#include <variant>
 
+#include "api/object.h"
 #include "server/api_status.h"
 #include "server/handler.h"
+#include "server/handler_internal.h"
+#include "tune/metrics.h"
 
 namespace trainyard::server {
 namespace {
+
+using internal::BadRequest;
 
 // RFC 3339 with microseconds, as Katib's DB manager writes times.
 std::string FormatMicros(int64_t time_us) {
@@ -18,6 +28,137 @@ std::string FormatMicros(int64_t time_us) {
   int64_t micros = ((time_us % 1'000'000) + 1'000'000) % 1'000'000;
   seconds.pop_back();
   return fmt::format("{}.{:06}Z", seconds, micros);
+}
+
+int64_t Micros(TimePoint t) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
+}
+
+// A pushed value: a number, or text that reads as one (Katib keeps text).
+std::optional<std::string> MetricValue(const api::Json& value) {
+  // Shortest text that reads back the same, as the JSON file collector writes.
+  if (value.is_number()) return fmt::format("{}", value.get<double>());
+  if (value.is_string() && tune::ParseMetricValue(value.get<std::string>())) {
+    return value.get<std::string>();
+  }
+  return std::nullopt;
+}
+
+// One metric value; `name_path` and `value_path` say where in the body
+// they were, for errors.
+void AddRow(const FieldPath& name_path, const std::string& name, const FieldPath& value_path,
+            const api::Json& value, std::optional<int64_t> time_us,
+            std::vector<store::ObservationRow>& rows, FieldErrors& errors) {
+  std::optional<std::string> text = MetricValue(value);
+  if (name.empty()) {
+    errors.push_back(FieldError::Required(name_path, "a metric needs a name"));
+  } else if (!text) {
+    errors.push_back(FieldError::InvalidRendered(value_path, value.dump(),
+                                                 "must be a number, or a string that is one"));
+  } else {
+    rows.push_back({.time_us = time_us.value_or(0), .metric = name, .value = std::move(*text)});
+  }
+}
+
+// Katib's ObservationLog shape, as GET answers it:
+//   {"metricLogs": [{"timeStamp": "...", "metric": {"name": "loss", "value": "0.1"}}]}
+void ReadMetricLogs(const api::Json& logs, int64_t now_us, std::vector<store::ObservationRow>& rows,
+                    FieldErrors& errors) {
+  FieldPath path("metricLogs");
+  if (!logs.is_array()) {
+    errors.push_back(FieldError::Invalid(path, "", "must be a list of {timeStamp, metric}"));
+    return;
+  }
+  for (size_t i = 0; i < logs.size(); ++i) {
+    const api::Json& log = logs[i];
+    FieldPath at = path.Index(i);
+    const api::Json* metric = log.is_object() && log.contains("metric") ? &log["metric"] : nullptr;
+    if (metric == nullptr || !metric->is_object()) {
+      errors.push_back(FieldError::Required(at.Child("metric"), "{name, value}"));
+      continue;
+    }
+    std::optional<int64_t> time_us = now_us;
+    if (auto stamp = log.find("timeStamp"); stamp != log.end()) {
+      time_us =
+          stamp->is_string() ? tune::ParseRfc3339Micros(stamp->get<std::string>()) : std::nullopt;
+      if (!time_us) {
+        errors.push_back(FieldError::InvalidRendered(at.Child("timeStamp"), stamp->dump(),
+                                                     "must be an RFC 3339 time"));
+        continue;
+      }
+    }
+    AddRow(at.Child("metric").Child("name"), metric->value("name", ""),
+           at.Child("metric").Child("value"),
+           metric->contains("value") ? (*metric)["value"] : api::Json(), time_us, rows, errors);
+  }
+}
+
+// The rows a push body holds, each stamped with its own time or `now_us`:
+// Katib's ObservationLog shape, or {"metrics": {"loss": 0.1, ...}} as the
+// Katib SDK's report_metrics takes them.
+std::variant<std::vector<store::ObservationRow>, FieldErrors> PushedRows(const api::Json& body,
+                                                                         int64_t now_us) {
+  std::vector<store::ObservationRow> rows;
+  FieldErrors errors;
+  if (body.contains("metricLogs")) {
+    ReadMetricLogs(body["metricLogs"], now_us, rows, errors);
+  } else if (body.contains("metrics") && body["metrics"].is_object()) {
+    for (const auto& [name, value] : body["metrics"].items()) {
+      FieldPath path = FieldPath("metrics").Key(name);
+      AddRow(path, name, path, value, now_us, rows, errors);
+    }
+  } else {
+    errors.push_back(FieldError::Required(
+        FieldPath("metrics"),
+        "send {\"metrics\": {\"<name>\": <value>, ...}} or {\"metricLogs\": "
+        "[{\"timeStamp\": ..., \"metric\": {\"name\": ..., \"value\": ...}}]}"));
+  }
+  if (errors.empty() && rows.empty()) {
+    errors.push_back(FieldError::Required(FieldPath("metrics"), "no metric values were sent"));
+  }
+  if (!errors.empty()) return errors;
+  return rows;
+}
+
+std::string CollectorKind(const api::Trial& trial) {
+  const auto& mc = trial.spec.metrics_collector;
+  return mc && mc->collector ? mc->collector->kind : "StdOut";
+}
+
+// The condition a finished trial ended with; empty while it runs.
+std::string FinishedAs(const api::Trial& trial) {
+  for (const api::KatibCondition& c : trial.status.conditions) {
+    if (c.status == "True" &&
+        (c.type == "Succeeded" || c.type == "Failed" || c.type == "MetricsUnavailable" ||
+         c.type == "EarlyStopped" || c.type == "Killed")) {
+      return c.type;
+    }
+  }
+  return "";
+}
+
+// Why `trial` takes no pushed metrics, if it does not.
+std::optional<ApiError> RefusePush(const api::Trial& trial) {
+  std::string kind = CollectorKind(trial);
+  if (kind != "Push") {
+    return BadRequest(fmt::format(
+        "trial {} collects its metrics with the {} collector; only trials of an experiment "
+        "whose metricsCollectorSpec.collector.kind is Push take pushed metrics",
+        trial.metadata.name, kind));
+  }
+  if (std::string finished = FinishedAs(trial); !finished.empty()) {
+    return MakeApiError(409, "Conflict",
+                        fmt::format("trial {} has finished ({}): its observation log is closed",
+                                    trial.metadata.name, finished));
+  }
+  return std::nullopt;
+}
+
+Result<api::Trial> StoredTrial(const api::Json& doc) {
+  api::DecodeResult decoded = api::DecodeObject(doc);
+  const auto* trial = decoded.object ? std::get_if<api::Trial>(&*decoded.object) : nullptr;
+  if (trial == nullptr) return InternalError("a stored trial does not decode");
+  return *trial;
 }
 
 }  // namespace
@@ -38,6 +179,56 @@ ApiResponse ApiHandler::Observations(const ApiTarget& target) {
                       {"kind", "ObservationLog"},
                       {"metadata", {{"name", target.name}, {"namespace", target.namespace_}}},
                       {"metricLogs", std::move(logs)}});
+}
+
+bool ApiHandler::IsTrialsOwnPush(const ApiRequest& request) const {
+  const std::string prefix = "Bearer ";
+  if (request.method != "POST" || !request.authorization.starts_with(prefix)) return false;
+  Result<ApiTarget> target = ParseApiPath(request.path);
+  if (!target.ok() || target->subresource != "observations") return false;
+  Result<api::Json> trial =
+      backend_.store().Get({target->resource->kind, target->namespace_, target->name});
+  if (!trial.ok()) return false;
+  std::string uid = internal::MetaString(*trial, "uid");
+  std::string_view token = std::string_view(request.authorization).substr(prefix.size());
+  // Compared whole, so that the time taken says nothing of a near guess.
+  unsigned char diff = uid.empty() || token.size() != uid.size() ? 1 : 0;
+  for (size_t i = 0; i < token.size() && i < uid.size(); ++i) diff |= token[i] ^ uid[i];
+  return diff == 0;
+}
+
+ApiResponse ApiHandler::PushObservations(const ApiTarget& target, const ApiRequest& request) {
+  const Resource& r = *target.resource;
+  api::Json body = api::Json::parse(request.body, nullptr, /*allow_exceptions=*/false);
+  if (!body.is_object()) {
+    return ErrorResponse(BadRequest("the request body must be one JSON object"));
+  }
+  auto parsed = PushedRows(body, Micros(clock_.Now()));
+  if (auto* errors = std::get_if<FieldErrors>(&parsed)) {
+    return ErrorResponse(InvalidError(r, target.name, *errors));
+  }
+  const auto& rows = std::get<std::vector<store::ObservationRow>>(parsed);
+  store::ObjectKey key{r.kind, target.namespace_, target.name};
+  std::optional<ApiError> refused;
+  // Checked and appended in one write: the trial cannot finish in between.
+  Result<api::Json> written = backend_.Execute([&](store::ObjectStore& store) -> Result<api::Json> {
+    ASSIGN_OR_RETURN(api::Json doc, store.Get(key));
+    ASSIGN_OR_RETURN(api::Trial trial, StoredTrial(doc));
+    refused = RefusePush(trial);
+    if (refused) return api::Json();
+    RETURN_IF_ERROR(backend_.store().AppendObservations(target.namespace_ + "/" + target.name, rows,
+                                                        /*source=*/"", 0));
+    return api::Json();
+  });
+  if (refused) return ErrorResponse(*refused);
+  if (!written.ok()) return ErrorResponse(ApiErrorOf(written.status(), &r, target.name));
+  return Object(200,
+                {{"apiVersion", "v1"},
+                 {"kind", "Status"},
+                 {"status", "Success"},
+                 {"message", fmt::format("recorded {} metric value{} for trial {}", rows.size(),
+                                         rows.size() == 1 ? "" : "s", target.name)},
+                 {"code", 200}});
 }
 
 }  // namespace trainyard::server

@@ -40,8 +40,8 @@ int64_t DaysFromCivil(int64_t y, int m, int d) {
   return era * 146097 + doe - 719468;
 }
 
-// RFC 3339 as Go's time.RFC3339Nano parses it: "2006-01-02T15:04:05Z",
-// optional fraction of up to nine digits, "Z" or a ±hh:mm offset.
+}  // namespace
+
 std::optional<int64_t> ParseRfc3339Micros(std::string_view s) {
   int year, month, day, hour, minute, second;
   if (!Digits(s, 0, 4, year) || s.size() < 20 || s[4] != '-' || !Digits(s, 5, 2, month) ||
@@ -82,8 +82,6 @@ std::optional<int64_t> ParseRfc3339Micros(std::string_view s) {
       DaysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offset_seconds;
   return seconds * 1'000'000 + micros;
 }
-
-}  // namespace
 
 struct MetricsParser::Impl {
   std::vector<std::string> names;

@@ -59,6 +59,11 @@ class MetricsParser {
   std::unique_ptr<Impl> impl_;
 };
 
+// RFC 3339 as Go's time.RFC3339Nano parses it ("2006-01-02T15:04:05Z",
+// an optional fraction of up to nine digits, "Z" or a ±hh:mm offset), as
+// microseconds since the epoch; nullopt for anything else.
+std::optional<int64_t> ParseRfc3339Micros(std::string_view text);
+
 // Checks one metricsFormat regex as Katib's webhook does (compiles, two
 // top-level groups); the message is Katib's.
 Status ValidateMetricFilter(std::string_view filter);

@@ -57,8 +57,6 @@ const std::map<std::string, std::string>& Refused() {
       {"argo/argo-workflow.yaml", "trainyard cannot run a Workflow as a trial"},
       {"tekton/pipeline-run.yaml", "trainyard cannot run a PipelineRun as a trial"},
       {"kubeflow-trainer/trainjob-pytorch.yaml", "trainyard cannot run a TrainJob as a trial"},
-      {"kubeflow-training-operator/tfjob-mnist-with-summaries.yaml",
-       "does not collect metrics of kind TensorFlowEvent"},
       {"metrics-collector/custom-metrics-collector.yaml",
        "does not collect metrics of kind Custom"},
   };

@@ -30,28 +30,25 @@ for step in range(1, 11):
     time.sleep(0.4)
 )";
 
-// Grid over a list, in its order: 0.9 and 0.85 first (two at a time), then
-// 0.95, which is worse than both at every step and is stopped at step 3,
-// then 0.3, which reaches the goal (its loss falls to 0.1), and 0.7, which
-// still runs when the goal is reached and is killed.
-std::string Experiment(const fs::path& dir) {
-  return R"(apiVersion: kubeflow.org/v1beta1
-kind: Experiment
-metadata: {name: quad}
-spec:
-  objective: {type: minimize, goal: 0.105, objectiveMetricName: loss}
-  algorithm: {algorithmName: grid}
-  earlyStopping:
-    algorithmName: medianstop
-    algorithmSettings:
-      - {name: min_trials_required, value: "2"}
-      - {name: start_step, value: "3"}
-  parallelTrialCount: 2
-  maxTrialCount: 6
+// An experiment that runs `command` once for each x in `xs`, in their
+// order, `parallel` at a time (all when 0), with `spec` (objective,
+// collector, early stopping) added.
+std::string GridOverX(const std::string& name, const std::string& spec,
+                      const std::vector<std::string>& xs, const std::string& command,
+                      size_t parallel = 0) {
+  std::string list;
+  for (const std::string& x : xs) list += (list.empty() ? "\"" : ", \"") + x + "\"";
+  return "apiVersion: kubeflow.org/v1beta1\nkind: Experiment\nmetadata: {name: " + name +
+         "}\nspec:\n" + spec + R"(  algorithm: {algorithmName: grid}
+  parallelTrialCount: )" +
+         std::to_string(parallel == 0 ? xs.size() : parallel) + R"(
+  maxTrialCount: )" +
+         std::to_string(xs.size()) + R"(
   parameters:
     - name: x
       parameterType: categorical
-      feasibleSpace: {list: ["0.9", "0.85", "0.95", "0.3", "0.7", "0.5"]}
+      feasibleSpace: {list: [)" +
+         list + R"(]}
   trialTemplate:
     primaryContainerName: trial
     trialParameters:
@@ -67,10 +64,26 @@ spec:
             containers:
               - name: trial
                 image: python:3
-                command: [python3, )" +
-         (dir / "trial.py").string() + ", \"${trialParameters.x}\", " + (dir / "journal").string() +
-         R"(]
-)";
+                command: )" +
+         command + "\n";
+}
+
+// Grid over a list, in its order: 0.9 and 0.85 first (two at a time), then
+// 0.95, which is worse than both at every step and is stopped at step 3,
+// then 0.3, which reaches the goal (its loss falls to 0.1), and 0.7, which
+// still runs when the goal is reached and is killed.
+std::string Experiment(const fs::path& dir) {
+  return GridOverX("quad", R"(  objective: {type: minimize, goal: 0.105, objectiveMetricName: loss}
+  earlyStopping:
+    algorithmName: medianstop
+    algorithmSettings:
+      - {name: min_trials_required, value: "2"}
+      - {name: start_step, value: "3"}
+)",
+                   {"0.9", "0.85", "0.95", "0.3", "0.7", "0.5"},
+                   "[python3, " + (dir / "trial.py").string() + ", \"${trialParameters.x}\", " +
+                       (dir / "journal").string() + "]",
+                   2);
 }
 
 class TuningE2eTest : public ::testing::Test {
@@ -130,6 +143,94 @@ TEST_F(TuningE2eTest, ParallelTrialsEarlyStoppingAndAGoal) {
   EXPECT_LE(last_step["0.95"], 4) << Read("journal");
   // 0.7 was running when the goal was reached: it was stopped, not finished.
   EXPECT_LT(last_step["0.7"], 10) << Read("journal");
+}
+
+// A trial that pushes its metrics, as the Push collector's users do; what
+// it prints is not read (its "loss=99" would otherwise be the objective).
+constexpr char kPushScript[] = R"(import json, os, sys, urllib.request
+x = float(sys.argv[1])
+def report(**metrics):
+    request = urllib.request.Request(
+        os.environ["TRAINYARD_METRICS_URL"], method="POST",
+        data=json.dumps({"metrics": metrics}).encode(),
+        headers={"Content-Type": "application/json",
+                 "Authorization": "Bearer " + os.environ["TRAINYARD_METRICS_TOKEN"]})
+    urllib.request.urlopen(request, timeout=10).read()
+for step in range(1, 4):
+    print("loss=99", flush=True)
+    report(loss=(x - 0.3) ** 2 + 1.0 / step, step=step)
+)";
+
+TEST_F(TuningE2eTest, TrialsPushTheirMetrics) {
+  std::ofstream(dir_ / "push.py") << kPushScript;
+  std::ofstream(dir_ / "push.yaml")
+      << GridOverX("pushed",
+                   "  objective: {type: minimize, "
+                   "objectiveMetricName: loss}\n"
+                   "  metricsCollectorSpec: {collector: {kind: "
+                   "Push}}\n",
+                   {"0.1", "0.3", "0.6"}, R"([python3, push.py, "${trialParameters.x}"])");
+  ASSERT_EQ(Run({"push.yaml"}, dir_.string(), 120), 0) << Read("out");
+  std::string out = Read("out");
+  EXPECT_THAT(out, HasSubstr("Experiment default/pushed: Succeeded"));
+  EXPECT_THAT(out, HasSubstr("  x = 0.3\n"));
+  // The latest pushed loss of x = 0.3 is 1/3; printed lines count for nothing.
+  EXPECT_THAT(out, HasSubstr("loss: min 0.3333333333333333, max 1, latest 0.3333333333333333"));
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("99")));
+}
+
+// A trial that writes TensorFlow event files as tf.summary does (TFRecords
+// of Event protos with one-element float tensors), in pure Python: under
+// test/ the accuracy the experiment tunes, under train/ one it must not read.
+constexpr char kTfEventScript[] = R"(import os, struct, sys, time
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    crc ^= 0xFFFFFFFF
+    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+def varint(v):
+    out = b""
+    while True:
+        out += bytes([(v & 0x7F) | (0x80 if v > 0x7F else 0)])
+        v >>= 7
+        if not v:
+            return out
+def field(number, data):
+    return varint(number << 3 | 2) + varint(len(data)) + data
+def record(event):
+    length = struct.pack("<Q", len(event))
+    return length + struct.pack("<I", crc32c(length)) + event + struct.pack("<I", crc32c(event))
+def scalar(tag, value, step):
+    tensor = varint(1 << 3) + varint(1) + field(2, b"") + field(5, struct.pack("<f", value))
+    summary = field(1, field(1, tag.encode()) + field(8, tensor))
+    return record(b"\x09" + struct.pack("<d", time.time()) + b"\x10" + varint(step) + field(5, summary))
+x, root = float(sys.argv[1]), sys.argv[2]
+for split, shift in (("test", 0.0), ("train", 0.5)):
+    os.makedirs(os.path.join(root, split), exist_ok=True)
+    with open(os.path.join(root, split, "events.out.tfevents.1.host"), "wb") as f:
+        for step in range(1, 4):
+            f.write(scalar("accuracy", 1.0 - abs(x - 0.3) - shift - 0.1 / step, step))
+)";
+
+TEST_F(TuningE2eTest, TrialsWriteTensorFlowEventFiles) {
+  std::ofstream(dir_ / "tfevents.py") << kTfEventScript;
+  std::ofstream(dir_ / "tfevents.yaml")
+      << GridOverX("summaries", R"(  objective: {type: maximize, objectiveMetricName: accuracy}
+  metricsCollectorSpec:
+    source: {fileSystemPath: {path: /summaries/test, kind: Directory}}
+    collector: {kind: TensorFlowEvent}
+)",
+                   {"0.1", "0.3"}, R"([python3, tfevents.py, "${trialParameters.x}", /summaries])");
+  ASSERT_EQ(Run({"tfevents.yaml"}, dir_.string(), 120), 0) << Read("out");
+  std::string out = Read("out");
+  EXPECT_THAT(out, HasSubstr("Experiment default/summaries: Succeeded"));
+  EXPECT_THAT(out, HasSubstr("  x = 0.3\n"));
+  // Steps 1-3 under test/ (train/ is 0.5 lower): 0.9, 0.95, 0.96666...
+  // as float32, printed as numpy prints them.
+  EXPECT_THAT(out, HasSubstr("accuracy: min 0.9, max 0.96666664, latest 0.96666664"));
 }
 
 TEST_F(TuningE2eTest, TheDigitsExampleBeatsItsDefaults) {

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "common/tests/test_dir.h"
+#include "server/auth.h"
 
 namespace trainyard::server {
 namespace {
@@ -336,6 +337,129 @@ TEST(ObservationsTest, ATrialsMetricsAreListedInOrderAsKatibReturnsThem) {
   // Only trials have an observation log.
   EXPECT_EQ(get("/apis/kubeflow.org/v1beta1/namespaces/default/experiments/e/observations").code,
             404);
+}
+
+class PushTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(handler_.EnsureDefaultNamespace().ok()); }
+
+  // A trial of an experiment whose collector is `kind`, with conditions.
+  void AddTrial(const std::string& name, const std::string& kind,
+                api::Json conditions = api::Json::array()) {
+    api::Json trial = {{"apiVersion", "kubeflow.org/v1beta1"},
+                       {"kind", "Trial"},
+                       {"metadata", {{"name", name}, {"namespace", "default"}}},
+                       {"spec",
+                        {{"objective", {{"type", "minimize"}, {"objectiveMetricName", "loss"}}},
+                         {"metricsCollector", {{"collector", {{"kind", kind}}}}}}},
+                       {"status", {{"conditions", std::move(conditions)}}}};
+    ASSERT_TRUE(backend_.store().Create(trial).ok());
+  }
+  ApiResponse Push(const std::string& trial, const std::string& body, std::string token = "") {
+    return handler_.Handle({.method = "POST",
+                            .path = kTrials + trial + "/observations",
+                            .authorization = token.empty() ? "" : "Bearer " + token,
+                            .body = body});
+  }
+  std::vector<store::ObservationRow> Rows(const std::string& trial) {
+    return *backend_.store().ListObservations("default/" + trial);
+  }
+
+  static constexpr const char* kTrials = "/apis/kubeflow.org/v1beta1/namespaces/default/trials/";
+  FakeClock clock_;
+  FakeBackend backend_{clock_};
+  ApiHandler handler_{backend_, clock_};
+};
+
+TEST_F(PushTest, APushTrialsMetricsAreStoredInEitherShape) {
+  AddTrial("t1", "Push");
+  int64_t now_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(clock_.Now().time_since_epoch())
+          .count();
+  // As the Katib SDK's report_metrics takes them: stamped with the time.
+  ApiResponse r = Push("t1", R"({"metrics": {"loss": 0.25, "accuracy": "0.9"}})");
+  ASSERT_EQ(r.code, 200) << r.body;
+  EXPECT_EQ(api::Json::parse(r.body)["message"], "recorded 2 metric values for trial t1");
+  // As Katib's ObservationLog: each with its own time, or the request's.
+  r = Push("t1", R"({"metricLogs": [
+      {"timeStamp": "2024-01-01T00:00:00.5Z", "metric": {"name": "loss", "value": "0.125"}},
+      {"metric": {"name": "loss", "value": 0.0625}}]})");
+  ASSERT_EQ(r.code, 200) << r.body;
+  EXPECT_EQ(Rows("t1"), (std::vector<store::ObservationRow>{{now_us, "loss", "0.25"},
+                                                            {now_us, "accuracy", "0.9"},
+                                                            {1704067200'500'000, "loss", "0.125"},
+                                                            {now_us, "loss", "0.0625"}}));
+  // What was pushed reads back through GET.
+  api::Json log = api::Json::parse(
+      handler_.Handle({.method = "GET", .path = std::string(kTrials) + "t1/observations"}).body);
+  EXPECT_EQ(log["metricLogs"].size(), 4u);
+}
+
+TEST_F(PushTest, ABadPushSaysWhatIsWrongAndStoresNothing) {
+  AddTrial("t1", "Push");
+  int writes = backend_.writes;
+  ApiResponse r = Push("t1", R"({"metrics": {"loss": "low", "acc": 0.9}})");
+  EXPECT_EQ(r.code, 422);
+  EXPECT_THAT(r.body, HasSubstr("metrics[loss]: Invalid value: \\\"low\\\": must be a number"));
+  r = Push("t1", R"({"metricLogs": [{"timeStamp": "yesterday",
+                                      "metric": {"name": "loss", "value": "1"}}]})");
+  EXPECT_EQ(r.code, 422);
+  EXPECT_THAT(r.body, HasSubstr("metricLogs[0].timeStamp: Invalid value: \\\"yesterday\\\""));
+  EXPECT_EQ(Push("t1", R"({"loss": 1})").code, 422);  // neither shape
+  EXPECT_EQ(Push("t1", R"({"metrics": {}})").code, 422);
+  EXPECT_EQ(Push("t1", "loss=1").code, 400);
+  EXPECT_EQ(backend_.writes, writes);
+  EXPECT_TRUE(Rows("t1").empty());
+}
+
+TEST_F(PushTest, OnlyARunningPushTrialTakesMetrics) {
+  AddTrial("stdout", "StdOut");
+  AddTrial("done", "Push",
+           {{{"type", "Succeeded"}, {"status", "True"}, {"reason", "TrialSucceeded"}}});
+  const std::string body = R"({"metrics": {"loss": 1}})";
+  ApiResponse r = Push("stdout", body);
+  EXPECT_EQ(r.code, 400);
+  EXPECT_THAT(r.body, HasSubstr("trial stdout collects its metrics with the StdOut collector"));
+  r = Push("done", body);
+  EXPECT_EQ(r.code, 409);
+  EXPECT_THAT(r.body, HasSubstr("trial done has finished (Succeeded)"));
+  EXPECT_EQ(Push("nobody", body).code, 404);
+  EXPECT_TRUE(Rows("stdout").empty());
+  EXPECT_TRUE(Rows("done").empty());
+}
+
+TEST(PushAuthTest, ATrialPushesWithItsUidWhereTokensAreRequired) {
+  FakeClock clock;
+  FakeBackend backend(clock);
+  Authorizer auth = *Authorizer::Parse("ops-secret-123 ops *\n");
+  ApiHandler handler(backend, clock, &auth);
+  api::Json trial = {{"apiVersion", "kubeflow.org/v1beta1"},
+                     {"kind", "Trial"},
+                     {"metadata", {{"name", "t1"}, {"namespace", "default"}}},
+                     {"spec", {{"metricsCollector", {{"collector", {{"kind", "Push"}}}}}}}};
+  Result<api::Json> created = backend.store().Create(trial);
+  ASSERT_TRUE(created.ok());
+  const std::string uid = (*created)["metadata"]["uid"];  // the store's own
+  const std::string path = "/apis/kubeflow.org/v1beta1/namespaces/default/trials/t1/observations";
+  auto call = [&](const std::string& method, const std::string& token) {
+    return handler
+        .Handle({.method = method,
+                 .path = path,
+                 .authorization = "Bearer " + token,
+                 .body = R"({"metrics": {"loss": 1}})"})
+        .code;
+  };
+  EXPECT_EQ(call("POST", uid), 200);
+  EXPECT_EQ(call("POST", uid + "x"), 401);
+  EXPECT_EQ(call("POST", uid.substr(1)), 401);
+  EXPECT_EQ(call("GET", uid), 401);  // the uid pushes; it reads nothing
+  EXPECT_EQ(call("POST", "ops-secret-123"), 200);
+  EXPECT_EQ(handler
+                .Handle({.method = "GET",
+                         .path = "/apis/kubeflow.org/v1beta1/namespaces/default/trials/t1",
+                         .authorization = "Bearer " + uid})
+                .code,
+            401);
 }
 
 }  // namespace

@@ -1,0 +1,33 @@
+// The engine as the API's backend (server::Backend): what `trainyard
+// server` serves, and what `trainyard run` serves on loopback for trials
+// that push their metrics.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "server/backend.h"
+
+namespace trainyard::cli {
+
+class EngineBackend final : public server::Backend {
+ public:
+  // `started`: when the engine started (RFC 3339), the Nodes' creation time.
+  EngineBackend(engine::Engine& engine, std::string started)
+      : engine_(engine), started_(std::move(started)) {}
+
+  store::SqliteStore& store() override { return engine_.store(); }
+  Result<api::Json> Execute(Write write) override { return engine_.Execute(std::move(write)); }
+  // Each node as a kubelet would report it: Ready, its allocatable, this
+  // machine's address (every pod runs here, whichever node it is bound to).
+  std::vector<api::Json> Nodes() const override;
+  Result<LogRun> Log(const std::string& namespace_, const std::string& pod,
+                     const std::string& container, bool previous) const override;
+
+ private:
+  engine::Engine& engine_;
+  std::string started_;
+};
+
+}  // namespace trainyard::cli
