@@ -43,6 +43,7 @@
 #include <string>
 #include <vector>
 
+#include "common/strings.h"
 #include "tune/sampler.h"
 #include "tune/space.h"
 #include "tune_functions.h"
@@ -118,31 +119,51 @@ class DriverUniformSampler : public Sampler {
   uint64_t seed_;
 };
 
-// How an algorithm takes its seed: Katib's random_state setting, or (for an
-// algorithm that has no settings, like goptuna's sobol) SamplerOptions'
-// default_seed alone.
+// An algorithm as --algorithms names it: Katib's name, then any settings,
+// each after a colon ("cmaes:restart_strategy=ipop:sigma=0.2"); the whole
+// text labels its results. How it takes its seed: Katib's random_state
+// setting, or (for an algorithm that has no settings, like goptuna's sobol)
+// SamplerOptions' default_seed alone.
 struct Algorithm {
-  std::string name;
+  std::string name;   // as given, settings included
+  std::string katib;  // the algorithm's name alone
+  Settings settings;
   bool random_state = true;
 };
 
+Result<Algorithm> ParseAlgorithm(const std::string& text) {
+  std::vector<std::string> parts = SplitNonEmpty(text, ':');
+  if (parts.empty()) return InvalidArgumentError("an empty algorithm name");
+  Algorithm algorithm{.name = text, .katib = parts[0]};
+  for (size_t i = 1; i < parts.size(); ++i) {
+    size_t eq = parts[i].find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return InvalidArgumentError(
+          fmt::format("{}: a setting is NAME=VALUE, not {}", text, parts[i]));
+    }
+    algorithm.settings.emplace_back(parts[i].substr(0, eq), parts[i].substr(eq + 1));
+  }
+  return algorithm;
+}
+
 Result<std::unique_ptr<Sampler>> Make(const Algorithm& algorithm, const Space& space, uint64_t seed,
                                       int max_trials) {
-  if (algorithm.name == kDriverUniform) {
+  if (algorithm.katib == kDriverUniform) {
     return std::unique_ptr<Sampler>(std::make_unique<DriverUniformSampler>(space, seed));
   }
-  SamplerOptions options{.algorithm = algorithm.name,
+  SamplerOptions options{.algorithm = algorithm.katib,
+                         .settings = algorithm.settings,
                          .max_trial_count = max_trials,
                          .parallel_trial_count = 1,
                          .default_seed = seed};
-  if (algorithm.random_state) options.settings = {{"random_state", std::to_string(seed)}};
+  if (algorithm.random_state) options.settings.emplace_back("random_state", std::to_string(seed));
   return MakeSampler(space, options);
 }
 
 // Whether MakeSampler builds the algorithm and how it takes a seed; the
 // error when it cannot (not written yet).
 Result<Algorithm> Probe(const std::string& name) {
-  Algorithm algorithm{name, true};
+  ASSIGN_OR_RETURN(Algorithm algorithm, ParseAlgorithm(name));
   Space space = BoxSpace({{0, 1}, {0, 1}});
   Result<std::unique_ptr<Sampler>> sampler = Make(algorithm, space, 0, 100);
   if (!sampler.ok() && sampler.status().code() == StatusCode::kInvalidArgument) {

@@ -42,6 +42,19 @@ CmaEs::CmaEs(Eigen::VectorXd mean, double sigma, int population)
   c_c_ = (4 + mu_eff_ / n) / (n + 4 + 2 * mu_eff_ / n);
   c_1_ = 2 / ((n + 1.3) * (n + 1.3) + mu_eff_);
   c_mu_ = std::min(1 - c_1_, 2 * (mu_eff_ - 2 + 1 / mu_eff_) / ((n + 2) * (n + 2) + mu_eff_));
+  // Active CMA: the worst lambda - mu solutions get negative weights in the
+  // covariance update, scaled as the tutorial's appendix A says.
+  negative_weights_.resize(lambda_ - mu_);
+  for (int i = mu_; i < lambda_; ++i) {
+    negative_weights_[i - mu_] = std::log((lambda_ + 1) / 2.0) - std::log(i + 1.0);
+  }
+  if (negative_weights_.size() > 0 && negative_weights_.sum() < 0) {
+    double mu_eff_minus =
+        negative_weights_.sum() * negative_weights_.sum() / negative_weights_.squaredNorm();
+    double alpha = std::min(
+        {1 + c_1_ / c_mu_, 1 + 2 * mu_eff_minus / (mu_eff_ + 2), (1 - c_1_ - c_mu_) / (n * c_mu_)});
+    negative_weights_ *= alpha / -negative_weights_.sum();
+  }
   chi_n_ = std::sqrt(n) * (1 - 1 / (4 * n) + 1 / (21 * n * n));
   c_ = Eigen::MatrixXd::Identity(n_, n_);
   b_ = Eigen::MatrixXd::Identity(n_, n_);
@@ -70,6 +83,7 @@ void CmaEs::Tell(const std::vector<Eigen::VectorXd>& solutions, const std::vecto
   Eigen::MatrixXd y(n_, mu_);
   for (int i = 0; i < mu_; ++i) y.col(i) = (solutions[order[i]] - mean_) / sigma_;
   Eigen::VectorXd y_w = y * weights_;
+  Eigen::VectorXd mean_old = mean_;
   mean_ += sigma_ * y_w;
 
   // C^(-1/2) y_w = B D^-1 B^T y_w.
@@ -83,7 +97,18 @@ void CmaEs::Tell(const std::vector<Eigen::VectorXd>& solutions, const std::vecto
   p_c_ = (1 - c_c_) * p_c_ + (h_sigma ? std::sqrt(c_c_ * (2 - c_c_) * mu_eff_) : 0.0) * y_w;
   double delta = h_sigma ? 0 : c_c_ * (2 - c_c_);
   Eigen::MatrixXd rank_mu = y * weights_.asDiagonal() * y.transpose();
-  c_ = (1 + c_1_ * delta - c_1_ - c_mu_) * c_ + c_1_ * p_c_ * p_c_.transpose() + c_mu_ * rank_mu;
+  double weight_sum = 1 + negative_weights_.sum();
+  for (int i = mu_; i < lambda_; ++i) {
+    // A negative weight is rescaled by n / |C^(-1/2) y|^2, so that no
+    // direction shrinks by more than the weight.
+    double w = negative_weights_[i - mu_];
+    if (w == 0) continue;
+    Eigen::VectorXd yi = (solutions[order[i]] - mean_old) / sigma_;
+    double norm2 = (b_.transpose() * yi).cwiseQuotient(d_).squaredNorm();
+    rank_mu += (w * n_ / std::max(norm2, 1e-300)) * yi * yi.transpose();
+  }
+  c_ = (1 + c_1_ * delta - c_1_ - c_mu_ * weight_sum) * c_ + c_1_ * p_c_ * p_c_.transpose() +
+       c_mu_ * rank_mu;
   sigma_ *= std::exp(std::min(1.0, (c_sigma_ / d_sigma_) * (p_sigma_norm / chi_n_ - 1)));
   Decompose();
 }

@@ -1,7 +1,10 @@
 // The (mu/mu_w, lambda)-CMA-ES of Hansen's tutorial ("The CMA Evolution
-// Strategy: A Tutorial", 2016, the algorithm of its appendix A with positive
-// recombination weights only), as a value: Tell one generation at a time,
-// Sample from the current distribution. Internal to tune/.
+// Strategy: A Tutorial", 2016, the algorithm of its appendix A), as a value:
+// Tell one generation at a time, Sample from the current distribution.
+// Active: the worse half of a generation enters the covariance update with
+// negative weights, which narrows the distribution along directions that
+// did badly (pycma's default; it adapts faster at the small budgets of
+// tuning). Internal to tune/.
 #pragma once
 
 #include <Eigen/Dense>
@@ -45,7 +48,8 @@ class CmaEs {
   int n_;
   int lambda_;
   int mu_;
-  Eigen::VectorXd weights_;
+  Eigen::VectorXd weights_;           // the mu best, positive, summing to 1
+  Eigen::VectorXd negative_weights_;  // the lambda - mu others (active CMA)
   double mu_eff_;
   double c_sigma_, d_sigma_, c_c_, c_1_, c_mu_, chi_n_;
 

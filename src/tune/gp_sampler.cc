@@ -7,14 +7,17 @@
 // lengthscale); discrete ones, being numbers, by their index.
 //
 // A suggestion:
-//  1. Random (uniform in the cube) while fewer than n_initial_points trials
-//     have a loss (failed and running trials don't count).
-//  2. The GP is fitted to the trials with a loss; a non-finite loss counts as
-//     the worst finite one. Above kMaxTraining (300) such trials it sees the
-//     best quarter of that cap and the most recent others; its
-//     hyperparameters are fitted on a smaller subset chosen the same way
-//     (kMaxFit, 128), so a suggestion stays well under a second at 1,000
-//     trials and 20 parameters.
+//  1. While fewer than n_initial_points trials have a loss (failed and
+//     running trials don't count), the next points of a Sobol sequence
+//     shifted by a random vector of the seed's (modulo 1): they fill the
+//     cube more evenly than random draws (SMAC and HEBO start so; skopt
+//     draws at random), and differ per seed.
+//  2. The GP is fitted to the trials with a loss, warped as gp_warp.h says;
+//     a non-finite loss counts as the worst finite one. Above kMaxTraining
+//     (300) such trials it sees the best quarter of that cap and the most
+//     recent others; its hyperparameters are fitted on a smaller subset
+//     chosen the same way (kMaxFit, 128), so a suggestion stays well under
+//     a second at 1,000 trials and 20 parameters.
 //  3. Running trials, and each point already chosen for this batch, are told
 //     the best loss seen (skopt's constant liar, "cl_min"), noise-free: the
 //     model is sure of them, so the acquisition moves away and a batch, or
@@ -30,6 +33,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <boost/random/sobol.hpp>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -40,6 +44,7 @@
 #include "tune/gp_acquisition.h"
 #include "tune/gp_model.h"
 #include "tune/gp_search.h"
+#include "tune/gp_warp.h"
 #include "tune/history_rng.h"
 #include "tune/samplers.h"
 #include "tune/settings.h"
@@ -121,12 +126,14 @@ class GpSampler : public Sampler {
     }
     if (observed.empty() || static_cast<int64_t>(observed.size()) < config_.initial_points ||
         !std::isfinite(worst) || space_.size() == 0) {
-      AddRandom(count, rng, taken, result);
+      AddInitial(trials.size(), count, taken, result);
+      AddRandom(count, rng, taken, result);  // where the initial design's points were taken
       return Finish(taken, std::move(result));
     }
     for (double& loss : losses) {
       if (!std::isfinite(loss)) loss = worst;
     }
+    losses = WarpLosses(losses).values;
 
     GaussianProcess gp = FitModel(trials, observed, losses, rng);
     const double best = std::ranges::min(gp.standardized_outputs());
@@ -162,6 +169,30 @@ class GpSampler : public Sampler {
     std::optional<int64_t> size = space_.Size();
     result.exhausted = size && static_cast<int64_t>(taken.size()) >= *size;
     return result;
+  }
+
+  // The initial design: the Sobol sequence from `first` on, shifted by a
+  // random vector of the seed's (modulo 1), so that the points fill the
+  // cube evenly and differ per seed.
+  void AddInitial(size_t first, int count, std::set<std::string>& taken,
+                  SuggestResult& result) const {
+    std::mt19937_64 shift_rng(seed_ ^ 0x5eedULL);
+    std::uniform_real_distribution<double> uniform(0.0, 1.0);
+    Point shift(space_.size());
+    for (double& s : shift) s = uniform(shift_rng);
+    boost::random::sobol engine(space_.size());
+    engine.discard(static_cast<uint64_t>(first) * space_.size());
+    for (int k = 0; k < count && static_cast<int>(result.suggestions.size()) < count; ++k) {
+      Point unit(space_.size());
+      for (size_t j = 0; j < unit.size(); ++j) {
+        double u = static_cast<double>(engine()) * 0x1p-64 + shift[j];
+        unit[j] = u - std::floor(u);
+      }
+      Point point = space_.FromUnit(unit);
+      if (taken.insert(space_.Key(point)).second) {
+        result.suggestions.push_back({.point = std::move(point)});
+      }
+    }
   }
 
   void AddRandom(int count, std::mt19937_64& rng, std::set<std::string>& taken,

@@ -12,12 +12,62 @@
 
 #include "tune/gp_acquisition.h"
 #include "tune/gp_model.h"
+#include "tune/gp_warp.h"
 #include "tune/normal.h"
 #include "tune/samplers.h"
 #include "tune/tests/test_util.h"
 
 namespace trainyard::tune {
 namespace {
+
+// --- Output warping ----------------------------------------------------------
+
+TEST(GpWarpTest, YeoJohnsonIsTheIdentityAtOneAndMonotone) {
+  for (double x : {-3.0, -0.5, 0.0, 0.7, 12.0}) EXPECT_DOUBLE_EQ(YeoJohnson(x, 1), x);
+  for (double lambda : {-2.0, 0.0, 0.5, 2.0, 3.0}) {
+    for (double x = -4; x < 4; x += 0.25) {
+      EXPECT_LT(YeoJohnson(x, lambda), YeoJohnson(x + 0.25, lambda)) << x << " " << lambda;
+    }
+  }
+}
+
+TEST(GpWarpTest, LossesOverOrdersOfMagnitudeAreCompressedInOrder) {
+  // Rosenbrock-like: most losses small, a few huge.
+  std::vector<double> losses;
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> normal(0, 2);
+  for (int i = 0; i < 40; ++i) losses.push_back(std::exp(normal(rng)));
+  Warped warped = WarpLosses(losses);
+  EXPECT_LT(warped.lambda, 0.5);
+  ASSERT_EQ(warped.values.size(), losses.size());
+  auto skew = [](const std::vector<double>& v) {
+    double mean = 0, m2 = 0, m3 = 0;
+    for (double x : v) mean += x / static_cast<double>(v.size());
+    for (double x : v) {
+      m2 += std::pow(x - mean, 2) / static_cast<double>(v.size());
+      m3 += std::pow(x - mean, 3) / static_cast<double>(v.size());
+    }
+    return m3 / std::pow(m2, 1.5);
+  };
+  EXPECT_LT(std::abs(skew(warped.values)), 0.5 * std::abs(skew(losses)));
+  for (size_t i = 0; i < losses.size(); ++i) {
+    for (size_t j = 0; j < losses.size(); ++j) {
+      if (losses[i] < losses[j]) {
+        EXPECT_LT(warped.values[i], warped.values[j]);
+      }
+    }
+  }
+}
+
+TEST(GpWarpTest, GaussianLossesAreLeftNearlyAlone) {
+  std::vector<double> losses;
+  std::mt19937_64 rng(9);
+  std::normal_distribution<double> normal(10, 3);
+  for (int i = 0; i < 200; ++i) losses.push_back(normal(rng));
+  EXPECT_NEAR(WarpLosses(losses).lambda, 1, 0.3);
+  EXPECT_EQ(WarpLosses({4.0, 2.0}).values,
+            (std::vector<double>{1.0, -1.0}));  // too few: standardised
+}
 
 // --- The model -------------------------------------------------------------
 
@@ -348,6 +398,25 @@ TEST(GpSamplerTest, InitialPointsFollowTheDistribution) {
   // Half below the geometric middle; a linear scale would put none there.
   EXPECT_GT(below, 15);
   EXPECT_LT(below, 45);
+}
+
+TEST(GpSamplerTest, TheInitialDesignGoesOnWhereTheTrialsLeftOff) {
+  Space space = MakeSpace({Double("x", 0, 1), Double("y", 0, 1)});
+  std::unique_ptr<Sampler> sampler = MakeGp(space, {{"n_initial_points", "8"}});
+  Result<SuggestResult> all = sampler->Suggest({}, 8);
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->suggestions.size(), 8u);
+  std::vector<TrialRecord> trials;
+  for (size_t k = 0; k < 4; ++k) trials.push_back({.point = all->suggestions[k].point});
+  Result<SuggestResult> rest = sampler->Suggest(trials, 4);
+  ASSERT_TRUE(rest.ok());
+  ASSERT_EQ(rest->suggestions.size(), 4u);
+  for (size_t k = 0; k < 4; ++k)
+    EXPECT_EQ(rest->suggestions[k].point, all->suggestions[4 + k].point);
+  // Another seed shifts the whole design.
+  Result<SuggestResult> other =
+      MakeGp(space, {{"n_initial_points", "8"}}, /*seed=*/2)->Suggest({}, 8);
+  EXPECT_NE(other->suggestions[0].point, all->suggestions[0].point);
 }
 
 TEST(GpSamplerTest, RandomUntilEnoughTrialsHaveALoss) {
