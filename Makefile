@@ -28,10 +28,10 @@ asan:
 	@cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTRAINYARD_SANITIZE=ON \
 	  -DTRAINYARD_BENCH=OFF >/dev/null
 	@cmake --build build-asan
-	# The examples run uninstrumented Python, MPI and xgboost for most of
-	# their time; they run in `unit`, and are left out here to keep the
-	# test command short.
-	cd build-asan && ctest --output-on-failure -j2 -E ExamplesE2eTest
+	# The examples (and the tuning examples) run uninstrumented Python, MPI
+	# and xgboost for most of their time; they run in `unit`, and are left
+	# out here to keep the test command short.
+	cd build-asan && ctest --output-on-failure -j2 -E "ExamplesE2eTest|TuningE2eTest.The.*Example"
 
 fuzz:
 	scripts/fuzz.sh

@@ -94,9 +94,7 @@ tune::Settings SettingsOf(const AlgorithmSpec& spec) {
   return settings;
 }
 
-bool IsNotSupportedAlgorithm(std::string_view name) {
-  return name == "enas" || name == "darts" || name == "pbt";
-}
+bool IsNotSupportedAlgorithm(std::string_view name) { return name == "enas" || name == "darts"; }
 
 void ValidateAlgorithm(const ExperimentSpec& spec, const std::optional<tune::Space>& space,
                        ValidationResult& out) {
@@ -109,8 +107,8 @@ void ValidateAlgorithm(const ExperimentSpec& spec, const std::optional<tune::Spa
   if (IsNotSupportedAlgorithm(name)) {
     Error(out, FieldError::Invalid(path.Child("algorithmName"), name,
                                    fmt::format("algorithm {} is not supported by trainyard "
-                                               "(it runs neither neural architecture search nor "
-                                               "population-based training); use one of: {}",
+                                               "(it runs no neural architecture search); use one "
+                                               "of: {}",
                                                name, Join(tune::SamplerNames(), ", "))));
     return;
   }

@@ -9,6 +9,7 @@
 #include "controller/experiment_trials.h"
 #include "controller/katib_status.h"
 #include "tune/metrics.h"
+#include "tune/sampler.h"
 
 namespace trainyard::cli {
 namespace {
@@ -74,10 +75,22 @@ std::string Pad(const std::string& text, size_t width) {
   return text.size() >= width ? text + " " : text + std::string(width - text.size() + 1, ' ');
 }
 
+// Population-based training's trials show their generation and parent.
+bool ShowsLineage(const api::Experiment& e) {
+  return e.spec.algorithm && e.spec.algorithm->algorithm_name == "pbt";
+}
+
+std::string LabelOf(const api::Trial& trial, std::string_view key) {
+  auto it = trial.spec.labels.find(std::string(key));
+  return it == trial.spec.labels.end() ? "-" : it->second;
+}
+
 }  // namespace
 
 void ExperimentView::PrintHeader() {
-  std::string line = Pad("TRIAL", experiment_.metadata.name.size() + 9) + Pad("STATE", 12);
+  size_t name_width = experiment_.metadata.name.size() + 9;
+  std::string line = Pad("TRIAL", name_width) + Pad("STATE", 12);
+  if (ShowsLineage(experiment_)) line += Pad("GEN", 3) + Pad("PARENT", name_width);
   for (const api::ParameterSpec& p : experiment_.spec.parameters) {
     line += Pad(p.name, std::max(kMinWidth, p.name.size()));
   }
@@ -88,8 +101,13 @@ void ExperimentView::PrintHeader() {
 
 void ExperimentView::PrintRow(const api::Trial& trial) {
   if (!header_printed_) PrintHeader();
-  std::string line = Pad(trial.metadata.name, experiment_.metadata.name.size() + 9) +
-                     Pad(PhaseName(controller::PhaseOf(trial)), 12);
+  size_t name_width = experiment_.metadata.name.size() + 9;
+  std::string line =
+      Pad(trial.metadata.name, name_width) + Pad(PhaseName(controller::PhaseOf(trial)), 12);
+  if (ShowsLineage(experiment_)) {
+    line += Pad(LabelOf(trial, tune::kPbtGenerationLabel), 3) +
+            Pad(LabelOf(trial, tune::kPbtParentLabel), name_width);
+  }
   for (const api::ParameterSpec& p : experiment_.spec.parameters) {
     std::string value;
     for (const api::ParameterAssignment& a : trial.spec.parameter_assignments) {

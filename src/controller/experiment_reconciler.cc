@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "api/defaults.h"
 #include "api/object.h"
@@ -10,6 +11,7 @@
 #include "controller/experiment_trials.h"
 #include "controller/katib_status.h"
 #include "controller/owned.h"
+#include "controller/trial_dir.h"
 #include "tune/median_stop.h"
 #include "tune/metrics.h"
 
@@ -301,6 +303,11 @@ Status ForgetExperiment(const ExperimentReconcilerOptions& options, const store:
     }
   }
   RETURN_IF_ERROR(DeleteIfPresent(*options.store, {"Suggestion", key.namespace_, key.name}));
+  if (!options.trial_dirs.empty()) {
+    std::error_code ignored;  // nothing to remove is fine; a failure is retried with the next
+    std::filesystem::remove_all(ExperimentTrialDirs(options.trial_dirs, key.namespace_, key.name),
+                                ignored);
+  }
   return DeleteEventsOf(*options.store, key);
 }
 

@@ -26,6 +26,9 @@ struct ExperimentReconcilerOptions {
   store::ObjectStore* store = nullptr;
   store::ObservationLog* observations = nullptr;
   const Clock* clock = nullptr;
+  // Where trials' own directories live (trial_dir.h): an experiment's go
+  // with it.
+  std::string trial_dirs;
 };
 
 class ExperimentReconciler {

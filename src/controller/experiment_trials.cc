@@ -102,7 +102,7 @@ Result<std::vector<tune::TrialRecord>> TrialRecords(const tune::Space& space,
   const api::ObjectiveSpec& objective = *experiment.spec.objective;
   std::vector<tune::TrialRecord> records;
   for (const api::Trial& trial : trials) {
-    tune::TrialRecord record;
+    tune::TrialRecord record{.name = trial.metadata.name};
     ASSIGN_OR_RETURN(record.point, PointOf(space, trial));
     record.labels = trial.spec.labels;
     record.state = StateOf(PhaseOf(trial));

@@ -8,6 +8,7 @@
 #include "controller/events.h"
 #include "controller/katib_status.h"
 #include "controller/owned.h"
+#include "controller/trial_dir.h"
 #include "tune/metrics.h"
 
 namespace trainyard::controller {
@@ -29,7 +30,8 @@ bool SetCondition(Context& ctx, std::string_view type, std::string_view status,
   return SetKatibCondition(ctx.trial.status.conditions, type, status, reason, message, ctx.now);
 }
 
-constexpr std::string_view kMetricsVolume = "metrics-volume";  // upstream's name
+constexpr std::string_view kMetricsVolume = "metrics-volume";  // upstream's names
+constexpr std::string_view kTrialDirVolume = "suggestion-volume";
 
 std::string Dirname(const std::string& path) {
   size_t slash = path.rfind('/');
@@ -54,15 +56,33 @@ EnvVars TrialEnv(const api::Trial& trial, const TrialReconcilerOptions& options)
   return env;
 }
 
-// Adds the trial's labels, owner and environment to every container named
-// primaryContainerName, in every pod template of the job; with a File or
-// TensorFlowEvent collector, also the volume its metrics file or event
-// directory is written to, mounted at the directory that holds it (Katib
-// mounts the event directory itself: its parent is mounted here, because a
-// process sees only the paths it is given translated, and trainers are
-// given the parent, as upstream's TFJob example's --log-path).
-void AddToPodTemplate(const api::Trial& trial, const MetricsFile& file, const EnvVars& trial_env,
-                      api::Json& pod_template) {
+// A hostPath volume the primary container mounts.
+struct ExtraMount {
+  std::string_view volume;
+  std::string mount_path;
+  std::string host_path;
+};
+
+// The volumes a trial's primary container gets: with a File or
+// TensorFlowEvent collector, the one its metrics file or event directory is
+// written to, mounted at the directory that holds it (Katib mounts the
+// event directory itself: its parent is mounted here, because a process
+// sees only the paths it is given translated, and trainers are given the
+// parent, as upstream's TFJob example's --log-path); with a trial
+// directory, that directory.
+std::vector<ExtraMount> TrialMounts(const MetricsFile& file, const std::optional<TrialDir>& dir) {
+  std::vector<ExtraMount> mounts;
+  if (!file.host_path.empty()) {
+    mounts.push_back({kMetricsVolume, Dirname(file.container_path), Dirname(file.host_path)});
+  }
+  if (dir) mounts.push_back({kTrialDirVolume, dir->mount_path, dir->host_path});
+  return mounts;
+}
+
+// Adds the trial's labels, owner, environment and volumes to every
+// container named primaryContainerName, in every pod template of the job.
+void AddToPodTemplate(const api::Trial& trial, const std::vector<ExtraMount>& extra,
+                      const EnvVars& trial_env, api::Json& pod_template) {
   api::Json& labels = pod_template["metadata"]["labels"];
   for (const auto& [key, value] : trial.metadata.labels) labels[key] = value;
   labels[std::string(api::kTrialLabel)] = trial.metadata.name;
@@ -73,21 +93,25 @@ void AddToPodTemplate(const api::Trial& trial, const MetricsFile& file, const En
     api::Json& env = c["env"];
     if (!env.is_array()) env = api::Json::array();
     for (const auto& [name, value] : trial_env) env.push_back({{"name", name}, {"value", value}});
-    if (file.host_path.empty()) continue;
+    if (extra.empty()) continue;
     api::Json& mounts = c["volumeMounts"];
     if (!mounts.is_array()) mounts = api::Json::array();
-    mounts.push_back({{"name", kMetricsVolume}, {"mountPath", Dirname(file.container_path)}});
+    for (const ExtraMount& m : extra) {
+      mounts.push_back({{"name", m.volume}, {"mountPath", m.mount_path}});
+    }
   }
-  if (file.host_path.empty()) return;
+  if (extra.empty()) return;
   api::Json& volumes = pod_template["spec"]["volumes"];
   if (!volumes.is_array()) volumes = api::Json::array();
-  volumes.push_back(
-      {{"name", kMetricsVolume},
-       {"hostPath", {{"path", Dirname(file.host_path)}, {"type", "DirectoryOrCreate"}}}});
+  for (const ExtraMount& m : extra) {
+    volumes.push_back(
+        {{"name", m.volume}, {"hostPath", {{"path", m.host_path}, {"type", "DirectoryOrCreate"}}}});
+  }
 }
 
-api::Json BuildJob(const api::Trial& trial, const TrialReconcilerOptions& options) {
-  MetricsFile file = MetricsFileOf(trial, options.metrics_dir);
+api::Json BuildJob(const api::Trial& trial, const std::optional<TrialDir>& dir,
+                   const TrialReconcilerOptions& options) {
+  std::vector<ExtraMount> extra = TrialMounts(MetricsFileOf(trial, options.metrics_dir), dir);
   EnvVars env = TrialEnv(trial, options);
   api::Json job = trial.spec.run_spec;
   api::Json& meta = job["metadata"];
@@ -102,11 +126,11 @@ api::Json BuildJob(const api::Trial& trial, const TrialReconcilerOptions& option
                                                {"controller", true},
                                                {"blockOwnerDeletion", true}}});
   api::Json& spec = job["spec"];
-  if (spec.contains("template")) AddToPodTemplate(trial, file, env, spec["template"]);
+  if (spec.contains("template")) AddToPodTemplate(trial, extra, env, spec["template"]);
   for (auto& [field, value] : spec.items()) {
     if (!field.ends_with("ReplicaSpecs") || !value.is_object()) continue;
     for (auto& [type, replica] : value.items())
-      AddToPodTemplate(trial, file, env, replica["template"]);
+      AddToPodTemplate(trial, extra, env, replica["template"]);
   }
   return job;
 }
@@ -140,6 +164,35 @@ Status RecordTrialEvent(Context& ctx, const std::string& type, const std::string
   return RecordEvent(*ctx.options.store, *ctx.options.clock,
                      {std::string(api::kKatibGroupVersion), "Trial", &ctx.trial.metadata}, type,
                      reason, message);
+}
+
+// The trial's own directory, made ready, when its experiment asks for one
+// (TrialDirOf).
+Result<std::optional<TrialDir>> ReadyTrialDir(Context& ctx) {
+  if (ctx.options.trial_dirs.empty()) return std::optional<TrialDir>();
+  std::string experiment_name;
+  for (const api::OwnerReference& owner : ctx.trial.metadata.owner_references) {
+    if (owner.kind == "Experiment") experiment_name = owner.name;
+  }
+  if (experiment_name.empty()) return std::optional<TrialDir>();
+  Result<api::Json> stored =
+      ctx.options.store->Get({"Experiment", ctx.trial.metadata.namespace_, experiment_name});
+  if (stored.status().code() == StatusCode::kNotFound) return std::optional<TrialDir>();
+  RETURN_IF_ERROR(stored.status());
+  api::DecodeResult decoded = api::DecodeObject(*stored);
+  auto* experiment = decoded.object ? std::get_if<api::Experiment>(&*decoded.object) : nullptr;
+  if (experiment == nullptr) return std::optional<TrialDir>();
+  std::optional<TrialDir> dir = TrialDirOf(*experiment, ctx.trial, ctx.options.trial_dirs);
+  if (!dir) return dir;
+  bool parent_missing = false;
+  RETURN_IF_ERROR(PrepareTrialDir(*dir, &parent_missing));
+  if (parent_missing) {
+    RETURN_IF_ERROR(RecordTrialEvent(
+        ctx, "Warning", "ParentDirectoryMissing",
+        fmt::format("The parent trial's directory {} is gone: this trial starts with an empty {}",
+                    dir->parent_path, dir->mount_path)));
+  }
+  return dir;
 }
 
 // Reads the job's outcome into the trial's conditions.
@@ -281,7 +334,8 @@ Result<ReconcileResult> TrialReconciler::Reconcile(const store::ObjectKey& key) 
   if (ctx.trial.status.start_time.empty()) ctx.trial.status.start_time = FormatRfc3339(ctx.now);
   Result<api::Json> job = options_.store->Get(job_key);
   if (job.status().code() == StatusCode::kNotFound) {
-    RETURN_IF_ERROR(options_.store->Create(BuildJob(ctx.trial, options_)).status());
+    ASSIGN_OR_RETURN(std::optional<TrialDir> dir, ReadyTrialDir(ctx));
+    RETURN_IF_ERROR(options_.store->Create(BuildJob(ctx.trial, dir, options_)).status());
     SetCondition(ctx, "Created", "True", "TrialCreated", "Trial is created");
     RETURN_IF_ERROR(RecordTrialEvent(ctx, "Normal", "JobCreated", "Job is created"));
     RETURN_IF_ERROR(WriteStatus(ctx));

@@ -37,6 +37,8 @@ struct TrialReconcilerOptions {
   // path names in the container is `<metrics_dir>/<namespace>/<trial>` on
   // this machine (a hostPath volume, as Katib mounts an emptyDir there).
   std::string metrics_dir;
+  // Where trials' own directories live (trial_dir.h); empty: none are made.
+  std::string trial_dirs;
   // The API trials push metrics to ("http://127.0.0.1:8080"), and the
   // certificate it serves HTTPS with; empty: nothing serves it, and Push
   // trials are told nothing.

@@ -54,14 +54,18 @@ Status Engine::Init() {
   batch_reconciler_ = std::make_unique<controller::BatchJobReconciler>(reconciler);
   reconciler_ = std::make_unique<controller::JobReconciler>(std::move(reconciler));
   std::string metrics_dir = options_.state_dir + "/metrics";
-  experiment_reconciler_ =
-      std::make_unique<controller::ExperimentReconciler>(controller::ExperimentReconcilerOptions{
-          .store = store_.get(), .observations = store_.get(), .clock = options_.clock});
+  std::string trial_dirs = options_.state_dir + "/trials";
+  experiment_reconciler_ = std::make_unique<controller::ExperimentReconciler>(
+      controller::ExperimentReconcilerOptions{.store = store_.get(),
+                                              .observations = store_.get(),
+                                              .clock = options_.clock,
+                                              .trial_dirs = trial_dirs});
   trial_reconciler_ = std::make_unique<controller::TrialReconciler>(
       controller::TrialReconcilerOptions{.store = store_.get(),
                                          .observations = store_.get(),
                                          .clock = options_.clock,
-                                         .metrics_dir = metrics_dir});
+                                         .metrics_dir = metrics_dir,
+                                         .trial_dirs = trial_dirs});
   if (!options_.machine) {
     std::string path;
     for (const auto& [name, value] : options_.base_env) {

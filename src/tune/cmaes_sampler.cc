@@ -27,7 +27,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -48,16 +47,6 @@ constexpr uint64_t kRestartStream = 0xc4a3e5;
 constexpr int kMaxPopulation = 4096;
 
 enum class RestartStrategy { kNone, kIpop, kBipop };
-
-std::optional<int> GenerationOf(const TrialRecord& trial) {
-  auto it = trial.labels.find(kGenerationLabel);
-  if (it == trial.labels.end()) return std::nullopt;
-  int value = 0;
-  const std::string& text = it->second;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value < 0) return std::nullopt;
-  return value;
-}
 
 // The strategy after replaying the history, and where it stands.
 struct Replay {
@@ -108,7 +97,7 @@ class CmaEsSampler : public Sampler {
     // Each generation's told trials, in creation order.
     std::map<int, std::vector<size_t>> told;
     for (size_t t = 0; t < trials.size(); ++t) {
-      std::optional<int> g = GenerationOf(trials[t]);
+      std::optional<int> g = LabelInt(trials[t], kGenerationLabel);
       if (g && trials[t].loss && trials[t].state != TrialState::kFailed &&
           trials[t].state != TrialState::kPending) {
         told[*g].push_back(t);

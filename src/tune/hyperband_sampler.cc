@@ -47,16 +47,6 @@ std::optional<double> ParseDouble(const std::string& text) {
   return value;
 }
 
-std::optional<int> LabelInt(const TrialRecord& trial, const char* name) {
-  auto it = trial.labels.find(name);
-  if (it == trial.labels.end()) return std::nullopt;
-  int value = 0;
-  const std::string& text = it->second;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
 // Lower is better: a loss, or +inf for a trial that failed or reported none.
 double RankingLoss(const TrialRecord& trial) {
   if (trial.state == TrialState::kFailed || !trial.loss || std::isnan(*trial.loss)) {

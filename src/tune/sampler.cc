@@ -1,5 +1,6 @@
 #include "tune/sampler.h"
 
+#include <charconv>
 #include <set>
 
 #include "tune/history_rng.h"
@@ -13,6 +14,7 @@ using Factory = Result<std::unique_ptr<Sampler>> (*)(const Space&, const Sampler
 struct Algorithm {
   const char* name;
   Factory make;
+  bool distinct = true;  // held to suggesting each point once (DistinctSampler)
 };
 
 constexpr Algorithm kAlgorithms[] = {
@@ -24,6 +26,7 @@ constexpr Algorithm kAlgorithms[] = {
     {"bayesianoptimization", MakeGpSampler},
     {"cmaes", MakeCmaEsSampler},
     {"hyperband", MakeHyperbandSampler},
+    {"pbt", MakePbtSampler, /*distinct=*/false},
 };
 
 // A separate stream, so top-up draws differ from any sampler's own.
@@ -94,6 +97,16 @@ class DistinctSampler : public Sampler {
 
 }  // namespace
 
+std::optional<int> LabelInt(const TrialRecord& trial, std::string_view key) {
+  auto it = trial.labels.find(std::string(key));
+  if (it == trial.labels.end()) return std::nullopt;
+  int value = 0;
+  const std::string& text = it->second;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < 0) return std::nullopt;
+  return value;
+}
+
 const std::vector<std::string>& SamplerNames() {
   static const std::vector<std::string> kNames = [] {
     std::vector<std::string> names;
@@ -107,6 +120,7 @@ Result<std::unique_ptr<Sampler>> MakeSampler(const Space& space, const SamplerOp
   for (const Algorithm& a : kAlgorithms) {
     if (options.algorithm != a.name) continue;
     ASSIGN_OR_RETURN(std::unique_ptr<Sampler> inner, a.make(space, options));
+    if (!a.distinct) return inner;
     return std::unique_ptr<Sampler>(
         std::make_unique<DistinctSampler>(space, std::move(inner), options.default_seed));
   }

@@ -16,6 +16,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -36,6 +37,7 @@ enum class TrialState {
 
 // One trial as the sampler sees it, in creation order.
 struct TrialRecord {
+  std::string name;  // the Trial's: pbt names a trial's parent by it
   Point point;
   std::map<std::string, std::string> labels;  // as the sampler set them
   TrialState state = TrialState::kPending;
@@ -61,11 +63,23 @@ class Sampler {
  public:
   virtual ~Sampler() = default;
   // Up to `count` new points, none equal to each other or to the point of any
-  // trial in `trials` (pending, finished or failed). Fewer than `count` when
-  // the algorithm must first see results (hyperband between rungs) or the
-  // space runs out.
+  // trial in `trials` (pending, finished or failed), but for pbt, whose
+  // trials continue their parents' training. Fewer than `count` when the
+  // algorithm must first see results (hyperband between rungs, pbt between
+  // generations) or the space runs out.
   virtual Result<SuggestResult> Suggest(std::span<const TrialRecord> trials, int count) = 0;
 };
+
+// Population-based training's labels, upstream's keys: a trial's generation,
+// and the trial whose checkpoint it starts from.
+inline constexpr std::string_view kPbtGenerationLabel =
+    "pbt.suggestion.katib.kubeflow.org/generation";
+inline constexpr std::string_view kPbtParentLabel = "pbt.suggestion.katib.kubeflow.org/parent";
+// The algorithm setting (pbt's) that gives each trial a directory of its
+// own, mounted in its primary container at the setting's path and kept
+// while the experiment lives; a trial with a parent starts with a copy of
+// the parent's directory.
+inline constexpr std::string_view kTrialDirSetting = "suggestion_trial_dir";
 
 struct SamplerOptions {
   std::string algorithm;  // Katib's algorithmName

@@ -2,12 +2,18 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <string_view>
 
 #include "common/status.h"
 #include "tune/sampler.h"
 #include "tune/space.h"
 
 namespace trainyard::tune {
+
+// A label a sampler set on its trial, read back as an integer >= 0;
+// nullopt when absent or not one.
+std::optional<int> LabelInt(const TrialRecord& trial, std::string_view key);
 
 Result<std::unique_ptr<Sampler>> MakeRandomSampler(const Space& space,
                                                    const SamplerOptions& options);
@@ -23,5 +29,6 @@ Result<std::unique_ptr<Sampler>> MakeCmaEsSampler(const Space& space,
                                                   const SamplerOptions& options);
 Result<std::unique_ptr<Sampler>> MakeHyperbandSampler(const Space& space,
                                                       const SamplerOptions& options);
+Result<std::unique_ptr<Sampler>> MakePbtSampler(const Space& space, const SamplerOptions& options);
 
 }  // namespace trainyard::tune

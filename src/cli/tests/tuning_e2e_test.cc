@@ -7,7 +7,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "common/tests/test_dir.h"
@@ -233,6 +235,126 @@ TEST_F(TuningE2eTest, TrialsWriteTensorFlowEventFiles) {
   EXPECT_THAT(out, HasSubstr("accuracy: min 0.9, max 0.96666664, latest 0.96666664"));
 }
 
+// A population member's stretch of training: gradient steps on (w - 3)^2
+// from the checkpoint in its directory (w = 0 when there is none), the
+// checkpoint written back with the trial's name and learning rate appended
+// to its history, and its accuracy printed.
+constexpr char kPbtScript[] = R"(import json, os, sys
+lr, path = float(sys.argv[1]), os.path.join(sys.argv[2], "model.json")
+state = {"w": 0.0, "steps": 0, "history": []}
+if os.path.exists(path):
+    with open(path) as f:
+        state = json.load(f)
+for _ in range(3):
+    state["w"] -= lr * 2 * (state["w"] - 3)
+    state["steps"] += 1
+state["history"].append([os.environ["KATIB_TRIAL_NAME"], lr])
+with open(path, "w") as f:
+    json.dump(state, f)
+print(f"Validation-accuracy={1 - abs(state['w'] - 3) / 3:.6f}", flush=True)
+)";
+
+constexpr char kPbtExperiment[] = R"(apiVersion: kubeflow.org/v1beta1
+kind: Experiment
+metadata: {name: pbt}
+spec:
+  objective: {type: maximize, objectiveMetricName: Validation-accuracy}
+  algorithm:
+    algorithmName: pbt
+    algorithmSettings:
+      - {name: suggestion_trial_dir, value: /var/log/katib/checkpoints/}
+      - {name: n_population, value: "5"}
+      - {name: truncation_threshold, value: "0.4"}
+      - {name: random_state, value: "3"}
+  parallelTrialCount: 5
+  maxTrialCount: 15
+  parameters:
+    - name: lr
+      parameterType: double
+      feasibleSpace: {min: "0.01", max: "0.3", step: "0.01"}
+  trialTemplate:
+    primaryContainerName: training
+    trialParameters:
+      - {name: learningRate, reference: lr}
+    trialSpec:
+      apiVersion: batch/v1
+      kind: Job
+      spec:
+        backoffLimit: 0
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+              - name: training
+                image: python:3
+                command: [python3, pbt.py, "${trialParameters.learningRate}",
+                          /var/log/katib/checkpoints/]
+)";
+
+struct Checkpoint {
+  double w = 0;
+  int steps = 0;
+  std::vector<std::string> lineage;  // trial names, oldest first
+};
+
+// Every trial directory of experiment `name` under a `trainyard run` home.
+std::map<std::string, Checkpoint> Checkpoints(const fs::path& home, const std::string& name) {
+  std::map<std::string, Checkpoint> out;
+  for (const auto& run : fs::directory_iterator(home / "runs")) {
+    fs::path dirs = run.path() / "trials" / "default" / name;
+    if (!fs::is_directory(dirs)) continue;
+    for (const auto& trial : fs::directory_iterator(dirs)) {
+      std::ifstream in(trial.path() / "model.json");
+      nlohmann::json model = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+      Checkpoint& c = out[trial.path().filename().string()];
+      if (model.is_discarded()) continue;
+      c.w = model.value("w", 0.0);
+      c.steps = model.value("steps", 0);
+      for (const auto& entry : model["history"]) c.lineage.push_back(entry[0].get<std::string>());
+    }
+  }
+  return out;
+}
+
+TEST_F(TuningE2eTest, PopulationBasedTrainingContinuesTheBestCheckpoints) {
+  std::ofstream(dir_ / "pbt.py") << kPbtScript;
+  std::ofstream(dir_ / "pbt.yaml") << kPbtExperiment;
+  ASSERT_EQ(Run({"pbt.yaml"}, dir_.string(), 120), 0) << Read("out");
+  EXPECT_THAT(Read("out"),
+              HasSubstr("Experiment default/pbt: Succeeded (ExperimentMaxTrialsReached)"));
+  std::map<std::string, Checkpoint> trials = Checkpoints(dir_ / "home", "pbt");
+  ASSERT_EQ(trials.size(), 15u) << Read("out");
+  std::map<size_t, std::vector<std::string>> generations;  // by lineage length
+  for (const auto& [trial, c] : trials) {
+    ASSERT_FALSE(c.lineage.empty()) << trial << " wrote no checkpoint";
+    // Each trial trained on from its parent's checkpoint: its own history
+    // is its parent's plus itself, three steps a stretch.
+    EXPECT_EQ(c.lineage.back(), trial);
+    EXPECT_EQ(c.steps, 3 * static_cast<int>(c.lineage.size())) << trial;
+    if (c.lineage.size() > 1) {
+      const std::string& parent = c.lineage[c.lineage.size() - 2];
+      ASSERT_TRUE(trials.contains(parent)) << trial << "'s parent " << parent;
+      std::vector<std::string> expected = trials.at(parent).lineage;
+      expected.push_back(trial);
+      EXPECT_EQ(c.lineage, expected) << trial << " did not start from " << parent << "'s copy";
+    }
+    generations[c.lineage.size()].push_back(trial);
+  }
+  ASSERT_EQ(generations.size(), 3u);
+  for (const auto& [length, members] : generations) EXPECT_EQ(members.size(), 5u) << length;
+  // Truncation selection: the two worst of generation 0 were replaced by
+  // copies of the two best, so generation 1 continues exactly three of
+  // generation 0's members, none worse than its third best.
+  auto distance = [&](const std::string& trial) { return std::abs(trials.at(trial).w - 3); };
+  std::vector<std::string> first = generations[1];
+  std::sort(first.begin(), first.end(),
+            [&](const std::string& a, const std::string& b) { return distance(a) < distance(b); });
+  std::set<std::string> parents;
+  for (const std::string& child : generations[2]) parents.insert(trials.at(child).lineage[0]);
+  EXPECT_EQ(parents.size(), 3u);
+  for (const std::string& parent : parents) EXPECT_LE(distance(parent), distance(first[2]));
+}
+
 TEST_F(TuningE2eTest, TheDigitsExampleBeatsItsDefaults) {
   if (system("/usr/bin/python3 -c 'import sklearn' 2>/dev/null") != 0) {
     GTEST_SKIP() << "python3-sklearn is not installed (apt install python3-sklearn)";
@@ -246,6 +368,34 @@ TEST_F(TuningE2eTest, TheDigitsExampleBeatsItsDefaults) {
   ASSERT_TRUE(std::regex_search(out, best, std::regex("accuracy: min [0-9.]+, max ([0-9.]+)")))
       << out;
   EXPECT_GT(std::stod(best[1]), 0.95) << out;
+}
+
+TEST_F(TuningE2eTest, ThePbtExampleTrainsOnFromItsParentsCheckpoints) {
+  if (system("/usr/bin/python3 -c 'import torch, sklearn' 2>/dev/null") != 0) {
+    GTEST_SKIP() << "needs python3-torch and python3-sklearn";
+  }
+  std::string source = TRAINYARD_SOURCE_DIR;
+  ASSERT_EQ(Run({source + "/examples/tuning-pbt.yaml"}, source, 300), 0) << Read("out");
+  std::string out = Read("out");
+  EXPECT_THAT(out,
+              HasSubstr("Experiment default/pbt-digits: Succeeded (ExperimentMaxTrialsReached)"));
+  std::smatch best;
+  ASSERT_TRUE(
+      std::regex_search(out, best, std::regex("Validation-accuracy: min [0-9.]+, max ([0-9.]+)")))
+      << out;
+  EXPECT_GT(std::stod(best[1]), 0.95) << out;
+  // Each generation trains two more epochs from its parent's checkpoint:
+  // the third's trials report epochs 5 and 6.
+  int third_generation = 0;
+  for (const auto& run : fs::directory_iterator(dir_ / "home" / "runs")) {
+    for (const auto& log : fs::directory_iterator(run.path() / "logs" / "default")) {
+      std::ifstream in(log.path());
+      std::string first;
+      std::getline(in, first);
+      third_generation += first.starts_with("epoch=5 ");
+    }
+  }
+  EXPECT_EQ(third_generation, 6) << out;
 }
 
 }  // namespace

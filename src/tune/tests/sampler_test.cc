@@ -40,6 +40,10 @@ SamplerOptions OptionsFor(const std::string& algorithm, uint64_t seed) {
   options.parallel_trial_count = 9;
   options.max_trial_count = 60;
   if (algorithm == "hyperband") options.settings = {{"r_l", "9"}, {"resource_name", "epochs"}};
+  if (algorithm == "pbt") {
+    options.settings = {
+        {"suggestion_trial_dir", "/ckpt"}, {"n_population", "5"}, {"truncation_threshold", "0.4"}};
+  }
   return options;
 }
 
@@ -54,7 +58,8 @@ std::vector<TrialRecord> Drive(Sampler& sampler, int budget, int batch) {
     if (!result.ok() || result->suggestions.empty()) break;
     for (const Suggestion& s : result->suggestions) {
       bool fails = trials.size() % 3 == 2;
-      trials.push_back({.point = s.point,
+      trials.push_back({.name = "t" + std::to_string(trials.size()),
+                        .point = s.point,
                         .labels = s.labels,
                         .state = fails ? TrialState::kFailed : TrialState::kSucceeded,
                         .loss = fails ? std::nullopt : std::optional<double>(Loss(s.point))});
@@ -64,8 +69,17 @@ std::vector<TrialRecord> Drive(Sampler& sampler, int budget, int batch) {
 }
 
 class EveryAlgorithm : public testing::TestWithParam<std::string> {};
+// Every algorithm but pbt, whose trials continue their parents' training
+// with the same values (pbt_test.cc).
+class DistinctAlgorithm : public testing::TestWithParam<std::string> {};
 
-TEST_P(EveryAlgorithm, NeverRepeatsAnAssignmentAndStaysInTheSpace) {
+std::vector<std::string> DistinctAlgorithms() {
+  std::vector<std::string> names = SamplerNames();
+  std::erase(names, "pbt");
+  return names;
+}
+
+TEST_P(DistinctAlgorithm, NeverRepeatsAnAssignmentAndStaysInTheSpace) {
   Space space = Mixed(GetParam() == "grid");
   Result<std::unique_ptr<Sampler>> sampler = MakeSampler(space, OptionsFor(GetParam(), 7));
   ASSERT_TRUE(sampler.ok()) << sampler.status().ToString();
@@ -102,7 +116,7 @@ TEST_P(EveryAlgorithm, IsAFunctionOfSeedAndHistory) {
   }
 }
 
-TEST_P(EveryAlgorithm, PendingPointsAreNotSuggestedAgain) {
+TEST_P(DistinctAlgorithm, PendingPointsAreNotSuggestedAgain) {
   Space space = MakeSpace({{.name = "a", .type = ParameterType::kInt, .min = 0, .max = 2},
                            {.name = "b", .type = ParameterType::kInt, .min = 0, .max = 3}});
   SamplerOptions options = OptionsFor(GetParam(), 3);
@@ -134,12 +148,15 @@ TEST_P(EveryAlgorithm, PendingPointsAreNotSuggestedAgain) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Samplers, EveryAlgorithm, testing::ValuesIn(SamplerNames()),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           std::replace(name.begin(), name.end(), '-', '_');
-                           return name;
-                         });
+std::string TestName(const testing::TestParamInfo<std::string>& info) {
+  std::string name = info.param;
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Samplers, EveryAlgorithm, testing::ValuesIn(SamplerNames()), TestName);
+INSTANTIATE_TEST_SUITE_P(Samplers, DistinctAlgorithm, testing::ValuesIn(DistinctAlgorithms()),
+                         TestName);
 
 TEST(MakeSamplerTest, UnknownAlgorithmIsNotFound) {
   Result<std::unique_ptr<Sampler>> sampler = MakeSampler(Mixed(), {.algorithm = "enas"});

@@ -1,0 +1,178 @@
+// A trial's own directory (pbt's checkpoints): where it is, what it starts
+// with, and that the trial's job mounts it.
+#include "controller/trial_dir.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "api/object.h"
+#include "api/yaml.h"
+#include "common/tests/test_dir.h"
+#include "controller/trial_reconciler.h"
+#include "store/sqlite_store.h"
+#include "tune/sampler.h"
+
+namespace trainyard::controller {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::Contains;
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class TrialDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override { root_ = FreshTestDir("trainyard-trial-dir"); }
+  void TearDown() override { fs::remove_all(root_); }
+
+  fs::path root_;
+};
+
+TEST_F(TrialDirTest, ACopyOfTheParentsDirectoryNotShared) {
+  fs::create_directories(root_ / "parent" / "sub");
+  std::ofstream(root_ / "parent" / "sub" / "model.pt") << "weights";
+  TrialDir dir{.mount_path = "/ckpt",
+               .host_path = (root_ / "child").string(),
+               .parent_path = (root_ / "parent").string()};
+  bool parent_missing = true;
+  ASSERT_TRUE(PrepareTrialDir(dir, &parent_missing).ok());
+  EXPECT_FALSE(parent_missing);
+  EXPECT_EQ(ReadFile(root_ / "child" / "sub" / "model.pt"), "weights");
+  // The child writes its own; the parent's stays as it was.
+  std::ofstream(root_ / "child" / "sub" / "model.pt") << "trained on";
+  EXPECT_EQ(ReadFile(root_ / "parent" / "sub" / "model.pt"), "weights");
+  // Again (a reconcile after a crash): what is there is kept.
+  ASSERT_TRUE(PrepareTrialDir(dir, &parent_missing).ok());
+  EXPECT_EQ(ReadFile(root_ / "child" / "sub" / "model.pt"), "trained on");
+}
+
+TEST_F(TrialDirTest, AHalfMadeCopyIsMadeAgain) {
+  fs::create_directories(root_ / "parent");
+  std::ofstream(root_ / "parent" / "model.pt") << "weights";
+  fs::create_directories(root_ / "child.copying");  // a crash mid-copy
+  std::ofstream(root_ / "child.copying" / "junk") << "x";
+  TrialDir dir{.mount_path = "/ckpt",
+               .host_path = (root_ / "child").string(),
+               .parent_path = (root_ / "parent").string()};
+  bool parent_missing = false;
+  ASSERT_TRUE(PrepareTrialDir(dir, &parent_missing).ok());
+  EXPECT_EQ(ReadFile(root_ / "child" / "model.pt"), "weights");
+  EXPECT_FALSE(fs::exists(root_ / "child" / "junk"));
+  EXPECT_FALSE(fs::exists(root_ / "child.copying"));
+}
+
+TEST_F(TrialDirTest, WithoutAParentOrWithItsDirectoryGoneItStartsEmpty) {
+  bool parent_missing = true;
+  ASSERT_TRUE(PrepareTrialDir({.mount_path = "/c", .host_path = (root_ / "a" / "first").string()},
+                              &parent_missing)
+                  .ok());
+  EXPECT_FALSE(parent_missing);
+  EXPECT_TRUE(fs::is_empty(root_ / "a" / "first"));
+  ASSERT_TRUE(PrepareTrialDir({.mount_path = "/c",
+                               .host_path = (root_ / "a" / "orphan").string(),
+                               .parent_path = (root_ / "a" / "gone").string()},
+                              &parent_missing)
+                  .ok());
+  EXPECT_TRUE(parent_missing);
+  EXPECT_TRUE(fs::is_empty(root_ / "a" / "orphan"));
+}
+
+// The trial controller: a pbt trial's job mounts its directory, made from
+// its parent's.
+class PbtTrialJobTest : public TrialDirTest {
+ protected:
+  void SetUp() override {
+    TrialDirTest::SetUp();
+    store_ = std::move(*store::SqliteStore::Open({.clock = &clock_}));
+    reconciler_ = std::make_unique<TrialReconciler>(
+        TrialReconcilerOptions{.store = store_.get(),
+                               .observations = store_.get(),
+                               .clock = &clock_,
+                               .metrics_dir = (root_ / "metrics").string(),
+                               .trial_dirs = (root_ / "trials").string()});
+  }
+
+  void Create(const std::string& yaml) {
+    auto docs = api::ParseManifests(yaml, "object.yaml");
+    ASSERT_TRUE(docs.ok()) << docs.status().ToString();
+    Result<api::Json> created = store_->Create((*docs)[0].value);
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+  }
+
+  FakeClock clock_;
+  std::unique_ptr<store::SqliteStore> store_;
+  std::unique_ptr<TrialReconciler> reconciler_;
+};
+
+TEST_F(PbtTrialJobTest, TheJobMountsTheTrialsCopyOfItsParentsDirectory) {
+  Create(R"(apiVersion: kubeflow.org/v1beta1
+kind: Experiment
+metadata: {name: e, namespace: default}
+spec:
+  objective: {type: maximize, objectiveMetricName: acc}
+  algorithm:
+    algorithmName: pbt
+    algorithmSettings:
+      - {name: suggestion_trial_dir, value: /var/log/katib/checkpoints/}
+      - {name: n_population, value: "5"}
+      - {name: truncation_threshold, value: "0.2"}
+  parameters:
+    - {name: lr, parameterType: double, feasibleSpace: {min: "0.1", max: "0.2"}}
+  trialTemplate:
+    primaryContainerName: main
+    trialParameters: [{name: lr, reference: lr}]
+    trialSpec:
+      apiVersion: batch/v1
+      kind: Job
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers: [{name: main, image: i, command: [run, "${trialParameters.lr}"]}]
+)");
+  fs::create_directories(root_ / "trials" / "default" / "e" / "e-parent");
+  std::ofstream(root_ / "trials" / "default" / "e" / "e-parent" / "model.pt") << "weights";
+  Create(R"(apiVersion: kubeflow.org/v1beta1
+kind: Trial
+metadata:
+  name: e-child
+  namespace: default
+  ownerReferences: [{apiVersion: kubeflow.org/v1beta1, kind: Experiment, name: e, uid: u}]
+spec:
+  objective: {type: maximize, objectiveMetricName: acc}
+  primaryContainerName: main
+  labels: {pbt.suggestion.katib.kubeflow.org/generation: "1",
+           pbt.suggestion.katib.kubeflow.org/parent: e-parent}
+  runSpec:
+    apiVersion: batch/v1
+    kind: Job
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers: [{name: main, image: i, command: [run]}]
+)");
+  Result<ReconcileResult> r = reconciler_->Reconcile({"Trial", "default", "e-child"});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  fs::path dir = root_ / "trials" / "default" / "e" / "e-child";
+  EXPECT_EQ(ReadFile(dir / "model.pt"), "weights");
+  api::Json pod = (*store_->Get({"Job", "default", "e-child"}))["spec"]["template"];
+  EXPECT_THAT(pod["spec"]["containers"][0]["volumeMounts"],
+              Contains(api::Json{{"name", "suggestion-volume"},
+                                 {"mountPath", "/var/log/katib/checkpoints/"}}));
+  EXPECT_THAT(
+      pod["spec"]["volumes"],
+      Contains(api::Json{{"name", "suggestion-volume"},
+                         {"hostPath", {{"path", dir.string()}, {"type", "DirectoryOrCreate"}}}}));
+}
+
+}  // namespace
+}  // namespace trainyard::controller
