@@ -56,13 +56,19 @@ void ValidateTfEventSource(const MetricsSource& source, ValidationResult& out) {
   }
 }
 
-// Kinds upstream defines that trainyard does not collect from yet: refused
-// now, rather than accepted and left without metrics.
+// Kinds upstream defines that trainyard does not collect from: refused,
+// with why and what to use instead, rather than accepted and left without
+// metrics.
 void RefuseUnsupported(std::string_view kind, ValidationResult& out) {
+  std::string_view why =
+      kind == "Custom"
+          ? "a custom collector is a sidecar container that reports to Katib's DB manager over "
+            "gRPC, and trainyard runs neither sidecars nor that service"
+          : "Katib configures no collector for it either";
   Error(out, FieldError::Invalid(kCollectorSpec.Child("collector").Child("kind"), kind,
-                                 fmt::format("trainyard does not collect metrics of kind {} yet; "
+                                 fmt::format("trainyard does not collect metrics of kind {} ({}); "
                                              "use StdOut, File, TensorFlowEvent or Push",
-                                             kind)));
+                                             kind, why)));
 }
 
 }  // namespace
