@@ -202,26 +202,33 @@ def render(ty, op, consistency):
         r = table.get(key)
         return quantile(r, 0.5) if r else None
 
-    # Wins against Optuna's TPE, per trainyard algorithm and budget.
-    wins = {}
-    for a in ty_algs:
-        for b in budgets:
-            n = won = significant = 0
-            for f in functions:
-                mine, theirs = tyq.get((a, f, b)), opq.get(("tpe", f, b))
-                if not mine or not theirs:
-                    continue
-                n += 1
-                if quantile(mine, 0.5) < quantile(theirs, 0.5):
-                    won += 1
-                    if mann_whitney_less(mine, theirs) < 0.05:
-                        significant += 1
-            wins[(a, b)] = (won, significant, n)
+    # The held-out functions (tune_functions.h) are reported apart: the
+    # target counts the suite the samplers' defaults were chosen on.
+    held_out = set(ty["meta"].get("held_out", []))
+    suite = [f for f in functions if f not in held_out]
+    kept_apart = [f for f in functions if f in held_out]
+
+    # Wins against Optuna's TPE, per trainyard algorithm, budget and set.
+    def count_wins(a, b, among):
+        n = won = significant = 0
+        for f in among:
+            mine, theirs = tyq.get((a, f, b)), opq.get(("tpe", f, b))
+            if not mine or not theirs:
+                continue
+            n += 1
+            if quantile(mine, 0.5) < quantile(theirs, 0.5):
+                won += 1
+                if mann_whitney_less(mine, theirs) < 0.05:
+                    significant += 1
+        return won, significant, n
+
+    wins = {(a, b): count_wins(a, b, suite) for a in ty_algs for b in budgets}
+    wins_apart = {(a, b): count_wins(a, b, kept_apart) for a in ty_algs for b in budgets}
 
     def score(a):
         total = sum(wins[(a, b)][0] for b in budgets)
         ratios = [math.log(max(med(tyq, (a, f, b)), 1e-300) / max(med(opq, ("tpe", f, b)), 1e-300))
-                  for f in functions for b in budgets
+                  for f in suite for b in budgets
                   if tyq.get((a, f, b)) and opq.get(("tpe", f, b))]
         return (total, -sum(ratios) / len(ratios) if ratios else 0)
 
@@ -266,7 +273,8 @@ def render(ty, op, consistency):
                 else:
                     p = mann_whitney_less(tyq[(best, f, b)], opq[("tpe", f, b)])
                     mark = (f" yes (p={p:.2g}) |" if mine < theirs else " no |")
-            w(f"| {f} | " + " | ".join(text) + " |" + mark)
+            name = f"{f} (held out)" if f in held_out else f
+            w(f"| {name} | " + " | ".join(text) + " |" + mark)
         w("")
     w("Interquartile ranges, and each seed's regret, are in the JSON files the runs write.")
     w("")
@@ -276,15 +284,18 @@ def render(ty, op, consistency):
     w("A win is a lower median regret; in brackets, the wins where a one-sided Mann–Whitney U "
       "test over the seeds gives p < 0.05.")
     w("")
-    w("| trainyard sampler | " + " | ".join(f"{b} trials" for b in budgets) + " |")
-    w("|---|" + "---:|" * len(budgets))
+    apart_heads = [f"{b} trials, held out" for b in budgets] if kept_apart else []
+    w("| trainyard sampler | " + " | ".join([f"{b} trials" for b in budgets] + apart_heads)
+      + " |")
+    w("|---|" + "---:|" * (len(budgets) + len(apart_heads)))
     if not ty_algs:
-        w("| (none ran) | " + " | ".join("–" for _ in budgets) + " |")
+        w("| (none ran) | " + " | ".join("–" for _ in budgets + apart_heads) + " |")
     for a in ty_algs:
         cells = []
-        for b in budgets:
-            won, sig, n = wins[(a, b)]
-            cells.append(f"{won}/{n} ({sig})")
+        for table in ([wins, wins_apart] if kept_apart else [wins]):
+            for b in budgets:
+                won, sig, n = table[(a, b)]
+                cells.append(f"{won}/{n} ({sig})")
         w(f"| {'**' + a + '**' if a == best else a} | " + " | ".join(cells) + " |")
     w("")
     if best:
@@ -297,10 +308,17 @@ def render(ty, op, consistency):
         w(f"**Target (trainyard's best sampler beats Optuna's default TPE on ≥ 80 % of the "
           f"functions): {'met' if met else 'NOT met'}.** The best sampler, `{best}`, wins on "
           + "; ".join(parts) + ".")
+        if kept_apart:
+            apart = [f"{wins_apart[(best, b)][0]}/{wins_apart[(best, b)][2]} at {b} trials"
+                     for b in budgets]
+            w("")
+            w(f"On the {len(kept_apart)} held-out functions ({', '.join(kept_apart)}), which "
+              f"no default was chosen on, `{best}` beats Optuna's default TPE on "
+              + "; ".join(apart) + ".")
         oracle = []
         for b in budgets:
             n = won = 0
-            for f in functions:
+            for f in suite:
                 theirs = med(opq, ("tpe", f, b))
                 mine = [med(tyq, (a, f, b)) for a in ty_algs if tyq.get((a, f, b))]
                 if theirs is None or not mine:

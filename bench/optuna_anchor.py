@@ -126,6 +126,60 @@ def rastrigin(x):
     return 10 * len(x) + sum(v * v - 10 * math.cos(2 * PI * v) for v in x)
 
 
+def beale(x):
+    a = 1.5 - x[0] + x[0] * x[1]
+    b = 2.25 - x[0] + x[0] * x[1] * x[1]
+    c = 2.625 - x[0] + x[0] * x[1] * x[1] * x[1]
+    return a * a + b * b + c * c
+
+
+SHEKEL_C = [0.1, 0.2, 0.2, 0.4, 0.4, 0.6, 0.3, 0.7, 0.5, 0.5]
+SHEKEL_A = [[4, 4, 4, 4], [1, 1, 1, 1], [8, 8, 8, 8], [6, 6, 6, 6], [3, 7, 3, 7],
+            [2, 9, 2, 9], [5, 5, 3, 3], [8, 1, 8, 1], [6, 2, 6, 2], [7, 3.6, 7, 3.6]]
+
+
+def shekel(x):
+    total = 0.0
+    for i in range(10):
+        inner = SHEKEL_C[i]
+        for j in range(4):
+            d = x[j] - SHEKEL_A[i][j]
+            inner += d * d
+        total += 1 / inner
+    return -total
+
+
+def michalewicz(x):
+    total = 0.0
+    for i, v in enumerate(x):
+        s = math.sin((i + 1) * v * v / PI)
+        s2 = s * s
+        s4 = s2 * s2
+        s8 = s4 * s4
+        s16 = s8 * s8
+        total += math.sin(v) * s16 * s4
+    return -total
+
+
+def dixon_price(x):
+    total = (x[0] - 1) * (x[0] - 1)
+    for i in range(1, len(x)):
+        t = 2 * x[i] * x[i] - x[i - 1]
+        total += (i + 1) * t * t
+    return total
+
+
+SCHWEFEL_ARGMIN = 420.96874657644923
+SCHWEFEL_CONSTANT = 418.9828872724338
+
+
+def schwefel(x):
+    total = SCHWEFEL_CONSTANT * len(x)
+    for v in x:
+        total -= v * math.sin(math.sqrt(abs(v)))
+    return total
+
+
 def box(d, low, high):
     return [(low, high)] * d
 
@@ -147,6 +201,18 @@ FUNCTIONS = {
     "styblinski-tang4": (box(4, -5, 5), 4 * STYBLINSKI_TANG_MIN, [STYBLINSKI_TANG_ARGMIN] * 4,
                          styblinski_tang),
     "rastrigin4": (box(4, -5.12, 5.12), 0.0, [0] * 4, rastrigin),
+    # Held out (tune_functions.h says why).
+    "beale": (box(2, -4.5, 4.5), 0.0, [3, 0.5], beale),
+    "shekel4": (box(4, 0, 10), -10.536409816692048,
+                [4.0007465317567625, 4.000592934739593, 3.9996633965681863, 3.999509799343735],
+                shekel),
+    "michalewicz5": (box(5, 0, PI), -4.687658179088149,
+                     [2.2029055197344682, 1.5707963293125675, 1.2849915708780884,
+                      1.9230584691306654, 1.7204697710078967], michalewicz),
+    "dixon-price4": (box(4, -10, 10), 0.0,
+                     [1.0, 0.7071067811865476, 0.5946035575013605, 0.5452538663326288],
+                     dixon_price),
+    "schwefel4": (box(4, -500, 500), 0.0, [SCHWEFEL_ARGMIN] * 4, schwefel),
 }
 
 # ---------------------------------------------------------------------------

@@ -552,6 +552,10 @@ int Main(int argc, char** argv) {
     if (flags.mode == "timing" || flags.mode == "all") RunTiming(flags, algorithms, out);
   }
   out["meta"]["checks_passed"] = !failed;
+  out["meta"]["held_out"] = json::array();
+  for (const TestFunction* fn : functions) {
+    if (fn->held_out) out["meta"]["held_out"].push_back(fn->name);
+  }
 
   if (!flags.json_path.empty()) {
     std::ofstream file(flags.json_path);

@@ -25,6 +25,16 @@ inline void Matern52(double r2, double* k, double* g) {
   *g = 5.0 / 3.0 * (1 + kSqrt5 * r) * e;
 }
 
+// The same, elementwise over an array of r^2 (Eigen vectorises sqrt and exp:
+// most of a fit's time is here, once per kernel part and entry).
+template <typename In, typename Out>
+void Matern52(const Eigen::ArrayBase<In>& r2, Out* k, Out* g) {
+  auto r = r2.sqrt().eval();
+  auto e = (-kSqrt5 * r).exp().eval();
+  *k = (1 + kSqrt5 * r + 5.0 / 3.0 * r2) * e;
+  *g = 5.0 / 3.0 * (1 + kSqrt5 * r) * e;
+}
+
 inline double CoordinateDistance(double a, double b, bool categorical) {
   if (categorical) return std::abs(a - b) > 1e-12 ? 1.0 : 0.0;
   return a - b;
@@ -38,27 +48,30 @@ struct Prior {
   Eigen::VectorXd upper;
 };
 
+// Packed as theta: log l (d), log s^2, log noise, log l_add (d), log s_add^2.
 Prior PriorFor(Eigen::Index dimensions) {
   Prior prior;
-  const Eigen::Index size = dimensions + 2;
+  const Eigen::Index size = 2 * dimensions + 3;
   prior.mean.resize(size);
   prior.scale.resize(size);
   prior.lower.resize(size);
   prior.upper.resize(size);
+  auto set = [&](Eigen::Index p, double mean, double scale, double lower, double upper) {
+    prior.mean[p] = mean;
+    prior.scale[p] = scale;
+    prior.lower[p] = std::log(lower);
+    prior.upper[p] = std::log(upper);
+  };
   for (Eigen::Index p = 0; p < dimensions; ++p) {
-    prior.mean[p] = std::numbers::sqrt2 + 0.5 * std::log(static_cast<double>(dimensions));
-    prior.scale[p] = std::sqrt(3.0);
-    prior.lower[p] = std::log(1e-2);
-    prior.upper[p] = std::log(1e2);
+    set(p, std::numbers::sqrt2 + 0.5 * std::log(static_cast<double>(dimensions)), std::sqrt(3.0),
+        1e-2, 1e2);
+    // The additive part's lengthscales are each one coordinate's alone,
+    // centred on the unit interval's length.
+    set(dimensions + 2 + p, 0, std::sqrt(3.0), 1e-2, 1e2);
   }
-  prior.mean[dimensions] = 0;
-  prior.scale[dimensions] = 1.5;
-  prior.lower[dimensions] = std::log(1e-2);
-  prior.upper[dimensions] = std::log(1e2);
-  prior.mean[dimensions + 1] = -5;
-  prior.scale[dimensions + 1] = 2;
-  prior.lower[dimensions + 1] = std::log(1e-6);
-  prior.upper[dimensions + 1] = std::log(2.0);
+  set(dimensions, 0, 1.5, 1e-2, 1e2);
+  set(dimensions + 1, -5, 2, 1e-6, 2.0);
+  set(2 * dimensions + 2, -1, 1.5, 1e-4, 1e2);
   return prior;
 }
 
@@ -86,15 +99,23 @@ double NegativeLogPosteriorFrom(const std::vector<Eigen::MatrixXd>& d2, const Ei
   const Eigen::Index n = z.size();
   const double signal = std::exp(theta[dims]);
   const double noise = std::exp(theta[dims + 1]);
+  const double additive = std::exp(theta[2 * dims + 2]) / static_cast<double>(dims);
   Eigen::VectorXd inverse_l2 = (-2 * theta.head(dims)).array().exp();
+  Eigen::VectorXd inverse_a2 = (-2 * theta.segment(dims + 2, dims)).array().exp();
   Eigen::MatrixXd r2 = Eigen::MatrixXd::Zero(n, n);
   for (Eigen::Index p = 0; p < dims; ++p) r2 += inverse_l2[p] * d2[static_cast<size_t>(p)];
-  Eigen::MatrixXd k(n, n);
-  Eigen::MatrixXd g(n, n);
-  for (Eigen::Index j = 0; j < n; ++j) {
-    for (Eigen::Index i = 0; i < n; ++i) Matern52(r2(i, j), &k(i, j), &g(i, j));
+  Eigen::ArrayXXd k;
+  Eigen::ArrayXXd g;
+  Matern52(r2.array(), &k, &g);
+  // The additive part: one Matérn of each coordinate alone, summed.
+  std::vector<Eigen::ArrayXXd> ga(static_cast<size_t>(dims));
+  Eigen::ArrayXXd ka = Eigen::ArrayXXd::Zero(n, n);
+  for (Eigen::Index p = 0; p < dims; ++p) {
+    Eigen::ArrayXXd kp;
+    Matern52(inverse_a2[p] * d2[static_cast<size_t>(p)].array(), &kp, &ga[static_cast<size_t>(p)]);
+    ka += kp;
   }
-  Eigen::MatrixXd kernel = signal * k;
+  Eigen::MatrixXd kernel = (signal * k + additive * ka).matrix();
   kernel.diagonal().array() += noise;
   Eigen::LLT<Eigen::MatrixXd> llt(kernel);
   if (llt.info() != Eigen::Success) return std::numeric_limits<double>::infinity();
@@ -106,34 +127,34 @@ double NegativeLogPosteriorFrom(const std::vector<Eigen::MatrixXd>& d2, const Ei
                  0.5 * from_prior.squaredNorm();
   if (gradient) {
     // d(-log ML)/d theta = -tr(W dK/d theta) / 2 with W = alpha alpha^T - K^-1;
-    // dK/d log l_p = s^2 g(r) d_p^2 / l_p^2.
-    Eigen::MatrixXd w = alpha * alpha.transpose() - llt.solve(Eigen::MatrixXd::Identity(n, n));
+    // dK/d log l_p = s^2 g(r) d_p^2 / l_p^2, and likewise for the additive
+    // part with its own r_p and lengthscale.
+    Eigen::ArrayXXd w =
+        (alpha * alpha.transpose() - llt.solve(Eigen::MatrixXd::Identity(n, n))).array();
     gradient->resize(theta.size());
-    Eigen::MatrixXd wg = signal * w.cwiseProduct(g);
+    Eigen::ArrayXXd wg = signal * w * g;
     for (Eigen::Index p = 0; p < dims; ++p) {
-      (*gradient)[p] = -0.5 * inverse_l2[p] * wg.cwiseProduct(d2[static_cast<size_t>(p)]).sum();
+      const Eigen::ArrayXXd d = d2[static_cast<size_t>(p)].array();
+      (*gradient)[p] = -0.5 * inverse_l2[p] * (wg * d).sum();
+      (*gradient)[dims + 2 + p] =
+          -0.5 * additive * inverse_a2[p] * (w * ga[static_cast<size_t>(p)] * d).sum();
     }
-    (*gradient)[dims] = -0.5 * signal * w.cwiseProduct(k).sum();
-    (*gradient)[dims + 1] = -0.5 * noise * w.trace();
+    (*gradient)[dims] = -0.5 * signal * (w * k).sum();
+    (*gradient)[dims + 1] = -0.5 * noise * w.matrix().trace();
+    (*gradient)[2 * dims + 2] = -0.5 * additive * (w * ka).sum();
     *gradient += from_prior.cwiseQuotient(prior.scale);
   }
   return value;
 }
 
-Eigen::VectorXd Pack(const GpHyperparameters& h) {
-  const Eigen::Index dims = static_cast<Eigen::Index>(h.log_lengthscales.size());
-  Eigen::VectorXd theta(dims + 2);
-  theta.head(dims) = ConstVectorMap(h.log_lengthscales.data(), dims);
-  theta[dims] = h.log_signal;
-  theta[dims + 1] = h.log_noise;
-  return theta;
-}
-
 GpHyperparameters Unpack(const Eigen::VectorXd& theta) {
-  const Eigen::Index dims = theta.size() - 2;
+  const Eigen::Index dims = (theta.size() - 3) / 2;
   return {.log_lengthscales = std::vector<double>(theta.data(), theta.data() + dims),
           .log_signal = theta[dims],
-          .log_noise = theta[dims + 1]};
+          .log_noise = theta[dims + 1],
+          .log_additive_lengthscales =
+              std::vector<double>(theta.data() + dims + 2, theta.data() + 2 * dims + 2),
+          .log_additive_signal = theta[2 * dims + 2]};
 }
 
 }  // namespace
@@ -144,16 +165,21 @@ struct GaussianProcess::State {
   std::vector<bool> categorical;
   GpHyperparameters hyper;
   Eigen::VectorXd inverse_l2;
+  Eigen::VectorXd inverse_a2;  // the additive part's
   double signal = 1;
+  double additive = 0;  // s_add^2 / d: each coordinate's share
   double noise = 0;
   double y_mean = 0;
   double y_scale = 1;
-  Eigen::MatrixXd l;  // lower Cholesky factor of s^2 K + noise I
+  Eigen::MatrixXd l;  // lower Cholesky factor of the kernel matrix plus noise I
   Eigen::VectorXd alpha;
 
+  // The prior variance of f at any point: k(u, u).
+  double PriorVariance() const { return signal + additive * static_cast<double>(x.rows()); }
   void Condition();
-  // k(u, x_j) for every j, and s^2 g(r_j) for the gradient.
-  void CrossKernel(const double* u, Eigen::VectorXd* k, Eigen::VectorXd* g) const;
+  // k(u, x_j) for every j; with `g`, also the factors of its gradient:
+  // dk_j/du_p = -g(p, j) (u_p - x_pj).
+  void CrossKernel(const double* u, Eigen::VectorXd* k, Eigen::MatrixXd* g) const;
   void SolveAlpha() {
     alpha = l.triangularView<Eigen::Lower>().transpose().solve(
         l.triangularView<Eigen::Lower>().solve(z));
@@ -161,22 +187,32 @@ struct GaussianProcess::State {
 };
 
 void GaussianProcess::State::Condition() {
-  inverse_l2 = (-2 * Pack(hyper).head(x.rows())).array().exp();
+  const Eigen::Index dims = x.rows();
+  inverse_l2 = (-2 * ConstVectorMap(hyper.log_lengthscales.data(), dims)).array().exp();
   signal = std::exp(hyper.log_signal);
   noise = std::exp(hyper.log_noise);
+  // Hyperparameters without the additive part's lengthscales have none.
+  bool has_additive = static_cast<Eigen::Index>(hyper.log_additive_lengthscales.size()) == dims;
+  inverse_a2 =
+      has_additive
+          ? Eigen::VectorXd(
+                (-2 * ConstVectorMap(hyper.log_additive_lengthscales.data(), dims)).array().exp())
+          : Eigen::VectorXd::Ones(dims);
+  additive = has_additive ? std::exp(hyper.log_additive_signal) /
+                                static_cast<double>(std::max<Eigen::Index>(dims, 1))
+                          : 0.0;
   const Eigen::Index n = x.cols();
   Eigen::MatrixXd kernel(n, n);
   Eigen::VectorXd k;
-  Eigen::VectorXd g;
   for (Eigen::Index j = 0; j < n; ++j) {
-    CrossKernel(x.col(j).data(), &k, &g);
+    CrossKernel(x.col(j).data(), &k, nullptr);
     kernel.col(j) = k;
   }
   // More jitter until the factorisation succeeds (at once, unless the noise
   // sits at its lower bound next to near-duplicate points).
   for (double relative = 0;; relative = relative == 0 ? 1e-10 : relative * 10) {
     Eigen::MatrixXd noisy = kernel;
-    noisy.diagonal().array() += noise + relative * signal;
+    noisy.diagonal().array() += noise + relative * PriorVariance();
     Eigen::LLT<Eigen::MatrixXd> llt(noisy);
     if (llt.info() == Eigen::Success || relative >= 1) {
       l = llt.matrixL();
@@ -187,21 +223,31 @@ void GaussianProcess::State::Condition() {
 }
 
 void GaussianProcess::State::CrossKernel(const double* u, Eigen::VectorXd* k,
-                                         Eigen::VectorXd* g) const {
+                                         Eigen::MatrixXd* g) const {
   const Eigen::Index n = x.cols();
   const Eigen::Index dims = x.rows();
-  k->resize(n);
-  g->resize(n);
-  for (Eigen::Index j = 0; j < n; ++j) {
-    double r2 = 0;
-    for (Eigen::Index p = 0; p < dims; ++p) {
-      double d = CoordinateDistance(u[p], x(p, j), categorical[static_cast<size_t>(p)]);
-      r2 += d * d * inverse_l2[p];
-    }
-    Matern52(r2, &(*k)[j], &(*g)[j]);
+  // Coordinate differences, one row per coordinate.
+  Eigen::ArrayXXd d(dims, n);
+  for (Eigen::Index p = 0; p < dims; ++p) {
+    d.row(p) = u[p] - x.row(p).array();
+    if (categorical[static_cast<size_t>(p)]) d.row(p) = (d.row(p).abs() > 1e-12).cast<double>();
   }
-  *k *= signal;
-  *g *= signal;
+  Eigen::ArrayXXd squared = d.square();
+  Eigen::Array<double, 1, Eigen::Dynamic> r2 =
+      (squared.colwise() * inverse_l2.array()).colwise().sum();
+  Eigen::Array<double, 1, Eigen::Dynamic> kj;
+  Eigen::Array<double, 1, Eigen::Dynamic> gj;
+  Matern52(r2, &kj, &gj);
+  Eigen::Array<double, 1, Eigen::Dynamic> sum = signal * kj;
+  if (g) g->resize(dims, n);
+  for (Eigen::Index p = 0; p < dims; ++p) {
+    Eigen::Array<double, 1, Eigen::Dynamic> kp;
+    Eigen::Array<double, 1, Eigen::Dynamic> gp;
+    Matern52((inverse_a2[p] * squared.row(p)).eval(), &kp, &gp);
+    sum += additive * kp;
+    if (g) g->row(p) = (signal * inverse_l2[p] * gj + additive * inverse_a2[p] * gp).matrix();
+  }
+  *k = sum.matrix().transpose();
 }
 
 GaussianProcess::GaussianProcess(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -280,25 +326,24 @@ GpPrediction GaussianProcess::Predict(std::span<const double> u, bool gradients)
   const State& s = *state_;
   GpPrediction out;
   Eigen::VectorXd k;
-  Eigen::VectorXd g;
-  s.CrossKernel(u.data(), &k, &g);
+  Eigen::MatrixXd g;
+  s.CrossKernel(u.data(), &k, gradients ? &g : nullptr);
   out.mean = k.dot(s.alpha);
   Eigen::VectorXd v = s.l.triangularView<Eigen::Lower>().solve(k);
-  out.variance = std::max(s.signal - v.squaredNorm(), 0.0);
+  out.variance = std::max(s.PriorVariance() - v.squaredNorm(), 0.0);
   if (!gradients) return out;
-  // For a numeric coordinate p, dk_j/du_p = -s^2 g(r_j) (u_p - x_pj) / l_p^2;
+  // For a numeric coordinate p, dk_j/du_p = -g(p, j) (u_p - x_pj);
   // d mean = alpha . dk and d variance = -2 (K^-1 k) . dk.
   Eigen::VectorXd w = s.l.triangularView<Eigen::Lower>().transpose().solve(v);
-  Eigen::VectorXd a = -s.alpha.cwiseProduct(g);
-  Eigen::VectorXd b = 2 * w.cwiseProduct(g);
   const Eigen::Index dims = s.x.rows();
   out.mean_gradient.assign(static_cast<size_t>(dims), 0.0);
   out.variance_gradient.assign(static_cast<size_t>(dims), 0.0);
   for (Eigen::Index p = 0; p < dims; ++p) {
     if (s.categorical[static_cast<size_t>(p)]) continue;
-    Eigen::VectorXd diff = (u[static_cast<size_t>(p)] - s.x.row(p).transpose().array()).matrix();
-    out.mean_gradient[static_cast<size_t>(p)] = a.dot(diff) * s.inverse_l2[p];
-    out.variance_gradient[static_cast<size_t>(p)] = b.dot(diff) * s.inverse_l2[p];
+    Eigen::VectorXd dk = -(u[static_cast<size_t>(p)] - s.x.row(p).transpose().array()).matrix();
+    dk = dk.cwiseProduct(g.row(p).transpose());
+    out.mean_gradient[static_cast<size_t>(p)] = s.alpha.dot(dk);
+    out.variance_gradient[static_cast<size_t>(p)] = -2 * w.dot(dk);
   }
   return out;
 }
@@ -311,9 +356,8 @@ void GaussianProcess::PredictMany(std::span<const double> u, std::vector<double>
   const Eigen::Index m = static_cast<Eigen::Index>(u.size()) / std::max<Eigen::Index>(dims, 1);
   Eigen::MatrixXd cross(n, m);
   Eigen::VectorXd k;
-  Eigen::VectorXd g;
   for (Eigen::Index c = 0; c < m; ++c) {
-    s.CrossKernel(u.data() + c * dims, &k, &g);
+    s.CrossKernel(u.data() + c * dims, &k, nullptr);
     cross.col(c) = k;
   }
   Eigen::VectorXd means = cross.transpose() * s.alpha;
@@ -322,7 +366,7 @@ void GaussianProcess::PredictMany(std::span<const double> u, std::vector<double>
   mean->assign(means.data(), means.data() + m);
   variance->resize(static_cast<size_t>(m));
   for (Eigen::Index c = 0; c < m; ++c) {
-    (*variance)[static_cast<size_t>(c)] = std::max(s.signal - explained[c], 0.0);
+    (*variance)[static_cast<size_t>(c)] = std::max(s.PriorVariance() - explained[c], 0.0);
   }
 }
 
@@ -330,10 +374,10 @@ void GaussianProcess::AddObservation(std::span<const double> u, double z) {
   State& s = *state_;
   const Eigen::Index n = s.x.cols();
   Eigen::VectorXd k;
-  Eigen::VectorXd g;
-  s.CrossKernel(u.data(), &k, &g);
+  s.CrossKernel(u.data(), &k, nullptr);
   Eigen::VectorXd row = s.l.triangularView<Eigen::Lower>().solve(k);
-  double corner = std::sqrt(std::max(s.signal - row.squaredNorm(), 0.0) + 1e-8 * s.signal);
+  double prior = s.PriorVariance();
+  double corner = std::sqrt(std::max(prior - row.squaredNorm(), 0.0) + 1e-8 * prior);
   s.l.conservativeResize(n + 1, n + 1);
   s.l.row(n).head(n) = row.transpose();
   s.l.col(n).head(n).setZero();

@@ -16,8 +16,8 @@
 //     a non-finite loss counts as the worst finite one. Above kMaxTraining
 //     (300) such trials it sees the best quarter of that cap and the most
 //     recent others; its hyperparameters are fitted on a smaller subset
-//     chosen the same way (kMaxFit, 128), so a suggestion stays well under
-//     a second at 1,000 trials and 20 parameters.
+//     chosen the same way (kMaxFit, 128), so a suggestion stays under a
+//     second at 1,000 trials and 20 parameters (0.8 s, docs/benchmarks.md).
 //  3. Running trials, and each point already chosen for this batch, are told
 //     the best loss seen (skopt's constant liar, "cl_min"), noise-free: the
 //     model is sure of them, so the acquisition moves away and a batch, or

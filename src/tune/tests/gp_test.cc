@@ -89,6 +89,35 @@ TEST(GaussianProcessTest, FitsAOneDimensionalFunction) {
   EXPECT_GT(between.variance, gp.Predict(std::vector<double>{0.2}).variance);
 }
 
+TEST(GaussianProcessTest, LearnsAnAdditiveFunctionFromFewPoints) {
+  // Each coordinate on its own; 30 points in 4-D are too few for a joint
+  // kernel to see each one's shape, and enough for the additive part.
+  auto f = [](const double* u) {
+    return std::sin(9 * u[0]) + std::cos(7 * u[1]) + 4 * (u[2] - 0.3) * (u[2] - 0.3) -
+           std::sin(5 * u[3]);
+  };
+  std::mt19937_64 rng(2);
+  std::uniform_real_distribution<double> uniform(0, 1);
+  std::vector<double> x;
+  std::vector<double> y;
+  for (int i = 0; i < 30; ++i) {
+    for (int j = 0; j < 4; ++j) x.push_back(uniform(rng));
+    y.push_back(f(&x[x.size() - 4]));
+  }
+  GaussianProcess gp = GaussianProcess::Fit(x, y, {false, false, false, false}, rng);
+  double error = 0;
+  double spread = 0;
+  for (int i = 0; i < 200; ++i) {
+    std::vector<double> u = {uniform(rng), uniform(rng), uniform(rng), uniform(rng)};
+    double d = gp.Unstandardize(gp.Predict(u).mean) - f(u.data());
+    error += d * d;
+    spread += f(u.data()) * f(u.data());
+  }
+  // Most of the variation is predicted at points the model has not seen.
+  EXPECT_LT(error, 0.1 * spread);
+  EXPECT_GT(gp.hyperparameters().log_additive_signal, gp.hyperparameters().log_signal);
+}
+
 TEST(GaussianProcessTest, NoisyDataGetsANoiseTerm) {
   std::mt19937_64 noise_rng(5);
   std::normal_distribution<double> noise(0, 0.3);
@@ -123,7 +152,10 @@ TEST(GaussianProcessTest, LogPosteriorGradientMatchesFiniteDifferences) {
     z.push_back(std::sin(3 * a) + b * b + (c < 0.5 ? 0.5 : 0) - 0.4);
   }
   std::vector<bool> categorical = {false, false, true};
-  std::vector<double> theta = {std::log(0.4), std::log(0.8), std::log(1.5), 0.1, std::log(0.01)};
+  // Lengthscales, s^2, noise, the additive part's lengthscales and s_add^2.
+  std::vector<double> theta = {std::log(0.4), std::log(0.8),  std::log(1.5),
+                               0.1,           std::log(0.01), std::log(0.3),
+                               std::log(0.5), std::log(0.7),  std::log(0.2)};
   std::vector<double> gradient;
   GaussianProcess::NegativeLogPosterior(x, z, categorical, theta, &gradient);
   ASSERT_EQ(gradient.size(), theta.size());
@@ -145,7 +177,11 @@ TEST(GaussianProcessTest, PredictionGradientsMatchFiniteDifferences) {
   std::vector<double> y = {1.0, 2.0, 0.5, 1.5};
   GaussianProcess gp = GaussianProcess::WithHyperparameters(
       x, y, {false, false},
-      {.log_lengthscales = {std::log(0.3), std::log(0.5)}, .log_signal = 0, .log_noise = -6});
+      {.log_lengthscales = {std::log(0.3), std::log(0.5)},
+       .log_signal = 0,
+       .log_noise = -6,
+       .log_additive_lengthscales = {std::log(0.2), std::log(0.4)},
+       .log_additive_signal = std::log(0.5)});
   std::vector<double> at = {0.4, 0.6};
   GpPrediction p = gp.Predict(at, true);
   for (size_t d = 0; d < 2; ++d) {
