@@ -304,7 +304,7 @@ Status ForgetExperiment(const ExperimentReconcilerOptions& options, const store:
   }
   RETURN_IF_ERROR(DeleteIfPresent(*options.store, {"Suggestion", key.namespace_, key.name}));
   if (!options.trial_dirs.empty()) {
-    std::error_code ignored;  // nothing to remove is fine; a failure is retried with the next
+    std::error_code ignored;  // nothing there is fine; what cannot be removed stays
     std::filesystem::remove_all(ExperimentTrialDirs(options.trial_dirs, key.namespace_, key.name),
                                 ignored);
   }
