@@ -17,16 +17,8 @@ using ConstVectorMap = Eigen::Map<const Eigen::VectorXd>;
 const double kSqrt5 = std::sqrt(5.0);
 
 // Matérn 5/2 of r, and g(r) = (5/3)(1 + sqrt(5) r) exp(-sqrt(5) r), for which
-// dk/d(r^2) = -g(r) / 2.
-inline void Matern52(double r2, double* k, double* g) {
-  double r = std::sqrt(r2);
-  double e = std::exp(-kSqrt5 * r);
-  *k = (1 + kSqrt5 * r + 5.0 / 3.0 * r2) * e;
-  *g = 5.0 / 3.0 * (1 + kSqrt5 * r) * e;
-}
-
-// The same, elementwise over an array of r^2 (Eigen vectorises sqrt and exp:
-// most of a fit's time is here, once per kernel part and entry).
+// dk/d(r^2) = -g(r) / 2, elementwise over an array of r^2 (most of a fit's
+// time is here, once per kernel part and entry).
 template <typename In, typename Out>
 void Matern52(const Eigen::ArrayBase<In>& r2, Out* k, Out* g) {
   auto r = r2.sqrt().eval();
