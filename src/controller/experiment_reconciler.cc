@@ -304,9 +304,12 @@ Status ForgetExperiment(const ExperimentReconcilerOptions& options, const store:
   }
   RETURN_IF_ERROR(DeleteIfPresent(*options.store, {"Suggestion", key.namespace_, key.name}));
   if (!options.trial_dirs.empty()) {
-    std::error_code ignored;  // nothing there is fine; what cannot be removed stays
-    std::filesystem::remove_all(ExperimentTrialDirs(options.trial_dirs, key.namespace_, key.name),
-                                ignored);
+    // A trial's process may still be writing there as it stops: a failure
+    // is an error, so the experiment is forgotten again after a back-off.
+    std::string dirs = ExperimentTrialDirs(options.trial_dirs, key.namespace_, key.name);
+    std::error_code ec;
+    std::filesystem::remove_all(dirs, ec);
+    if (ec) return UnavailableError(fmt::format("cannot remove {}: {}", dirs, ec.message()));
   }
   return DeleteEventsOf(*options.store, key);
 }

@@ -1,15 +1,58 @@
 #include "controller/trial_dir.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <vector>
 
-#include "api/object.h"
+#include "api/names.h"
 #include "tune/sampler.h"
 
 namespace trainyard::controller {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// fsync(2) on a file or directory.
+Status Sync(const fs::path& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return UnavailableError(fmt::format("cannot open {} to sync it", path.string()));
+  bool ok = ::fsync(fd) == 0;
+  ::close(fd);
+  return ok ? OkStatus() : UnavailableError(fmt::format("cannot sync {}", path.string()));
+}
+
+// Copies the tree `from` to the new directory `to`, file by file, and syncs
+// every file and directory of the copy.
+Status CopyTree(const fs::path& from, const fs::path& to, const std::atomic<bool>* stop) {
+  std::error_code ec;
+  fs::create_directory(to, ec);
+  std::vector<fs::path> dirs = {to};
+  for (auto it = fs::recursive_directory_iterator(from, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (stop != nullptr && *stop) return UnavailableError("stopped before the copy was done");
+    fs::path target = to / it->path().lexically_relative(from);
+    fs::file_status status = it->symlink_status(ec);
+    if (fs::is_symlink(status)) {
+      fs::copy_symlink(it->path(), target, ec);
+    } else if (fs::is_directory(status)) {
+      fs::create_directory(target, ec);
+      dirs.push_back(target);
+    } else if (fs::is_regular_file(status)) {
+      fs::copy_file(it->path(), target, ec);
+      if (!ec) RETURN_IF_ERROR(Sync(target));
+    }
+    if (ec) break;
+  }
+  if (ec) return UnavailableError(ec.message());
+  for (const fs::path& dir : dirs) RETURN_IF_ERROR(Sync(dir));
+  return OkStatus();
+}
+
+}  // namespace
 
 std::string ExperimentTrialDirs(const std::string& root, const std::string& namespace_,
                                 const std::string& experiment) {
@@ -28,13 +71,13 @@ std::optional<TrialDir> TrialDirOf(const api::Experiment& experiment, const api:
       ExperimentTrialDirs(root, experiment.metadata.namespace_, experiment.metadata.name);
   TrialDir dir{.mount_path = mount_path, .host_path = dirs + "/" + trial.metadata.name};
   auto parent = trial.spec.labels.find(std::string(tune::kPbtParentLabel));
-  if (parent != trial.spec.labels.end() && !parent->second.empty()) {
+  if (parent != trial.spec.labels.end() && api::Dns1123SubdomainProblems(parent->second).empty()) {
     dir.parent_path = dirs + "/" + parent->second;
   }
   return dir;
 }
 
-Status PrepareTrialDir(const TrialDir& dir, bool* parent_missing) {
+Status PrepareTrialDir(const TrialDir& dir, bool* parent_missing, const std::atomic<bool>* stop) {
   *parent_missing = false;
   std::error_code ec;
   if (fs::is_directory(dir.host_path, ec)) return OkStatus();
@@ -44,23 +87,74 @@ Status PrepareTrialDir(const TrialDir& dir, bool* parent_missing) {
     return UnavailableError(
         fmt::format("cannot create {}: {}", target.parent_path().string(), ec.message()));
   }
-  if (dir.parent_path.empty() || !fs::is_directory(dir.parent_path, ec)) {
-    *parent_missing = !dir.parent_path.empty();
-    fs::create_directory(target, ec);
-    if (ec)
-      return UnavailableError(fmt::format("cannot create {}: {}", dir.host_path, ec.message()));
-    return OkStatus();
-  }
   fs::path partial = target.string() + ".copying";
   fs::remove_all(partial, ec);
-  fs::copy(dir.parent_path, partial, fs::copy_options::recursive | fs::copy_options::copy_symlinks,
-           ec);
-  if (!ec) fs::rename(partial, target, ec);
-  if (ec) {
-    return UnavailableError(fmt::format("cannot copy the parent's directory {} to {}: {}",
-                                        dir.parent_path, dir.host_path, ec.message()));
+  *parent_missing = !dir.parent_path.empty() && !fs::is_directory(dir.parent_path, ec);
+  bool copy = !dir.parent_path.empty() && !*parent_missing;
+  Status copied = OkStatus();
+  if (copy) {
+    copied = CopyTree(dir.parent_path, partial, stop);
+  } else {
+    fs::create_directory(partial, ec);
+    copied = Sync(partial);
   }
-  return OkStatus();
+  if (!copied.ok() && copy) {
+    return UnavailableError(fmt::format("cannot copy the parent's directory {} to {}: {}",
+                                        dir.parent_path, dir.host_path, copied.message()));
+  }
+  if (!copied.ok()) {
+    return UnavailableError(fmt::format("cannot make {}: {}", dir.host_path, copied.message()));
+  }
+  fs::rename(partial, target, ec);
+  if (ec)
+    return UnavailableError(fmt::format("cannot rename {}: {}", partial.string(), ec.message()));
+  return Sync(target.parent_path());
+}
+
+TrialDirMaker::TrialDirMaker() : worker_([this] { Work(); }) {}
+
+TrialDirMaker::~TrialDirMaker() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  worker_.join();
+}
+
+Result<TrialDirMaker::Readiness> TrialDirMaker::Ensure(const TrialDir& dir) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto failed = failed_.find(dir.host_path); failed != failed_.end()) {
+    Status status = failed->second;
+    failed_.erase(failed);
+    return status;
+  }
+  if (under_way_.contains(dir.host_path)) return Readiness{};
+  std::error_code ec;
+  if (fs::is_directory(dir.host_path, ec)) {
+    return Readiness{.ready = true, .parent_missing = parent_missing_.erase(dir.host_path) > 0};
+  }
+  under_way_.insert(dir.host_path);
+  queue_.push_back(dir);
+  wake_.notify_one();
+  return Readiness{};
+}
+
+void TrialDirMaker::Work() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    wake_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+    if (stop_) return;
+    TrialDir dir = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    bool parent_missing = false;
+    Status status = PrepareTrialDir(dir, &parent_missing, &stop_);
+    lock.lock();
+    under_way_.erase(dir.host_path);
+    if (!status.ok()) failed_[dir.host_path] = status;
+    if (parent_missing) parent_missing_.insert(dir.host_path);
+  }
 }
 
 }  // namespace trainyard::controller

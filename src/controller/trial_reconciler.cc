@@ -166,33 +166,43 @@ Status RecordTrialEvent(Context& ctx, const std::string& type, const std::string
                      reason, message);
 }
 
-// The trial's own directory, made ready, when its experiment asks for one
-// (TrialDirOf).
-Result<std::optional<TrialDir>> ReadyTrialDir(Context& ctx) {
-  if (ctx.options.trial_dirs.empty()) return std::optional<TrialDir>();
+// The trial's own directory (TrialDirOf), when it has one; `ready` false
+// until it may start: its directory is made off the loop (a copy of the
+// parent's takes as long as the disk needs), and a trial whose experiment is
+// gone (and the trial with it, soon) does not start without it.
+struct TrialDirState {
+  std::optional<TrialDir> dir;
+  bool ready = true;
+};
+
+Result<TrialDirState> ReadyTrialDir(Context& ctx, std::unique_ptr<TrialDirMaker>& maker) {
+  if (ctx.options.trial_dirs.empty()) return TrialDirState{};
   std::string experiment_name;
   for (const api::OwnerReference& owner : ctx.trial.metadata.owner_references) {
     if (owner.kind == "Experiment") experiment_name = owner.name;
   }
-  if (experiment_name.empty()) return std::optional<TrialDir>();
+  if (experiment_name.empty()) return TrialDirState{};
   Result<api::Json> stored =
       ctx.options.store->Get({"Experiment", ctx.trial.metadata.namespace_, experiment_name});
-  if (stored.status().code() == StatusCode::kNotFound) return std::optional<TrialDir>();
+  if (stored.status().code() == StatusCode::kNotFound) return TrialDirState{.ready = false};
   RETURN_IF_ERROR(stored.status());
   api::DecodeResult decoded = api::DecodeObject(*stored);
   auto* experiment = decoded.object ? std::get_if<api::Experiment>(&*decoded.object) : nullptr;
-  if (experiment == nullptr) return std::optional<TrialDir>();
-  std::optional<TrialDir> dir = TrialDirOf(*experiment, ctx.trial, ctx.options.trial_dirs);
-  if (!dir) return dir;
-  bool parent_missing = false;
-  RETURN_IF_ERROR(PrepareTrialDir(*dir, &parent_missing));
-  if (parent_missing) {
+  if (experiment == nullptr) {
+    return FailedPreconditionError(fmt::format("experiment {} cannot be decoded", experiment_name));
+  }
+  TrialDirState state{.dir = TrialDirOf(*experiment, ctx.trial, ctx.options.trial_dirs)};
+  if (!state.dir) return state;
+  if (!maker) maker = std::make_unique<TrialDirMaker>();
+  ASSIGN_OR_RETURN(TrialDirMaker::Readiness readiness, maker->Ensure(*state.dir));
+  state.ready = readiness.ready;
+  if (readiness.parent_missing) {
     RETURN_IF_ERROR(RecordTrialEvent(
         ctx, "Warning", "ParentDirectoryMissing",
         fmt::format("The parent trial's directory {} is gone: this trial starts with an empty {}",
-                    dir->parent_path, dir->mount_path)));
+                    state.dir->parent_path, state.dir->mount_path)));
   }
-  return dir;
+  return state;
 }
 
 // Reads the job's outcome into the trial's conditions.
@@ -304,6 +314,9 @@ MetricsFile MetricsFileOf(const api::Trial& trial, const std::string& metrics_di
                                    trial.metadata.name, name)};
 }
 
+TrialReconciler::TrialReconciler(TrialReconcilerOptions options) : options_(std::move(options)) {}
+TrialReconciler::~TrialReconciler() = default;
+
 store::ObjectKey TrialJobKey(const api::Trial& trial) {
   return {trial.spec.run_spec.value("kind", ""), trial.metadata.namespace_, trial.metadata.name};
 }
@@ -334,8 +347,12 @@ Result<ReconcileResult> TrialReconciler::Reconcile(const store::ObjectKey& key) 
   if (ctx.trial.status.start_time.empty()) ctx.trial.status.start_time = FormatRfc3339(ctx.now);
   Result<api::Json> job = options_.store->Get(job_key);
   if (job.status().code() == StatusCode::kNotFound) {
-    ASSIGN_OR_RETURN(std::optional<TrialDir> dir, ReadyTrialDir(ctx));
-    RETURN_IF_ERROR(options_.store->Create(BuildJob(ctx.trial, dir, options_)).status());
+    ASSIGN_OR_RETURN(TrialDirState dir, ReadyTrialDir(ctx, dir_maker_));
+    if (!dir.ready) {
+      RETURN_IF_ERROR(WriteStatus(ctx));
+      return ReconcileResult{.requeue_after = options_.poll};
+    }
+    RETURN_IF_ERROR(options_.store->Create(BuildJob(ctx.trial, dir.dir, options_)).status());
     SetCondition(ctx, "Created", "True", "TrialCreated", "Trial is created");
     RETURN_IF_ERROR(RecordTrialEvent(ctx, "Normal", "JobCreated", "Job is created"));
     RETURN_IF_ERROR(WriteStatus(ctx));

@@ -14,6 +14,8 @@
 //    nothing to wait for (upstream requeues every second until logs appear).
 #pragma once
 
+#include <memory>
+
 #include "api/katib.h"
 #include "common/clock.h"
 #include "controller/job_reconciler.h"
@@ -49,9 +51,12 @@ struct TrialReconcilerOptions {
   Duration poll = std::chrono::milliseconds(250);
 };
 
+class TrialDirMaker;
+
 class TrialReconciler {
  public:
-  explicit TrialReconciler(TrialReconcilerOptions options) : options_(std::move(options)) {}
+  explicit TrialReconciler(TrialReconcilerOptions options);
+  ~TrialReconciler();
   Result<ReconcileResult> Reconcile(const store::ObjectKey& trial_key);
   // Where Push trials started from now on push to (TrialReconcilerOptions).
   void SetApi(std::string url, std::string ca_file) {
@@ -61,6 +66,7 @@ class TrialReconciler {
 
  private:
   TrialReconcilerOptions options_;
+  std::unique_ptr<TrialDirMaker> dir_maker_;  // made when a trial first needs a directory
 };
 
 // The job a trial runs: its kind from the runSpec, its name the trial's.

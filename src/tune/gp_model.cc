@@ -253,6 +253,9 @@ double GaussianProcess::NegativeLogPosterior(std::span<const double> x, std::spa
                                              std::vector<double>* gradient) {
   const Eigen::Index dims = static_cast<Eigen::Index>(categorical.size());
   const Eigen::Index n = static_cast<Eigen::Index>(z.size());
+  if (static_cast<Eigen::Index>(theta.size()) != 2 * dims + 3) {
+    return std::numeric_limits<double>::infinity();
+  }
   Eigen::VectorXd g;
   double value = NegativeLogPosteriorFrom(
       SquaredDistances(ConstMap(x.data(), dims, n), categorical), ConstVectorMap(z.data(), n),

@@ -77,9 +77,10 @@ class GaussianProcess {
                                              const GpHyperparameters& hyperparameters);
 
   // Minus the log marginal likelihood and log prior of standardised outputs
-  // `z` under packed hyperparameters `theta` (log lengthscales, log s^2, log
-  // noise), and its gradient; +inf where the kernel matrix is not positive
-  // definite. Exposed for tests.
+  // `z` under packed hyperparameters `theta`, 2d + 3 of them (log
+  // lengthscales, log s^2, log noise, the additive part's log lengthscales,
+  // log s_add^2), and its gradient; +inf where the kernel matrix is not
+  // positive definite, or `theta` has another size. Exposed for tests.
   static double NegativeLogPosterior(std::span<const double> x, std::span<const double> z,
                                      const std::vector<bool>& categorical,
                                      std::span<const double> theta, std::vector<double>* gradient);

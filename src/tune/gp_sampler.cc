@@ -60,6 +60,7 @@ constexpr int kCandidates = 2048;
 constexpr int kSamplingCandidates = 8192;
 constexpr size_t kBestPoints = 5;  // the search draws candidates near these
 constexpr int kRandomAttempts = 100;
+constexpr size_t kMaxSobolDimensions = 3667;  // boost::random::sobol's table
 
 struct GpConfig {
   bool hedge = true;
@@ -176,6 +177,9 @@ class GpSampler : public Sampler {
   // cube evenly and differ per seed.
   void AddInitial(size_t first, int count, std::set<std::string>& taken,
                   SuggestResult& result) const {
+    // Boost's Sobol' directions stop at kMaxSobolDimensions; beyond, and for
+    // an empty space, AddRandom alone draws the initial points.
+    if (space_.size() == 0 || space_.size() > kMaxSobolDimensions) return;
     std::mt19937_64 shift_rng(seed_ ^ 0x5eedULL);
     std::uniform_real_distribution<double> uniform(0.0, 1.0);
     Point shift(space_.size());

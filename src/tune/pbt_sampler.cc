@@ -13,10 +13,11 @@
 // by 0.8 or 1.2, each list value moved to a neighbour, or, with
 // resample_probability set, each value drawn anew with that probability.
 // Every other member continues from its own checkpoint with its own values.
-// Upstream's exploited members keep their own checkpoint and take only the
-// better member's values, so a poor model is trained on and the better one's
-// weights are never copied; and upstream perturbs every member, exploited or
-// not. Both differ from the paper; trainyard follows the paper.
+// Upstream does otherwise, and differs from the paper: its replaced members
+// take the better member's values unperturbed but keep their own
+// checkpoint, so a poor model is trained on and the better one's weights
+// are never copied; and it perturbs the values of the members it keeps.
+// trainyard follows the paper.
 //
 // No state is kept: each trial carries its generation (upstream's label),
 // its member's index ("pbt-member") and its parent (upstream's label), and
@@ -76,7 +77,7 @@ class PbtSampler : public Sampler {
     int generation = 0;
     std::vector<Member> plan = FirstGeneration();
     while (Complete(outcomes, generation)) {
-      plan = NextGeneration(plan, outcomes, generation);
+      plan = NextGeneration(outcomes, generation);
       ++generation;
     }
     SuggestResult result;
@@ -130,10 +131,9 @@ class PbtSampler : public Sampler {
 
   // Generation g + 1 from generation g's losses (lower is better; a
   // non-finite loss ranks last, ties by member index).
-  std::vector<Member> NextGeneration(const std::vector<Member>& plan,
-                                     const std::map<std::pair<int, int>, Outcome>& outcomes,
+  std::vector<Member> NextGeneration(const std::map<std::pair<int, int>, Outcome>& outcomes,
                                      int generation) const {
-    const size_t n = plan.size();
+    const size_t n = static_cast<size_t>(config_.population);
     std::vector<const TrialRecord*> done(n);
     for (size_t i = 0; i < n; ++i) done[i] = outcomes.at({generation, static_cast<int>(i)}).done;
     auto rank = [&](size_t i) {
@@ -144,7 +144,9 @@ class PbtSampler : public Sampler {
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t a, size_t b) { return rank(a) < rank(b); });
-    size_t replaced = static_cast<size_t>(std::floor(static_cast<double>(n) * config_.truncation));
+    // Rounded down, but 100 * 0.57 is 57, not the 56.99... of its doubles.
+    size_t replaced =
+        static_cast<size_t>(std::floor(static_cast<double>(n) * config_.truncation + 1e-9));
     std::mt19937_64 rng = HistoryRng(config_.seed, static_cast<size_t>(generation) + 1, kPbtStream);
     std::uniform_int_distribution<size_t> pick_best(0, replaced == 0 ? 0 : replaced - 1);
     std::vector<Member> next(n);

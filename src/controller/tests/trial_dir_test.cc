@@ -5,8 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "api/object.h"
 #include "api/yaml.h"
@@ -85,6 +87,51 @@ TEST_F(TrialDirTest, WithoutAParentOrWithItsDirectoryGoneItStartsEmpty) {
   EXPECT_TRUE(fs::is_empty(root_ / "a" / "orphan"));
 }
 
+TEST_F(TrialDirTest, AParentLabelThatIsNotATrialsNameIsNoParent) {
+  api::Experiment experiment;
+  experiment.metadata = {.name = "e", .namespace_ = "ns"};
+  experiment.spec.algorithm =
+      api::AlgorithmSpec{.algorithm_name = "pbt",
+                         .algorithm_settings = {{.name = "suggestion_trial_dir", .value = "/c"}}};
+  api::Trial trial;
+  trial.metadata.name = "e-x";
+  for (std::string parent : {"..", "../../etc", "a/b", ""}) {
+    trial.spec.labels[std::string(tune::kPbtParentLabel)] = parent;
+    std::optional<TrialDir> dir = TrialDirOf(experiment, trial, "/root");
+    ASSERT_TRUE(dir.has_value());
+    EXPECT_EQ(dir->host_path, "/root/ns/e/e-x");
+    EXPECT_EQ(dir->parent_path, "") << parent;
+  }
+  trial.spec.labels[std::string(tune::kPbtParentLabel)] = "e-parent";
+  EXPECT_EQ(TrialDirOf(experiment, trial, "/root")->parent_path, "/root/ns/e/e-parent");
+}
+
+TEST_F(TrialDirTest, TheMakerCopiesOffTheCallersThreadAndSaysWhenItIsReady) {
+  fs::create_directories(root_ / "parent");
+  std::ofstream(root_ / "parent" / "model.pt") << "weights";
+  TrialDirMaker maker;
+  TrialDir dir{.mount_path = "/ckpt",
+               .host_path = (root_ / "child").string(),
+               .parent_path = (root_ / "parent").string()};
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  Result<TrialDirMaker::Readiness> ready = maker.Ensure(dir);
+  while (ready.ok() && !ready->ready && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // the next poll
+    ready = maker.Ensure(dir);
+  }
+  ASSERT_TRUE(ready.ok()) << ready.status().ToString();
+  EXPECT_TRUE(ready->ready);
+  EXPECT_EQ(ReadFile(root_ / "child" / "model.pt"), "weights");
+  // A directory that cannot be made is reported, then tried again.
+  TrialDir blocked{.mount_path = "/c", .host_path = (root_ / "child" / "model.pt" / "x").string()};
+  Result<TrialDirMaker::Readiness> failed = maker.Ensure(blocked);
+  while (failed.ok() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // the next poll
+    failed = maker.Ensure(blocked);
+  }
+  EXPECT_FALSE(failed.ok());
+}
+
 // The trial controller: a pbt trial's job mounts its directory, made from
 // its parent's.
 class PbtTrialJobTest : public TrialDirTest {
@@ -160,8 +207,14 @@ spec:
           restartPolicy: Never
           containers: [{name: main, image: i, command: [run]}]
 )");
-  Result<ReconcileResult> r = reconciler_->Reconcile({"Trial", "default", "e-child"});
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  // The copy is made off the loop: the trial waits for it, asking again.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!store_->Get({"Job", "default", "e-child"}).ok()) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the job was never created";
+    Result<ReconcileResult> r = reconciler_->Reconcile({"Trial", "default", "e-child"});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // the next poll
+  }
   fs::path dir = root_ / "trials" / "default" / "e" / "e-child";
   EXPECT_EQ(ReadFile(dir / "model.pt"), "weights");
   api::Json pod = (*store_->Get({"Job", "default", "e-child"}))["spec"]["template"];
