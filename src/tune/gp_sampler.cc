@@ -33,7 +33,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <boost/random/sobol.hpp>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -48,6 +47,7 @@
 #include "tune/history_rng.h"
 #include "tune/samplers.h"
 #include "tune/settings.h"
+#include "tune/sobol_points.h"
 
 namespace trainyard::tune {
 namespace {
@@ -60,7 +60,6 @@ constexpr int kCandidates = 2048;
 constexpr int kSamplingCandidates = 8192;
 constexpr size_t kBestPoints = 5;  // the search draws candidates near these
 constexpr int kRandomAttempts = 100;
-constexpr size_t kMaxSobolDimensions = 3667;  // boost::random::sobol's table
 
 struct GpConfig {
   bool hedge = true;
@@ -128,7 +127,8 @@ class GpSampler : public Sampler {
     if (observed.empty() || static_cast<int64_t>(observed.size()) < config_.initial_points ||
         !std::isfinite(worst) || space_.size() == 0) {
       AddInitial(trials.size(), count, taken, result);
-      AddRandom(count, rng, taken, result);  // where the initial design's points were taken
+      // Random draws stand in for design points a trial already took.
+      AddRandom(count, rng, taken, result);
       return Finish(taken, std::move(result));
     }
     for (double& loss : losses) {
@@ -177,19 +177,18 @@ class GpSampler : public Sampler {
   // cube evenly and differ per seed.
   void AddInitial(size_t first, int count, std::set<std::string>& taken,
                   SuggestResult& result) const {
-    // Boost's Sobol' directions stop at kMaxSobolDimensions; beyond, and for
-    // an empty space, AddRandom alone draws the initial points.
+    // Beyond Boost's directions, and for an empty space, AddRandom alone
+    // draws the initial points.
     if (space_.size() == 0 || space_.size() > kMaxSobolDimensions) return;
     std::mt19937_64 shift_rng(seed_ ^ 0x5eedULL);
     std::uniform_real_distribution<double> uniform(0.0, 1.0);
     Point shift(space_.size());
     for (double& s : shift) s = uniform(shift_rng);
-    boost::random::sobol engine(space_.size());
-    engine.discard(static_cast<uint64_t>(first) * space_.size());
+    SobolPoints sequence(space_.size(), first);
     for (int k = 0; k < count && static_cast<int>(result.suggestions.size()) < count; ++k) {
-      Point unit(space_.size());
+      Point unit = sequence.Next();
       for (size_t j = 0; j < unit.size(); ++j) {
-        double u = static_cast<double>(engine()) * 0x1p-64 + shift[j];
+        double u = unit[j] + shift[j];
         unit[j] = u - std::floor(u);
       }
       Point point = space_.FromUnit(unit);

@@ -18,7 +18,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -37,15 +36,6 @@ namespace {
 
 constexpr char kBracketLabel[] = "hyperband-bracket";
 constexpr char kRungLabel[] = "hyperband-rung";
-
-std::optional<double> ParseDouble(const std::string& text) {
-  double value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) {
-    return std::nullopt;
-  }
-  return value;
-}
 
 // Lower is better: a loss, or +inf for a trial that failed or reported none.
 double RankingLoss(const TrialRecord& trial) {

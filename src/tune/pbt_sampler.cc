@@ -32,7 +32,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <map>
 #include <numeric>
@@ -187,12 +186,11 @@ class PbtSampler : public Sampler {
 
 Result<double> Fraction(const SettingsReader& reader, std::string_view name, std::string_view why) {
   std::optional<std::string> raw = reader.Raw(name);
-  double value = 0;
-  auto [end, ec] = std::from_chars(raw->data(), raw->data() + raw->size(), value);
-  if (ec != std::errc() || end != raw->data() + raw->size() || !(value >= 0 && value <= 1)) {
+  std::optional<double> value = ParseDouble(*raw);
+  if (!value || !(*value >= 0 && *value <= 1)) {
     return InvalidArgumentError(fmt::format("{}, not \"{}\"", why, *raw));
   }
-  return value;
+  return *value;
 }
 
 }  // namespace

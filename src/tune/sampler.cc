@@ -1,10 +1,11 @@
 #include "tune/sampler.h"
 
-#include <charconv>
+#include <limits>
 #include <set>
 
 #include "tune/history_rng.h"
 #include "tune/samplers.h"
+#include "tune/settings.h"
 
 namespace trainyard::tune {
 namespace {
@@ -100,11 +101,9 @@ class DistinctSampler : public Sampler {
 std::optional<int> LabelInt(const TrialRecord& trial, std::string_view key) {
   auto it = trial.labels.find(std::string(key));
   if (it == trial.labels.end()) return std::nullopt;
-  int value = 0;
-  const std::string& text = it->second;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value < 0) return std::nullopt;
-  return value;
+  std::optional<int64_t> value = ParseInt(it->second);
+  if (!value || *value < 0 || *value > std::numeric_limits<int>::max()) return std::nullopt;
+  return static_cast<int>(*value);
 }
 
 const std::vector<std::string>& SamplerNames() {

@@ -7,16 +7,15 @@
 #include <cmath>
 
 namespace trainyard::tune {
-namespace {
 
-std::optional<int64_t> ParseInt(const std::string& text) {
+std::optional<int64_t> ParseInt(std::string_view text) {
   int64_t value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
   return value;
 }
 
-std::optional<double> ParseDouble(const std::string& text) {
+std::optional<double> ParseDouble(std::string_view text) {
   double value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) {
@@ -24,8 +23,6 @@ std::optional<double> ParseDouble(const std::string& text) {
   }
   return value;
 }
-
-}  // namespace
 
 Result<SettingsReader> SettingsReader::Make(std::string_view algorithm, const Settings& settings,
                                             const std::vector<std::string>& known) {

@@ -12,6 +12,11 @@
 
 namespace trainyard::tune {
 
+// A setting's or a label's whole text as a number: nullopt for anything
+// else ("1x", "", "nan", "inf").
+std::optional<int64_t> ParseInt(std::string_view text);
+std::optional<double> ParseDouble(std::string_view text);
+
 // Looks settings up by name; every setting must be one of `known`, else
 // InvalidArgument "unknown setting <name> for algorithm <algorithm>".
 class SettingsReader {

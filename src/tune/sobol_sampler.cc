@@ -8,12 +8,13 @@
 // Stateless: each suggestion carries its index in the sequence in the label
 // "sobol-index"; the next call goes on after the greatest. An index whose
 // point is already taken (ints and steps make neighbours collide) is skipped.
-#include <boost/random/sobol.hpp>
-#include <charconv>
+#include <fmt/format.h>
+
 #include <set>
 
 #include "tune/samplers.h"
 #include "tune/settings.h"
+#include "tune/sobol_points.h"
 
 namespace trainyard::tune {
 namespace {
@@ -32,25 +33,15 @@ class SobolSampler : public Sampler {
     std::set<std::string> taken;
     for (const TrialRecord& trial : trials) {
       taken.insert(space_.Key(trial.point));
-      if (auto it = trial.labels.find(kIndexLabel); it != trial.labels.end()) {
-        int64_t index = 0;
-        const std::string& text = it->second;
-        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), index);
-        if (ec == std::errc() && end == text.data() + text.size()) {
-          next = std::max(next, index + 1);
-        }
+      if (std::optional<int> index = LabelInt(trial, kIndexLabel)) {
+        next = std::max<int64_t>(next, *index + 1);
       }
     }
-    boost::random::sobol engine(space_.size());
-    engine.discard(static_cast<uint64_t>(next) * space_.size());
-    // The engine gives integers in [0, 2^64); 2^-64 maps them into [0, 1).
-    constexpr double kScale = 0x1p-64;
+    SobolPoints sequence(space_.size(), static_cast<uint64_t>(next));
     SuggestResult result;
     for (int64_t index = next; index < next + count + kMaxSkips; ++index) {
       if (static_cast<int>(result.suggestions.size()) == count) break;
-      Point unit(space_.size());
-      for (double& u : unit) u = static_cast<double>(engine()) * kScale;
-      Point point = space_.FromUnit(unit);
+      Point point = space_.FromUnit(sequence.Next());
       if (!taken.insert(space_.Key(point)).second) continue;
       result.suggestions.push_back(
           {.point = std::move(point), .labels = {{kIndexLabel, std::to_string(index)}}});
@@ -68,9 +59,9 @@ Result<std::unique_ptr<Sampler>> MakeSobolSampler(const Space& space,
                                                   const SamplerOptions& options) {
   ASSIGN_OR_RETURN(SettingsReader reader, SettingsReader::Make("sobol", options.settings, {}));
   (void)reader;
-  // Boost's table of direction numbers ends at 3667 dimensions.
-  if (space.size() > 3667) {
-    return InvalidArgumentError("sobol supports at most 3667 parameters");
+  if (space.size() > kMaxSobolDimensions) {
+    return InvalidArgumentError(
+        fmt::format("sobol supports at most {} parameters", kMaxSobolDimensions));
   }
   return std::unique_ptr<Sampler>(std::make_unique<SobolSampler>(space));
 }
