@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "server/api_path.h"
 #include "server/backend.h"
 #include "server/handler.h"
 
@@ -42,19 +43,6 @@ std::string_view Line(std::string_view& rest) {
   return line;
 }
 
-std::multimap<std::string, std::string> Query(std::string_view text) {
-  std::multimap<std::string, std::string> out;
-  while (!text.empty()) {
-    size_t amp = text.find('&');
-    std::string_view pair = text.substr(0, amp);
-    size_t eq = pair.find('=');
-    out.emplace(std::string(pair.substr(0, eq)),
-                eq == std::string_view::npos ? "" : std::string(pair.substr(eq + 1)));
-    text = amp == std::string_view::npos ? std::string_view() : text.substr(amp + 1);
-  }
-  return out;
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -74,7 +62,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                              .path = std::string(target.substr(0, question)),
                              .query = question == std::string_view::npos
                                           ? std::multimap<std::string, std::string>()
-                                          : Query(target.substr(question + 1)),
+                                          : server::ParseQuery(target.substr(question + 1)),
                              .content_type = std::string(content_type),
                              .accept = content_type.find("Table") != std::string_view::npos
                                            ? "application/json;as=Table;v=v1;g=meta.k8s.io"

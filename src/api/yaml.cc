@@ -322,27 +322,36 @@ Status JsonError(std::string_view text, std::string_view file, const nlohmann::j
   return PositionError(text, file, std::min(byte, text.size()), what);
 }
 
-Result<std::vector<SourceDocument>> ParseJson(std::string_view text, std::string_view file) {
-  std::vector<SourceDocument> out;
-  size_t too_deep_at = 0;
+}  // namespace
+
+Result<Json> ParseJsonValue(std::string_view text, std::string_view what) {
+  bool too_deep = false;
   // The parser reports each value's depth; refusing deep ones here keeps every
   // recursive walk after it (decode, encode, YAML output) within its stack.
   auto guard = [&](int depth, Json::parse_event_t, Json&) {
-    if (depth > kMaxDepth && too_deep_at == 0) too_deep_at = 1;
+    too_deep = too_deep || depth > kMaxDepth;
     return true;
   };
   try {
     Json doc = Json::parse(text.begin(), text.end(), guard);
-    if (too_deep_at != 0) {
+    if (too_deep) {
       return InvalidArgumentError(
-          fmt::format("{}: nesting deeper than {} levels", file, kMaxDepth));
+          fmt::format("{}: nesting deeper than {} levels", what, kMaxDepth));
     }
-    AppendDocument(std::move(doc), 1, out);
+    return doc;
   } catch (const nlohmann::json::parse_error& e) {
-    return JsonError(text, file, e, e.byte == 0 ? 0 : e.byte - 1);
+    return JsonError(text, what, e, e.byte == 0 ? 0 : e.byte - 1);
   } catch (const nlohmann::json::exception& e) {
-    return JsonError(text, file, e, 0);
+    return JsonError(text, what, e, 0);
   }
+}
+
+namespace {
+
+Result<std::vector<SourceDocument>> ParseJson(std::string_view text, std::string_view file) {
+  std::vector<SourceDocument> out;
+  ASSIGN_OR_RETURN(Json doc, ParseJsonValue(text, file));
+  AppendDocument(std::move(doc), 1, out);
   return out;
 }
 

@@ -27,6 +27,13 @@ struct SourceDocument {
 // "<file>:<line>:<column>: <what>".
 Result<std::vector<SourceDocument>> ParseManifests(std::string_view text, std::string_view file);
 
+// One JSON value, refused when it nests deeper than the codec's limit (128
+// levels, as for every manifest) so that no recursive walk after it (copy,
+// compare, dump, decode) can run out of stack. Errors read "<what>:<line>:
+// <column>: <problem>". For bodies that are not manifests: JSON patches,
+// pushed metrics, stored rows.
+Result<Json> ParseJsonValue(std::string_view text, std::string_view what);
+
 // Block-style YAML, with strings quoted wherever a plain scalar would read
 // back as another type.
 std::string ToYaml(const Json& value);

@@ -1,6 +1,7 @@
 #include "cli/exec_command.h"
 
 #include <fmt/format.h>
+#include <grp.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -9,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
+#include <sstream>
 
 #include "api/json.h"
 #include "api/pod_object.h"
@@ -38,6 +41,54 @@ int Fail(const std::string& message) {
 
 }  // namespace
 
+namespace {
+
+// Field `n` (1-based, after the command in parentheses) of /proc/<pid>/stat.
+std::optional<long> StatField(pid_t pid, int n) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat;
+  if (!std::getline(in, stat) || stat.rfind(')') == std::string::npos) return std::nullopt;
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+  std::string field;
+  for (int i = 3; i <= n && fields >> field; ++i) {
+    if (i == n) return std::atol(field.c_str());
+  }
+  return std::nullopt;
+}
+
+// The replica's own process in the group `leader` leads: the leader, or
+// under trainyard-shim the shim's child (the shim stays root; the replica
+// may run as a user of its own).
+pid_t ReplicaOf(pid_t leader) {
+  std::error_code ec;
+  for (auto it = fs::directory_iterator("/proc", ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    pid_t pid = std::atoi(it->path().filename().c_str());
+    if (pid > 0 && StatField(pid, 4) == leader && StatField(pid, 5) == leader) return pid;
+  }
+  return leader;
+}
+
+// Without the store (a replica's own user, as an MPI launcher is, may not
+// read it): the process whose output goes to that pod's log under `state`,
+// as the node agent names it; only a user's own processes show theirs.
+Result<pid_t> FindByLog(const std::string& state, const ExecOptions& options) {
+  std::string prefix =
+      (fs::path(state) / "logs" / options.namespace_ / (options.pod + "_")).string();
+  std::error_code ec;
+  for (auto it = fs::directory_iterator("/proc", ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    pid_t pid = std::atoi(it->path().filename().c_str());
+    std::optional<long> group = StatField(pid, 5);
+    if (pid <= 0 || !group || (pid != *group && StatField(pid, 4) != *group)) continue;
+    std::error_code link_ec;
+    std::string out = fs::read_symlink(it->path() / "fd" / "1", link_ec).string();
+    if (!link_ec && out.starts_with(prefix)) return static_cast<pid_t>(*group);
+  }
+  return FailedPreconditionError(
+      fmt::format("pod {}/{} is not running (or not yours)", options.namespace_, options.pod));
+}
+
 // The replica's running leader process, from the pod as the store has it
 // ("trainyard://<pid>"), checked to be that pod's still: its own group
 // leader, with the pod's HOSTNAME in its environment (a reused pid has
@@ -45,17 +96,23 @@ int Fail(const std::string& message) {
 Result<pid_t> LeaderOf(const std::string& state, const ExecOptions& options,
                        std::vector<std::string>& environ) {
   std::string who = options.namespace_ + "/" + options.pod;
-  Result<api::Json> doc = store::SqliteStore::ReadCommitted(
-      (fs::path(state) / "state.db").string(), {"Pod", options.namespace_, options.pod});
-  if (!doc.ok()) return NotFoundError(fmt::format("pod {} not found in {}", who, state));
-  Result<api::Pod> pod = api::DecodePod(*doc);
-  if (!pod.ok() || pod->status.container_statuses.empty() ||
-      !pod->status.container_statuses[0].state.running) {
-    return FailedPreconditionError(fmt::format("pod {} is not running", who));
+  std::string db = (fs::path(state) / "state.db").string();
+  pid_t pid = 0;
+  if (access(db.c_str(), R_OK) != 0 && errno == EACCES) {
+    ASSIGN_OR_RETURN(pid, FindByLog(state, options));
+  } else {
+    Result<api::Json> doc =
+        store::SqliteStore::ReadCommitted(db, {"Pod", options.namespace_, options.pod});
+    if (!doc.ok()) return NotFoundError(fmt::format("pod {} not found in {}", who, state));
+    Result<api::Pod> pod = api::DecodePod(*doc);
+    if (!pod.ok() || pod->status.container_statuses.empty() ||
+        !pod->status.container_statuses[0].state.running) {
+      return FailedPreconditionError(fmt::format("pod {} is not running", who));
+    }
+    std::string id = pod->status.container_statuses[0].container_id;
+    pid = std::atoi(id.substr(id.find("://") + 3).c_str());
   }
-  std::string id = pod->status.container_statuses[0].container_id;
-  pid_t pid = std::atoi(id.substr(id.find("://") + 3).c_str());
-  std::ifstream in(fmt::format("/proc/{}/environ", pid), std::ios::binary);
+  std::ifstream in(fmt::format("/proc/{}/environ", pid > 0 ? ReplicaOf(pid) : 0), std::ios::binary);
   std::string entry;
   bool ours = false;
   while (std::getline(in, entry, '\0')) {
@@ -68,6 +125,35 @@ Result<pid_t> LeaderOf(const std::string& state, const ExecOptions& options,
   }
   return pid;
 }
+
+}  // namespace
+
+// As kubectl exec runs a command as the container's user: when root, the
+// user, group and groups of the replica's process.
+namespace {
+
+Status BecomeOwnerOf(pid_t pid) {
+  if (geteuid() != 0) return OkStatus();
+  std::ifstream in(fmt::format("/proc/{}/status", pid));
+  std::string line;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line.substr(line.find(':') + 1));
+    if (line.starts_with("Uid:")) fields >> uid;
+    if (line.starts_with("Gid:")) fields >> gid;
+    for (gid_t g; line.starts_with("Groups:") && fields >> g;) groups.push_back(g);
+  }
+  if (uid == 0) return OkStatus();
+  if (setgroups(groups.size(), groups.data()) != 0 || setresgid(gid, gid, gid) != 0 ||
+      setresuid(uid, uid, uid) != 0) {
+    return UnavailableError(fmt::format("cannot become user {}: {}", uid, std::strerror(errno)));
+  }
+  return OkStatus();
+}
+
+}  // namespace
 
 int RunExec(const ExecOptions& options) {
   std::string state = options.state;
@@ -88,6 +174,9 @@ int RunExec(const ExecOptions& options) {
   fs::path dir = fs::read_symlink(fmt::format("/proc/{}/cwd", *leader), ec);
   if (ec || chdir(dir.c_str()) != 0) {
     return Fail(fmt::format("cannot enter the replica's directory {}", dir.string()));
+  }
+  if (Status became = BecomeOwnerOf(ReplicaOf(*leader)); !became.ok()) {
+    return Fail(became.message());
   }
   // Joining the replica's process group makes the command stop with it. It
   // works from the same session (an MPI launcher's rsh agent); from another

@@ -1,4 +1,6 @@
 // The trainyard command line: one binary, one verb per subcommand.
+#include <sys/stat.h>
+
 #include <CLI/CLI.hpp>
 #include <iostream>
 
@@ -13,6 +15,11 @@ constexpr const char* kVersion = "0.1.0";
 }
 
 int main(int argc, char** argv) {
+  // What trainyard writes (state, logs, kubeconfig, volumes) is its owner's
+  // alone unless it says otherwise, as etcd's data directory is: a state
+  // database holds every namespace's objects and trials' push tokens.
+  // Replicas start with a container's 022 again (runtime/local/process.h).
+  umask(077);
   CLI::App app{"trainyard: runs Kubeflow training jobs and Katib experiments, standalone"};
   app.require_subcommand(1);
   app.set_version_flag("--version", kVersion);
@@ -72,6 +79,14 @@ int main(int argc, char** argv) {
   server_cmd->add_option("--tls-key", server.tls_key, "The certificate's private key (PEM)");
   server_cmd->add_option("--token-file", server.token_file,
                          "Require bearer tokens: lines of TOKEN USER NAMESPACES (or *)");
+  server_cmd->add_option("--run-as", server.run_as,
+                         "Run replicas as this user (default: nobody when the server is root, "
+                         "else the server's own user; root only if named)");
+  server_cmd->add_option("--run-as-namespace", server.run_as_namespace,
+                         "NAMESPACE=USER: that namespace's replicas run as USER (repeatable)");
+  server_cmd->add_flag("--allow-unauthenticated", server.allow_unauthenticated,
+                       "Allow a non-loopback --address without --token-file (anyone who reaches "
+                       "it can run anything)");
   server_cmd->add_option("--nodes", server.nodes_file,
                          "Place pods on the Node objects in this file instead of this machine "
                          "(they all still run here)");

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <thread>
 
+#include "api/json.h"
 #include "cli/engine_backend.h"
 #include "cli/run_command.h"
 #include "engine/engine.h"
@@ -34,11 +35,14 @@ void OnSignal(int) {
 // only by its owner when it holds a token.
 Status WriteKubeconfig(const std::string& path, const std::string& url, const std::string& ca_file,
                        const std::string& token) {
-  std::string cluster = fmt::format("    server: {}\n", url);
-  if (!ca_file.empty()) cluster += fmt::format("    certificate-authority: {}\n", ca_file);
+  // Every value double-quoted (a JSON string is a YAML one): a token or
+  // path holding ':', '#', '{' or a quote must read back as written.
+  auto quoted = [](const std::string& v) { return api::Json(v).dump(); };
+  std::string cluster = fmt::format("    server: {}\n", quoted(url));
+  if (!ca_file.empty()) cluster += fmt::format("    certificate-authority: {}\n", quoted(ca_file));
   // Without credentials kubectl asks for a password over HTTPS; a server
   // without --token-file takes any token, so one that says so will do.
-  std::string user = !token.empty()     ? fmt::format("{{token: {}}}", token)
+  std::string user = !token.empty()     ? fmt::format("{{token: {}}}", quoted(token))
                      : !ca_file.empty() ? "{token: no-auth-configured}"
                                         : "{}";
   std::string text = fmt::format(
@@ -72,8 +76,25 @@ Status WriteKubeconfig(const std::string& path, const std::string& url, const st
   return OkStatus();
 }
 
+// An address as a URL writes it: IPv6 in brackets.
+std::string UrlHost(const std::string& address) {
+  return address.find(':') != std::string::npos ? "[" + address + "]" : address;
+}
+
+bool IsLoopback(const std::string& address) {
+  return address == "localhost" || address == "::1" || address.starts_with("127.");
+}
+
 // Who may do what, from --token-file; nobody checked without one.
 Result<std::optional<server::Authorizer>> LoadAuth(const ServerOptions& options) {
+  if (options.token_file.empty() && !IsLoopback(options.address) &&
+      !options.allow_unauthenticated) {
+    return InvalidArgumentError(fmt::format(
+        "--address {} can be reached from other hosts, and without --token-file anyone who "
+        "reaches it may run any command on this machine: give --token-file (with --tls-cert "
+        "and --tls-key), or --allow-unauthenticated if that is really meant",
+        options.address));
+  }
   if (options.token_file.empty()) return std::optional<server::Authorizer>();
   if (options.tls_cert.empty()) {
     return InvalidArgumentError(
@@ -94,6 +115,12 @@ int RunServer(const ServerOptions& options) {
     return 2;
   }
   std::optional<server::Authorizer>& auth = *loaded;
+  Result<runtime::RunAsPolicy> run_as =
+      runtime::MakeRunAsPolicy(options.run_as, options.run_as_namespace);
+  if (!run_as.ok()) {
+    std::cerr << "trainyard server: " << run_as.status().message() << '\n';
+    return 2;
+  }
   std::vector<scheduler::Node> nodes;
   if (!options.nodes_file.empty()) {
     Result<std::vector<scheduler::Node>> read = engine::ReadNodesFile(options.nodes_file);
@@ -121,6 +148,11 @@ int RunServer(const ServerOptions& options) {
                               .base_env = BaseEnv(),
                               .exec_program = self,
                               .shim = shim,
+                              .run_as = *run_as,
+                              // With tokens, namespaces are their users':
+                              // none reaches the machine's files unless
+                              // an administrator allows it.
+                              .baseline_namespaces = auth.has_value(),
                               .nodes = std::move(nodes),
                               .on_reconcile = [&metrics](std::chrono::steady_clock::duration d) {
                                 metrics.ObserveReconcile(std::chrono::duration<double>(d).count());
@@ -152,9 +184,10 @@ int RunServer(const ServerOptions& options) {
     std::cerr << "trainyard server: " << port.status().message() << '\n';
     return 1;
   }
-  std::string url =
-      fmt::format("{}://{}:{}", options.tls_cert.empty() ? "http" : "https",
-                  options.address == "0.0.0.0" ? "127.0.0.1" : options.address, *port);
+  // The URL this machine's clients use; the server may listen wider.
+  bool everywhere = options.address == "0.0.0.0" || options.address == "::";
+  std::string url = fmt::format("{}://{}:{}", options.tls_cert.empty() ? "http" : "https",
+                                everywhere ? "127.0.0.1" : UrlHost(options.address), *port);
   engine.SetApi(url, options.tls_cert);
   g_engine = &engine;
   struct sigaction action {};
@@ -177,6 +210,11 @@ int RunServer(const ServerOptions& options) {
       return;
     }
     fmt::print(stderr, "trainyard server: serving the API on {}\n", url);
+    if (!IsLoopback(options.address)) {
+      fmt::print(stderr, "  listening on {}:{}{}{}\n", UrlHost(options.address), *port,
+                 everywhere ? " (every interface)" : "",
+                 auth ? "" : ", with no authentication (--allow-unauthenticated)");
+    }
     fmt::print(stderr, "  state and logs: {}/server\n", home);
     fmt::print(stderr, "  export KUBECONFIG={}   # for kubectl and client libraries\n", kubeconfig);
   });

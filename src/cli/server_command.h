@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace trainyard::cli {
 
@@ -18,6 +19,13 @@ struct ServerOptions {
   std::string tls_key;
   std::string token_file;  // set: bearer tokens, per namespace (server/auth.h)
   std::string nodes_file;  // set: a simulated inventory of Node objects
+  // Listen on an address other hosts can reach with no --token-file: anyone
+  // who reaches the port may then run anything as the replicas' user.
+  bool allow_unauthenticated = false;
+  // Who replicas run as: a user (empty: nobody when the server is root,
+  // else the server's own user), and NAMESPACE=USER exceptions.
+  std::string run_as;
+  std::vector<std::string> run_as_namespace;
 };
 
 int RunServer(const ServerOptions& options);

@@ -29,6 +29,27 @@ std::string NodeName() {
   return AsciiLower(name);
 }
 
+// The state directory's contents are the engine's alone (the database
+// 0600, logs 0700), as etcd keeps its data directory: they hold every
+// namespace's objects and the trials' push tokens. The directory itself is
+// 0711: replicas that run as users of their own pass through it to the
+// folders they are given (node/run_as.h), and can list nothing. What an
+// earlier version made under a laxer umask is closed too.
+void MakePrivate(const std::string& state_dir) {
+  namespace fs = std::filesystem;
+  std::error_code ignored;  // best effort: the files are ours
+  fs::permissions(state_dir, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec,
+                  ignored);
+  for (const char* db : {"/state.db", "/state.db-wal", "/state.db-shm"}) {
+    if (fs::exists(state_dir + db, ignored)) {
+      fs::permissions(state_dir + db, fs::perms::owner_read | fs::perms::owner_write, ignored);
+    }
+  }
+  if (fs::exists(state_dir + "/logs", ignored)) {
+    fs::permissions(state_dir + "/logs", fs::perms::owner_all, ignored);
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Engine>> Engine::Create(EngineOptions options) {
@@ -45,6 +66,7 @@ Status Engine::Init() {
   }
   ASSIGN_OR_RETURN(store_, store::SqliteStore::Open({.path = options_.state_dir + "/state.db",
                                                      .clock = options_.clock}));
+  MakePrivate(options_.state_dir);
   controller::ReconcilerOptions reconciler{
       .store = store_.get(), .clock = options_.clock, .ports = &ports_};
   if (!options_.exec_program.empty()) {
@@ -93,7 +115,10 @@ Status Engine::Init() {
       .pods_dir = options_.state_dir + "/pods",
       .default_working_dir = options_.working_dir,
       .base_env = options_.base_env,
-      .shim = options_.shim});
+      .shim = options_.shim,
+      .run_as = options_.run_as,
+      .host_access = {.baseline_namespaces = options_.baseline_namespaces,
+                      .own_dirs = {metrics_dir, trial_dirs}}});
   metrics_collector_ = std::make_unique<MetricsCollector>(
       MetricsCollectorOptions{.store = store_.get(),
                               .node = node_.get(),

@@ -25,6 +25,7 @@
 #include "engine/metrics_collector.h"
 #include "engine/scheduler_step.h"
 #include "node/node_agent.h"
+#include "runtime/local/credentials.h"
 #include "runtime/local/machine.h"
 #include "store/sqlite_store.h"
 
@@ -40,6 +41,12 @@ struct EngineOptions {
   // trainyard-shim, for replicas that outlive a crash of the engine and
   // are adopted when it starts again (node::NodeAgentOptions::shim).
   std::string shim;
+  // Who each namespace's replicas run as (runtime/local/credentials.h).
+  runtime::RunAsPolicy run_as;
+  // Namespaces are Pod Security baseline unless labelled privileged: their
+  // pods start with no hostPath volume but trainyard's own (a server with
+  // tokens, where namespaces are users').
+  bool baseline_namespaces = false;
   // What replicas may use; discovered (nvidia-smi through base_env's PATH)
   // when not given.
   std::optional<runtime::MachineFacts> machine;

@@ -134,9 +134,19 @@ Status NodeAgent::Start(api::Pod& pod, Replica& replica) {
       ContainerEnv(pod, container, options_.base_env, options_.facts, *options_.store);
   if (!env.ok()) return fail_to_start(env.status());
   if (options_.pin_gpus) PinGpus(pod, *env);
+  if (Status allowed = CheckHostPaths(pod, options_.host_access, *options_.store); !allowed.ok()) {
+    return fail_to_start(allowed);
+  }
   replica.volumes = VolumeDirsOf(pod);
   Result<Mounts> mounts = PrepareVolumes(pod, container, replica.volumes, *options_.store);
   if (!mounts.ok()) return fail_to_start(mounts.status());
+  std::optional<runtime::Credentials> user = options_.run_as.For(pod.metadata.namespace_);
+  if (user) {
+    Status given =
+        GivePodFiles(pod, replica.volumes, options_.pods_dir, options_.host_access, *user);
+    if (!given.ok()) return fail_to_start(given);
+    UseHomeOf(*user, container, *env);
+  }
   for (auto& [name, value] : *env) {
     bool from_pod = std::any_of(container.env.begin(), container.env.end(),
                                 [&](const api::EnvVar& v) { return v.name == name; });
@@ -157,7 +167,8 @@ Status NodeAgent::Start(api::Pod& pod, Replica& replica) {
                                                : TranslatePaths(container.working_dir, *mounts),
                             .log_path = log,
                             .shim = options_.shim,
-                            .exit_path = ExitPath(log)};
+                            .exit_path = ExitPath(log),
+                            .user = user};
   Result<runtime::Process> process = runtime::Process::Start(spec);
   if (!process.ok()) return fail_to_start(process.status());
   // Under a shim, the pid and its start time identify it to a later node

@@ -19,6 +19,7 @@
 #include "api/pod_object.h"
 #include "common/clock.h"
 #include "node/container_env.h"
+#include "node/run_as.h"
 #include "node/volumes.h"
 #include "runtime/local/process.h"
 #include "store/object_store.h"
@@ -51,6 +52,10 @@ struct NodeAgentOptions {
   // trainyard, and is adopted by the next node agent. Empty: replicas are
   // trainyard's children and die with it.
   std::string shim;
+  // Who each namespace's replicas run as; empty: trainyard's own user.
+  runtime::RunAsPolicy run_as;
+  // Which host files a namespace's pods may mount (node/run_as.h).
+  HostAccess host_access;
   Duration restart_backoff = std::chrono::seconds(1);  // doubled per restart
   Duration max_restart_backoff = std::chrono::seconds(30);
   Duration default_grace = std::chrono::seconds(30);

@@ -72,4 +72,50 @@ Result<ApiTarget> ParseApiPath(std::string_view path) {
   return target;
 }
 
+namespace {
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Go's QueryUnescape: "+" is a space, %XX a byte; false on a bad escape.
+bool Unescape(std::string_view in, std::string& out) {
+  out.clear();
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == '+') {
+      out += ' ';
+    } else if (in[i] != '%') {
+      out += in[i];
+    } else {
+      int hi = i + 2 < in.size() ? HexDigit(in[i + 1]) : -1;
+      int lo = hi >= 0 ? HexDigit(in[i + 2]) : -1;
+      if (lo < 0) return false;
+      out += static_cast<char>(hi * 16 + lo);
+      i += 2;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::multimap<std::string, std::string> ParseQuery(std::string_view query) {
+  std::multimap<std::string, std::string> out;
+  while (!query.empty()) {
+    size_t amp = query.find('&');
+    std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    if (pair.empty()) continue;
+    size_t eq = pair.find('=');
+    std::string key, value;
+    bool ok = Unescape(pair.substr(0, eq), key) &&
+              (eq == std::string_view::npos || Unescape(pair.substr(eq + 1), value));
+    if (ok) out.emplace(std::move(key), std::move(value));
+  }
+  return out;
+}
+
 }  // namespace trainyard::server

@@ -8,6 +8,7 @@
 // reach outside what it names (no "/", no "..").
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -26,5 +27,11 @@ struct ApiTarget {
 // NOT_FOUND for a path that names no resource; INVALID_ARGUMENT for a
 // name or namespace that cannot be one.
 Result<ApiTarget> ParseApiPath(std::string_view path);
+
+// A URL's query (what follows "?"), as Go's url.ParseQuery reads it: pairs
+// split at "&", each at its first "=" (so `labelSelector=app=x` is the
+// selector `app=x`), then %XX and "+" decoded. A malformed escape leaves
+// that pair out, as Go reports it and Kubernetes then ignores the pair.
+std::multimap<std::string, std::string> ParseQuery(std::string_view query);
 
 }  // namespace trainyard::server

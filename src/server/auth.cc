@@ -96,10 +96,8 @@ std::optional<std::string> Authorizer::AdminToken() const {
 
 std::optional<ApiError> Authorizer::Check(const ApiRequest& request) const {
   if (IsPublic(request.path)) return std::nullopt;
-  const std::string prefix = "Bearer ";
-  const Entry* who = request.authorization.starts_with(prefix)
-                         ? Find(request.authorization.substr(prefix.size()))
-                         : nullptr;
+  std::string token = request.BearerToken();
+  const Entry* who = token.empty() ? nullptr : Find(token);
   if (who == nullptr) return MakeApiError(401, "Unauthorized", "Unauthorized");
   bool all =
       std::find(who->namespaces.begin(), who->namespaces.end(), "*") != who->namespaces.end();

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "common/strings.h"
 #include "server/auth.h"
 #include "server/handler_internal.h"
 #include "server/metrics.h"
@@ -37,6 +38,14 @@ std::string internal::MetaString(const api::Json& object, const char* field) {
 std::string ApiRequest::Param(const std::string& name) const {
   auto it = query.find(name);
   return it == query.end() ? "" : it->second;
+}
+
+std::string ApiRequest::BearerToken() const {
+  size_t space = authorization.find(' ');
+  if (space == std::string::npos || AsciiLower(authorization.substr(0, space)) != "bearer")
+    return "";
+  size_t start = authorization.find_first_not_of(' ', space);
+  return start == std::string::npos ? "" : authorization.substr(start);
 }
 
 bool ApiRequest::Flag(const std::string& name) const {

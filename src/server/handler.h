@@ -38,6 +38,9 @@ struct ApiRequest {
   std::string Param(const std::string& name) const;
   // A boolean parameter, spelt as Go's ParseBool takes it (true, True, 1, t, ...).
   bool Flag(const std::string& name) const;
+  // The token of an `Authorization: Bearer <token>` header (the scheme in
+  // any case, as Kubernetes reads it), or "".
+  std::string BearerToken() const;
 };
 
 // What a watch or a followed log sends after the response's headers.
@@ -104,6 +107,25 @@ class ApiHandler {
   };
   std::variant<Checked, ApiError> Check(const ApiTarget& target, api::Json body,
                                         const ApiRequest& request) const;
+  // The 403 for an object whose pods its namespace's Pod Security level
+  // forbids (pod_security.h); none on a server without tokens.
+  std::optional<ApiError> PodSecurity(const ApiTarget& target, const api::Json& object) const;
+  // `updated`'s status in place of `stored`'s, checked as the whole object
+  // it makes: the object to hand UpdateStatus, or the error.
+  std::variant<Checked, ApiError> StatusReplaced(const ApiTarget& target, const api::Json& stored,
+                                                 const api::Json& updated,
+                                                 const ApiRequest& request) const;
+  struct ParsedPatch {
+    api::Json body;
+    bool json_patch = false;  // RFC 6902; else a merge patch
+  };
+  // `stored` with the patch applied and checked, ready to store.
+  std::variant<Checked, ApiError> Patched(const ApiTarget& target, const ApiRequest& request,
+                                          const api::Json& stored, const ParsedPatch& patch) const;
+  // Reads the object, makes and checks the change with `check` off the
+  // control loop, and stores it if the object is still as read.
+  using CheckAgainst = std::function<std::variant<Checked, ApiError>(const api::Json& stored)>;
+  ApiResponse WriteChecked(const ApiTarget& target, const CheckAgainst& check);
   // Runs a write; its own error (an ApiError set by `write`) or the
   // store's comes back as the response.
   using CheckedWrite =

@@ -8,8 +8,11 @@
 #include "api/object.h"
 #include "api/validation.h"
 #include "api/yaml.h"
+#include "common/strings.h"
 #include "server/handler.h"
 #include "server/handler_internal.h"
+#include "server/json_patch.h"
+#include "server/pod_security.h"
 
 namespace trainyard::server {
 
@@ -17,6 +20,27 @@ using internal::BadRequest;
 using internal::MetaString;
 
 namespace {
+
+// The media type of a Content-Type header, without its parameters.
+std::string MediaType(const std::string& content_type) {
+  std::string type = AsciiLower(content_type.substr(0, content_type.find(';')));
+  type.erase(type.find_last_not_of(" \t") + 1);
+  return type;
+}
+
+// kube-apiserver's 415 for a body in a format it does not read. (A request
+// without a Content-Type is read as JSON or YAML, for curl's sake.)
+std::optional<ApiError> UnsupportedBody(const ApiRequest& request) {
+  std::string type = MediaType(request.content_type);
+  if (type.empty() || type == "application/json" || type == "application/yaml") {
+    return std::nullopt;
+  }
+  return MakeApiError(415, "UnsupportedMediaType",
+                      fmt::format("the body of the request was in an unknown format - accepted "
+                                  "media types include: application/json, application/yaml "
+                                  "(not {:?})",
+                                  request.content_type));
+}
 
 // A request body: one JSON (or YAML) object.
 Result<api::Json> ParseBody(const ApiRequest& request) {
@@ -78,8 +102,24 @@ std::optional<ApiError> Reconcile(const ApiTarget& target, api::Json& body) {
 
 // What may not change from `stored` to `updated` (kind, name, managedBy,
 // the queue, ...): the 422 to answer with, if anything did.
+// A uid in the body is a precondition, as on Kubernetes: an update meant
+// for another object of the same name (one deleted and made again) is a
+// conflict, never applied to this one, and a uid is never changed.
+std::optional<ApiError> UidConflict(const Resource& r, const std::string& name,
+                                    const api::Json& stored, const api::Json& updated) {
+  std::string sent = MetaString(updated, "uid");
+  std::string uid = MetaString(stored, "uid");
+  if (sent.empty() || sent == uid) return std::nullopt;
+  return MakeApiError(
+      409, "Conflict",
+      fmt::format("Operation cannot be fulfilled on {} \"{}\": Precondition failed: UID in "
+                  "precondition: {}, UID in object meta: {}",
+                  r.Qualified(), name, sent, uid));
+}
+
 std::optional<ApiError> CheckUpdate(const Resource& r, const std::string& name,
                                     const api::Json& stored, const api::Json& updated) {
+  if (std::optional<ApiError> e = UidConflict(r, name, stored, updated)) return e;
   if (r.kind == "Namespace") return std::nullopt;
   api::DecodeResult before = api::DecodeObject(stored);
   api::DecodeResult after = api::DecodeObject(updated);
@@ -87,6 +127,17 @@ std::optional<ApiError> CheckUpdate(const Resource& r, const std::string& name,
   FieldErrors errors = api::ValidateUpdate(*before.object, *after.object);
   if (errors.empty()) return std::nullopt;
   return InvalidError(r, name, errors);
+}
+
+// A JSON patch that cannot be applied, answered as kube-apiserver does: too
+// many operations is 413, a malformed patch 400, anything else 422.
+ApiError PatchError(const Status& status) {
+  if (status.code() == StatusCode::kResourceExhausted) {
+    return MakeApiError(413, "RequestEntityTooLarge", status.message());
+  }
+  if (status.code() == StatusCode::kInvalidArgument) return BadRequest(status.message());
+  return MakeApiError(422, "Invalid",
+                      fmt::format("the patch cannot be applied: {}", status.message()));
 }
 
 bool IsDryRun(const ApiRequest& request) { return request.Param("dryRun") == "All"; }
@@ -131,6 +182,15 @@ std::variant<ApiHandler::Checked, ApiError> ApiHandler::Check(const ApiTarget& t
   return Checked{api::EncodeObject(*checked.object), std::move(warnings)};
 }
 
+std::optional<ApiError> ApiHandler::PodSecurity(const ApiTarget& target,
+                                                const api::Json& object) const {
+  // Without tokens the server has one user, its administrator.
+  if (auth_ == nullptr || !target.resource->namespaced) return std::nullopt;
+  Result<api::Json> ns = backend_.store().Get({"Namespace", "", target.namespace_});
+  return PodSecurityViolation(*target.resource, MetaString(object, "name"), object,
+                              ns.ok() ? &*ns : nullptr);
+}
+
 ApiResponse ApiHandler::Write(const ApiTarget& target, const std::string& name, int code,
                               const CheckedWrite& write, std::vector<std::string> warnings) {
   std::optional<ApiError> own;
@@ -145,6 +205,7 @@ ApiResponse ApiHandler::Write(const ApiTarget& target, const std::string& name, 
 
 ApiResponse ApiHandler::Create(const ApiTarget& target, const ApiRequest& request) {
   const Resource& r = *target.resource;
+  if (std::optional<ApiError> e = UnsupportedBody(request)) return ErrorResponse(*e);
   Result<api::Json> body = ParseBody(request);
   if (!body.ok()) return ErrorResponse(BadRequest(body.status().message()));
   if (body->contains("metadata") && (*body)["metadata"].is_object() &&
@@ -154,6 +215,7 @@ ApiResponse ApiHandler::Create(const ApiTarget& target, const ApiRequest& reques
   std::variant<Checked, ApiError> checked = Check(target, std::move(*body), request);
   if (auto* e = std::get_if<ApiError>(&checked)) return ErrorResponse(*e);
   Checked& ok = std::get<Checked>(checked);
+  if (std::optional<ApiError> e = PodSecurity(target, ok.object)) return ErrorResponse(*e);
   ok.object["metadata"].erase("deletionTimestamp");  // the server's to set
   std::string name = MetaString(ok.object, "name");
   if (IsDryRun(request)) return Object(201, ok.object);
@@ -172,18 +234,19 @@ ApiResponse ApiHandler::Create(const ApiTarget& target, const ApiRequest& reques
 
 ApiResponse ApiHandler::Replace(const ApiTarget& target, const ApiRequest& request) {
   const Resource& r = *target.resource;
+  if (std::optional<ApiError> e = UnsupportedBody(request)) return ErrorResponse(*e);
   Result<api::Json> body = ParseBody(request);
   if (!body.ok()) return ErrorResponse(BadRequest(body.status().message()));
   if (target.subresource == "status") {
     if (std::optional<ApiError> e = Reconcile(target, *body)) return ErrorResponse(*e);
-    return Write(target, target.name, 200,
-                 [&](store::ObjectStore& store, std::optional<ApiError>&) {
-                   return store.UpdateStatus(*body);
-                 });
+    return WriteChecked(target, [&](const api::Json& stored) {
+      return StatusReplaced(target, stored, *body, request);
+    });
   }
   std::variant<Checked, ApiError> checked = Check(target, std::move(*body), request);
   if (auto* e = std::get_if<ApiError>(&checked)) return ErrorResponse(*e);
   Checked& ok = std::get<Checked>(checked);
+  if (std::optional<ApiError> e = PodSecurity(target, ok.object)) return ErrorResponse(*e);
   if (IsDryRun(request)) return Object(200, ok.object);
   return Write(
       target, target.name, 200,
@@ -197,20 +260,66 @@ ApiResponse ApiHandler::Replace(const ApiTarget& target, const ApiRequest& reque
       std::move(ok.warnings));
 }
 
-ApiResponse ApiHandler::Patch(const ApiTarget& target, const ApiRequest& request) {
-  const Resource& r = *target.resource;
-  Result<api::Json> patch = ParseBody(request);
-  // A JSON patch is an array, which ParseBody refuses: parse it here.
-  bool json_patch = request.content_type.starts_with("application/json-patch+json");
-  if (json_patch) {
-    try {
-      patch = api::Json::parse(request.body);
-    } catch (const std::exception& e) {
-      return ErrorResponse(
-          BadRequest(fmt::format("the JSON patch cannot be parsed: {}", e.what())));
-    }
+std::variant<ApiHandler::Checked, ApiError> ApiHandler::StatusReplaced(
+    const ApiTarget& target, const api::Json& stored, const api::Json& updated,
+    const ApiRequest& request) const {
+  // The status is checked as part of the whole object, as kube-apiserver's
+  // status strategies do: a status that does not decode would leave the
+  // object unreadable to its controller and to every list it is in.
+  if (std::optional<ApiError> e = UidConflict(*target.resource, target.name, stored, updated)) {
+    return *e;
   }
-  if (!patch.ok()) return ErrorResponse(BadRequest(patch.status().message()));
+  api::Json merged = stored;
+  merged.erase("status");
+  if (updated.contains("status")) merged["status"] = updated["status"];
+  std::string version = MetaString(updated, "resourceVersion");
+  if (!version.empty()) merged["metadata"]["resourceVersion"] = version;
+  std::variant<Checked, ApiError> checked = Check(target, std::move(merged), request);
+  if (auto* ok = std::get_if<Checked>(&checked)) {
+    // The store keeps its own metadata and spec; only the status and the
+    // version the client based it on are taken from what was checked.
+    api::Json out = stored;
+    out.erase("status");
+    if (ok->object.contains("status")) out["status"] = std::move(ok->object["status"]);
+    out["metadata"]["resourceVersion"] =
+        version.empty() ? MetaString(stored, "resourceVersion") : version;
+    ok->object = std::move(out);
+  }
+  return checked;
+}
+
+std::variant<ApiHandler::Checked, ApiError> ApiHandler::Patched(const ApiTarget& target,
+                                                                const ApiRequest& request,
+                                                                const api::Json& stored,
+                                                                const ParsedPatch& patch) const {
+  const Resource& r = *target.resource;
+  api::Json patched = stored;
+  if (patch.json_patch) {
+    Status applied = ApplyJsonPatch(patched, patch.body);
+    if (!applied.ok()) return PatchError(applied);
+  } else {
+    patched.merge_patch(patch.body);
+  }
+  if (!patched.is_object())
+    return MakeApiError(422, "Invalid", "the patch does not leave an object");
+  if (std::optional<ApiError> e = Reconcile(target, patched)) return *e;
+  // A patch that names a resourceVersion is a precondition, as on
+  // Kubernetes: a stale one is a conflict, not an overwrite.
+  if (MetaString(patched, "resourceVersion") != MetaString(stored, "resourceVersion")) {
+    return ApiErrorOf(Status(StatusCode::kAborted, "stale"), &r, target.name);
+  }
+  if (target.subresource == "status") return StatusReplaced(target, stored, patched, request);
+  std::variant<Checked, ApiError> checked = Check(target, std::move(patched), request);
+  auto* ok = std::get_if<Checked>(&checked);
+  if (ok == nullptr) return checked;
+  if (std::optional<ApiError> e = CheckUpdate(r, target.name, stored, ok->object)) return *e;
+  if (std::optional<ApiError> e = PodSecurity(target, ok->object)) return *e;
+  ok->object["metadata"]["resourceVersion"] = MetaString(stored, "resourceVersion");
+  return checked;
+}
+
+ApiResponse ApiHandler::Patch(const ApiTarget& target, const ApiRequest& request) {
+  bool json_patch = request.content_type.starts_with("application/json-patch+json");
   bool merge = request.content_type.starts_with("application/merge-patch+json") ||
                // Strategic merge patch is a merge patch that merges some
                // lists by key; trainyard replaces lists, as a merge patch does.
@@ -223,49 +332,46 @@ ApiResponse ApiHandler::Patch(const ApiTarget& target, const ApiRequest& request
                     "application/strategic-merge-patch+json (not {:?})",
                     request.content_type)));
   }
-  ApiTarget t = target;
-  return Write(target, target.name, 200,
-               [&](store::ObjectStore& store, std::optional<ApiError>& own) -> Result<api::Json> {
-                 ASSIGN_OR_RETURN(api::Json stored, store.Get({r.kind, t.namespace_, t.name}));
-                 api::Json patched = stored;
-                 try {
-                   if (json_patch) {
-                     patched = stored.patch(*patch);
-                   } else {
-                     patched.merge_patch(*patch);
-                   }
-                 } catch (const std::exception& e) {
-                   own = MakeApiError(422, "Invalid",
-                                      fmt::format("the patch cannot be applied: {}", e.what()));
-                   return FailedPreconditionError("patch");
-                 }
-                 if (!patched.is_object()) {
-                   own = MakeApiError(422, "Invalid", "the patch does not leave an object");
-                   return FailedPreconditionError("patch");
-                 }
-                 if (std::optional<ApiError> e = Reconcile(t, patched)) {
-                   own = *e;
-                   return FailedPreconditionError("patch");
-                 }
-                 // A patch that names a resourceVersion is a precondition, as on
-                 // Kubernetes: a stale one is a conflict, not an overwrite.
-                 std::string version = MetaString(patched, "resourceVersion");
-                 if (version != MetaString(stored, "resourceVersion")) {
-                   return Status(StatusCode::kAborted, "stale resourceVersion");
-                 }
-                 if (t.subresource == "status") return store.UpdateStatus(patched);
-                 std::variant<Checked, ApiError> checked = Check(t, std::move(patched), request);
-                 if (auto* e = std::get_if<ApiError>(&checked)) {
-                   own = *e;
-                   return FailedPreconditionError("patch");
-                 }
-                 api::Json& object = std::get<Checked>(checked).object;
-                 if ((own = CheckUpdate(r, t.name, stored, object))) {
-                   return FailedPreconditionError("invalid update");
-                 }
-                 object["metadata"]["resourceVersion"] = MetaString(stored, "resourceVersion");
-                 return Finish(store, stored, std::move(object));
-               });
+  // A JSON patch is an array, which ParseBody refuses: it is parsed here,
+  // within the same depth bound.
+  Result<api::Json> body =
+      json_patch ? api::ParseJsonValue(request.body, "the JSON patch") : ParseBody(request);
+  if (!body.ok()) return ErrorResponse(BadRequest(body.status().message()));
+  ParsedPatch patch{.body = std::move(*body), .json_patch = json_patch};
+  return WriteChecked(
+      target, [&](const api::Json& stored) { return Patched(target, request, stored, patch); });
+}
+
+ApiResponse ApiHandler::WriteChecked(const ApiTarget& target, const CheckAgainst& check) {
+  const Resource& r = *target.resource;
+  store::ObjectKey key{r.kind, target.namespace_, target.name};
+  // The change is made and checked off the control loop, against the object
+  // as read, and written only if nothing changed that object meanwhile (as
+  // kube-apiserver's GuaranteedUpdate does): the loop never does work whose
+  // size a request decides. A race is retried on a fresh read.
+  constexpr int kAttempts = 5;
+  for (int attempt = 1;; ++attempt) {
+    Result<api::Json> stored = backend_.store().Get(key);
+    if (!stored.ok()) return ErrorResponse(ApiErrorOf(stored.status(), &r, target.name));
+    std::variant<Checked, ApiError> checked = check(*stored);
+    if (auto* e = std::get_if<ApiError>(&checked)) return ErrorResponse(*e);
+    Checked& ok = std::get<Checked>(checked);
+    std::string based_on = MetaString(*stored, "resourceVersion");
+    bool raced = false;
+    ApiResponse response = Write(
+        target, target.name, 200,
+        [&](store::ObjectStore& store, std::optional<ApiError>&) -> Result<api::Json> {
+          ASSIGN_OR_RETURN(api::Json current, store.Get(key));
+          if (MetaString(current, "resourceVersion") != based_on) {
+            raced = true;
+            return Status(StatusCode::kAborted, "changed meanwhile");
+          }
+          if (target.subresource == "status") return store.UpdateStatus(ok.object);
+          return Finish(store, current, std::move(ok.object));
+        },
+        std::move(ok.warnings));
+    if (!raced || attempt == kAttempts) return response;
+  }
 }
 
 ApiResponse ApiHandler::Delete(const ApiTarget& target, const ApiRequest&) {

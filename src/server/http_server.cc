@@ -10,6 +10,9 @@
 #include <mutex>
 #include <thread>
 
+#include "server/api_path.h"
+#include "server/stream_slots.h"
+
 namespace trainyard::server {
 namespace {
 
@@ -80,16 +83,37 @@ class WideBacklog final : public Base {
   void Widen() { ::listen(this->svr_sock_, SOMAXCONN); }
 };
 
+// The query of a request target as sent, for ParseQuery: httplib's own
+// split keeps the last piece of `a=b=c`, not `b=c`.
+std::string_view QueryOf(const std::string& target) {
+  size_t q = target.find('?');
+  return q == std::string::npos ? std::string_view() : std::string_view(target).substr(q + 1);
+}
+
 ApiRequest ToApiRequest(const httplib::Request& req) {
   ApiRequest out{.method = req.method,
                  .path = req.path,
-                 .query = {req.params.begin(), req.params.end()},
+                 .query = ParseQuery(QueryOf(req.target)),
                  .content_type = req.get_header_value("Content-Type"),
                  .accept = req.get_header_value("Accept"),
                  .authorization = req.get_header_value("Authorization"),
                  .body = req.body};
   return out;
 }
+
+// Who a request comes from, for per-client bounds: its bearer token when
+// it has one (many users may share an address), else its address.
+std::string ClientOf(const httplib::Request& req) {
+  std::string auth = req.get_header_value("Authorization");
+  return auth.empty() ? "address " + req.remote_addr : "token " + auth;
+}
+
+// A stream being sent, with what it holds until it ends.
+struct OpenStream {
+  std::unique_ptr<ResponseStream> stream;
+  std::unique_ptr<StreamSlots::Slot> slot;
+  int fd = -1;  // the connection, to notice a client gone; -1 if not found
+};
 
 void SetError(httplib::Response& res, const ApiError& error) {
   res.status = error.code;
@@ -99,7 +123,11 @@ void SetError(httplib::Response& res, const ApiError& error) {
 }  // namespace
 
 HttpServer::HttpServer(ApiHandler& handler, HttpServerOptions options)
-    : handler_(handler), options_(std::move(options)) {}
+    : handler_(handler),
+      options_(std::move(options)),
+      // Streams may take at most three quarters of the threads: the rest
+      // always serve other requests, health checks among them.
+      slots_(options_.max_threads * 3 / 4, options_.max_streams_per_client) {}
 
 HttpServer::~HttpServer() { Stop(); }
 
@@ -136,18 +164,31 @@ Result<int> HttpServer::Bind() {
       res.set_content(response.body, response.content_type);
       return;
     }
+    std::string why;
+    std::unique_ptr<StreamSlots::Slot> slot = slots_.Acquire(ClientOf(req), why);
+    if (slot == nullptr) {
+      res.set_header("Retry-After", "1");
+      SetError(res, MakeApiError(429, "TooManyRequests", why));
+      return;
+    }
     // httplib compresses when the client accepts gzip (kubectl does), and
     // its compressor holds chunks back until it has a block's worth: a
     // watch or followed log would show nothing for minutes. A stream goes
     // uncompressed. (httplib's Request is a local of its own, passed as
     // const: dropping the header from it is well defined.)
     const_cast<httplib::Request&>(req).headers.erase("Accept-Encoding");
-    std::shared_ptr<ResponseStream> stream = std::move(response.stream);
+    auto open = std::make_shared<OpenStream>(OpenStream{
+        .stream = std::move(response.stream),
+        .slot = std::move(slot),
+        .fd = FindConnection(req.local_addr, req.local_port, req.remote_addr, req.remote_port)});
     res.set_chunked_content_provider(
-        response.content_type, [this, stream](size_t, httplib::DataSink& sink) {
+        response.content_type, [this, open](size_t, httplib::DataSink& sink) {
           std::string out;
-          bool more = stream->Next(out, std::chrono::milliseconds(500));
+          bool more = open->stream->Next(out, std::chrono::milliseconds(500));
           if (!out.empty() && !sink.write(out.data(), out.size())) return false;
+          // A client that went away ends its stream within one wait, so its
+          // thread is free again at once, not when the watch would time out.
+          if (out.empty() && PeerClosed(open->fd)) return false;
           if (!more || stopping_) sink.done();
           return true;
         });

@@ -11,6 +11,7 @@
 
 #include "common/status.h"
 #include "server/handler.h"
+#include "server/stream_slots.h"
 
 namespace httplib {
 class Server;
@@ -25,6 +26,9 @@ struct HttpServerOptions {
   std::string tls_key;
   size_t max_body_bytes = 3 * 1024 * 1024;  // Kubernetes' own limit on a request
   size_t max_threads = 1024;
+  // Watches and followed logs one client (a token, or an address without
+  // one) may have open at once.
+  size_t max_streams_per_client = 128;
 };
 
 class HttpServer {
@@ -44,6 +48,7 @@ class HttpServer {
   ApiHandler& handler_;
   HttpServerOptions options_;
   std::unique_ptr<httplib::Server> http_;
+  StreamSlots slots_;
   std::atomic<bool> stopping_{false};
 };
 

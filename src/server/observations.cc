@@ -11,6 +11,7 @@
 #include <variant>
 
 #include "api/object.h"
+#include "api/yaml.h"
 #include "server/api_status.h"
 #include "server/handler.h"
 #include "server/handler_internal.h"
@@ -34,6 +35,17 @@ int64_t Micros(TimePoint t) {
   return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
 }
 
+// A value as an error shows it: scalars as written, up to 64 bytes; an
+// object or array by its type alone. An error never echoes a whole body.
+std::string Abridged(const api::Json& value) {
+  if (value.is_object()) return "an object";
+  if (value.is_array()) return "an array";
+  constexpr size_t kShown = 64;
+  std::string text = value.dump(-1, ' ', /*ensure_ascii=*/true);  // cut anywhere, still text
+  if (text.size() > kShown) text = text.substr(0, kShown) + "...";
+  return text;
+}
+
 // A pushed value: a number, or text that reads as one (Katib keeps text).
 std::optional<std::string> MetricValue(const api::Json& value) {
   // Shortest text that reads back the same, as the JSON file collector writes.
@@ -53,7 +65,7 @@ void AddRow(const FieldPath& name_path, const std::string& name, const FieldPath
   if (name.empty()) {
     errors.push_back(FieldError::Required(name_path, "a metric needs a name"));
   } else if (!text) {
-    errors.push_back(FieldError::InvalidRendered(value_path, value.dump(),
+    errors.push_back(FieldError::InvalidRendered(value_path, Abridged(value),
                                                  "must be a number, or a string that is one"));
   } else {
     rows.push_back({.time_us = time_us.value_or(0), .metric = name, .value = std::move(*text)});
@@ -82,7 +94,7 @@ void ReadMetricLogs(const api::Json& logs, int64_t now_us, std::vector<store::Ob
       time_us =
           stamp->is_string() ? tune::ParseRfc3339Micros(stamp->get<std::string>()) : std::nullopt;
       if (!time_us) {
-        errors.push_back(FieldError::InvalidRendered(at.Child("timeStamp"), stamp->dump(),
+        errors.push_back(FieldError::InvalidRendered(at.Child("timeStamp"), Abridged(*stamp),
                                                      "must be an RFC 3339 time"));
         continue;
       }
@@ -182,15 +194,14 @@ ApiResponse ApiHandler::Observations(const ApiTarget& target) {
 }
 
 bool ApiHandler::IsTrialsOwnPush(const ApiRequest& request) const {
-  const std::string prefix = "Bearer ";
-  if (request.method != "POST" || !request.authorization.starts_with(prefix)) return false;
+  std::string token = request.BearerToken();
+  if (request.method != "POST" || token.empty()) return false;
   Result<ApiTarget> target = ParseApiPath(request.path);
   if (!target.ok() || target->subresource != "observations") return false;
   Result<api::Json> trial =
       backend_.store().Get({target->resource->kind, target->namespace_, target->name});
   if (!trial.ok()) return false;
   std::string uid = internal::MetaString(*trial, "uid");
-  std::string_view token = std::string_view(request.authorization).substr(prefix.size());
   // Compared whole, so that the time taken says nothing of a near guess.
   unsigned char diff = uid.empty() || token.size() != uid.size() ? 1 : 0;
   for (size_t i = 0; i < token.size() && i < uid.size(); ++i) diff |= token[i] ^ uid[i];
@@ -199,11 +210,12 @@ bool ApiHandler::IsTrialsOwnPush(const ApiRequest& request) const {
 
 ApiResponse ApiHandler::PushObservations(const ApiTarget& target, const ApiRequest& request) {
   const Resource& r = *target.resource;
-  api::Json body = api::Json::parse(request.body, nullptr, /*allow_exceptions=*/false);
-  if (!body.is_object()) {
+  Result<api::Json> body = api::ParseJsonValue(request.body, "the request body");
+  if (!body.ok()) return ErrorResponse(BadRequest(body.status().message()));
+  if (!body->is_object()) {
     return ErrorResponse(BadRequest("the request body must be one JSON object"));
   }
-  auto parsed = PushedRows(body, Micros(clock_.Now()));
+  auto parsed = PushedRows(*body, Micros(clock_.Now()));
   if (auto* errors = std::get_if<FieldErrors>(&parsed)) {
     return ErrorResponse(InvalidError(r, target.name, *errors));
   }

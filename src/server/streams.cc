@@ -63,10 +63,21 @@ bool WatchStream::Wanted(const api::Json& object) const {
 Status WatchStream::Start(const std::string& resource_version) {
   int64_t since = 0;
   if (!resource_version.empty()) {
-    try {
-      since = std::stoll(resource_version);
-    } catch (const std::exception&) {
-      return InvalidArgumentError(fmt::format("invalid resourceVersion {:?}", resource_version));
+    // Digits only, as Go's ParseUint reads it: "-5" and "12abc" are refused.
+    bool digits = resource_version.size() <= 18 &&
+                  resource_version.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits) {
+      return InvalidArgumentError(
+          fmt::format("invalid resourceVersion {:?}: want a resourceVersion the server returned",
+                      resource_version));
+    }
+    since = std::stoll(resource_version);
+    // kube-apiserver waits briefly for a version it has not reached, then
+    // answers that it is too large; one that lies ahead here was never
+    // issued (or the client saw another server's), so it answers at once.
+    if (int64_t current = store_.CurrentResourceVersion(); since > current) {
+      return Status(StatusCode::kDeadlineExceeded,
+                    fmt::format("Too large resource version: {}, current: {}", since, current));
     }
   }
   auto push = [this](const store::SharedWatchEvent& e) {
@@ -215,6 +226,18 @@ bool LogStream::Next(std::string& out, Duration wait) {
 
 namespace {
 
+// kube-apiserver's answer to a watch from a resourceVersion it has not
+// reached: a 504 whose cause tells clients (client-go's reflector) to
+// list again.
+ApiError TooLargeVersion(const Status& status) {
+  ApiError error = MakeApiError(504, "Timeout", status.message());
+  error.body["details"] = {
+      {"causes",
+       {{{"reason", "ResourceVersionTooLarge"}, {"message", "Too large resource version"}}}},
+      {"retryAfterSeconds", 1}};
+  return error;
+}
+
 std::optional<int64_t> IntParam(const ApiRequest& request, const std::string& name) {
   std::string text = request.Param(name);
   if (text.empty()) return std::nullopt;
@@ -262,6 +285,7 @@ ApiResponse ApiHandler::Watch(const ApiTarget& target, const ApiRequest& request
                                      .clock = &clock_,
                                      .end_at = end_at});
   if (Status s = stream->Start(request.Param("resourceVersion")); !s.ok()) {
+    if (s.code() == StatusCode::kDeadlineExceeded) return ErrorResponse(TooLargeVersion(s));
     return ErrorResponse(ApiErrorOf(s));
   }
   ApiResponse response;

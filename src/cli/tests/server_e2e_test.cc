@@ -171,17 +171,11 @@ TEST_F(ServerE2eTest, MetricsCountTheJobAndPassPromtool) {
 // HTTPS and a token file: no token, no access; a namespace's token, only
 // there. (kubectl sends tokens only over HTTPS.)
 TEST_F(ServerE2eTest, WithATokenFileKubectlNeedsATokenForItsNamespace) {
-  if (system("command -v openssl >/dev/null") != 0) GTEST_SKIP() << "needs openssl";
-  std::string cert = (dir_ / "cert.pem").string();
-  std::string key = (dir_ / "key.pem").string();
-  ASSERT_EQ(system(("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=trainyard "
-                    "-addext subjectAltName=IP:127.0.0.1 -keyout " +
-                    key + " -out " + cert + " 2>/dev/null")
-                       .c_str()),
-            0);
+  std::string cert, key;
+  if (!MakeCertificate(cert, key)) GTEST_SKIP() << "needs openssl";
   std::string tokens = Write("tokens", "ops-token-0001 ops *\nteam-token-01 alice team-a\n");
   StartServer({"--tls-cert", cert, "--tls-key", key, "--token-file", tokens});
-  EXPECT_THAT(ReadFile(Kubeconfig()), HasSubstr("server: https://127.0.0.1:"));
+  EXPECT_THAT(ReadFile(Kubeconfig()), HasSubstr("server: \"https://127.0.0.1:"));
   // The kubeconfig carries the token that may do anything.
   EXPECT_EQ(Kubectl({"create", "namespace", "team-a"}).exit_code, 0);
   CommandResult anonymous = Kubectl({"get", "pods", "--token", "wrong-token-00"});

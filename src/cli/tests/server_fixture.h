@@ -61,6 +61,9 @@ class ServerFixture : public ::testing::Test {
   void SetUp() override {
     if (!HaveKubectl()) GTEST_SKIP() << "needs kubectl (Debian's kubernetes-client)";
     dir_ = FreshTestDir("trainyard-server-e2e");
+    // Replicas of a server run as root are nobody's: like /tmp, the test's
+    // folder lets them leave files (their marks) in it.
+    fs::permissions(dir_, fs::perms::all | fs::perms::sticky_bit);
     home_ = dir_ / "home";
   }
   void TearDown() override {
@@ -123,6 +126,17 @@ class ServerFixture : public ::testing::Test {
     if (!p.ok()) return {-1, p.status().ToString()};
     std::optional<runtime::ExitStatus> status = p->WaitFor(std::chrono::seconds(60));
     return {status ? status->exit_code : -1, ReadFile(out)};
+  }
+  // A self-signed certificate for 127.0.0.1 and its key, made with openssl
+  // (for --tls-cert and --tls-key); false if openssl is missing or fails.
+  bool MakeCertificate(std::string& cert, std::string& key) {
+    cert = (dir_ / "cert.pem").string();
+    key = (dir_ / "key.pem").string();
+    return system("command -v openssl >/dev/null") == 0 &&
+           system(("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=trainyard "
+                   "-addext subjectAltName=IP:127.0.0.1 -keyout " +
+                   key + " -out " + cert + " 2>/dev/null")
+                      .c_str()) == 0;
   }
   // A field of an object, through kubectl's jsonpath.
   std::string Field(const std::string& object, const std::string& jsonpath) {

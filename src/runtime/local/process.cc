@@ -28,7 +28,7 @@ struct ChildFailure {
   int error;
 };
 constexpr const char* kSteps[] = {"set its process group", "open /dev/null", "change directory",
-                                  "redirect output", "exec"};
+                                  "redirect output",       "exec",           "switch to its user"};
 
 bool IsExecutableFile(const std::string& path) {
   struct stat st {};
@@ -72,9 +72,23 @@ Prepared Prepare(const ProcessSpec& spec, std::string program) {
   _exit(127);
 }
 
+// Becomes `user`. Raw system calls: glibc's wrappers would signal every
+// thread of trainyard (they think the vfork child is multithreaded), and
+// the kernel's credentials are the calling thread's alone.
+bool SwitchUser(const Credentials& user) {
+  return syscall(SYS_setgroups, user.groups.size(), user.groups.data()) == 0 &&
+         syscall(SYS_setresgid, user.gid, user.gid, user.gid) == 0 &&
+         syscall(SYS_setresuid, user.uid, user.uid, user.uid) == 0;
+}
+
 [[noreturn]] void RunChild(const Prepared& p, const ProcessSpec& spec, int log_fd, int pipe_fd,
                            pid_t parent) {
   if (setpgid(0, 0) != 0) ChildFail(pipe_fd, 0);
+  // Under a shim the shim switches (it stays root); else this child does.
+  // Before the death signal: a change of user clears it.
+  if (spec.shim.empty() && spec.user && !SwitchUser(*spec.user)) ChildFail(pipe_fd, 5);
+  // A container's default: files it makes are its own to share or not.
+  umask(022);
   // A shim is meant to outlive trainyard; anything else dies with it.
   if (spec.shim.empty()) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -136,6 +150,12 @@ std::optional<uint64_t> StatStartTime(pid_t pid, bool running_only) {
 
 }  // namespace
 
+std::string ShimUserArg(const Credentials& user) {
+  std::string groups;
+  for (gid_t g : user.groups) groups += fmt::format("{}{}", groups.empty() ? "" : ",", g);
+  return fmt::format("--as={}:{}:{}", user.uid, user.gid, groups);
+}
+
 std::string ExitStatus::Describe() const {
   if (signal != 0)
     return fmt::format("killed by SIG{} (exit code {})", SignalName(signal), exit_code);
@@ -190,6 +210,7 @@ Result<Process> Process::Start(const ProcessSpec& spec) {
     // an earlier run must not be read as this one's.
     shimmed = spec;
     shimmed.argv = {spec.shim, spec.exit_path, program};
+    if (spec.user) shimmed.argv.insert(shimmed.argv.begin() + 1, ShimUserArg(*spec.user));
     shimmed.argv.insert(shimmed.argv.end(), spec.argv.begin(), spec.argv.end());
     unlink(spec.exit_path.c_str());
     program = spec.shim;

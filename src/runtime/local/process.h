@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "runtime/local/credentials.h"
 
 namespace trainyard::runtime {
 
@@ -34,7 +35,15 @@ struct ProcessSpec {
   // `exit_path`. Empty: the program is trainyard's own child.
   std::string shim;
   std::string exit_path;
+  // Set: the program runs as this user (trainyard must be root). Under a
+  // shim, the shim stays root, so that the replica can neither kill it nor
+  // write how it ended, and switches only the replica.
+  std::optional<Credentials> user;
 };
+
+// trainyard-shim's argument that makes it run the replica as `user`:
+// "--as=UID:GID:G1,G2,...".
+std::string ShimUserArg(const Credentials& user);
 
 struct ExitStatus {
   int exit_code = 0;  // as Kubernetes reports it: 128 + signal when killed

@@ -1,4 +1,4 @@
-// trainyard-shim EXIT_FILE PROGRAM ARGV0 [ARG...]
+// trainyard-shim [--as=UID:GID:G1,G2,...] EXIT_FILE PROGRAM ARGV0 [ARG...]
 //
 // The parent of one replica under `trainyard server`, so that the replica
 // outlives a crash of the server and its end is still known: it runs
@@ -13,12 +13,18 @@
 // replica exists is passed on to it). If the shim itself dies, the
 // replica gets SIGKILL (PR_SET_PDEATHSIG): nothing is left unsupervised.
 //
+// With --as, the replica runs as that user and those groups while the
+// shim stays root: the replica can neither signal the shim nor forge the
+// exit file (which lies where it cannot write).
+//
 // Only libc, and nothing that allocates after fork: it starts with every
 // replica, so it must start fast.
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -40,11 +46,50 @@ void WriteExit(const char* path, int status) {
   close(fd);
 }
 
+struct User {
+  bool set = false;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  gid_t groups[256];
+  size_t n_groups = 0;
+};
+
+// "--as=UID:GID:G1,G2,...", as trainyard writes it.
+bool ParseUser(const char* arg, User& user) {
+  char* end = nullptr;
+  user.uid = static_cast<uid_t>(strtoul(arg + 5, &end, 10));
+  if (*end != ':') return false;
+  user.gid = static_cast<gid_t>(strtoul(end + 1, &end, 10));
+  if (*end != ':') return false;
+  while (*end != '\0' && user.n_groups < 256) {
+    user.groups[user.n_groups++] = static_cast<gid_t>(strtoul(end + 1, &end, 10));
+    if (*end != ',' && *end != '\0') return false;
+  }
+  user.set = true;
+  return true;
+}
+
+bool SwitchTo(const User& user) {
+  return setgroups(user.n_groups, user.groups) == 0 &&
+         setresgid(user.gid, user.gid, user.gid) == 0 &&
+         setresuid(user.uid, user.uid, user.uid) == 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  User user;
+  if (argc > 1 && strncmp(argv[1], "--as=", 5) == 0) {
+    if (!ParseUser(argv[1], user)) {
+      fprintf(stderr, "trainyard-shim: bad %s\n", argv[1]);
+      return 2;
+    }
+    ++argv;
+    --argc;
+  }
   if (argc < 4) {
-    fprintf(stderr, "usage: trainyard-shim EXIT_FILE PROGRAM ARGV0 [ARG...]\n");
+    fprintf(stderr,
+            "usage: trainyard-shim [--as=UID:GID:GROUPS] EXIT_FILE PROGRAM ARGV0 [ARG...]\n");
     return 2;
   }
   const char* exit_file = argv[1];
@@ -62,6 +107,11 @@ int main(int argc, char** argv) {
     return 128;
   }
   if (child == 0) {
+    // Before the death signal: a change of user clears it.
+    if (user.set && !SwitchTo(user)) {
+      fprintf(stderr, "trainyard-shim: cannot run as user %u: %s\n", user.uid, strerror(errno));
+      _exit(128);
+    }
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != shim) _exit(137);  // the shim died before the line above
     // Whatever stop reached it since the fork is pending, and lands now.

@@ -10,42 +10,14 @@
 
 #include "common/tests/test_dir.h"
 #include "server/auth.h"
+#include "server/tests/fake_backend.h"
 
 namespace trainyard::server {
 namespace {
 
 using ::testing::HasSubstr;
 
-class FakeBackend final : public Backend {
- public:
-  explicit FakeBackend(const Clock& clock) {
-    store_ = std::move(*store::SqliteStore::Open({.clock = &clock}));
-  }
-  store::SqliteStore& store() override { return *store_; }
-  Result<api::Json> Execute(Write write) override {
-    ++writes;
-    return write(*store_);
-  }
-  std::vector<api::Json> Nodes() const override {
-    return {{{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", "box"}}}}};
-  }
-  Result<LogRun> Log(const std::string&, const std::string&, const std::string&,
-                     bool previous) const override {
-    if (previous) return NotFoundError("none");
-    return LogRun{.path = log_path};
-  }
-  std::string log_path;
-  int writes = 0;
-
- private:
-  std::unique_ptr<store::SqliteStore> store_;
-};
-
-constexpr const char* kJob = R"({
-  "apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
-  "metadata": {"name": "mnist"},
-  "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": {"spec": {
-    "containers": [{"name": "pytorch", "image": "x", "command": ["true"]}]}}}}}})";
+constexpr const char* kJob = kTestJob;
 
 class HandlerTest : public ::testing::Test {
  protected:

@@ -1,0 +1,256 @@
+// A real `trainyard server` tried as an attacker or an unlucky client
+// would: requests that once crashed or stalled it are answered, and it
+// keeps serving everyone else.
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/tests/server_fixture.h"
+
+namespace trainyard::cli::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+// One HTTP/1.1 connection over loopback, spoken by hand: a client that
+// opens watches and walks away, as no library would let a test do.
+class RawConnection {
+ public:
+  explicit RawConnection(int port) {
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) Close();
+  }
+  ~RawConnection() { Close(); }
+  RawConnection(const RawConnection&) = delete;
+  RawConnection& operator=(const RawConnection&) = delete;
+
+  void Close() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
+  bool Send(const std::string& method, const std::string& target, const std::string& body = "",
+            const std::string& content_type = "application/json") {
+    std::string request = fmt::format(
+        "{} {} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: {}\r\nContent-Length: {}\r\n\r\n{}",
+        method, target, content_type, body.size(), body);
+    size_t sent = 0;
+    while (fd_ >= 0 && sent < request.size()) {
+      ssize_t n = send(fd_, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      sent += static_cast<size_t>(n);
+    }
+    return fd_ >= 0;
+  }
+  // What arrives until `done` holds of it, or `timeout` passes.
+  std::string Receive(const std::function<bool(const std::string&)>& done,
+                      std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (fd_ >= 0 && !done(received_)) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      pollfd p{.fd = fd_, .events = POLLIN, .revents = 0};
+      if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
+      char buf[65536];
+      ssize_t n = recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      received_.append(buf, static_cast<size_t>(n));
+    }
+    return received_;
+  }
+  // The status code of the response, once its first line has come; -1 if none did.
+  int StatusCode() {
+    std::string head =
+        Receive([](const std::string& s) { return s.find("\r\n") != std::string::npos; });
+    return head.starts_with("HTTP/1.1 ") && head.size() >= 12 ? std::stoi(head.substr(9, 3)) : -1;
+  }
+  // A whole response with a Content-Length: its status and body.
+  std::pair<int, std::string> Response() {
+    auto whole = [](const std::string& s) {
+      size_t end = s.find("\r\n\r\n");
+      if (end == std::string::npos) return false;
+      std::smatch m;
+      std::string head = s.substr(0, end);
+      if (!std::regex_search(head, m, std::regex("Content-Length: ([0-9]+)", std::regex::icase))) {
+        return true;
+      }
+      return s.size() >= end + 4 + std::stoul(m[1].str());
+    };
+    std::string text = Receive(whole);
+    size_t end = text.find("\r\n\r\n");
+    int code = StatusCode();
+    return {code, end == std::string::npos ? "" : text.substr(end + 4)};
+  }
+  // Sends FIN (as close() does) but keeps reading, to see the server's end.
+  void HangUp() { shutdown(fd_, SHUT_WR); }
+  // Whether the server closed the connection within `timeout`.
+  bool ClosedByServer(std::chrono::milliseconds timeout) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (fd_ >= 0) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      pollfd p{.fd = fd_, .events = POLLIN, .revents = 0};
+      if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
+      char buf[4096];
+      ssize_t n = recv(fd_, buf, sizeof buf, 0);
+      if (n == 0) return true;
+      if (n < 0) return errno == ECONNRESET;
+    }
+    return false;
+  }
+
+ private:
+  int fd_ = -1;
+  std::string received_;
+};
+
+class ServerHardeningE2eTest : public ServerFixture {
+ protected:
+  int Port() {
+    std::smatch m;
+    std::string config = ReadFile(Kubeconfig());
+    if (!std::regex_search(config, m, std::regex("127\\.0\\.0\\.1:([0-9]+)"))) return -1;
+    return std::stoi(m[1].str());
+  }
+  std::pair<int, std::string> Call(const std::string& method, const std::string& target,
+                                   const std::string& body = "",
+                                   const std::string& content_type = "application/json") {
+    RawConnection c(Port());
+    if (!c.Send(method, target, body, content_type)) return {-1, ""};
+    return c.Response();
+  }
+  bool Healthy() { return Call("GET", "/healthz") == std::pair<int, std::string>(200, "ok"); }
+  bool ServerAlive() { return server_ && server_->running(); }
+};
+
+constexpr const char* kWatch = "/api/v1/namespaces/default/configmaps?watch=true";
+
+// Opens `n` watches from one client; how many were answered 200.
+int OpenWatches(int port, int n, std::vector<std::unique_ptr<RawConnection>>& watches) {
+  int ok = 0;
+  for (int i = 0; i < n; ++i) {
+    watches.push_back(std::make_unique<RawConnection>(port));
+    if (watches.back()->Send("GET", kWatch) && watches.back()->StatusCode() == 200) ++ok;
+  }
+  return ok;
+}
+
+TEST_F(ServerHardeningE2eTest, AbandonedWatchesEndPromptlyAndNeverStarveTheApi) {
+  StartServer();
+  std::vector<std::unique_ptr<RawConnection>> watches;
+  // One client may hold 128 open; the next is told to wait (429), and the
+  // API still answers everyone.
+  ASSERT_EQ(OpenWatches(Port(), 128, watches), 128);
+  RawConnection extra(Port());
+  ASSERT_TRUE(extra.Send("GET", kWatch));
+  EXPECT_EQ(extra.StatusCode(), 429);
+  EXPECT_TRUE(Healthy());
+  EXPECT_EQ(Kubectl({"get", "configmaps"}).exit_code, 0);
+  // Walked away from (the client's FIN, as a close sends), each ends
+  // within moments, not when a watch would time out (30 to 60 minutes):
+  // the server closes its end, and the same client may open as many again.
+  for (auto& w : watches) w->HangUp();
+  for (auto& w : watches) EXPECT_TRUE(w->ClosedByServer(std::chrono::seconds(10)));
+  watches.clear();
+  std::vector<std::unique_ptr<RawConnection>> again;
+  EXPECT_EQ(OpenWatches(Port(), 128, again), 128);
+  EXPECT_TRUE(ServerAlive());
+}
+
+constexpr const char* kSuspended = R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: held}
+spec:
+  runPolicy: {suspend: true}
+  pytorchReplicaSpecs:
+    Master:
+      template:
+        spec:
+          containers: [{name: pytorch, image: none, command: [sleep, "300"]}]
+)";
+
+TEST_F(ServerHardeningE2eTest, DeepAndExplosivePatchesAreRefusedAndTheServerServesOn) {
+  StartServer();
+  ASSERT_EQ(Kubectl({"create", "-f", Write("held.yaml", kSuspended)}).exit_code, 0);
+  const std::string job = "/apis/kubeflow.org/v1/namespaces/default/pytorchjobs/held";
+  std::string deep = std::string(100'000, '[') + "0" + std::string(100'000, ']');
+  auto [code, body] =
+      Call("PATCH", job, R"([{"op": "add", "path": "/metadata/labels", "value": )" + deep + "}]",
+           "application/json-patch+json");
+  EXPECT_EQ(code, 400) << body.substr(0, 300);
+  std::string bomb =
+      R"([{"op": "add", "path": "/metadata/annotations", "value": {"a": "xxxxxxxx"}})";
+  for (int i = 1; i <= 26; ++i) {
+    bomb += fmt::format(R"(, {{"op": "copy", "from": "/metadata/annotations", "path": "/x"}})");
+    bomb +=
+        fmt::format(R"(, {{"op": "move", "from": "/x", "path": "/metadata/annotations/a{}"}})", i);
+  }
+  std::tie(code, body) = Call("PATCH", job, bomb + "]", "application/json-patch+json");
+  EXPECT_EQ(code, 422) << body.substr(0, 300);
+  EXPECT_THAT(body, HasSubstr("exceeding the limit 3145728"));
+  EXPECT_TRUE(ServerAlive());
+  EXPECT_TRUE(Healthy());
+  CommandResult get =
+      Kubectl({"get", "pytorchjob", "held", "-o", "jsonpath={.metadata.annotations}"});
+  EXPECT_EQ(get.exit_code, 0) << get.output;
+  EXPECT_EQ(get.output, "");  // nothing of either patch was applied
+}
+
+TEST_F(ServerHardeningE2eTest, ASelectorValueWithAnEqualsSignIsReadAsGoReadsIt) {
+  StartServer();
+  for (const char* value : {"a", "b"}) {
+    auto [code, body] =
+        Call("POST", "/api/v1/namespaces/default/configmaps",
+             fmt::format(R"({{"metadata": {{"name": "cm-{}", "labels": {{"app": "{}"}}}}}})", value,
+                         value));
+    ASSERT_EQ(code, 201) << body;
+  }
+  // Unencoded, as curl sends it: the selector is `app=b`, not `b`.
+  auto [code, body] = Call("GET", "/api/v1/namespaces/default/configmaps?labelSelector=app=b");
+  ASSERT_EQ(code, 200) << body;
+  nlohmann::json list = nlohmann::json::parse(body);
+  ASSERT_EQ(list["items"].size(), 1u) << body;
+  EXPECT_EQ(list["items"][0]["metadata"]["name"], "cm-b");
+}
+
+TEST_F(ServerHardeningE2eTest, AnAddressOtherHostsReachNeedsTokensOrAnExplicitFlag) {
+  fs::path log = dir_ / "refused.log";
+  Result<runtime::Process> refused =
+      runtime::Process::Start({.argv = {TRAINYARD_BINARY, "server", "--port", "0", "--home",
+                                        home_.string(), "--address", "0.0.0.0"},
+                               .env = {{"PATH", kPath}},
+                               .log_path = log.string()});
+  ASSERT_TRUE(refused.ok());
+  std::optional<runtime::ExitStatus> status = refused->WaitFor(std::chrono::seconds(30));
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(status->exit_code, 2);
+  EXPECT_THAT(ReadFile(log), HasSubstr("--address 0.0.0.0 can be reached from other hosts"));
+  EXPECT_FALSE(fs::exists(home_ / "server"));  // a refused start makes nothing
+  StartServer({"--address", "0.0.0.0", "--allow-unauthenticated"});
+  EXPECT_THAT(ReadFile(dir_ / "server.log"),
+              HasSubstr("(every interface), with no authentication"));
+  EXPECT_TRUE(Healthy());
+}
+
+TEST_F(ServerHardeningE2eTest, ATokenOfYamlSpecialCharactersGoesIntoAKubeconfigKubectlReads) {
+  std::string cert, key;
+  if (!MakeCertificate(cert, key)) GTEST_SKIP() << "needs openssl";
+  std::string tokens = Write("tokens", "{a:b}#c,'d\"e ops *\n");
+  StartServer({"--tls-cert", cert, "--tls-key", key, "--token-file", tokens});
+  CommandResult get = Kubectl({"get", "namespaces"});
+  EXPECT_EQ(get.exit_code, 0) << get.output;
+  EXPECT_THAT(get.output, HasSubstr("default"));
+}
+
+}  // namespace
+}  // namespace trainyard::cli::testing

@@ -1,0 +1,95 @@
+#include "node/run_as.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "api/pod_security.h"
+
+namespace trainyard::node {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The trainyard folder (of `own_dirs`) `path` lies in for `namespace_`.
+std::optional<fs::path> OwnRoot(const std::string& path, const std::string& namespace_,
+                                const std::vector<std::string>& own_dirs) {
+  fs::path normal = fs::path(path).lexically_normal();
+  for (const std::string& own : own_dirs) {
+    fs::path mine = (fs::path(own) / namespace_).lexically_normal();
+    fs::path rel = normal.lexically_relative(mine);
+    if (!rel.empty() && *rel.begin() != ".." && rel != ".") return fs::path(own);
+  }
+  return std::nullopt;
+}
+
+// Makes every folder from `top` down to `path`'s parent traversable by
+// anyone (0711): a user can reach what it is given, and list nothing on
+// the way.
+Status OpenTheWay(const fs::path& top, const fs::path& path) {
+  fs::path rel = path.lexically_normal().lexically_relative(top.lexically_normal());
+  fs::path dir = top.lexically_normal();
+  std::vector<fs::path> way = {dir};
+  for (auto it = rel.begin(); it != rel.end() && std::next(it) != rel.end(); ++it) {
+    dir /= *it;
+    way.push_back(dir);
+  }
+  for (const fs::path& d : way) {
+    if (chmod(d.c_str(), 0711) != 0) {
+      return UnavailableError(
+          fmt::format("cannot open the way to {} at {}", path.string(), d.string()));
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status CheckHostPaths(const api::Pod& pod, const HostAccess& access,
+                      const store::ObjectStore& store) {
+  if (!access.baseline_namespaces) return OkStatus();
+  Result<api::Json> ns = store.Get({"Namespace", "", pod.metadata.namespace_});
+  if (api::PrivilegedNamespace(ns.ok() ? &*ns : nullptr)) return OkStatus();
+  for (const api::Volume& volume : pod.spec.volumes) {
+    if (!volume.host_path) continue;
+    if (OwnRoot(volume.host_path->path, pod.metadata.namespace_, access.own_dirs)) continue;
+    return FailedPreconditionError(fmt::format(
+        "volume {}: hostPath {} is forbidden in namespace {} (Pod Security baseline): an "
+        "administrator may allow it by labelling the namespace {}=privileged",
+        volume.name, volume.host_path->path, pod.metadata.namespace_,
+        api::kPodSecurityEnforceLabel));
+  }
+  return OkStatus();
+}
+
+Status GivePodFiles(const api::Pod& pod, const PodVolumeDirs& dirs, const std::string& pods_dir,
+                    const HostAccess& access, const runtime::Credentials& user) {
+  std::error_code ec;
+  fs::path pod_dir = fs::path(dirs.disk).parent_path();
+  if (fs::exists(pod_dir, ec)) {
+    RETURN_IF_ERROR(OpenTheWay(fs::path(pods_dir).parent_path(), pod_dir));
+    RETURN_IF_ERROR(runtime::GiveTree(pod_dir.string(), user));
+  }
+  if (fs::exists(dirs.memory, ec)) RETURN_IF_ERROR(runtime::GiveTree(dirs.memory, user));
+  for (const api::Volume& volume : pod.spec.volumes) {
+    if (!volume.host_path) continue;
+    const std::string& path = volume.host_path->path;
+    std::optional<fs::path> own = OwnRoot(path, pod.metadata.namespace_, access.own_dirs);
+    if (!own || !fs::exists(path, ec)) continue;
+    RETURN_IF_ERROR(OpenTheWay(own->parent_path(), path));
+    RETURN_IF_ERROR(runtime::GiveTree(path, user));
+  }
+  return OkStatus();
+}
+
+void UseHomeOf(const runtime::Credentials& user, const api::Container& container, EnvList& env) {
+  bool own = std::any_of(container.env.begin(), container.env.end(),
+                         [](const api::EnvVar& v) { return v.name == "HOME"; });
+  if (own) return;
+  std::erase_if(env, [](const auto& entry) { return entry.first == "HOME"; });
+  env.emplace_back("HOME", user.home.empty() ? "/" : user.home);
+}
+
+}  // namespace trainyard::node

@@ -1,0 +1,137 @@
+// Who replicas run as: users looked up as the kubelet's runAsUser takes
+// them, the server's policy, and real processes switched to them.
+#include "runtime/local/credentials.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "common/tests/test_dir.h"
+#include "runtime/local/process.h"
+
+namespace trainyard::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(CredentialsTest, UsersAreFoundByNameOrNumber) {
+  Result<Credentials> root = LookupUser("root");
+  ASSERT_TRUE(root.ok());
+  EXPECT_EQ(root->uid, 0u);
+  EXPECT_EQ(root->home, "/root");
+  Result<Credentials> by_number = LookupUser("0");
+  ASSERT_TRUE(by_number.ok());
+  EXPECT_EQ(by_number->uid, 0u);
+  // A number with no entry, as a container's runAsUser may be.
+  Result<Credentials> bare = LookupUser("4000123:4000456");
+  ASSERT_TRUE(bare.ok());
+  EXPECT_EQ(bare->uid, 4000123u);
+  EXPECT_EQ(bare->gid, 4000456u);
+  EXPECT_EQ(bare->groups, std::vector<gid_t>{4000456u});
+  EXPECT_EQ(bare->home, "/");
+  Result<Credentials> missing = LookupUser("no-such-user-here");
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(missing.status().message(), ::testing::HasSubstr("no-such-user-here"));
+}
+
+TEST(CredentialsTest, ARootServerRunsReplicasAsNobodyUnlessToldOtherwise) {
+  if (geteuid() != 0) GTEST_SKIP() << "as root only: a user's policy cannot switch users";
+  Result<RunAsPolicy> policy = MakeRunAsPolicy("", {"team-a=4000123"});
+  ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+  ASSERT_TRUE(policy->For("default").has_value());
+  EXPECT_EQ(policy->For("default")->uid, LookupUser("nobody")->uid);
+  EXPECT_EQ(policy->For("team-a")->uid, 4000123u);
+  // Root only when asked by name.
+  Result<RunAsPolicy> as_root = MakeRunAsPolicy("root", {});
+  ASSERT_TRUE(as_root.ok());
+  EXPECT_FALSE(as_root->For("default").has_value());
+  for (const char* bad : {"team-a", "=nobody", "team-a=", "team-a=no-such-user-here"}) {
+    EXPECT_EQ(MakeRunAsPolicy("", {bad}).status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+  EXPECT_EQ(MakeRunAsPolicy("no-such-user-here", {}).status().code(), StatusCode::kInvalidArgument);
+}
+
+class SwitchedProcessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "switching users needs root";
+    dir_ = FreshTestDir("trainyard-credentials-test");
+    // The replica's own folder, where it may write; the rest is root's.
+    fs::create_directories(dir_ / "work");
+    fs::permissions(dir_, fs::perms::owner_all | fs::perms::others_exec);
+    user_ = *LookupUser("4000123:4000456");
+    ASSERT_TRUE(GiveTree((dir_ / "work").string(), user_).ok());
+    std::ofstream(dir_ / "secret") << "root's";
+    fs::permissions(dir_ / "secret", fs::perms::owner_read | fs::perms::owner_write);
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  std::string RunAs(const std::string& shim) {
+    ProcessSpec spec{.argv = {"sh", "-c",
+                              "id -u; id -g; umask; cat ../secret || echo cannot read; "
+                              "touch mine && stat -c %u mine"},
+                     .env = {{"PATH", "/usr/bin:/bin"}},
+                     .working_dir = (dir_ / "work").string(),
+                     .log_path = (dir_ / "log").string(),
+                     .shim = shim,
+                     .exit_path = (dir_ / "exit").string(),
+                     .user = user_};
+    fs::remove(dir_ / "log");
+    Result<Process> p = Process::Start(spec);
+    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    if (!p.ok()) return "";
+    EXPECT_TRUE(p->WaitFor(std::chrono::seconds(20)).has_value());
+    std::ifstream in(dir_ / "log");
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  fs::path dir_;
+  Credentials user_;
+};
+
+TEST_F(SwitchedProcessTest, AReplicaRunsAsItsUserAndCannotReadRootsFiles) {
+  std::string out = RunAs("");
+  EXPECT_EQ(out.substr(0, out.find("cannot read") + 11),
+            "4000123\n4000456\n0022\ncat: ../secret: Permission denied\ncannot read");
+  EXPECT_THAT(out, ::testing::EndsWith("4000123\n"));
+}
+
+TEST_F(SwitchedProcessTest, UnderAShimTheReplicaSwitchesAndTheShimStaysRoot) {
+  std::string out = RunAs(TRAINYARD_SHIM);
+  EXPECT_THAT(out, ::testing::StartsWith("4000123\n4000456\n0022\n"));
+  EXPECT_THAT(out, ::testing::HasSubstr("cannot read"));
+  // The shim, still root, wrote how the replica ended where it could not.
+  EXPECT_TRUE(fs::exists(dir_ / "exit"));
+  EXPECT_EQ(ReadExitFile((dir_ / "exit").string()), (ExitStatus{0, 0}));
+}
+
+TEST(GiveTreeTest, HandsOverEveryFileAndFolderButFollowsNoLink) {
+  if (geteuid() != 0) GTEST_SKIP() << "changing owners needs root";
+  fs::path dir = FreshTestDir("trainyard-give-tree");
+  fs::create_directories(dir / "tree/sub");
+  std::ofstream(dir / "tree/sub/file") << "x";
+  std::ofstream(dir / "outside") << "y";
+  fs::create_symlink(dir / "outside", dir / "tree/link");
+  Credentials user = *LookupUser("4000123:4000456");
+  ASSERT_TRUE(GiveTree((dir / "tree").string(), user).ok());
+  auto owner = [](const fs::path& p) {
+    struct stat st {};
+    lstat(p.c_str(), &st);
+    return st.st_uid;
+  };
+  EXPECT_EQ(owner(dir / "tree"), 4000123u);
+  EXPECT_EQ(owner(dir / "tree/sub/file"), 4000123u);
+  EXPECT_EQ(owner(dir / "tree/link"), 4000123u);  // the link itself
+  EXPECT_EQ(owner(dir / "outside"), 0u);          // not what it points to
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace trainyard::runtime

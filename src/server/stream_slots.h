@@ -1,0 +1,61 @@
+// Bounds on the long-running requests (watches, followed logs), each of
+// which holds an HTTP thread while it is open: in all, at most `total`, so
+// that threads always remain for other requests (health checks included);
+// from one client, at most `per_client`, so that no client can take them
+// all. kube-apiserver bounds its in-flight requests likewise
+// (--max-requests-inflight) and answers 429 past them.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace trainyard::server {
+
+class StreamSlots {
+ public:
+  StreamSlots(size_t total, size_t per_client) : total_(total), per_client_(per_client) {}
+
+  // Held while a stream is open; gives its slot back when destroyed.
+  class Slot {
+   public:
+    Slot(StreamSlots& owner, std::string client) : owner_(owner), client_(std::move(client)) {}
+    ~Slot() { owner_.Release(client_); }
+    Slot(const Slot&) = delete;
+    Slot& operator=(const Slot&) = delete;
+
+   private:
+    StreamSlots& owner_;
+    std::string client_;
+  };
+
+  // A slot for `client` (its token, or its address when it sends none), or
+  // null with `why` set when one is over its bound.
+  std::unique_ptr<Slot> Acquire(const std::string& client, std::string& why);
+
+  size_t open() const;
+
+ private:
+  void Release(const std::string& client);
+
+  const size_t total_;
+  const size_t per_client_;
+  mutable std::mutex mu_;
+  size_t open_ = 0;                        // guarded by mu_
+  std::map<std::string, size_t> clients_;  // guarded by mu_; open streams per client
+};
+
+// Whether the peer of a connected socket has closed its end (or the
+// connection broke). A watch on something quiet writes nothing for a long
+// time, so it cannot learn of a closed connection from a failed write.
+bool PeerClosed(int fd);
+
+// The file descriptor of this process's TCP connection between the local
+// and remote address and port, or -1. (cpp-httplib does not hand its
+// handlers the socket; it is found once, when a stream starts.)
+int FindConnection(const std::string& local_addr, int local_port, const std::string& remote_addr,
+                   int remote_port);
+
+}  // namespace trainyard::server

@@ -1,0 +1,46 @@
+// A Backend over a real in-memory store, for the handler's tests: writes
+// run at once, in the caller's thread, and are counted.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "server/backend.h"
+#include "store/sqlite_store.h"
+
+namespace trainyard::server {
+
+// A small valid PyTorchJob, "mnist", as a request body.
+inline constexpr const char* kTestJob = R"({
+  "apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+  "metadata": {"name": "mnist"},
+  "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": {"spec": {
+    "containers": [{"name": "pytorch", "image": "x", "command": ["true"]}]}}}}}})";
+
+class FakeBackend final : public Backend {
+ public:
+  explicit FakeBackend(const Clock& clock) {
+    store_ = std::move(*store::SqliteStore::Open({.clock = &clock}));
+  }
+  store::SqliteStore& store() override { return *store_; }
+  Result<api::Json> Execute(Write write) override {
+    ++writes;
+    return write(*store_);
+  }
+  std::vector<api::Json> Nodes() const override {
+    return {{{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", "box"}}}}};
+  }
+  Result<LogRun> Log(const std::string&, const std::string&, const std::string&,
+                     bool previous) const override {
+    if (previous) return NotFoundError("none");
+    return LogRun{.path = log_path};
+  }
+  std::string log_path;
+  int writes = 0;
+
+ private:
+  std::unique_ptr<store::SqliteStore> store_;
+};
+
+}  // namespace trainyard::server
