@@ -28,6 +28,9 @@ struct SqliteStoreOptions {
   int64_t kept_events = 10'000;
   // New object uids; a random UUID (v4) unless a test wants its own.
   std::function<std::string()> new_uid;
+  // The SQLite VFS the file is opened with; empty: the default. (Tests
+  // inject a full disk through their own.)
+  std::string vfs;
 };
 
 class SqliteStore final : public ObjectStore, public ObservationLog {
@@ -77,8 +80,19 @@ class SqliteStore final : public ObjectStore, public ObservationLog {
  private:
   explicit SqliteStore(SqliteStoreOptions options) : options_(std::move(options)) {}
   Status Init();
-  // rv_ and objects_ as committed on disk.
+  // Refuses a store file that is empty although this store did not just
+  // create it (it was truncated): it would otherwise open as an empty
+  // cluster. `fresh` is the marker file kept while a new store is made.
+  Status CheckNotTruncated(const std::string& fresh) const;
+  // Moves the resource-version counter up to the highest version stored
+  // (of an object or an event), if it is behind: every write would
+  // otherwise fail on the events' unique key.
+  Status RepairCounter();
+  // rv_ and objects_ as committed on disk; neither changes if it fails.
   Status LoadCommitted();
+  // After a failed commit, memory is loaded again from the disk; until
+  // that has worked, no write is taken.
+  Status ReloadIfNeeded();
   // Calls `callback` for the stored events after `since`, up to `upto`;
   // OUT_OF_RANGE when `since` is older than the oldest kept.
   Status Replay(int64_t since, int64_t upto,
@@ -120,6 +134,7 @@ class SqliteStore final : public ObjectStore, public ObservationLog {
   mutable std::map<std::string, sqlite3_stmt*> statements_;  // by SQL text
   WatchId next_watch_ = 1;
   bool in_group_ = false;
+  bool reload_needed_ = false;  // memory may hold writes the disk lost
 };
 
 }  // namespace trainyard::store
