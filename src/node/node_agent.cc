@@ -17,11 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Where a container's shim records how its last run ended.
-std::string ExitPath(const std::string& log_path) {
-  return log_path.substr(0, log_path.size() - 4) + ".exit";  // "<pod>_<container>.exit"
-}
-
 std::string KeyOf(const api::Pod& pod) { return pod.metadata.namespace_ + "/" + pod.metadata.name; }
 
 api::ContainerStatus& ContainerStatusOf(api::Pod& pod) {
@@ -61,7 +56,30 @@ void MarkScheduled(api::Pod& pod, const std::string& now) {
   conditions.push_back({.type = "PodScheduled", .status = "True", .last_transition_time = now});
 }
 
+constexpr std::string_view kExitSuffix = ".exit";
+
+// "<exits>/<namespace>/<pod>_<container>.<uid>.": what every run's exit
+// path of one pod starts with.
+std::string ExitPrefix(const std::string& exits_dir, const api::Pod& pod) {
+  return (fs::path(exits_dir) / pod.metadata.namespace_ /
+          fmt::format("{}_{}.{}.", pod.metadata.name, pod.spec.containers.front().name,
+                      pod.metadata.uid))
+      .string();
+}
+
+// The ExitPrefix of an exit path ("<prefix><run>.exit"), or "".
+std::string ExitPrefixOf(const std::string& exit_path) {
+  if (!exit_path.ends_with(kExitSuffix)) return "";
+  size_t dot = exit_path.rfind('.', exit_path.size() - kExitSuffix.size() - 1);
+  return dot == std::string::npos ? "" : exit_path.substr(0, dot + 1);
+}
+
 }  // namespace
+
+NodeAgent::NodeAgent(NodeAgentOptions options) : options_(std::move(options)) {
+  std::error_code ec;
+  exits_dir_ = fs::absolute(options_.logs_dir, ec).string();
+}
 
 NodeAgent::~NodeAgent() {
   for (auto& [key, replica] : replicas_) replica.process.reset();  // kills and reaps
@@ -74,6 +92,18 @@ PodVolumeDirs NodeAgent::VolumeDirsOf(const api::Pod& pod) const {
   fs::path shm = fs::is_directory("/dev/shm") ? fs::path("/dev/shm") : pod_dir;
   return {.disk = (pod_dir / "volumes").string(),
           .memory = (shm / ("trainyard-" + pod.metadata.uid)).string()};
+}
+
+void NodeAgent::RemovePodFiles(const Replica& replica) {
+  RemoveVolumes(replica.volumes);
+  if (replica.log_path.empty()) return;  // a stray's, or no pod's yet
+  std::error_code ec;
+  fs::remove(replica.log_path, ec);
+  fs::remove(replica.log_path + ".runs", ec);
+  // Runs before the one before the last had theirs removed as they went.
+  for (int32_t run : {replica.run, replica.run - 1}) {
+    fs::remove(replica.exit_prefix + std::to_string(run) + std::string(kExitSuffix), ec);
+  }
 }
 
 void NodeAgent::RemoveMemoryVolumes() {
@@ -91,6 +121,10 @@ std::string NodeAgent::LogPath(const std::string& namespace_, const std::string&
   // doubled that on every launch. Names cannot collide: pod and container
   // names never hold '_'.
   return (fs::path(options_.logs_dir) / namespace_ / (pod + "_" + container + ".log")).string();
+}
+
+std::string NodeAgent::ExitPath(const api::Pod& pod, int32_t run) const {
+  return ExitPrefix(exits_dir_, pod) + std::to_string(run) + std::string(kExitSuffix);
 }
 
 size_t NodeAgent::running() const {
@@ -122,9 +156,11 @@ Status NodeAgent::WriteStatus(const api::Pod& pod) {
 }
 
 Status NodeAgent::Start(api::Pod& pod, Replica& replica) {
-  api::ContainerStatus& status = ContainerStatusOf(pod);
+  ASSIGN_OR_RETURN(bool resumed, ResumeUnrecordedRun(pod, replica));
+  if (resumed) return OkStatus();
+  const int32_t run = ContainerStatusOf(pod).restart_count;
+  replica.run = run;
   const api::Container& container = pod.spec.containers.front();
-  std::string now = FormatRfc3339(options_.clock->Now());
   // As the kubelet reports a container that cannot start: exit code 128,
   // reason StartError; the restart policy applies as to any other exit.
   auto fail_to_start = [&](const Status& why) {
@@ -148,7 +184,13 @@ Status NodeAgent::Start(api::Pod& pod, Replica& replica) {
   std::string log = LogPath(pod.metadata.namespace_, pod.metadata.name, container.name);
   std::error_code ec;
   fs::create_directories(fs::path(log).parent_path(), ec);
-  // A restart (or a new pod under the same name) appends to the same file.
+  if (run == 0) {
+    // A new pod: what a pod of the same name left (deleted while no node
+    // agent ran, so its files stayed) is not this one's log.
+    fs::remove(log, ec);
+    fs::remove(log + ".runs", ec);
+  }
+  // A restart appends to the same file.
   if (Status marked = runtime::MarkNewRun(log); !marked.ok()) return fail_to_start(marked);
   runtime::ProcessSpec spec{.argv = std::move(*argv),
                             .env = std::move(*env),
@@ -157,18 +199,56 @@ Status NodeAgent::Start(api::Pod& pod, Replica& replica) {
                                                : TranslatePaths(container.working_dir, *mounts),
                             .log_path = log,
                             .shim = options_.shim,
-                            .exit_path = ExitPath(log)};
+                            .exit_path = ExitPath(pod, run)};
   Result<runtime::Process> process = runtime::Process::Start(spec);
   if (!process.ok()) return fail_to_start(process.status());
+  // The run before this one ended durably (the store's group is committed
+  // before processes start): its exit file is read no more.
+  if (run > 0) fs::remove(ExitPath(pod, run - 1), ec);
+  replica.process = std::move(*process);
+  return MarkRunning(pod, replica);
+}
+
+Result<bool> NodeAgent::ResumeUnrecordedRun(api::Pod& pod, Replica& replica) {
+  // Without a shim, replicas die with the node agent that started them.
+  if (options_.shim.empty()) return false;
+  replica.run = ContainerStatusOf(pod).restart_count;
+  std::string exit_path = ExitPath(pod, replica.run);
+  if (auto stray = strays_.extract(exit_path)) {
+    const ShimProcess& shim = stray.mapped();
+    Result<runtime::Process> adopted =
+        runtime::Process::Adopt(shim.pid, shim.start_time, exit_path);
+    if (adopted.ok()) {
+      replica.volumes = VolumeDirsOf(pod);
+      replica.process = std::move(*adopted);
+      RETURN_IF_ERROR(MarkRunning(pod, replica));
+      return true;
+    }
+  }
+  // It ended while no node agent watched: its shim wrote how. (A stale
+  // file cannot be this run's: the path names the pod's uid and the run.)
+  if (std::optional<runtime::ExitStatus> exit = runtime::ReadExitFile(exit_path)) {
+    RETURN_IF_ERROR(OnExit(pod, replica, *exit));
+    return true;
+  }
+  return false;
+}
+
+Status NodeAgent::MarkRunning(api::Pod& pod, Replica& replica) {
+  api::ContainerStatus& status = ContainerStatusOf(pod);
+  std::string now = FormatRfc3339(options_.clock->Now());
+  const runtime::Process& process = *replica.process;
   // Under a shim, the pid and its start time identify it to a later node
   // agent ("trainyard://<pid>-<start time>").
-  status.container_id = options_.shim.empty() ? fmt::format("trainyard://{}", process->pid())
-                                              : fmt::format("trainyard://{}-{}", process->pid(),
-                                                            process->start_time());
+  replica.container_id =
+      options_.shim.empty() ? fmt::format("trainyard://{}", process.pid())
+                            : fmt::format("trainyard://{}-{}", process.pid(), process.start_time());
+  replica.exit.reset();
+  status.container_id = replica.container_id;
+  status.restart_count = replica.run;
   status.state = api::ContainerState{};
   status.state.running = api::ContainerStateRunning{.started_at = now};
   status.ready = true;
-  replica.process = std::move(*process);
   replica.restart_at.reset();
   pod.status.phase = "Running";
   MarkScheduled(pod, now);
@@ -210,6 +290,7 @@ Status NodeAgent::OnExit(api::Pod& pod, Replica& replica, const runtime::ExitSta
     pod.status.phase = exit.ok() ? "Succeeded" : "Failed";
   }
   replica.process.reset();
+  replica.exit = exit;
   return WriteStatus(pod);
 }
 
@@ -223,8 +304,12 @@ Status NodeAgent::SyncPod(const api::Pod& pod, std::optional<TimePoint>& wake) {
   if (replica.uid != pod.metadata.uid) {
     // A new pod under an old name: the old one's process must go first.
     if (replica.process) replica.process->Stop(std::chrono::seconds(0));
-    RemoveVolumes(replica.volumes);
-    replica = Replica{.uid = pod.metadata.uid};
+    RemovePodFiles(replica);
+    const api::Container& container = pod.spec.containers.front();
+    replica =
+        Replica{.uid = pod.metadata.uid,
+                .log_path = LogPath(pod.metadata.namespace_, pod.metadata.name, container.name),
+                .exit_prefix = ExitPrefix(exits_dir_, pod)};
   }
   // Most steps change nothing: the pod is copied only to be written.
   api::Pod changed;
@@ -233,6 +318,9 @@ Status NodeAgent::SyncPod(const api::Pod& pod, std::optional<TimePoint>& wake) {
   if (replica.process) {
     if (std::optional<runtime::ExitStatus> exit = replica.process->TryWait()) {
       RETURN_IF_ERROR(OnExit(edit(), replica, *exit));
+    } else if (pod.status.container_statuses.empty() ||
+               pod.status.container_statuses.front().container_id != replica.container_id) {
+      return MarkRunning(edit(), replica);  // the store took the record back
     }
   } else if (api::HasFinished(pod)) {
     return OkStatus();
@@ -259,9 +347,11 @@ Status NodeAgent::SyncPod(const api::Pod& pod, std::optional<TimePoint>& wake) {
 
 Status NodeAgent::Recover(api::Pod& pod, Replica& replica) {
   const api::ContainerStatus& status = ContainerStatusOf(pod);
-  const api::Container& container = pod.spec.containers.front();
-  std::string exit_path =
-      ExitPath(LogPath(pod.metadata.namespace_, pod.metadata.name, container.name));
+  // This node agent saw it end, but the store took the record back.
+  if (replica.exit && replica.run == status.restart_count)
+    return OnExit(pod, replica, *replica.exit);
+  std::string exit_path = ExitPath(pod, status.restart_count);
+  strays_.erase(exit_path);  // recorded: no stray
   // "trainyard://<pid>-<start time>": a shim's, which may still run.
   std::string id = status.container_id.substr(
       std::min(status.container_id.size(), std::string_view("trainyard://").size()));
@@ -273,6 +363,8 @@ Status NodeAgent::Recover(api::Pod& pod, Replica& replica) {
     if (adopted.ok()) {
       replica.process = std::move(*adopted);
       replica.volumes = VolumeDirsOf(pod);
+      replica.run = status.restart_count;
+      replica.container_id = status.container_id;
       return OkStatus();  // still running: nothing to write
     }
     // It ended while no trainyard watched: its shim wrote how.
@@ -295,7 +387,7 @@ void NodeAgent::StopOrphans(const std::map<std::string, bool>& live,
       continue;
     }
     if (!replica.process || replica.process->TryWait()) {
-      RemoveVolumes(replica.volumes);  // the pod is gone: so are its emptyDirs
+      RemovePodFiles(replica);  // the pod is gone: so are its emptyDirs and logs
       it = replicas_.erase(it);
       continue;
     }
@@ -307,6 +399,32 @@ void NodeAgent::StopOrphans(const std::map<std::string, bool>& live,
     }
     wake = wake ? std::min(*wake, *replica.kill_at) : *replica.kill_at;
     ++it;
+  }
+}
+
+void NodeAgent::StopStrays(const std::vector<const api::Pod*>& pods) {
+  if (strays_.empty()) return;
+  std::set<std::string> claimable;  // the exit prefixes of pods that may still run
+  for (const api::Pod* pod : pods) {
+    if (!pod->spec.containers.empty() && !api::HasFinished(*pod)) {
+      claimable.insert(ExitPrefix(exits_dir_, *pod));
+    }
+  }
+  for (auto it = strays_.begin(); it != strays_.end();) {
+    if (claimable.contains(ExitPrefixOf(it->first))) {
+      ++it;
+      continue;
+    }
+    const ShimProcess& shim = it->second;
+    Result<runtime::Process> adopted =
+        runtime::Process::Adopt(shim.pid, shim.start_time, it->first);
+    if (adopted.ok()) {
+      fmt::print(stderr, "trainyard: stopping a replica of no stored pod (shim {}, {})\n", shim.pid,
+                 it->first);
+      // Under a key no pod has: StopOrphans stops it, as a deleted pod's.
+      replicas_["stray " + it->first] = Replica{.process = std::move(*adopted)};
+    }
+    it = strays_.erase(it);
   }
 }
 
@@ -323,6 +441,12 @@ Result<const api::Pod*> NodeAgent::Decoded(const api::Json& doc) {
 }
 
 Result<std::optional<Duration>> NodeAgent::Sync() {
+  if (!strays_found_) {
+    strays_found_ = true;
+    if (!options_.shim.empty()) {
+      for (ShimProcess& shim : FindShims(exits_dir_)) strays_.emplace(shim.exit_path, shim);
+    }
+  }
   // Pods are read in place (no copy of their JSON) and decoded only when
   // their resourceVersion moved; syncing writes, so it comes after.
   // (Pointers into decoded_, which nothing changes until the next Scan.)
@@ -350,6 +474,7 @@ Result<std::optional<Duration>> NodeAgent::Sync() {
     RETURN_IF_ERROR(SyncPod(*pod, wake));
   }
   std::erase_if(decoded_, [&](const auto& entry) { return !live.contains(entry.first); });
+  StopStrays(pods);
   StopOrphans(live, wake);
   if (!wake) return std::optional<Duration>();
   return std::optional<Duration>(std::max(Duration::zero(), *wake - options_.clock->Now()));
