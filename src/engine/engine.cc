@@ -282,8 +282,9 @@ Status Engine::ProcessQueue() {
     timers_.erase(timers_.begin());
     Queue(key);
   }
-  // Reconciling writes to the store, which can queue more work: drain it.
-  while (!queue_.empty()) {
+  // Reconciling writes to the store, which can queue more work: drain it,
+  // unless asked to stop (a long queue must not hold a SIGTERM up).
+  while (!queue_.empty() && !stop_requested_) {
     store::ObjectKey key = queue_.front();
     queue_.erase(queue_.begin());
     queued_.erase(key.ToString());
@@ -350,6 +351,12 @@ Status Engine::Run(const std::function<bool()>& done, const std::function<void()
 Status Engine::Loop(const std::function<bool()>& done, const std::function<void()>& on_step) {
   while (true) {
     Result<std::optional<Duration>> stepped = Step();
+    // A stop is taken between steps too, not only when idle: a busy loop
+    // may not idle for a long while.
+    if (stop_requested_.exchange(false)) {
+      (void)CommitOpenGroup();  // what was done stays done
+      return Status(StatusCode::kAborted, "stopped");
+    }
     // The node agent's writes (pod status) may have queued reconciles: the
     // next step runs at once, in the same write group.
     if (stepped.ok() && !queue_.empty()) continue;
@@ -382,6 +389,7 @@ Duration Engine::AfterFailedStep(const Status& why) {
   // The store took back what it could not write, so whatever a reconcile
   // did since the last commit must be done again, from what is on disk.
   (void)QueueEveryJob();
+  node_->Resync();
   Duration backoff = RetryDelay(failed_steps_);
   return std::min<Duration>(backoff, kMaxFailedStepBackoff);
 }

@@ -79,9 +79,18 @@ std::string ExitPrefixOf(const std::string& exit_path) {
 NodeAgent::NodeAgent(NodeAgentOptions options) : options_(std::move(options)) {
   std::error_code ec;
   exits_dir_ = fs::absolute(options_.logs_dir, ec).string();
+  // Called in the writing thread, under the store's lock: it only notes.
+  Result<store::WatchId> watch = options_.store->Watch(0, [this](const store::WatchEvent& e) {
+    if (e.object.value("kind", "") != "Pod") return;
+    const api::Json& meta = e.object["metadata"];
+    std::lock_guard lock(changed_mu_);
+    changed_.insert(api::StringAt(meta, "namespace") + "/" + api::StringAt(meta, "name"));
+  });
+  if (watch.ok()) watch_ = *watch;
 }
 
 NodeAgent::~NodeAgent() {
+  if (watch_ != 0) options_.store->StopWatch(watch_);
   for (auto& [key, replica] : replicas_) replica.process.reset();  // kills and reaps
   RemoveMemoryVolumes();
 }
@@ -135,8 +144,13 @@ size_t NodeAgent::running() const {
 
 std::vector<int> NodeAgent::PollFds() const {
   std::vector<int> fds;
-  for (const auto& [key, replica] : replicas_) {
-    if (replica.process && replica.process->running()) fds.push_back(replica.process->pidfd());
+  for (const std::set<std::string>* keys : {&active_, &gone_}) {
+    for (const std::string& key : *keys) {
+      auto it = replicas_.find(key);
+      if (it == replicas_.end()) continue;
+      const Replica& replica = it->second;
+      if (replica.process && replica.process->running()) fds.push_back(replica.process->pidfd());
+    }
   }
   return fds;
 }
@@ -311,6 +325,7 @@ Status NodeAgent::SyncPod(const api::Pod& pod, std::optional<TimePoint>& wake) {
                 .log_path = LogPath(pod.metadata.namespace_, pod.metadata.name, container.name),
                 .exit_prefix = ExitPrefix(exits_dir_, pod)};
   }
+  gone_.erase(KeyOf(pod));  // stored again (a failed commit took its delete back)
   // Most steps change nothing: the pod is copied only to be written.
   api::Pod changed;
   auto edit = [&]() -> api::Pod& { return changed = pod; };
@@ -377,41 +392,58 @@ Status NodeAgent::Recover(api::Pod& pod, Replica& replica) {
   return OnExit(pod, replica, runtime::ExitStatus{137, SIGKILL});
 }
 
-void NodeAgent::StopOrphans(const std::map<std::string, bool>& live,
-                            std::optional<TimePoint>& wake) {
-  TimePoint now = options_.clock->Now();
-  for (auto it = replicas_.begin(); it != replicas_.end();) {
-    Replica& replica = it->second;
-    if (live.contains(it->first)) {
-      ++it;
-      continue;
-    }
-    if (!replica.process || replica.process->TryWait()) {
-      RemovePodFiles(replica);  // the pod is gone: so are its emptyDirs and logs
-      it = replicas_.erase(it);
-      continue;
-    }
-    if (!replica.kill_at) {
-      replica.process->Signal(SIGTERM);
-      replica.kill_at = now + options_.default_grace;
-    } else if (now >= *replica.kill_at) {
-      replica.process->Signal(SIGKILL);
-    }
-    wake = wake ? std::min(*wake, *replica.kill_at) : *replica.kill_at;
-    ++it;
+void NodeAgent::NoteActivity(const std::string& key) {
+  auto it = replicas_.find(key);
+  if (it != replicas_.end() && (it->second.process || it->second.restart_at)) {
+    active_.insert(key);
+  } else {
+    active_.erase(key);
   }
 }
 
-void NodeAgent::StopStrays(const std::vector<const api::Pod*>& pods) {
-  if (strays_.empty()) return;
-  std::set<std::string> claimable;  // the exit prefixes of pods that may still run
-  for (const api::Pod* pod : pods) {
-    if (!pod->spec.containers.empty() && !api::HasFinished(*pod)) {
-      claimable.insert(ExitPrefix(exits_dir_, *pod));
+void NodeAgent::StopOrphans(std::optional<TimePoint>& wake) {
+  TimePoint now = options_.clock->Now();
+  for (auto key = gone_.begin(); key != gone_.end();) {
+    auto it = replicas_.find(*key);
+    Replica* replica = it == replicas_.end() ? nullptr : &it->second;
+    if (replica == nullptr || !replica->process || replica->process->TryWait()) {
+      if (replica != nullptr) {
+        RemovePodFiles(*replica);  // the pod is gone: so are its emptyDirs and logs
+        replicas_.erase(it);
+      }
+      active_.erase(*key);
+      key = gone_.erase(key);
+      continue;
     }
+    ++key;
+    Replica& stopping = *replica;
+    if (!stopping.kill_at) {
+      stopping.process->Signal(SIGTERM);
+      stopping.kill_at = now + options_.default_grace;
+    } else if (now >= *stopping.kill_at) {
+      stopping.process->Signal(SIGKILL);
+    }
+    wake = wake ? std::min(*wake, *stopping.kill_at) : *stopping.kill_at;
   }
+}
+
+bool NodeAgent::Claimable(const std::string& exit_path) {
+  // "<exits>/<namespace>/<pod>_<container>.<uid>.<run>.exit"; pod names
+  // never hold '_'.
+  fs::path path(exit_path);
+  std::string file = path.filename().string();
+  store::ObjectKey key{"Pod", path.parent_path().filename().string(),
+                       file.substr(0, file.find('_'))};
+  Result<api::Json> doc = options_.store->Get(key);
+  if (!doc.ok()) return false;
+  Result<const api::Pod*> pod = Decoded(*doc);
+  return pod.ok() && !(*pod)->spec.containers.empty() && !api::HasFinished(**pod) &&
+         ExitPrefix(exits_dir_, **pod) == ExitPrefixOf(exit_path);
+}
+
+void NodeAgent::StopStrays() {
   for (auto it = strays_.begin(); it != strays_.end();) {
-    if (claimable.contains(ExitPrefixOf(it->first))) {
+    if (Claimable(it->first)) {
       ++it;
       continue;
     }
@@ -423,6 +455,7 @@ void NodeAgent::StopStrays(const std::vector<const api::Pod*>& pods) {
                  it->first);
       // Under a key no pod has: StopOrphans stops it, as a deleted pod's.
       replicas_["stray " + it->first] = Replica{.process = std::move(*adopted)};
+      gone_.insert("stray " + it->first);
     }
     it = strays_.erase(it);
   }
@@ -447,37 +480,81 @@ Result<std::optional<Duration>> NodeAgent::Sync() {
       for (ShimProcess& shim : FindShims(exits_dir_)) strays_.emplace(shim.exit_path, shim);
     }
   }
-  // Pods are read in place (no copy of their JSON) and decoded only when
-  // their resourceVersion moved; syncing writes, so it comes after.
-  // (Pointers into decoded_, which nothing changes until the next Scan.)
+  // Pods are decoded only when their resourceVersion moved; syncing
+  // writes, so it comes after. (Pointers into decoded_, whose entries stay
+  // where they are until a pod is gone.)
   std::vector<const api::Pod*> pods;
-  std::map<std::string, bool> live;
-  RETURN_IF_ERROR(options_.store->Scan("Pod", "", [&](const api::Json& doc) {
-    Result<const api::Pod*> pod = Decoded(doc);
-    if (pod.ok()) {
-      pods.push_back(*pod);
-      return;
-    }
-    // A pod that cannot be decoded is left as it is, said once, and never
-    // stops the others (nor, as an orphan, loses a process it has).
-    std::string key =
-        api::StringAt(doc["metadata"], "namespace") + "/" + api::StringAt(doc["metadata"], "name");
-    live[key] = true;
-    if (unreadable_.insert(key + "@" + api::StringAt(doc["metadata"], "resourceVersion")).second) {
-      fmt::print(stderr, "trainyard: pod {} cannot be decoded, left alone: {}\n", key,
-                 pod.status().message());
-    }
-  }));
+  RETURN_IF_ERROR(full_sync_ ? ReadAllPods(pods) : ReadChangedPods(pods));
+  full_sync_ = false;
   std::optional<TimePoint> wake;
   for (const api::Pod* pod : pods) {
-    live[KeyOf(*pod)] = true;
-    RETURN_IF_ERROR(SyncPod(*pod, wake));
+    Status synced = SyncPod(*pod, wake);
+    NoteActivity(KeyOf(*pod));  // even after an error: a process it started is watched
+    RETURN_IF_ERROR(synced);
   }
-  std::erase_if(decoded_, [&](const auto& entry) { return !live.contains(entry.first); });
-  StopStrays(pods);
-  StopOrphans(live, wake);
+  StopStrays();
+  StopOrphans(wake);
   if (!wake) return std::optional<Duration>();
   return std::optional<Duration>(std::max(Duration::zero(), *wake - options_.clock->Now()));
+}
+
+void NodeAgent::AddPod(const api::Json& doc, std::vector<const api::Pod*>& pods) {
+  Result<const api::Pod*> pod = Decoded(doc);
+  if (pod.ok()) {
+    pods.push_back(*pod);
+    return;
+  }
+  // A pod that cannot be decoded is left as it is, said once, and never
+  // stops the others (nor, as an orphan, loses a process it has).
+  std::string key =
+      api::StringAt(doc["metadata"], "namespace") + "/" + api::StringAt(doc["metadata"], "name");
+  if (unreadable_.insert(key + "@" + api::StringAt(doc["metadata"], "resourceVersion")).second) {
+    fmt::print(stderr, "trainyard: pod {} cannot be decoded, left alone: {}\n", key,
+               pod.status().message());
+  }
+}
+
+Status NodeAgent::ReadAllPods(std::vector<const api::Pod*>& pods) {
+  {
+    std::lock_guard lock(changed_mu_);
+    changed_.clear();  // every pod is looked at now
+  }
+  std::set<std::string> live;
+  // In place, without copying any pod's JSON.
+  RETURN_IF_ERROR(options_.store->Scan("Pod", "", [&](const api::Json& doc) {
+    live.insert(api::StringAt(doc["metadata"], "namespace") + "/" +
+                api::StringAt(doc["metadata"], "name"));
+    AddPod(doc, pods);
+  }));
+  std::erase_if(decoded_, [&](const auto& entry) { return !live.contains(entry.first); });
+  for (const auto& [key, replica] : replicas_) {
+    if (!live.contains(key)) gone_.insert(key);
+  }
+  return OkStatus();
+}
+
+Status NodeAgent::ReadChangedPods(std::vector<const api::Pod*>& pods) {
+  std::set<std::string> keys;
+  {
+    std::lock_guard lock(changed_mu_);
+    keys.swap(changed_);
+  }
+  for (const std::string& key : active_) {
+    if (!gone_.contains(key)) keys.insert(key);
+  }
+  for (const std::string& key : keys) {
+    size_t slash = key.find('/');
+    Result<api::Json> doc =
+        options_.store->Get({"Pod", key.substr(0, slash), key.substr(slash + 1)});
+    if (doc.ok()) {
+      AddPod(*doc, pods);
+      continue;
+    }
+    if (doc.status().code() != StatusCode::kNotFound) return doc.status();
+    decoded_.erase(key);
+    if (replicas_.contains(key)) gone_.insert(key);
+  }
+  return OkStatus();
 }
 
 void NodeAgent::StopAll(Duration grace) {

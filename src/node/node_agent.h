@@ -7,10 +7,14 @@
 // Sync() is level-triggered and never blocks on a process: it starts what
 // should run, looks at what exited, and says when it next has work (a
 // restart back-off or a grace period running out). A caller polls
-// PollFds() to learn of exits in between.
+// PollFds() to learn of exits in between. It looks at every pod only the
+// first time; then at the pods written since (a store watch tells it) and
+// those with a process or a restart pending: an idle node agent costs the
+// same however many finished pods the store holds.
 #pragma once
 
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -64,6 +68,9 @@ class NodeAgent {
 
   // Returns how long until it next has work without any event, if ever.
   Result<std::optional<Duration>> Sync();
+  // Makes the next Sync look at every pod: the store changed without
+  // telling its watchers (it took back a failed commit's writes).
+  void Resync() { full_sync_ = true; }
   std::vector<int> PollFds() const;
   // Stops every process: SIGTERM, SIGKILL after `grace`. Blocks.
   void StopAll(Duration grace);
@@ -105,11 +112,25 @@ class NodeAgent {
   Status MarkRunning(api::Pod& pod, Replica& replica);
   // The shims of an earlier node agent that belong to no pod that may still
   // claim them (a stored, unfinished one): stopped as orphans are.
-  void StopStrays(const std::vector<const api::Pod*>& pods);
+  void StopStrays();
+  bool Claimable(const std::string& exit_path);
   // Records an exit; restarts per the pod's policy or ends the pod.
   Status OnExit(api::Pod& pod, Replica& replica, const runtime::ExitStatus& status,
                 const std::string& reason = "", const std::string& message = "");
-  void StopOrphans(const std::map<std::string, bool>& live, std::optional<TimePoint>& wake);
+  // Every pod, decoded (or reported once as undecodable); replicas of pods
+  // no longer stored are marked gone.
+  Status ReadAllPods(std::vector<const api::Pod*>& pods);
+  // The pods written since the last Sync, and those with a process or a
+  // restart pending.
+  Status ReadChangedPods(std::vector<const api::Pod*>& pods);
+  // Adds a stored pod to `pods`, unless it cannot be decoded (then it is
+  // left alone, said once).
+  void AddPod(const api::Json& doc, std::vector<const api::Pod*>& pods);
+  // Keeps active_ in step with the replica of `key` after a sync.
+  void NoteActivity(const std::string& key);
+  // Stops the replicas of pods no longer stored, and forgets them once
+  // their process is gone.
+  void StopOrphans(std::optional<TimePoint>& wake);
   Status WriteStatus(const api::Pod& pod);
   // A pod the store says runs, with no process here: an earlier node
   // agent's. Adopts its shim if it still runs; else records how it ended.
@@ -135,6 +156,15 @@ class NodeAgent {
   std::map<std::string, Replica> replicas_;                          // by "<namespace>/<pod>"
   std::map<std::string, std::pair<std::string, api::Pod>> decoded_;  // key -> (rv, pod)
   std::set<std::string> unreadable_;  // "<key>@<rv>" of pods already reported undecodable
+  // Keys of replicas_ with a process or a restart pending (looked at on
+  // every Sync), and of those whose pod is no longer stored: what Sync
+  // visits besides changed pods, so that finished ones cost nothing.
+  std::set<std::string> active_;
+  std::set<std::string> gone_;
+  bool full_sync_ = true;     // the next Sync looks at every pod
+  store::WatchId watch_ = 0;  // tells changed_ of pod writes
+  std::mutex changed_mu_;
+  std::set<std::string> changed_;  // guarded by changed_mu_: pods written since the last Sync
 };
 
 }  // namespace trainyard::node

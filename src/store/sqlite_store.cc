@@ -89,6 +89,20 @@ bool SameButVersion(const api::Json& a, const api::Json& b) {
   return true;
 }
 
+// The uids an object's ownerReferences name.
+std::vector<std::string> OwnerUids(const api::Json& object) {
+  std::vector<std::string> uids;
+  auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return uids;
+  auto refs = meta->find("ownerReferences");
+  if (refs == meta->end() || !refs->is_array()) return uids;
+  for (const api::Json& ref : *refs) {
+    auto uid = ref.is_object() ? ref.find("uid") : ref.end();
+    if (uid != ref.end() && uid->is_string()) uids.push_back(uid->get<std::string>());
+  }
+  return uids;
+}
+
 }  // namespace
 
 std::string ObjectKey::ToString() const {
@@ -199,7 +213,7 @@ Status SqliteStore::LoadCommitted() {
   Statement st = Prepare("SELECT value FROM counters WHERE name = 'resource_version'");
   if (st.Step() != SQLITE_ROW) return st.Error("read resource version");
   int64_t rv = st.Int(0);
-  std::map<std::tuple<std::string, std::string, std::string>, api::Json> objects;
+  std::map<Slot, api::Json> objects;
   Statement all = Prepare("SELECT kind, namespace, name, body FROM objects");
   int rc;
   while ((rc = all.Step()) == SQLITE_ROW) {
@@ -216,6 +230,8 @@ Status SqliteStore::LoadCommitted() {
   }
   if (rc != SQLITE_DONE) return all.Error("load objects");
   objects_.swap(objects);
+  owned_.clear();
+  for (const auto& [slot, object] : objects_) IndexOwners(slot, object, /*add=*/true);
   rv_ = rv;
   committed_rv_ = rv;
   reload_needed_ = false;
@@ -351,12 +367,8 @@ Result<api::Json> SqliteStore::Write(EventType type,
   }
   if (Status s = Run(in_group_ ? "RELEASE write" : "COMMIT"); !s.ok()) return rollback(s);
   rv_ = rv;
-  std::tuple<std::string, std::string, std::string> k{key.kind, key.namespace_, key.name};
-  if (type == EventType::kDeleted) {
-    objects_.erase(k);
-  } else {
-    objects_[k] = *written;
-  }
+  Place({key.kind, key.namespace_, key.name},
+        type == EventType::kDeleted ? std::nullopt : std::optional<api::Json>(*written));
   // The event takes the written object and hands it back: no copy.
   WatchEvent e{type, rv, std::move(*written)};
   for (const auto& [id, callback] : watchers_) callback(e);
@@ -369,6 +381,30 @@ Result<api::Json> SqliteStore::Write(EventType type,
     }
   }
   return std::move(e.object);
+}
+
+void SqliteStore::Place(const Slot& slot, std::optional<api::Json> object) {
+  auto it = objects_.find(slot);
+  if (it != objects_.end()) {
+    IndexOwners(slot, it->second, /*add=*/false);
+    if (!object) objects_.erase(it);
+  }
+  if (!object) return;
+  IndexOwners(slot, *object, /*add=*/true);
+  objects_[slot] = std::move(*object);
+}
+
+void SqliteStore::IndexOwners(const Slot& slot, const api::Json& object, bool add) {
+  for (const std::string& uid : OwnerUids(object)) {
+    if (add) {
+      owned_[uid].insert(slot);
+      continue;
+    }
+    auto owner = owned_.find(uid);
+    if (owner == owned_.end()) continue;
+    owner->second.erase(slot);
+    if (owner->second.empty()) owned_.erase(owner);
+  }
 }
 
 Result<api::Json> SqliteStore::Create(api::Json object) {
@@ -406,6 +442,18 @@ void SqliteStore::ScanLocked(const std::string& kind, const std::string& namespa
     if (!namespace_.empty() && std::get<1>(it->first) != namespace_) break;
     visit(it->second);
   }
+}
+
+Status SqliteStore::ScanOwnedBy(const std::string& kind, const std::string& owner_uid,
+                                const std::function<void(const api::Json&)>& visit) const {
+  std::lock_guard lock(mu_);
+  auto owner = owned_.find(owner_uid);
+  if (owner == owned_.end()) return OkStatus();
+  for (auto it = owner->second.lower_bound({kind, "", ""});
+       it != owner->second.end() && std::get<0>(*it) == kind; ++it) {
+    visit(objects_.at(*it));
+  }
+  return OkStatus();
 }
 
 Result<ObjectStore::ListResult> SqliteStore::List(const std::string& kind,

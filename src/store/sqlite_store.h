@@ -9,6 +9,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 
@@ -47,6 +49,8 @@ class SqliteStore final : public ObjectStore, public ObservationLog {
   Result<ListResult> List(const std::string& kind, const std::string& namespace_) const override;
   Status Scan(const std::string& kind, const std::string& namespace_,
               const std::function<void(const api::Json&)>& visit) const override;
+  Status ScanOwnedBy(const std::string& kind, const std::string& owner_uid,
+                     const std::function<void(const api::Json&)>& visit) const override;
   Result<api::Json> Update(api::Json object) override;
   Result<api::Json> UpdateStatus(api::Json object) override;
   Result<api::Json> Delete(const ObjectKey& key) override;
@@ -78,7 +82,14 @@ class SqliteStore final : public ObjectStore, public ObservationLog {
   Status DeleteObservations(const std::string& trial) override;
 
  private:
+  // An object's place in objects_: kind, namespace, name.
+  using Slot = std::tuple<std::string, std::string, std::string>;
+
   explicit SqliteStore(SqliteStoreOptions options) : options_(std::move(options)) {}
+  // Puts `object` into objects_ at `slot` (nullopt: removes what is
+  // there), keeping owned_ in step.
+  void Place(const Slot& slot, std::optional<api::Json> object);
+  void IndexOwners(const Slot& slot, const api::Json& object, bool add);
   Status Init();
   // Refuses a store file that is empty although this store did not just
   // create it (it was truncated): it would otherwise open as an empty
@@ -126,7 +137,9 @@ class SqliteStore final : public ObjectStore, public ObservationLog {
   // Every current object, parsed, kept in step with each committed write, so
   // that reads never go to SQLite or parse JSON again. Ordered by kind,
   // namespace and name, so a List is one range.
-  std::map<std::tuple<std::string, std::string, std::string>, api::Json> objects_;
+  std::map<Slot, api::Json> objects_;
+  // The objects that name each uid in their ownerReferences.
+  std::map<std::string, std::set<Slot>> owned_;
   int64_t rv_ = 0;
   int64_t committed_rv_ = 0;  // rv_ as of the last commit
   std::map<WatchId, WatchCallback> watchers_;

@@ -182,6 +182,36 @@ TEST_F(EngineTest, ExecuteWritesFromAnotherThreadAndAnswersOnceDurable) {
             StatusCode::kUnavailable);
 }
 
+// A SIGTERM under load: the loop stops between reconciles, not only once
+// the queue is empty.
+TEST(EngineStopTest, RequestStopEndsABusyLoopBetweenReconciles) {
+  std::filesystem::path dir = FreshTestDir("trainyard-engine-stop");
+  Engine* engine_ptr = nullptr;
+  int reconciles = 0;
+  auto engine = Engine::Create({.state_dir = (dir / "state").string(),
+                                .working_dir = dir.string(),
+                                .base_env = {{"PATH", "/usr/bin:/bin"}},
+                                .on_reconcile = [&](auto) {
+                                  if (++reconciles == 3) engine_ptr->RequestStop();
+                                }});
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  engine_ptr = engine->get();
+  for (int i = 0; i < 30; ++i) {
+    ASSERT_TRUE((*engine)
+                    ->Submit(api::testing::ValidObject(
+                        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j" + std::to_string(i) +
+                        "}\nspec:\n  suspend: true\n  template:\n    spec:\n      "
+                        "restartPolicy: Never\n      containers: [{name: m, image: i, command: "
+                        "[sleep, '1']}]\n"))
+                    .ok());
+  }
+  Status s = (*engine)->Run([] { return false; }, [] {});
+  EXPECT_EQ(s.code(), StatusCode::kAborted);
+  EXPECT_LT(reconciles, 30);
+  engine->reset();
+  std::filesystem::remove_all(dir);
+}
+
 class EngineFullDiskTest : public testing::EngineFixture {
  protected:
   void SetUp() override {

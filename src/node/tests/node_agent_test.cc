@@ -17,6 +17,7 @@
 
 #include "common/tests/test_dir.h"
 #include "store/sqlite_store.h"
+#include "store/tests/counting_store.h"
 
 namespace trainyard::node {
 namespace {
@@ -30,8 +31,9 @@ class NodeAgentTest : public ::testing::Test {
     store_ = std::move(*store::SqliteStore::Open({.clock = &clock_}));
     agent_ = MakeAgent("");
   }
-  std::unique_ptr<NodeAgent> MakeAgent(const std::string& shim) {
-    return std::make_unique<NodeAgent>(NodeAgentOptions{.store = store_.get(),
+  std::unique_ptr<NodeAgent> MakeAgent(const std::string& shim,
+                                       store::ObjectStore* store = nullptr) {
+    return std::make_unique<NodeAgent>(NodeAgentOptions{.store = store ? store : store_.get(),
                                                         .clock = &clock_,
                                                         .logs_dir = (dir_ / "logs").string(),
                                                         .pods_dir = (dir_ / "pods").string(),
@@ -180,6 +182,29 @@ TEST_F(NodeAgentTest, DestroyingTheAgentLeavesNoProcess) {
   ASSERT_GT(pid, 0);
   agent_.reset();
   EXPECT_NE(kill(pid, 0), 0);  // reaped: gone
+}
+
+// What an idle node agent does costs the same however many pods have
+// finished: it looks at pods that changed, or that have a process.
+TEST_F(NodeAgentTest, AnIdleSyncLooksAtNoFinishedPod) {
+  store::testing::CountingStore counting(*store_);
+  agent_ = MakeAgent("", &counting);
+  for (int i = 0; i < 20; ++i) AddPod("done-" + std::to_string(i), "exit 0", "Never");
+  AddPod("running", "exec sleep 1000", "Never");
+  ASSERT_TRUE(SyncUntil([&] {
+    for (int i = 0; i < 20; ++i) {
+      if (!PhaseIs("done-" + std::to_string(i), "Succeeded")) return false;
+    }
+    return PhaseIs("running", "Running");
+  }));
+  ASSERT_TRUE(agent_->Sync().ok());  // the last statuses it wrote come back once
+  counting.Reset();
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(agent_->Sync().ok());
+  EXPECT_EQ(counting.Shown("Pod"), 10);  // the running one, each time
+  // A deleted pod is still noticed.
+  ASSERT_TRUE(store_->Delete({"Pod", "default", "running"}).ok());
+  EXPECT_TRUE(SyncUntil([&] { return agent_->running() == 0; }));
+  agent_.reset();  // before the store it watches through
 }
 
 TEST_F(NodeAgentTest, DeletingAPodRemovesItsLog) {

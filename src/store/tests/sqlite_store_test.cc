@@ -252,6 +252,38 @@ TEST(SqliteStoreDurabilityTest, AnUnopenablePathIsAnError) {
   EXPECT_EQ(store.status().code(), StatusCode::kUnavailable);
 }
 
+Json OwnedPod(const std::string& name, const std::string& owner_uid) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata",
+           {{"name", name},
+            {"namespace", "default"},
+            {"ownerReferences", {{{"kind", "Job"}, {"name", "j"}, {"uid", owner_uid}}}}}}};
+}
+
+std::vector<std::string> OwnedNames(const SqliteStore& store, const std::string& uid) {
+  std::vector<std::string> names;
+  EXPECT_TRUE(store
+                  .ScanOwnedBy("Pod", uid,
+                               [&](const Json& pod) { names.push_back(pod["metadata"]["name"]); })
+                  .ok());
+  return names;
+}
+
+TEST_F(SqliteStoreTest, ScanOwnedByFollowsEveryWrite) {
+  ASSERT_TRUE(store_->Create(OwnedPod("b", "u1")).ok());
+  ASSERT_TRUE(store_->Create(OwnedPod("a", "u1")).ok());
+  ASSERT_TRUE(store_->Create(OwnedPod("c", "u2")).ok());
+  ASSERT_TRUE(store_->Create(Job("not-a-pod")).ok());
+  EXPECT_THAT(OwnedNames(*store_, "u1"), ::testing::ElementsAre("a", "b"));
+  Json moved = OwnedPod("b", "u2");
+  ASSERT_TRUE(store_->Update(moved).ok());
+  ASSERT_TRUE(store_->Delete({"Pod", "default", "c"}).ok());
+  EXPECT_THAT(OwnedNames(*store_, "u1"), ::testing::ElementsAre("a"));
+  EXPECT_THAT(OwnedNames(*store_, "u2"), ::testing::ElementsAre("b"));
+  EXPECT_THAT(OwnedNames(*store_, "nobody"), ::testing::IsEmpty());
+}
+
 // A store file of its own, removed (with its WAL) at the end.
 class SqliteStoreFileTest : public ::testing::Test {
  protected:
@@ -342,6 +374,7 @@ TEST_F(SqliteStoreFileTest, AFullDiskRefusesWritesKeepsMemoryAsTheDiskAndPasses)
   // commit fails.
   ASSERT_TRUE(store.BeginGroup().ok());
   ASSERT_TRUE(store.Create(Job("c")).ok());
+  ASSERT_TRUE(store.Create(OwnedPod("p", "u9")).ok());
   ASSERT_TRUE(store.Delete({"PyTorchJob", "default", "a"}).ok());
   Status committed = store.CommitGroup();
   EXPECT_THAT(committed.message(), ::testing::StartsWith("the disk is full: nothing was written"));
@@ -349,6 +382,7 @@ TEST_F(SqliteStoreFileTest, AFullDiskRefusesWritesKeepsMemoryAsTheDiskAndPasses)
   EXPECT_TRUE(store.Get({"PyTorchJob", "default", "a"}).ok());
   EXPECT_EQ(store.Get({"PyTorchJob", "default", "b"}).status().code(), StatusCode::kNotFound);
   EXPECT_EQ(store.Get({"PyTorchJob", "default", "c"}).status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(OwnedNames(store, "u9"), ::testing::IsEmpty());
 
   // With room again, the same writes succeed, and the disk agrees.
   testing::FullDiskVfs::SetFull(false);
