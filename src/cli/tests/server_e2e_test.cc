@@ -3,6 +3,7 @@
 // suspended, resumed and deleted; and the server killed with SIGKILL again
 // and again while jobs run and restart, against a run without crashes.
 #include <gmock/gmock.h>
+#include <sys/mount.h>
 
 #include <algorithm>
 
@@ -246,6 +247,51 @@ TEST_F(ServerE2eTest, TrainyardsOwnVerbsApplyGetDescribeLogsSuspendAndDelete) {
   CommandResult unreachable = Trainyard({"get", "pods"});
   EXPECT_EQ(unreachable.exit_code, 1);
   EXPECT_THAT(unreachable.output, HasSubstr("cannot reach the server at http://127.0.0.1:"));
+}
+
+// The server's home on a small tmpfs, filled up while a replica runs.
+class ServerFullDiskTest : public ServerFixture {
+ protected:
+  void TearDown() override {
+    if (server_) server_->Stop(std::chrono::seconds(20));
+    server_.reset();
+    if (mounted_) umount2(home_.c_str(), MNT_DETACH);
+    ServerFixture::TearDown();
+  }
+  // Writes until the file system refuses: the disk is full.
+  void Fill() {
+    std::ofstream filler(home_ / "filler");
+    std::string megabyte(1 << 20, 'x');
+    for (int i = 0; i < 64 && filler.write(megabyte.data(), megabyte.size()); ++i) {
+    }
+  }
+
+  bool mounted_ = false;
+};
+
+// As kube-apiserver over a full etcd: a write gets 500 InternalError saying
+// why, and nothing else stops (reads, the replica, the server) until there
+// is room again.
+TEST_F(ServerFullDiskTest, AFullDiskRefusesWritesKeepsServingAndRecovers) {
+  fs::create_directories(home_);
+  if (mount("tmpfs", home_.c_str(), "tmpfs", 0, "size=8m") != 0) {
+    GTEST_SKIP() << "needs to mount a small tmpfs (root)";
+  }
+  mounted_ = true;
+  StartServer();
+  ASSERT_EQ(Kubectl({"apply", "-f", Write("sleeper.yaml", kSleeper)}).exit_code, 0);
+  ASSERT_TRUE(
+      Eventually([&] { return Field("pod/sleeper-master-0", ".status.phase") == "Running"; }));
+  Fill();
+  CommandResult refused = Kubectl({"create", "configmap", "refused", "--from-literal=a=b"});
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_THAT(refused.output, HasSubstr("the disk is full: nothing was written"));
+  EXPECT_EQ(Field("pod/sleeper-master-0", ".status.phase"), "Running");
+  fs::remove(home_ / "filler");
+  CommandResult accepted = Kubectl({"create", "configmap", "accepted", "--from-literal=a=b"});
+  EXPECT_EQ(accepted.exit_code, 0) << accepted.output;
+  EXPECT_EQ(Kubectl({"get", "configmaps", "-o", "name"}).output, "configmap/accepted\n");
+  EXPECT_EQ(Field("pod/sleeper-master-0", ".status.phase"), "Running");
 }
 
 // What each job ended as and logged: compared between a run without
