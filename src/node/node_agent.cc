@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
 #include "api/reflect.h"
 #include "node/container_env.h"
@@ -484,14 +485,17 @@ Result<std::optional<Duration>> NodeAgent::Sync() {
   // writes, so it comes after. (Pointers into decoded_, whose entries stay
   // where they are until a pod is gone.)
   std::vector<const api::Pod*> pods;
-  RETURN_IF_ERROR(full_sync_ ? ReadAllPods(pods) : ReadChangedPods(pods));
-  full_sync_ = false;
+  // Until a Sync has gone through, the next looks at every pod again: the
+  // changed pods it took but did not reach must not be forgotten.
+  bool was_full = std::exchange(full_sync_, true);
+  RETURN_IF_ERROR(was_full ? ReadAllPods(pods) : ReadChangedPods(pods));
   std::optional<TimePoint> wake;
   for (const api::Pod* pod : pods) {
     Status synced = SyncPod(*pod, wake);
     NoteActivity(KeyOf(*pod));  // even after an error: a process it started is watched
     RETURN_IF_ERROR(synced);
   }
+  full_sync_ = false;
   StopStrays();
   StopOrphans(wake);
   if (!wake) return std::optional<Duration>();
