@@ -297,6 +297,28 @@ Result<ReconcileResult> ReconcileActive(Context& ctx, std::mt19937& random) {
   return ReconcileResult{deadline_left};
 }
 
+// The pods the job controls, read by owner uid from the store's index: the
+// namespace's other pods (every finished job's) are neither visited nor
+// decoded.
+Status LoadPods(Context& ctx) {
+  Status decoded = OkStatus();
+  const std::string& uid = ctx.job.metadata.uid;
+  RETURN_IF_ERROR(ctx.options.store->ScanOwnedBy("Pod", uid, [&](const api::Json& doc) {
+    if (!decoded.ok()) return;
+    Result<api::Pod> pod = api::DecodePod(doc);
+    if (!pod.ok()) {
+      decoded = pod.status();
+      return;
+    }
+    const auto& owners = pod->metadata.owner_references;
+    if (std::any_of(owners.begin(), owners.end(),
+                    [&](const auto& o) { return o.controller.value_or(false) && o.uid == uid; })) {
+      ctx.pods.push_back(std::move(*pod));
+    }
+  }));
+  return decoded;
+}
+
 }  // namespace
 
 Result<ReconcileResult> BatchJobReconciler::Reconcile(const store::ObjectKey& key) {
@@ -317,16 +339,7 @@ Result<ReconcileResult> BatchJobReconciler::Reconcile(const store::ObjectKey& ke
     return ReconcileResult{};
   Context ctx{options_, *stored, std::move(*job), {}, options_.clock->Now(), ""};
   ctx.now_text = FormatRfc3339(ctx.now);
-  ASSIGN_OR_RETURN(store::ObjectStore::ListResult list,
-                   options_.store->List("Pod", ctx.job.metadata.namespace_));
-  for (const api::Json& doc : list.items) {
-    ASSIGN_OR_RETURN(api::Pod pod, api::DecodePod(doc));
-    bool owned = std::any_of(pod.metadata.owner_references.begin(),
-                             pod.metadata.owner_references.end(), [&](const auto& o) {
-                               return o.controller.value_or(false) && o.uid == ctx.job.metadata.uid;
-                             });
-    if (owned) ctx.pods.push_back(std::move(pod));
-  }
+  RETURN_IF_ERROR(LoadPods(ctx));
 
   ReconcileResult result;
   if (IsFinished(ctx.status())) {

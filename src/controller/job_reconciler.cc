@@ -57,23 +57,15 @@ bool OwnedBy(const api::Pod& pod, const std::string& uid) {
   return false;
 }
 
-// Whether a stored pod names `uid` as an owner: checked on the JSON, so the
-// namespace's other jobs' pods are never copied or decoded.
-bool MayBeOwnedBy(const api::Json& doc, const std::string& uid) {
-  auto meta = doc.find("metadata");
-  if (meta == doc.end()) return false;
-  for (const api::Json& owner : api::ArrayAt(*meta, "ownerReferences")) {
-    if (api::StringAt(owner, "uid") == uid) return true;
-  }
-  return false;
-}
-
 Status LoadPods(Context& ctx) {
   std::vector<api::Pod> owned;
   Status decoded = OkStatus();
+  // Only the job's own pods are read (by owner uid, from the store's
+  // index): the namespace's other pods, finished jobs' included, cost
+  // nothing.
   RETURN_IF_ERROR(
-      ctx.options.store->Scan("Pod", ctx.job.metadata.namespace_, [&](const api::Json& doc) {
-        if (!decoded.ok() || !MayBeOwnedBy(doc, ctx.job.metadata.uid)) return;
+      ctx.options.store->ScanOwnedBy("Pod", ctx.job.metadata.uid, [&](const api::Json& doc) {
+        if (!decoded.ok()) return;
         Result<api::Pod> pod = api::DecodePod(doc);
         if (pod.ok()) {
           owned.push_back(std::move(*pod));

@@ -155,8 +155,14 @@ class Builder {
                                                StringAt(doc, {"metadata", "name"}),
                                                AmountsOf(At(doc, {"spec", "hard"}))});
     }));
-    ASSIGN_OR_RETURN(store::ObjectStore::ListResult pods, store_.List("Pod", ""));
-    for (Json& doc : pods.items) RETURN_IF_ERROR(AddPod(std::move(doc)));
+    // Finished pods hold nothing: skipped before they are copied, so that
+    // a snapshot costs little more for a long history.
+    std::vector<Json> pods;
+    RETURN_IF_ERROR(store_.Scan("Pod", "", [&](const Json& doc) {
+      std::string phase = StringAt(doc, {"status", "phase"});
+      if (phase != "Succeeded" && phase != "Failed") pods.push_back(doc);
+    }));
+    for (Json& doc : pods) RETURN_IF_ERROR(AddPod(std::move(doc)));
     for (auto& [id, source] : out_.sources) Finish(out_.snapshot.gangs[index_[id]], source);
     return OkStatus();
   }

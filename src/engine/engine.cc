@@ -50,6 +50,11 @@ void MakePrivate(const std::string& state_dir) {
   }
 }
 
+// How long the loop waits at most before it tries again after its work
+// could not be stored (a full disk): soon enough to notice that there is
+// room again, seldom enough to cost nothing meanwhile.
+constexpr Duration kMaxFailedStepBackoff = std::chrono::seconds(5);
+
 }  // namespace
 
 Result<std::unique_ptr<Engine>> Engine::Create(EngineOptions options) {
@@ -65,7 +70,8 @@ Status Engine::Init() {
     return UnavailableError(fmt::format("cannot create {}: {}", options_.state_dir, ec.message()));
   }
   ASSIGN_OR_RETURN(store_, store::SqliteStore::Open({.path = options_.state_dir + "/state.db",
-                                                     .clock = options_.clock}));
+                                                     .clock = options_.clock,
+                                                     .vfs = options_.store_vfs}));
   MakePrivate(options_.state_dir);
   controller::ReconcilerOptions reconciler{
       .store = store_.get(), .clock = options_.clock, .ports = &ports_};
@@ -220,6 +226,9 @@ Result<store::ObjectKey> Engine::Submit(const api::Object& object) {
   }
   RETURN_IF_ERROR(OpenGroup());
   ASSIGN_OR_RETURN(api::Json created, store_->Create(doc));
+  // Durable before the caller hears: a commit that fails (a full disk)
+  // takes the object back, and the caller must know.
+  RETURN_IF_ERROR(CommitOpenGroup());
   return store::KeyOf(created);
 }
 
@@ -233,7 +242,6 @@ Status Engine::OpenGroup() {
 Status Engine::CommitOpenGroup() {
   if (!group_open_) return OkStatus();
   group_open_ = false;
-  node_synced_in_group_ = false;
   return store_->CommitGroup();
 }
 
@@ -299,8 +307,9 @@ Status Engine::ProcessQueue() {
     timers_.erase(timers_.begin());
     Queue(key);
   }
-  // Reconciling writes to the store, which can queue more work: drain it.
-  while (!queue_.empty()) {
+  // Reconciling writes to the store, which can queue more work: drain it,
+  // unless asked to stop (a long queue must not hold a SIGTERM up).
+  while (!queue_.empty() && !stop_requested_) {
     store::ObjectKey key = queue_.front();
     queue_.erase(queue_.begin());
     queued_.erase(key.ToString());
@@ -337,15 +346,14 @@ Result<std::optional<Duration>> Engine::Step() {
     RETURN_IF_ERROR(OpenGroup());
     RETURN_IF_ERROR(ProcessQueue());
     RETURN_IF_ERROR(scheduler_->Sync());
-    // What an earlier step's node sync wrote (pods Running, their pids) is
-    // committed before this one starts processes: a process started now
-    // may read it from another process, as an MPI launcher's `trainyard
-    // exec` reads its workers'.
-    if (node_synced_in_group_) {
-      RETURN_IF_ERROR(CommitOpenGroup());
-      RETURN_IF_ERROR(OpenGroup());
-    }
-    node_synced_in_group_ = true;
+    // As a kubelet runs only what the API server has stored, no process
+    // starts for a pod whose creation or binding a crash could take back:
+    // it would run on unrecorded, and its job again. So the group is
+    // committed first. (It also holds an earlier step's node writes, pods
+    // Running and their pids, which a process started now may read from
+    // another process, as an MPI launcher's `trainyard exec` does.)
+    RETURN_IF_ERROR(CommitOpenGroup());
+    RETURN_IF_ERROR(OpenGroup());
     return node_->Sync();
   }();
   if (!wake.ok()) {
@@ -367,17 +375,25 @@ Status Engine::Run(const std::function<bool()>& done, const std::function<void()
 
 Status Engine::Loop(const std::function<bool()>& done, const std::function<void()>& on_step) {
   while (true) {
-    ASSIGN_OR_RETURN(std::optional<Duration> node_wake, Step());
+    Result<std::optional<Duration>> stepped = Step();
+    // A stop is taken between steps too, not only when idle: a busy loop
+    // may not idle for a long while.
+    if (stop_requested_.exchange(false)) {
+      (void)CommitOpenGroup();  // what was done stays done
+      return Status(StatusCode::kAborted, "stopped");
+    }
     // The node agent's writes (pod status) may have queued reconciles: the
     // next step runs at once, in the same write group.
-    if (!queue_.empty()) continue;
+    if (stepped.ok() && !queue_.empty()) continue;
     // Before anything is shown or waited for, what was done is durable.
-    RETURN_IF_ERROR(CommitOpenGroup());
+    Status committed = stepped.ok() ? CommitOpenGroup() : stepped.status();
+    Duration wake = committed.ok() ? NextWake(*stepped) : AfterFailedStep(committed);
+    if (committed.ok()) failed_steps_ = 0;
     on_step();
     if (done()) return OkStatus();
     std::vector<pollfd> fds = {{wake_pipe_[0], POLLIN, 0}};
     for (int fd : node_->PollFds()) fds.push_back({fd, POLLIN, 0});
-    auto timeout = std::chrono::ceil<std::chrono::milliseconds>(NextWake(node_wake));
+    auto timeout = std::chrono::ceil<std::chrono::milliseconds>(wake);
     poll(fds.data(), fds.size(), static_cast<int>(timeout.count()));
     if (fds[0].revents & POLLIN) {
       char buf[64];
@@ -386,6 +402,21 @@ Status Engine::Loop(const std::function<bool()>& done, const std::function<void(
     }
     if (stop_requested_.exchange(false)) return Status(StatusCode::kAborted, "stopped");
   }
+}
+
+Duration Engine::AfterFailedStep(const Status& why) {
+  // Said once per kind of failure, not at every retry.
+  if (failed_steps_++ == 0 || why.message() != last_failure_) {
+    fmt::print(stderr, "trainyard: the control loop could not store its work, retrying: {}\n",
+               why.message());
+  }
+  last_failure_ = why.message();
+  // The store took back what it could not write, so whatever a reconcile
+  // did since the last commit must be done again, from what is on disk.
+  (void)QueueEveryJob();
+  node_->Resync();
+  Duration backoff = RetryDelay(failed_steps_);
+  return std::min<Duration>(backoff, kMaxFailedStepBackoff);
 }
 
 void Engine::RequestStop() {

@@ -56,6 +56,9 @@ struct EngineOptions {
   scheduler::Policy policy = scheduler::Policy::kBinPack;
   const Clock* clock = &RealClock::Get();
   Duration grace = std::chrono::seconds(10);  // for Stop()
+  // The SQLite VFS of the store (store::SqliteStoreOptions::vfs); empty:
+  // the default. Tests fill the disk through their own.
+  std::string store_vfs;
   // Told how long each reconcile took (for /metrics).
   std::function<void(std::chrono::steady_clock::duration)> on_reconcile;
 };
@@ -65,9 +68,8 @@ class Engine {
   static Result<std::unique_ptr<Engine>> Create(EngineOptions options);
   ~Engine();
 
-  // Stores a validated object (namespace "default" unless it has one). It
-  // is durable once Run() next commits, before Run() reports anything, or
-  // when the engine is destroyed.
+  // Stores a validated object (namespace "default" unless it has one),
+  // durably: an error when it could not be written.
   Result<store::ObjectKey> Submit(const api::Object& object);
 
   // Runs `write` on the loop's thread, in its write group, while Run()
@@ -111,10 +113,11 @@ class Engine {
   Result<controller::ReconcileResult> Reconcile(const store::ObjectKey& key);
   // Reconciles, schedules and syncs the node; returns when the node agent
   // next has work. Writes go to one open store group (one transaction, one
-  // fsync) that spans back-to-back steps: Run commits it before it reports
-  // or sleeps, and a step commits it before starting processes when it
-  // holds an earlier step's node writes. A crash before a commit loses only
-  // work that is redone, since replicas die with the engine.
+  // fsync): Run commits it before it reports or sleeps, and a step commits
+  // it before the node agent may start processes, so that every replica
+  // runs for a pod the store holds. A crash before a commit loses only
+  // work that is redone: writes that started no process, and the node
+  // agent's record of a start, which the next node agent recovers.
   Result<std::optional<Duration>> Step();
   Status Loop(const std::function<bool()>& done, const std::function<void()>& on_step);
   Status OpenGroup();
@@ -125,6 +128,11 @@ class Engine {
   void CloseInbox(const Status& why);
   // How long the loop may sleep.
   Duration NextWake(std::optional<Duration> node_wake) const;
+  // A step's work could not be stored (a full disk, most likely): the
+  // store has taken it back, so every job is queued to be reconciled again
+  // from what is on disk. Replicas run on and reads are served meanwhile.
+  // Returns how long to wait before trying again.
+  Duration AfterFailedStep(const Status& why);
 
   EngineOptions options_;
   std::unique_ptr<store::SqliteStore> store_;
@@ -155,7 +163,8 @@ class Engine {
   std::multimap<TimePoint, store::ObjectKey> timers_;
   std::map<std::string, int> failures_;  // consecutive reconcile errors per job
   bool group_open_ = false;
-  bool node_synced_in_group_ = false;  // the open group holds a node sync's writes
+  int failed_steps_ = 0;      // in a row
+  std::string last_failure_;  // the last failed step's error
 };
 
 }  // namespace trainyard::engine

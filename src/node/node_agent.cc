@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
 #include "api/reflect.h"
 #include "node/container_env.h"
@@ -16,11 +17,6 @@ namespace trainyard::node {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Where a container's shim records how its last run ended.
-std::string ExitPath(const std::string& log_path) {
-  return log_path.substr(0, log_path.size() - 4) + ".exit";  // "<pod>_<container>.exit"
-}
 
 std::string KeyOf(const api::Pod& pod) { return pod.metadata.namespace_ + "/" + pod.metadata.name; }
 
@@ -61,9 +57,41 @@ void MarkScheduled(api::Pod& pod, const std::string& now) {
   conditions.push_back({.type = "PodScheduled", .status = "True", .last_transition_time = now});
 }
 
+constexpr std::string_view kExitSuffix = ".exit";
+
+// "<exits>/<namespace>/<pod>_<container>.<uid>.": what every run's exit
+// path of one pod starts with.
+std::string ExitPrefix(const std::string& exits_dir, const api::Pod& pod) {
+  return (fs::path(exits_dir) / pod.metadata.namespace_ /
+          fmt::format("{}_{}.{}.", pod.metadata.name, pod.spec.containers.front().name,
+                      pod.metadata.uid))
+      .string();
+}
+
+// The ExitPrefix of an exit path ("<prefix><run>.exit"), or "".
+std::string ExitPrefixOf(const std::string& exit_path) {
+  if (!exit_path.ends_with(kExitSuffix)) return "";
+  size_t dot = exit_path.rfind('.', exit_path.size() - kExitSuffix.size() - 1);
+  return dot == std::string::npos ? "" : exit_path.substr(0, dot + 1);
+}
+
 }  // namespace
 
+NodeAgent::NodeAgent(NodeAgentOptions options) : options_(std::move(options)) {
+  std::error_code ec;
+  exits_dir_ = fs::absolute(options_.logs_dir, ec).string();
+  // Called in the writing thread, under the store's lock: it only notes.
+  Result<store::WatchId> watch = options_.store->Watch(0, [this](const store::WatchEvent& e) {
+    if (e.object.value("kind", "") != "Pod") return;
+    const api::Json& meta = e.object["metadata"];
+    std::lock_guard lock(changed_mu_);
+    changed_.insert(api::StringAt(meta, "namespace") + "/" + api::StringAt(meta, "name"));
+  });
+  if (watch.ok()) watch_ = *watch;
+}
+
 NodeAgent::~NodeAgent() {
+  if (watch_ != 0) options_.store->StopWatch(watch_);
   for (auto& [key, replica] : replicas_) replica.process.reset();  // kills and reaps
   RemoveMemoryVolumes();
 }
@@ -74,6 +102,18 @@ PodVolumeDirs NodeAgent::VolumeDirsOf(const api::Pod& pod) const {
   fs::path shm = fs::is_directory("/dev/shm") ? fs::path("/dev/shm") : pod_dir;
   return {.disk = (pod_dir / "volumes").string(),
           .memory = (shm / ("trainyard-" + pod.metadata.uid)).string()};
+}
+
+void NodeAgent::RemovePodFiles(const Replica& replica) {
+  RemoveVolumes(replica.volumes);
+  if (replica.log_path.empty()) return;  // a stray's, or no pod's yet
+  std::error_code ec;
+  fs::remove(replica.log_path, ec);
+  fs::remove(replica.log_path + ".runs", ec);
+  // Runs before the one before the last had theirs removed as they went.
+  for (int32_t run : {replica.run, replica.run - 1}) {
+    fs::remove(replica.exit_prefix + std::to_string(run) + std::string(kExitSuffix), ec);
+  }
 }
 
 void NodeAgent::RemoveMemoryVolumes() {
@@ -93,6 +133,10 @@ std::string NodeAgent::LogPath(const std::string& namespace_, const std::string&
   return (fs::path(options_.logs_dir) / namespace_ / (pod + "_" + container + ".log")).string();
 }
 
+std::string NodeAgent::ExitPath(const api::Pod& pod, int32_t run) const {
+  return ExitPrefix(exits_dir_, pod) + std::to_string(run) + std::string(kExitSuffix);
+}
+
 size_t NodeAgent::running() const {
   size_t n = 0;
   for (const auto& [key, replica] : replicas_) n += replica.process && replica.process->running();
@@ -101,8 +145,13 @@ size_t NodeAgent::running() const {
 
 std::vector<int> NodeAgent::PollFds() const {
   std::vector<int> fds;
-  for (const auto& [key, replica] : replicas_) {
-    if (replica.process && replica.process->running()) fds.push_back(replica.process->pidfd());
+  for (const std::set<std::string>* keys : {&active_, &gone_}) {
+    for (const std::string& key : *keys) {
+      auto it = replicas_.find(key);
+      if (it == replicas_.end()) continue;
+      const Replica& replica = it->second;
+      if (replica.process && replica.process->running()) fds.push_back(replica.process->pidfd());
+    }
   }
   return fds;
 }
@@ -122,9 +171,11 @@ Status NodeAgent::WriteStatus(const api::Pod& pod) {
 }
 
 Status NodeAgent::Start(api::Pod& pod, Replica& replica) {
-  api::ContainerStatus& status = ContainerStatusOf(pod);
+  ASSIGN_OR_RETURN(bool resumed, ResumeUnrecordedRun(pod, replica));
+  if (resumed) return OkStatus();
+  const int32_t run = ContainerStatusOf(pod).restart_count;
+  replica.run = run;
   const api::Container& container = pod.spec.containers.front();
-  std::string now = FormatRfc3339(options_.clock->Now());
   // As the kubelet reports a container that cannot start: exit code 128,
   // reason StartError; the restart policy applies as to any other exit.
   auto fail_to_start = [&](const Status& why) {
@@ -158,7 +209,13 @@ Status NodeAgent::Start(api::Pod& pod, Replica& replica) {
   std::string log = LogPath(pod.metadata.namespace_, pod.metadata.name, container.name);
   std::error_code ec;
   fs::create_directories(fs::path(log).parent_path(), ec);
-  // A restart (or a new pod under the same name) appends to the same file.
+  if (run == 0) {
+    // A new pod: what a pod of the same name left (deleted while no node
+    // agent ran, so its files stayed) is not this one's log.
+    fs::remove(log, ec);
+    fs::remove(log + ".runs", ec);
+  }
+  // A restart appends to the same file.
   if (Status marked = runtime::MarkNewRun(log); !marked.ok()) return fail_to_start(marked);
   runtime::ProcessSpec spec{.argv = std::move(*argv),
                             .env = std::move(*env),
@@ -167,19 +224,57 @@ Status NodeAgent::Start(api::Pod& pod, Replica& replica) {
                                                : TranslatePaths(container.working_dir, *mounts),
                             .log_path = log,
                             .shim = options_.shim,
-                            .exit_path = ExitPath(log),
+                            .exit_path = ExitPath(pod, run),
                             .user = user};
   Result<runtime::Process> process = runtime::Process::Start(spec);
   if (!process.ok()) return fail_to_start(process.status());
+  // The run before this one ended durably (the store's group is committed
+  // before processes start): its exit file is read no more.
+  if (run > 0) fs::remove(ExitPath(pod, run - 1), ec);
+  replica.process = std::move(*process);
+  return MarkRunning(pod, replica);
+}
+
+Result<bool> NodeAgent::ResumeUnrecordedRun(api::Pod& pod, Replica& replica) {
+  // Without a shim, replicas die with the node agent that started them.
+  if (options_.shim.empty()) return false;
+  replica.run = ContainerStatusOf(pod).restart_count;
+  std::string exit_path = ExitPath(pod, replica.run);
+  if (auto stray = strays_.extract(exit_path)) {
+    const ShimProcess& shim = stray.mapped();
+    Result<runtime::Process> adopted =
+        runtime::Process::Adopt(shim.pid, shim.start_time, exit_path);
+    if (adopted.ok()) {
+      replica.volumes = VolumeDirsOf(pod);
+      replica.process = std::move(*adopted);
+      RETURN_IF_ERROR(MarkRunning(pod, replica));
+      return true;
+    }
+  }
+  // It ended while no node agent watched: its shim wrote how. (A stale
+  // file cannot be this run's: the path names the pod's uid and the run.)
+  if (std::optional<runtime::ExitStatus> exit = runtime::ReadExitFile(exit_path)) {
+    RETURN_IF_ERROR(OnExit(pod, replica, *exit));
+    return true;
+  }
+  return false;
+}
+
+Status NodeAgent::MarkRunning(api::Pod& pod, Replica& replica) {
+  api::ContainerStatus& status = ContainerStatusOf(pod);
+  std::string now = FormatRfc3339(options_.clock->Now());
+  const runtime::Process& process = *replica.process;
   // Under a shim, the pid and its start time identify it to a later node
   // agent ("trainyard://<pid>-<start time>").
-  status.container_id = options_.shim.empty() ? fmt::format("trainyard://{}", process->pid())
-                                              : fmt::format("trainyard://{}-{}", process->pid(),
-                                                            process->start_time());
+  replica.container_id =
+      options_.shim.empty() ? fmt::format("trainyard://{}", process.pid())
+                            : fmt::format("trainyard://{}-{}", process.pid(), process.start_time());
+  replica.exit.reset();
+  status.container_id = replica.container_id;
+  status.restart_count = replica.run;
   status.state = api::ContainerState{};
   status.state.running = api::ContainerStateRunning{.started_at = now};
   status.ready = true;
-  replica.process = std::move(*process);
   replica.restart_at.reset();
   pod.status.phase = "Running";
   MarkScheduled(pod, now);
@@ -221,6 +316,7 @@ Status NodeAgent::OnExit(api::Pod& pod, Replica& replica, const runtime::ExitSta
     pod.status.phase = exit.ok() ? "Succeeded" : "Failed";
   }
   replica.process.reset();
+  replica.exit = exit;
   return WriteStatus(pod);
 }
 
@@ -234,9 +330,14 @@ Status NodeAgent::SyncPod(const api::Pod& pod, std::optional<TimePoint>& wake) {
   if (replica.uid != pod.metadata.uid) {
     // A new pod under an old name: the old one's process must go first.
     if (replica.process) replica.process->Stop(std::chrono::seconds(0));
-    RemoveVolumes(replica.volumes);
-    replica = Replica{.uid = pod.metadata.uid};
+    RemovePodFiles(replica);
+    const api::Container& container = pod.spec.containers.front();
+    replica =
+        Replica{.uid = pod.metadata.uid,
+                .log_path = LogPath(pod.metadata.namespace_, pod.metadata.name, container.name),
+                .exit_prefix = ExitPrefix(exits_dir_, pod)};
   }
+  gone_.erase(KeyOf(pod));  // stored again (a failed commit took its delete back)
   // Most steps change nothing: the pod is copied only to be written.
   api::Pod changed;
   auto edit = [&]() -> api::Pod& { return changed = pod; };
@@ -244,6 +345,9 @@ Status NodeAgent::SyncPod(const api::Pod& pod, std::optional<TimePoint>& wake) {
   if (replica.process) {
     if (std::optional<runtime::ExitStatus> exit = replica.process->TryWait()) {
       RETURN_IF_ERROR(OnExit(edit(), replica, *exit));
+    } else if (pod.status.container_statuses.empty() ||
+               pod.status.container_statuses.front().container_id != replica.container_id) {
+      return MarkRunning(edit(), replica);  // the store took the record back
     }
   } else if (api::HasFinished(pod)) {
     return OkStatus();
@@ -270,9 +374,11 @@ Status NodeAgent::SyncPod(const api::Pod& pod, std::optional<TimePoint>& wake) {
 
 Status NodeAgent::Recover(api::Pod& pod, Replica& replica) {
   const api::ContainerStatus& status = ContainerStatusOf(pod);
-  const api::Container& container = pod.spec.containers.front();
-  std::string exit_path =
-      ExitPath(LogPath(pod.metadata.namespace_, pod.metadata.name, container.name));
+  // This node agent saw it end, but the store took the record back.
+  if (replica.exit && replica.run == status.restart_count)
+    return OnExit(pod, replica, *replica.exit);
+  std::string exit_path = ExitPath(pod, status.restart_count);
+  strays_.erase(exit_path);  // recorded: no stray
   // "trainyard://<pid>-<start time>": a shim's, which may still run.
   std::string id = status.container_id.substr(
       std::min(status.container_id.size(), std::string_view("trainyard://").size()));
@@ -284,6 +390,8 @@ Status NodeAgent::Recover(api::Pod& pod, Replica& replica) {
     if (adopted.ok()) {
       replica.process = std::move(*adopted);
       replica.volumes = VolumeDirsOf(pod);
+      replica.run = status.restart_count;
+      replica.container_id = status.container_id;
       return OkStatus();  // still running: nothing to write
     }
     // It ended while no trainyard watched: its shim wrote how.
@@ -296,28 +404,72 @@ Status NodeAgent::Recover(api::Pod& pod, Replica& replica) {
   return OnExit(pod, replica, runtime::ExitStatus{137, SIGKILL});
 }
 
-void NodeAgent::StopOrphans(const std::map<std::string, bool>& live,
-                            std::optional<TimePoint>& wake) {
+void NodeAgent::NoteActivity(const std::string& key) {
+  auto it = replicas_.find(key);
+  if (it != replicas_.end() && (it->second.process || it->second.restart_at)) {
+    active_.insert(key);
+  } else {
+    active_.erase(key);
+  }
+}
+
+void NodeAgent::StopOrphans(std::optional<TimePoint>& wake) {
   TimePoint now = options_.clock->Now();
-  for (auto it = replicas_.begin(); it != replicas_.end();) {
-    Replica& replica = it->second;
-    if (live.contains(it->first)) {
+  for (auto key = gone_.begin(); key != gone_.end();) {
+    auto it = replicas_.find(*key);
+    Replica* replica = it == replicas_.end() ? nullptr : &it->second;
+    if (replica == nullptr || !replica->process || replica->process->TryWait()) {
+      if (replica != nullptr) {
+        RemovePodFiles(*replica);  // the pod is gone: so are its emptyDirs and logs
+        replicas_.erase(it);
+      }
+      active_.erase(*key);
+      key = gone_.erase(key);
+      continue;
+    }
+    ++key;
+    Replica& stopping = *replica;
+    if (!stopping.kill_at) {
+      stopping.process->Signal(SIGTERM);
+      stopping.kill_at = now + options_.default_grace;
+    } else if (now >= *stopping.kill_at) {
+      stopping.process->Signal(SIGKILL);
+    }
+    wake = wake ? std::min(*wake, *stopping.kill_at) : *stopping.kill_at;
+  }
+}
+
+bool NodeAgent::Claimable(const std::string& exit_path) {
+  // "<exits>/<namespace>/<pod>_<container>.<uid>.<run>.exit"; pod names
+  // never hold '_'.
+  fs::path path(exit_path);
+  std::string file = path.filename().string();
+  store::ObjectKey key{"Pod", path.parent_path().filename().string(),
+                       file.substr(0, file.find('_'))};
+  Result<api::Json> doc = options_.store->Get(key);
+  if (!doc.ok()) return false;
+  Result<const api::Pod*> pod = Decoded(*doc);
+  return pod.ok() && !(*pod)->spec.containers.empty() && !api::HasFinished(**pod) &&
+         ExitPrefix(exits_dir_, **pod) == ExitPrefixOf(exit_path);
+}
+
+void NodeAgent::StopStrays() {
+  for (auto it = strays_.begin(); it != strays_.end();) {
+    if (Claimable(it->first)) {
       ++it;
       continue;
     }
-    if (!replica.process || replica.process->TryWait()) {
-      RemoveVolumes(replica.volumes);  // the pod is gone: so are its emptyDirs
-      it = replicas_.erase(it);
-      continue;
+    const ShimProcess& shim = it->second;
+    Result<runtime::Process> adopted =
+        runtime::Process::Adopt(shim.pid, shim.start_time, it->first);
+    if (adopted.ok()) {
+      fmt::print(stderr, "trainyard: stopping a replica of no stored pod (shim {}, {})\n", shim.pid,
+                 it->first);
+      // Under a key no pod has: StopOrphans stops it, as a deleted pod's.
+      replicas_["stray " + it->first] = Replica{.process = std::move(*adopted)};
+      gone_.insert("stray " + it->first);
     }
-    if (!replica.kill_at) {
-      replica.process->Signal(SIGTERM);
-      replica.kill_at = now + options_.default_grace;
-    } else if (now >= *replica.kill_at) {
-      replica.process->Signal(SIGKILL);
-    }
-    wake = wake ? std::min(*wake, *replica.kill_at) : *replica.kill_at;
-    ++it;
+    it = strays_.erase(it);
   }
 }
 
@@ -334,36 +486,90 @@ Result<const api::Pod*> NodeAgent::Decoded(const api::Json& doc) {
 }
 
 Result<std::optional<Duration>> NodeAgent::Sync() {
-  // Pods are read in place (no copy of their JSON) and decoded only when
-  // their resourceVersion moved; syncing writes, so it comes after.
-  // (Pointers into decoded_, which nothing changes until the next Scan.)
+  if (!strays_found_) {
+    strays_found_ = true;
+    if (!options_.shim.empty()) {
+      for (ShimProcess& shim : FindShims(exits_dir_)) strays_.emplace(shim.exit_path, shim);
+    }
+  }
+  // Pods are decoded only when their resourceVersion moved; syncing
+  // writes, so it comes after. (Pointers into decoded_, whose entries stay
+  // where they are until a pod is gone.)
   std::vector<const api::Pod*> pods;
-  std::map<std::string, bool> live;
-  RETURN_IF_ERROR(options_.store->Scan("Pod", "", [&](const api::Json& doc) {
-    Result<const api::Pod*> pod = Decoded(doc);
-    if (pod.ok()) {
-      pods.push_back(*pod);
-      return;
-    }
-    // A pod that cannot be decoded is left as it is, said once, and never
-    // stops the others (nor, as an orphan, loses a process it has).
-    std::string key =
-        api::StringAt(doc["metadata"], "namespace") + "/" + api::StringAt(doc["metadata"], "name");
-    live[key] = true;
-    if (unreadable_.insert(key + "@" + api::StringAt(doc["metadata"], "resourceVersion")).second) {
-      fmt::print(stderr, "trainyard: pod {} cannot be decoded, left alone: {}\n", key,
-                 pod.status().message());
-    }
-  }));
+  // Until a Sync has gone through, the next looks at every pod again: the
+  // changed pods it took but did not reach must not be forgotten.
+  bool was_full = std::exchange(full_sync_, true);
+  RETURN_IF_ERROR(was_full ? ReadAllPods(pods) : ReadChangedPods(pods));
   std::optional<TimePoint> wake;
   for (const api::Pod* pod : pods) {
-    live[KeyOf(*pod)] = true;
-    RETURN_IF_ERROR(SyncPod(*pod, wake));
+    Status synced = SyncPod(*pod, wake);
+    NoteActivity(KeyOf(*pod));  // even after an error: a process it started is watched
+    RETURN_IF_ERROR(synced);
   }
-  std::erase_if(decoded_, [&](const auto& entry) { return !live.contains(entry.first); });
-  StopOrphans(live, wake);
+  full_sync_ = false;
+  StopStrays();
+  StopOrphans(wake);
   if (!wake) return std::optional<Duration>();
   return std::optional<Duration>(std::max(Duration::zero(), *wake - options_.clock->Now()));
+}
+
+void NodeAgent::AddPod(const api::Json& doc, std::vector<const api::Pod*>& pods) {
+  Result<const api::Pod*> pod = Decoded(doc);
+  if (pod.ok()) {
+    pods.push_back(*pod);
+    return;
+  }
+  // A pod that cannot be decoded is left as it is, said once, and never
+  // stops the others (nor, as an orphan, loses a process it has).
+  std::string key =
+      api::StringAt(doc["metadata"], "namespace") + "/" + api::StringAt(doc["metadata"], "name");
+  if (unreadable_.insert(key + "@" + api::StringAt(doc["metadata"], "resourceVersion")).second) {
+    fmt::print(stderr, "trainyard: pod {} cannot be decoded, left alone: {}\n", key,
+               pod.status().message());
+  }
+}
+
+Status NodeAgent::ReadAllPods(std::vector<const api::Pod*>& pods) {
+  {
+    std::lock_guard lock(changed_mu_);
+    changed_.clear();  // every pod is looked at now
+  }
+  std::set<std::string> live;
+  // In place, without copying any pod's JSON.
+  RETURN_IF_ERROR(options_.store->Scan("Pod", "", [&](const api::Json& doc) {
+    live.insert(api::StringAt(doc["metadata"], "namespace") + "/" +
+                api::StringAt(doc["metadata"], "name"));
+    AddPod(doc, pods);
+  }));
+  std::erase_if(decoded_, [&](const auto& entry) { return !live.contains(entry.first); });
+  for (const auto& [key, replica] : replicas_) {
+    if (!live.contains(key)) gone_.insert(key);
+  }
+  return OkStatus();
+}
+
+Status NodeAgent::ReadChangedPods(std::vector<const api::Pod*>& pods) {
+  std::set<std::string> keys;
+  {
+    std::lock_guard lock(changed_mu_);
+    keys.swap(changed_);
+  }
+  for (const std::string& key : active_) {
+    if (!gone_.contains(key)) keys.insert(key);
+  }
+  for (const std::string& key : keys) {
+    size_t slash = key.find('/');
+    Result<api::Json> doc =
+        options_.store->Get({"Pod", key.substr(0, slash), key.substr(slash + 1)});
+    if (doc.ok()) {
+      AddPod(*doc, pods);
+      continue;
+    }
+    if (doc.status().code() != StatusCode::kNotFound) return doc.status();
+    decoded_.erase(key);
+    if (replicas_.contains(key)) gone_.insert(key);
+  }
+  return OkStatus();
 }
 
 void NodeAgent::StopAll(Duration grace) {

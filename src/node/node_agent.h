@@ -7,10 +7,14 @@
 // Sync() is level-triggered and never blocks on a process: it starts what
 // should run, looks at what exited, and says when it next has work (a
 // restart back-off or a grace period running out). A caller polls
-// PollFds() to learn of exits in between.
+// PollFds() to learn of exits in between. It looks at every pod only the
+// first time; then at the pods written since (a store watch tells it) and
+// those with a process or a restart pending: an idle node agent costs the
+// same however many finished pods the store holds.
 #pragma once
 
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -20,6 +24,7 @@
 #include "common/clock.h"
 #include "node/container_env.h"
 #include "node/run_as.h"
+#include "node/stray_shims.h"
 #include "node/volumes.h"
 #include "runtime/local/process.h"
 #include "store/object_store.h"
@@ -63,11 +68,14 @@ struct NodeAgentOptions {
 
 class NodeAgent {
  public:
-  explicit NodeAgent(NodeAgentOptions options) : options_(std::move(options)) {}
+  explicit NodeAgent(NodeAgentOptions options);
   ~NodeAgent();  // every process it started is killed
 
   // Returns how long until it next has work without any event, if ever.
   Result<std::optional<Duration>> Sync();
+  // Makes the next Sync look at every pod: the store changed without
+  // telling its watchers (it took back a failed commit's writes).
+  void Resync() { full_sync_ = true; }
   std::vector<int> PollFds() const;
   // Stops every process: SIGTERM, SIGKILL after `grace`. Blocks.
   void StopAll(Duration grace);
@@ -76,6 +84,10 @@ class NodeAgent {
   // The log file of a pod's container.
   std::string LogPath(const std::string& namespace_, const std::string& pod,
                       const std::string& container) const;
+  // Where the shim of a pod's container's run (0 first, then one per
+  // restart) records how it ended: named by the pod's uid and the run, so
+  // that a shim names the very run it is, for a later node agent.
+  std::string ExitPath(const api::Pod& pod, int32_t run) const;
 
  private:
   struct Replica {
@@ -84,19 +96,55 @@ class NodeAgent {
     std::optional<TimePoint> restart_at;  // waiting to restart
     std::optional<TimePoint> kill_at;     // stopping: SIGKILL then
     PodVolumeDirs volumes;                // set when it first starts
+    // The run (restartCount) and container id its pod's status must show:
+    // a write the store took back (a failed commit) is made again.
+    int32_t run = 0;
+    std::string container_id;
+    std::optional<runtime::ExitStatus> exit;  // how that run ended, once it has
+    // Its pod's log and the start of its exit files' paths (ExitPath
+    // without the run): removed with the pod.
+    std::string log_path;
+    std::string exit_prefix;
   };
 
   Status SyncPod(const api::Pod& pod, std::optional<TimePoint>& wake);
   Status Start(api::Pod& pod, Replica& replica);
+  // A run an earlier node agent started without the store recording it
+  // (it crashed first): adopts its shim if it still runs, or records how
+  // it ended. False when there is no such run: then it is started.
+  Result<bool> ResumeUnrecordedRun(api::Pod& pod, Replica& replica);
+  // Records the replica's process as its pod's running container.
+  Status MarkRunning(api::Pod& pod, Replica& replica);
+  // The shims of an earlier node agent that belong to no pod that may still
+  // claim them (a stored, unfinished one): stopped as orphans are.
+  void StopStrays();
+  bool Claimable(const std::string& exit_path);
   // Records an exit; restarts per the pod's policy or ends the pod.
   Status OnExit(api::Pod& pod, Replica& replica, const runtime::ExitStatus& status,
                 const std::string& reason = "", const std::string& message = "");
-  void StopOrphans(const std::map<std::string, bool>& live, std::optional<TimePoint>& wake);
+  // Every pod, decoded (or reported once as undecodable); replicas of pods
+  // no longer stored are marked gone.
+  Status ReadAllPods(std::vector<const api::Pod*>& pods);
+  // The pods written since the last Sync, and those with a process or a
+  // restart pending.
+  Status ReadChangedPods(std::vector<const api::Pod*>& pods);
+  // Adds a stored pod to `pods`, unless it cannot be decoded (then it is
+  // left alone, said once).
+  void AddPod(const api::Json& doc, std::vector<const api::Pod*>& pods);
+  // Keeps active_ in step with the replica of `key` after a sync.
+  void NoteActivity(const std::string& key);
+  // Stops the replicas of pods no longer stored, and forgets them once
+  // their process is gone.
+  void StopOrphans(std::optional<TimePoint>& wake);
   Status WriteStatus(const api::Pod& pod);
   // A pod the store says runs, with no process here: an earlier node
   // agent's. Adopts its shim if it still runs; else records how it ended.
   Status Recover(api::Pod& pod, Replica& replica);
   PodVolumeDirs VolumeDirsOf(const api::Pod& pod) const;
+  // A deleted pod's files, once its process is gone: its volumes, its log
+  // (a new pod under its name must not show it as its `--previous`) and
+  // its shims' exit files. The kubelet, too, removes a deleted pod's logs.
+  void RemovePodFiles(const Replica& replica);
   // After every process is gone: no memory volume is left behind.
   void RemoveMemoryVolumes();
 
@@ -105,9 +153,23 @@ class NodeAgent {
   Result<const api::Pod*> Decoded(const api::Json& doc);
 
   NodeAgentOptions options_;
+  std::string exits_dir_;  // logs_dir made absolute: shims are found by it
+  // Shims found running at the first Sync that no pod has claimed yet, by
+  // exit path.
+  std::map<std::string, ShimProcess> strays_;
+  bool strays_found_ = false;
   std::map<std::string, Replica> replicas_;                          // by "<namespace>/<pod>"
   std::map<std::string, std::pair<std::string, api::Pod>> decoded_;  // key -> (rv, pod)
   std::set<std::string> unreadable_;  // "<key>@<rv>" of pods already reported undecodable
+  // Keys of replicas_ with a process or a restart pending (looked at on
+  // every Sync), and of those whose pod is no longer stored: what Sync
+  // visits besides changed pods, so that finished ones cost nothing.
+  std::set<std::string> active_;
+  std::set<std::string> gone_;
+  bool full_sync_ = true;     // the next Sync looks at every pod
+  store::WatchId watch_ = 0;  // tells changed_ of pod writes
+  std::mutex changed_mu_;
+  std::set<std::string> changed_;  // guarded by changed_mu_: pods written since the last Sync
 };
 
 }  // namespace trainyard::node

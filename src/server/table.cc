@@ -195,6 +195,21 @@ bool WantsTable(const std::string& accept) {
          accept.find("g=meta.k8s.io") != std::string::npos;
 }
 
+namespace {
+
+// One object's cell. Objects come from clients, status included: a value
+// of a shape no column expects is "<invalid>" in its cell (as kubectl
+// prints what it cannot read), never the failure of the whole list.
+api::Json Cell(const Column& column, const api::Json& object, TimePoint now) {
+  try {
+    return column.cell(object, now);
+  } catch (const std::exception&) {
+    return "<invalid>";
+  }
+}
+
+}  // namespace
+
 api::Json MakeTable(const Resource& resource, const std::vector<const api::Json*>& objects,
                     const std::string& resource_version, const TableOptions& options) {
   std::vector<Column> columns = ColumnsOf(resource);
@@ -214,7 +229,7 @@ api::Json MakeTable(const Resource& resource, const std::vector<const api::Json*
   }
   for (const api::Json* object : objects) {
     api::Json cells = api::Json::array();
-    for (const Column& c : columns) cells.push_back(c.cell(*object, options.now));
+    for (const Column& c : columns) cells.push_back(Cell(c, *object, options.now));
     api::Json row = {{"cells", std::move(cells)}};
     if (options.include_object != "None")
       row["object"] = RowObject(*object, options.include_object);

@@ -22,41 +22,43 @@ struct Column {
   std::function<api::Json(const api::Json&, TimePoint)> cell;
 };
 
-// A string at a path of keys, "" when any step is missing or not of the
-// expected type: objects come from clients too.
-inline std::string Str(const api::Json& doc, std::initializer_list<const char*> path) {
+// The value at a path of keys; nullptr when any step is missing or not an
+// object: objects come from clients too.
+inline const api::Json* Find(const api::Json& doc, std::initializer_list<const char*> path) {
   const api::Json* at = &doc;
   for (const char* key : path) {
-    if (!at->is_object()) return "";
+    if (!at->is_object()) return nullptr;
     auto it = at->find(key);
-    if (it == at->end()) return "";
+    if (it == at->end()) return nullptr;
     at = &*it;
   }
-  return at->is_string() ? at->get<std::string>() : "";
+  return at;
+}
+
+// A string at a path of keys, "" when any step is missing or not of the
+// expected type.
+inline std::string Str(const api::Json& doc, std::initializer_list<const char*> path) {
+  const api::Json* at = Find(doc, path);
+  return at != nullptr && at->is_string() ? at->get<std::string>() : "";
 }
 
 inline int64_t Int(const api::Json& doc, std::initializer_list<const char*> path,
                    int64_t otherwise = 0) {
-  const api::Json* at = &doc;
-  for (const char* key : path) {
-    if (!at->is_object()) return otherwise;
-    auto it = at->find(key);
-    if (it == at->end()) return otherwise;
-    at = &*it;
-  }
-  return at->is_number_integer() ? at->get<int64_t>() : otherwise;
+  const api::Json* at = Find(doc, path);
+  return at != nullptr && at->is_number_integer() ? at->get<int64_t>() : otherwise;
 }
 
 inline const api::Json& Array(const api::Json& doc, std::initializer_list<const char*> path) {
   static const api::Json kEmpty = api::Json::array();
-  const api::Json* at = &doc;
-  for (const char* key : path) {
-    if (!at->is_object()) return kEmpty;
-    auto it = at->find(key);
-    if (it == at->end()) return kEmpty;
-    at = &*it;
-  }
-  return at->is_array() ? *at : kEmpty;
+  const api::Json* at = Find(doc, path);
+  return at != nullptr && at->is_array() ? *at : kEmpty;
+}
+
+// An object at a path of keys; an empty object when there is none.
+inline const api::Json& Object(const api::Json& doc, std::initializer_list<const char*> path) {
+  static const api::Json kEmpty = api::Json::object();
+  const api::Json* at = Find(doc, path);
+  return at != nullptr && at->is_object() ? *at : kEmpty;
 }
 
 inline std::string Age(const std::string& timestamp, TimePoint now) {

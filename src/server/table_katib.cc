@@ -46,11 +46,8 @@ std::vector<Column> ExperimentColumns() {
              return Int(o, {"status", "trialsRunning"});
            }},
           {"Best", "string", "", 1, [](const api::Json& o, TimePoint) {
-             const api::Json& status = o.value("status", api::Json::object());
-             if (!status.contains("currentOptimalTrial")) return std::string();
-             return ObjectiveCell(
-                 o["spec"].value("objective", api::Json::object()),
-                 status["currentOptimalTrial"].value("observation", api::Json::object()));
+             return ObjectiveCell(Object(o, {"spec", "objective"}),
+                                  Object(o, {"status", "currentOptimalTrial", "observation"}));
            }}};
 }
 
@@ -60,9 +57,8 @@ std::vector<Column> TrialColumns() {
           LastCondition("Status", "status"),
           AgeColumn(),
           {"Objective", "string", "", 1, [](const api::Json& o, TimePoint) {
-             return ObjectiveCell(
-                 o["spec"].value("objective", api::Json::object()),
-                 o.value("status", api::Json::object()).value("observation", api::Json::object()));
+             return ObjectiveCell(Object(o, {"spec", "objective"}),
+                                  Object(o, {"status", "observation"}));
            }}};
 }
 

@@ -66,6 +66,12 @@ class ObjectStore {
   // same order. It must not call the store, nor keep the reference.
   virtual Status Scan(const std::string& kind, const std::string& namespace_,
                       const std::function<void(const api::Json&)>& visit) const = 0;
+  // Like Scan, over the objects of `kind` whose ownerReferences name
+  // `owner_uid` (in the owner's namespace, as Kubernetes requires), in the
+  // same order: from an index kept with every write, so that what an owner
+  // has costs the same however many other objects there are.
+  virtual Status ScanOwnedBy(const std::string& kind, const std::string& owner_uid,
+                             const std::function<void(const api::Json&)>& visit) const = 0;
   virtual Result<api::Json> Update(api::Json object) = 0;
   virtual Result<api::Json> UpdateStatus(api::Json object) = 0;
   virtual Result<api::Json> Delete(const ObjectKey& key) = 0;

@@ -11,6 +11,19 @@
 
 namespace trainyard::store {
 
+// The last error of `db` as a Status. A full disk says so plainly, since
+// the caller can do something about it: nothing of the write was kept, and
+// the same write succeeds once there is room again. (Kubernetes answers
+// 500 InternalError with the storage's error, as this is mapped.)
+inline Status SqliteError(sqlite3* db, std::string_view what) {
+  if (sqlite3_errcode(db) == SQLITE_FULL) {
+    return InternalError(
+        fmt::format("the disk is full: nothing was written ({}: {}); free some space and try again",
+                    what, sqlite3_errmsg(db)));
+  }
+  return InternalError(fmt::format("sqlite: {}: {}", what, sqlite3_errmsg(db)));
+}
+
 // A use of a prepared statement. Statements are prepared once per store and
 // kept (see SqliteStore::Prepared); a use resets and unbinds it when done.
 class Statement {
@@ -46,9 +59,7 @@ class Statement {
                         : std::string(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
   }
   int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
-  Status Error(std::string_view what) const {
-    return InternalError(fmt::format("sqlite: {}: {}", what, sqlite3_errmsg(db_)));
-  }
+  Status Error(std::string_view what) const { return SqliteError(db_, what); }
 
  private:
   sqlite3* db_;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "store/sqlite_statement.h"
@@ -87,6 +89,20 @@ bool SameButVersion(const api::Json& a, const api::Json& b) {
   return true;
 }
 
+// The uids an object's ownerReferences name.
+std::vector<std::string> OwnerUids(const api::Json& object) {
+  std::vector<std::string> uids;
+  auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return uids;
+  auto refs = meta->find("ownerReferences");
+  if (refs == meta->end() || !refs->is_array()) return uids;
+  for (const api::Json& ref : *refs) {
+    auto uid = ref.is_object() ? ref.find("uid") : ref.end();
+    if (uid != ref.end() && uid->is_string()) uids.push_back(uid->get<std::string>());
+  }
+  return uids;
+}
+
 }  // namespace
 
 std::string ObjectKey::ToString() const {
@@ -130,12 +146,7 @@ Statement SqliteStore::Prepare(const char* sql) const {
 }
 
 Status SqliteStore::Exec(const char* sql) const {
-  char* error = nullptr;
-  if (sqlite3_exec(db_, sql, nullptr, nullptr, &error) != SQLITE_OK) {
-    std::string message = error != nullptr ? error : sqlite3_errmsg(db_);
-    sqlite3_free(error);
-    return InternalError(fmt::format("sqlite: {}", message));
-  }
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, nullptr) != SQLITE_OK) return SqliteError(db_, sql);
   return OkStatus();
 }
 
@@ -146,8 +157,16 @@ Status SqliteStore::Run(const char* sql) const {
 }
 
 Status SqliteStore::Init() {
+  bool in_memory = options_.path == ":memory:";
+  // Marks a store being made, from before its file exists until its schema
+  // is on disk: an empty file without it was truncated.
+  std::string fresh = options_.path + ".new";
+  std::error_code ec;
+  if (!in_memory && !std::filesystem::exists(options_.path, ec)) std::ofstream{fresh};
+  if (!in_memory) RETURN_IF_ERROR(CheckNotTruncated(fresh));
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX;
-  if (sqlite3_open_v2(options_.path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
+  if (sqlite3_open_v2(options_.path.c_str(), &db_, flags,
+                      options_.vfs.empty() ? nullptr : options_.vfs.c_str()) != SQLITE_OK) {
     return UnavailableError(fmt::format("cannot open store {}: {}", options_.path,
                                         db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory"));
   }
@@ -156,27 +175,75 @@ Status SqliteStore::Init() {
   // commit, so an acknowledged write survives a crash or power loss.
   RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"));
   RETURN_IF_ERROR(Exec(kSchema));
+  if (!in_memory) std::filesystem::remove(fresh, ec);
+  RETURN_IF_ERROR(RepairCounter());
   return LoadCommitted();
+}
+
+Status SqliteStore::CheckNotTruncated(const std::string& fresh) const {
+  std::error_code ec;
+  uintmax_t size = std::filesystem::file_size(options_.path, ec);
+  if (ec || size > 0 || std::filesystem::exists(fresh, ec)) return OkStatus();
+  return FailedPreconditionError(fmt::format(
+      "store {} is empty (0 bytes) but was not just created: it has been truncated, and opening "
+      "it would start an empty cluster; restore it from a backup, or remove it to start afresh",
+      options_.path));
+}
+
+Status SqliteStore::RepairCounter() {
+  Statement st = Prepare(
+      "SELECT (SELECT value FROM counters WHERE name = 'resource_version'), "
+      "MAX((SELECT IFNULL(MAX(resource_version), 0) FROM objects), "
+      "(SELECT IFNULL(MAX(resource_version), 0) FROM events))");
+  if (st.Step() != SQLITE_ROW) return st.Error("read resource versions");
+  int64_t counter = st.Int(0);
+  int64_t stored = st.Int(1);
+  if (counter >= stored) return OkStatus();
+  Statement set = Prepare("UPDATE counters SET value = ? WHERE name = 'resource_version'");
+  set.Bind(1, stored);
+  if (set.Step() != SQLITE_DONE) return set.Error("repair the resource version counter");
+  fmt::print(stderr,
+             "trainyard: store {}: the resource version counter ({}) was behind the versions "
+             "stored (up to {}); it now continues from {}\n",
+             options_.path, counter, stored, stored);
+  return OkStatus();
 }
 
 Status SqliteStore::LoadCommitted() {
   Statement st = Prepare("SELECT value FROM counters WHERE name = 'resource_version'");
   if (st.Step() != SQLITE_ROW) return st.Error("read resource version");
-  rv_ = st.Int(0);
-  committed_rv_ = rv_;
-  objects_.clear();
+  int64_t rv = st.Int(0);
+  std::map<Slot, api::Json> objects;
   Statement all = Prepare("SELECT kind, namespace, name, body FROM objects");
   int rc;
   while ((rc = all.Step()) == SQLITE_ROW) {
-    objects_[{all.Text(0), all.Text(1), all.Text(2)}] = api::Json::parse(all.Text(3));
+    ObjectKey key{all.Text(0), all.Text(1), all.Text(2)};
+    api::Json body = api::Json::parse(all.Text(3), nullptr, /*allow_exceptions=*/false);
+    if (body.is_discarded() || !body.is_object()) {
+      return FailedPreconditionError(fmt::format(
+          "store {}: the stored {} is not a JSON object; restore the store from a backup, or "
+          "delete that row (kind {}, namespace '{}', name {}) with sqlite3",
+          options_.path, key.ToString(), key.kind, key.namespace_, key.name));
+    }
+    objects[{std::move(key.kind), std::move(key.namespace_), std::move(key.name)}] =
+        std::move(body);
   }
   if (rc != SQLITE_DONE) return all.Error("load objects");
+  objects_.swap(objects);
+  owned_.clear();
+  for (const auto& [slot, object] : objects_) IndexOwners(slot, object, /*add=*/true);
+  rv_ = rv;
+  committed_rv_ = rv;
+  reload_needed_ = false;
   return OkStatus();
 }
+
+Status SqliteStore::ReloadIfNeeded() { return reload_needed_ ? LoadCommitted() : OkStatus(); }
 
 Status SqliteStore::BeginGroup() {
   std::lock_guard lock(mu_);
   if (in_group_) return FailedPreconditionError("a write group is already open");
+  RETURN_IF_ERROR(ReloadIfNeeded());
   RETURN_IF_ERROR(Run("BEGIN IMMEDIATE"));
   in_group_ = true;
   return OkStatus();
@@ -199,8 +266,10 @@ Status SqliteStore::CommitGroup() {
     });
   }
   // Nothing of the group reached the disk: neither may it stay in memory.
+  // (SQLite may have rolled back already; a second ROLLBACK is harmless.)
   (void)Exec("ROLLBACK");
-  (void)LoadCommitted();
+  reload_needed_ = true;
+  (void)ReloadIfNeeded();  // if reading fails too, the next write tries again
   return committed;
 }
 
@@ -220,7 +289,12 @@ Result<api::Json> SqliteStore::ReadCommitted(const std::string& path, const Obje
     sqlite3_bind_text(st, 2, key.namespace_.c_str(), -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st, 3, key.name.c_str(), -1, SQLITE_TRANSIENT);
     if (sqlite3_step(st) == SQLITE_ROW) {
-      out = api::Json::parse(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+      out = api::Json::parse(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), nullptr,
+                             /*allow_exceptions=*/false);
+      if (out->is_discarded()) {
+        out = FailedPreconditionError(
+            fmt::format("the stored {} in {} is not JSON", key.ToString(), path));
+      }
     }
     sqlite3_finalize(st);
   }
@@ -259,6 +333,7 @@ Status SqliteStore::Remove(const ObjectKey& key) {
 Result<api::Json> SqliteStore::Write(EventType type,
                                      const std::function<Result<api::Json>(int64_t)>& write) {
   std::lock_guard lock(mu_);
+  RETURN_IF_ERROR(ReloadIfNeeded());
   // Inside a group, each write is a savepoint of the group's transaction:
   // a failed one undoes only itself, and the disk sees all at CommitGroup.
   int64_t rv = rv_ + 1;
@@ -292,12 +367,8 @@ Result<api::Json> SqliteStore::Write(EventType type,
   }
   if (Status s = Run(in_group_ ? "RELEASE write" : "COMMIT"); !s.ok()) return rollback(s);
   rv_ = rv;
-  std::tuple<std::string, std::string, std::string> k{key.kind, key.namespace_, key.name};
-  if (type == EventType::kDeleted) {
-    objects_.erase(k);
-  } else {
-    objects_[k] = *written;
-  }
+  Place({key.kind, key.namespace_, key.name},
+        type == EventType::kDeleted ? std::nullopt : std::optional<api::Json>(*written));
   // The event takes the written object and hands it back: no copy.
   WatchEvent e{type, rv, std::move(*written)};
   for (const auto& [id, callback] : watchers_) callback(e);
@@ -310,6 +381,30 @@ Result<api::Json> SqliteStore::Write(EventType type,
     }
   }
   return std::move(e.object);
+}
+
+void SqliteStore::Place(const Slot& slot, std::optional<api::Json> object) {
+  auto it = objects_.find(slot);
+  if (it != objects_.end()) {
+    IndexOwners(slot, it->second, /*add=*/false);
+    if (!object) objects_.erase(it);
+  }
+  if (!object) return;
+  IndexOwners(slot, *object, /*add=*/true);
+  objects_[slot] = std::move(*object);
+}
+
+void SqliteStore::IndexOwners(const Slot& slot, const api::Json& object, bool add) {
+  for (const std::string& uid : OwnerUids(object)) {
+    if (add) {
+      owned_[uid].insert(slot);
+      continue;
+    }
+    auto owner = owned_.find(uid);
+    if (owner == owned_.end()) continue;
+    owner->second.erase(slot);
+    if (owner->second.empty()) owned_.erase(owner);
+  }
 }
 
 Result<api::Json> SqliteStore::Create(api::Json object) {
@@ -347,6 +442,18 @@ void SqliteStore::ScanLocked(const std::string& kind, const std::string& namespa
     if (!namespace_.empty() && std::get<1>(it->first) != namespace_) break;
     visit(it->second);
   }
+}
+
+Status SqliteStore::ScanOwnedBy(const std::string& kind, const std::string& owner_uid,
+                                const std::function<void(const api::Json&)>& visit) const {
+  std::lock_guard lock(mu_);
+  auto owner = owned_.find(owner_uid);
+  if (owner == owned_.end()) return OkStatus();
+  for (auto it = owner->second.lower_bound({kind, "", ""});
+       it != owner->second.end() && std::get<0>(*it) == kind; ++it) {
+    visit(objects_.at(*it));
+  }
+  return OkStatus();
 }
 
 Result<ObjectStore::ListResult> SqliteStore::List(const std::string& kind,

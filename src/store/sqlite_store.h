@@ -9,6 +9,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 
@@ -28,6 +30,9 @@ struct SqliteStoreOptions {
   int64_t kept_events = 10'000;
   // New object uids; a random UUID (v4) unless a test wants its own.
   std::function<std::string()> new_uid;
+  // The SQLite VFS the file is opened with; empty: the default. (Tests
+  // inject a full disk through their own.)
+  std::string vfs;
 };
 
 class SqliteStore final : public ObjectStore, public ObservationLog {
@@ -44,6 +49,8 @@ class SqliteStore final : public ObjectStore, public ObservationLog {
   Result<ListResult> List(const std::string& kind, const std::string& namespace_) const override;
   Status Scan(const std::string& kind, const std::string& namespace_,
               const std::function<void(const api::Json&)>& visit) const override;
+  Status ScanOwnedBy(const std::string& kind, const std::string& owner_uid,
+                     const std::function<void(const api::Json&)>& visit) const override;
   Result<api::Json> Update(api::Json object) override;
   Result<api::Json> UpdateStatus(api::Json object) override;
   Result<api::Json> Delete(const ObjectKey& key) override;
@@ -75,10 +82,28 @@ class SqliteStore final : public ObjectStore, public ObservationLog {
   Status DeleteObservations(const std::string& trial) override;
 
  private:
+  // An object's place in objects_: kind, namespace, name.
+  using Slot = std::tuple<std::string, std::string, std::string>;
+
   explicit SqliteStore(SqliteStoreOptions options) : options_(std::move(options)) {}
+  // Puts `object` into objects_ at `slot` (nullopt: removes what is
+  // there), keeping owned_ in step.
+  void Place(const Slot& slot, std::optional<api::Json> object);
+  void IndexOwners(const Slot& slot, const api::Json& object, bool add);
   Status Init();
-  // rv_ and objects_ as committed on disk.
+  // Refuses a store file that is empty although this store did not just
+  // create it (it was truncated): it would otherwise open as an empty
+  // cluster. `fresh` is the marker file kept while a new store is made.
+  Status CheckNotTruncated(const std::string& fresh) const;
+  // Moves the resource-version counter up to the highest version stored
+  // (of an object or an event), if it is behind: every write would
+  // otherwise fail on the events' unique key.
+  Status RepairCounter();
+  // rv_ and objects_ as committed on disk; neither changes if it fails.
   Status LoadCommitted();
+  // After a failed commit, memory is loaded again from the disk; until
+  // that has worked, no write is taken.
+  Status ReloadIfNeeded();
   // Calls `callback` for the stored events after `since`, up to `upto`;
   // OUT_OF_RANGE when `since` is older than the oldest kept.
   Status Replay(int64_t since, int64_t upto,
@@ -112,7 +137,9 @@ class SqliteStore final : public ObjectStore, public ObservationLog {
   // Every current object, parsed, kept in step with each committed write, so
   // that reads never go to SQLite or parse JSON again. Ordered by kind,
   // namespace and name, so a List is one range.
-  std::map<std::tuple<std::string, std::string, std::string>, api::Json> objects_;
+  std::map<Slot, api::Json> objects_;
+  // The objects that name each uid in their ownerReferences.
+  std::map<std::string, std::set<Slot>> owned_;
   int64_t rv_ = 0;
   int64_t committed_rv_ = 0;  // rv_ as of the last commit
   std::map<WatchId, WatchCallback> watchers_;
@@ -120,6 +147,7 @@ class SqliteStore final : public ObjectStore, public ObservationLog {
   mutable std::map<std::string, sqlite3_stmt*> statements_;  // by SQL text
   WatchId next_watch_ = 1;
   bool in_group_ = false;
+  bool reload_needed_ = false;  // memory may hold writes the disk lost
 };
 
 }  // namespace trainyard::store

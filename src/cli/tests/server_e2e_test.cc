@@ -3,6 +3,9 @@
 // suspended, resumed and deleted; and the server killed with SIGKILL again
 // and again while jobs run and restart, against a run without crashes.
 #include <gmock/gmock.h>
+#include <sys/mount.h>
+
+#include <algorithm>
 
 #include "cli/tests/server_fixture.h"
 
@@ -240,6 +243,51 @@ TEST_F(ServerE2eTest, TrainyardsOwnVerbsApplyGetDescribeLogsSuspendAndDelete) {
   EXPECT_THAT(unreachable.output, HasSubstr("cannot reach the server at http://127.0.0.1:"));
 }
 
+// The server's home on a small tmpfs, filled up while a replica runs.
+class ServerFullDiskTest : public ServerFixture {
+ protected:
+  void TearDown() override {
+    if (server_) server_->Stop(std::chrono::seconds(20));
+    server_.reset();
+    if (mounted_) umount2(home_.c_str(), MNT_DETACH);
+    ServerFixture::TearDown();
+  }
+  // Writes until the file system refuses: the disk is full.
+  void Fill() {
+    std::ofstream filler(home_ / "filler");
+    std::string megabyte(1 << 20, 'x');
+    for (int i = 0; i < 64 && filler.write(megabyte.data(), megabyte.size()); ++i) {
+    }
+  }
+
+  bool mounted_ = false;
+};
+
+// As kube-apiserver over a full etcd: a write gets 500 InternalError saying
+// why, and nothing else stops (reads, the replica, the server) until there
+// is room again.
+TEST_F(ServerFullDiskTest, AFullDiskRefusesWritesKeepsServingAndRecovers) {
+  fs::create_directories(home_);
+  if (mount("tmpfs", home_.c_str(), "tmpfs", 0, "size=8m") != 0) {
+    GTEST_SKIP() << "needs to mount a small tmpfs (root)";
+  }
+  mounted_ = true;
+  StartServer();
+  ASSERT_EQ(Kubectl({"apply", "-f", Write("sleeper.yaml", kSleeper)}).exit_code, 0);
+  ASSERT_TRUE(
+      Eventually([&] { return Field("pod/sleeper-master-0", ".status.phase") == "Running"; }));
+  Fill();
+  CommandResult refused = Kubectl({"create", "configmap", "refused", "--from-literal=a=b"});
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_THAT(refused.output, HasSubstr("the disk is full: nothing was written"));
+  EXPECT_EQ(Field("pod/sleeper-master-0", ".status.phase"), "Running");
+  fs::remove(home_ / "filler");
+  CommandResult accepted = Kubectl({"create", "configmap", "accepted", "--from-literal=a=b"});
+  EXPECT_EQ(accepted.exit_code, 0) << accepted.output;
+  EXPECT_EQ(Kubectl({"get", "configmaps", "-o", "name"}).output, "configmap/accepted\n");
+  EXPECT_EQ(Field("pod/sleeper-master-0", ".status.phase"), "Running");
+}
+
 // What each job ended as and logged: compared between a run without
 // crashes and one whose server is killed again and again.
 struct Outcome {
@@ -314,6 +362,60 @@ TEST_F(ServerCrashTest, KilledAgainAndAgainItLosesNothing) {
   server_->Stop(std::chrono::seconds(20));
   server_.reset();
   EXPECT_EQ(ProcessesUnderHome(), 0);
+}
+
+// Batch Jobs that each append a line to their own file per run, and take
+// a second, so that a crash finds them starting and running.
+std::string RunOnceJobs(const fs::path& runs, int count) {
+  std::string yaml;
+  for (int i = 0; i < count; ++i) {
+    std::string name = "once-" + std::to_string(i);
+    yaml +=
+        "---\napiVersion: batch/v1\nkind: Job\nmetadata: {name: " + name +
+        "}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n"
+        "        - name: main\n          image: none\n          command: [sh, -c, 'echo ran >> " +
+        (runs / name).string() + "; sleep 1']\n";
+  }
+  return yaml;
+}
+
+TEST_F(ServerCrashTest, KilledWhilePodsStartNoJobRunsTwiceAndNoReplicaIsLeft) {
+  constexpr int kJobs = 30;
+  fs::path runs = dir_ / "runs";
+  fs::create_directories(runs);
+  std::string manifest = Write("once.yaml", RunOnceJobs(runs, kJobs));
+  auto runs_started = [&] {
+    return std::distance(fs::directory_iterator(runs), fs::directory_iterator());
+  };
+  // Each round, kubectl creates the jobs one by one (those not there yet)
+  // and the server is killed as soon as a replica more has started: while
+  // pods are being created, bound and started.
+  for (int round = 0; round < 5 && runs_started() < kJobs; ++round) {
+    StartServer();
+    auto before = runs_started();
+    Result<runtime::Process> apply =
+        StartKubectl({"apply", "-f", manifest}, dir_ / ("apply-" + std::to_string(round) + ".out"));
+    ASSERT_TRUE(apply.ok()) << apply.status().ToString();
+    ASSERT_TRUE(Eventually([&] { return runs_started() > before; })) << round;
+    KillServer();
+    apply->WaitFor(std::chrono::seconds(60));  // it fails, the server being gone
+  }
+  StartServer();
+  CommandResult applied = Kubectl({"apply", "-f", manifest});
+  ASSERT_EQ(applied.exit_code, 0) << applied.output;
+  auto succeeded = [&] {
+    std::string counts =
+        Kubectl({"get", "jobs", "-o", "jsonpath={.items[*].status.succeeded}"}).output;
+    return std::count(counts.begin(), counts.end(), '1') == kJobs;
+  };
+  ASSERT_TRUE(Eventually(succeeded, std::chrono::seconds(180)));
+  for (int i = 0; i < kJobs; ++i) {
+    std::string name = "once-" + std::to_string(i);
+    EXPECT_EQ(ReadFile(runs / name), "ran\n") << name << " did not run exactly once";
+  }
+  // Every replica has ended: none of an unrecorded pod was left running.
+  EXPECT_TRUE(Eventually([&] { return ProcessesUnderHome() == 0; }, std::chrono::seconds(30)))
+      << ProcessesUnderHome() << " processes left";
 }
 
 }  // namespace

@@ -8,7 +8,9 @@
 #include "api/object.h"
 #include "api/pod_object.h"
 #include "api/yaml.h"
+#include "controller/tests/finished_pod.h"
 #include "store/sqlite_store.h"
+#include "store/tests/counting_store.h"
 
 namespace trainyard::controller {
 namespace {
@@ -89,6 +91,22 @@ class BatchJobReconcilerTest : public ::testing::Test {
   std::unique_ptr<store::SqliteStore> store_;
   std::unique_ptr<BatchJobReconciler> reconciler_;
 };
+
+// As Kubernetes' job controller reads a job's pods from an informer index by
+// owner: a reconcile reads its own pods, however many finished jobs' pods
+// the namespace holds.
+TEST_F(BatchJobReconcilerTest, AReconcileReadsOnlyItsOwnPods) {
+  for (int i = 0; i < 200; ++i) ASSERT_TRUE(store_->Create(testing::FinishedPod(i)).ok());
+  Submit("  parallelism: 2\n  completions: 2\n");
+  store::testing::CountingStore counting(*store_);
+  BatchJobReconciler reconciler(
+      ReconcilerOptions{.store = &counting, .clock = &clock_, .ports = &ports_});
+  ASSERT_TRUE(reconciler.Reconcile({"Job", "default", "t"}).ok());
+  EXPECT_THAT(ActivePods(), SizeIs(2));
+  counting.Reset();
+  ASSERT_TRUE(reconciler.Reconcile({"Job", "default", "t"}).ok());
+  EXPECT_LE(counting.Shown("Pod"), 2);
+}
 
 TEST_F(BatchJobReconcilerTest, RunsParallelismPodsUntilCompletionsSucceed) {
   Submit("  completions: 3\n  parallelism: 2\n");

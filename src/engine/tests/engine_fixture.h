@@ -24,14 +24,17 @@ namespace trainyard::engine::testing {
 class EngineFixture : public ::testing::Test {
  protected:
   // `machine`: what the engine may use; discovered when not given.
+  // `store_vfs`: the store's SQLite VFS, for tests that inject faults.
   void StartEngine(const std::string& prefix,
-                   std::optional<runtime::MachineFacts> machine = std::nullopt) {
+                   std::optional<runtime::MachineFacts> machine = std::nullopt,
+                   const std::string& store_vfs = "") {
     dir_ = FreshTestDir(prefix);
     auto engine = Engine::Create({.state_dir = (dir_ / "state").string(),
                                   .working_dir = dir_.string(),
                                   .base_env = {{"PATH", "/usr/bin:/bin"}},
                                   .machine = machine,
-                                  .grace = std::chrono::seconds(2)});
+                                  .grace = std::chrono::seconds(2),
+                                  .store_vfs = store_vfs});
     ASSERT_TRUE(engine.ok()) << engine.status().ToString();
     engine_ = std::move(*engine);
   }

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "engine/tests/engine_fixture.h"
+#include "store/tests/full_disk_vfs.h"
 
 namespace trainyard::engine {
 namespace {
@@ -179,6 +180,110 @@ TEST_F(EngineTest, ExecuteWritesFromAnotherThreadAndAnswersOnceDurable) {
                 .status()
                 .code(),
             StatusCode::kUnavailable);
+}
+
+// A SIGTERM under load: the loop stops between reconciles, not only once
+// the queue is empty.
+TEST(EngineStopTest, RequestStopEndsABusyLoopBetweenReconciles) {
+  std::filesystem::path dir = FreshTestDir("trainyard-engine-stop");
+  Engine* engine_ptr = nullptr;
+  int reconciles = 0;
+  auto engine = Engine::Create({.state_dir = (dir / "state").string(),
+                                .working_dir = dir.string(),
+                                .base_env = {{"PATH", "/usr/bin:/bin"}},
+                                .on_reconcile = [&](auto) {
+                                  if (++reconciles == 3) engine_ptr->RequestStop();
+                                }});
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  engine_ptr = engine->get();
+  for (int i = 0; i < 30; ++i) {
+    ASSERT_TRUE((*engine)
+                    ->Submit(api::testing::ValidObject(
+                        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j" + std::to_string(i) +
+                        "}\nspec:\n  suspend: true\n  template:\n    spec:\n      "
+                        "restartPolicy: Never\n      containers: [{name: m, image: i, command: "
+                        "[sleep, '1']}]\n"))
+                    .ok());
+  }
+  Status s = (*engine)->Run([] { return false; }, [] {});
+  EXPECT_EQ(s.code(), StatusCode::kAborted);
+  EXPECT_LT(reconciles, 30);
+  engine->reset();
+  std::filesystem::remove_all(dir);
+}
+
+class EngineFullDiskTest : public testing::EngineFixture {
+ protected:
+  void SetUp() override {
+    StartEngine("trainyard-engine-full-disk", std::nullopt, store::testing::FullDiskVfs::Name());
+  }
+  void TearDown() override {
+    store::testing::FullDiskVfs::SetFull(false);
+    EngineFixture::TearDown();
+  }
+  // Polls the store (thread-safe) until the pod runs, for 30 s at most.
+  bool PodRuns(const std::string& name) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < deadline) {
+      Result<api::Json> pod = engine_->store().Get({"Pod", "default", name});
+      if (pod.ok() && pod->value("status", api::Json::object()).value("phase", "") == "Running") {
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+};
+
+Engine::Write CreateConfigMap(const std::string& name) {
+  return [name](store::ObjectStore& store) {
+    return store.Create({{"apiVersion", "v1"},
+                         {"kind", "ConfigMap"},
+                         {"metadata", {{"name", name}, {"namespace", "default"}}}});
+  };
+}
+
+// As kube-apiserver over a full etcd: writes get a 500 that says why, and
+// everything else goes on (reads, the loop, the replicas) until there is
+// room again.
+TEST_F(EngineFullDiskTest, WritesAreRefusedWhileTheDiskIsFullAndTheLoopAndReplicasGoOn) {
+  fs::path go = dir_ / "go";
+  store::ObjectKey key = Submit(R"(
+apiVersion: kubeflow.org/v1
+kind: JAXJob
+metadata: {name: waiter}
+spec:
+  jaxReplicaSpecs:
+    Worker:
+      template:
+        spec:
+          containers:
+            - {name: jax, image: none, command: [sh, -c, 'while [ ! -e )" +
+                                go.string() + R"( ]; do sleep 0.05; done']}
+)");
+  std::vector<Result<api::Json>> refused;
+  Result<api::Json> accepted = UnavailableError("not run");
+  std::thread client([&] {
+    if (!PodRuns("waiter-worker-0")) return;
+    store::testing::FullDiskVfs::SetFull(true);
+    refused.push_back(engine_->Execute(CreateConfigMap("refused")));
+    refused.push_back(engine_->Execute(CreateConfigMap("refused")));  // the loop still answers
+    store::testing::FullDiskVfs::SetFull(false);
+    accepted = engine_->Execute(CreateConfigMap("accepted"));
+    std::ofstream(go).put('\n');  // the replica ran on: it ends now, and its job with it
+  });
+  RunUntil([&] { return Finished(key); });
+  client.join();
+  ASSERT_EQ(refused.size(), 2u);
+  for (const Result<api::Json>& r : refused) {
+    EXPECT_EQ(r.status().code(), StatusCode::kInternal);
+    EXPECT_THAT(r.status().message(),
+                ::testing::StartsWith("the disk is full: nothing was written"));
+  }
+  ASSERT_TRUE(accepted.ok()) << accepted.status().ToString();
+  EXPECT_EQ(engine_->store().Get({"ConfigMap", "default", "refused"}).status().code(),
+            StatusCode::kNotFound);
+  EXPECT_EQ(Job(key).status.conditions.back().type, "Succeeded");
 }
 
 }  // namespace

@@ -6,14 +6,18 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "common/tests/test_dir.h"
 #include "store/sqlite_store.h"
+#include "store/tests/counting_store.h"
 
 namespace trainyard::node {
 namespace {
@@ -25,12 +29,17 @@ class NodeAgentTest : public ::testing::Test {
   void SetUp() override {
     dir_ = FreshTestDir("trainyard-node-test");
     store_ = std::move(*store::SqliteStore::Open({.clock = &clock_}));
-    agent_ = std::make_unique<NodeAgent>(NodeAgentOptions{.store = store_.get(),
-                                                          .clock = &clock_,
-                                                          .logs_dir = (dir_ / "logs").string(),
-                                                          .pods_dir = (dir_ / "pods").string(),
-                                                          .default_working_dir = dir_.string(),
-                                                          .base_env = {{"PATH", "/usr/bin:/bin"}}});
+    agent_ = MakeAgent("");
+  }
+  std::unique_ptr<NodeAgent> MakeAgent(const std::string& shim,
+                                       store::ObjectStore* store = nullptr) {
+    return std::make_unique<NodeAgent>(NodeAgentOptions{.store = store ? store : store_.get(),
+                                                        .clock = &clock_,
+                                                        .logs_dir = (dir_ / "logs").string(),
+                                                        .pods_dir = (dir_ / "pods").string(),
+                                                        .default_working_dir = dir_.string(),
+                                                        .base_env = {{"PATH", "/usr/bin:/bin"}},
+                                                        .shim = shim});
   }
   void TearDown() override {
     agent_.reset();
@@ -173,6 +182,148 @@ TEST_F(NodeAgentTest, DestroyingTheAgentLeavesNoProcess) {
   ASSERT_GT(pid, 0);
   agent_.reset();
   EXPECT_NE(kill(pid, 0), 0);  // reaped: gone
+}
+
+// What an idle node agent does costs the same however many pods have
+// finished: it looks at pods that changed, or that have a process.
+TEST_F(NodeAgentTest, AnIdleSyncLooksAtNoFinishedPod) {
+  store::testing::CountingStore counting(*store_);
+  agent_ = MakeAgent("", &counting);
+  for (int i = 0; i < 20; ++i) AddPod("done-" + std::to_string(i), "exit 0", "Never");
+  AddPod("running", "exec sleep 1000", "Never");
+  ASSERT_TRUE(SyncUntil([&] {
+    for (int i = 0; i < 20; ++i) {
+      if (!PhaseIs("done-" + std::to_string(i), "Succeeded")) return false;
+    }
+    return PhaseIs("running", "Running");
+  }));
+  ASSERT_TRUE(agent_->Sync().ok());  // the last statuses it wrote come back once
+  counting.Reset();
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(agent_->Sync().ok());
+  EXPECT_EQ(counting.Shown("Pod"), 10);  // the running one, each time
+  // A deleted pod is still noticed.
+  ASSERT_TRUE(store_->Delete({"Pod", "default", "running"}).ok());
+  EXPECT_TRUE(SyncUntil([&] { return agent_->running() == 0; }));
+  agent_.reset();  // before the store it watches through
+}
+
+TEST_F(NodeAgentTest, DeletingAPodRemovesItsLog) {
+  AddPod("p", "echo hello", "Never");
+  ASSERT_TRUE(SyncUntil([&] { return PhaseIs("p", "Succeeded"); }));
+  ASSERT_EQ(Log("p"), "hello\n");
+  ASSERT_TRUE(store_->Delete({"Pod", "default", "p"}).ok());
+  ASSERT_TRUE(SyncUntil([&] { return !fs::exists(agent_->LogPath("default", "p", "main")); }));
+}
+
+TEST_F(NodeAgentTest, ANewPodUnderAnOldNameHasNoneOfItsLog) {
+  // The old pod restarted once (so its log has runs), then was deleted and
+  // replaced while no node agent looked (say, the server was down).
+  AddPod("p", "if [ -e tried ]; then echo old second; else touch tried; echo old first; exit 1; fi",
+         "OnFailure");
+  clock_.Advance(std::chrono::seconds(60));
+  ASSERT_TRUE(SyncUntil([&] {
+    clock_.Advance(std::chrono::seconds(60));
+    return PhaseIs("p", "Succeeded");
+  }));
+  ASSERT_TRUE(fs::exists(agent_->LogPath("default", "p", "main") + ".runs"));
+  agent_ = MakeAgent("");
+  ASSERT_TRUE(store_->Delete({"Pod", "default", "p"}).ok());
+  AddPod("p", "echo new", "Never");
+  ASSERT_TRUE(SyncUntil([&] { return PhaseIs("p", "Succeeded"); }));
+  EXPECT_EQ(Log("p"), "new\n");
+  EXPECT_FALSE(fs::exists(agent_->LogPath("default", "p", "main") + ".runs"));
+}
+
+// After a crash of the node agent: shims an earlier one started, for runs
+// the store recorded or not.
+class NodeAgentRecoveryTest : public NodeAgentTest {
+ protected:
+  void SetUp() override {
+    NodeAgentTest::SetUp();
+    agent_ = MakeAgent(TRAINYARD_SHIM);
+  }
+  void TearDown() override {
+    NodeAgentTest::TearDown();
+    for (pid_t pid : strays_) kill(-pid, SIGKILL);
+    for (pid_t pid : strays_) waitpid(pid, nullptr, 0);
+  }
+  // A shim as an earlier node agent started it for `exit_path`, running
+  // `script`: this test's child, in a process group of its own.
+  pid_t StartStrayShim(const std::string& exit_path, const std::string& script) {
+    fs::create_directories(fs::path(exit_path).parent_path());
+    std::vector<std::string> args = {TRAINYARD_SHIM, exit_path, "/bin/sh", "sh", "-c", script};
+    std::vector<char*> argv;
+    for (std::string& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    char path[] = "PATH=/usr/bin:/bin";
+    char* envp[] = {path, nullptr};
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
+    pid_t pid = 0;
+    EXPECT_EQ(posix_spawn(&pid, TRAINYARD_SHIM, nullptr, &attr, argv.data(), envp), 0);
+    posix_spawnattr_destroy(&attr);
+    strays_.push_back(pid);
+    // posix_spawn returns as the exec begins, before the new command line
+    // is readable: a shim a crashed trainyard left has long been running.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+      std::stringstream cmdline;
+      cmdline << in.rdbuf();
+      if (cmdline.str().find(exit_path) != std::string::npos) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return pid;
+  }
+  bool Reaped(pid_t pid) { return waitpid(pid, nullptr, WNOHANG) == pid; }
+
+  std::vector<pid_t> strays_;
+};
+
+TEST_F(NodeAgentRecoveryTest, ARunWhoseStartWasNotRecordedIsAdoptedNotStartedAgain) {
+  AddPod("p", "echo started again", "Never");
+  fs::path runs = dir_ / "runs";
+  fs::path go = dir_ / "go";
+  pid_t shim = StartStrayShim(
+      agent_->ExitPath(Pod("p"), 0),
+      "echo ran >> " + runs.string() + "; while [ ! -e " + go.string() + " ]; do sleep 0.05; done");
+  ASSERT_TRUE(SyncUntil([&] { return PhaseIs("p", "Running"); }));
+  EXPECT_THAT(Pod("p").status.container_statuses.at(0).container_id,
+              ::testing::StartsWith("trainyard://" + std::to_string(shim) + "-"));
+  std::ofstream(go).put('\n');
+  ASSERT_TRUE(SyncUntil([&] { return PhaseIs("p", "Succeeded"); }));
+  std::ifstream in(runs);
+  std::stringstream ran;
+  ran << in.rdbuf();
+  EXPECT_EQ(ran.str(), "ran\n");
+  EXPECT_EQ(Log("p"), "");
+}
+
+TEST_F(NodeAgentRecoveryTest, ARunThatEndedUnrecordedIsRecordedNotStartedAgain) {
+  AddPod("p", "echo started again", "Never");
+  std::string exit_path = agent_->ExitPath(Pod("p"), 0);
+  fs::create_directories(fs::path(exit_path).parent_path());
+  std::ofstream(exit_path) << "exit 3\n";
+  ASSERT_TRUE(SyncUntil([&] { return PhaseIs("p", "Failed"); }));
+  EXPECT_EQ(Pod("p").status.container_statuses.at(0).state.terminated->exit_code, 3);
+  EXPECT_EQ(Log("p"), "");
+}
+
+TEST_F(NodeAgentRecoveryTest, AShimOfNoStoredPodIsStopped) {
+  AddPod("p", "exit 0", "Never");
+  pid_t stray = StartStrayShim((dir_ / "logs/default/gone_main.no-such-uid.0.exit").string(),
+                               "exec sleep 1000");
+  // Not another's: a shim under another state directory is left alone.
+  fs::path elsewhere = dir_ / "other-state/logs/default/p_main.uid.0.exit";
+  pid_t foreign = StartStrayShim(elsewhere.string(), "exec sleep 1000");
+  bool reaped = false;
+  ASSERT_TRUE(SyncUntil([&] {
+    reaped = reaped || Reaped(stray);
+    return reaped && PhaseIs("p", "Succeeded");
+  }));
+  EXPECT_EQ(kill(foreign, 0), 0);
 }
 
 // The container sees its volumes at their mount paths in what it is given:

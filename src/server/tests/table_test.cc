@@ -39,6 +39,35 @@ TEST(TableTest, TrainingJobsShowTheLastConditionAsState) {
   EXPECT_EQ(table["rows"][0]["object"]["metadata"]["name"], "mnist");
 }
 
+// One object whose status no column expects (written by a client) shows
+// with its name and "<invalid>" or blank cells; the others as always.
+TEST(TableTest, AnObjectOfAnUnexpectedShapeNeverBreaksTheList) {
+  TimePoint now = *ParseRfc3339("2026-11-22T10:05:00Z");
+  api::Json bad = {
+      {"metadata", {{"name", "bad"}, {"creationTimestamp", "2026-11-22T10:00:00Z"}}},
+      {"status", {{"currentOptimalTrial", "not an object"}, {"conditions", "nor a list"}}}};
+  api::Json worse = {{"metadata", {{"name", "worse"}}}, {"status", "a string"}};
+  api::Json metric = {{"name", "loss"}, {"latest", "0.5"}};
+  api::Json observation = {{"metrics", api::Json::array({metric})}};
+  api::Json good = {{"metadata", {{"name", "good"}, {"creationTimestamp", "2026-11-22T10:00:00Z"}}},
+                    {"spec", {{"objective", {{"objectiveMetricName", "loss"}}}}},
+                    {"status",
+                     {{"trials", 2},
+                      {"trialsSucceeded", 1},
+                      {"currentOptimalTrial", {{"observation", observation}}}}}};
+  api::Json table =
+      MakeTable(*ResourceOfKind("Experiment"), {&bad, &worse, &good}, "1", {.now = now});
+  ASSERT_EQ(table["rows"].size(), 3u);
+  EXPECT_EQ(table["rows"][0]["cells"][0], "bad");
+  EXPECT_EQ(table["rows"][1]["cells"][0], "worse");
+  EXPECT_EQ(table["rows"][2]["cells"], api::Json({"good", "", "", "5m", "1/2", 0, "0.5"}));
+  api::Json odd_priority = {{"metadata", {{"name", "odd"}}}, {"globalDefault", "yes"}};
+  api::Json classes =
+      MakeTable(*ResourceOfKind("PriorityClass"), {&odd_priority}, "1", {.now = now});
+  EXPECT_EQ(classes["rows"][0]["cells"][0], "odd");
+  EXPECT_NE(classes["rows"][0]["cells"].dump().find("<invalid>"), std::string::npos);
+}
+
 TEST(TableTest, PodsShowReadyStatusAndRestartsAsKubectlDoes) {
   TimePoint now = *ParseRfc3339("2026-11-22T10:00:30Z");
   api::Json pod = {

@@ -5,6 +5,9 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+
+#include "store/tests/full_disk_vfs.h"
 
 namespace trainyard::store {
 namespace {
@@ -247,6 +250,149 @@ TEST(SqliteStoreDurabilityTest, WhatWasWrittenSurvivesReopening) {
 TEST(SqliteStoreDurabilityTest, AnUnopenablePathIsAnError) {
   auto store = SqliteStore::Open({.path = "/nonexistent-dir/x/store.db"});
   EXPECT_EQ(store.status().code(), StatusCode::kUnavailable);
+}
+
+Json OwnedPod(const std::string& name, const std::string& owner_uid) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata",
+           {{"name", name},
+            {"namespace", "default"},
+            {"ownerReferences", {{{"kind", "Job"}, {"name", "j"}, {"uid", owner_uid}}}}}}};
+}
+
+std::vector<std::string> OwnedNames(const SqliteStore& store, const std::string& uid) {
+  std::vector<std::string> names;
+  EXPECT_TRUE(store
+                  .ScanOwnedBy("Pod", uid,
+                               [&](const Json& pod) { names.push_back(pod["metadata"]["name"]); })
+                  .ok());
+  return names;
+}
+
+TEST_F(SqliteStoreTest, ScanOwnedByFollowsEveryWrite) {
+  ASSERT_TRUE(store_->Create(OwnedPod("b", "u1")).ok());
+  ASSERT_TRUE(store_->Create(OwnedPod("a", "u1")).ok());
+  ASSERT_TRUE(store_->Create(OwnedPod("c", "u2")).ok());
+  ASSERT_TRUE(store_->Create(Job("not-a-pod")).ok());
+  EXPECT_THAT(OwnedNames(*store_, "u1"), ::testing::ElementsAre("a", "b"));
+  Json moved = OwnedPod("b", "u2");
+  ASSERT_TRUE(store_->Update(moved).ok());
+  ASSERT_TRUE(store_->Delete({"Pod", "default", "c"}).ok());
+  EXPECT_THAT(OwnedNames(*store_, "u1"), ::testing::ElementsAre("a"));
+  EXPECT_THAT(OwnedNames(*store_, "u2"), ::testing::ElementsAre("b"));
+  EXPECT_THAT(OwnedNames(*store_, "nobody"), ::testing::IsEmpty());
+}
+
+// A store file of its own, removed (with its WAL) at the end.
+class SqliteStoreFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = std::filesystem::temp_directory_path() /
+            ("trainyard-store-file-test-" + std::to_string(getpid()) + ".db");
+    Remove();
+  }
+  void TearDown() override {
+    testing::FullDiskVfs::SetFull(false);
+    Remove();
+  }
+  void Remove() {
+    for (const char* suffix : {"", "-wal", "-shm", ".new"}) {
+      std::filesystem::remove(path_.string() + suffix);
+    }
+  }
+  Result<std::unique_ptr<SqliteStore>> Open(std::string vfs = "") {
+    return SqliteStore::Open({.path = path_.string(), .vfs = std::move(vfs)});
+  }
+  // Runs `sql` on the store file behind the store's back.
+  void Tamper(const std::string& sql) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+        << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+
+  std::filesystem::path path_;
+};
+
+TEST_F(SqliteStoreFileTest, AnEmptyFileThatWasNotJustCreatedIsRefused) {
+  std::ofstream{path_};  // truncated to 0 bytes
+  auto store = Open();
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(store.status().message(),
+              ::testing::HasSubstr("is empty (0 bytes) but was not just created"));
+  EXPECT_EQ(std::filesystem::file_size(path_), 0u);  // left as it was found
+}
+
+TEST_F(SqliteStoreFileTest, AStoreWhoseCreationWasInterruptedOpens) {
+  // Created, but the schema never reached it: the marker says so.
+  std::ofstream{path_.string() + ".new"};
+  std::ofstream{path_};
+  ASSERT_TRUE(Open().ok());
+  EXPECT_FALSE(std::filesystem::exists(path_.string() + ".new"));
+  ASSERT_TRUE(Open().ok());  // and, with its schema, opens again
+}
+
+TEST_F(SqliteStoreFileTest, ARowThatIsNotJsonIsRefusedByName) {
+  ASSERT_TRUE((*Open())->Create(Job("a")).ok());
+  Tamper("UPDATE objects SET body = '{not json' WHERE name = 'a'");
+  auto store = Open();
+  ASSERT_FALSE(store.ok());
+  EXPECT_THAT(store.status().message(),
+              ::testing::HasSubstr("the stored PyTorchJob default/a is not a JSON object"));
+}
+
+TEST_F(SqliteStoreFileTest, ACounterBehindTheStoredVersionsIsMovedUp) {
+  {
+    auto store = Open();
+    ASSERT_TRUE((*store)->Create(Job("a")).ok());
+    ASSERT_TRUE((*store)->Create(Job("b")).ok());
+  }
+  Tamper("UPDATE counters SET value = 1 WHERE name = 'resource_version'");
+  auto store = Open();
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  EXPECT_EQ((*store)->CurrentResourceVersion(), 2);
+  Result<Json> c = (*store)->Create(Job("c"));
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ((*c)["metadata"]["resourceVersion"], "3");
+}
+
+TEST_F(SqliteStoreFileTest, AFullDiskRefusesWritesKeepsMemoryAsTheDiskAndPasses) {
+  auto opened = Open(testing::FullDiskVfs::Name());
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  SqliteStore& store = **opened;
+  ASSERT_TRUE(store.Create(Job("a")).ok());
+
+  testing::FullDiskVfs::SetFull(true);
+  Result<Json> alone = store.Create(Job("b"));
+  EXPECT_EQ(alone.status().code(), StatusCode::kInternal);
+  EXPECT_THAT(alone.status().message(),
+              ::testing::StartsWith("the disk is full: nothing was written"));
+  // A group's writes are taken back, on disk and in memory, when its
+  // commit fails.
+  ASSERT_TRUE(store.BeginGroup().ok());
+  ASSERT_TRUE(store.Create(Job("c")).ok());
+  ASSERT_TRUE(store.Create(OwnedPod("p", "u9")).ok());
+  ASSERT_TRUE(store.Delete({"PyTorchJob", "default", "a"}).ok());
+  Status committed = store.CommitGroup();
+  EXPECT_THAT(committed.message(), ::testing::StartsWith("the disk is full: nothing was written"));
+  EXPECT_EQ(store.CurrentResourceVersion(), 1);
+  EXPECT_TRUE(store.Get({"PyTorchJob", "default", "a"}).ok());
+  EXPECT_EQ(store.Get({"PyTorchJob", "default", "b"}).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store.Get({"PyTorchJob", "default", "c"}).status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(OwnedNames(store, "u9"), ::testing::IsEmpty());
+
+  // With room again, the same writes succeed, and the disk agrees.
+  testing::FullDiskVfs::SetFull(false);
+  Result<Json> b = store.Create(Job("b"));
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ((*b)["metadata"]["resourceVersion"], "2");
+  opened->reset();
+  auto reopened = Open();
+  ASSERT_TRUE(reopened.ok());
+  EXPECT_EQ((*reopened)->List("PyTorchJob", "")->items.size(), 2u);
 }
 
 }  // namespace

@@ -1,0 +1,63 @@
+#include "node/stray_shims.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "runtime/local/process.h"
+
+namespace trainyard::node {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> CommandLine(const fs::path& proc_dir) {
+  std::ifstream in(proc_dir / "cmdline");
+  std::vector<std::string> argv;
+  std::string arg;
+  while (std::getline(in, arg, '\0')) argv.push_back(arg);
+  return argv;
+}
+
+// Field 5 of /proc/<pid>/stat, after the parenthesised command name
+// (which may itself hold spaces and parentheses).
+bool LeadsItsGroup(const fs::path& proc_dir, pid_t pid) {
+  std::ifstream in(proc_dir / "stat");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string stat = text.str();
+  size_t end = stat.rfind(')');
+  if (end == std::string::npos) return false;
+  std::istringstream fields(stat.substr(end + 1));
+  std::string state;
+  pid_t ppid = 0;
+  pid_t pgrp = 0;
+  return static_cast<bool>(fields >> state >> ppid >> pgrp) && pgrp == pid;
+}
+
+}  // namespace
+
+std::vector<ShimProcess> FindShims(const std::string& dir) {
+  std::string prefix = dir.ends_with('/') ? dir : dir + "/";
+  std::vector<ShimProcess> shims;
+  std::error_code ec;  // processes come and go while this looks
+  for (auto it = fs::directory_iterator("/proc", ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::vector<std::string> argv = CommandLine(it->path());
+    // trainyard-shim [--as=...] EXIT_FILE PROGRAM ARGV0 [ARG...]
+    if (argv.size() > 1 && argv[1].starts_with("--as=")) argv.erase(argv.begin() + 1);
+    if (argv.size() < 4 || fs::path(argv[0]).filename() != "trainyard-shim" ||
+        !argv[1].starts_with(prefix)) {
+      continue;
+    }
+    auto pid = static_cast<pid_t>(std::stol(name));
+    std::optional<uint64_t> start = runtime::ProcessStartTime(pid);
+    if (!start || !LeadsItsGroup(it->path(), pid)) continue;
+    shims.push_back({.pid = pid, .start_time = *start, .exit_path = argv[1]});
+  }
+  return shims;
+}
+
+}  // namespace trainyard::node
