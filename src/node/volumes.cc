@@ -181,18 +181,23 @@ Result<std::string> PrepareVolume(const api::Pod& pod, const api::Volume& volume
       volume.name, kind));
 }
 
+// Where a path token may begin or end in a command line, an env value or
+// a shell script (`args: |` scripts are the common Kubeflow style): the
+// shell's word and command separators, quotes, and the separators of
+// option values and path lists. Never a name character, so a mount path
+// /data is not found in /data2, /data.bak or /x/data.
+bool IsShellBoundary(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '"' || c == '\'' || c == '`' ||
+         c == ';' || c == '|' || c == '&' || c == '<' || c == '>' || c == '(' || c == ')' ||
+         c == '{' || c == '}' || c == ':' || c == ',';
+}
+
 bool StartsPath(std::string_view text, size_t at) {
-  if (at == 0) return true;
-  char before = text[at - 1];
-  return before == '=' || before == ':' || before == ',' || before == ' ' || before == '"' ||
-         before == '\'';
+  return at == 0 || text[at - 1] == '=' || IsShellBoundary(text[at - 1]);
 }
 
 bool EndsPath(std::string_view text, size_t at) {
-  if (at == text.size()) return true;
-  char after = text[at];
-  return after == '/' || after == ':' || after == ',' || after == ' ' || after == '"' ||
-         after == '\'';
+  return at == text.size() || text[at] == '/' || IsShellBoundary(text[at]);
 }
 
 }  // namespace

@@ -34,9 +34,13 @@ struct PodVolumeDirs {
 Result<Mounts> PrepareVolumes(const api::Pod& pod, const api::Container& container,
                               const PodVolumeDirs& dirs, const store::ObjectStore& store);
 
-// `text` with every mount path that starts a path in it (at its start, or
-// after '=', ':', ',', a space or a quote) replaced by the host directory;
-// the longest mount path wins. "--data=/data/x" -> "--data=/srv/vol/x".
+// `text` with every mount path that is a path or starts one replaced by
+// the host directory; the longest mount path wins. "--data=/data/x" ->
+// "--data=/srv/vol/x". A path starts at the start of `text` or after
+// whitespace, a quote, a backtick, '=', ':', ',', ';', '|', '&', '<', '>',
+// '(', ')', '{' or '}', and the mount path must end there, at the end, or
+// before a '/' or one of those: shell scripts are translated too, and
+// /data2 is no path under /data.
 std::string TranslatePaths(std::string_view text, const Mounts& mounts);
 
 // Removes a pod's emptyDir and configMap volumes (never a hostPath).

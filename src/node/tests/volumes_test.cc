@@ -255,5 +255,49 @@ TEST(TranslatePathsTest, ReplacesMountPathsOnlyWhereTheyStartAPath) {
   EXPECT_EQ(TranslatePaths("no paths here", mounts), "no paths here");
 }
 
+// Each character that may start a path token in a shell script, an option
+// or a path list, before a mount path, and each one that may end it after.
+TEST(TranslatePathsTest, EveryShellBoundaryStartsAndEndsAPath) {
+  Mounts mounts = {{"/data", "/srv/data"}};
+  for (char before : std::string(" \t\n\r\"'`;|&<>(){}=:,")) {
+    std::string text = std::string("x") + before + "/data/f";
+    EXPECT_EQ(TranslatePaths(text, mounts), std::string("x") + before + "/srv/data/f")
+        << "after " << static_cast<int>(before);
+  }
+  for (char after : std::string(" \t\n\r\"'`;|&<>(){}:,/")) {
+    std::string text = std::string("/data") + after + "y";
+    EXPECT_EQ(TranslatePaths(text, mounts), std::string("/srv/data") + after + "y")
+        << "before " << static_cast<int>(after);
+  }
+}
+
+TEST(TranslatePathsTest, NoBoundaryNoTranslation) {
+  Mounts mounts = {{"/data", "/srv/data"}};
+  // A longer name, or a mount path inside another path or word.
+  for (const char* text : {"/data2", "/data.bak", "/data-old", "/data_x", "/dataset/f", "/x/data",
+                           "$HOME/data", "x/data", "a.b/data", "~/data", "@/data", "/data*",
+                           "/data$X", "/data=1", "-/data", "+/data"}) {
+    EXPECT_EQ(TranslatePaths(text, mounts), text) << text;
+  }
+}
+
+TEST(TranslatePathsTest, MultiLineScriptsAreTranslatedThroughout) {
+  Mounts mounts = {{"/data", "/srv/data"}, {"/ckpt", "/srv/ckpt"}};
+  std::string script =
+      "set -e\n"
+      "mkdir -p /ckpt\n"
+      "for f in $(ls /data); do echo $f; done\n"
+      "(cd /data && python train.py --out /ckpt)\n"
+      "python eval.py >/ckpt/eval.txt 2>&1;cat /ckpt/eval.txt|head\n"
+      "[ -d /data2 ] || echo `ls /data`\n";
+  EXPECT_EQ(TranslatePaths(script, mounts),
+            "set -e\n"
+            "mkdir -p /srv/ckpt\n"
+            "for f in $(ls /srv/data); do echo $f; done\n"
+            "(cd /srv/data && python train.py --out /srv/ckpt)\n"
+            "python eval.py >/srv/ckpt/eval.txt 2>&1;cat /srv/ckpt/eval.txt|head\n"
+            "[ -d /data2 ] || echo `ls /srv/data`\n");
+}
+
 }  // namespace
 }  // namespace trainyard::node
