@@ -22,11 +22,13 @@ struct NodeFacts {
   int64_t memory_bytes = 0;  // likewise for limits.memory
 };
 
+// Fails, naming the variable or argument, when $(VAR) expansion would pass
+// runtime::kMaxExpandedBytes for one value or kMaxEnvAndArgvBytes for all.
 Result<EnvList> ContainerEnv(const api::Pod& pod, const api::Container& container,
                              const EnvList& base, const NodeFacts& node,
                              const store::ObjectStore& store);
 
-// command + args, each expanded against `env`. A container with neither
+// command + args, each expanded against `env`, within the same bounds. A container with neither
 // cannot run here: there is no image entrypoint to fall back on.
 Result<std::vector<std::string>> ContainerArgv(const api::Container& container, const EnvList& env);
 

@@ -2,6 +2,7 @@
 // store; the fake clock only drives restart back-off.
 #include "node/node_agent.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -38,7 +39,8 @@ class NodeAgentTest : public ::testing::Test {
   }
 
   void AddPod(const std::string& name, const std::string& script, const std::string& restart,
-              std::vector<std::string> command = {}) {
+              std::vector<std::string> command = {},
+              const std::function<void(api::Pod&)>& edit = nullptr) {
     api::Pod pod;
     pod.metadata.name = name;
     pod.metadata.namespace_ = "default";
@@ -52,6 +54,7 @@ class NodeAgentTest : public ::testing::Test {
     rank.value = "3";
     c.env.push_back(rank);
     pod.spec.containers.push_back(c);
+    if (edit) edit(pod);
     ASSERT_TRUE(store_->Create(api::EncodePod(pod)).ok());
   }
 
@@ -154,6 +157,20 @@ TEST_F(NodeAgentTest, AProgramThatCannotStartIsAStartError) {
   EXPECT_EQ(t.exit_code, 128);
   EXPECT_EQ(t.reason, "StartError");
   EXPECT_EQ(t.message, "no-such-program-xyz: not found in PATH=/usr/bin:/bin");
+}
+
+TEST_F(NodeAgentTest, ExponentialExpansionIsAStartErrorNamingTheVariable) {
+  AddPod("bomb", "exit 0", "Never", {}, [](api::Pod& pod) {
+    auto& env = pod.spec.containers[0].env;
+    env.push_back({.name = "V0", .value = "xx"});
+    for (int i = 1; i < 40; ++i)
+      env.push_back({.name = fmt::format("V{}", i), .value = fmt::format("$(V{0})$(V{0})", i - 1)});
+  });
+  ASSERT_TRUE(SyncUntil([&] { return PhaseIs("bomb", "Failed"); }));
+  api::Pod pod = Pod("bomb");
+  const auto& t = *pod.status.container_statuses[0].state.terminated;
+  EXPECT_EQ(t.reason, "StartError");
+  EXPECT_THAT(t.message, ::testing::StartsWith("env V17: the expanded value is longer than"));
 }
 
 TEST_F(NodeAgentTest, DeletingAPodStopsItsProcess) {
