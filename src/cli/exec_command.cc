@@ -13,6 +13,7 @@
 #include "api/json.h"
 #include "api/pod_object.h"
 #include "cli/run_command.h"
+#include "node/container_env.h"
 #include "runtime/local/process.h"
 #include "store/sqlite_store.h"
 
@@ -58,8 +59,9 @@ Result<pid_t> LeaderOf(const std::string& state, const ExecOptions& options,
   std::ifstream in(fmt::format("/proc/{}/environ", pid), std::ios::binary);
   std::string entry;
   bool ours = false;
+  std::string hostname = "HOSTNAME=" + node::PodHostname(*pod);  // cut to 63 characters
   while (std::getline(in, entry, '\0')) {
-    ours = ours || entry == "HOSTNAME=" + options.pod;
+    ours = ours || entry == hostname;
     environ.push_back(entry);
   }
   if (pid <= 0 || getpgid(pid) != pid || !ours) {

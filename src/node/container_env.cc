@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "api/json.h"
 #include "runtime/local/expand.h"
 
 namespace trainyard::node {
@@ -105,11 +106,21 @@ Status TooMuch(size_t bytes) {
 
 }  // namespace
 
+std::string PodHostname(const api::Pod& pod) {
+  // spec.hostname is validated as a DNS label; a pod name may be longer
+  // than a host name can be (63), and is cut as the kubelet cuts it.
+  std::string name = api::StringAt(pod.spec.extra, "hostname", pod.metadata.name);
+  if (name.size() <= kMaxHostnameLength) return name;
+  name.resize(kMaxHostnameLength);
+  while (!name.empty() && (name.back() == '-' || name.back() == '.')) name.pop_back();
+  return name;
+}
+
 Result<EnvList> ContainerEnv(const api::Pod& pod, const api::Container& container,
                              const EnvList& base, const NodeFacts& node,
                              const store::ObjectStore& store) {
   EnvList env = base;
-  env.emplace_back("HOSTNAME", pod.metadata.name);
+  env.emplace_back("HOSTNAME", PodHostname(pod));
   auto lookup = [&](std::string_view name) -> std::optional<std::string> {
     for (auto it = env.rbegin(); it != env.rend(); ++it) {
       if (it->first == name) return it->second;

@@ -101,6 +101,26 @@ TEST_F(ContainerEnvTest, ArgvExpandsAndNeedsACommand) {
   EXPECT_THAT(none.status().message(), ::testing::HasSubstr("has no command"));
 }
 
+TEST_F(ContainerEnvTest, HostnameIsCutTo63AsTheKubeletCutsIt) {
+  auto hostname = [&]() {
+    Result<EnvList> env = Build();
+    for (const auto& [k, v] : *env) {
+      if (k == "HOSTNAME") return v;
+    }
+    return std::string("(none)");
+  };
+  EXPECT_EQ(hostname(), "mnist-worker-0");
+  pod_.metadata.name = std::string(63, 'a');
+  EXPECT_EQ(hostname(), std::string(63, 'a'));
+  pod_.metadata.name = std::string(70, 'b');
+  EXPECT_EQ(hostname(), std::string(63, 'b'));
+  // Cut at a '-' or '.': those are trimmed too, as no label ends in them.
+  pod_.metadata.name = std::string(61, 'c') + "-.-worker-0";
+  EXPECT_EQ(hostname(), std::string(61, 'c'));
+  pod_.spec.extra = {{"hostname", "chosen"}};
+  EXPECT_EQ(hostname(), "chosen");
+}
+
 TEST_F(ContainerEnvTest, ExponentialExpansionFailsNamingTheVariable) {
   // The 40-line manifest: A=xx, B=$(A)$(A), ... would be 2^40 bytes.
   container_.env = {Literal("V0", "xx")};
