@@ -369,6 +369,6 @@ void Engine::RequestStop() {
   [[maybe_unused]] ssize_t n = write(wake_pipe_[1], &c, 1);
 }
 
-void Engine::StopAll() { node_->StopAll(options_.grace); }
+void Engine::StopAll() { node_->StopAll(); }
 
 }  // namespace trainyard::engine

@@ -48,7 +48,6 @@ struct EngineOptions {
   std::vector<scheduler::Node> nodes;
   scheduler::Policy policy = scheduler::Policy::kBinPack;
   const Clock* clock = &RealClock::Get();
-  Duration grace = std::chrono::seconds(10);  // for Stop()
   // Told how long each reconcile took (for /metrics).
   std::function<void(std::chrono::steady_clock::duration)> on_reconcile;
 };
@@ -81,7 +80,8 @@ class Engine {
   Status Run(const std::function<bool()>& done, const std::function<void()>& on_step);
   // Async-signal-safe: ends Run() at its next wake-up.
   void RequestStop();
-  // Stops every replica process (SIGTERM, SIGKILL after the grace period).
+  // Stops every replica process (SIGTERM, SIGKILL after its pod's
+  // terminationGracePeriodSeconds, 30 s by default).
   void StopAll();
 
   store::SqliteStore& store() { return *store_; }

@@ -221,11 +221,13 @@ Status NodeAgent::SyncPod(const api::Pod& pod, std::optional<TimePoint>& wake) {
   }
   Replica& replica = replicas_[KeyOf(pod)];
   if (replica.uid != pod.metadata.uid) {
-    // A new pod under an old name: the old one's process must go first.
-    if (replica.process) replica.process->Stop(std::chrono::seconds(0));
+    // A new pod under an old name: the old one's process goes first, given
+    // its own grace period (on Kubernetes the name is free only then).
+    if (Stopping(replica, wake)) return OkStatus();
     RemoveVolumes(replica.volumes);
     replica = Replica{.uid = pod.metadata.uid};
   }
+  replica.grace = GraceOf(pod);
   // Most steps change nothing: the pod is copied only to be written.
   api::Pod changed;
   auto edit = [&]() -> api::Pod& { return changed = pod; };
@@ -285,28 +287,33 @@ Status NodeAgent::Recover(api::Pod& pod, Replica& replica) {
   return OnExit(pod, replica, runtime::ExitStatus{137, SIGKILL});
 }
 
+Duration NodeAgent::GraceOf(const api::Pod& pod) const {
+  const std::optional<int64_t>& seconds = pod.spec.termination_grace_period_seconds;
+  if (!seconds) return options_.default_grace;
+  return std::chrono::seconds(std::max<int64_t>(0, *seconds));
+}
+
+bool NodeAgent::Stopping(Replica& replica, std::optional<TimePoint>& wake) {
+  if (!replica.process || replica.process->TryWait()) return false;
+  TimePoint now = options_.clock->Now();
+  if (!replica.kill_at) {
+    replica.process->Signal(SIGTERM);
+    replica.kill_at = now + replica.grace;
+  }
+  if (now >= *replica.kill_at) replica.process->Signal(SIGKILL);
+  wake = wake ? std::min(*wake, *replica.kill_at) : *replica.kill_at;
+  return true;
+}
+
 void NodeAgent::StopOrphans(const std::map<std::string, bool>& live,
                             std::optional<TimePoint>& wake) {
-  TimePoint now = options_.clock->Now();
   for (auto it = replicas_.begin(); it != replicas_.end();) {
-    Replica& replica = it->second;
-    if (live.contains(it->first)) {
+    if (live.contains(it->first) || Stopping(it->second, wake)) {
       ++it;
       continue;
     }
-    if (!replica.process || replica.process->TryWait()) {
-      RemoveVolumes(replica.volumes);  // the pod is gone: so are its emptyDirs
-      it = replicas_.erase(it);
-      continue;
-    }
-    if (!replica.kill_at) {
-      replica.process->Signal(SIGTERM);
-      replica.kill_at = now + options_.default_grace;
-    } else if (now >= *replica.kill_at) {
-      replica.process->Signal(SIGKILL);
-    }
-    wake = wake ? std::min(*wake, *replica.kill_at) : *replica.kill_at;
-    ++it;
+    RemoveVolumes(it->second.volumes);  // the pod is gone: so are its emptyDirs
+    it = replicas_.erase(it);
   }
 }
 
@@ -355,16 +362,18 @@ Result<std::optional<Duration>> NodeAgent::Sync() {
   return std::optional<Duration>(std::max(Duration::zero(), *wake - options_.clock->Now()));
 }
 
-void NodeAgent::StopAll(Duration grace) {
-  // One grace period for all: every process is told at once.
+void NodeAgent::StopAll() {
+  // Every process is told at once; each gets its own pod's grace period
+  // from then (a replica saving a checkpoint on SIGTERM has all of it).
   for (auto& [key, replica] : replicas_) {
     if (replica.process) replica.process->Signal(SIGTERM);
   }
-  auto deadline = std::chrono::steady_clock::now() + grace;
+  auto told = std::chrono::steady_clock::now();
   for (auto& [key, replica] : replicas_) {
     if (!replica.process) continue;
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(std::max(
-        deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration::zero()));
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(
+        std::max(told + replica.grace - std::chrono::steady_clock::now(),
+                 std::chrono::steady_clock::duration::zero()));
     replica.process->Stop(left);
   }
   RemoveMemoryVolumes();

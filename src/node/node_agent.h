@@ -53,6 +53,8 @@ struct NodeAgentOptions {
   std::string shim;
   Duration restart_backoff = std::chrono::seconds(1);  // doubled per restart
   Duration max_restart_backoff = std::chrono::seconds(30);
+  // SIGTERM to SIGKILL for a pod without terminationGracePeriodSeconds:
+  // Kubernetes' default.
   Duration default_grace = std::chrono::seconds(30);
 };
 
@@ -64,8 +66,9 @@ class NodeAgent {
   // Returns how long until it next has work without any event, if ever.
   Result<std::optional<Duration>> Sync();
   std::vector<int> PollFds() const;
-  // Stops every process: SIGTERM, SIGKILL after `grace`. Blocks.
-  void StopAll(Duration grace);
+  // Stops every process: SIGTERM to all at once, SIGKILL to each after its
+  // pod's grace period. Blocks.
+  void StopAll();
   size_t running() const;
 
   // The log file of a pod's container.
@@ -79,6 +82,9 @@ class NodeAgent {
     std::optional<TimePoint> restart_at;  // waiting to restart
     std::optional<TimePoint> kill_at;     // stopping: SIGKILL then
     PodVolumeDirs volumes;                // set when it first starts
+    // Its pod's terminationGracePeriodSeconds, kept for when the pod is
+    // gone from the store.
+    Duration grace{};
   };
 
   Status SyncPod(const api::Pod& pod, std::optional<TimePoint>& wake);
@@ -87,6 +93,10 @@ class NodeAgent {
   Status OnExit(api::Pod& pod, Replica& replica, const runtime::ExitStatus& status,
                 const std::string& reason = "", const std::string& message = "");
   void StopOrphans(const std::map<std::string, bool>& live, std::optional<TimePoint>& wake);
+  // Stops `replica` without blocking: SIGTERM, then SIGKILL once its grace
+  // period is over. True while its process still runs.
+  bool Stopping(Replica& replica, std::optional<TimePoint>& wake);
+  Duration GraceOf(const api::Pod& pod) const;
   Status WriteStatus(const api::Pod& pod);
   // A pod the store says runs, with no process here: an earlier node
   // agent's. Adopts its shim if it still runs; else records how it ended.

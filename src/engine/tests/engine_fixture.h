@@ -30,8 +30,7 @@ class EngineFixture : public ::testing::Test {
     auto engine = Engine::Create({.state_dir = (dir_ / "state").string(),
                                   .working_dir = dir_.string(),
                                   .base_env = {{"PATH", "/usr/bin:/bin"}},
-                                  .machine = machine,
-                                  .grace = std::chrono::seconds(2)});
+                                  .machine = machine});
     ASSERT_TRUE(engine.ok()) << engine.status().ToString();
     engine_ = std::move(*engine);
   }

@@ -183,6 +183,64 @@ TEST_F(NodeAgentTest, DeletingAPodStopsItsProcess) {
   EXPECT_NE(kill(pid, 0), 0);
 }
 
+// Deleted, a pod's replica gets SIGTERM and all of its pod's
+// terminationGracePeriodSeconds (not a fixed 30 s) before SIGKILL.
+TEST_F(NodeAgentTest, ADeletedPodGetsItsOwnGracePeriod) {
+  auto grace = [](int64_t seconds) {
+    return [seconds](api::Pod& pod) { pod.spec.termination_grace_period_seconds = seconds; };
+  };
+  // Saves a checkpoint on SIGTERM, which takes until the test says `go`.
+  AddPod("saver",
+         "trap 'touch saving; while [ ! -e go ]; do sleep 0.05; done; echo saved > ckpt; exit 0' "
+         "TERM; touch ready; sleep 1000 & wait",
+         "Never", {}, grace(60));
+  ASSERT_TRUE(SyncUntil([&] { return fs::exists(dir_ / "ready"); }));
+  ASSERT_TRUE(store_->Delete({"Pod", "default", "saver"}).ok());
+  ASSERT_TRUE(SyncUntil([&] { return fs::exists(dir_ / "saving"); }));
+  clock_.Advance(std::chrono::seconds(59));  // past Kubernetes' default, within its own
+  ASSERT_TRUE(agent_->Sync().ok());
+  std::ofstream(dir_ / "go").close();
+  ASSERT_TRUE(SyncUntil([&] { return agent_->running() == 0; }));
+  EXPECT_TRUE(fs::exists(dir_ / "ckpt")) << "killed before its grace period ended";
+
+  // Ignoring SIGTERM: killed once its own grace period is over, at once
+  // for 0.
+  AddPod("stubborn-0", "trap '' TERM; touch ready-0; sleep 1000", "Never", {}, grace(0));
+  AddPod("stubborn-1", "trap '' TERM; touch ready-1; sleep 1000", "Never", {}, grace(1));
+  ASSERT_TRUE(
+      SyncUntil([&] { return fs::exists(dir_ / "ready-0") && fs::exists(dir_ / "ready-1"); }));
+  ASSERT_TRUE(store_->Delete({"Pod", "default", "stubborn-0"}).ok());
+  ASSERT_TRUE(store_->Delete({"Pod", "default", "stubborn-1"}).ok());
+  ASSERT_TRUE(SyncUntil([&] { return agent_->running() == 1; }));
+  Result<std::optional<Duration>> next = agent_->Sync();
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ(**next, std::chrono::seconds(1));  // stubborn-1's SIGKILL
+  clock_.Advance(std::chrono::seconds(1));
+  ASSERT_TRUE(SyncUntil([&] { return agent_->running() == 0; }));
+}
+
+// Stopping everything (`trainyard run` interrupted, the server stopping)
+// gives each replica its pod's grace period too.
+TEST_F(NodeAgentTest, StopAllGivesEachPodItsGracePeriod) {
+  auto grace = [](int64_t seconds) {
+    return [seconds](api::Pod& pod) { pod.spec.termination_grace_period_seconds = seconds; };
+  };
+  AddPod("stubborn", "trap '' TERM; touch ready-0; sleep 1000", "Never", {}, grace(0));
+  ASSERT_TRUE(SyncUntil([&] { return fs::exists(dir_ / "ready-0"); }));
+  auto start = std::chrono::steady_clock::now();
+  agent_->StopAll();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5)) << "not prompt";
+  EXPECT_EQ(agent_->running(), 0u);
+
+  // Two seconds to save a checkpoint, within 30 s (the default grace).
+  AddPod("saver", "trap 'sleep 2; echo saved > ckpt; exit 0' TERM; touch ready; sleep 1000 & wait",
+         "Never");
+  ASSERT_TRUE(SyncUntil([&] { return fs::exists(dir_ / "ready"); }));
+  agent_->StopAll();
+  EXPECT_TRUE(fs::exists(dir_ / "ckpt")) << "killed before its grace period ended";
+  EXPECT_EQ(agent_->running(), 0u);
+}
+
 TEST_F(NodeAgentTest, DestroyingTheAgentLeavesNoProcess) {
   // `$$$$`: Kubernetes' expansion of command and args turns `$$` into `$`.
   AddPod("long", "echo $$$$ > pid; exec sleep 1000", "Never");
