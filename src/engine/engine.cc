@@ -93,7 +93,8 @@ Status Engine::Init() {
       .pods_dir = options_.state_dir + "/pods",
       .default_working_dir = options_.working_dir,
       .base_env = options_.base_env,
-      .shim = options_.shim});
+      .shim = options_.shim,
+      .detach = options_.detach_replicas});
   metrics_collector_ = std::make_unique<MetricsCollector>(
       MetricsCollectorOptions{.store = store_.get(),
                               .node = node_.get(),

@@ -37,9 +37,12 @@ struct EngineOptions {
   // The trainyard binary, for `trainyard exec` (MPI's rsh agent); empty:
   // MPIJobs get upstream's `kubectl exec`.
   std::string exec_program;
-  // trainyard-shim, for replicas that outlive a crash of the engine and
-  // are adopted when it starts again (node::NodeAgentOptions::shim).
+  // trainyard-shim: everything a replica starts ends with it
+  // (node::NodeAgentOptions::shim).
   std::string shim;
+  // With a shim: replicas outlive a crash of the engine and are adopted
+  // when it starts again (`trainyard server`); otherwise they die with it.
+  bool detach_replicas = false;
   // What replicas may use; discovered (nvidia-smi through base_env's PATH)
   // when not given.
   std::optional<runtime::MachineFacts> machine;

@@ -157,7 +157,8 @@ Status NodeAgent::Start(api::Pod& pod, Replica& replica) {
                                                : TranslatePaths(container.working_dir, *mounts),
                             .log_path = log,
                             .shim = options_.shim,
-                            .exit_path = ExitPath(log)};
+                            .exit_path = ExitPath(log),
+                            .detach = options_.detach};
   Result<runtime::Process> process = runtime::Process::Start(spec);
   if (!process.ok()) return fail_to_start(process.status());
   // Under a shim, the pid and its start time identify it to a later node

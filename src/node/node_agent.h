@@ -47,10 +47,14 @@ struct NodeAgentOptions {
   std::string default_working_dir;  // for containers without workingDir
   // What a container's image would give it: PATH, HOME, LANG, ...
   std::vector<std::pair<std::string, std::string>> base_env;
-  // trainyard-shim's path: each replica runs under it, outlives a crash of
-  // trainyard, and is adopted by the next node agent. Empty: replicas are
-  // trainyard's children and die with it.
+  // trainyard-shim's path: each replica runs under it, and everything a
+  // replica starts ends with it (the shim is their subreaper). Empty:
+  // replicas are trainyard's children, and only their process group is
+  // killed.
   std::string shim;
+  // With a shim: replicas outlive a crash of trainyard and are adopted by
+  // the next node agent (`trainyard server`); otherwise they die with it.
+  bool detach = false;
   Duration restart_backoff = std::chrono::seconds(1);  // doubled per restart
   Duration max_restart_backoff = std::chrono::seconds(30);
   // SIGTERM to SIGKILL for a pod without terminationGracePeriodSeconds:

@@ -1,7 +1,9 @@
 // `trainyard run` as a user runs it: the real binary, real processes.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -134,6 +136,59 @@ spec:
   EXPECT_EQ(status->exit_code, 130);
   for (pid_t pid : pids) EXPECT_NE(kill(pid, 0), 0) << pid << " outlived the run";
   EXPECT_THAT(Output(), ::testing::HasSubstr("interrupted: stopping every replica"));
+}
+
+// Interrupted, `trainyard run` gives each replica its pod's
+// terminationGracePeriodSeconds (not a fixed 10 s): the master saves its
+// checkpoint in 2 s of its 30, the worker that ignores SIGTERM is killed
+// after its 1; and a daemon the master left outside its process group
+// ends with it.
+TEST_F(RunE2eTest, CtrlCGivesEachReplicaItsGracePeriodAndLeavesNoDaemon) {
+  Write("job.yaml", R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: graceful}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      template:
+        spec:
+          terminationGracePeriodSeconds: 30
+          containers:
+            - name: pytorch
+              image: none
+              command: [sh, -c, 'setsid sleep 1000 & echo $! > daemon; trap "sleep 2; echo saved > ckpt; exit 0" TERM; touch master-up; sleep 1000 & wait']
+    Worker:
+      template:
+        spec:
+          terminationGracePeriodSeconds: 1
+          containers:
+            - {name: pytorch, image: none, command: [sh, -c, 'trap "" TERM; touch worker-up; sleep 1000']}
+)");
+  Result<runtime::Process> p = Start({"job.yaml"});
+  ASSERT_TRUE(p.ok());
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!(fs::exists(dir_ / "master-up") && fs::exists(dir_ / "worker-up")) &&
+         std::chrono::steady_clock::now() < until) {
+    std::this_thread::yield();
+  }
+  pid_t daemon = 0;
+  std::ifstream(dir_ / "daemon") >> daemon;
+  int daemon_fd = daemon > 0 ? static_cast<int>(syscall(SYS_pidfd_open, daemon, 0)) : -1;
+  auto interrupted = std::chrono::steady_clock::now();
+  kill(p->pid(), SIGINT);
+  std::optional<runtime::ExitStatus> status = p->WaitFor(std::chrono::seconds(30));
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(status->exit_code, 130);
+  EXPECT_LT(std::chrono::steady_clock::now() - interrupted, std::chrono::seconds(8))
+      << "the worker was not killed after its 1 s";
+  EXPECT_TRUE(fs::exists(dir_ / "ckpt")) << "the master was killed before its 30 s";
+  ASSERT_GE(daemon_fd, 0) << "no daemon pid";
+  pollfd pfd{daemon_fd, POLLIN, 0};
+  bool ended = poll(&pfd, 1, 10000) == 1;
+  if (!ended) syscall(SYS_pidfd_send_signal, daemon_fd, SIGKILL, nullptr, 0);
+  close(daemon_fd);
+  EXPECT_TRUE(ended) << "the master's setsid daemon outlived the run";
 }
 
 TEST_F(RunE2eTest, ExecIntoAReplicaThatIsNotRunningSaysSo) {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -20,6 +21,21 @@ namespace trainyard::node {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Whether `pid`, a `sleep`, ends within `deadline` (waiting on its pidfd);
+// one still running then is killed, so that no test leaves it behind.
+bool EndsWithin(pid_t pid, std::chrono::milliseconds deadline) {
+  int fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (fd < 0) return true;  // gone, and reaped
+  std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline");
+  std::string argv0;
+  std::getline(cmdline, argv0, '\0');
+  pollfd pfd{fd, POLLIN, 0};
+  bool ended = argv0 != "sleep" || poll(&pfd, 1, static_cast<int>(deadline.count())) == 1;
+  if (!ended) syscall(SYS_pidfd_send_signal, fd, SIGKILL, nullptr, 0);
+  close(fd);
+  return ended;
+}
 
 class NodeAgentTest : public ::testing::Test {
  protected:
@@ -239,6 +255,37 @@ TEST_F(NodeAgentTest, StopAllGivesEachPodItsGracePeriod) {
   agent_->StopAll();
   EXPECT_TRUE(fs::exists(dir_ / "ckpt")) << "killed before its grace period ended";
   EXPECT_EQ(agent_->running(), 0u);
+}
+
+// Everything a replica started ends with it under the shim, daemons that
+// left its process group included: when the pod ends, and when it is
+// deleted.
+TEST_F(NodeAgentTest, NothingAReplicaStartedOutlivesItsPod) {
+  agent_ = std::make_unique<NodeAgent>(NodeAgentOptions{.store = store_.get(),
+                                                        .clock = &clock_,
+                                                        .logs_dir = (dir_ / "logs").string(),
+                                                        .pods_dir = (dir_ / "pods").string(),
+                                                        .default_working_dir = dir_.string(),
+                                                        .base_env = {{"PATH", "/usr/bin:/bin"}},
+                                                        .shim = TRAINYARD_SHIM});
+  auto daemons = [](const std::string& file, const std::string& then) {
+    return "setsid sleep 1000 & echo $! > " + file + "; setsid sh -c 'sleep 1000 & echo $! >> " +
+           file + "'; touch " + file + ".done; " + then;
+  };
+  AddPod("ends", daemons("ends", "exit 0"), "Never");
+  AddPod("deleted", daemons("deleted", "exec sleep 1000"), "Never");
+  ASSERT_TRUE(
+      SyncUntil([&] { return PhaseIs("ends", "Succeeded") && fs::exists(dir_ / "deleted.done"); }));
+  ASSERT_TRUE(store_->Delete({"Pod", "default", "deleted"}).ok());
+  ASSERT_TRUE(SyncUntil([&] { return agent_->running() == 0; }));
+  for (const char* file : {"ends", "deleted"}) {
+    std::ifstream in(dir_ / file);
+    int count = 0;
+    for (pid_t pid; in >> pid; ++count) {
+      EXPECT_TRUE(EndsWithin(pid, std::chrono::seconds(10))) << file << " left " << pid;
+    }
+    EXPECT_EQ(count, 2) << file;
+  }
 }
 
 TEST_F(NodeAgentTest, DestroyingTheAgentLeavesNoProcess) {
