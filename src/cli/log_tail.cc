@@ -16,6 +16,35 @@ std::string Label(const api::Pod& pod, std::string_view key) {
 
 }  // namespace
 
+void LineSplitter::Feed(std::string_view bytes, const Emit& emit) {
+  while (!bytes.empty()) {
+    size_t newline = bytes.find('\n');
+    // A full piece goes out once the line is known to go on past it (and
+    // not to end right there, which would print an empty line after it).
+    if (partial_.size() == max_line_ && newline != 0) {
+      emit(partial_);
+      partial_.clear();
+    }
+    size_t room = max_line_ - partial_.size();
+    if (newline != std::string_view::npos && newline <= room) {
+      partial_.append(bytes.substr(0, newline));
+      emit(partial_);
+      partial_.clear();
+      bytes.remove_prefix(newline + 1);
+      continue;
+    }
+    size_t take = std::min(room, bytes.size());
+    partial_.append(bytes.substr(0, take));
+    bytes.remove_prefix(take);
+  }
+}
+
+void LineSplitter::Flush(const Emit& emit) {
+  if (partial_.empty()) return;
+  emit(partial_);
+  partial_.clear();
+}
+
 void LogTail::Poll(bool flush) {
   if (mode_ == LogMode::kNone) return;
   Result<store::ObjectStore::ListResult> pods = engine_.store().List("Pod", "");
@@ -51,22 +80,17 @@ void LogTail::Poll(bool flush) {
     std::FILE* in = std::fopen(path.c_str(), "rb");
     if (in == nullptr) continue;
     std::fseek(in, f.offset, SEEK_SET);
+    auto print = [&, &prefix = f.prefix](std::string_view line) {
+      fmt::print(out_, "{}{}\n", prefix, line);
+    };
     char buf[65536];
     size_t n;
     while ((n = std::fread(buf, 1, sizeof(buf), in)) > 0) {
       f.offset += static_cast<long>(n);
-      f.partial.append(buf, n);
+      f.lines.Feed(std::string_view(buf, n), print);
     }
     std::fclose(in);
-    size_t start = 0;
-    for (size_t nl; (nl = f.partial.find('\n', start)) != std::string::npos; start = nl + 1) {
-      fmt::print(out_, "{}{}\n", f.prefix, std::string_view(f.partial).substr(start, nl - start));
-    }
-    f.partial.erase(0, start);
-    if (flush && !f.partial.empty()) {
-      fmt::print(out_, "{}{}\n", f.prefix, f.partial);
-      f.partial.clear();
-    }
+    if (flush) f.lines.Flush(print);
   }
   std::fflush(out_);
 }

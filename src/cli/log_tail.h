@@ -3,15 +3,38 @@
 #pragma once
 
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include "engine/engine.h"
 
 namespace trainyard::cli {
 
 enum class LogMode { kAll, kMaster, kNone };
+
+// The most of one line held in memory per replica: a longer one is printed
+// in pieces of this size, so a replica writing 100 MB without a newline
+// costs 64 KiB here, not 100 MB.
+inline constexpr size_t kMaxLogLine = 64 * 1024;
+
+// Splits bytes into lines (without their newlines), holding at most
+// `max_line` bytes of an unfinished one.
+class LineSplitter {
+ public:
+  using Emit = std::function<void(std::string_view line)>;
+  explicit LineSplitter(size_t max_line = kMaxLogLine) : max_line_(max_line) {}
+  // Emits every line `bytes` completes, and every full piece of a longer one.
+  void Feed(std::string_view bytes, const Emit& emit);
+  // Emits what is left of a line without a newline yet.
+  void Flush(const Emit& emit);
+
+ private:
+  size_t max_line_;
+  std::string partial_;
+};
 
 class LogTail {
  public:
@@ -25,7 +48,7 @@ class LogTail {
   struct Followed {
     std::string prefix;
     long offset = 0;
-    std::string partial;
+    LineSplitter lines;
   };
   engine::Engine& engine_;
   LogMode mode_;

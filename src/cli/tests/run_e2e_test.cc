@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -189,6 +190,38 @@ spec:
   if (!ended) syscall(SYS_pidfd_send_signal, daemon_fd, SIGKILL, nullptr, 0);
   close(daemon_fd);
   EXPECT_TRUE(ended) << "the master's setsid daemon outlived the run";
+}
+
+// A replica that writes 100 MB without a newline: `trainyard run` prints
+// it in pieces of 64 KiB, and never holds the line (it took 306 MB).
+TEST_F(RunE2eTest, AHundredMegabyteLineIsPrintedInBoundedMemory) {
+  Write("job.yaml", R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: long-line}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - {name: main, image: none, command: [sh, -c, 'head -c 100000000 /dev/zero | tr "\0" x; echo; echo end']}
+)");
+  EXPECT_EQ(Run({"job.yaml"}), 0);
+  rusage usage{};
+  getrusage(RUSAGE_CHILDREN, &usage);  // the largest of trainyard and what it ran
+  EXPECT_LT(usage.ru_maxrss, 100 * 1024) << "KiB at most";
+  std::ifstream out(dir_ / "out");
+  size_t pieces = 0;
+  size_t longest = 0;
+  bool end = false;
+  for (std::string line; std::getline(out, line);) {
+    pieces += line.find("] xxx") != std::string::npos;
+    longest = std::max(longest, line.size());
+    end = end || line.ends_with("] end");
+  }
+  EXPECT_EQ(pieces, 100000000 / 65536 + 1);  // the whole pieces, then the rest
+  EXPECT_LT(longest, 65536u + 100);
+  EXPECT_TRUE(end);
 }
 
 TEST_F(RunE2eTest, ExecIntoAReplicaThatIsNotRunningSaysSo) {
