@@ -1,6 +1,7 @@
 #include "node/node_agent.h"
 
 #include <fmt/format.h>
+#include <limits.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 
 #include "api/reflect.h"
 #include "node/container_env.h"
+#include "runtime/local/expand.h"
 #include "runtime/local/log_file.h"
 
 namespace trainyard::node {
@@ -59,6 +61,52 @@ void MarkScheduled(api::Pod& pod, const std::string& now) {
   if (it != conditions.end() && it->status == "True") return;  // a restart: no transition
   std::erase_if(conditions, scheduled);
   conditions.push_back({.type = "PodScheduled", .status = "True", .last_transition_time = now});
+}
+
+// Translates `text` within `budget` more bytes than it has (and the bound
+// on any one string), taking what it grows by from the budget.
+Status TranslateWithin(std::string& text, const Mounts& mounts, size_t& budget,
+                       const std::string& what) {
+  size_t bound = std::min(runtime::kMaxExpandedBytes, text.size() + budget);
+  std::optional<std::string> out = TranslatePaths(text, mounts, bound);
+  if (!out) {
+    return InvalidArgumentError(fmt::format(
+        "{}: with its mount paths translated to host paths it would pass {} KiB, or the "
+        "environment and arguments {} MiB; mount the volumes at fewer places in it, or use "
+        "shorter host paths",
+        what, runtime::kMaxExpandedBytes / 1024, runtime::kMaxEnvAndArgvBytes / (1024 * 1024)));
+  }
+  budget = budget + text.size() - out->size();  // out is at most text + budget long
+  text = std::move(*out);
+  return OkStatus();
+}
+
+// What execve's strings of `env` and `argv` may still grow by.
+size_t Room(const EnvList& env, const std::vector<std::string>& argv) {
+  size_t used = 0;
+  for (const auto& [name, value] : env) used += name.size() + value.size() + 2;
+  for (const std::string& arg : argv) used += arg.size() + 1;
+  return used >= runtime::kMaxEnvAndArgvBytes ? 0 : runtime::kMaxEnvAndArgvBytes - used;
+}
+
+// Mount paths translated in the env values the pod itself set, within the
+// bounds expansion keeps.
+Status TranslateEnv(const api::Container& container, const Mounts& mounts, EnvList& env) {
+  size_t budget = Room(env, {});
+  for (auto& [name, value] : env) {
+    bool from_pod = std::any_of(container.env.begin(), container.env.end(),
+                                [&](const api::EnvVar& v) { return v.name == name; });
+    if (from_pod) RETURN_IF_ERROR(TranslateWithin(value, mounts, budget, "env " + name));
+  }
+  return OkStatus();
+}
+
+Status TranslateArgv(const Mounts& mounts, const EnvList& env, std::vector<std::string>& argv) {
+  size_t budget = Room(env, argv);
+  for (size_t i = 0; i < argv.size(); ++i) {
+    RETURN_IF_ERROR(TranslateWithin(argv[i], mounts, budget, fmt::format("argv[{}]", i)));
+  }
+  return OkStatus();
 }
 
 }  // namespace
@@ -121,45 +169,47 @@ Status NodeAgent::WriteStatus(const api::Pod& pod) {
   return OkStatus();
 }
 
+Result<runtime::ProcessSpec> NodeAgent::SpecOf(const api::Pod& pod, Replica& replica) {
+  const api::Container& container = pod.spec.containers.front();
+  ASSIGN_OR_RETURN(EnvList env, ContainerEnv(pod, container, options_.base_env, options_.facts,
+                                             *options_.store));
+  if (options_.pin_gpus) PinGpus(pod, env);
+  replica.volumes = VolumeDirsOf(pod);
+  ASSIGN_OR_RETURN(Mounts mounts, PrepareVolumes(pod, container, replica.volumes, *options_.store));
+  RETURN_IF_ERROR(TranslateEnv(container, mounts, env));
+  ASSIGN_OR_RETURN(std::vector<std::string> argv, ContainerArgv(container, env));
+  RETURN_IF_ERROR(TranslateArgv(mounts, env, argv));
+  std::string working_dir = container.working_dir;
+  size_t path_room = PATH_MAX;  // what chdir takes
+  RETURN_IF_ERROR(TranslateWithin(working_dir, mounts, path_room, "workingDir"));
+  std::string log = LogPath(pod.metadata.namespace_, pod.metadata.name, container.name);
+  return runtime::ProcessSpec{
+      .argv = std::move(argv),
+      .env = std::move(env),
+      .working_dir = working_dir.empty() ? options_.default_working_dir : std::move(working_dir),
+      .log_path = log,
+      .shim = options_.shim,
+      .exit_path = ExitPath(log),
+      .detach = options_.detach};
+}
+
 Status NodeAgent::Start(api::Pod& pod, Replica& replica) {
   api::ContainerStatus& status = ContainerStatusOf(pod);
-  const api::Container& container = pod.spec.containers.front();
   std::string now = FormatRfc3339(options_.clock->Now());
   // As the kubelet reports a container that cannot start: exit code 128,
   // reason StartError; the restart policy applies as to any other exit.
   auto fail_to_start = [&](const Status& why) {
     return OnExit(pod, replica, runtime::ExitStatus{128, 0}, "StartError", why.message());
   };
-  Result<EnvList> env =
-      ContainerEnv(pod, container, options_.base_env, options_.facts, *options_.store);
-  if (!env.ok()) return fail_to_start(env.status());
-  if (options_.pin_gpus) PinGpus(pod, *env);
-  replica.volumes = VolumeDirsOf(pod);
-  Result<Mounts> mounts = PrepareVolumes(pod, container, replica.volumes, *options_.store);
-  if (!mounts.ok()) return fail_to_start(mounts.status());
-  for (auto& [name, value] : *env) {
-    bool from_pod = std::any_of(container.env.begin(), container.env.end(),
-                                [&](const api::EnvVar& v) { return v.name == name; });
-    if (from_pod) value = TranslatePaths(value, *mounts);
-  }
-  Result<std::vector<std::string>> argv = ContainerArgv(container, *env);
-  if (!argv.ok()) return fail_to_start(argv.status());
-  for (std::string& arg : *argv) arg = TranslatePaths(arg, *mounts);
-  std::string log = LogPath(pod.metadata.namespace_, pod.metadata.name, container.name);
+  Result<runtime::ProcessSpec> spec = SpecOf(pod, replica);
+  if (!spec.ok()) return fail_to_start(spec.status());
   std::error_code ec;
-  fs::create_directories(fs::path(log).parent_path(), ec);
+  fs::create_directories(fs::path(spec->log_path).parent_path(), ec);
   // A restart (or a new pod under the same name) appends to the same file.
-  if (Status marked = runtime::MarkNewRun(log); !marked.ok()) return fail_to_start(marked);
-  runtime::ProcessSpec spec{.argv = std::move(*argv),
-                            .env = std::move(*env),
-                            .working_dir = container.working_dir.empty()
-                                               ? options_.default_working_dir
-                                               : TranslatePaths(container.working_dir, *mounts),
-                            .log_path = log,
-                            .shim = options_.shim,
-                            .exit_path = ExitPath(log),
-                            .detach = options_.detach};
-  Result<runtime::Process> process = runtime::Process::Start(spec);
+  if (Status marked = runtime::MarkNewRun(spec->log_path); !marked.ok()) {
+    return fail_to_start(marked);
+  }
+  Result<runtime::Process> process = runtime::Process::Start(*spec);
   if (!process.ok()) return fail_to_start(process.status());
   // Under a shim, the pid and its start time identify it to a later node
   // agent ("trainyard://<pid>-<start time>").

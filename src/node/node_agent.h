@@ -92,6 +92,10 @@ class NodeAgent {
   };
 
   Status SyncPod(const api::Pod& pod, std::optional<TimePoint>& wake);
+  // What the pod's default container runs, its volumes made ready: env,
+  // argv and workingDir with mount paths translated, within the bounds of
+  // runtime/local/expand.h.
+  Result<runtime::ProcessSpec> SpecOf(const api::Pod& pod, Replica& replica);
   Status Start(api::Pod& pod, Replica& replica);
   // Records an exit; restarts per the pod's policy or ends the pod.
   Status OnExit(api::Pod& pod, Replica& replica, const runtime::ExitStatus& status,

@@ -231,7 +231,8 @@ Result<Mounts> PrepareVolumes(const api::Pod& pod, const api::Container& contain
   return mounts;
 }
 
-std::string TranslatePaths(std::string_view text, const Mounts& mounts) {
+std::optional<std::string> TranslatePaths(std::string_view text, const Mounts& mounts,
+                                          size_t max_bytes) {
   std::string out;
   size_t i = 0;
   while (i < text.size()) {
@@ -244,12 +245,10 @@ std::string TranslatePaths(std::string_view text, const Mounts& mounts) {
         }
       }
     }
-    if (hit != nullptr) {
-      out += hit->host_path;
-      i += hit->mount_path.size();
-    } else {
-      out += text[i++];
-    }
+    std::string_view piece = hit != nullptr ? std::string_view(hit->host_path) : text.substr(i, 1);
+    if (piece.size() > max_bytes - out.size()) return std::nullopt;
+    out += piece;
+    i += hit != nullptr ? hit->mount_path.size() : 1;
   }
   return out;
 }

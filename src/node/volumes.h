@@ -7,6 +7,8 @@
 // replaced by the directory that backs the volume.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,7 +43,11 @@ Result<Mounts> PrepareVolumes(const api::Pod& pod, const api::Container& contain
 // '(', ')', '{' or '}', and the mount path must end there, at the end, or
 // before a '/' or one of those: shell scripts are translated too, and
 // /data2 is no path under /data.
-std::string TranslatePaths(std::string_view text, const Mounts& mounts);
+// Nullopt when the result would be longer than `max_bytes`: a short mount
+// path may stand for a long host path many times over, so nothing beyond
+// the bound is ever allocated.
+std::optional<std::string> TranslatePaths(std::string_view text, const Mounts& mounts,
+                                          size_t max_bytes = SIZE_MAX);
 
 // Removes a pod's emptyDir and configMap volumes (never a hostPath).
 void RemoveVolumes(const PodVolumeDirs& dirs);

@@ -189,6 +189,22 @@ TEST_F(NodeAgentTest, ExponentialExpansionIsAStartErrorNamingTheVariable) {
   EXPECT_THAT(t.message, ::testing::StartsWith("env V17: the expanded value is longer than"));
 }
 
+// Mount paths translated can grow a bounded argv past the bound: a short
+// mount path stands for a long host path many times over.
+TEST_F(NodeAgentTest, TranslationIsBoundedTooAndNamesTheArgument) {
+  std::string script;
+  for (int i = 0; i < 40000; ++i) script += "/d ";  // 120 KB, within the bound
+  AddPod("amplified", script, "Never", {}, [](api::Pod& pod) {
+    pod.spec.volumes.push_back({.name = "d", .empty_dir = api::EmptyDirVolumeSource{}});
+    pod.spec.containers[0].volume_mounts.push_back({.name = "d", .mount_path = "/d"});
+  });
+  ASSERT_TRUE(SyncUntil([&] { return PhaseIs("amplified", "Failed"); }));
+  api::Pod pod = Pod("amplified");
+  const auto& t = *pod.status.container_statuses[0].state.terminated;
+  EXPECT_EQ(t.reason, "StartError");
+  EXPECT_THAT(t.message, ::testing::StartsWith("argv[2]: with its mount paths translated"));
+}
+
 TEST_F(NodeAgentTest, DeletingAPodStopsItsProcess) {
   // `$$$$`: Kubernetes' expansion of command and args turns `$$` into `$`.
   AddPod("long", "echo $$$$ > pid; exec sleep 1000", "Never");

@@ -281,6 +281,14 @@ TEST(TranslatePathsTest, NoBoundaryNoTranslation) {
   }
 }
 
+TEST(TranslatePathsTest, StopsAtTheBoundWithoutGoingPastIt) {
+  Mounts mounts = {{"/d", "/a/long/host/path"}};  // 17 bytes for 2
+  EXPECT_EQ(TranslatePaths("/d /d", mounts, 35), "/a/long/host/path /a/long/host/path");
+  EXPECT_EQ(TranslatePaths("/d /d", mounts, 34), std::nullopt);
+  EXPECT_EQ(TranslatePaths("/dd", mounts, 3), "/dd");
+  EXPECT_EQ(TranslatePaths("/dd", mounts, 2), std::nullopt);
+}
+
 TEST(TranslatePathsTest, MultiLineScriptsAreTranslatedThroughout) {
   Mounts mounts = {{"/data", "/srv/data"}, {"/ckpt", "/srv/ckpt"}};
   std::string script =
