@@ -45,34 +45,50 @@ void LineSplitter::Flush(const Emit& emit) {
   partial_.clear();
 }
 
+LogTail::LogTail(engine::Engine& engine, LogMode mode, bool several_jobs, std::FILE* out)
+    : engine_(engine), mode_(mode), several_jobs_(several_jobs), out_(out) {
+  if (mode_ == LogMode::kNone) return;
+  Result<store::WatchId> watch = engine_.store().Watch(0, [this](const store::WatchEvent& e) {
+    if (e.type == store::EventType::kAdded && e.object.value("kind", "") == "Pod") Follow(e.object);
+  });
+  if (watch.ok()) watch_ = *watch;
+}
+
+LogTail::~LogTail() {
+  if (watch_) engine_.store().StopWatch(*watch_);
+}
+
+void LogTail::Follow(const api::Json& doc) {
+  // Decode only pods not seen before: this runs at every loop step.
+  const api::Json& meta = doc["metadata"];
+  std::string key = meta.value("namespace", "") + "/" + meta.value("name", "");
+  if (!seen_.insert(key).second) return;
+  Result<api::Pod> pod = api::DecodePod(doc);
+  if (!pod.ok() || pod->spec.containers.empty()) return;
+  // A batch/v1 Job has one role: its pods count as the master's.
+  std::string batch_job = Label(*pod, controller::kBatchJobNameLabel);
+  if (mode_ == LogMode::kMaster && batch_job.empty() &&
+      Label(*pod, controller::kLabelJobRole) != "master") {
+    return;
+  }
+  std::string path = engine_.node().LogPath(pod->metadata.namespace_, pod->metadata.name,
+                                            pod->spec.containers[0].name);
+  std::string job = batch_job.empty() ? Label(*pod, controller::kLabelJobName) : batch_job;
+  // "worker-1" for a replica; for a batch pod its name after the job's.
+  std::string replica = batch_job.empty()
+                            ? fmt::format("{}-{}", Label(*pod, controller::kLabelReplicaType),
+                                          Label(*pod, controller::kLabelReplicaIndex))
+                            : pod->metadata.name.substr(batch_job.size() + 1);
+  if (several_jobs_) replica = job + "/" + replica;
+  files_[path].prefix = "[" + replica + "] ";
+}
+
 void LogTail::Poll(bool flush) {
   if (mode_ == LogMode::kNone) return;
+  // Pods from before the watch began.
   Result<store::ObjectStore::ListResult> pods = engine_.store().List("Pod", "");
   if (pods.ok()) {
-    for (const api::Json& doc : pods->items) {
-      // Decode only pods not seen before: this runs at every loop step.
-      const api::Json& meta = doc["metadata"];
-      std::string key = meta.value("namespace", "") + "/" + meta.value("name", "");
-      if (!seen_.insert(key).second) continue;
-      Result<api::Pod> pod = api::DecodePod(doc);
-      if (!pod.ok() || pod->spec.containers.empty()) continue;
-      // A batch/v1 Job has one role: its pods count as the master's.
-      std::string batch_job = Label(*pod, controller::kBatchJobNameLabel);
-      if (mode_ == LogMode::kMaster && batch_job.empty() &&
-          Label(*pod, controller::kLabelJobRole) != "master") {
-        continue;
-      }
-      std::string path = engine_.node().LogPath(pod->metadata.namespace_, pod->metadata.name,
-                                                pod->spec.containers[0].name);
-      std::string job = batch_job.empty() ? Label(*pod, controller::kLabelJobName) : batch_job;
-      // "worker-1" for a replica; for a batch pod its name after the job's.
-      std::string replica = batch_job.empty()
-                                ? fmt::format("{}-{}", Label(*pod, controller::kLabelReplicaType),
-                                              Label(*pod, controller::kLabelReplicaIndex))
-                                : pod->metadata.name.substr(batch_job.size() + 1);
-      if (several_jobs_) replica = job + "/" + replica;
-      files_[path].prefix = "[" + replica + "] ";
-    }
+    for (const api::Json& doc : pods->items) Follow(doc);
   }
   // A pod deleted and re-created keeps appending to the same file, so
   // offsets stay valid across restarts.

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -38,13 +39,21 @@ class LineSplitter {
 
 class LogTail {
  public:
-  LogTail(engine::Engine& engine, LogMode mode, bool several_jobs, std::FILE* out)
-      : engine_(engine), mode_(mode), several_jobs_(several_jobs), out_(out) {}
+  // Follows every pod the store holds now or gets later, however briefly:
+  // a replica that starts, writes and is deleted between two polls (a
+  // worker still running when its job succeeds) is printed too.
+  LogTail(engine::Engine& engine, LogMode mode, bool several_jobs, std::FILE* out);
+  ~LogTail();
+  LogTail(const LogTail&) = delete;
+  LogTail& operator=(const LogTail&) = delete;
   // Prints what was appended since the last call; `flush` prints a last
   // line that has no newline yet.
   void Poll(bool flush = false);
 
  private:
+  // Starts following `doc`'s log file, once per pod.
+  void Follow(const api::Json& doc);
+
   struct Followed {
     std::string prefix;
     long offset = 0;
@@ -56,6 +65,7 @@ class LogTail {
   std::FILE* out_;
   std::map<std::string, Followed> files_;  // by path
   std::set<std::string> seen_;             // pods looked at, "<namespace>/<name>"
+  std::optional<store::WatchId> watch_;    // for pods created and deleted between polls
 };
 
 }  // namespace trainyard::cli

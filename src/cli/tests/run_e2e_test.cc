@@ -55,6 +55,8 @@ class RunE2eTest : public ::testing::Test {
   fs::path dir_;
 };
 
+// The master ends after the workers have written (a job ends with its
+// master, and stops workers still running).
 constexpr const char* kJob = R"(
 apiVersion: kubeflow.org/v1
 kind: PyTorchJob
@@ -66,13 +68,13 @@ spec:
       template:
         spec:
           containers:
-            - {name: pytorch, image: none, command: [sh, -c, 'echo "master rank $RANK of $WORLD_SIZE"; exit %d']}
+            - {name: pytorch, image: none, command: [sh, -c, 'until [ -e rank-1 ] && [ -e rank-2 ]; do sleep 0.01; done; echo "master rank $RANK of $WORLD_SIZE"; exit %d']}
     Worker:
       replicas: 2
       template:
         spec:
           containers:
-            - {name: pytorch, image: none, command: [sh, -c, 'echo "worker rank $RANK"']}
+            - {name: pytorch, image: none, command: [sh, -c, 'echo "worker rank $RANK"; touch rank-$RANK']}
 )";
 
 std::string JobExiting(int code) {
