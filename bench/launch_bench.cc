@@ -41,8 +41,7 @@ void BM_SubmitToAllStarted(benchmark::State& state) {
     state.PauseTiming();
     auto engine = engine::Engine::Create({.state_dir = (dir / std::to_string(run++)).string(),
                                           .working_dir = dir.string(),
-                                          .base_env = {{"PATH", "/usr/bin:/bin"}},
-                                          .grace = std::chrono::seconds(1)});
+                                          .base_env = {{"PATH", "/usr/bin:/bin"}}});
     state.ResumeTiming();
     (void)(*engine)->Submit(job);
     (void)(*engine)->Run(

@@ -154,4 +154,28 @@ NameProblems PortNameProblems(std::string_view value) {
   return problems;
 }
 
+NameProblems LocalDescendingPathProblems(std::string_view value) {
+  NameProblems problems;
+  if (value.starts_with('/')) problems.push_back("must be a relative path");
+  for (std::string_view rest = value;;) {
+    size_t slash = rest.find('/');
+    if (rest.substr(0, slash) == "..") {
+      problems.push_back("must not contain '..'");  // once, however many there are
+      break;
+    }
+    if (slash == std::string_view::npos) break;
+    rest.remove_prefix(slash + 1);
+  }
+  return problems;
+}
+
+NameProblems LocalNonReservedPathProblems(std::string_view value) {
+  NameProblems problems = LocalDescendingPathProblems(value);
+  // "..data" and the like: not said twice when the '..' rule already spoke.
+  if (value.starts_with("..") && !value.starts_with("../")) {
+    problems.push_back("must not start with '..'");
+  }
+  return problems;
+}
+
 }  // namespace trainyard::api

@@ -19,4 +19,11 @@ NameProblems LabelValueProblems(std::string_view value);
 NameProblems EnvVarNameProblems(std::string_view value);
 NameProblems PortNameProblems(std::string_view value);  // IANA service names
 
+// A path inside a volume (a volumeMount's subPath): relative, with no ".."
+// element, so it can only descend.
+NameProblems LocalDescendingPathProblems(std::string_view value);
+// A file's path inside a volume (configMap and secret items[].path): also
+// never starting with "..", which the kubelet keeps for its own files.
+NameProblems LocalNonReservedPathProblems(std::string_view value);
+
 }  // namespace trainyard::api

@@ -180,11 +180,38 @@ void ValidateContainer(const Container& c, const FieldPath& path,
       out.errors.push_back(
           FieldError::Invalid(item.Child("mountPath"), m.mount_path, "must be unique"));
     }
-    if (m.sub_path.starts_with("/") || m.sub_path == ".." || m.sub_path.starts_with("../") ||
-        m.sub_path.find("/../") != std::string::npos || m.sub_path.ends_with("/..")) {
-      out.errors.push_back(FieldError::Invalid(item.Child("subPath"), m.sub_path,
-                                               "must be a relative path without '..'"));
+    for (const std::string& p : LocalDescendingPathProblems(m.sub_path)) {
+      out.errors.push_back(FieldError::Invalid(item.Child("subPath"), m.sub_path, p));
     }
+  }
+}
+
+void ValidateFileMode(const std::optional<int32_t>& mode, const FieldPath& path,
+                      ValidationResult& out) {
+  if (mode && (*mode < 0 || *mode > 0777)) {
+    out.errors.push_back(FieldError::Invalid(
+        path, *mode, "must be a number between 0 and 0777 (octal), both inclusive"));
+  }
+}
+
+// A configMap or secret volume (`name_field` names it): each key becomes a
+// file, at its items[].path inside the volume when listed, which the node
+// agent creates.
+template <class Source>
+void ValidateKeyFiles(const Source& source, const std::string& name, const char* name_field,
+                      const FieldPath& path, ValidationResult& out) {
+  if (name.empty()) out.errors.push_back(FieldError::Required(path.Child(name_field)));
+  ValidateFileMode(source.default_mode, path.Child("defaultMode"), out);
+  const std::vector<KeyToPath>& items = source.items;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const KeyToPath& kp = items[i];
+    FieldPath item = path.Child("items").Index(static_cast<int64_t>(i));
+    if (kp.key.empty()) out.errors.push_back(FieldError::Required(item.Child("key")));
+    if (kp.path.empty()) out.errors.push_back(FieldError::Required(item.Child("path")));
+    for (const std::string& p : LocalNonReservedPathProblems(kp.path)) {
+      out.errors.push_back(FieldError::Invalid(item.Child("path"), kp.path, p));
+    }
+    ValidateFileMode(kp.mode, item.Child("mode"), out);
   }
 }
 
@@ -214,11 +241,11 @@ void ValidateVolumes(const std::vector<Volume>& volumes, const FieldPath& path,
       out.errors.push_back(FieldError::NotSupported(item.Child("emptyDir").Child("medium"),
                                                     v.empty_dir->medium, {"", "Memory"}));
     }
-    if (v.config_map && v.config_map->name.empty()) {
-      out.errors.push_back(FieldError::Required(item.Child("configMap").Child("name")));
+    if (v.config_map) {
+      ValidateKeyFiles(*v.config_map, v.config_map->name, "name", item.Child("configMap"), out);
     }
-    if (v.secret && v.secret->secret_name.empty()) {
-      out.errors.push_back(FieldError::Required(item.Child("secret").Child("secretName")));
+    if (v.secret) {
+      ValidateKeyFiles(*v.secret, v.secret->secret_name, "secretName", item.Child("secret"), out);
     }
     if (v.persistent_volume_claim && v.persistent_volume_claim->claim_name.empty()) {
       out.errors.push_back(

@@ -16,6 +16,7 @@
 #include "api/json.h"
 #include "api/pod_object.h"
 #include "cli/run_command.h"
+#include "node/container_env.h"
 #include "runtime/local/process.h"
 #include "store/sqlite_store.h"
 
@@ -98,6 +99,7 @@ Result<pid_t> LeaderOf(const std::string& state, const ExecOptions& options,
   std::string who = options.namespace_ + "/" + options.pod;
   std::string db = (fs::path(state) / "state.db").string();
   pid_t pid = 0;
+  std::string hostname;  // "": its log named the pod already
   if (access(db.c_str(), R_OK) != 0 && errno == EACCES) {
     ASSIGN_OR_RETURN(pid, FindByLog(state, options));
   } else {
@@ -111,12 +113,13 @@ Result<pid_t> LeaderOf(const std::string& state, const ExecOptions& options,
     }
     std::string id = pod->status.container_statuses[0].container_id;
     pid = std::atoi(id.substr(id.find("://") + 3).c_str());
+    hostname = "HOSTNAME=" + node::PodHostname(*pod);  // cut to 63 characters
   }
   std::ifstream in(fmt::format("/proc/{}/environ", pid > 0 ? ReplicaOf(pid) : 0), std::ios::binary);
   std::string entry;
-  bool ours = false;
+  bool ours = hostname.empty();
   while (std::getline(in, entry, '\0')) {
-    ours = ours || entry == "HOSTNAME=" + options.pod;
+    ours = ours || entry == hostname;
     environ.push_back(entry);
   }
   if (pid <= 0 || getpgid(pid) != pid || !ours) {

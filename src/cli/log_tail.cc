@@ -16,34 +16,79 @@ std::string Label(const api::Pod& pod, std::string_view key) {
 
 }  // namespace
 
+void LineSplitter::Feed(std::string_view bytes, const Emit& emit) {
+  while (!bytes.empty()) {
+    size_t newline = bytes.find('\n');
+    // A full piece goes out once the line is known to go on past it (and
+    // not to end right there, which would print an empty line after it).
+    if (partial_.size() == max_line_ && newline != 0) {
+      emit(partial_);
+      partial_.clear();
+    }
+    size_t room = max_line_ - partial_.size();
+    if (newline != std::string_view::npos && newline <= room) {
+      partial_.append(bytes.substr(0, newline));
+      emit(partial_);
+      partial_.clear();
+      bytes.remove_prefix(newline + 1);
+      continue;
+    }
+    size_t take = std::min(room, bytes.size());
+    partial_.append(bytes.substr(0, take));
+    bytes.remove_prefix(take);
+  }
+}
+
+void LineSplitter::Flush(const Emit& emit) {
+  if (partial_.empty()) return;
+  emit(partial_);
+  partial_.clear();
+}
+
+LogTail::LogTail(engine::Engine& engine, LogMode mode, bool several_jobs, std::FILE* out)
+    : engine_(engine), mode_(mode), several_jobs_(several_jobs), out_(out) {
+  if (mode_ == LogMode::kNone) return;
+  Result<store::WatchId> watch = engine_.store().Watch(0, [this](const store::WatchEvent& e) {
+    if (e.type == store::EventType::kAdded && e.object.value("kind", "") == "Pod") Follow(e.object);
+  });
+  if (watch.ok()) watch_ = *watch;
+}
+
+LogTail::~LogTail() {
+  if (watch_) engine_.store().StopWatch(*watch_);
+}
+
+void LogTail::Follow(const api::Json& doc) {
+  // Decode only pods not seen before: this runs at every loop step.
+  const api::Json& meta = doc["metadata"];
+  std::string key = meta.value("namespace", "") + "/" + meta.value("name", "");
+  if (!seen_.insert(key).second) return;
+  Result<api::Pod> pod = api::DecodePod(doc);
+  if (!pod.ok() || pod->spec.containers.empty()) return;
+  // A batch/v1 Job has one role: its pods count as the master's.
+  std::string batch_job = Label(*pod, controller::kBatchJobNameLabel);
+  if (mode_ == LogMode::kMaster && batch_job.empty() &&
+      Label(*pod, controller::kLabelJobRole) != "master") {
+    return;
+  }
+  std::string path = engine_.node().LogPath(pod->metadata.namespace_, pod->metadata.name,
+                                            pod->spec.containers[0].name);
+  std::string job = batch_job.empty() ? Label(*pod, controller::kLabelJobName) : batch_job;
+  // "worker-1" for a replica; for a batch pod its name after the job's.
+  std::string replica = batch_job.empty()
+                            ? fmt::format("{}-{}", Label(*pod, controller::kLabelReplicaType),
+                                          Label(*pod, controller::kLabelReplicaIndex))
+                            : pod->metadata.name.substr(batch_job.size() + 1);
+  if (several_jobs_) replica = job + "/" + replica;
+  files_[path].prefix = "[" + replica + "] ";
+}
+
 void LogTail::Poll(bool flush) {
   if (mode_ == LogMode::kNone) return;
+  // Pods from before the watch began.
   Result<store::ObjectStore::ListResult> pods = engine_.store().List("Pod", "");
   if (pods.ok()) {
-    for (const api::Json& doc : pods->items) {
-      // Decode only pods not seen before: this runs at every loop step.
-      const api::Json& meta = doc["metadata"];
-      std::string key = meta.value("namespace", "") + "/" + meta.value("name", "");
-      if (!seen_.insert(key).second) continue;
-      Result<api::Pod> pod = api::DecodePod(doc);
-      if (!pod.ok() || pod->spec.containers.empty()) continue;
-      // A batch/v1 Job has one role: its pods count as the master's.
-      std::string batch_job = Label(*pod, controller::kBatchJobNameLabel);
-      if (mode_ == LogMode::kMaster && batch_job.empty() &&
-          Label(*pod, controller::kLabelJobRole) != "master") {
-        continue;
-      }
-      std::string path = engine_.node().LogPath(pod->metadata.namespace_, pod->metadata.name,
-                                                pod->spec.containers[0].name);
-      std::string job = batch_job.empty() ? Label(*pod, controller::kLabelJobName) : batch_job;
-      // "worker-1" for a replica; for a batch pod its name after the job's.
-      std::string replica = batch_job.empty()
-                                ? fmt::format("{}-{}", Label(*pod, controller::kLabelReplicaType),
-                                              Label(*pod, controller::kLabelReplicaIndex))
-                                : pod->metadata.name.substr(batch_job.size() + 1);
-      if (several_jobs_) replica = job + "/" + replica;
-      files_[path].prefix = "[" + replica + "] ";
-    }
+    for (const api::Json& doc : pods->items) Follow(doc);
   }
   // A pod deleted and re-created keeps appending to the same file, so
   // offsets stay valid across restarts.
@@ -51,22 +96,17 @@ void LogTail::Poll(bool flush) {
     std::FILE* in = std::fopen(path.c_str(), "rb");
     if (in == nullptr) continue;
     std::fseek(in, f.offset, SEEK_SET);
+    auto print = [&, &prefix = f.prefix](std::string_view line) {
+      fmt::print(out_, "{}{}\n", prefix, line);
+    };
     char buf[65536];
     size_t n;
     while ((n = std::fread(buf, 1, sizeof(buf), in)) > 0) {
       f.offset += static_cast<long>(n);
-      f.partial.append(buf, n);
+      f.lines.Feed(std::string_view(buf, n), print);
     }
     std::fclose(in);
-    size_t start = 0;
-    for (size_t nl; (nl = f.partial.find('\n', start)) != std::string::npos; start = nl + 1) {
-      fmt::print(out_, "{}{}\n", f.prefix, std::string_view(f.partial).substr(start, nl - start));
-    }
-    f.partial.erase(0, start);
-    if (flush && !f.partial.empty()) {
-      fmt::print(out_, "{}{}\n", f.prefix, f.partial);
-      f.partial.clear();
-    }
+    if (flush) f.lines.Flush(print);
   }
   std::fflush(out_);
 }

@@ -170,6 +170,13 @@ std::string DefaultHome() {
   return std::string(home != nullptr ? home : "/tmp") + "/.local/state/trainyard";
 }
 
+std::string ShimBeside(const std::string& self, const std::string& without) {
+  std::string shim = (std::filesystem::path(self).parent_path() / "trainyard-shim").string();
+  if (access(shim.c_str(), X_OK) == 0) return shim;
+  std::cerr << "warning: " << shim << " is missing: " << without << '\n';
+  return "";
+}
+
 namespace {
 
 bool IsExperiment(const api::Object& object) {
@@ -239,11 +246,16 @@ int RunRun(const RunOptions& options) {
   std::string home = options.home.empty() ? DefaultHome() : options.home;
   std::error_code ec;
   std::string state_dir = home + "/runs/" + RunDirName(RealClock::Get().Now());
+  std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  // Each replica under a shim of its own, so that everything it starts
+  // (setsid and double-forked daemons too) ends with it.
   Result<std::unique_ptr<engine::Engine>> created = engine::Engine::Create(
       {.state_dir = state_dir,
        .working_dir = std::filesystem::current_path(ec).string(),
        .base_env = BaseEnv(),
-       .exec_program = std::filesystem::read_symlink("/proc/self/exe", ec).string(),
+       .exec_program = self,
+       .shim =
+           ShimBeside(self, "daemons a replica starts outside its process group may outlive it"),
        .nodes = std::move(nodes)});
   if (!created.ok()) {
     std::cerr << "trainyard run: " << created.status().message() << '\n';

@@ -30,4 +30,8 @@ std::vector<std::pair<std::string, std::string>> BaseEnv();
 // $TRAINYARD_HOME, else $XDG_STATE_HOME/trainyard, else ~/.local/state/trainyard.
 std::string DefaultHome();
 
+// trainyard-shim, installed beside the trainyard binary `self`; empty,
+// with a warning that says what `without` costs, when it is missing.
+std::string ShimBeside(const std::string& self, const std::string& without);
+
 }  // namespace trainyard::cli

@@ -135,12 +135,9 @@ int RunServer(const ServerOptions& options) {
   std::string self = fs::read_symlink("/proc/self/exe", ec).string();
   // Replicas run under trainyard-shim, installed beside trainyard, so that
   // they outlive a crash of the server and are adopted when it restarts.
-  std::string shim = (fs::path(self).parent_path() / "trainyard-shim").string();
-  if (access(shim.c_str(), X_OK) != 0) {
-    std::cerr << "warning: " << shim
-              << " is missing: replicas will die with the server instead of being adopted\n";
-    shim.clear();
-  }
+  std::string shim = ShimBeside(self,
+                                "replicas will die with the server instead of being "
+                                "adopted, and daemons they start may outlive them");
   server::Metrics metrics;
   Result<std::unique_ptr<engine::Engine>> created =
       engine::Engine::Create({.state_dir = home + "/server",
@@ -148,6 +145,7 @@ int RunServer(const ServerOptions& options) {
                               .base_env = BaseEnv(),
                               .exec_program = self,
                               .shim = shim,
+                              .detach_replicas = true,
                               .run_as = *run_as,
                               // With tokens, namespaces are their users':
                               // none reaches the machine's files unless

@@ -122,6 +122,7 @@ Status Engine::Init() {
       .default_working_dir = options_.working_dir,
       .base_env = options_.base_env,
       .shim = options_.shim,
+      .detach = options_.detach_replicas,
       .run_as = options_.run_as,
       .host_access = {.baseline_namespaces = options_.baseline_namespaces,
                       .own_dirs = {metrics_dir, trial_dirs}}});
@@ -425,6 +426,6 @@ void Engine::RequestStop() {
   [[maybe_unused]] ssize_t n = write(wake_pipe_[1], &c, 1);
 }
 
-void Engine::StopAll() { node_->StopAll(options_.grace); }
+void Engine::StopAll() { node_->StopAll(); }
 
 }  // namespace trainyard::engine

@@ -38,9 +38,12 @@ struct EngineOptions {
   // The trainyard binary, for `trainyard exec` (MPI's rsh agent); empty:
   // MPIJobs get upstream's `kubectl exec`.
   std::string exec_program;
-  // trainyard-shim, for replicas that outlive a crash of the engine and
-  // are adopted when it starts again (node::NodeAgentOptions::shim).
+  // trainyard-shim: everything a replica starts ends with it
+  // (node::NodeAgentOptions::shim).
   std::string shim;
+  // With a shim: replicas outlive a crash of the engine and are adopted
+  // when it starts again (`trainyard server`); otherwise they die with it.
+  bool detach_replicas = false;
   // Who each namespace's replicas run as (runtime/local/credentials.h).
   runtime::RunAsPolicy run_as;
   // Namespaces are Pod Security baseline unless labelled privileged: their
@@ -55,7 +58,6 @@ struct EngineOptions {
   std::vector<scheduler::Node> nodes;
   scheduler::Policy policy = scheduler::Policy::kBinPack;
   const Clock* clock = &RealClock::Get();
-  Duration grace = std::chrono::seconds(10);  // for Stop()
   // The SQLite VFS of the store (store::SqliteStoreOptions::vfs); empty:
   // the default. Tests fill the disk through their own.
   std::string store_vfs;
@@ -90,7 +92,8 @@ class Engine {
   Status Run(const std::function<bool()>& done, const std::function<void()>& on_step);
   // Async-signal-safe: ends Run() at its next wake-up.
   void RequestStop();
-  // Stops every replica process (SIGTERM, SIGKILL after the grace period).
+  // Stops every replica process (SIGTERM, SIGKILL after its pod's
+  // terminationGracePeriodSeconds, 30 s by default).
   void StopAll();
 
   store::SqliteStore& store() { return *store_; }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "api/json.h"
 #include "runtime/local/expand.h"
 
 namespace trainyard::node {
@@ -81,13 +82,45 @@ Result<std::optional<std::string>> KeyRef(const api::Pod& pod, const api::KeySel
   return NotFoundError(fmt::format("{} {} has no key {}", kind, ref.name, ref.key));
 }
 
+// What a variable or an argument adds to execve's strings ("NAME=value"
+// and its NUL; an argument and its NUL).
+size_t EnvBytes(const EnvList& env) {
+  size_t bytes = 0;
+  for (const auto& [name, value] : env) bytes += name.size() + value.size() + 2;
+  return bytes;
+}
+
+Status TooLong(const std::string& what) {
+  return InvalidArgumentError(fmt::format(
+      "{}: the expanded value is longer than {} KiB, the most Linux passes to a program in one "
+      "string; check its $(VAR) references",
+      what, runtime::kMaxExpandedBytes / 1024));
+}
+
+Status TooMuch(size_t bytes) {
+  return InvalidArgumentError(fmt::format(
+      "the environment and arguments take {} bytes after $(VAR) expansion, over the {} MiB a "
+      "program may be given; check the $(VAR) references",
+      bytes, runtime::kMaxEnvAndArgvBytes / (1024 * 1024)));
+}
+
 }  // namespace
+
+std::string PodHostname(const api::Pod& pod) {
+  // spec.hostname is validated as a DNS label; a pod name may be longer
+  // than a host name can be (63), and is cut as the kubelet cuts it.
+  std::string name = api::StringAt(pod.spec.extra, "hostname", pod.metadata.name);
+  if (name.size() <= kMaxHostnameLength) return name;
+  name.resize(kMaxHostnameLength);
+  while (!name.empty() && (name.back() == '-' || name.back() == '.')) name.pop_back();
+  return name;
+}
 
 Result<EnvList> ContainerEnv(const api::Pod& pod, const api::Container& container,
                              const EnvList& base, const NodeFacts& node,
                              const store::ObjectStore& store) {
   EnvList env = base;
-  env.emplace_back("HOSTNAME", pod.metadata.name);
+  env.emplace_back("HOSTNAME", PodHostname(pod));
   auto lookup = [&](std::string_view name) -> std::optional<std::string> {
     for (auto it = env.rbegin(); it != env.rend(); ++it) {
       if (it->first == name) return it->second;
@@ -107,7 +140,12 @@ Result<EnvList> ContainerEnv(const api::Pod& pod, const api::Container& containe
   for (const api::EnvVar& var : container.env) {
     if (!var.value_from) {
       // Literal values expand against what is defined before them.
-      set(var.name, runtime::ExpandReferences(var.value.value_or(""), lookup));
+      std::optional<std::string> value = runtime::ExpandReferences(var.value.value_or(""), lookup);
+      if (!value) return TooLong("env " + var.name);
+      set(var.name, std::move(*value));
+      // Bounded as it grows: many variables each near the bound must not
+      // add up to gigabytes either.
+      if (size_t bytes = EnvBytes(env); bytes > runtime::kMaxEnvAndArgvBytes) return TooMuch(bytes);
       continue;
     }
     const api::EnvVarSource& from = *var.value_from;
@@ -144,10 +182,19 @@ Result<std::vector<std::string>> ContainerArgv(const api::Container& container,
     return found;
   };
   std::vector<std::string> argv;
-  for (const std::string& arg : container.command)
-    argv.push_back(runtime::ExpandReferences(arg, lookup));
-  for (const std::string& arg : container.args)
-    argv.push_back(runtime::ExpandReferences(arg, lookup));
+  size_t bytes = EnvBytes(env);
+  auto expand = [&](const std::string& arg, const std::string& field) -> Status {
+    std::optional<std::string> value = runtime::ExpandReferences(arg, lookup);
+    if (!value) return TooLong(field);
+    bytes += value->size() + 1;
+    if (bytes > runtime::kMaxEnvAndArgvBytes) return TooMuch(bytes);
+    argv.push_back(std::move(*value));
+    return OkStatus();
+  };
+  for (size_t i = 0; i < container.command.size(); ++i)
+    RETURN_IF_ERROR(expand(container.command[i], fmt::format("command[{}]", i)));
+  for (size_t i = 0; i < container.args.size(); ++i)
+    RETURN_IF_ERROR(expand(container.args[i], fmt::format("args[{}]", i)));
   return argv;
 }
 

@@ -22,11 +22,20 @@ struct NodeFacts {
   int64_t memory_bytes = 0;  // likewise for limits.memory
 };
 
+// The most a host name may hold (a DNS label).
+inline constexpr size_t kMaxHostnameLength = 63;
+
+// HOSTNAME, as the kubelet gives it: spec.hostname, else the pod's name cut
+// to 63 characters with any '-' or '.' it then ends in trimmed.
+std::string PodHostname(const api::Pod& pod);
+
+// Fails, naming the variable or argument, when $(VAR) expansion would pass
+// runtime::kMaxExpandedBytes for one value or kMaxEnvAndArgvBytes for all.
 Result<EnvList> ContainerEnv(const api::Pod& pod, const api::Container& container,
                              const EnvList& base, const NodeFacts& node,
                              const store::ObjectStore& store);
 
-// command + args, each expanded against `env`. A container with neither
+// command + args, each expanded against `env`, within the same bounds. A container with neither
 // cannot run here: there is no image entrypoint to fall back on.
 Result<std::vector<std::string>> ContainerArgv(const api::Container& container, const EnvList& env);
 

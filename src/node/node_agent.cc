@@ -1,6 +1,7 @@
 #include "node/node_agent.h"
 
 #include <fmt/format.h>
+#include <limits.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 
 #include "api/reflect.h"
 #include "node/container_env.h"
+#include "runtime/local/expand.h"
 #include "runtime/local/log_file.h"
 
 namespace trainyard::node {
@@ -73,6 +75,52 @@ std::string ExitPrefixOf(const std::string& exit_path) {
   if (!exit_path.ends_with(kExitSuffix)) return "";
   size_t dot = exit_path.rfind('.', exit_path.size() - kExitSuffix.size() - 1);
   return dot == std::string::npos ? "" : exit_path.substr(0, dot + 1);
+}
+
+// Translates `text` within `budget` more bytes than it has (and the bound
+// on any one string), taking what it grows by from the budget.
+Status TranslateWithin(std::string& text, const Mounts& mounts, size_t& budget,
+                       const std::string& what) {
+  size_t bound = std::min(runtime::kMaxExpandedBytes, text.size() + budget);
+  std::optional<std::string> out = TranslatePaths(text, mounts, bound);
+  if (!out) {
+    return InvalidArgumentError(fmt::format(
+        "{}: with its mount paths translated to host paths it would pass {} KiB, or the "
+        "environment and arguments {} MiB; mount the volumes at fewer places in it, or use "
+        "shorter host paths",
+        what, runtime::kMaxExpandedBytes / 1024, runtime::kMaxEnvAndArgvBytes / (1024 * 1024)));
+  }
+  budget = budget + text.size() - out->size();  // out is at most text + budget long
+  text = std::move(*out);
+  return OkStatus();
+}
+
+// What execve's strings of `env` and `argv` may still grow by.
+size_t Room(const EnvList& env, const std::vector<std::string>& argv) {
+  size_t used = 0;
+  for (const auto& [name, value] : env) used += name.size() + value.size() + 2;
+  for (const std::string& arg : argv) used += arg.size() + 1;
+  return used >= runtime::kMaxEnvAndArgvBytes ? 0 : runtime::kMaxEnvAndArgvBytes - used;
+}
+
+// Mount paths translated in the env values the pod itself set, within the
+// bounds expansion keeps.
+Status TranslateEnv(const api::Container& container, const Mounts& mounts, EnvList& env) {
+  size_t budget = Room(env, {});
+  for (auto& [name, value] : env) {
+    bool from_pod = std::any_of(container.env.begin(), container.env.end(),
+                                [&](const api::EnvVar& v) { return v.name == name; });
+    if (from_pod) RETURN_IF_ERROR(TranslateWithin(value, mounts, budget, "env " + name));
+  }
+  return OkStatus();
+}
+
+Status TranslateArgv(const Mounts& mounts, const EnvList& env, std::vector<std::string>& argv) {
+  size_t budget = Room(env, argv);
+  for (size_t i = 0; i < argv.size(); ++i) {
+    RETURN_IF_ERROR(TranslateWithin(argv[i], mounts, budget, fmt::format("argv[{}]", i)));
+  }
+  return OkStatus();
 }
 
 }  // namespace
@@ -170,63 +218,63 @@ Status NodeAgent::WriteStatus(const api::Pod& pod) {
   return OkStatus();
 }
 
+Result<runtime::ProcessSpec> NodeAgent::SpecOf(const api::Pod& pod, Replica& replica, int32_t run) {
+  const api::Container& container = pod.spec.containers.front();
+  ASSIGN_OR_RETURN(EnvList env, ContainerEnv(pod, container, options_.base_env, options_.facts,
+                                             *options_.store));
+  if (options_.pin_gpus) PinGpus(pod, env);
+  RETURN_IF_ERROR(CheckHostPaths(pod, options_.host_access, *options_.store));
+  replica.volumes = VolumeDirsOf(pod);
+  ASSIGN_OR_RETURN(Mounts mounts, PrepareVolumes(pod, container, replica.volumes, *options_.store));
+  std::optional<runtime::Credentials> user = options_.run_as.For(pod.metadata.namespace_);
+  if (user) {
+    RETURN_IF_ERROR(
+        GivePodFiles(pod, replica.volumes, options_.pods_dir, options_.host_access, *user));
+    UseHomeOf(*user, container, env);
+  }
+  RETURN_IF_ERROR(TranslateEnv(container, mounts, env));
+  ASSIGN_OR_RETURN(std::vector<std::string> argv, ContainerArgv(container, env));
+  RETURN_IF_ERROR(TranslateArgv(mounts, env, argv));
+  std::string working_dir = container.working_dir;
+  size_t path_room = PATH_MAX;  // what chdir takes
+  RETURN_IF_ERROR(TranslateWithin(working_dir, mounts, path_room, "workingDir"));
+  std::string log = LogPath(pod.metadata.namespace_, pod.metadata.name, container.name);
+  return runtime::ProcessSpec{
+      .argv = std::move(argv),
+      .env = std::move(env),
+      .working_dir = working_dir.empty() ? options_.default_working_dir : std::move(working_dir),
+      .log_path = log,
+      .shim = options_.shim,
+      .exit_path = ExitPath(pod, run),
+      .detach = options_.detach,
+      .user = user};
+}
+
 Status NodeAgent::Start(api::Pod& pod, Replica& replica) {
   ASSIGN_OR_RETURN(bool resumed, ResumeUnrecordedRun(pod, replica));
   if (resumed) return OkStatus();
   const int32_t run = ContainerStatusOf(pod).restart_count;
   replica.run = run;
-  const api::Container& container = pod.spec.containers.front();
   // As the kubelet reports a container that cannot start: exit code 128,
   // reason StartError; the restart policy applies as to any other exit.
   auto fail_to_start = [&](const Status& why) {
     return OnExit(pod, replica, runtime::ExitStatus{128, 0}, "StartError", why.message());
   };
-  Result<EnvList> env =
-      ContainerEnv(pod, container, options_.base_env, options_.facts, *options_.store);
-  if (!env.ok()) return fail_to_start(env.status());
-  if (options_.pin_gpus) PinGpus(pod, *env);
-  if (Status allowed = CheckHostPaths(pod, options_.host_access, *options_.store); !allowed.ok()) {
-    return fail_to_start(allowed);
-  }
-  replica.volumes = VolumeDirsOf(pod);
-  Result<Mounts> mounts = PrepareVolumes(pod, container, replica.volumes, *options_.store);
-  if (!mounts.ok()) return fail_to_start(mounts.status());
-  std::optional<runtime::Credentials> user = options_.run_as.For(pod.metadata.namespace_);
-  if (user) {
-    Status given =
-        GivePodFiles(pod, replica.volumes, options_.pods_dir, options_.host_access, *user);
-    if (!given.ok()) return fail_to_start(given);
-    UseHomeOf(*user, container, *env);
-  }
-  for (auto& [name, value] : *env) {
-    bool from_pod = std::any_of(container.env.begin(), container.env.end(),
-                                [&](const api::EnvVar& v) { return v.name == name; });
-    if (from_pod) value = TranslatePaths(value, *mounts);
-  }
-  Result<std::vector<std::string>> argv = ContainerArgv(container, *env);
-  if (!argv.ok()) return fail_to_start(argv.status());
-  for (std::string& arg : *argv) arg = TranslatePaths(arg, *mounts);
-  std::string log = LogPath(pod.metadata.namespace_, pod.metadata.name, container.name);
+  Result<runtime::ProcessSpec> spec = SpecOf(pod, replica, run);
+  if (!spec.ok()) return fail_to_start(spec.status());
   std::error_code ec;
-  fs::create_directories(fs::path(log).parent_path(), ec);
+  fs::create_directories(fs::path(spec->log_path).parent_path(), ec);
   if (run == 0) {
     // A new pod: what a pod of the same name left (deleted while no node
     // agent ran, so its files stayed) is not this one's log.
-    fs::remove(log, ec);
-    fs::remove(log + ".runs", ec);
+    fs::remove(spec->log_path, ec);
+    fs::remove(spec->log_path + ".runs", ec);
   }
   // A restart appends to the same file.
-  if (Status marked = runtime::MarkNewRun(log); !marked.ok()) return fail_to_start(marked);
-  runtime::ProcessSpec spec{.argv = std::move(*argv),
-                            .env = std::move(*env),
-                            .working_dir = container.working_dir.empty()
-                                               ? options_.default_working_dir
-                                               : TranslatePaths(container.working_dir, *mounts),
-                            .log_path = log,
-                            .shim = options_.shim,
-                            .exit_path = ExitPath(pod, run),
-                            .user = user};
-  Result<runtime::Process> process = runtime::Process::Start(spec);
+  if (Status marked = runtime::MarkNewRun(spec->log_path); !marked.ok()) {
+    return fail_to_start(marked);
+  }
+  Result<runtime::Process> process = runtime::Process::Start(*spec);
   if (!process.ok()) return fail_to_start(process.status());
   // The run before this one ended durably (the store's group is committed
   // before processes start): its exit file is read no more.
@@ -328,8 +376,9 @@ Status NodeAgent::SyncPod(const api::Pod& pod, std::optional<TimePoint>& wake) {
   }
   Replica& replica = replicas_[KeyOf(pod)];
   if (replica.uid != pod.metadata.uid) {
-    // A new pod under an old name: the old one's process must go first.
-    if (replica.process) replica.process->Stop(std::chrono::seconds(0));
+    // A new pod under an old name: the old one's process goes first, given
+    // its own grace period (on Kubernetes the name is free only then).
+    if (Stopping(replica, wake)) return OkStatus();
     RemovePodFiles(replica);
     const api::Container& container = pod.spec.containers.front();
     replica =
@@ -337,6 +386,7 @@ Status NodeAgent::SyncPod(const api::Pod& pod, std::optional<TimePoint>& wake) {
                 .log_path = LogPath(pod.metadata.namespace_, pod.metadata.name, container.name),
                 .exit_prefix = ExitPrefix(exits_dir_, pod)};
   }
+  replica.grace = GraceOf(pod);
   gone_.erase(KeyOf(pod));  // stored again (a failed commit took its delete back)
   // Most steps change nothing: the pod is copied only to be written.
   api::Pod changed;
@@ -404,6 +454,24 @@ Status NodeAgent::Recover(api::Pod& pod, Replica& replica) {
   return OnExit(pod, replica, runtime::ExitStatus{137, SIGKILL});
 }
 
+Duration NodeAgent::GraceOf(const api::Pod& pod) const {
+  const std::optional<int64_t>& seconds = pod.spec.termination_grace_period_seconds;
+  if (!seconds) return options_.default_grace;
+  return std::chrono::seconds(std::max<int64_t>(0, *seconds));
+}
+
+bool NodeAgent::Stopping(Replica& replica, std::optional<TimePoint>& wake) {
+  if (!replica.process || replica.process->TryWait()) return false;
+  TimePoint now = options_.clock->Now();
+  if (!replica.kill_at) {
+    replica.process->Signal(SIGTERM);
+    replica.kill_at = now + replica.grace;
+  }
+  if (now >= *replica.kill_at) replica.process->Signal(SIGKILL);
+  wake = wake ? std::min(*wake, *replica.kill_at) : *replica.kill_at;
+  return true;
+}
+
 void NodeAgent::NoteActivity(const std::string& key) {
   auto it = replicas_.find(key);
   if (it != replicas_.end() && (it->second.process || it->second.restart_at)) {
@@ -414,7 +482,6 @@ void NodeAgent::NoteActivity(const std::string& key) {
 }
 
 void NodeAgent::StopOrphans(std::optional<TimePoint>& wake) {
-  TimePoint now = options_.clock->Now();
   for (auto key = gone_.begin(); key != gone_.end();) {
     auto it = replicas_.find(*key);
     Replica* replica = it == replicas_.end() ? nullptr : &it->second;
@@ -428,14 +495,7 @@ void NodeAgent::StopOrphans(std::optional<TimePoint>& wake) {
       continue;
     }
     ++key;
-    Replica& stopping = *replica;
-    if (!stopping.kill_at) {
-      stopping.process->Signal(SIGTERM);
-      stopping.kill_at = now + options_.default_grace;
-    } else if (now >= *stopping.kill_at) {
-      stopping.process->Signal(SIGKILL);
-    }
-    wake = wake ? std::min(*wake, *stopping.kill_at) : *stopping.kill_at;
+    Stopping(*replica, wake);
   }
 }
 
@@ -466,7 +526,8 @@ void NodeAgent::StopStrays() {
       fmt::print(stderr, "trainyard: stopping a replica of no stored pod (shim {}, {})\n", shim.pid,
                  it->first);
       // Under a key no pod has: StopOrphans stops it, as a deleted pod's.
-      replicas_["stray " + it->first] = Replica{.process = std::move(*adopted)};
+      replicas_["stray " + it->first] =
+          Replica{.process = std::move(*adopted), .grace = options_.default_grace};
       gone_.insert("stray " + it->first);
     }
     it = strays_.erase(it);
@@ -572,16 +633,18 @@ Status NodeAgent::ReadChangedPods(std::vector<const api::Pod*>& pods) {
   return OkStatus();
 }
 
-void NodeAgent::StopAll(Duration grace) {
-  // One grace period for all: every process is told at once.
+void NodeAgent::StopAll() {
+  // Every process is told at once; each gets its own pod's grace period
+  // from then (a replica saving a checkpoint on SIGTERM has all of it).
   for (auto& [key, replica] : replicas_) {
     if (replica.process) replica.process->Signal(SIGTERM);
   }
-  auto deadline = std::chrono::steady_clock::now() + grace;
+  auto told = std::chrono::steady_clock::now();
   for (auto& [key, replica] : replicas_) {
     if (!replica.process) continue;
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(std::max(
-        deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration::zero()));
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(
+        std::max(told + replica.grace - std::chrono::steady_clock::now(),
+                 std::chrono::steady_clock::duration::zero()));
     replica.process->Stop(left);
   }
   RemoveMemoryVolumes();

@@ -53,16 +53,22 @@ struct NodeAgentOptions {
   std::string default_working_dir;  // for containers without workingDir
   // What a container's image would give it: PATH, HOME, LANG, ...
   std::vector<std::pair<std::string, std::string>> base_env;
-  // trainyard-shim's path: each replica runs under it, outlives a crash of
-  // trainyard, and is adopted by the next node agent. Empty: replicas are
-  // trainyard's children and die with it.
+  // trainyard-shim's path: each replica runs under it, and everything a
+  // replica starts ends with it (the shim is their subreaper). Empty:
+  // replicas are trainyard's children, and only their process group is
+  // killed.
   std::string shim;
+  // With a shim: replicas outlive a crash of trainyard and are adopted by
+  // the next node agent (`trainyard server`); otherwise they die with it.
+  bool detach = false;
   // Who each namespace's replicas run as; empty: trainyard's own user.
   runtime::RunAsPolicy run_as;
   // Which host files a namespace's pods may mount (node/run_as.h).
   HostAccess host_access;
   Duration restart_backoff = std::chrono::seconds(1);  // doubled per restart
   Duration max_restart_backoff = std::chrono::seconds(30);
+  // SIGTERM to SIGKILL for a pod without terminationGracePeriodSeconds:
+  // Kubernetes' default.
   Duration default_grace = std::chrono::seconds(30);
 };
 
@@ -77,8 +83,9 @@ class NodeAgent {
   // telling its watchers (it took back a failed commit's writes).
   void Resync() { full_sync_ = true; }
   std::vector<int> PollFds() const;
-  // Stops every process: SIGTERM, SIGKILL after `grace`. Blocks.
-  void StopAll(Duration grace);
+  // Stops every process: SIGTERM to all at once, SIGKILL to each after its
+  // pod's grace period. Blocks.
+  void StopAll();
   size_t running() const;
 
   // The log file of a pod's container.
@@ -105,9 +112,16 @@ class NodeAgent {
     // without the run): removed with the pod.
     std::string log_path;
     std::string exit_prefix;
+    // Its pod's terminationGracePeriodSeconds, kept for when the pod is
+    // gone from the store.
+    Duration grace{};
   };
 
   Status SyncPod(const api::Pod& pod, std::optional<TimePoint>& wake);
+  // What the pod's default container runs, its volumes made ready: env,
+  // argv and workingDir with mount paths translated, within the bounds of
+  // runtime/local/expand.h.
+  Result<runtime::ProcessSpec> SpecOf(const api::Pod& pod, Replica& replica, int32_t run);
   Status Start(api::Pod& pod, Replica& replica);
   // A run an earlier node agent started without the store recording it
   // (it crashed first): adopts its shim if it still runs, or records how
@@ -136,6 +150,10 @@ class NodeAgent {
   // Stops the replicas of pods no longer stored, and forgets them once
   // their process is gone.
   void StopOrphans(std::optional<TimePoint>& wake);
+  // Stops `replica` without blocking: SIGTERM, then SIGKILL once its grace
+  // period is over. True while its process still runs.
+  bool Stopping(Replica& replica, std::optional<TimePoint>& wake);
+  Duration GraceOf(const api::Pod& pod) const;
   Status WriteStatus(const api::Pod& pod);
   // A pod the store says runs, with no process here: an earlier node
   // agent's. Adopts its shim if it still runs; else records how it ended.

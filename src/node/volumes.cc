@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "api/names.h"
 #include "api/object.h"
 #include "common/strings.h"
 
@@ -57,6 +58,39 @@ Status PrepareHostPath(const api::Volume& volume) {
   return OkStatus();  // "" or unknown: no check, as the kubelet
 }
 
+// `relative` below `dir`, or an error when it would lead out of it: an
+// absolute path, a ".." element, or a symlink on the way that points
+// elsewhere. Validation refuses the first two at admission; this holds
+// even for a pod that never went through it (the kubelet checks subPath
+// again for the same reason).
+Result<fs::path> PathInside(const fs::path& dir, const std::string& relative, bool file,
+                            const std::string& what) {
+  api::NameProblems problems = api::LocalDescendingPathProblems(relative);
+  if (file && relative.empty()) problems.push_back("must not be empty");
+  std::error_code ec;
+  fs::path base = fs::weakly_canonical(dir, ec);
+  fs::path full = fs::weakly_canonical(dir / relative, ec);
+  auto [in_base, in_full] = std::mismatch(base.begin(), base.end(), full.begin(), full.end());
+  if (problems.empty() && (ec || in_base != base.end() || (file && in_full == full.end()))) {
+    problems.push_back("must stay inside the volume");
+  }
+  if (problems.empty()) return dir / relative;
+  return FailedPreconditionError(
+      fmt::format("{} \"{}\" {}; refusing to use a path outside the "
+                  "volume",
+                  what, relative, problems.front()));
+}
+
+// A volume's own directory is named after it: only a DNS label (as
+// validation requires) can never name a path elsewhere.
+Result<fs::path> VolumeDir(const std::string& root, const std::string& volume) {
+  if (!api::Dns1123LabelProblems(volume).empty()) {
+    return FailedPreconditionError(fmt::format(
+        "volume \"{}\": the name must be a lowercase RFC 1123 label; rename the volume", volume));
+  }
+  return fs::path(root) / volume;
+}
+
 Status WriteFile(const fs::path& path, const std::string& content, int mode,
                  const std::string& volume) {
   RETURN_IF_ERROR(MakeDirectory(path.parent_path(), volume));
@@ -96,8 +130,11 @@ Status PrepareConfigMap(const api::Pod& pod, const api::Volume& volume, const fs
     files[key] = Base64Decode(encoded).value_or("");
   int default_mode = source.default_mode.value_or(0644);
   if (source.items.empty()) {
-    for (const auto& [key, content] : files)
-      RETURN_IF_ERROR(WriteFile(dir / key, content, default_mode, volume.name));
+    for (const auto& [key, content] : files) {
+      ASSIGN_OR_RETURN(fs::path path, PathInside(dir, key, /*file=*/true,
+                                                 fmt::format("volume {}: key", volume.name)));
+      RETURN_IF_ERROR(WriteFile(path, content, default_mode, volume.name));
+    }
     return OkStatus();
   }
   for (const api::KeyToPath& item : source.items) {
@@ -107,8 +144,10 @@ Status PrepareConfigMap(const api::Pod& pod, const api::Volume& volume, const fs
       return FailedPreconditionError(fmt::format("volume {}: configmap \"{}\" has no key {}",
                                                  volume.name, source.name, item.key));
     }
-    RETURN_IF_ERROR(
-        WriteFile(dir / item.path, it->second, item.mode.value_or(default_mode), volume.name));
+    ASSIGN_OR_RETURN(fs::path path,
+                     PathInside(dir, item.path, /*file=*/true,
+                                fmt::format("volume {}: items[].path", volume.name)));
+    RETURN_IF_ERROR(WriteFile(path, it->second, item.mode.value_or(default_mode), volume.name));
   }
   return OkStatus();
 }
@@ -122,12 +161,13 @@ Result<std::string> PrepareVolume(const api::Pod& pod, const api::Volume& volume
   }
   if (volume.empty_dir) {
     bool memory = volume.empty_dir->medium == "Memory";
-    fs::path dir = fs::path(memory ? dirs.memory : dirs.disk) / volume.name;
+    ASSIGN_OR_RETURN(fs::path dir, VolumeDir(memory ? dirs.memory : dirs.disk, volume.name));
     RETURN_IF_ERROR(MakeDirectory(dir, volume.name));
     return dir.string();
   }
   if (volume.config_map) {
-    fs::path dir = fs::path(dirs.disk) / volume.name;
+    // Emptied on each start: its name must never lead elsewhere.
+    ASSIGN_OR_RETURN(fs::path dir, VolumeDir(dirs.disk, volume.name));
     RETURN_IF_ERROR(PrepareConfigMap(pod, volume, dir, store));
     return dir.string();
   }
@@ -141,18 +181,23 @@ Result<std::string> PrepareVolume(const api::Pod& pod, const api::Volume& volume
       volume.name, kind));
 }
 
+// Where a path token may begin or end in a command line, an env value or
+// a shell script (`args: |` scripts are the common Kubeflow style): the
+// shell's word and command separators, quotes, and the separators of
+// option values and path lists. Never a name character, so a mount path
+// /data is not found in /data2, /data.bak or /x/data.
+bool IsShellBoundary(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '"' || c == '\'' || c == '`' ||
+         c == ';' || c == '|' || c == '&' || c == '<' || c == '>' || c == '(' || c == ')' ||
+         c == '{' || c == '}' || c == ':' || c == ',';
+}
+
 bool StartsPath(std::string_view text, size_t at) {
-  if (at == 0) return true;
-  char before = text[at - 1];
-  return before == '=' || before == ':' || before == ',' || before == ' ' || before == '"' ||
-         before == '\'';
+  return at == 0 || text[at - 1] == '=' || IsShellBoundary(text[at - 1]);
 }
 
 bool EndsPath(std::string_view text, size_t at) {
-  if (at == text.size()) return true;
-  char after = text[at];
-  return after == '/' || after == ':' || after == ',' || after == ' ' || after == '"' ||
-         after == '\'';
+  return at == text.size() || text[at] == '/' || IsShellBoundary(text[at]);
 }
 
 }  // namespace
@@ -169,7 +214,10 @@ Result<Mounts> PrepareVolumes(const api::Pod& pod, const api::Container& contain
     }
     ASSIGN_OR_RETURN(std::string host, PrepareVolume(pod, *volume, dirs, store));
     if (!mount.sub_path.empty()) {
-      host = (fs::path(host) / mount.sub_path).string();
+      ASSIGN_OR_RETURN(fs::path sub,
+                       PathInside(host, mount.sub_path, /*file=*/false,
+                                  fmt::format("volumeMount {}: subPath", mount.name)));
+      host = sub.string();
       if (!volume->config_map) RETURN_IF_ERROR(MakeDirectory(host, volume->name));
     }
     std::string path = mount.mount_path;
@@ -183,7 +231,8 @@ Result<Mounts> PrepareVolumes(const api::Pod& pod, const api::Container& contain
   return mounts;
 }
 
-std::string TranslatePaths(std::string_view text, const Mounts& mounts) {
+std::optional<std::string> TranslatePaths(std::string_view text, const Mounts& mounts,
+                                          size_t max_bytes) {
   std::string out;
   size_t i = 0;
   while (i < text.size()) {
@@ -196,12 +245,10 @@ std::string TranslatePaths(std::string_view text, const Mounts& mounts) {
         }
       }
     }
-    if (hit != nullptr) {
-      out += hit->host_path;
-      i += hit->mount_path.size();
-    } else {
-      out += text[i++];
-    }
+    std::string_view piece = hit != nullptr ? std::string_view(hit->host_path) : text.substr(i, 1);
+    if (piece.size() > max_bytes - out.size()) return std::nullopt;
+    out += piece;
+    i += hit != nullptr ? hit->mount_path.size() : 1;
   }
   return out;
 }

@@ -7,6 +7,8 @@
 // replaced by the directory that backs the volume.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,10 +36,18 @@ struct PodVolumeDirs {
 Result<Mounts> PrepareVolumes(const api::Pod& pod, const api::Container& container,
                               const PodVolumeDirs& dirs, const store::ObjectStore& store);
 
-// `text` with every mount path that starts a path in it (at its start, or
-// after '=', ':', ',', a space or a quote) replaced by the host directory;
-// the longest mount path wins. "--data=/data/x" -> "--data=/srv/vol/x".
-std::string TranslatePaths(std::string_view text, const Mounts& mounts);
+// `text` with every mount path that is a path or starts one replaced by
+// the host directory; the longest mount path wins. "--data=/data/x" ->
+// "--data=/srv/vol/x". A path starts at the start of `text` or after
+// whitespace, a quote, a backtick, '=', ':', ',', ';', '|', '&', '<', '>',
+// '(', ')', '{' or '}', and the mount path must end there, at the end, or
+// before a '/' or one of those: shell scripts are translated too, and
+// /data2 is no path under /data.
+// Nullopt when the result would be longer than `max_bytes`: a short mount
+// path may stand for a long host path many times over, so nothing beyond
+// the bound is ever allocated.
+std::optional<std::string> TranslatePaths(std::string_view text, const Mounts& mounts,
+                                          size_t max_bytes = SIZE_MAX);
 
 // Removes a pod's emptyDir and configMap volumes (never a hostPath).
 void RemoveVolumes(const PodVolumeDirs& dirs);

@@ -1,7 +1,10 @@
 // `trainyard run` as a user runs it: the real binary, real processes.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -52,6 +55,8 @@ class RunE2eTest : public ::testing::Test {
   fs::path dir_;
 };
 
+// The master ends after the workers have written (a job ends with its
+// master, and stops workers still running).
 constexpr const char* kJob = R"(
 apiVersion: kubeflow.org/v1
 kind: PyTorchJob
@@ -63,13 +68,13 @@ spec:
       template:
         spec:
           containers:
-            - {name: pytorch, image: none, command: [sh, -c, 'echo "master rank $RANK of $WORLD_SIZE"; exit %d']}
+            - {name: pytorch, image: none, command: [sh, -c, 'until [ -e rank-1 ] && [ -e rank-2 ]; do sleep 0.01; done; echo "master rank $RANK of $WORLD_SIZE"; exit %d']}
     Worker:
       replicas: 2
       template:
         spec:
           containers:
-            - {name: pytorch, image: none, command: [sh, -c, 'echo "worker rank $RANK"']}
+            - {name: pytorch, image: none, command: [sh, -c, 'echo "worker rank $RANK"; touch rank-$RANK']}
 )";
 
 std::string JobExiting(int code) {
@@ -134,6 +139,91 @@ spec:
   EXPECT_EQ(status->exit_code, 130);
   for (pid_t pid : pids) EXPECT_NE(kill(pid, 0), 0) << pid << " outlived the run";
   EXPECT_THAT(Output(), ::testing::HasSubstr("interrupted: stopping every replica"));
+}
+
+// Interrupted, `trainyard run` gives each replica its pod's
+// terminationGracePeriodSeconds (not a fixed 10 s): the master saves its
+// checkpoint in 2 s of its 30, the worker that ignores SIGTERM is killed
+// after its 1; and a daemon the master left outside its process group
+// ends with it.
+TEST_F(RunE2eTest, CtrlCGivesEachReplicaItsGracePeriodAndLeavesNoDaemon) {
+  Write("job.yaml", R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: graceful}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      template:
+        spec:
+          terminationGracePeriodSeconds: 30
+          containers:
+            - name: pytorch
+              image: none
+              command: [sh, -c, 'setsid sleep 1000 & echo $! > daemon; trap "sleep 2; echo saved > ckpt; exit 0" TERM; touch master-up; sleep 1000 & wait']
+    Worker:
+      template:
+        spec:
+          terminationGracePeriodSeconds: 1
+          containers:
+            - {name: pytorch, image: none, command: [sh, -c, 'trap "" TERM; touch worker-up; sleep 1000']}
+)");
+  Result<runtime::Process> p = Start({"job.yaml"});
+  ASSERT_TRUE(p.ok());
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!(fs::exists(dir_ / "master-up") && fs::exists(dir_ / "worker-up")) &&
+         std::chrono::steady_clock::now() < until) {
+    std::this_thread::yield();
+  }
+  pid_t daemon = 0;
+  std::ifstream(dir_ / "daemon") >> daemon;
+  int daemon_fd = daemon > 0 ? static_cast<int>(syscall(SYS_pidfd_open, daemon, 0)) : -1;
+  auto interrupted = std::chrono::steady_clock::now();
+  kill(p->pid(), SIGINT);
+  std::optional<runtime::ExitStatus> status = p->WaitFor(std::chrono::seconds(30));
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(status->exit_code, 130);
+  EXPECT_LT(std::chrono::steady_clock::now() - interrupted, std::chrono::seconds(8))
+      << "the worker was not killed after its 1 s";
+  EXPECT_TRUE(fs::exists(dir_ / "ckpt")) << "the master was killed before its 30 s";
+  ASSERT_GE(daemon_fd, 0) << "no daemon pid";
+  pollfd pfd{daemon_fd, POLLIN, 0};
+  bool ended = poll(&pfd, 1, 10000) == 1;
+  if (!ended) syscall(SYS_pidfd_send_signal, daemon_fd, SIGKILL, nullptr, 0);
+  close(daemon_fd);
+  EXPECT_TRUE(ended) << "the master's setsid daemon outlived the run";
+}
+
+// A replica that writes 100 MB without a newline: `trainyard run` prints
+// it in pieces of 64 KiB, and never holds the line (it took 306 MB).
+TEST_F(RunE2eTest, AHundredMegabyteLineIsPrintedInBoundedMemory) {
+  Write("job.yaml", R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: long-line}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - {name: main, image: none, command: [sh, -c, 'head -c 100000000 /dev/zero | tr "\0" x; echo; echo end']}
+)");
+  EXPECT_EQ(Run({"job.yaml"}), 0);
+  rusage usage{};
+  getrusage(RUSAGE_CHILDREN, &usage);  // the largest of trainyard and what it ran
+  EXPECT_LT(usage.ru_maxrss, 100 * 1024) << "KiB at most";
+  std::ifstream out(dir_ / "out");
+  size_t pieces = 0;
+  size_t longest = 0;
+  bool end = false;
+  for (std::string line; std::getline(out, line);) {
+    pieces += line.find("] xxx") != std::string::npos;
+    longest = std::max(longest, line.size());
+    end = end || line.ends_with("] end");
+  }
+  EXPECT_EQ(pieces, 100000000 / 65536 + 1);  // the whole pieces, then the rest
+  EXPECT_LT(longest, 65536u + 100);
+  EXPECT_TRUE(end);
 }
 
 TEST_F(RunE2eTest, ExecIntoAReplicaThatIsNotRunningSaysSo) {

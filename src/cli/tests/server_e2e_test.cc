@@ -383,6 +383,8 @@ TEST_F(ServerCrashTest, KilledWhilePodsStartNoJobRunsTwiceAndNoReplicaIsLeft) {
   constexpr int kJobs = 30;
   fs::path runs = dir_ / "runs";
   fs::create_directories(runs);
+  // The replicas are nobody's (a root server's): they may write here.
+  fs::permissions(runs, fs::perms::all | fs::perms::sticky_bit);
   std::string manifest = Write("once.yaml", RunOnceJobs(runs, kJobs));
   auto runs_started = [&] {
     return std::distance(fs::directory_iterator(runs), fs::directory_iterator());

@@ -33,7 +33,6 @@ class EngineFixture : public ::testing::Test {
                                   .working_dir = dir_.string(),
                                   .base_env = {{"PATH", "/usr/bin:/bin"}},
                                   .machine = machine,
-                                  .grace = std::chrono::seconds(2),
                                   .store_vfs = store_vfs});
     ASSERT_TRUE(engine.ok()) << engine.status().ToString();
     engine_ = std::move(*engine);

@@ -1,5 +1,6 @@
 #include "node/container_env.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -98,6 +99,65 @@ TEST_F(ContainerEnvTest, ArgvExpandsAndNeedsACommand) {
   Result<std::vector<std::string>> none = ContainerArgv(container_, {});
   EXPECT_EQ(none.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(none.status().message(), ::testing::HasSubstr("has no command"));
+}
+
+TEST_F(ContainerEnvTest, HostnameIsCutTo63AsTheKubeletCutsIt) {
+  auto hostname = [&]() {
+    Result<EnvList> env = Build();
+    for (const auto& [k, v] : *env) {
+      if (k == "HOSTNAME") return v;
+    }
+    return std::string("(none)");
+  };
+  EXPECT_EQ(hostname(), "mnist-worker-0");
+  pod_.metadata.name = std::string(63, 'a');
+  EXPECT_EQ(hostname(), std::string(63, 'a'));
+  pod_.metadata.name = std::string(70, 'b');
+  EXPECT_EQ(hostname(), std::string(63, 'b'));
+  // Cut at a '-' or '.': those are trimmed too, as no label ends in them.
+  pod_.metadata.name = std::string(61, 'c') + "-.-worker-0";
+  EXPECT_EQ(hostname(), std::string(61, 'c'));
+  pod_.spec.extra = {{"hostname", "chosen"}};
+  EXPECT_EQ(hostname(), "chosen");
+}
+
+TEST_F(ContainerEnvTest, ExponentialExpansionFailsNamingTheVariable) {
+  // The 40-line manifest: A=xx, B=$(A)$(A), ... would be 2^40 bytes.
+  container_.env = {Literal("V0", "xx")};
+  for (int i = 1; i < 40; ++i) {
+    container_.env.push_back(Literal(fmt::format("V{}", i), fmt::format("$(V{0})$(V{0})", i - 1)));
+  }
+  Result<EnvList> env = Build();
+  ASSERT_FALSE(env.ok());
+  EXPECT_EQ(env.status().code(), StatusCode::kInvalidArgument);
+  // Vn holds 2^(n+1) bytes: V16 is just the bound, V17 over it.
+  EXPECT_THAT(env.status().message(), ::testing::StartsWith("env V17: the expanded value is longer "
+                                                            "than 128 KiB"));
+}
+
+TEST_F(ContainerEnvTest, ManyLargeValuesFailAtTheWholeBound) {
+  std::string big(100 * 1024, 'x');
+  container_.env = {Literal("BIG", big)};
+  for (int i = 0; i < 40; ++i) container_.env.push_back(Literal(fmt::format("C{}", i), "$(BIG)"));
+  Result<EnvList> env = Build();
+  ASSERT_FALSE(env.ok());
+  EXPECT_THAT(env.status().message(),
+              ::testing::HasSubstr("over the 2 MiB a program may be given"));
+}
+
+TEST_F(ContainerEnvTest, ArgvExpansionIsBoundedAndNamesTheArgument) {
+  std::string big(100 * 1024, 'x');
+  container_.command = {"echo"};
+  container_.args = {"ok", "$(BIG)$(BIG)"};
+  Result<std::vector<std::string>> argv = ContainerArgv(container_, {{"BIG", big}});
+  ASSERT_FALSE(argv.ok());
+  EXPECT_THAT(argv.status().message(), ::testing::StartsWith("args[1]: the expanded value"));
+  container_.args = std::vector<std::string>(30, "$(BIG)");
+  argv = ContainerArgv(container_, {{"BIG", big}});
+  ASSERT_FALSE(argv.ok());
+  EXPECT_THAT(argv.status().message(), ::testing::HasSubstr("over the 2 MiB"));
+  container_.args = std::vector<std::string>(10, "$(BIG)");
+  EXPECT_TRUE(ContainerArgv(container_, {{"BIG", big}}).ok());
 }
 
 }  // namespace

@@ -2,11 +2,13 @@
 // store; the fake clock only drives restart back-off.
 #include "node/node_agent.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,6 +25,21 @@ namespace trainyard::node {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Whether `pid`, a `sleep`, ends within `deadline` (waiting on its pidfd);
+// one still running then is killed, so that no test leaves it behind.
+bool EndsWithin(pid_t pid, std::chrono::milliseconds deadline) {
+  int fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (fd < 0) return true;  // gone, and reaped
+  std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline");
+  std::string argv0;
+  std::getline(cmdline, argv0, '\0');
+  pollfd pfd{fd, POLLIN, 0};
+  bool ended = argv0 != "sleep" || poll(&pfd, 1, static_cast<int>(deadline.count())) == 1;
+  if (!ended) syscall(SYS_pidfd_send_signal, fd, SIGKILL, nullptr, 0);
+  close(fd);
+  return ended;
+}
 
 class NodeAgentTest : public ::testing::Test {
  protected:
@@ -47,7 +64,8 @@ class NodeAgentTest : public ::testing::Test {
   }
 
   void AddPod(const std::string& name, const std::string& script, const std::string& restart,
-              std::vector<std::string> command = {}) {
+              std::vector<std::string> command = {},
+              const std::function<void(api::Pod&)>& edit = nullptr) {
     api::Pod pod;
     pod.metadata.name = name;
     pod.metadata.namespace_ = "default";
@@ -61,6 +79,7 @@ class NodeAgentTest : public ::testing::Test {
     rank.value = "3";
     c.env.push_back(rank);
     pod.spec.containers.push_back(c);
+    if (edit) edit(pod);
     ASSERT_TRUE(store_->Create(api::EncodePod(pod)).ok());
   }
 
@@ -165,6 +184,36 @@ TEST_F(NodeAgentTest, AProgramThatCannotStartIsAStartError) {
   EXPECT_EQ(t.message, "no-such-program-xyz: not found in PATH=/usr/bin:/bin");
 }
 
+TEST_F(NodeAgentTest, ExponentialExpansionIsAStartErrorNamingTheVariable) {
+  AddPod("bomb", "exit 0", "Never", {}, [](api::Pod& pod) {
+    auto& env = pod.spec.containers[0].env;
+    env.push_back({.name = "V0", .value = "xx"});
+    for (int i = 1; i < 40; ++i)
+      env.push_back({.name = fmt::format("V{}", i), .value = fmt::format("$(V{0})$(V{0})", i - 1)});
+  });
+  ASSERT_TRUE(SyncUntil([&] { return PhaseIs("bomb", "Failed"); }));
+  api::Pod pod = Pod("bomb");
+  const auto& t = *pod.status.container_statuses[0].state.terminated;
+  EXPECT_EQ(t.reason, "StartError");
+  EXPECT_THAT(t.message, ::testing::StartsWith("env V17: the expanded value is longer than"));
+}
+
+// Mount paths translated can grow a bounded argv past the bound: a short
+// mount path stands for a long host path many times over.
+TEST_F(NodeAgentTest, TranslationIsBoundedTooAndNamesTheArgument) {
+  std::string script;
+  for (int i = 0; i < 40000; ++i) script += "/d ";  // 120 KB, within the bound
+  AddPod("amplified", script, "Never", {}, [](api::Pod& pod) {
+    pod.spec.volumes.push_back({.name = "d", .empty_dir = api::EmptyDirVolumeSource{}});
+    pod.spec.containers[0].volume_mounts.push_back({.name = "d", .mount_path = "/d"});
+  });
+  ASSERT_TRUE(SyncUntil([&] { return PhaseIs("amplified", "Failed"); }));
+  api::Pod pod = Pod("amplified");
+  const auto& t = *pod.status.container_statuses[0].state.terminated;
+  EXPECT_EQ(t.reason, "StartError");
+  EXPECT_THAT(t.message, ::testing::StartsWith("argv[2]: with its mount paths translated"));
+}
+
 TEST_F(NodeAgentTest, DeletingAPodStopsItsProcess) {
   // `$$$$`: Kubernetes' expansion of command and args turns `$$` into `$`.
   AddPod("long", "echo $$$$ > pid; exec sleep 1000", "Never");
@@ -173,6 +222,95 @@ TEST_F(NodeAgentTest, DeletingAPodStopsItsProcess) {
   ASSERT_TRUE(store_->Delete({"Pod", "default", "long"}).ok());
   ASSERT_TRUE(SyncUntil([&] { return agent_->running() == 0; }));
   EXPECT_NE(kill(pid, 0), 0);
+}
+
+// Deleted, a pod's replica gets SIGTERM and all of its pod's
+// terminationGracePeriodSeconds (not a fixed 30 s) before SIGKILL.
+TEST_F(NodeAgentTest, ADeletedPodGetsItsOwnGracePeriod) {
+  auto grace = [](int64_t seconds) {
+    return [seconds](api::Pod& pod) { pod.spec.termination_grace_period_seconds = seconds; };
+  };
+  // Saves a checkpoint on SIGTERM, which takes until the test says `go`.
+  AddPod("saver",
+         "trap 'touch saving; while [ ! -e go ]; do sleep 0.05; done; echo saved > ckpt; exit 0' "
+         "TERM; touch ready; sleep 1000 & wait",
+         "Never", {}, grace(60));
+  ASSERT_TRUE(SyncUntil([&] { return fs::exists(dir_ / "ready"); }));
+  ASSERT_TRUE(store_->Delete({"Pod", "default", "saver"}).ok());
+  ASSERT_TRUE(SyncUntil([&] { return fs::exists(dir_ / "saving"); }));
+  clock_.Advance(std::chrono::seconds(59));  // past Kubernetes' default, within its own
+  ASSERT_TRUE(agent_->Sync().ok());
+  std::ofstream(dir_ / "go").close();
+  ASSERT_TRUE(SyncUntil([&] { return agent_->running() == 0; }));
+  EXPECT_TRUE(fs::exists(dir_ / "ckpt")) << "killed before its grace period ended";
+
+  // Ignoring SIGTERM: killed once its own grace period is over, at once
+  // for 0.
+  AddPod("stubborn-0", "trap '' TERM; touch ready-0; sleep 1000", "Never", {}, grace(0));
+  AddPod("stubborn-1", "trap '' TERM; touch ready-1; sleep 1000", "Never", {}, grace(1));
+  ASSERT_TRUE(
+      SyncUntil([&] { return fs::exists(dir_ / "ready-0") && fs::exists(dir_ / "ready-1"); }));
+  ASSERT_TRUE(store_->Delete({"Pod", "default", "stubborn-0"}).ok());
+  ASSERT_TRUE(store_->Delete({"Pod", "default", "stubborn-1"}).ok());
+  ASSERT_TRUE(SyncUntil([&] { return agent_->running() == 1; }));
+  Result<std::optional<Duration>> next = agent_->Sync();
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ(**next, std::chrono::seconds(1));  // stubborn-1's SIGKILL
+  clock_.Advance(std::chrono::seconds(1));
+  ASSERT_TRUE(SyncUntil([&] { return agent_->running() == 0; }));
+}
+
+// Stopping everything (`trainyard run` interrupted, the server stopping)
+// gives each replica its pod's grace period too.
+TEST_F(NodeAgentTest, StopAllGivesEachPodItsGracePeriod) {
+  auto grace = [](int64_t seconds) {
+    return [seconds](api::Pod& pod) { pod.spec.termination_grace_period_seconds = seconds; };
+  };
+  AddPod("stubborn", "trap '' TERM; touch ready-0; sleep 1000", "Never", {}, grace(0));
+  ASSERT_TRUE(SyncUntil([&] { return fs::exists(dir_ / "ready-0"); }));
+  auto start = std::chrono::steady_clock::now();
+  agent_->StopAll();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5)) << "not prompt";
+  EXPECT_EQ(agent_->running(), 0u);
+
+  // Two seconds to save a checkpoint, within 30 s (the default grace).
+  AddPod("saver", "trap 'sleep 2; echo saved > ckpt; exit 0' TERM; touch ready; sleep 1000 & wait",
+         "Never");
+  ASSERT_TRUE(SyncUntil([&] { return fs::exists(dir_ / "ready"); }));
+  agent_->StopAll();
+  EXPECT_TRUE(fs::exists(dir_ / "ckpt")) << "killed before its grace period ended";
+  EXPECT_EQ(agent_->running(), 0u);
+}
+
+// Everything a replica started ends with it under the shim, daemons that
+// left its process group included: when the pod ends, and when it is
+// deleted.
+TEST_F(NodeAgentTest, NothingAReplicaStartedOutlivesItsPod) {
+  agent_ = std::make_unique<NodeAgent>(NodeAgentOptions{.store = store_.get(),
+                                                        .clock = &clock_,
+                                                        .logs_dir = (dir_ / "logs").string(),
+                                                        .pods_dir = (dir_ / "pods").string(),
+                                                        .default_working_dir = dir_.string(),
+                                                        .base_env = {{"PATH", "/usr/bin:/bin"}},
+                                                        .shim = TRAINYARD_SHIM});
+  auto daemons = [](const std::string& file, const std::string& then) {
+    return "setsid sleep 1000 & echo $! > " + file + "; setsid sh -c 'sleep 1000 & echo $! >> " +
+           file + "'; touch " + file + ".done; " + then;
+  };
+  AddPod("ends", daemons("ends", "exit 0"), "Never");
+  AddPod("deleted", daemons("deleted", "exec sleep 1000"), "Never");
+  ASSERT_TRUE(
+      SyncUntil([&] { return PhaseIs("ends", "Succeeded") && fs::exists(dir_ / "deleted.done"); }));
+  ASSERT_TRUE(store_->Delete({"Pod", "default", "deleted"}).ok());
+  ASSERT_TRUE(SyncUntil([&] { return agent_->running() == 0; }));
+  for (const char* file : {"ends", "deleted"}) {
+    std::ifstream in(dir_ / file);
+    int count = 0;
+    for (pid_t pid; in >> pid; ++count) {
+      EXPECT_TRUE(EndsWithin(pid, std::chrono::seconds(10))) << file << " left " << pid;
+    }
+    EXPECT_EQ(count, 2) << file;
+  }
 }
 
 TEST_F(NodeAgentTest, DestroyingTheAgentLeavesNoProcess) {

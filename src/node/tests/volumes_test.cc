@@ -118,6 +118,69 @@ binaryData: {blob: AP8=}
   EXPECT_FALSE(fs::exists(dir / "hostfile")) << "only the items listed";
 }
 
+// What validation refuses, the agent refuses too when a pod bypassed it:
+// nothing is ever written outside the volume's directory.
+TEST_F(VolumesTest, ConfigMapItemsNeverWriteOutsideTheVolume) {
+  AddConfigMap(R"(
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings}
+data: {evil: "pwned\n"}
+)");
+  fs::path outside = dir_ / "outside";
+  fs::create_directories(outside);
+  auto prepare = [&](const std::string& path) {
+    return Prepare(PodWith(R"(
+  containers: [{name: c, volumeMounts: [{name: cfg, mountPath: /etc/cfg}]}]
+  volumes: [{name: cfg, configMap: {name: settings, items: [{key: evil, path: ")" +
+                           path + R"("}]}}]
+)"));
+  };
+  Result<Mounts> absolute = prepare((outside / "abs").string());
+  ASSERT_FALSE(absolute.ok());
+  EXPECT_THAT(absolute.status().message(),
+              HasSubstr("volume cfg: items[].path \"" + (outside / "abs").string() +
+                        "\" must be a relative path; refusing to use a path outside the volume"));
+  Result<Mounts> up = prepare("../../outside/up");
+  ASSERT_FALSE(up.ok());
+  EXPECT_THAT(up.status().message(), HasSubstr("must not contain '..'"));
+  EXPECT_FALSE(prepare("a/../../../outside/mid").ok());
+  EXPECT_FALSE(prepare("").ok());
+  EXPECT_TRUE(fs::is_empty(outside)) << "nothing written outside";
+  ASSERT_TRUE(prepare("a/..b/ok").ok());  // ".." only as a whole element
+  EXPECT_EQ(Read(dir_ / "pod" / "cfg" / "a" / "..b" / "ok"), "pwned\n");
+}
+
+TEST_F(VolumesTest, SubPathAndVolumeNamesNeverLeadOutside) {
+  fs::path outside = dir_ / "outside";
+  fs::create_directories(outside);
+  auto prepare = [&](const std::string& volume, const std::string& sub_path) {
+    return Prepare(PodWith(R"(
+  containers: [{name: c, volumeMounts: [{name: ")" +
+                           volume + R"(", mountPath: /d, subPath: ")" + sub_path + R"("}]}]
+  volumes: [{name: ")" + volume +
+                           R"(", emptyDir: {}}]
+)"));
+  };
+  Result<Mounts> up = prepare("scratch", "../../outside/made");
+  ASSERT_FALSE(up.ok());
+  EXPECT_THAT(up.status().message(),
+              HasSubstr("volumeMount scratch: subPath \"../../outside/made\" "
+                        "must not contain '..'"));
+  EXPECT_FALSE(prepare("scratch", (outside / "abs").string()).ok());
+  // A symlink the replica left in its emptyDir does not lead out either.
+  ASSERT_TRUE(prepare("scratch", "fine").ok());
+  fs::create_directory_symlink(outside, dir_ / "pod" / "scratch" / "link");
+  Result<Mounts> linked = prepare("scratch", "link/made");
+  ASSERT_FALSE(linked.ok());
+  EXPECT_THAT(linked.status().message(), HasSubstr("must stay inside the volume"));
+  // A volume's directory is named after it: a name that is no label is refused.
+  Result<Mounts> named = prepare("../../outside/vol", "x");
+  ASSERT_FALSE(named.ok());
+  EXPECT_THAT(named.status().message(), HasSubstr("must be a lowercase RFC 1123 label"));
+  EXPECT_TRUE(fs::is_empty(outside)) << "nothing made outside";
+}
+
 TEST_F(VolumesTest, AMissingConfigMapIsAnErrorUnlessOptional) {
   api::Pod pod = PodWith(R"(
   containers: [{name: c, volumeMounts: [{name: cfg, mountPath: /etc/cfg}]}]
@@ -190,6 +253,58 @@ TEST(TranslatePathsTest, ReplacesMountPathsOnlyWhereTheyStartAPath) {
   EXPECT_EQ(TranslatePaths("/x/data", mounts), "/x/data");
   EXPECT_EQ(TranslatePaths("s3://bucket/data", mounts), "s3://bucket/data");
   EXPECT_EQ(TranslatePaths("no paths here", mounts), "no paths here");
+}
+
+// Each character that may start a path token in a shell script, an option
+// or a path list, before a mount path, and each one that may end it after.
+TEST(TranslatePathsTest, EveryShellBoundaryStartsAndEndsAPath) {
+  Mounts mounts = {{"/data", "/srv/data"}};
+  for (char before : std::string(" \t\n\r\"'`;|&<>(){}=:,")) {
+    std::string text = std::string("x") + before + "/data/f";
+    EXPECT_EQ(TranslatePaths(text, mounts), std::string("x") + before + "/srv/data/f")
+        << "after " << static_cast<int>(before);
+  }
+  for (char after : std::string(" \t\n\r\"'`;|&<>(){}:,/")) {
+    std::string text = std::string("/data") + after + "y";
+    EXPECT_EQ(TranslatePaths(text, mounts), std::string("/srv/data") + after + "y")
+        << "before " << static_cast<int>(after);
+  }
+}
+
+TEST(TranslatePathsTest, NoBoundaryNoTranslation) {
+  Mounts mounts = {{"/data", "/srv/data"}};
+  // A longer name, or a mount path inside another path or word.
+  for (const char* text : {"/data2", "/data.bak", "/data-old", "/data_x", "/dataset/f", "/x/data",
+                           "$HOME/data", "x/data", "a.b/data", "~/data", "@/data", "/data*",
+                           "/data$X", "/data=1", "-/data", "+/data"}) {
+    EXPECT_EQ(TranslatePaths(text, mounts), text) << text;
+  }
+}
+
+TEST(TranslatePathsTest, StopsAtTheBoundWithoutGoingPastIt) {
+  Mounts mounts = {{"/d", "/a/long/host/path"}};  // 17 bytes for 2
+  EXPECT_EQ(TranslatePaths("/d /d", mounts, 35), "/a/long/host/path /a/long/host/path");
+  EXPECT_EQ(TranslatePaths("/d /d", mounts, 34), std::nullopt);
+  EXPECT_EQ(TranslatePaths("/dd", mounts, 3), "/dd");
+  EXPECT_EQ(TranslatePaths("/dd", mounts, 2), std::nullopt);
+}
+
+TEST(TranslatePathsTest, MultiLineScriptsAreTranslatedThroughout) {
+  Mounts mounts = {{"/data", "/srv/data"}, {"/ckpt", "/srv/ckpt"}};
+  std::string script =
+      "set -e\n"
+      "mkdir -p /ckpt\n"
+      "for f in $(ls /data); do echo $f; done\n"
+      "(cd /data && python train.py --out /ckpt)\n"
+      "python eval.py >/ckpt/eval.txt 2>&1;cat /ckpt/eval.txt|head\n"
+      "[ -d /data2 ] || echo `ls /data`\n";
+  EXPECT_EQ(TranslatePaths(script, mounts),
+            "set -e\n"
+            "mkdir -p /srv/ckpt\n"
+            "for f in $(ls /srv/data); do echo $f; done\n"
+            "(cd /srv/data && python train.py --out /srv/ckpt)\n"
+            "python eval.py >/srv/ckpt/eval.txt 2>&1;cat /srv/ckpt/eval.txt|head\n"
+            "[ -d /data2 ] || echo `ls /srv/data`\n");
 }
 
 }  // namespace

@@ -15,6 +15,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "runtime/local/shim_protocol.h"
+
 namespace trainyard::runtime {
 namespace {
 
@@ -89,9 +91,10 @@ bool SwitchUser(const Credentials& user) {
   if (spec.shim.empty() && spec.user && !SwitchUser(*spec.user)) ChildFail(pipe_fd, 5);
   // A container's default: files it makes are its own to share or not.
   umask(022);
-  // A shim is meant to outlive trainyard; anything else dies with it.
-  if (spec.shim.empty()) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // A detached shim is meant to outlive trainyard; anything else dies with
+  // it: a shim by killing its replica and all the replica started.
+  if (!spec.detach || spec.shim.empty()) {
+    prctl(PR_SET_PDEATHSIG, spec.shim.empty() ? SIGKILL : ShimKillSignal());
     if (getppid() != parent) _exit(127);  // trainyard died before the line above
   }
   // Signals trainyard ignores or blocks must not be inherited. The raw
@@ -261,6 +264,7 @@ Result<Process> Process::Start(const ProcessSpec& spec) {
   fcntl(pidfd, F_SETFD, FD_CLOEXEC);
   Process process(pid, pidfd);
   if (!spec.shim.empty()) {
+    process.shim_ = true;
     process.exit_path_ = spec.exit_path;
     // Ours and not reaped yet: its start time is readable even if a quick
     // replica has already ended and the shim with it.
@@ -295,6 +299,7 @@ Result<Process> Process::Adopt(pid_t pid, uint64_t start_time, std::string exit_
   Process process(pid, pidfd);
   process.start_time_ = start_time;
   process.exit_path_ = std::move(exit_path);
+  process.shim_ = true;
   process.adopted_ = true;
   return process;
 }
@@ -308,6 +313,7 @@ Process& Process::operator=(Process&& other) noexcept {
     pidfd_ = std::exchange(other.pidfd_, -1);
     start_time_ = std::exchange(other.start_time_, 0);
     exit_path_ = std::exchange(other.exit_path_, "");
+    shim_ = std::exchange(other.shim_, false);
     adopted_ = std::exchange(other.adopted_, false);
     exit_ = std::exchange(other.exit_, std::nullopt);
   }
@@ -316,9 +322,17 @@ Process& Process::operator=(Process&& other) noexcept {
 
 Process::~Process() { Release(); }
 
+void Process::Kill() {
+  Signal(SIGKILL);
+  // A shim's cleanup is a /proc scan: a wedged one (stopped, say) must not
+  // hold trainyard, so then its group at least is killed.
+  if (!shim_ || WaitFor(std::chrono::seconds(5))) return;
+  kill(-pid_, SIGKILL);
+}
+
 void Process::Release() {
   if (pid_ > 0 && !exit_) {
-    Signal(SIGKILL);
+    Kill();
     WaitFor(std::chrono::hours(1));
   }
   if (pidfd_ >= 0) close(pidfd_);
@@ -369,14 +383,19 @@ std::optional<ExitStatus> Process::WaitFor(std::chrono::milliseconds timeout) {
 }
 
 void Process::Signal(int signal) const {
-  if (pid_ > 0 && !exit_) kill(-pid_, signal);
+  if (pid_ <= 0 || exit_) return;
+  if (signal == SIGKILL && shim_) {
+    kill(pid_, ShimKillSignal());  // the shim alone: it ends the rest, then itself
+    return;
+  }
+  kill(-pid_, signal);
 }
 
 ExitStatus Process::Stop(std::chrono::milliseconds grace) {
   if (exit_) return *exit_;
   Signal(SIGTERM);
   if (std::optional<ExitStatus> status = WaitFor(grace)) return *status;
-  Signal(SIGKILL);
+  Kill();
   return *WaitFor(std::chrono::hours(1));
 }
 

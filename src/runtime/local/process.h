@@ -7,10 +7,12 @@
 // out of grace, and when the Process is destroyed; the leader also gets
 // SIGKILL if trainyard itself dies (PR_SET_PDEATHSIG).
 //
-// Under a shim (ProcessSpec::shim, for `trainyard server`) the leader is
-// trainyard-shim, the replica's parent: it survives trainyard's death,
-// records the replica's end in an exit file, and a restarted trainyard
-// adopts it (Adopt) by pid and start time.
+// Under a shim (ProcessSpec::shim) the leader is trainyard-shim, the
+// replica's parent and the subreaper of all it starts: when the replica
+// ends, so does everything it started, daemons that left its process group
+// included. The shim records the replica's end in an exit file; a detached
+// one (`trainyard server`) survives trainyard's death, and a restarted
+// trainyard adopts it (Adopt) by pid and start time.
 #pragma once
 
 #include <sys/types.h>
@@ -32,9 +34,13 @@ struct ProcessSpec {
   std::string working_dir;                               // empty: trainyard's own
   std::string log_path;                                  // stdout and stderr, appended
   // trainyard-shim's path: run the program under it, recording its end in
-  // `exit_path`. Empty: the program is trainyard's own child.
+  // `exit_path`. Empty: the program is trainyard's own child, and only its
+  // process group is killed when it ends.
   std::string shim;
   std::string exit_path;
+  // Under a shim: the shim outlives trainyard, to be adopted by the next
+  // one. Otherwise trainyard's death ends it and all the replica started.
+  bool detach = false;
   // Set: the program runs as this user (trainyard must be root). Under a
   // shim, the shim stays root, so that the replica can neither kill it nor
   // write how it ended, and switches only the replica.
@@ -81,7 +87,9 @@ class Process {
   std::optional<ExitStatus> TryWait();
   // Waits until the process exits, or `timeout` passes (nullopt).
   std::optional<ExitStatus> WaitFor(std::chrono::milliseconds timeout);
-  // Sends `signal` to the whole process group.
+  // Sends `signal` to the whole process group. SIGKILL under a shim asks
+  // the shim to kill the replica and everything it started (a group kill
+  // would end the shim first and set the replica's daemons free).
   void Signal(int signal) const;
   // SIGTERM to the group, then SIGKILL once `grace` has passed.
   ExitStatus Stop(std::chrono::milliseconds grace);
@@ -89,6 +97,8 @@ class Process {
  private:
   Process(pid_t pid, int pidfd) : pid_(pid), pidfd_(pidfd) {}
   void Release();
+  // SIGKILL, and under a shim the group too if the shim does not end soon.
+  void Kill();
   // The exit of an adopted shim, which is not trainyard's child to wait for.
   std::optional<ExitStatus> TryWaitAdopted();
 
@@ -96,6 +106,7 @@ class Process {
   int pidfd_ = -1;
   uint64_t start_time_ = 0;
   std::string exit_path_;  // under a shim
+  bool shim_ = false;      // the leader is trainyard-shim
   bool adopted_ = false;
   std::optional<ExitStatus> exit_;
 };

@@ -13,12 +13,21 @@
 // replica exists is passed on to it). If the shim itself dies, the
 // replica gets SIGKILL (PR_SET_PDEATHSIG): nothing is left unsupervised.
 //
+// It is the replica's child subreaper: whatever the replica starts and
+// leaves (a `setsid` daemon, a double fork) becomes the shim's child, not
+// init's, so when the replica ends the shim kills every descendant, not
+// only its process group, as a container's processes end with it.
+// ShimKillSignal() (shim_protocol.h) asks it to do so at once: trainyard
+// sends it when a grace period runs out, and under `trainyard run` it is
+// the shim's PDEATHSIG, so a crash of trainyard ends the replica too.
+//
 // With --as, the replica runs as that user and those groups while the
 // shim stays root: the replica can neither signal the shim nor forge the
 // exit file (which lies where it cannot write).
 //
 // Only libc, and nothing that allocates after fork: it starts with every
 // replica, so it must start fast.
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -30,9 +39,70 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "runtime/local/shim_protocol.h"
+
 namespace {
 
 constexpr int kIgnored[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+
+volatile sig_atomic_t g_replica = 0;
+
+// ShimKillSignal(): the replica goes now; its end is recorded as any other,
+// then everything it left is killed (KillDescendants).
+void OnKill(int) {
+  if (g_replica > 0) kill(g_replica, SIGKILL);
+}
+
+// The parent pid in /proc/<pid>/stat (field 4, after the command in
+// parentheses, which may hold anything); -1 when it cannot be read.
+pid_t ParentOf(const char* pid) {
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char stat[512];
+  ssize_t n = read(fd, stat, sizeof(stat) - 1);
+  close(fd);
+  if (n <= 0) return -1;
+  stat[n] = '\0';
+  const char* close_paren = strrchr(stat, ')');
+  char state = 0;
+  int parent = -1;
+  if (close_paren == nullptr || sscanf(close_paren + 1, " %c %d", &state, &parent) != 2) return -1;
+  return parent;
+}
+
+// SIGKILLs every child of the shim; says whether there was one.
+bool KillChildren() {
+  pid_t self = getpid();
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return false;
+  bool any = false;
+  while (const dirent* entry = readdir(proc)) {
+    if (entry->d_name[0] < '1' || entry->d_name[0] > '9') continue;
+    if (ParentOf(entry->d_name) != self) continue;
+    // Safe from pid reuse: a child's pid is the shim's until it reaps it.
+    kill(static_cast<pid_t>(atoi(entry->d_name)), SIGKILL);
+    any = true;
+  }
+  closedir(proc);
+  return any;
+}
+
+// Kills and reaps every descendant: each one killed hands its own
+// children to the shim (the subreaper), so this repeats until the shim
+// has no child left.
+void KillDescendants() {
+  for (;;) {
+    bool killed = KillChildren();
+    // One killed child at least ends soon: wait for it. Otherwise look
+    // again unless none is left (one may have been handed over since).
+    pid_t pid = waitpid(-1, nullptr, killed ? 0 : WNOHANG);
+    if (pid < 0 && errno == ECHILD) return;
+    while (waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+  }
+}
 
 void WriteExit(const char* path, int status) {
   char text[32];
@@ -99,7 +169,10 @@ int main(int argc, char** argv) {
   sigset_t stops;
   sigemptyset(&stops);
   for (int sig : kIgnored) sigaddset(&stops, sig);
+  sigaddset(&stops, trainyard::runtime::ShimKillSignal());
   sigprocmask(SIG_BLOCK, &stops, nullptr);
+  // Where the replica's orphans go, so that they can be found and ended.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
   pid_t shim = getpid();
   pid_t child = fork();
   if (child < 0) {
@@ -129,12 +202,20 @@ int main(int argc, char** argv) {
     if (sigismember(&pending, sig)) kill(child, sig);
     signal(sig, SIG_IGN);
   }
-  sigprocmask(SIG_UNBLOCK, &stops, nullptr);
+  g_replica = child;
+  struct sigaction on_kill {};
+  on_kill.sa_handler = OnKill;
+  sigaction(trainyard::runtime::ShimKillSignal(), &on_kill, nullptr);
+  sigprocmask(SIG_UNBLOCK, &stops, nullptr);  // a kill asked for already lands now
   int status = 0;
-  while (waitpid(child, &status, 0) < 0) {
-    if (errno != EINTR) return 128;
+  for (;;) {
+    pid_t pid = waitpid(-1, &status, 0);
+    if (pid == child) break;
+    // Otherwise an orphan of the replica's that ended, reaped; or EINTR.
+    if (pid < 0 && errno != EINTR) return 128;
   }
   WriteExit(exit_file, status);
-  kill(0, SIGKILL);  // the replica's leftovers, and the shim: the group is done
+  KillDescendants();  // what the replica left anywhere
+  kill(0, SIGKILL);   // what joined its group from outside (trainyard exec), and the shim
   return 0;
 }

@@ -1,12 +1,17 @@
 // Real processes: these tests fork and exec /bin/sh and coreutils.
 #include "runtime/local/process.h"
 
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -173,10 +178,134 @@ TEST_F(ProcessTest, InheritsNoIgnoredSignalsAndReadsEmptyStdin) {
   EXPECT_THAT(Log(), ::testing::HasSubstr("SigIgn:\t0000000000000000"));
 }
 
-ProcessSpec UnderShim(ProcessSpec spec, const fs::path& dir) {
+ProcessSpec UnderShim(ProcessSpec spec, const fs::path& dir, bool detach = false) {
   spec.shim = TRAINYARD_SHIM;
   spec.exit_path = (dir / "exit").string();
+  spec.detach = detach;
   return spec;
+}
+
+// A replica that leaves two daemons behind: one `setsid`, one double-forked
+// into a session of its own, neither in the replica's process group. Each
+// writes its pid to the fifo `daemons`; then `then` runs.
+std::string DaemonsThen(const std::string& then) {
+  return "setsid sleep 1000 & echo $! > daemons; "
+         "setsid sh -c 'sleep 1000 & echo $! > daemons'; " +
+         then;
+}
+
+// The daemons' pidfds, once both have said who they are (10 s at most).
+class Daemons {
+ public:
+  explicit Daemons(const fs::path& fifo) : fifo_(fifo) { mkfifo(fifo.c_str(), 0600); }
+  ~Daemons() {
+    for (const auto& [pid, fd] : fds_) {
+      SendKill(fd);  // never outlive the test, whatever it found
+      close(fd);
+    }
+  }
+  // Reads the two pids (the fifo opened before the replica starts).
+  bool Read() {
+    int fd = open(fifo_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    std::string text;
+    auto until = std::chrono::steady_clock::now() + seconds(10);
+    while (std::count(text.begin(), text.end(), '\n') < 2 &&
+           std::chrono::steady_clock::now() < until) {
+      pollfd pfd{fd, POLLIN, 0};
+      poll(&pfd, 1, 100);
+      char buf[64];
+      ssize_t n = read(fd, buf, sizeof(buf));
+      if (n > 0) text.append(buf, static_cast<size_t>(n));
+    }
+    close(fd);
+    std::istringstream pids(text);
+    for (pid_t pid; pids >> pid;) {
+      int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+      if (pidfd >= 0) fds_.emplace_back(pid, pidfd);
+    }
+    return fds_.size() == 2;
+  }
+  // Whether every daemon has ended within 10 s: each pidfd polls readable.
+  bool AllEnd() {
+    auto until = std::chrono::steady_clock::now() + seconds(10);
+    for (const auto& [pid, fd] : fds_) {
+      auto left =
+          std::chrono::duration_cast<milliseconds>(until - std::chrono::steady_clock::now());
+      pollfd pfd{fd, POLLIN, 0};
+      if (poll(&pfd, 1, static_cast<int>(std::max<int64_t>(0, left.count()))) != 1) return false;
+    }
+    return true;
+  }
+
+ private:
+  static void SendKill(int fd) { syscall(SYS_pidfd_send_signal, fd, SIGKILL, nullptr, 0); }
+  fs::path fifo_;
+  std::vector<std::pair<pid_t, int>> fds_;
+};
+
+// A replica that ends, is stopped, or is killed takes all it started with
+// it under the shim, which is the subreaper of its orphans; a group kill
+// alone leaves setsid and double-forked daemons running.
+TEST_F(ProcessTest, UnderAShimNothingAReplicaStartedOutlivesIt) {
+  for (bool detach : {false, true}) {
+    SCOPED_TRACE(detach ? "detached" : "attached");
+    {
+      Daemons daemons(dir_ / "daemons");
+      Process p = *Process::Start(UnderShim(Shell(DaemonsThen("exit 4")), dir_, detach));
+      ASSERT_TRUE(daemons.Read());
+      EXPECT_EQ(p.WaitFor(seconds(10)), (ExitStatus{4, 0}));  // the replica's own end
+      EXPECT_TRUE(daemons.AllEnd());
+    }
+    fs::remove(dir_ / "daemons");
+    {
+      Daemons daemons(dir_ / "daemons");
+      Process p = *Process::Start(UnderShim(Shell(DaemonsThen("exec sleep 1000")), dir_, detach));
+      ASSERT_TRUE(daemons.Read());
+      EXPECT_EQ(p.Stop(seconds(10)), (ExitStatus{128 + SIGTERM, SIGTERM}));
+      EXPECT_TRUE(daemons.AllEnd());
+    }
+    fs::remove(dir_ / "daemons");
+    {
+      Daemons daemons(dir_ / "daemons");
+      // TERM ignored from the start: a stop that comes early kills nothing.
+      std::optional<Process> p = *Process::Start(
+          UnderShim(Shell("trap '' TERM; " + DaemonsThen("sleep 1000")), dir_, detach));
+      ASSERT_TRUE(daemons.Read());
+      EXPECT_EQ(p->Stop(milliseconds(0)), (ExitStatus{128 + SIGKILL, SIGKILL}));
+      EXPECT_TRUE(daemons.AllEnd());
+    }
+    fs::remove(dir_ / "daemons");
+  }
+}
+
+// Under `trainyard run` the shim is not detached: when trainyard dies
+// (here: a forked starter, SIGKILLed), the replica and
+// all it started end too.
+TEST_F(ProcessTest, AnAttachedShimEndsEverythingWhenTrainyardDies) {
+  Daemons daemons(dir_ / "daemons");
+  ProcessSpec spec = UnderShim(Shell(DaemonsThen("exec sleep 1000")), dir_);
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  pid_t starter = fork();
+  if (starter == 0) {
+    Result<Process> p = Process::Start(spec);
+    pid_t pid = p.ok() ? p->pid() : 0;
+    [[maybe_unused]] ssize_t n = write(fds[1], &pid, sizeof(pid));
+    for (;;) pause();  // until the test kills it: as a crash would leave it
+  }
+  close(fds[1]);
+  pid_t shim = 0;
+  bool told = read(fds[0], &shim, sizeof(shim)) == static_cast<ssize_t>(sizeof(shim)) && shim > 0;
+  close(fds[0]);
+  int shim_fd = told ? static_cast<int>(syscall(SYS_pidfd_open, shim, 0)) : -1;
+  bool daemons_ran = told && daemons.Read();
+  kill(starter, SIGKILL);
+  waitpid(starter, nullptr, 0);
+  ASSERT_TRUE(daemons_ran);
+  pollfd pfd{shim_fd, POLLIN, 0};
+  EXPECT_EQ(poll(&pfd, 1, 10000), 1);
+  close(shim_fd);
+  EXPECT_TRUE(daemons.AllEnd());
 }
 
 TEST_F(ProcessTest, UnderAShimTheReplicasOwnEndIsReported) {
@@ -190,12 +319,12 @@ TEST_F(ProcessTest, UnderAShimTheReplicasOwnEndIsReported) {
 }
 
 // A trainyard that dies (here: a forked child that starts a replica and
-// exits without cleaning up) leaves its shims running; another adopts them
-// by pid and start time and learns how each replica ended.
+// exits without cleaning up) leaves its detached shims running; another
+// adopts them by pid and start time and learns how each replica ended.
 TEST_F(ProcessTest, AShimOutlivesItsStarterAndIsAdoptedByAnother) {
   int fds[2];
   ASSERT_EQ(pipe(fds), 0);
-  ProcessSpec spec = UnderShim(Shell("sleep 0.5; echo done; exit 7"), dir_);
+  ProcessSpec spec = UnderShim(Shell("sleep 0.5; echo done; exit 7"), dir_, /*detach=*/true);
   pid_t starter = fork();
   if (starter == 0) {
     Result<Process> p = Process::Start(spec);
