@@ -174,11 +174,13 @@ int RunExec(const ExecOptions& options) {
   Result<std::string> program = runtime::ResolveProgram(options.command[0], path_env);
   if (!program.ok()) return Fail(program.status().message());
   std::error_code ec;
-  fs::path dir = fs::read_symlink(fmt::format("/proc/{}/cwd", *leader), ec);
+  // The replica's own process: under a shim (root's) the leader is not it.
+  pid_t replica = ReplicaOf(*leader);
+  fs::path dir = fs::read_symlink(fmt::format("/proc/{}/cwd", replica), ec);
   if (ec || chdir(dir.c_str()) != 0) {
     return Fail(fmt::format("cannot enter the replica's directory {}", dir.string()));
   }
-  if (Status became = BecomeOwnerOf(ReplicaOf(*leader)); !became.ok()) {
+  if (Status became = BecomeOwnerOf(replica); !became.ok()) {
     return Fail(became.message());
   }
   // Joining the replica's process group makes the command stop with it. It

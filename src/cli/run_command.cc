@@ -166,6 +166,9 @@ std::string DefaultHome() {
   if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg != nullptr && *xdg != '\0') {
     return std::string(xdg) + "/trainyard";
   }
+  // Root's, as a system daemon's: under /root (0700) the folders its
+  // replicas are given would be out of their users' reach.
+  if (geteuid() == 0) return "/var/lib/trainyard";
   const char* home = std::getenv("HOME");
   return std::string(home != nullptr ? home : "/tmp") + "/.local/state/trainyard";
 }

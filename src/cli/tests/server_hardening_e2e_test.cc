@@ -252,5 +252,49 @@ TEST_F(ServerHardeningE2eTest, ATokenOfYamlSpecialCharactersGoesIntoAKubeconfigK
   EXPECT_THAT(get.output, HasSubstr("default"));
 }
 
+constexpr const char* kWhoAmI = R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: whoami}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      volumes: [{name: scratch, emptyDir: {}}]
+      containers:
+        - name: c
+          image: none
+          volumeMounts: [{name: scratch, mountPath: /scratch}]
+          command: [sh, -c, 'id -u; head -c 6 STATE/state.db || echo no-db; ls STATE/logs || echo no-logs; echo mine > /scratch/x && cat /scratch/x']
+)";
+
+TEST_F(ServerHardeningE2eTest, AReplicaOfARootServerIsNobodyAndReachesOnlyItsOwnFiles) {
+  if (geteuid() != 0) GTEST_SKIP() << "a server run as root only";
+  StartServer();
+  std::string job = kWhoAmI;
+  std::string state = (home_ / "server").string();
+  for (size_t at; (at = job.find("STATE")) != std::string::npos;) job.replace(at, 5, state);
+  ASSERT_EQ(Kubectl({"apply", "-f", Write("whoami.yaml", job)}).exit_code, 0);
+  ASSERT_TRUE(Eventually(
+      [&] { return Field("job/whoami", ".status.conditions[-1:].type") == "Complete"; }));
+  CommandResult log = Kubectl({"logs", "job/whoami"});
+  EXPECT_THAT(log.output, ::testing::StartsWith("65534\n")) << log.output;
+  EXPECT_THAT(log.output, HasSubstr("no-db"));
+  EXPECT_THAT(log.output, HasSubstr("no-logs"));
+  EXPECT_THAT(log.output, ::testing::EndsWith("mine\n"));
+  // MPI's ranks start inside the workers through `trainyard exec`, which a
+  // launcher that is nobody's runs without reading the store.
+  if (!runtime::ResolveProgram("mpirun", kPath).ok() || !PythonHas("mpi4py")) return;
+  ASSERT_EQ(Kubectl({"apply", "-f", std::string(TRAINYARD_SOURCE_DIR) + "/examples/mpi.yaml"})
+                .exit_code,
+            0);
+  ASSERT_TRUE(Eventually([&] {
+    std::string state = Field("mpijob/mpi-allreduce", ".status.conditions[-1:].type");
+    return state == "Succeeded" || state == "Failed";
+  }));
+  EXPECT_EQ(Field("mpijob/mpi-allreduce", ".status.conditions[-1:].type"), "Succeeded")
+      << Kubectl({"logs", "mpi-allreduce-launcher"}).output;
+}
+
 }  // namespace
 }  // namespace trainyard::cli::testing
