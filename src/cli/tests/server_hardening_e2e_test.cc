@@ -285,9 +285,9 @@ TEST_F(ServerHardeningE2eTest, AReplicaOfARootServerIsNobodyAndReachesOnlyItsOwn
   // MPI's ranks start inside the workers through `trainyard exec`, which a
   // launcher that is nobody's runs without reading the store.
   if (!runtime::ResolveProgram("mpirun", kPath).ok() || !PythonHas("mpi4py")) return;
-  ASSERT_EQ(Kubectl({"apply", "-f", std::string(TRAINYARD_SOURCE_DIR) + "/examples/mpi.yaml"})
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      Kubectl({"apply", "-f", std::string(TRAINYARD_SOURCE_DIR) + "/examples/mpi.yaml"}).exit_code,
+      0);
   ASSERT_TRUE(Eventually([&] {
     std::string state = Field("mpijob/mpi-allreduce", ".status.conditions[-1:].type");
     return state == "Succeeded" || state == "Failed";
