@@ -211,7 +211,8 @@ spec:
   EXPECT_EQ(Run({"job.yaml"}), 0);
   rusage usage{};
   getrusage(RUSAGE_CHILDREN, &usage);  // the largest of trainyard and what it ran
-#ifndef __SANITIZE_ADDRESS__           // ASan's quarantine keeps freed memory resident by design
+// Not under ASan, whose quarantine keeps freed memory resident by design.
+#ifndef __SANITIZE_ADDRESS__
   EXPECT_LT(usage.ru_maxrss, 100 * 1024) << "KiB at most";
 #endif
   std::ifstream out(dir_ / "out");
