@@ -259,6 +259,8 @@ int RunRun(const RunOptions& options) {
        .exec_program = self,
        .shim =
            ShimBeside(self, "daemons a replica starts outside its process group may outlive it"),
+       // The run's directory is its record: every replica's log stays.
+       .keep_logs = true,
        .nodes = std::move(nodes)});
   if (!created.ok()) {
     std::cerr << "trainyard run: " << created.status().message() << '\n';

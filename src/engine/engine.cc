@@ -123,6 +123,7 @@ Status Engine::Init() {
       .base_env = options_.base_env,
       .shim = options_.shim,
       .detach = options_.detach_replicas,
+      .keep_logs = options_.keep_logs,
       .run_as = options_.run_as,
       .host_access = {.baseline_namespaces = options_.baseline_namespaces,
                       .own_dirs = {metrics_dir, trial_dirs}}});

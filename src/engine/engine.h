@@ -44,6 +44,8 @@ struct EngineOptions {
   // With a shim: replicas outlive a crash of the engine and are adopted
   // when it starts again (`trainyard server`); otherwise they die with it.
   bool detach_replicas = false;
+  // Logs outlive their pods (node::NodeAgentOptions::keep_logs).
+  bool keep_logs = false;
   // Who each namespace's replicas run as (runtime/local/credentials.h).
   runtime::RunAsPolicy run_as;
   // Namespaces are Pod Security baseline unless labelled privileged: their

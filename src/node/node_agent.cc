@@ -154,7 +154,7 @@ PodVolumeDirs NodeAgent::VolumeDirsOf(const api::Pod& pod) const {
 
 void NodeAgent::RemovePodFiles(const Replica& replica) {
   RemoveVolumes(replica.volumes);
-  if (replica.log_path.empty()) return;  // a stray's, or no pod's yet
+  if (replica.log_path.empty() || options_.keep_logs) return;  // a stray's, or no pod's yet
   std::error_code ec;
   fs::remove(replica.log_path, ec);
   fs::remove(replica.log_path + ".runs", ec);

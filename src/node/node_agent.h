@@ -61,6 +61,10 @@ struct NodeAgentOptions {
   // With a shim: replicas outlive a crash of trainyard and are adopted by
   // the next node agent (`trainyard server`); otherwise they die with it.
   bool detach = false;
+  // A deleted pod's log goes with it, as on Kubernetes; `trainyard run`
+  // keeps them: its run directory is the record of the run, and what a
+  // replica stopped with its job said is still printed after it is gone.
+  bool keep_logs = false;
   // Who each namespace's replicas run as; empty: trainyard's own user.
   runtime::RunAsPolicy run_as;
   // Which host files a namespace's pods may mount (node/run_as.h).
