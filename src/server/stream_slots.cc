@@ -40,11 +40,6 @@ void StreamSlots::Release(const std::string& client) {
   if (it != clients_.end() && --it->second == 0) clients_.erase(it);
 }
 
-size_t StreamSlots::open() const {
-  std::lock_guard lock(mu_);
-  return open_;
-}
-
 bool PeerClosed(int fd) {
   if (fd < 0) return false;
   pollfd p{.fd = fd, .events = POLLRDHUP, .revents = 0};

@@ -35,14 +35,12 @@ class StreamSlots {
   // null with `why` set when one is over its bound.
   std::unique_ptr<Slot> Acquire(const std::string& client, std::string& why);
 
-  size_t open() const;
-
  private:
   void Release(const std::string& client);
 
   const size_t total_;
   const size_t per_client_;
-  mutable std::mutex mu_;
+  std::mutex mu_;
   size_t open_ = 0;                        // guarded by mu_
   std::map<std::string, size_t> clients_;  // guarded by mu_; open streams per client
 };

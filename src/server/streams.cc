@@ -269,9 +269,8 @@ ApiResponse ApiHandler::Watch(const ApiTarget& target, const ApiRequest& request
     end_at = std::chrono::steady_clock::now() + std::chrono::seconds(*timeout);
   } else {
     // As Kubernetes does, a watch ends after 30 to 60 minutes, and clients
-    // watch again from where they were: a client gone without a word (a
-    // watch on something quiet notices only when it writes) holds its
-    // thread no longer than that.
+    // watch again from where they were. (A client that hangs up ends its
+    // watch at once: http_server.cc watches its connection.)
     static thread_local std::mt19937 gen{std::random_device{}()};
     end_at = std::chrono::steady_clock::now() +
              std::chrono::seconds(1800 + static_cast<int64_t>(gen() % 1800));

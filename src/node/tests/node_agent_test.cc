@@ -246,16 +246,16 @@ TEST_F(NodeAgentTest, ADeletedPodGetsItsOwnGracePeriod) {
 
   // Ignoring SIGTERM: killed once its own grace period is over, at once
   // for 0.
-  AddPod("stubborn-0", "trap '' TERM; touch ready-0; sleep 1000", "Never", {}, grace(0));
-  AddPod("stubborn-1", "trap '' TERM; touch ready-1; sleep 1000", "Never", {}, grace(1));
+  AddPod("deaf-0", "trap '' TERM; touch ready-0; sleep 1000", "Never", {}, grace(0));
+  AddPod("deaf-1", "trap '' TERM; touch ready-1; sleep 1000", "Never", {}, grace(1));
   ASSERT_TRUE(
       SyncUntil([&] { return fs::exists(dir_ / "ready-0") && fs::exists(dir_ / "ready-1"); }));
-  ASSERT_TRUE(store_->Delete({"Pod", "default", "stubborn-0"}).ok());
-  ASSERT_TRUE(store_->Delete({"Pod", "default", "stubborn-1"}).ok());
+  ASSERT_TRUE(store_->Delete({"Pod", "default", "deaf-0"}).ok());
+  ASSERT_TRUE(store_->Delete({"Pod", "default", "deaf-1"}).ok());
   ASSERT_TRUE(SyncUntil([&] { return agent_->running() == 1; }));
   Result<std::optional<Duration>> next = agent_->Sync();
   ASSERT_TRUE(next.ok());
-  EXPECT_EQ(**next, std::chrono::seconds(1));  // stubborn-1's SIGKILL
+  EXPECT_EQ(**next, std::chrono::seconds(1));  // deaf-1's SIGKILL
   clock_.Advance(std::chrono::seconds(1));
   ASSERT_TRUE(SyncUntil([&] { return agent_->running() == 0; }));
 }
@@ -266,7 +266,7 @@ TEST_F(NodeAgentTest, StopAllGivesEachPodItsGracePeriod) {
   auto grace = [](int64_t seconds) {
     return [seconds](api::Pod& pod) { pod.spec.termination_grace_period_seconds = seconds; };
   };
-  AddPod("stubborn", "trap '' TERM; touch ready-0; sleep 1000", "Never", {}, grace(0));
+  AddPod("deaf", "trap '' TERM; touch ready-0; sleep 1000", "Never", {}, grace(0));
   ASSERT_TRUE(SyncUntil([&] { return fs::exists(dir_ / "ready-0"); }));
   auto start = std::chrono::steady_clock::now();
   agent_->StopAll();
