@@ -12,7 +12,8 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
-  -DTRAINYARD_FUZZ=ON -DTRAINYARD_TESTS=OFF -DTRAINYARD_BENCH=OFF >/dev/null
+  -DTRAINYARD_FUZZ=ON -DTRAINYARD_WERROR=ON -DTRAINYARD_TESTS=OFF -DTRAINYARD_BENCH=OFF \
+  -DCMAKE_UNITY_BUILD=ON >/dev/null
 cmake --build "$build" --target manifest_fuzz api_fuzz
 
 corpus="$build/corpus"

@@ -3,12 +3,15 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "api/object.h"
 #include "api/validation.h"
 
 namespace trainyard::api::internal {
+
+inline void Error(ValidationResult& out, FieldError e) { out.errors.push_back(std::move(e)); }
 
 // Job names are DNS-1035 labels (upstream's rule, as they name services);
 // other objects' names DNS-1123 subdomains.

@@ -21,8 +21,6 @@ namespace {
 
 const FieldPath kSpec("spec");
 
-void Error(ValidationResult& out, FieldError e) { out.errors.push_back(std::move(e)); }
-
 void ValidateExperimentName(const ObjectMeta& meta, ValidationResult& out) {
   // Upstream leaves the pattern open at the end (its defect); anchored here.
   static const std::regex kName("^[a-z]([-a-z0-9]*[a-z0-9])?$");

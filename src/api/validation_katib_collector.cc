@@ -11,8 +11,6 @@ namespace {
 
 const FieldPath kCollectorSpec = FieldPath("spec").Child("metricsCollectorSpec");
 
-void Error(ValidationResult& out, FieldError e) { out.errors.push_back(std::move(e)); }
-
 void ValidateFilters(const MetricsSource& source, ValidationResult& out) {
   if (!source.filter) return;
   FieldPath path = kCollectorSpec.Child("source").Child("filter").Child("metricsFormat");

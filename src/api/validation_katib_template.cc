@@ -17,8 +17,6 @@ namespace {
 
 const FieldPath kTemplate = FieldPath("spec").Child("trialTemplate");
 
-void Error(ValidationResult& out, FieldError e) { out.errors.push_back(std::move(e)); }
-
 bool HasBraces(std::string_view name) {
   return name.find('{') != std::string_view::npos || name.find('}') != std::string_view::npos;
 }

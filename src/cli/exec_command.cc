@@ -35,7 +35,7 @@ std::string NewestRun(const std::string& home) {
   return newest;
 }
 
-int Fail(const std::string& message) {
+int FailExec(const std::string& message) {
   std::cerr << "trainyard exec: " << message << '\n';
   return 1;
 }
@@ -162,26 +162,26 @@ int RunExec(const ExecOptions& options) {
   std::string state = options.state;
   if (state.empty()) {
     state = NewestRun(options.home.empty() ? DefaultHome() : options.home);
-    if (state.empty()) return Fail("no runs found; pass --state with a run's directory");
+    if (state.empty()) return FailExec("no runs found; pass --state with a run's directory");
   }
   std::vector<std::string> env_text;
   Result<pid_t> leader = LeaderOf(state, options, env_text);
-  if (!leader.ok()) return Fail(leader.status().message());
+  if (!leader.ok()) return FailExec(leader.status().message());
   std::string path_env;
   for (const std::string& e : env_text) {
     if (e.starts_with("PATH=")) path_env = e.substr(5);
   }
   Result<std::string> program = runtime::ResolveProgram(options.command[0], path_env);
-  if (!program.ok()) return Fail(program.status().message());
+  if (!program.ok()) return FailExec(program.status().message());
   std::error_code ec;
   // The replica's own process: under a shim (root's) the leader is not it.
   pid_t replica = ReplicaOf(*leader);
   fs::path dir = fs::read_symlink(fmt::format("/proc/{}/cwd", replica), ec);
   if (ec || chdir(dir.c_str()) != 0) {
-    return Fail(fmt::format("cannot enter the replica's directory {}", dir.string()));
+    return FailExec(fmt::format("cannot enter the replica's directory {}", dir.string()));
   }
   if (Status became = BecomeOwnerOf(replica); !became.ok()) {
-    return Fail(became.message());
+    return FailExec(became.message());
   }
   // Joining the replica's process group makes the command stop with it. It
   // works from the same session (an MPI launcher's rsh agent); from another
@@ -193,7 +193,7 @@ int RunExec(const ExecOptions& options) {
   for (std::string& e : env_text) envp.push_back(e.data());
   envp.push_back(nullptr);
   execve(program->c_str(), argv.data(), envp.data());
-  return Fail(fmt::format("cannot run {}: {}", *program, std::strerror(errno)));
+  return FailExec(fmt::format("cannot run {}: {}", *program, std::strerror(errno)));
 }
 
 }  // namespace trainyard::cli

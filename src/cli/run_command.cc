@@ -4,7 +4,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -15,6 +14,7 @@
 #include "cli/experiment_view.h"
 #include "cli/log_tail.h"
 #include "cli/manifests.h"
+#include "cli/stop_on_signals.h"
 #include "common/strings.h"
 #include "controller/batch_job_reconciler.h"
 #include "controller/conditions.h"
@@ -26,22 +26,7 @@
 #include "server/http_server.h"
 
 namespace trainyard::cli {
-namespace {
-
-std::atomic<engine::Engine*> g_engine{nullptr};
-
-void OnSignal(int) {
-  if (engine::Engine* e = g_engine.load()) e->RequestStop();
-}
-
-void InstallSignalHandlers() {
-  struct sigaction action {};
-  action.sa_handler = OnSignal;
-  sigemptyset(&action.sa_mask);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &action, nullptr);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::vector<std::pair<std::string, std::string>> BaseEnv() {
   std::vector<std::pair<std::string, std::string>> env;
@@ -300,8 +285,7 @@ int RunRun(const RunOptions& options) {
     }
   }
 
-  g_engine = &engine;
-  InstallSignalHandlers();
+  StopOnSignals stop_on_signals(engine, {SIGINT, SIGTERM, SIGHUP});
   // Trials' logs would interleave: an experiment shows its table instead,
   // unless logs are asked for.
   std::string logs_wanted =
@@ -343,7 +327,6 @@ int RunRun(const RunOptions& options) {
   if (interrupted) fmt::print(stderr, "interrupted: stopping every replica\n");
   engine.StopAll();
   logs.Poll(/*flush=*/true);
-  g_engine = nullptr;
   if (!status.ok() && !interrupted) std::cerr << "trainyard run: " << status.message() << '\n';
 
   bool all_succeeded = !interrupted && status.ok();

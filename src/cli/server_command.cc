@@ -5,7 +5,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -14,6 +13,7 @@
 #include "api/json.h"
 #include "cli/engine_backend.h"
 #include "cli/run_command.h"
+#include "cli/stop_on_signals.h"
 #include "engine/engine.h"
 #include "engine/inventory.h"
 #include "server/auth.h"
@@ -25,12 +25,6 @@ namespace trainyard::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::atomic<engine::Engine*> g_engine{nullptr};
-
-void OnSignal(int) {
-  if (engine::Engine* e = g_engine.load()) e->RequestStop();
-}
 
 // A kubeconfig naming this server, written whole or not at all, readable
 // only by its owner when it holds a token.
@@ -218,11 +212,7 @@ int RunServer(const ServerOptions& options) {
   std::string url = fmt::format("{}://{}:{}", options.tls_cert.empty() ? "http" : "https",
                                 everywhere ? "127.0.0.1" : UrlHost(options.address), *port);
   engine.SetApi(url, options.tls_cert);
-  g_engine = &engine;
-  struct sigaction action {};
-  action.sa_handler = OnSignal;
-  sigemptyset(&action.sa_mask);
-  for (int sig : {SIGINT, SIGTERM}) sigaction(sig, &action, nullptr);
+  StopOnSignals stop_on_signals(engine, {SIGINT, SIGTERM});
   signal(SIGPIPE, SIG_IGN);  // a client gone mid-response is the write's error, not ours
 
   std::thread serving([&] { http.Serve(); });
@@ -253,7 +243,6 @@ int RunServer(const ServerOptions& options) {
   serving.join();
   fmt::print(stderr, "trainyard server: stopping every replica\n");
   engine.StopAll();
-  g_engine = nullptr;
   if (!status.ok() && status.code() != StatusCode::kAborted) {
     std::cerr << "trainyard server: " << status.message() << '\n';
     return 1;

@@ -16,7 +16,7 @@
 namespace trainyard::controller {
 namespace {
 
-struct Context {
+struct BatchJobContext {
   const ReconcilerOptions& options;
   api::Json stored;
   api::BatchJob job;
@@ -27,7 +27,7 @@ struct Context {
 };
 
 // Events as Kubernetes' job controller records them.
-Status Record(Context& ctx, const std::string& type, const std::string& reason,
+Status Record(BatchJobContext& ctx, const std::string& type, const std::string& reason,
               const std::string& message) {
   return RecordEvent(*ctx.options.store, *ctx.options.clock,
                      {.api_version = std::string(api::kBatchGroupVersion),
@@ -45,7 +45,7 @@ bool IsFinished(const api::BatchJobStatus& status) {
   return IsTrue(status.conditions, "Complete") || IsTrue(status.conditions, "Failed");
 }
 
-void SetCondition(Context& ctx, const std::string& type, const std::string& status,
+void SetCondition(BatchJobContext& ctx, const std::string& type, const std::string& status,
                   const std::string& reason, const std::string& message) {
   auto& conditions = ctx.status().conditions;
   auto it = std::find_if(conditions.begin(), conditions.end(),
@@ -113,21 +113,21 @@ api::Pod BuildPod(const api::BatchJob& job, int index, std::mt19937& random) {
   return pod;
 }
 
-Status DeletePod(Context& ctx, const api::Pod& pod) {
+Status DeletePod(BatchJobContext& ctx, const api::Pod& pod) {
   RETURN_IF_ERROR(
       DeleteIfPresent(*ctx.options.store, {"Pod", pod.metadata.namespace_, pod.metadata.name}));
   return Record(ctx, "Normal", "SuccessfulDelete",
                 fmt::format("Deleted pod: {}", pod.metadata.name));
 }
 
-Status CreatePod(Context& ctx, const api::Pod& pod) {
+Status CreatePod(BatchJobContext& ctx, const api::Pod& pod) {
   RETURN_IF_ERROR(ctx.options.store->Create(api::EncodePod(pod)).status());
   return Record(ctx, "Normal", "SuccessfulCreate",
                 fmt::format("Created pod: {}", pod.metadata.name));
 }
 
 // An event for each condition the job reaches, and for a resume.
-Status RecordConditions(Context& ctx) {
+Status RecordConditions(BatchJobContext& ctx) {
   api::Json before =
       ctx.stored.value("status", api::Json::object()).value("conditions", api::Json::array());
   auto was_true = [&](const std::string& type) {
@@ -152,7 +152,7 @@ Status RecordConditions(Context& ctx) {
   return OkStatus();
 }
 
-Status DeleteActivePods(Context& ctx) {
+Status DeleteActivePods(BatchJobContext& ctx) {
   for (const api::Pod& pod : ctx.pods) {
     if (!api::HasFinished(pod)) RETURN_IF_ERROR(DeletePod(ctx, pod));
   }
@@ -190,8 +190,8 @@ std::string FailurePolicyAction(const api::BatchJob& job, const api::Pod& pod,
   return "";
 }
 
-Result<ReconcileResult> Finish(Context& ctx, const std::string& type, const std::string& reason,
-                               const std::string& message) {
+Result<ReconcileResult> Finish(BatchJobContext& ctx, const std::string& type,
+                               const std::string& reason, const std::string& message) {
   SetCondition(ctx, type, "True", reason, message);
   if (ctx.status().completion_time.empty() && type == "Complete")
     ctx.status().completion_time = ctx.now_text;
@@ -200,7 +200,7 @@ Result<ReconcileResult> Finish(Context& ctx, const std::string& type, const std:
   return ReconcileResult{};
 }
 
-Status WriteStatus(Context& ctx) {
+Status WriteStatus(BatchJobContext& ctx) {
   api::Json status = api::Encode(ctx.job.status);
   if (ctx.stored.value("status", api::Json::object()) == status) return OkStatus();
   RETURN_IF_ERROR(RecordConditions(ctx));
@@ -209,7 +209,7 @@ Status WriteStatus(Context& ctx) {
 }
 
 // Deletes the job once its TTL after finishing has passed; else says when.
-Result<std::optional<Duration>> ApplyTtl(Context& ctx, bool& deleted) {
+Result<std::optional<Duration>> ApplyTtl(BatchJobContext& ctx, bool& deleted) {
   if (!ctx.job.spec.ttl_seconds_after_finished) return std::optional<Duration>();
   std::string finished = ctx.status().completion_time;
   for (const auto& c : ctx.status().conditions) {
@@ -228,7 +228,7 @@ Result<std::optional<Duration>> ApplyTtl(Context& ctx, bool& deleted) {
 
 // The step of an unfinished, unsuspended job: counts, limits, verdict,
 // then the pods still missing.
-Result<ReconcileResult> ReconcileActive(Context& ctx, std::mt19937& random) {
+Result<ReconcileResult> ReconcileActive(BatchJobContext& ctx, std::mt19937& random) {
   const api::BatchJobSpec& spec = ctx.job.spec;
   int32_t succeeded = 0, failed = 0, counted_failures = 0, ready = 0;
   std::set<int> done_indexes, active_indexes;
@@ -300,7 +300,7 @@ Result<ReconcileResult> ReconcileActive(Context& ctx, std::mt19937& random) {
 // The pods the job controls, read by owner uid from the store's index: the
 // namespace's other pods (every finished job's) are neither visited nor
 // decoded.
-Status LoadPods(Context& ctx) {
+Status LoadPods(BatchJobContext& ctx) {
   Status decoded = OkStatus();
   const std::string& uid = ctx.job.metadata.uid;
   RETURN_IF_ERROR(ctx.options.store->ScanOwnedBy("Pod", uid, [&](const api::Json& doc) {
@@ -337,7 +337,7 @@ Result<ReconcileResult> BatchJobReconciler::Reconcile(const store::ObjectKey& ke
   api::SetDefaults(*job);
   if (job->spec.managed_by && *job->spec.managed_by != "kubernetes.io/job-controller")
     return ReconcileResult{};
-  Context ctx{options_, *stored, std::move(*job), {}, options_.clock->Now(), ""};
+  BatchJobContext ctx{options_, *stored, std::move(*job), {}, options_.clock->Now(), ""};
   ctx.now_text = FormatRfc3339(ctx.now);
   RETURN_IF_ERROR(LoadPods(ctx));
 

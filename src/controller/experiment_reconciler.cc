@@ -18,7 +18,7 @@
 namespace trainyard::controller {
 namespace {
 
-struct Context {
+struct ExperimentContext {
   const ExperimentReconcilerOptions& options;
   api::Json stored;
   api::Experiment experiment;
@@ -26,9 +26,9 @@ struct Context {
   TimePoint now;
 };
 
-api::ExperimentStatus& State(Context& ctx) { return ctx.experiment.status; }
+api::ExperimentStatus& State(ExperimentContext& ctx) { return ctx.experiment.status; }
 
-bool SetCondition(Context& ctx, std::string_view type, std::string_view status,
+bool SetCondition(ExperimentContext& ctx, std::string_view type, std::string_view status,
                   std::string_view reason, std::string_view message) {
   return SetKatibCondition(State(ctx).conditions, type, status, reason, message, ctx.now);
 }
@@ -59,14 +59,14 @@ Result<std::vector<api::Trial>> OwnedTrials(const store::ObjectStore& store,
   return trials;
 }
 
-Status WriteTrialStatus(Context& ctx, const api::Trial& trial) {
+Status WriteTrialStatus(ExperimentContext& ctx, const api::Trial& trial) {
   api::Json doc = api::EncodeObject(api::Object(trial));
   return ctx.options.store->UpdateStatus(std::move(doc)).status();
 }
 
 // Stops the trials still active when the experiment ends: Killed, and their
 // jobs stopped by the trial controller.
-Status KillActiveTrials(Context& ctx, const std::string& why) {
+Status KillActiveTrials(ExperimentContext& ctx, const std::string& why) {
   for (api::Trial& trial : ctx.trials) {
     if (IsFinished(PhaseOf(trial))) continue;
     SetKatibCondition(trial.status.conditions, "Running", "False", "TrialKilled", why, ctx.now);
@@ -78,7 +78,7 @@ Status KillActiveTrials(Context& ctx, const std::string& why) {
 }
 
 // The objective's values a trial reported, in order, as losses.
-Result<std::vector<double>> LossSeries(Context& ctx, const api::Trial& trial) {
+Result<std::vector<double>> LossSeries(ExperimentContext& ctx, const api::Trial& trial) {
   const api::ObjectiveSpec& objective = *ctx.experiment.spec.objective;
   ASSIGN_OR_RETURN(std::vector<store::ObservationRow> rows,
                    ctx.options.observations->ListObservations(trial.metadata.namespace_ + "/" +
@@ -92,7 +92,7 @@ Result<std::vector<double>> LossSeries(Context& ctx, const api::Trial& trial) {
   return series;
 }
 
-Status ApplyEarlyStopping(Context& ctx) {
+Status ApplyEarlyStopping(ExperimentContext& ctx) {
   const std::optional<api::AlgorithmSpec>& spec = ctx.experiment.spec.early_stopping;
   if (!spec) return OkStatus();
   tune::Settings settings;
@@ -133,7 +133,7 @@ Status ApplyEarlyStopping(Context& ctx) {
 
 // The Suggestion object: what was asked of the algorithm and what it gave,
 // as upstream's; `exhausted` and `failure` become its Succeeded and Failed.
-Status WriteSuggestion(Context& ctx, bool exhausted, const std::string& failure) {
+Status WriteSuggestion(ExperimentContext& ctx, bool exhausted, const std::string& failure) {
   const api::ObjectMeta& meta = ctx.experiment.metadata;
   store::ObjectKey key{"Suggestion", meta.namespace_, meta.name};
   Result<api::Json> stored = ctx.options.store->Get(key);
@@ -191,7 +191,7 @@ Status WriteSuggestion(Context& ctx, bool exhausted, const std::string& failure)
   return ctx.options.store->UpdateStatus(*stored).status();
 }
 
-bool SuggestionsExhausted(const Context& ctx) {
+bool SuggestionsExhausted(const ExperimentContext& ctx) {
   const api::ObjectMeta& meta = ctx.experiment.metadata;
   Result<api::Json> stored = ctx.options.store->Get({"Suggestion", meta.namespace_, meta.name});
   if (!stored.ok()) return false;
@@ -204,7 +204,7 @@ bool SuggestionsExhausted(const Context& ctx) {
 
 // How many trials to add: up to parallelTrialCount active, and no more
 // than maxTrialCount in all.
-int32_t TrialsWanted(const Context& ctx) {
+int32_t TrialsWanted(const ExperimentContext& ctx) {
   const api::ExperimentSpec& spec = ctx.experiment.spec;
   const api::ExperimentStatus& s = ctx.experiment.status;
   int32_t active = s.trials_pending.value_or(0) + s.trials_running.value_or(0);
@@ -216,7 +216,8 @@ int32_t TrialsWanted(const Context& ctx) {
 
 // Asks the sampler for the trials wanted and creates them. A problem with
 // the algorithm or the template is `failure`, which fails the experiment.
-Status CreateTrials(Context& ctx, std::mt19937& random, bool& exhausted, std::string& failure) {
+Status CreateTrials(ExperimentContext& ctx, std::mt19937& random, bool& exhausted,
+                    std::string& failure) {
   int32_t wanted = TrialsWanted(ctx);
   if (wanted <= 0) {
     exhausted = SuggestionsExhausted(ctx);
@@ -249,7 +250,7 @@ Status CreateTrials(Context& ctx, std::mt19937& random, bool& exhausted, std::st
   return WriteSuggestion(ctx, exhausted, "");
 }
 
-Status Finish(Context& ctx, const Verdict& verdict) {
+Status Finish(ExperimentContext& ctx, const Verdict& verdict) {
   SetCondition(ctx, "Running", "False", verdict.reason, verdict.message);
   SetCondition(ctx, verdict.type, "True", verdict.reason, verdict.message);
   if (State(ctx).completion_time.empty()) State(ctx).completion_time = FormatRfc3339(ctx.now);
@@ -260,14 +261,14 @@ Status Finish(Context& ctx, const Verdict& verdict) {
   return KillActiveTrials(ctx, "Experiment has ended: " + verdict.message);
 }
 
-bool Ended(const Context& ctx) {
+bool Ended(const ExperimentContext& ctx) {
   const auto& c = ctx.experiment.status.conditions;
   return IsConditionTrue(c, "Succeeded") || IsConditionTrue(c, "Failed");
 }
 
 // A LongRunning or FromVolume experiment that reached its max trials starts
 // again when maxTrialCount is raised past the trials it has.
-bool Restart(Context& ctx) {
+bool Restart(ExperimentContext& ctx) {
   const api::ExperimentSpec& spec = ctx.experiment.spec;
   auto& c = State(ctx).conditions;
   const api::KatibCondition* succeeded = api::FindKatibCondition(c, "Succeeded");
@@ -282,7 +283,7 @@ bool Restart(Context& ctx) {
   return true;
 }
 
-Status WriteStatus(Context& ctx) {
+Status WriteStatus(ExperimentContext& ctx) {
   api::Json status = api::Encode(ctx.experiment.status);
   if (ctx.stored.value("status", api::Json::object()) == status) return OkStatus();
   ctx.stored["status"] = std::move(status);
@@ -329,7 +330,8 @@ Result<ReconcileResult> ExperimentReconciler::Reconcile(const store::ObjectKey& 
     return InvalidArgumentError(fmt::format("{} cannot be decoded", key.ToString()));
   }
   api::SetDefaults(*experiment);
-  Context ctx{options_, *std::move(stored), std::move(*experiment), {}, options_.clock->Now()};
+  ExperimentContext ctx{
+      options_, *std::move(stored), std::move(*experiment), {}, options_.clock->Now()};
   ASSIGN_OR_RETURN(ctx.trials, OwnedTrials(*options_.store, ctx.experiment));
   if (State(ctx).start_time.empty()) State(ctx).start_time = FormatRfc3339(ctx.now);
   if (api::FindKatibCondition(State(ctx).conditions, "Created") == nullptr) {

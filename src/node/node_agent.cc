@@ -108,8 +108,9 @@ size_t Room(const EnvList& env, const std::vector<std::string>& argv) {
 Status TranslateEnv(const api::Container& container, const Mounts& mounts, EnvList& env) {
   size_t budget = Room(env, {});
   for (auto& [name, value] : env) {
+    // Captured by name: clang 14 cannot capture a structured binding.
     bool from_pod = std::any_of(container.env.begin(), container.env.end(),
-                                [&](const api::EnvVar& v) { return v.name == name; });
+                                [&name = name](const api::EnvVar& v) { return v.name == name; });
     if (from_pod) RETURN_IF_ERROR(TranslateWithin(value, mounts, budget, "env " + name));
   }
   return OkStatus();

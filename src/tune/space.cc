@@ -14,10 +14,6 @@
 namespace trainyard::tune {
 namespace {
 
-bool IsList(const Parameter& p) {
-  return p.type == ParameterType::kCategorical || p.type == ParameterType::kDiscrete;
-}
-
 bool IsLog(const Parameter& p) {
   return p.distribution == Distribution::kLogUniform || p.distribution == Distribution::kLogNormal;
 }

@@ -42,6 +42,11 @@ struct Parameter {
   std::vector<std::string> list;  // categorical and discrete only
 };
 
+// Categorical and discrete parameters: a list of values, not a range.
+inline bool IsList(const Parameter& p) {
+  return p.type == ParameterType::kCategorical || p.type == ParameterType::kDiscrete;
+}
+
 using Point = std::vector<double>;
 
 class Space {

@@ -9,10 +9,6 @@
 namespace trainyard::tune {
 namespace {
 
-bool IsList(const Parameter& p) {
-  return p.type == ParameterType::kCategorical || p.type == ParameterType::kDiscrete;
-}
-
 constexpr double kLogSqrt2Pi = 0.91893853320467274178;
 
 // Bandwidths for one numeric column under the univariate rule; the prior

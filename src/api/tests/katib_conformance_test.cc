@@ -21,19 +21,19 @@ namespace fs = std::filesystem;
 
 constexpr const char* kKatib = "katib-v0.19";
 
-struct Example {
+struct KatibExample {
   std::string file;  // relative to examples/v1beta1
   Json document;
 };
 
-std::vector<Example> Experiments(const fs::path& root) {
+std::vector<KatibExample> Experiments(const fs::path& root) {
   fs::path base = root / "examples" / "v1beta1";
   std::vector<fs::path> files;
   for (const auto& entry : fs::recursive_directory_iterator(base)) {
     if (entry.path().extension() == ".yaml") files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
-  std::vector<Example> out;
+  std::vector<KatibExample> out;
   for (const fs::path& path : files) {
     std::string rel = fs::relative(path, base).string();
     Result<std::vector<SourceDocument>> docs = ParseManifests(testing::ReadFile(path), rel);
@@ -72,9 +72,9 @@ const std::map<std::string, std::string>& Refused() {
 
 TEST(KatibConformanceTest, EveryExampleIsAcceptedOrRefusedWithAReason) {
   REQUIRE_KATIB(root);
-  std::vector<Example> examples = Experiments(*root);
+  std::vector<KatibExample> examples = Experiments(*root);
   EXPECT_GE(examples.size(), 30u);
-  for (const Example& ex : examples) {
+  for (const KatibExample& ex : examples) {
     std::vector<std::string> errors =
         testing::ErrorStrings(DecodeAndValidate(ex.document).result.errors);
     auto refused = Refused().find(ex.file);
@@ -93,7 +93,7 @@ TEST(KatibConformanceTest, EveryExampleIsAcceptedOrRefusedWithAReason) {
 // What simple-pbt.yaml asks of pbt is accepted once its counts agree.
 TEST(KatibConformanceTest, ThePbtExampleWithItsCountsMendedIsAccepted) {
   REQUIRE_KATIB(root);
-  for (Example& ex : Experiments(*root)) {
+  for (KatibExample& ex : Experiments(*root)) {
     if (ex.file != "hp-tuning/simple-pbt.yaml") continue;
     ex.document["spec"]["maxFailedTrialCount"] = 2;
     EXPECT_EQ(testing::ErrorStrings(DecodeAndValidate(ex.document).result.errors),
@@ -105,7 +105,7 @@ TEST(KatibConformanceTest, ThePbtExampleWithItsCountsMendedIsAccepted) {
 
 TEST(KatibConformanceTest, EveryExampleRoundTripsUnchanged) {
   REQUIRE_KATIB(root);
-  for (const Example& ex : Experiments(*root)) {
+  for (const KatibExample& ex : Experiments(*root)) {
     DecodeResult first = DecodeObject(ex.document);
     ASSERT_TRUE(first.object) << ex.file;
     EXPECT_TRUE(first.errors.empty())
@@ -121,7 +121,7 @@ TEST(KatibConformanceTest, EveryExampleRoundTripsUnchanged) {
 
 TEST(KatibConformanceTest, DefaultsAreUpstreams) {
   REQUIRE_KATIB(root);
-  for (const Example& ex : Experiments(*root)) {
+  for (const KatibExample& ex : Experiments(*root)) {
     if (ex.file != "hp-tuning/random.yaml" &&
         ex.file != "metrics-collector/metrics-collection-strategy.yaml") {
       continue;

@@ -212,7 +212,7 @@ spec:
   rusage usage{};
   getrusage(RUSAGE_CHILDREN, &usage);  // the largest of trainyard and what it ran
 // Not under ASan, whose quarantine keeps freed memory resident by design.
-#ifndef __SANITIZE_ADDRESS__
+#ifndef TRAINYARD_SANITIZE
   EXPECT_LT(usage.ru_maxrss, 100 * 1024) << "KiB at most";
 #endif
   std::ifstream out(dir_ / "out");

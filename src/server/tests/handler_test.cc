@@ -17,8 +17,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr const char* kJob = kTestJob;
-
 class HandlerTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(handler_.EnsureDefaultNamespace().ok()); }
@@ -57,7 +55,7 @@ TEST_F(HandlerTest, DiscoveryListsTheGroupsAndResources) {
 }
 
 TEST_F(HandlerTest, CreateStoresTheDefaultedObjectOnceAndGetReturnsIt) {
-  ApiResponse created = Call("POST", kJobs, kJob);
+  ApiResponse created = Call("POST", kJobs, kTestJob);
   ASSERT_EQ(created.code, 201) << created.body;
   api::Json job = Body(created);
   EXPECT_EQ(job["metadata"]["namespace"], "default");
@@ -67,7 +65,7 @@ TEST_F(HandlerTest, CreateStoresTheDefaultedObjectOnceAndGetReturnsIt) {
   EXPECT_EQ(job["spec"]["pytorchReplicaSpecs"]["Master"]["restartPolicy"], "OnFailure");
   EXPECT_EQ(Body(Call("GET", std::string(kJobs) + "/mnist")), job);
 
-  ApiResponse again = Call("POST", kJobs, kJob);
+  ApiResponse again = Call("POST", kJobs, kTestJob);
   EXPECT_EQ(again.code, 409);
   EXPECT_EQ(Body(again)["reason"], "AlreadyExists");
   EXPECT_EQ(Body(again)["message"], "pytorchjobs.kubeflow.org \"mnist\" already exists");
@@ -75,7 +73,7 @@ TEST_F(HandlerTest, CreateStoresTheDefaultedObjectOnceAndGetReturnsIt) {
 
 TEST_F(HandlerTest, AnInvalidObjectGets422WithACausePerFieldAndChangesNothing) {
   int64_t rv = backend_.store().CurrentResourceVersion();
-  api::Json bad = api::Json::parse(kJob);
+  api::Json bad = api::Json::parse(kTestJob);
   bad["spec"]["pytorchReplicaSpecs"]["Master"]["replicas"] = 2;
   bad["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0].erase("image");
   ApiResponse r = Call("POST", kJobs, bad.dump());
@@ -94,7 +92,7 @@ TEST_F(HandlerTest, AnInvalidObjectGets422WithACausePerFieldAndChangesNothing) {
 }
 
 TEST_F(HandlerTest, UnknownFieldsAreRefusedWhenStrictAndDroppedWithAWarningOtherwise) {
-  api::Json job = api::Json::parse(kJob);
+  api::Json job = api::Json::parse(kTestJob);
   job["spec"]["runPolicy"] = {{"backofLimit", 3}};
   ApiResponse strict =
       Call("POST", kJobs, job.dump(), "application/json", {{"fieldValidation", "Strict"}});
@@ -113,23 +111,23 @@ TEST_F(HandlerTest, MalformedOrMismatchedRequestsGet4xxAndChangeNothing) {
   EXPECT_EQ(Call("POST", kJobs, "").code, 400);
   EXPECT_EQ(Call("POST", kJobs, "[1, 2]").code, 400);
   EXPECT_EQ(Call("POST", kJobs, R"({"kind": "TFJob", "apiVersion": "kubeflow.org/v1"})").code, 400);
-  api::Json other_ns = api::Json::parse(kJob);
+  api::Json other_ns = api::Json::parse(kTestJob);
   other_ns["metadata"]["namespace"] = "elsewhere";
   EXPECT_EQ(Call("POST", kJobs, other_ns.dump()).code, 400);
   EXPECT_EQ(Call("POST", "/api/v1/namespaces/default/pods", "{}").code, 405);
   EXPECT_EQ(Call("DELETE", "/api/v1/nodes/box").code, 405);
   EXPECT_EQ(Call("GET", "/api/v1/namespaces/default/pods/..").code, 400);
   EXPECT_EQ(Call("GET", "/nothing/here").code, 404);
-  EXPECT_EQ(Call("POST", std::string(kJobs) + "/mnist", kJob).code, 405);
+  EXPECT_EQ(Call("POST", std::string(kJobs) + "/mnist", kTestJob).code, 405);
   EXPECT_EQ(backend_.writes, writes);
 }
 
 TEST_F(HandlerTest, ObjectsGoOnlyIntoNamespacesThatExist) {
-  ApiResponse r = Call("POST", "/apis/kubeflow.org/v1/namespaces/team/pytorchjobs", kJob);
+  ApiResponse r = Call("POST", "/apis/kubeflow.org/v1/namespaces/team/pytorchjobs", kTestJob);
   EXPECT_EQ(r.code, 404);
   EXPECT_EQ(Body(r)["message"], "namespaces \"team\" not found");
   ASSERT_EQ(Call("POST", "/api/v1/namespaces", R"({"metadata": {"name": "team"}})").code, 201);
-  EXPECT_EQ(Call("POST", "/apis/kubeflow.org/v1/namespaces/team/pytorchjobs", kJob).code, 201);
+  EXPECT_EQ(Call("POST", "/apis/kubeflow.org/v1/namespaces/team/pytorchjobs", kTestJob).code, 201);
   // Deleting the namespace takes what is in it.
   ASSERT_EQ(Call("DELETE", "/api/v1/namespaces/team").code, 200);
   EXPECT_EQ(Call("GET", "/apis/kubeflow.org/v1/namespaces/team/pytorchjobs/mnist").code, 404);
@@ -137,7 +135,7 @@ TEST_F(HandlerTest, ObjectsGoOnlyIntoNamespacesThatExist) {
 }
 
 TEST_F(HandlerTest, PatchesSuspendAndResumeAndRefuseWhatMayNotChange) {
-  ASSERT_EQ(Call("POST", kJobs, kJob).code, 201);
+  ASSERT_EQ(Call("POST", kJobs, kTestJob).code, 201);
   std::string job = std::string(kJobs) + "/mnist";
   ApiResponse merged = Call("PATCH", job, R"({"spec": {"runPolicy": {"suspend": true}}})",
                             "application/merge-patch+json");
@@ -178,7 +176,7 @@ TEST_F(HandlerTest, PatchesSuspendAndResumeAndRefuseWhatMayNotChange) {
 }
 
 TEST_F(HandlerTest, FinalizersHoldADeletedObjectUntilTheLastIsRemoved) {
-  api::Json held = api::Json::parse(kJob);
+  api::Json held = api::Json::parse(kTestJob);
   held["metadata"]["finalizers"] = {"example.com/hold"};
   held["metadata"]["deletionTimestamp"] = "2020-01-01T00:00:00Z";  // not the client's to set
   ASSERT_EQ(Call("POST", kJobs, held.dump()).code, 201);
@@ -195,7 +193,7 @@ TEST_F(HandlerTest, FinalizersHoldADeletedObjectUntilTheLastIsRemoved) {
 }
 
 TEST_F(HandlerTest, StatusIsWrittenOnlyThroughItsSubresource) {
-  ASSERT_EQ(Call("POST", kJobs, kJob).code, 201);
+  ASSERT_EQ(Call("POST", kJobs, kTestJob).code, 201);
   std::string job = std::string(kJobs) + "/mnist";
   api::Json with_status = Body(Call("GET", job));
   with_status["status"] = {{"conditions", {{{"type", "Created"}, {"status", "True"}}}}};
@@ -207,8 +205,8 @@ TEST_F(HandlerTest, StatusIsWrittenOnlyThroughItsSubresource) {
 }
 
 TEST_F(HandlerTest, ListsFilterBySelectorAndPrintAsTables) {
-  ASSERT_EQ(Call("POST", kJobs, kJob).code, 201);
-  api::Json labelled = api::Json::parse(kJob);
+  ASSERT_EQ(Call("POST", kJobs, kTestJob).code, 201);
+  api::Json labelled = api::Json::parse(kTestJob);
   labelled["metadata"] = {{"name", "other"}, {"labels", {{"team", "vision"}}}};
   ASSERT_EQ(Call("POST", kJobs, labelled.dump()).code, 201);
   api::Json list = Body(Call("GET", kJobs));
@@ -224,7 +222,7 @@ TEST_F(HandlerTest, ListsFilterBySelectorAndPrintAsTables) {
 }
 
 TEST_F(HandlerTest, AWatchSendsWhatThereIsThenEachChange) {
-  ASSERT_EQ(Call("POST", kJobs, kJob).code, 201);
+  ASSERT_EQ(Call("POST", kJobs, kTestJob).code, 201);
   ApiResponse watch = Call("GET", kJobs, "", "", {{"watch", "true"}});
   ASSERT_EQ(watch.code, 200);
   ASSERT_TRUE(watch.stream);

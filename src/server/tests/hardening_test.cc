@@ -17,8 +17,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr const char* kJob = kTestJob;
-
 constexpr const char* kJobs = "/apis/kubeflow.org/v1/namespaces/default/pytorchjobs";
 
 // `[[[...0...]]]`, `depth` arrays deep.
@@ -28,7 +26,7 @@ class HardeningTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(handler_.EnsureDefaultNamespace().ok());
-    ASSERT_EQ(Call("POST", kJobs, kJob).code, 201);
+    ASSERT_EQ(Call("POST", kJobs, kTestJob).code, 201);
     setup_writes_ = backend_.writes;
   }
   // Writes run through the control loop since SetUp.
@@ -199,10 +197,10 @@ TEST_F(HardeningTest, AUidInTheBodyIsAPreconditionAndNeverChangesTheObjectsUid) 
 }
 
 TEST_F(HardeningTest, BodiesInFormatsTheApiDoesNotReadAre415) {
-  api::Json other = api::Json::parse(kJob);
+  api::Json other = api::Json::parse(kTestJob);
   other["metadata"]["name"] = "other";
   EXPECT_EQ(Call("POST", kJobs, other.dump(), "text/plain").code, 415);
-  EXPECT_EQ(Call("PUT", std::string(kJobs) + "/mnist", kJob, "text/plain").code, 415);
+  EXPECT_EQ(Call("PUT", std::string(kJobs) + "/mnist", kTestJob, "text/plain").code, 415);
   EXPECT_EQ(Call("POST", kJobs, other.dump(), "application/json; charset=utf-8").code, 201);
 }
 
@@ -267,7 +265,7 @@ class PodSecurityTest : public ::testing::Test {
   }
   static api::Json Body(const ApiResponse& r) { return api::Json::parse(r.body); }
   static std::string WithHostPath(const std::string& name) {
-    api::Json job = api::Json::parse(kJob);
+    api::Json job = api::Json::parse(kTestJob);
     job["metadata"]["name"] = name;
     api::Json& spec = job["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"];
     spec["volumes"] = {{{"name", "etc"}, {"hostPath", {{"path", "/etc"}}}}};
@@ -291,7 +289,7 @@ TEST_F(PodSecurityTest, HostPathNeedsANamespaceAnAdministratorMadePrivileged) {
       Body(r)["message"].get<std::string>(),
       HasSubstr("violates PodSecurity \"baseline:latest\": hostPath volume (volume \"etc\")"));
   // Nor through a patch of a job that had none.
-  ASSERT_EQ(Call("POST", jobs, kJob, kAlice).code, 201);
+  ASSERT_EQ(Call("POST", jobs, kTestJob, kAlice).code, 201);
   r = Call("PATCH", jobs + "/mnist",
            R"([{"op": "add", "path": "/spec/pytorchReplicaSpecs/Master/template/spec/volumes",
                 "value": [{"name": "etc", "hostPath": {"path": "/etc"}}]}])",
@@ -316,7 +314,7 @@ TEST(PodSecurityWithoutTokensTest, TheOneUserOfAServerWithoutTokensMayUseHostPat
   FakeBackend backend(clock);
   ApiHandler handler(backend, clock);
   ASSERT_TRUE(handler.EnsureDefaultNamespace().ok());
-  api::Json job = api::Json::parse(kJob);
+  api::Json job = api::Json::parse(kTestJob);
   job["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["volumes"] = {
       {{"name", "data"}, {"hostPath", {{"path", "/tmp"}}}}};
   ApiRequest create{

@@ -29,32 +29,6 @@ std::unique_ptr<Sampler> MakeCmaEs(const Space& space, Settings settings, uint64
   return sampler.ok() ? std::move(*sampler) : nullptr;
 }
 
-using Objective = std::function<double(const Point&)>;
-
-// Asks `batch` points at a time and evaluates them at once, until `budget`
-// trials exist.
-std::vector<TrialRecord> Drive(Sampler& sampler, const Objective& f, int budget, int batch) {
-  std::vector<TrialRecord> trials;
-  while (static_cast<int>(trials.size()) < budget) {
-    Result<SuggestResult> result = sampler.Suggest(trials, batch);
-    EXPECT_TRUE(result.ok()) << result.status().ToString();
-    if (!result.ok() || result->suggestions.empty()) break;
-    for (const Suggestion& s : result->suggestions) {
-      trials.push_back({.point = s.point,
-                        .labels = s.labels,
-                        .state = TrialState::kSucceeded,
-                        .loss = f(s.point)});
-    }
-  }
-  return trials;
-}
-
-double Best(const std::vector<TrialRecord>& trials) {
-  double best = INFINITY;
-  for (const TrialRecord& t : trials) best = std::min(best, *t.loss);
-  return best;
-}
-
 double ShiftedSphere(const Point& x) {
   double sum = 0;
   for (size_t i = 0; i < x.size(); ++i) {

@@ -282,27 +282,6 @@ std::unique_ptr<Sampler> MakeGp(const Space& space, Settings settings, uint64_t 
   return sampler.ok() ? std::move(*sampler) : nullptr;
 }
 
-using Objective = std::function<double(const Point&)>;
-
-std::vector<TrialRecord> Drive(Sampler& sampler, const Objective& f, int budget, int batch = 1) {
-  std::vector<TrialRecord> trials;
-  while (static_cast<int>(trials.size()) < budget) {
-    Result<SuggestResult> result = sampler.Suggest(trials, batch);
-    EXPECT_TRUE(result.ok()) << result.status().ToString();
-    if (!result.ok() || result->suggestions.empty()) break;
-    for (const Suggestion& s : result->suggestions) {
-      trials.push_back({.point = s.point, .state = TrialState::kSucceeded, .loss = f(s.point)});
-    }
-  }
-  return trials;
-}
-
-double Best(const std::vector<TrialRecord>& trials) {
-  double best = INFINITY;
-  for (const TrialRecord& t : trials) best = std::min(best, *t.loss);
-  return best;
-}
-
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;

@@ -9,6 +9,7 @@
 
 #include "tune/hyperband_plan.h"
 #include "tune/samplers.h"
+#include "tune/tests/test_util.h"
 
 namespace trainyard::tune {
 namespace {
@@ -105,11 +106,6 @@ Parameter Epochs(double max = 100) {
 }
 
 Settings NineByThree() { return {{"r_l", "9"}, {"resource_name", "epochs"}, {"eta", "3"}}; }
-
-std::string Label(const Suggestion& s, const std::string& name) {
-  auto it = s.labels.find(name);
-  return it == s.labels.end() ? "" : it->second;
-}
 
 // (bracket, rung, resource) of every suggestion.
 std::set<std::tuple<std::string, std::string, double>> Where(const SuggestResult& result) {

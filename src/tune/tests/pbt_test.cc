@@ -90,11 +90,6 @@ class PbtHarness {
   std::vector<TrialRecord> trials_;
 };
 
-std::string Label(const Suggestion& s, std::string_view key) {
-  auto it = s.labels.find(std::string(key));
-  return it == s.labels.end() ? "" : it->second;
-}
-
 TEST(PbtSamplerTest, GenerationZeroIsThePopulationThenWaits) {
   PbtHarness pbt;
   std::vector<Suggestion> first = pbt.Ask(3);

@@ -51,21 +51,14 @@ double Loss(const Point& p) { return std::log10(p[0]) + 2 * std::abs(p[1] - 0.7)
 
 // Runs batches of `batch` to `budget` trials; every third trial fails.
 std::vector<TrialRecord> Drive(Sampler& sampler, int budget, int batch) {
-  std::vector<TrialRecord> trials;
-  while (static_cast<int>(trials.size()) < budget) {
-    Result<SuggestResult> result = sampler.Suggest(trials, batch);
-    EXPECT_TRUE(result.ok()) << result.status().ToString();
-    if (!result.ok() || result->suggestions.empty()) break;
-    for (const Suggestion& s : result->suggestions) {
-      bool fails = trials.size() % 3 == 2;
-      trials.push_back({.name = "t" + std::to_string(trials.size()),
-                        .point = s.point,
-                        .labels = s.labels,
-                        .state = fails ? TrialState::kFailed : TrialState::kSucceeded,
-                        .loss = fails ? std::nullopt : std::optional<double>(Loss(s.point))});
-    }
-  }
-  return trials;
+  return DriveWith(sampler, budget, batch, [](const Suggestion& s, size_t i) {
+    bool fails = i % 3 == 2;
+    return TrialRecord{.name = "t" + std::to_string(i),
+                       .point = s.point,
+                       .labels = s.labels,
+                       .state = fails ? TrialState::kFailed : TrialState::kSucceeded,
+                       .loss = fails ? std::nullopt : std::optional<double>(Loss(s.point))};
+  });
 }
 
 class EveryAlgorithm : public testing::TestWithParam<std::string> {};
