@@ -379,6 +379,22 @@ void ValidateAffinity(const Affinity& affinity, const FieldPath& path, Validatio
   }
 }
 
+// Whom a replica runs as is trainyard's to pick (its own user, or the one
+// --run-as names), since nothing isolates a replica from the machine as a
+// container is: what a securityContext asks for is said to be unheeded.
+void WarnUnheededUser(const Json& extra, const FieldPath& path, ValidationResult& out) {
+  if (!extra.is_object() || !extra.contains("securityContext")) return;
+  const Json& context = extra["securityContext"];
+  if (!context.is_object()) return;
+  for (const char* field :
+       {"runAsUser", "runAsGroup", "runAsNonRoot", "fsGroup", "supplementalGroups"}) {
+    if (!context.contains(field)) continue;
+    out.warnings.push_back(fmt::format(
+        "{}: not acted on: replicas run as trainyard's user, or the one its --run-as names",
+        path.Child("securityContext").Child(field).ToString()));
+  }
+}
+
 }  // namespace
 
 void ValidateResourceList(const ResourceList& list, const FieldPath& path, ValidationResult& out) {
@@ -413,6 +429,7 @@ void ValidatePodTemplate(const PodTemplateSpec& pod, const FieldPath& path,
     for (size_t i = 0; i < containers.size(); ++i) {
       FieldPath item = spec_path.Child(field).Index(static_cast<int64_t>(i));
       ValidateContainer(containers[i], item, volume_names, out);
+      WarnUnheededUser(containers[i].extra, item, out);
       if (!containers[i].name.empty() && !container_names.insert(containers[i].name).second) {
         out.errors.push_back(FieldError::Duplicate(item.Child("name"), containers[i].name));
       }
@@ -420,6 +437,7 @@ void ValidatePodTemplate(const PodTemplateSpec& pod, const FieldPath& path,
   };
   check_containers(spec.init_containers, "initContainers");
   check_containers(spec.containers, "containers");
+  WarnUnheededUser(spec.extra, spec_path, out);
   if (spec.restart_policy.empty()) {
     if (rules.restart_policy_required) {
       out.errors.push_back(FieldError::Required(

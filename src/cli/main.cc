@@ -48,6 +48,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--home", run.home,
                       "Where runs keep their state and logs (default: $TRAINYARD_HOME, else "
                       "~/.local/state/trainyard)");
+  run_cmd->add_option("--run-as", run.run_as,
+                      "Run replicas as this user (default: nobody when trainyard is root, else "
+                      "yourself; root only if named)");
   run_cmd->add_option("--nodes", run.nodes_file,
                       "Place pods on the Node objects in this file instead of this machine "
                       "(they all still run here)");

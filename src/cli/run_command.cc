@@ -143,6 +143,30 @@ bool CheckRunnable(const LoadedManifests& loaded) {
   return ok && loaded.unreadable == 0;
 }
 
+// Whom replicas run as: nobody when trainyard is root, unless --run-as says
+// otherwise, since a root replica reads anything on the machine (a hostPath
+// to /etc, other users' files). That user must reach the working directory
+// and the run's folders.
+Result<runtime::RunAsPolicy> RunAsFor(const RunOptions& options, const std::string& home,
+                                      const std::string& working_dir) {
+  ASSIGN_OR_RETURN(runtime::RunAsPolicy policy, runtime::MakeRunAsPolicy(options.run_as, {}));
+  if (!policy.default_user) return policy;
+  const runtime::Credentials& user = *policy.default_user;
+  if (Status passable = runtime::CheckPassable(working_dir, user); !passable.ok()) {
+    return InvalidArgumentError(fmt::format(
+        "replicas run as {}{} could not reach the working directory: {}; run from a folder they "
+        "may pass through, or give --run-as root (or another user)",
+        user.name, options.run_as.empty() ? " (trainyard is root)" : "", passable.message()));
+  }
+  RETURN_IF_ERROR(CheckHomeReachable(home, policy));
+  if (options.run_as.empty() && !options.quiet) {
+    fmt::print(stderr,
+               "replicas run as {}, as trainyard is root (--run-as root runs them as root)\n",
+               user.name);
+  }
+  return policy;
+}
+
 }  // namespace
 
 std::string DefaultHome() {
@@ -156,6 +180,36 @@ std::string DefaultHome() {
   if (geteuid() == 0) return "/var/lib/trainyard";
   const char* home = std::getenv("HOME");
   return std::string(home != nullptr ? home : "/tmp") + "/.local/state/trainyard";
+}
+
+Status CheckHomeReachable(const std::string& home, const runtime::RunAsPolicy& policy) {
+  std::vector<runtime::Credentials> users;
+  if (policy.default_user) users.push_back(*policy.default_user);
+  for (const auto& [namespace_, user] : policy.namespaces) users.push_back(user);
+  std::error_code ec;
+  std::string above = std::filesystem::absolute(home, ec).lexically_normal().parent_path();
+  for (const runtime::Credentials& user : users) {
+    if (Status passable = runtime::CheckPassable(above, user); !passable.ok()) {
+      return InvalidArgumentError(fmt::format(
+          "replicas run as {} (--run-as) could not reach their folders under {}: {}; give "
+          "--home under a folder they may pass through (root's default is /var/lib/trainyard), "
+          "or --run-as root",
+          user.name, home, passable.message()));
+    }
+  }
+  return OkStatus();
+}
+
+void MakePassable(const std::vector<std::string>& dirs, const runtime::RunAsPolicy& policy) {
+  if (!policy.default_user && policy.namespaces.empty()) return;
+  for (const std::string& dir : dirs) {
+    std::error_code ec;
+    std::filesystem::permissions(dir,
+                                 std::filesystem::perms::owner_all |
+                                     std::filesystem::perms::group_exec |
+                                     std::filesystem::perms::others_exec,
+                                 ec);
+  }
 }
 
 std::string ShimBeside(const std::string& self, const std::string& without) {
@@ -233,24 +287,32 @@ int RunRun(const RunOptions& options) {
   }
   std::string home = options.home.empty() ? DefaultHome() : options.home;
   std::error_code ec;
+  std::string working_dir = std::filesystem::current_path(ec).string();
+  Result<runtime::RunAsPolicy> run_as = RunAsFor(options, home, working_dir);
+  if (!run_as.ok()) {
+    std::cerr << "trainyard run: " << run_as.status().message() << '\n';
+    return 1;
+  }
   std::string state_dir = home + "/runs/" + RunDirName(RealClock::Get().Now());
   std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   // Each replica under a shim of its own, so that everything it starts
   // (setsid and double-forked daemons too) ends with it.
   Result<std::unique_ptr<engine::Engine>> created = engine::Engine::Create(
       {.state_dir = state_dir,
-       .working_dir = std::filesystem::current_path(ec).string(),
+       .working_dir = working_dir,
        .base_env = BaseEnv(),
        .exec_program = self,
        .shim =
            ShimBeside(self, "daemons a replica starts outside its process group may outlive it"),
        // The run's directory is its record: every replica's log stays.
        .keep_logs = true,
+       .run_as = *run_as,
        .nodes = std::move(nodes)});
   if (!created.ok()) {
     std::cerr << "trainyard run: " << created.status().message() << '\n';
     return 1;
   }
+  MakePassable({home, home + "/runs"}, *run_as);
   engine::Engine& engine = **created;
   if (!engine.machine().gpu_note.empty())
     std::cerr << "warning: " << engine.machine().gpu_note << '\n';

@@ -8,6 +8,9 @@
 #include <utility>
 #include <vector>
 
+#include "common/status.h"
+#include "runtime/local/credentials.h"
+
 namespace trainyard::cli {
 
 struct RunOptions {
@@ -18,6 +21,9 @@ struct RunOptions {
   std::string logs;
   std::string home;        // default: $TRAINYARD_HOME, else ~/.local/state/trainyard
   std::string nodes_file;  // set: a simulated inventory of Node objects
+  // Whom replicas run as (runtime::MakeRunAsPolicy): empty is nobody when
+  // trainyard is root, else trainyard's own user.
+  std::string run_as;
 };
 
 int RunRun(const RunOptions& options);
@@ -29,6 +35,15 @@ std::vector<std::pair<std::string, std::string>> BaseEnv();
 
 // $TRAINYARD_HOME, else $XDG_STATE_HOME/trainyard, else ~/.local/state/trainyard.
 std::string DefaultHome();
+
+// OK when every user `policy` runs replicas as may pass through `home` and
+// the folders above it, to the folders trainyard gives them under it; else
+// the reason and the fix.
+Status CheckHomeReachable(const std::string& home, const runtime::RunAsPolicy& policy);
+
+// Makes `dirs` passable (0711), never listable, when `policy` runs replicas
+// as users other than trainyard's.
+void MakePassable(const std::vector<std::string>& dirs, const runtime::RunAsPolicy& policy);
 
 // trainyard-shim, installed beside the trainyard binary `self`; empty,
 // with a warning that says what `without` costs, when it is missing.

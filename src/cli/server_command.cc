@@ -76,27 +76,6 @@ std::string UrlHost(const std::string& address) {
   return address.find(':') != std::string::npos ? "[" + address + "]" : address;
 }
 
-// Replicas that run as users of their own reach the folders they are given
-// (under <home>/server) through every folder above: each must let others
-// pass (o+x). `home` itself is made so.
-Status CheckReachable(const std::string& home, const runtime::RunAsPolicy& policy) {
-  if (!policy.default_user && policy.namespaces.empty()) return OkStatus();
-  std::error_code ec;
-  fs::path dir = fs::absolute(home, ec).lexically_normal();
-  for (fs::path up = dir.parent_path(); !up.empty(); up = up.parent_path()) {
-    struct stat st {};
-    if (stat(up.c_str(), &st) == 0 && (st.st_mode & S_IXOTH) == 0) {
-      return InvalidArgumentError(fmt::format(
-          "replicas run as other users (--run-as) could not reach their folders under {}: {} "
-          "does not let others pass (mode {:o}); give --home under a folder they may pass "
-          "through (root's default is /var/lib/trainyard), or --run-as root",
-          home, up.string(), st.st_mode & 07777));
-    }
-    if (up == up.root_path()) break;
-  }
-  return OkStatus();
-}
-
 bool IsLoopback(const std::string& address) {
   return address == "localhost" || address == "::1" || address.starts_with("127.");
 }
@@ -138,7 +117,7 @@ int RunServer(const ServerOptions& options) {
     return 2;
   }
   std::string home = options.home.empty() ? DefaultHome() : options.home;
-  if (Status reachable = CheckReachable(home, *run_as); !reachable.ok()) {
+  if (Status reachable = CheckHomeReachable(home, *run_as); !reachable.ok()) {
     std::cerr << "trainyard server: " << reachable.message() << '\n';
     return 2;
   }
@@ -180,11 +159,7 @@ int RunServer(const ServerOptions& options) {
     return 1;
   }
   engine::Engine& engine = **created;
-  // Passable, not listable, for the replicas' users (see CheckReachable).
-  if (run_as->default_user || !run_as->namespaces.empty()) {
-    fs::permissions(home, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec,
-                    ec);
-  }
+  MakePassable({home}, *run_as);
   if (!engine.machine().gpu_note.empty()) {
     std::cerr << "warning: " << engine.machine().gpu_note << '\n';
   }

@@ -133,8 +133,14 @@ NodeAgent::NodeAgent(NodeAgentOptions options) : options_(std::move(options)) {
   Result<store::WatchId> watch = options_.store->Watch(0, [this](const store::WatchEvent& e) {
     if (e.object.value("kind", "") != "Pod") return;
     const api::Json& meta = e.object["metadata"];
+    std::string key = api::StringAt(meta, "namespace") + "/" + api::StringAt(meta, "name");
     std::lock_guard lock(changed_mu_);
-    changed_.insert(api::StringAt(meta, "namespace") + "/" + api::StringAt(meta, "name"));
+    if (auto grace = meta.find("deletionGracePeriodSeconds");
+        grace != meta.end() && grace->is_number_integer()) {
+      deletion_grace_[key] = {api::StringAt(meta, "uid"),
+                              std::chrono::seconds(std::max<int64_t>(0, grace->get<int64_t>()))};
+    }
+    changed_.insert(std::move(key));
   });
   if (watch.ok()) watch_ = *watch;
 }
@@ -461,6 +467,20 @@ Duration NodeAgent::GraceOf(const api::Pod& pod) const {
   return std::chrono::seconds(std::max<int64_t>(0, *seconds));
 }
 
+void NodeAgent::TakeDeletionGrace(const std::string& key, Replica& replica) {
+  std::optional<Duration> grace;
+  {
+    std::lock_guard lock(changed_mu_);
+    auto it = deletion_grace_.find(key);
+    if (it == deletion_grace_.end()) return;
+    if (it->second.first == replica.uid) grace = it->second.second;
+    deletion_grace_.erase(it);
+  }
+  if (!grace) return;
+  replica.grace = *grace;
+  if (replica.kill_at) replica.kill_at = std::min(*replica.kill_at, options_.clock->Now() + *grace);
+}
+
 bool NodeAgent::Stopping(Replica& replica, std::optional<TimePoint>& wake) {
   if (!replica.process || replica.process->TryWait()) return false;
   TimePoint now = options_.clock->Now();
@@ -495,8 +515,9 @@ void NodeAgent::StopOrphans(std::optional<TimePoint>& wake) {
       key = gone_.erase(key);
       continue;
     }
-    ++key;
+    TakeDeletionGrace(*key, *replica);
     Stopping(*replica, wake);
+    ++key;
   }
 }
 
@@ -607,6 +628,10 @@ Status NodeAgent::ReadAllPods(std::vector<const api::Pod*>& pods) {
   for (const auto& [key, replica] : replicas_) {
     if (!live.contains(key)) gone_.insert(key);
   }
+  std::lock_guard lock(changed_mu_);  // a grace no replica here will take
+  std::erase_if(deletion_grace_, [&](const auto& entry) {
+    return !live.contains(entry.first) && !replicas_.contains(entry.first);
+  });
   return OkStatus();
 }
 
@@ -629,7 +654,12 @@ Status NodeAgent::ReadChangedPods(std::vector<const api::Pod*>& pods) {
     }
     if (doc.status().code() != StatusCode::kNotFound) return doc.status();
     decoded_.erase(key);
-    if (replicas_.contains(key)) gone_.insert(key);
+    if (replicas_.contains(key)) {
+      gone_.insert(key);
+    } else {
+      std::lock_guard lock(changed_mu_);  // a grace no replica here will take
+      deletion_grace_.erase(key);
+    }
   }
   return OkStatus();
 }

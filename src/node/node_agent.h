@@ -157,6 +157,9 @@ class NodeAgent {
   // Stops `replica` without blocking: SIGTERM, then SIGKILL once its grace
   // period is over. True while its process still runs.
   bool Stopping(Replica& replica, std::optional<TimePoint>& wake);
+  // The grace period its delete gave the pod of `key`, in place of its
+  // own: a shorter one ends a stop already under way sooner.
+  void TakeDeletionGrace(const std::string& key, Replica& replica);
   Duration GraceOf(const api::Pod& pod) const;
   Status WriteStatus(const api::Pod& pod);
   // A pod the store says runs, with no process here: an earlier node
@@ -192,6 +195,10 @@ class NodeAgent {
   store::WatchId watch_ = 0;  // tells changed_ of pod writes
   std::mutex changed_mu_;
   std::set<std::string> changed_;  // guarded by changed_mu_: pods written since the last Sync
+  // Guarded by changed_mu_: the grace period a delete gave a pod
+  // (metadata.deletionGracePeriodSeconds, as `kubectl delete
+  // --grace-period` sets it), by key, with the pod's uid.
+  std::map<std::string, std::pair<std::string, Duration>> deletion_grace_;
 };
 
 }  // namespace trainyard::node

@@ -2,6 +2,7 @@
 // `trainyard validate` checks and run through Backend::Execute.
 #include <fmt/format.h>
 
+#include <charconv>
 #include <random>
 
 #include "api/names.h"
@@ -20,6 +21,38 @@ using internal::BadRequest;
 using internal::MetaString;
 
 namespace {
+
+// The gracePeriodSeconds a DELETE gives: its query's, else its
+// DeleteOptions body's (as kubectl sends `--grace-period`); nullopt when
+// it gives none.
+Result<std::optional<int64_t>> DeleteGrace(const ApiRequest& request) {
+  std::optional<int64_t> grace;
+  std::string text = request.Param("gracePeriodSeconds");
+  if (!text.empty()) {
+    int64_t seconds = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+    if (ec != std::errc() || end != text.data() + text.size()) {
+      return InvalidArgumentError(
+          fmt::format("gracePeriodSeconds: {:?} is not a whole number of seconds", text));
+    }
+    grace = seconds;
+  } else if (request.body.find_first_not_of(" \t\r\n") != std::string::npos) {
+    ASSIGN_OR_RETURN(api::Json options, api::ParseJsonValue(request.body, "the DeleteOptions"));
+    if (!options.is_object()) return InvalidArgumentError("DeleteOptions must be an object");
+    auto it = options.find("gracePeriodSeconds");
+    if (it != options.end() && !it->is_null()) {
+      if (!it->is_number_integer()) {
+        return InvalidArgumentError("DeleteOptions.gracePeriodSeconds must be an integer");
+      }
+      grace = it->get<int64_t>();
+    }
+  }
+  if (grace && *grace < 0) {
+    return InvalidArgumentError(
+        fmt::format("gracePeriodSeconds: {} must be greater than or equal to 0", *grace));
+  }
+  return grace;
+}
 
 // The media type of a Content-Type header, without its parameters.
 std::string MediaType(const std::string& content_type) {
@@ -374,8 +407,10 @@ ApiResponse ApiHandler::WriteChecked(const ApiTarget& target, const CheckAgainst
   }
 }
 
-ApiResponse ApiHandler::Delete(const ApiTarget& target, const ApiRequest&) {
+ApiResponse ApiHandler::Delete(const ApiTarget& target, const ApiRequest& request) {
   const Resource& r = *target.resource;
+  Result<std::optional<int64_t>> grace = DeleteGrace(request);
+  if (!grace.ok()) return ErrorResponse(BadRequest(grace.status().message()));
   if (r.kind == "Namespace" && target.name == "default") {
     return ErrorResponse(
         MakeApiError(403, "Forbidden",
@@ -402,6 +437,13 @@ ApiResponse ApiHandler::Delete(const ApiTarget& target, const ApiRequest&) {
           if (!MetaString(stored, "deletionTimestamp").empty()) return stored;
           stored["metadata"]["deletionTimestamp"] = FormatRfc3339(clock_.Now());
           return store.Update(stored);
+        }
+        if (r.kind == "Pod" && *grace) {
+          // Its last state says how long its replica has to stop, as the
+          // kubelet reads it: watchers see it, then the pod go.
+          stored["metadata"]["deletionTimestamp"] = FormatRfc3339(clock_.Now());
+          stored["metadata"]["deletionGracePeriodSeconds"] = **grace;
+          RETURN_IF_ERROR(store.Update(stored).status());
         }
         return store.Delete({r.kind, target.namespace_, target.name});
       });

@@ -90,6 +90,31 @@ spec:
                   "spec.elasticPolicy.nProcPerNode is deprecated, use spec.nprocPerNode instead"));
 }
 
+// Whom a replica runs as is trainyard's choice: a securityContext's user is
+// said to be unheeded, never ignored in silence.
+TEST(ValidationTest, ASecurityContextsUserIsSaidToBeUnheeded) {
+  CheckedObject c = Check(R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: x}
+spec:
+  pytorchReplicaSpecs:
+    Worker:
+      template:
+        spec:
+          securityContext: {runAsUser: 1000, fsGroup: 1000, seccompProfile: {type: RuntimeDefault}}
+          containers: [{name: pytorch, image: i, securityContext: {runAsNonRoot: true}}]
+)");
+  EXPECT_TRUE(c.result.ok());
+  const char* unheeded =
+      ": not acted on: replicas run as trainyard's user, or the one its --run-as names";
+  std::string spec = "spec.pytorchReplicaSpecs[Worker].template.spec.";
+  EXPECT_THAT(c.result.warnings,
+              ElementsAre(spec + "containers[0].securityContext.runAsNonRoot" + unheeded,
+                          spec + "securityContext.runAsUser" + unheeded,
+                          spec + "securityContext.fsGroup" + unheeded));
+}
+
 TEST(ValidationTest, UpdateKeepsManagedByAndQueueForEveryKind) {
   const char* base = R"(
 apiVersion: kubeflow.org/v1

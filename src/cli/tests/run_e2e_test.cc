@@ -292,6 +292,58 @@ spec:
   EXPECT_EQ(last, "hello from ex-worker-0 in " + (dir_ / "work").string());
 }
 
+// A root trainyard's replicas run as nobody, which cannot read what root
+// alone may, unless --run-as names root; a working directory nobody cannot
+// reach, or an unknown user, is refused before anything runs.
+TEST_F(RunE2eTest, AsRootReplicasRunAsNobodyUnlessToldOtherwise) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root, to run replicas as another user";
+  Write("job.yaml", R"yaml(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: who}
+spec:
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - {name: main, image: none, command: [sh, -c, 'echo "user $(id -un)"; head -c 1 /etc/shadow >/dev/null && echo read']}
+)yaml");
+  EXPECT_EQ(Run({"job.yaml"}), 1);
+  EXPECT_THAT(Output(), ::testing::HasSubstr("replicas run as nobody, as trainyard is root"));
+  EXPECT_THAT(Output(), ::testing::HasSubstr("user nobody"));
+  EXPECT_THAT(Output(), ::testing::HasSubstr("Permission denied"));
+  EXPECT_THAT(Output(), ::testing::Not(::testing::HasSubstr("] read")));
+
+  fs::remove(dir_ / "out");  // appended to
+  EXPECT_EQ(Run({"--run-as", "root", "job.yaml"}), 0);
+  EXPECT_THAT(Output(), ::testing::HasSubstr("user root"));
+  EXPECT_THAT(Output(), ::testing::HasSubstr("] read"));
+
+  fs::remove(dir_ / "out");
+  EXPECT_EQ(Run({"--run-as", "no-such-user-here", "job.yaml"}), 1);
+  EXPECT_THAT(Output(), ::testing::HasSubstr("--run-as: "));
+  EXPECT_THAT(Output(), ::testing::HasSubstr("no-such-user-here"));
+
+  fs::remove(dir_ / "out");
+  fs::create_directories(dir_ / "private");
+  fs::permissions(dir_ / "private", fs::perms::owner_all);
+  std::vector<std::string> argv = {TRAINYARD_BINARY, "run", "--home", (dir_ / "home").string(),
+                                   (dir_ / "job.yaml").string()};
+  Result<runtime::Process> p = runtime::Process::Start({.argv = argv,
+                                                        .env = {{"PATH", "/usr/bin:/bin"}},
+                                                        .working_dir = (dir_ / "private").string(),
+                                                        .log_path = (dir_ / "out").string()});
+  ASSERT_TRUE(p.ok());
+  std::optional<runtime::ExitStatus> status = p->WaitFor(std::chrono::seconds(60));
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(status->exit_code, 1);
+  EXPECT_THAT(Output(), ::testing::HasSubstr("could not reach the working directory: nobody "
+                                             "cannot pass through " +
+                                             (dir_ / "private").string()));
+  EXPECT_THAT(Output(), ::testing::Not(::testing::HasSubstr("user ")));
+}
+
 // On a machine with two GPUs (nvidia-smi stands in for the driver): the
 // first job takes both, the second waits, saying for what, then runs.
 TEST_F(RunE2eTest, AJobWaitsForGpusWithTheReasonShownThenRuns) {

@@ -6,9 +6,11 @@
 #include <gmock/gmock.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "cli/tests/server_fixture.h"
@@ -294,6 +296,48 @@ TEST_F(ServerHardeningE2eTest, AReplicaOfARootServerIsNobodyAndReachesOnlyItsOwn
   }));
   EXPECT_EQ(Field("mpijob/mpi-allreduce", ".status.conditions[-1:].type"), "Succeeded")
       << Kubectl({"logs", "mpi-allreduce-launcher"}).output;
+}
+
+// Ignores SIGTERM (an ignored signal stays ignored across exec), with ten
+// minutes to stop unless its delete says otherwise. ($$ is Kubernetes'
+// escape of $.)
+constexpr const char* kDeaf = R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: deaf}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      terminationGracePeriodSeconds: 600
+      containers:
+        - {name: c, image: none, command: [sh, -c, 'trap "" TERM; echo $$$$ >> PIDS; exec sleep 1000']}
+)";
+
+// kubectl delete --grace-period gives the replica that long, not its pod's
+// own ten minutes.
+TEST_F(ServerHardeningE2eTest, KubectlDeletesGracePeriodIsTheReplicasToStop) {
+  StartServer();
+  std::string job = kDeaf;
+  job.replace(job.find("PIDS"), 4, (dir_ / "pids").string());
+  ASSERT_EQ(Kubectl({"apply", "-f", Write("deaf.yaml", job)}).exit_code, 0);
+  pid_t pid = 0;
+  ASSERT_TRUE(Eventually([&] {
+    std::ifstream(dir_ / "pids") >> pid;
+    return pid > 0;
+  }));
+  std::string pod = Kubectl({"get", "pods", "-o", "name"}).output;
+  pod.erase(pod.find_last_not_of('\n') + 1);
+  CommandResult deleted = Kubectl({"delete", pod, "--grace-period=1"});
+  EXPECT_EQ(deleted.exit_code, 0) << deleted.output;
+  EXPECT_TRUE(Eventually([&] { return kill(pid, 0) != 0; }, std::chrono::seconds(15)))
+      << "still running: the pod's own grace period was used";
+  // Its replacement, deaf too, goes with the job, and is killed here
+  // rather than waited for.
+  EXPECT_EQ(Kubectl({"delete", "job", "deaf"}).exit_code, 0);
+  std::ifstream pids(dir_ / "pids");
+  for (pid_t each; pids >> each;) kill(each, SIGKILL);
+  EXPECT_TRUE(Eventually([&] { return ProcessesUnderHome() == 0; }, std::chrono::seconds(15)));
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // A fresh, empty directory for the running test, under the system's temp
 // directory and named by `prefix`, this process and the test, so that test
 // binaries run side by side (ctest -j) never share one. The fixture
-// removes it in TearDown.
+// removes it in TearDown. Anyone may write in it (sticky, as /tmp is):
+// the replicas of a root trainyard run as nobody.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -18,6 +19,8 @@ inline std::filesystem::path FreshTestDir(const std::string& prefix) {
                                ::testing::UnitTest::GetInstance()->current_test_info()->name());
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
+  std::filesystem::permissions(dir,
+                               std::filesystem::perms::all | std::filesystem::perms::sticky_bit);
   return dir;
 }
 

@@ -260,6 +260,21 @@ TEST_F(NodeAgentTest, ADeletedPodGetsItsOwnGracePeriod) {
   ASSERT_TRUE(SyncUntil([&] { return agent_->running() == 0; }));
 }
 
+// `kubectl delete --grace-period`: the grace period in the pod's last state
+// (metadata.deletionGracePeriodSeconds) replaces its own.
+TEST_F(NodeAgentTest, ADeletesGracePeriodReplacesThePodsOwn) {
+  AddPod("deaf", "trap '' TERM; touch ready; sleep 1000", "Never", {},
+         [](api::Pod& pod) { pod.spec.termination_grace_period_seconds = 600; });
+  ASSERT_TRUE(SyncUntil([&] { return fs::exists(dir_ / "ready"); }));
+  Result<api::Json> pod = store_->Get({"Pod", "default", "deaf"});
+  ASSERT_TRUE(pod.ok());
+  (*pod)["metadata"]["deletionGracePeriodSeconds"] = 0;
+  ASSERT_TRUE(store_->Update(*pod).ok());
+  ASSERT_TRUE(store_->Delete({"Pod", "default", "deaf"}).ok());
+  // No time passes on the fake clock: only a grace of 0 ends it.
+  EXPECT_TRUE(SyncUntil([&] { return agent_->running() == 0; }));
+}
+
 // Stopping everything (`trainyard run` interrupted, the server stopping)
 // gives each replica its pod's grace period too.
 TEST_F(NodeAgentTest, StopAllGivesEachPodItsGracePeriod) {

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 #include <grp.h>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -109,6 +111,27 @@ Result<RunAsPolicy> MakeRunAsPolicy(const std::string& run_as,
     policy.namespaces[entry.substr(0, eq)] = std::move(c);
   }
   return policy;
+}
+
+Status CheckPassable(const std::string& dir, const Credentials& user) {
+  if (user.uid == 0) return OkStatus();
+  std::error_code ec;
+  fs::path path = fs::absolute(dir, ec).lexically_normal();
+  fs::path up;
+  for (const fs::path& part : path) {
+    up /= part;
+    struct stat st {};
+    if (stat(up.c_str(), &st) != 0) break;  // to be made, passable, by trainyard
+    bool in_group = st.st_gid == user.gid || std::find(user.groups.begin(), user.groups.end(),
+                                                       st.st_gid) != user.groups.end();
+    mode_t bit = st.st_uid == user.uid ? S_IXUSR : in_group ? S_IXGRP : S_IXOTH;
+    if ((st.st_mode & bit) == 0) {
+      return FailedPreconditionError(
+          fmt::format("{} cannot pass through {} (mode {:o}, owner {}:{})", user.name, up.string(),
+                      st.st_mode & 07777, st.st_uid, st.st_gid));
+    }
+  }
+  return OkStatus();
 }
 
 Status GiveTree(const std::string& path, const Credentials& user) {

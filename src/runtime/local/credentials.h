@@ -48,6 +48,12 @@ struct RunAsPolicy {
 Result<RunAsPolicy> MakeRunAsPolicy(const std::string& run_as,
                                     const std::vector<std::string>& per_namespace);
 
+// OK when `user` may pass through `dir` and every folder above it (search
+// permission as its owner, its group or others); the part of `dir` not
+// made yet is not looked at. FAILED_PRECONDITION names the first folder
+// that stops it.
+Status CheckPassable(const std::string& dir, const Credentials& user);
+
 // Hands `path` and everything under it to `user` (lchown, never following
 // a link out of it). Directories keep their modes.
 Status GiveTree(const std::string& path, const Credentials& user);

@@ -242,6 +242,45 @@ TEST_F(HandlerTest, AWatchSendsWhatThereIsThenEachChange) {
   EXPECT_THAT(out, HasSubstr(R"("type":"DELETED")"));
 }
 
+// kubectl delete --grace-period: the pod's last state, which its node's
+// agent reads, carries the grace period; a malformed one changes nothing.
+TEST_F(HandlerTest, ADeletesGracePeriodIsThePodsLastState) {
+  auto create = [&](const std::string& name) {
+    api::Json pod = {{"apiVersion", "v1"},
+                     {"kind", "Pod"},
+                     {"metadata", {{"name", name}, {"namespace", "default"}}},
+                     {"spec", {{"containers", {{{"name", "main"}}}}}}};
+    ASSERT_TRUE(backend_.store().Create(pod).ok());
+  };
+  std::vector<api::Json> seen;
+  Result<store::WatchId> watch = backend_.store().Watch(
+      0, [&](const store::WatchEvent& e) { seen.push_back(e.object["metadata"]); });
+  ASSERT_TRUE(watch.ok());
+  std::string pods = "/api/v1/namespaces/default/pods/";
+  create("a");
+  create("b");
+  create("c");
+  EXPECT_EQ(Call("DELETE", pods + "a", "", "", {{"gracePeriodSeconds", "soon"}}).code, 400);
+  EXPECT_EQ(Call("DELETE", pods + "a", R"({"gracePeriodSeconds": -1})").code, 400);
+  EXPECT_EQ(Call("DELETE", pods + "a", R"({"gracePeriodSeconds": [)").code, 400);
+  EXPECT_TRUE(backend_.store().Get({"Pod", "default", "a"}).ok()) << "a bad delete deleted";
+
+  EXPECT_EQ(Call("DELETE", pods + "a", R"({"kind":"DeleteOptions","gracePeriodSeconds":0})").code,
+            200);
+  EXPECT_EQ(Call("DELETE", pods + "b", "", "", {{"gracePeriodSeconds", "45"}}).code, 200);
+  EXPECT_EQ(Call("DELETE", pods + "c").code, 200);
+  std::map<std::string, api::Json> last;  // each pod's last state, as a watcher saw it
+  for (const api::Json& meta : seen) last[meta["name"].get<std::string>()] = meta;
+  EXPECT_EQ(last["a"]["deletionGracePeriodSeconds"], 0);
+  EXPECT_EQ(last["b"]["deletionGracePeriodSeconds"], 45);
+  EXPECT_TRUE(last["b"].contains("deletionTimestamp"));
+  EXPECT_FALSE(last["c"].contains("deletionGracePeriodSeconds")) << "its own spec decides";
+  for (const char* name : {"a", "b", "c"}) {
+    EXPECT_FALSE(backend_.store().Get({"Pod", "default", name}).ok()) << name;
+  }
+  backend_.store().StopWatch(*watch);
+}
+
 TEST_F(HandlerTest, LogsShowTheRunAndItsLastLines) {
   std::filesystem::path dir = FreshTestDir("trainyard-handler-test");
   backend_.log_path = (dir / "p.log").string();
