@@ -15,8 +15,10 @@ CHECK_FLAGS := -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COM
 .PHONY: demo test deps build unit check fuzz format format-check clean
 
 # Debian's Python packages belong to /usr/bin/python3, which comes first.
+# The example is ours: its replicas run as whoever runs it, root included
+# (root's would otherwise be nobody's, which cannot reach a clone in /root).
 demo: deps build
-	PATH=/usr/bin:$$PATH $(TRAINYARD) run examples/pytorch-digits.yaml
+	PATH=/usr/bin:$$PATH $(TRAINYARD) run --run-as "$$(id -un)" examples/pytorch-digits.yaml
 
 test: deps format-check check fuzz
 

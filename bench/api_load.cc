@@ -20,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include "percentile.h"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -41,12 +43,6 @@ struct Samples {
     ms[kind].push_back(d);
   }
 };
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
-}
 
 }  // namespace
 

@@ -24,6 +24,8 @@
 #include <thread>
 #include <vector>
 
+#include "percentile.h"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -63,12 +65,6 @@ std::string JobBody(const std::string& name) {
   return R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":")" + name +
          R"("},"spec":{"backoffLimit":0,"template":{"spec":{"restartPolicy":"Never",)"
          R"("containers":[{"name":"main","image":"none","command":["true"]}]}}}})";
-}
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
 }
 
 // Jobs that have succeeded, and those that have failed, by a list.
@@ -114,8 +110,9 @@ int main(int argc, char** argv) {
         auto created = cli.Post(kJobs, JobBody("soak-" + std::to_string(i)), "application/json");
         if (!created || created->status != 201) {
           if (errors++ == 0) {
-            std::fprintf(stderr, "create: %s\n",
-                         created ? created->body.c_str() : httplib::to_string(created.error()).c_str());
+            std::fprintf(
+                stderr, "create: %s\n",
+                created ? created->body.c_str() : httplib::to_string(created.error()).c_str());
           }
         }
         std::lock_guard lock(mu);
@@ -125,10 +122,11 @@ int main(int argc, char** argv) {
   }
   for (std::thread& t : threads) t.join();
   double create_s = Seconds(start);
-  std::printf("%d jobs created by %d clients in %.1f s: %.0f/s, p50 %.1f ms, p99 %.1f ms, "
-              "%d errors\n",
-              jobs, clients, create_s, jobs / create_s, Percentile(latencies_ms, 0.5),
-              Percentile(latencies_ms, 0.99), errors.load());
+  std::printf(
+      "%d jobs created by %d clients in %.1f s: %.0f/s, p50 %.1f ms, p99 %.1f ms, "
+      "%d errors\n",
+      jobs, clients, create_s, jobs / create_s, Percentile(latencies_ms, 0.5),
+      Percentile(latencies_ms, 0.99), errors.load());
   std::fflush(stdout);
 
   httplib::Client cli(url);
@@ -142,9 +140,10 @@ int main(int argc, char** argv) {
   }
   double all_s = Seconds(start);
   double cpu_load = CpuSeconds(pid) - cpu_start;
-  std::printf("all finished after %.1f s (%d succeeded, %d failed); the server used %.1f s of "
-              "CPU (%.1f ms a job), RSS %.0f MiB\n",
-              all_s, done.first, done.second, cpu_load, 1000 * cpu_load / jobs, RssMiB(pid));
+  std::printf(
+      "all finished after %.1f s (%d succeeded, %d failed); the server used %.1f s of "
+      "CPU (%.1f ms a job), RSS %.0f MiB\n",
+      all_s, done.first, done.second, cpu_load, 1000 * cpu_load / jobs, RssMiB(pid));
   std::fflush(stdout);
 
   // Idle, with every job finished and kept.

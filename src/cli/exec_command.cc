@@ -45,18 +45,6 @@ int FailExec(const std::string& message) {
 namespace {
 
 // Field `n` (1-based, after the command in parentheses) of /proc/<pid>/stat.
-std::optional<long> StatField(pid_t pid, int n) {
-  std::ifstream in(fmt::format("/proc/{}/stat", pid));
-  std::string stat;
-  if (!std::getline(in, stat) || stat.rfind(')') == std::string::npos) return std::nullopt;
-  std::istringstream fields(stat.substr(stat.rfind(')') + 2));
-  std::string field;
-  for (int i = 3; i <= n && fields >> field; ++i) {
-    if (i == n) return std::atol(field.c_str());
-  }
-  return std::nullopt;
-}
-
 // The replica's own process in the group `leader` leads: the leader, or
 // under trainyard-shim the shim's child (the shim stays root; the replica
 // may run as a user of its own).
@@ -65,7 +53,8 @@ pid_t ReplicaOf(pid_t leader) {
   for (auto it = fs::directory_iterator("/proc", ec); !ec && it != fs::directory_iterator();
        it.increment(ec)) {
     pid_t pid = std::atoi(it->path().filename().c_str());
-    if (pid > 0 && StatField(pid, 4) == leader && StatField(pid, 5) == leader) return pid;
+    std::optional<runtime::ProcStat> stat = runtime::ReadProcStat(pid);
+    if (pid > 0 && stat && stat->ppid == leader && stat->pgrp == leader) return pid;
   }
   return leader;
 }
@@ -80,11 +69,12 @@ Result<pid_t> FindByLog(const std::string& state, const ExecOptions& options) {
   for (auto it = fs::directory_iterator("/proc", ec); !ec && it != fs::directory_iterator();
        it.increment(ec)) {
     pid_t pid = std::atoi(it->path().filename().c_str());
-    std::optional<long> group = StatField(pid, 5);
-    if (pid <= 0 || !group || (pid != *group && StatField(pid, 4) != *group)) continue;
+    std::optional<runtime::ProcStat> stat = pid > 0 ? runtime::ReadProcStat(pid) : std::nullopt;
+    if (!stat || (pid != stat->pgrp && stat->ppid != stat->pgrp)) continue;
+    pid_t group = stat->pgrp;
     std::error_code link_ec;
     std::string out = fs::read_symlink(it->path() / "fd" / "1", link_ec).string();
-    if (!link_ec && out.starts_with(prefix)) return static_cast<pid_t>(*group);
+    if (!link_ec && out.starts_with(prefix)) return group;
   }
   return FailedPreconditionError(
       fmt::format("pod {}/{} is not running (or not yours)", options.namespace_, options.pod));

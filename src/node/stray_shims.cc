@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "runtime/local/process.h"
 
@@ -17,22 +16,6 @@ std::vector<std::string> CommandLine(const fs::path& proc_dir) {
   std::string arg;
   while (std::getline(in, arg, '\0')) argv.push_back(arg);
   return argv;
-}
-
-// Field 5 of /proc/<pid>/stat, after the parenthesised command name
-// (which may itself hold spaces and parentheses).
-bool LeadsItsGroup(const fs::path& proc_dir, pid_t pid) {
-  std::ifstream in(proc_dir / "stat");
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string stat = text.str();
-  size_t end = stat.rfind(')');
-  if (end == std::string::npos) return false;
-  std::istringstream fields(stat.substr(end + 1));
-  std::string state;
-  pid_t ppid = 0;
-  pid_t pgrp = 0;
-  return static_cast<bool>(fields >> state >> ppid >> pgrp) && pgrp == pid;
 }
 
 }  // namespace
@@ -53,9 +36,10 @@ std::vector<ShimProcess> FindShims(const std::string& dir) {
       continue;
     }
     auto pid = static_cast<pid_t>(std::stol(name));
-    std::optional<uint64_t> start = runtime::ProcessStartTime(pid);
-    if (!start || !LeadsItsGroup(it->path(), pid)) continue;
-    shims.push_back({.pid = pid, .start_time = *start, .exit_path = argv[1]});
+    std::optional<runtime::ProcStat> stat = runtime::ReadProcStat(pid);
+    // Running (not a zombie), and leading its own group as a shim does.
+    if (!stat || stat->state == 'Z' || stat->state == 'X' || stat->pgrp != pid) continue;
+    shims.push_back({.pid = pid, .start_time = stat->start_time, .exit_path = argv[1]});
   }
   return shims;
 }

@@ -30,7 +30,11 @@ class ExamplesE2eTest : public ::testing::Test {
   // returns everything `trainyard run` printed; expects exit code 0.
   std::string RunExample(const std::string& manifest, std::vector<std::string> more = {}) {
     std::string source = TRAINYARD_SOURCE_DIR;
-    std::vector<std::string> argv = {TRAINYARD_BINARY, "run", "--home", (home_ / "home").string()};
+    // As the test's own user wherever the clone lives (one under /root is
+    // out of nobody's reach); RunE2eTest covers a root run's nobody.
+    std::vector<std::string> argv = {TRAINYARD_BINARY, "run",
+                                     "--home",         (home_ / "home").string(),
+                                     "--run-as",       std::to_string(geteuid())};
     for (std::string& arg : more)
       argv.push_back(arg.starts_with("examples/") ? source + "/" + arg : arg);
     argv.push_back(source + "/examples/" + manifest);

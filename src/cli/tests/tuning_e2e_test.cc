@@ -3,6 +3,7 @@
 // run, median early stopping, a goal, and the examples' tuning run.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -94,7 +95,11 @@ class TuningE2eTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   int Run(const std::vector<std::string>& args, const std::string& cwd, int timeout_s) {
-    std::vector<std::string> argv = {TRAINYARD_BINARY, "run", "--home", (dir_ / "home").string()};
+    // As the test's own user wherever the clone lives (one under /root is
+    // out of nobody's reach); RunE2eTest covers a root run's nobody.
+    std::vector<std::string> argv = {TRAINYARD_BINARY, "run",
+                                     "--home",         (dir_ / "home").string(),
+                                     "--run-as",       std::to_string(geteuid())};
     argv.insert(argv.end(), args.begin(), args.end());
     Result<runtime::Process> p = runtime::Process::Start({.argv = argv,
                                                           .env = {{"PATH", "/usr/bin:/bin"}},

@@ -134,23 +134,6 @@ ExitStatus FromWaitStatus(const siginfo_t& info) {
 }
 
 // Field 22 of /proc/<pid>/stat; with `running_only`, nullopt for a zombie.
-std::optional<uint64_t> StatStartTime(pid_t pid, bool running_only) {
-  std::ifstream in(fmt::format("/proc/{}/stat", pid));
-  std::string stat;
-  if (!std::getline(in, stat)) return std::nullopt;
-  // The command (field 2) is in parentheses and may hold spaces.
-  size_t close = stat.rfind(')');
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream fields(stat.substr(close + 2));
-  std::string field;
-  for (int i = 3; i < 22 && fields >> field; ++i) {
-    if (running_only && i == 3 && (field == "Z" || field == "X")) return std::nullopt;
-  }
-  uint64_t start = 0;
-  if (!(fields >> start)) return std::nullopt;
-  return start;
-}
-
 }  // namespace
 
 std::string ShimUserArg(const Credentials& user) {
@@ -268,13 +251,34 @@ Result<Process> Process::Start(const ProcessSpec& spec) {
     process.exit_path_ = spec.exit_path;
     // Ours and not reaped yet: its start time is readable even if a quick
     // replica has already ended and the shim with it.
-    process.start_time_ = StatStartTime(pid, /*running_only=*/false).value_or(0);
+    std::optional<ProcStat> stat = ReadProcStat(pid);
+    process.start_time_ = stat ? stat->start_time : 0;
   }
   return process;
 }
 
-// A zombie has ended: whoever reaps it, it runs no more.
-std::optional<uint64_t> ProcessStartTime(pid_t pid) { return StatStartTime(pid, true); }
+std::optional<ProcStat> ReadProcStat(pid_t pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat;
+  if (!std::getline(in, stat)) return std::nullopt;
+  // The command (field 2) is in parentheses and may hold spaces and
+  // parentheses of its own: the fields go on after the last ')'.
+  size_t close = stat.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream fields(stat.substr(close + 1));
+  ProcStat out;
+  std::string skip;
+  if (!(fields >> out.state >> out.ppid >> out.pgrp)) return std::nullopt;
+  for (int i = 6; i < 22; ++i) fields >> skip;  // fields 6 to 21
+  if (!(fields >> out.start_time)) return std::nullopt;
+  return out;
+}
+
+std::optional<uint64_t> ProcessStartTime(pid_t pid) {
+  std::optional<ProcStat> stat = ReadProcStat(pid);
+  if (!stat || stat->state == 'Z' || stat->state == 'X') return std::nullopt;
+  return stat->start_time;
+}
 
 std::optional<ExitStatus> ReadExitFile(const std::string& path) {
   std::ifstream in(path);

@@ -111,7 +111,18 @@ class Process {
   std::optional<ExitStatus> exit_;
 };
 
-// A process's start time in clock ticks since boot; nullopt when it is gone.
+// What /proc/<pid>/stat says of a process (proc(5)); nullopt when it is
+// gone or cannot be read.
+struct ProcStat {
+  char state = '?';  // R, S, D, Z (a zombie), ...
+  pid_t ppid = 0;
+  pid_t pgrp = 0;
+  uint64_t start_time = 0;  // clock ticks since boot
+};
+std::optional<ProcStat> ReadProcStat(pid_t pid);
+
+// A process's start time in clock ticks since boot; nullopt when it is gone
+// (a zombie has ended: whoever reaps it, it runs no more).
 std::optional<uint64_t> ProcessStartTime(pid_t pid);
 
 // What a shim recorded in its exit file; nullopt when it recorded nothing

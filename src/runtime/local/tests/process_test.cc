@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -348,6 +349,39 @@ TEST_F(ProcessTest, AShimOutlivesItsStarterAndIsAdoptedByAnother) {
   EXPECT_EQ(Log(), "done\n");
   EXPECT_EQ(Process::Adopt(pid, ids[1], spec.exit_path).status().code(), StatusCode::kNotFound);
   EXPECT_EQ(ReadExitFile(spec.exit_path), (ExitStatus{7, 0}));
+}
+
+// A command name may hold ") (": the fields are read after the last ')'.
+TEST(ProcStatTest, ReadsPastACommandNameOfParentheses) {
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    prctl(PR_SET_NAME, "x) (y 1 2");
+    pause();
+    _exit(0);
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  std::string comm;
+  while (comm != "x) (y 1 2\n" && std::chrono::steady_clock::now() < deadline) {
+    std::ifstream in("/proc/" + std::to_string(child) + "/comm");
+    std::stringstream text;
+    text << in.rdbuf();
+    comm = text.str();
+  }
+  std::optional<ProcStat> stat = ReadProcStat(child);
+  ASSERT_TRUE(stat.has_value());
+  EXPECT_NE(stat->state, 'Z');
+  EXPECT_EQ(stat->ppid, getpid());
+  EXPECT_EQ(stat->pgrp, getpgrp());
+  EXPECT_EQ(ProcessStartTime(child), stat->start_time);
+  kill(child, SIGKILL);
+  deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (ProcessStartTime(child) && std::chrono::steady_clock::now() < deadline) {
+  }
+  EXPECT_FALSE(ProcessStartTime(child).has_value()) << "a zombie runs no more";
+  EXPECT_EQ(ReadProcStat(child)->state, 'Z');
+  waitpid(child, nullptr, 0);
+  EXPECT_FALSE(ReadProcStat(child).has_value());
 }
 
 TEST(ResolveProgramTest, SearchesTheGivenPath) {
