@@ -30,6 +30,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <grp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -56,7 +57,7 @@ void OnKill(int) {
 // The parent pid in /proc/<pid>/stat (field 4, after the command in
 // parentheses, which may hold anything); -1 when it cannot be read.
 pid_t ParentOf(const char* pid) {
-  char path[64];
+  char path[sizeof("/proc//stat") + NAME_MAX];  // `pid` is a /proc entry's name
   snprintf(path, sizeof(path), "/proc/%s/stat", pid);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -1;
