@@ -39,6 +39,7 @@ check:
 	@cmake -S . -B $(CHECK) -G Ninja $(CHECK_FLAGS) >/dev/null
 	@cmake --build $(CHECK)
 	cd $(CHECK) && ctest --output-on-failure -j2
+	@scripts/skipped.sh $(CHECK)
 
 fuzz:
 	scripts/fuzz.sh

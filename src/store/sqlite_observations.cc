@@ -6,11 +6,14 @@
 namespace trainyard::store {
 
 Status SqliteStore::InTransaction(const std::function<Status()>& body) {
-  if (in_group_) return body();  // the group's transaction holds it
-  RETURN_IF_ERROR(Run("BEGIN IMMEDIATE"));
+  // Inside a group, a savepoint of the group's transaction: a body that
+  // fails halfway undoes itself, and none of it is committed with the group.
+  RETURN_IF_ERROR(Run(in_group_ ? "SAVEPOINT observations" : "BEGIN IMMEDIATE"));
   Status status = body();
-  if (status.ok()) status = Run("COMMIT");
-  if (!status.ok()) (void)Exec("ROLLBACK");
+  if (status.ok()) status = Run(in_group_ ? "RELEASE observations" : "COMMIT");
+  if (!status.ok()) {
+    (void)Exec(in_group_ ? "ROLLBACK TO observations; RELEASE observations" : "ROLLBACK");
+  }
   return status;
 }
 

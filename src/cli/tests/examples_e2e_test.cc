@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/tests/needs.h"
 #include "common/tests/test_dir.h"
 #include "runtime/local/process.h"
 
@@ -67,7 +68,7 @@ void ExpectEachPrinted(const std::string& out, const std::vector<std::string>& r
 
 // The README's main example: DistributedDataParallel over gloo, three ranks.
 TEST_F(ExamplesE2eTest, PyTorchDdpReachesItsAccuracyAndRanksAgree) {
-  if (!PythonHas("torch, sklearn")) GTEST_SKIP() << "needs python3-torch and python3-sklearn";
+  TRAINYARD_NEEDS(PythonHas("torch, sklearn"), "python3-torch and python3-sklearn");
   std::string out = RunExample("pytorch-digits.yaml");
   ExpectEachPrinted(out, {"master-0", "worker-0", "worker-1"},
                     "test accuracy 0\\.9[0-9]+, weights [0-9a-f]+, all ranks agree");
@@ -75,7 +76,7 @@ TEST_F(ExamplesE2eTest, PyTorchDdpReachesItsAccuracyAndRanksAgree) {
 
 // torchrun in each worker, meeting through c10d rendezvous on worker-0.
 TEST_F(ExamplesE2eTest, ElasticTorchrunWorkersRendezvousAndAgree) {
-  if (!PythonHas("torch, sklearn")) GTEST_SKIP() << "needs python3-torch and python3-sklearn";
+  TRAINYARD_NEEDS(PythonHas("torch, sklearn"), "python3-torch and python3-sklearn");
   std::string out = RunExample("pytorch-elastic.yaml");
   ExpectEachPrinted(out, {"worker-0", "worker-1"}, "rank [01]/2 joined");
   ExpectEachPrinted(out, {"worker-0", "worker-1"},
@@ -84,7 +85,7 @@ TEST_F(ExamplesE2eTest, ElasticTorchrunWorkersRendezvousAndAgree) {
 
 // Three xgboost workers, the Master among them, join the Master's tracker.
 TEST_F(ExamplesE2eTest, XGBoostWorkersJoinOneTrackerAndAgree) {
-  if (!PythonHas("xgboost, sklearn")) GTEST_SKIP() << "needs python3-xgboost and python3-sklearn";
+  TRAINYARD_NEEDS(PythonHas("xgboost, sklearn"), "python3-xgboost and python3-sklearn");
   std::string out = RunExample("xgboost.yaml");
   ExpectEachPrinted(out, {"master-0", "worker-0", "worker-1"},
                     "rank [0-2]/3 joined the tracker at 127\\.0\\.0\\.1:[0-9]+");
@@ -96,9 +97,8 @@ TEST_F(ExamplesE2eTest, XGBoostWorkersJoinOneTrackerAndAgree) {
 // /etc/mpi/kubexec.sh and `trainyard exec`: each rank carries its worker's
 // HOSTNAME, which only that replica's environment has.
 TEST_F(ExamplesE2eTest, MpiRanksRunInsideTheirWorkerReplicas) {
-  if (system("command -v mpirun >/dev/null") != 0 || !PythonHas("mpi4py")) {
-    GTEST_SKIP() << "needs openmpi-bin and python3-mpi4py";
-  }
+  TRAINYARD_NEEDS(system("command -v mpirun >/dev/null") == 0 && PythonHas("mpi4py"),
+                  "openmpi-bin and python3-mpi4py");
   std::string out = RunExample("mpi.yaml");
   EXPECT_THAT(out, ::testing::HasSubstr("rank 0/2 in replica mpi-allreduce-worker-0: allreduce "
                                         "sum 3"));

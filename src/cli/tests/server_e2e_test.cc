@@ -59,7 +59,7 @@ std::string WithoutPorts(const std::string& log) {
 class ServerE2eTest : public ServerFixture {};
 
 TEST_F(ServerE2eTest, KubectlAppliesWatchesFollowsDescribesSuspendsAndDeletes) {
-  if (!PythonHas("torch, sklearn")) GTEST_SKIP() << "needs python3-torch and python3-sklearn";
+  TRAINYARD_NEEDS(PythonHas("torch, sklearn"), "python3-torch and python3-sklearn");
   StartServer();
   CommandResult applied = Kubectl({"apply", "-f", "examples/pytorch-digits.yaml"});
   ASSERT_EQ(applied.exit_code, 0) << applied.output;
@@ -131,7 +131,7 @@ spec:
 // Debian's python3-kubernetes client: CustomObjectsApi create, list, watch
 // and delete, CoreV1Api pods and logs (tests/python/kube_client_check.py).
 TEST_F(ServerE2eTest, ThePythonKubernetesClientCreatesListsWatchesAndDeletes) {
-  if (!PythonHas("kubernetes")) GTEST_SKIP() << "needs python3-kubernetes";
+  TRAINYARD_NEEDS(PythonHas("kubernetes"), "python3-kubernetes");
   StartServer();
   Result<runtime::Process> check = runtime::Process::Start(
       {.argv = {"/usr/bin/python3", "tests/python/kube_client_check.py", Kubeconfig().string()},
@@ -159,8 +159,7 @@ TEST_F(ServerE2eTest, MetricsCountTheJobAndPassPromtool) {
   EXPECT_THAT(metrics.output, HasSubstr("trainyard_running_replicas 1\n"));
   EXPECT_THAT(metrics.output, HasSubstr("trainyard_apiserver_request_total{code=\"201\",resource="
                                         "\"pytorchjobs\",verb=\"POST\"} 1\n"));
-  if (system("command -v promtool >/dev/null") != 0)
-    GTEST_SKIP() << "needs promtool (Debian's prometheus)";
+  TRAINYARD_NEEDS(system("command -v promtool >/dev/null") == 0, "promtool (Debian's prometheus)");
   std::string file = Write("metrics.txt", metrics.output);
   Result<runtime::Process> check =
       runtime::Process::Start({.argv = {"sh", "-c", "promtool check metrics < " + file},
@@ -175,7 +174,7 @@ TEST_F(ServerE2eTest, MetricsCountTheJobAndPassPromtool) {
 // there. (kubectl sends tokens only over HTTPS.)
 TEST_F(ServerE2eTest, WithATokenFileKubectlNeedsATokenForItsNamespace) {
   std::string cert, key;
-  if (!MakeCertificate(cert, key)) GTEST_SKIP() << "needs openssl";
+  TRAINYARD_NEEDS(MakeCertificate(cert, key), "openssl");
   std::string tokens = Write("tokens", "ops-token-0001 ops *\nteam-token-01 alice team-a\n");
   StartServer({"--tls-cert", cert, "--tls-key", key, "--token-file", tokens});
   EXPECT_THAT(ReadFile(Kubeconfig()), HasSubstr("server: \"https://127.0.0.1:"));
@@ -327,7 +326,7 @@ class ServerCrashTest : public ServerFixture {
 };
 
 TEST_F(ServerCrashTest, KilledAgainAndAgainItLosesNothing) {
-  if (!PythonHas("torch, sklearn")) GTEST_SKIP() << "needs python3-torch and python3-sklearn";
+  TRAINYARD_NEEDS(PythonHas("torch, sklearn"), "python3-torch and python3-sklearn");
   // Without crashes.
   StartServer();
   Submit((dir_ / "mark-reference").string());

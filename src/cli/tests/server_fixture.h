@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/tests/needs.h"
 #include "common/tests/test_dir.h"
 #include "runtime/local/process.h"
 
@@ -59,7 +60,7 @@ struct CommandResult {
 class ServerFixture : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!HaveKubectl()) GTEST_SKIP() << "needs kubectl (Debian's kubernetes-client)";
+    TRAINYARD_NEEDS(HaveKubectl(), "kubectl (Debian's kubernetes-client)");
     dir_ = FreshTestDir("trainyard-server-e2e");
     // Replicas of a server run as root are nobody's: like /tmp, the test's
     // folder lets them leave files (their marks) in it.

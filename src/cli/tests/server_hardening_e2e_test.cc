@@ -246,7 +246,7 @@ TEST_F(ServerHardeningE2eTest, AnAddressOtherHostsReachNeedsTokensOrAnExplicitFl
 
 TEST_F(ServerHardeningE2eTest, ATokenOfYamlSpecialCharactersGoesIntoAKubeconfigKubectlReads) {
   std::string cert, key;
-  if (!MakeCertificate(cert, key)) GTEST_SKIP() << "needs openssl";
+  TRAINYARD_NEEDS(MakeCertificate(cert, key), "openssl");
   std::string tokens = Write("tokens", "{a:b}#c,'d\"e ops *\n");
   StartServer({"--tls-cert", cert, "--tls-key", key, "--token-file", tokens});
   CommandResult get = Kubectl({"get", "namespaces"});
@@ -286,7 +286,8 @@ TEST_F(ServerHardeningE2eTest, AReplicaOfARootServerIsNobodyAndReachesOnlyItsOwn
   EXPECT_THAT(log.output, ::testing::EndsWith("mine\n"));
   // MPI's ranks start inside the workers through `trainyard exec`, which a
   // launcher that is nobody's runs without reading the store.
-  if (!runtime::ResolveProgram("mpirun", kPath).ok() || !PythonHas("mpi4py")) return;
+  TRAINYARD_NEEDS(runtime::ResolveProgram("mpirun", kPath).ok() && PythonHas("mpi4py"),
+                  "openmpi-bin and python3-mpi4py");
   ASSERT_EQ(
       Kubectl({"apply", "-f", std::string(TRAINYARD_SOURCE_DIR) + "/examples/mpi.yaml"}).exit_code,
       0);

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/tests/needs.h"
 #include "common/tests/test_dir.h"
 #include "runtime/local/process.h"
 
@@ -362,9 +363,8 @@ TEST_F(TuningE2eTest, PopulationBasedTrainingContinuesTheBestCheckpoints) {
 }
 
 TEST_F(TuningE2eTest, TheDigitsExampleBeatsItsDefaults) {
-  if (system("/usr/bin/python3 -c 'import sklearn' 2>/dev/null") != 0) {
-    GTEST_SKIP() << "python3-sklearn is not installed (apt install python3-sklearn)";
-  }
+  TRAINYARD_NEEDS(system("/usr/bin/python3 -c 'import sklearn' 2>/dev/null") == 0,
+                  "python3-sklearn");
   std::string source = TRAINYARD_SOURCE_DIR;
   ASSERT_EQ(Run({source + "/examples/tuning-digits.yaml"}, source, 300), 0) << Read("out");
   std::string out = Read("out");
@@ -377,9 +377,8 @@ TEST_F(TuningE2eTest, TheDigitsExampleBeatsItsDefaults) {
 }
 
 TEST_F(TuningE2eTest, ThePbtExampleTrainsOnFromItsParentsCheckpoints) {
-  if (system("/usr/bin/python3 -c 'import torch, sklearn' 2>/dev/null") != 0) {
-    GTEST_SKIP() << "needs python3-torch and python3-sklearn";
-  }
+  TRAINYARD_NEEDS(system("/usr/bin/python3 -c 'import torch, sklearn' 2>/dev/null") == 0,
+                  "python3-torch and python3-sklearn");
   std::string source = TRAINYARD_SOURCE_DIR;
   ASSERT_EQ(Run({source + "/examples/tuning-pbt.yaml"}, source, 300), 0) << Read("out");
   std::string out = Read("out");

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <filesystem>
 #include <string>
@@ -14,6 +15,19 @@ std::vector<ObservationRow> Rows(std::initializer_list<std::pair<const char*, co
   for (const auto& [metric, value] : rows)
     out.push_back({.time_us = t++, .metric = metric, .value = value});
   return out;
+}
+
+// The database and SQLite's files beside it.
+void RemoveDb(const std::filesystem::path& path) {
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path.string() + suffix);
+}
+
+// A database path of this test process's own, with nothing there yet.
+std::filesystem::path FreshDb(const std::string& name) {
+  std::filesystem::path path = std::filesystem::temp_directory_path() /
+                               ("trainyard-" + name + "-" + std::to_string(getpid()) + ".db");
+  RemoveDb(path);
+  return path;
 }
 
 TEST(ObservationLogTest, KeepsEachTrialsRowsInOrder) {
@@ -41,9 +55,7 @@ TEST(ObservationLogTest, KeepsEachTrialsRowsInOrder) {
 }
 
 TEST(ObservationLogTest, RowsSurviveReopeningAndCommitWithTheGroup) {
-  std::filesystem::path path = std::filesystem::temp_directory_path() /
-                               ("trainyard-observations-" + std::to_string(getpid()) + ".db");
-  std::filesystem::remove(path);
+  std::filesystem::path path = FreshDb("observations");
   {
     auto store = SqliteStore::Open({.path = path.string()});
     ASSERT_TRUE(store.ok());
@@ -62,9 +74,35 @@ TEST(ObservationLogTest, RowsSurviveReopeningAndCommitWithTheGroup) {
   EXPECT_EQ((*rows)[1].value, "2");
   EXPECT_EQ(*(*reopened)->ObservationsReadTo("/logs/t.log"), 7);
   reopened->reset();
-  std::filesystem::remove(path);
-  std::filesystem::remove(path.string() + "-wal");
-  std::filesystem::remove(path.string() + "-shm");
+  RemoveDb(path);
+}
+
+// A batch that fails halfway inside a write group leaves none of its rows to
+// be committed with the group.
+TEST(ObservationLogTest, ABatchThatFailsInAGroupLeavesNoneOfItsRows) {
+  std::filesystem::path path = FreshDb("observations-half");
+  auto store = SqliteStore::Open({.path = path.string()});
+  ASSERT_TRUE(store.ok());
+  // A second connection adds what makes the second row of a batch fail.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "CREATE TRIGGER boom BEFORE INSERT ON observations WHEN NEW.metric = "
+                         "'boom' BEGIN SELECT RAISE(ABORT, 'boom'); END",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  ASSERT_TRUE((*store)->BeginGroup().ok());
+  ASSERT_TRUE((*store)->AppendObservations("ns/t", Rows({{"loss", "1"}}), "", 0).ok());
+  EXPECT_FALSE(
+      (*store)->AppendObservations("ns/t", Rows({{"loss", "2"}, {"boom", "3"}}), "", 0).ok());
+  ASSERT_TRUE((*store)->CommitGroup().ok());
+  auto rows = (*store)->ListObservations("ns/t");
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 1u) << "half a failed batch was committed";
+  EXPECT_EQ((*rows)[0].value, "1");
+  store->reset();
+  RemoveDb(path);
 }
 
 }  // namespace
