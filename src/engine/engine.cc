@@ -316,8 +316,10 @@ Status Engine::ProcessQueue() {
     queue_.erase(queue_.begin());
     queued_.erase(key.ToString());
     auto start = std::chrono::steady_clock::now();  // a measurement, not a decision
-    Result<controller::ReconcileResult> result = Reconcile(key);
+    std::optional<Result<controller::ReconcileResult>> reconciled = GuardedReconcile(key);
     if (options_.on_reconcile) options_.on_reconcile(std::chrono::steady_clock::now() - start);
+    if (!reconciled) continue;  // left alone until it changes
+    Result<controller::ReconcileResult>& result = *reconciled;
     if (!result.ok()) {
       int failures = ++failures_[key.ToString()];
       if (result.status().code() != StatusCode::kAborted) {
@@ -332,6 +334,26 @@ Status Engine::ProcessQueue() {
   return OkStatus();
 }
 
+std::optional<Result<controller::ReconcileResult>> Engine::GuardedReconcile(
+    const store::ObjectKey& key) {
+  try {
+    Result<controller::ReconcileResult> result = Reconcile(key);
+    left_alone_.erase(key.ToString());
+    return result;
+  } catch (const std::exception& e) {
+    // A JSON accessor surprised by what is stored (an object, or one of
+    // its pods, written in a shape the code did not expect): the same
+    // reconcile would throw again, so it is said once, and the object
+    // waits until it or what it owns changes. The loop, and every other
+    // object, go on.
+    if (left_alone_.insert(key.ToString()).second) {
+      fmt::print(stderr, "trainyard: {}: cannot reconcile it ({}); left alone until it changes\n",
+                 key.ToString(), e.what());
+    }
+    return std::nullopt;
+  }
+}
+
 Duration Engine::NextWake(std::optional<Duration> node_wake) const {
   Duration wake = std::chrono::milliseconds(100);  // log tailing and status lines
   if (node_wake) wake = std::min(wake, *node_wake);
@@ -344,19 +366,25 @@ Duration Engine::NextWake(std::optional<Duration> node_wake) const {
 
 Result<std::optional<Duration>> Engine::Step() {
   Result<std::optional<Duration>> wake = [&]() -> Result<std::optional<Duration>> {
-    RETURN_IF_ERROR(RunCalls());
-    RETURN_IF_ERROR(OpenGroup());
-    RETURN_IF_ERROR(ProcessQueue());
-    RETURN_IF_ERROR(scheduler_->Sync());
-    // As a kubelet runs only what the API server has stored, no process
-    // starts for a pod whose creation or binding a crash could take back:
-    // it would run on unrecorded, and its job again. So the group is
-    // committed first. (It also holds an earlier step's node writes, pods
-    // Running and their pids, which a process started now may read from
-    // another process, as an MPI launcher's `trainyard exec` does.)
-    RETURN_IF_ERROR(CommitOpenGroup());
-    RETURN_IF_ERROR(OpenGroup());
-    return node_->Sync();
+    // The scheduler and the node agent meet every object too: what throws
+    // there fails the step, which is retried as a failed commit is.
+    try {
+      RETURN_IF_ERROR(RunCalls());
+      RETURN_IF_ERROR(OpenGroup());
+      RETURN_IF_ERROR(ProcessQueue());
+      RETURN_IF_ERROR(scheduler_->Sync());
+      // As a kubelet runs only what the API server has stored, no process
+      // starts for a pod whose creation or binding a crash could take back:
+      // it would run on unrecorded, and its job again. So the group is
+      // committed first. (It also holds an earlier step's node writes, pods
+      // Running and their pids, which a process started now may read from
+      // another process, as an MPI launcher's `trainyard exec` does.)
+      RETURN_IF_ERROR(CommitOpenGroup());
+      RETURN_IF_ERROR(OpenGroup());
+      return node_->Sync();
+    } catch (const std::exception& e) {
+      return InternalError(fmt::format("an unexpected object: {}", e.what()));
+    }
   }();
   if (!wake.ok()) {
     (void)CommitOpenGroup();  // what was done stays done

@@ -116,6 +116,9 @@ class Engine {
   Status QueueEveryJob();
   void Queue(const store::ObjectKey& key);
   Result<controller::ReconcileResult> Reconcile(const store::ObjectKey& key);
+  // Reconcile, or nullopt when it threw: said once, and the object is left
+  // alone until it changes.
+  std::optional<Result<controller::ReconcileResult>> GuardedReconcile(const store::ObjectKey& key);
   // Reconciles, schedules and syncs the node; returns when the node agent
   // next has work. Writes go to one open store group (one transaction, one
   // fsync): Run commits it before it reports or sleeps, and a step commits
@@ -167,6 +170,7 @@ class Engine {
   std::vector<store::ObjectKey> queue_;
   std::multimap<TimePoint, store::ObjectKey> timers_;
   std::map<std::string, int> failures_;  // consecutive reconcile errors per job
+  std::set<std::string> left_alone_;     // keys whose reconcile threw, said once
   bool group_open_ = false;
   int failed_steps_ = 0;      // in a row
   std::string last_failure_;  // the last failed step's error

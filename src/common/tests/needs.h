@@ -21,12 +21,12 @@ inline bool DependenciesRequired() {
 
 // Skips the test (or, with TRAINYARD_REQUIRE_DEPS=1, fails it) unless
 // `have`; `what` names the Debian packages. In a test body or SetUp.
-#define TRAINYARD_NEEDS(have, what)                                                      \
-  do {                                                                                   \
-    if (!(have)) {                                                                       \
-      if (::trainyard::DependenciesRequired()) {                                         \
-        FAIL() << "missing " << what << ", which scripts/install-deps.sh installs";      \
-      }                                                                                  \
-      GTEST_SKIP() << "needs " << what;                                                  \
-    }                                                                                    \
+#define TRAINYARD_NEEDS(have, what)                                                 \
+  do {                                                                              \
+    if (!(have)) {                                                                  \
+      if (::trainyard::DependenciesRequired()) {                                    \
+        FAIL() << "missing " << what << ", which scripts/install-deps.sh installs"; \
+      }                                                                             \
+      GTEST_SKIP() << "needs " << what;                                             \
+    }                                                                               \
   } while (false)

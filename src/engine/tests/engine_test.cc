@@ -125,6 +125,59 @@ spec:
   engine_->StopAll();
 }
 
+// A pod whose recreation count is not a number (a shape the controller
+// never writes) makes its job's reconcile throw: that job is said to be
+// left alone, once, and the loop goes on.
+TEST_F(EngineTest, AReconcileThatThrowsLeavesItsObjectAloneAndTheLoopOn) {
+  store::ObjectKey key = Submit(R"(
+apiVersion: kubeflow.org/v1
+kind: JAXJob
+metadata: {name: odd}
+spec:
+  jaxReplicaSpecs:
+    Worker:
+      restartPolicy: ExitCode
+      template:
+        spec:
+          containers:
+            - {name: jax, image: none, command: [sh, -c, 'while [ ! -e go ]; do sleep 0.05; done; kill -9 $$$$']}
+)");
+  RunUntil([&] { return engine_->node().running() == 1; });
+  store::ObjectKey pod_key{"Pod", "default", "odd-worker-0"};
+  Result<api::Json> pod = engine_->store().Get(pod_key);
+  ASSERT_TRUE(pod.ok());
+  (*pod)["metadata"]["annotations"]["trainyard.dev/recreations"] = "lots";
+  ASSERT_TRUE(engine_->store().Update(*pod).ok());
+  std::ofstream(dir_ / "go").close();
+  ::testing::internal::CaptureStderr();
+  // Killed by a signal under ExitCode: the job would recreate the pod,
+  // counting from the annotation.
+  int steps_after = 0;
+  RunUntil([&] {
+    Result<api::Json> now = engine_->store().Get(pod_key);
+    bool failed = now.ok() && api::StringAt((*now)["status"], "phase") == "Failed";
+    return failed && ++steps_after > 5;
+  });
+  std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(said, ::testing::HasSubstr("trainyard: JAXJob default/odd: cannot reconcile it ("));
+  EXPECT_NE(said.find("left alone until it changes"), std::string::npos) << said;
+  EXPECT_EQ(said.find("left alone until it changes"), said.rfind("left alone until it changes"))
+      << "said more than once: " << said;
+  // Every other object is still served: a second job runs to its end.
+  store::ObjectKey other = Submit(R"(
+apiVersion: kubeflow.org/v1
+kind: JAXJob
+metadata: {name: fine}
+spec:
+  jaxReplicaSpecs:
+    Worker:
+      template: {spec: {containers: [{name: jax, image: none, command: ["true"]}]}}
+)");
+  RunToEnd(other);
+  EXPECT_EQ(Job(other).status.conditions.back().type, "Succeeded");
+  EXPECT_FALSE(Finished(key)) << "the odd job was acted on after all";
+}
+
 TEST_F(EngineTest, RequestStopEndsTheLoop) {
   store::ObjectKey key = Submit(R"(
 apiVersion: kubeflow.org/v1
