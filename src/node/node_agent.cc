@@ -384,7 +384,9 @@ Status NodeAgent::SyncPod(const api::Pod& pod, std::optional<TimePoint>& wake) {
   Replica& replica = replicas_[KeyOf(pod)];
   if (replica.uid != pod.metadata.uid) {
     // A new pod under an old name: the old one's process goes first, given
-    // its own grace period (on Kubernetes the name is free only then).
+    // its own grace period, or its delete's (on Kubernetes the name is free
+    // only then).
+    TakeDeletionGrace(KeyOf(pod), replica);
     if (Stopping(replica, wake)) return OkStatus();
     RemovePodFiles(replica);
     const api::Container& container = pod.spec.containers.front();
