@@ -44,7 +44,6 @@ int FailExec(const std::string& message) {
 
 namespace {
 
-// Field `n` (1-based, after the command in parentheses) of /proc/<pid>/stat.
 // The replica's own process in the group `leader` leads: the leader, or
 // under trainyard-shim the shim's child (the shim stays root; the replica
 // may run as a user of its own).

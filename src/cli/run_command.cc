@@ -26,7 +26,6 @@
 #include "server/http_server.h"
 
 namespace trainyard::cli {
-namespace {}  // namespace
 
 std::vector<std::pair<std::string, std::string>> BaseEnv() {
   std::vector<std::pair<std::string, std::string>> env;

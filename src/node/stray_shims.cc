@@ -37,8 +37,8 @@ std::vector<ShimProcess> FindShims(const std::string& dir) {
     }
     auto pid = static_cast<pid_t>(std::stol(name));
     std::optional<runtime::ProcStat> stat = runtime::ReadProcStat(pid);
-    // Running (not a zombie), and leading its own group as a shim does.
-    if (!stat || stat->state == 'Z' || stat->state == 'X' || stat->pgrp != pid) continue;
+    // Running, and leading its own group as a shim does.
+    if (!stat || !stat->running() || stat->pgrp != pid) continue;
     shims.push_back({.pid = pid, .start_time = stat->start_time, .exit_path = argv[1]});
   }
   return shims;

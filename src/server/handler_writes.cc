@@ -22,6 +22,33 @@ using internal::MetaString;
 
 namespace {
 
+// What a DeleteOptions body asks that trainyard does not do is refused, not
+// ignored: ignoring dryRun (kubectl delete --dry-run=server) would delete
+// for real, preconditions could delete another object than meant, and
+// Orphan would take the dependents it asks to keep.
+Status RefuseUnheededDeleteOptions(const api::Json& options) {
+  auto given = [&](const char* field) {
+    auto it = options.find(field);
+    return it != options.end() && !it->is_null() && *it != api::Json::array() &&
+           *it != api::Json::object() && *it != false;
+  };
+  if (given("dryRun")) {
+    return InvalidArgumentError(
+        "DeleteOptions.dryRun: a dry run is supported on create and "
+        "update (POST, PUT) only; nothing was deleted");
+  }
+  if (given("preconditions")) {
+    return InvalidArgumentError(
+        "DeleteOptions.preconditions are not supported; nothing was deleted");
+  }
+  if (given("orphanDependents") || options.value("propagationPolicy", "") == "Orphan") {
+    return InvalidArgumentError(
+        "DeleteOptions: orphaning dependents is not supported (a job's pods go with it); "
+        "nothing was deleted");
+  }
+  return OkStatus();
+}
+
 // The gracePeriodSeconds a DELETE gives: its query's, else its
 // DeleteOptions body's (as kubectl sends `--grace-period`); nullopt when
 // it gives none.
@@ -39,6 +66,7 @@ Result<std::optional<int64_t>> DeleteGrace(const ApiRequest& request) {
   } else if (request.body.find_first_not_of(" \t\r\n") != std::string::npos) {
     ASSIGN_OR_RETURN(api::Json options, api::ParseJsonValue(request.body, "the DeleteOptions"));
     if (!options.is_object()) return InvalidArgumentError("DeleteOptions must be an object");
+    RETURN_IF_ERROR(RefuseUnheededDeleteOptions(options));
     auto it = options.find("gracePeriodSeconds");
     if (it != options.end() && !it->is_null()) {
       if (!it->is_number_integer()) {

@@ -133,7 +133,6 @@ ExitStatus FromWaitStatus(const siginfo_t& info) {
   return {128 + info.si_status, info.si_status};
 }
 
-// Field 22 of /proc/<pid>/stat; with `running_only`, nullopt for a zombie.
 }  // namespace
 
 std::string ShimUserArg(const Credentials& user) {
@@ -276,7 +275,7 @@ std::optional<ProcStat> ReadProcStat(pid_t pid) {
 
 std::optional<uint64_t> ProcessStartTime(pid_t pid) {
   std::optional<ProcStat> stat = ReadProcStat(pid);
-  if (!stat || stat->state == 'Z' || stat->state == 'X') return std::nullopt;
+  if (!stat || !stat->running()) return std::nullopt;
   return stat->start_time;
 }
 

@@ -118,6 +118,8 @@ struct ProcStat {
   pid_t ppid = 0;
   pid_t pgrp = 0;
   uint64_t start_time = 0;  // clock ticks since boot
+  // Not a zombie: whoever reaps it, a zombie runs no more.
+  bool running() const { return state != 'Z' && state != 'X'; }
 };
 std::optional<ProcStat> ReadProcStat(pid_t pid);
 

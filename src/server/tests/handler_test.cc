@@ -263,6 +263,10 @@ TEST_F(HandlerTest, ADeletesGracePeriodIsThePodsLastState) {
   EXPECT_EQ(Call("DELETE", pods + "a", "", "", {{"gracePeriodSeconds", "soon"}}).code, 400);
   EXPECT_EQ(Call("DELETE", pods + "a", R"({"gracePeriodSeconds": -1})").code, 400);
   EXPECT_EQ(Call("DELETE", pods + "a", R"({"gracePeriodSeconds": [)").code, 400);
+  // What trainyard would not do is refused, never ignored.
+  EXPECT_EQ(Call("DELETE", pods + "a", R"({"dryRun": ["All"]})").code, 400);
+  EXPECT_EQ(Call("DELETE", pods + "a", R"({"preconditions": {"uid": "x"}})").code, 400);
+  EXPECT_EQ(Call("DELETE", pods + "a", R"({"propagationPolicy": "Orphan"})").code, 400);
   EXPECT_TRUE(backend_.store().Get({"Pod", "default", "a"}).ok()) << "a bad delete deleted";
 
   EXPECT_EQ(Call("DELETE", pods + "a", R"({"kind":"DeleteOptions","gracePeriodSeconds":0})").code,
