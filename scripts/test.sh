@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's second command: install what is missing, build, run every
 # test (format check; every test: unit, conformance and real-process tests,
-# the invalid-manifest corpus, under ASan+UBSan, then what was skipped; and a
+# the invalid-manifest corpus, under ASan+UBSan, then what was skipped; the
+# optimized build with the concurrent tests under ThreadSanitizer; and a
 # bounded fuzzing run).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "api/registry.h"
+
 namespace trainyard::api {
 namespace {
 
@@ -129,7 +131,7 @@ void SetDefaults(BatchJob& job) {
 }
 
 void SetDefaults(Object& object) {
-  std::visit([](auto& o) { SetDefaults(o); }, object);
+  ResourceTypeOfKind(KindName(object))->hooks.set_defaults(object);
 }
 
 std::string EffectiveCleanPodPolicy(const TrainingJob& job) {

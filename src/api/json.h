@@ -1,7 +1,15 @@
-// The generic document type. Insertion-ordered so that fields we keep
-// verbatim come back out in the order the user wrote them.
+// The generic document type, and the one set of accessors that read it
+// without throwing. Insertion-ordered so that fields we keep verbatim come
+// back out in the order the user wrote them.
+//
+// Documents come from clients, status included, and parts of them are kept
+// as raw JSON (a Job's podFailurePolicy, ...): a step that is missing or of
+// the wrong type reads as absent, never as an exception (Json::value and
+// Json::at throw on a non-object).
 #pragma once
 
+#include <cstdint>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -9,20 +17,50 @@ namespace trainyard::api {
 
 using Json = nlohmann::ordered_json;
 
-// `object[key]` when `object` is an object with a string there, else
-// `fallback`. Never throws, unlike Json::value, so it is safe on the parts
-// of a document kept as raw JSON (a Job's podFailurePolicy, ...).
-inline std::string StringAt(const Json& object, const char* key, std::string fallback = "") {
-  if (!object.is_object()) return fallback;
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : fallback;
+// The value at a path of keys; nullptr when a step is missing or not an
+// object.
+inline const Json* FindAt(const Json& doc, std::initializer_list<const char*> path) {
+  const Json* at = &doc;
+  for (const char* key : path) {
+    if (!at->is_object()) return nullptr;
+    auto it = at->find(key);
+    if (it == at->end()) return nullptr;
+    at = &*it;
+  }
+  return at;
 }
 
-// `object[key]` when `object` is an object with an array there, else [].
-inline Json ArrayAt(const Json& object, const char* key) {
-  if (!object.is_object()) return Json::array();
-  auto it = object.find(key);
-  return it != object.end() && it->is_array() ? *it : Json::array();
+// The string at a path of keys, else `fallback`.
+inline std::string StringAt(const Json& doc, std::initializer_list<const char*> path,
+                            std::string fallback = "") {
+  const Json* at = FindAt(doc, path);
+  return at != nullptr && at->is_string() ? at->get<std::string>() : fallback;
+}
+inline std::string StringAt(const Json& object, const char* key, std::string fallback = "") {
+  return StringAt(object, {key}, std::move(fallback));
+}
+
+// The integer at a path of keys, else `fallback`.
+inline int64_t IntAt(const Json& doc, std::initializer_list<const char*> path,
+                     int64_t fallback = 0) {
+  const Json* at = FindAt(doc, path);
+  return at != nullptr && at->is_number_integer() ? at->get<int64_t>() : fallback;
+}
+
+// The array at a path of keys, else an empty one; by reference, not copied.
+inline const Json& ArrayRefAt(const Json& doc, std::initializer_list<const char*> path) {
+  static const Json kEmpty = Json::array();
+  const Json* at = FindAt(doc, path);
+  return at != nullptr && at->is_array() ? *at : kEmpty;
+}
+// `object[key]` when it is an array, else [] (a copy, to modify).
+inline Json ArrayAt(const Json& object, const char* key) { return ArrayRefAt(object, {key}); }
+
+// The object at a path of keys, else an empty one.
+inline const Json& ObjectAt(const Json& doc, std::initializer_list<const char*> path) {
+  static const Json kEmpty = Json::object();
+  const Json* at = FindAt(doc, path);
+  return at != nullptr && at->is_object() ? *at : kEmpty;
 }
 
 }  // namespace trainyard::api

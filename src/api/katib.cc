@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "api/katib_space.h"
+
 namespace trainyard::api {
 
 const KatibCondition* FindKatibCondition(const std::vector<KatibCondition>& conditions,

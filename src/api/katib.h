@@ -12,15 +12,12 @@
 #include "api/meta.h"
 #include "api/pod.h"
 #include "api/reflect.h"
+#include "api/well_known.h"
 #include "common/status.h"
-#include "tune/space.h"
 
 namespace trainyard::api {
 
 inline constexpr std::string_view kKatibGroupVersion = "kubeflow.org/v1beta1";
-// Labels every trial and its job carry (upstream's names).
-inline constexpr std::string_view kExperimentLabel = "katib.kubeflow.org/experiment";
-inline constexpr std::string_view kTrialLabel = "katib.kubeflow.org/trial";
 
 struct FeasibleSpace {
   static constexpr bool kReflected = true;
@@ -522,11 +519,6 @@ const KatibCondition* FindKatibCondition(const std::vector<KatibCondition>& cond
                                          std::string_view type);
 // The last condition's type, as upstream's printer column `Type` shows it.
 std::string_view LastConditionType(const std::vector<KatibCondition>& conditions);
-
-// The experiment's parameters as a search space: feasibleSpace strings parsed
-// and checked (min < max, numbers that parse, positive log bounds), which
-// Katib leaves to its algorithms. Errors name the parameter.
-Result<tune::Space> SearchSpaceOf(const std::vector<ParameterSpec>& parameters);
 
 // Whether the objective is maximised (anything but "maximize" minimises).
 bool Maximizes(const ObjectiveSpec& objective);

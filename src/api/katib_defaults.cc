@@ -2,6 +2,8 @@
 #include <string>
 
 #include "api/defaults.h"
+#include "api/kinds.h"
+#include "api/well_known.h"
 
 namespace trainyard::api {
 namespace {
@@ -63,14 +65,13 @@ void DefaultTrialTemplate(TrialTemplate& t) {
   std::map<std::string, std::string> primary;
   if (kind == "Job") {
     success = ConditionIs("Complete", "True");
-  } else if (kind == "TFJob" || kind == "PyTorchJob" || kind == "XGBoostJob" || kind == "MPIJob" ||
-             kind == "PaddleJob" || kind == "JAXJob") {
+  } else if (JobKindFromName(kind)) {
     success = ConditionIs("Succeeded", "True");
-    primary = {{"training.kubeflow.org/job-role", "master"}};
+    primary = {{std::string(kLabelJobRole), "master"}};
   } else if (kind == "TrainJob") {
     success = ConditionIs("Complete", "True");
     primary = {{"jobset.sigs.k8s.io/replicatedjob-name", "node"},
-               {"batch.kubernetes.io/job-completion-index", "0"}};
+               {std::string(kBatchCompletionIndex), "0"}};
   } else {
     return;  // Argo, Tekton, ...: the user states the conditions
   }

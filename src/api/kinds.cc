@@ -79,14 +79,6 @@ std::optional<JobKind> JobKindFromName(std::string_view name) {
   return std::nullopt;
 }
 
-std::vector<std::string> SupportedKindNames() {
-  std::vector<std::string> names;
-  for (const KindInfo& info : AllKinds()) names.emplace_back(info.name);
-  names.emplace_back("Job");
-  names.emplace_back("ConfigMap");
-  return names;
-}
-
 std::string CanonicalReplicaType(JobKind kind, std::string_view type) {
   for (const std::string& canonical : InfoFor(kind).replica_types) {
     if (canonical.size() == type.size() &&

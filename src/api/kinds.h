@@ -32,9 +32,6 @@ const KindInfo& InfoFor(JobKind kind);
 const std::vector<KindInfo>& AllKinds();
 std::optional<JobKind> JobKindFromName(std::string_view name);
 
-// The names of every kind trainyard accepts, "PyTorchJob", ..., "Job".
-std::vector<std::string> SupportedKindNames();
-
 // Upstream's case normalisation of replica types: "worker", "WORKER" ->
 // "Worker", "ps" -> "PS". Unknown types come back unchanged.
 std::string CanonicalReplicaType(JobKind kind, std::string_view type);

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "api/object_codec.h"
+#include "api/registry.h"
+
 namespace trainyard::api {
 namespace {
 
@@ -67,8 +70,6 @@ BatchJob DecodeBatchJob(const Json& doc, FieldErrors& errors) {
   return job;
 }
 
-void CheckApiVersion(const Json& doc, std::string_view expected, FieldErrors& errors);
-
 // Katib's kinds: typed spec and status under kubeflow.org/v1beta1.
 template <class Obj>
 Obj DecodeKatibObject(const Json& doc, FieldErrors& errors) {
@@ -78,13 +79,6 @@ Obj DecodeKatibObject(const Json& doc, FieldErrors& errors) {
   };
   DecodeBody(doc, object, decode_spec, errors);
   return object;
-}
-
-template <class Obj>
-std::optional<Obj> DecodeKatibKind(const Json& doc, std::string_view kind, FieldErrors& errors) {
-  if (kind != Obj::kKind) return std::nullopt;
-  CheckApiVersion(doc, kKatibGroupVersion, errors);
-  return DecodeKatibObject<Obj>(doc, errors);
 }
 
 // A ConfigMap has no spec: its data sits at the top.
@@ -104,7 +98,9 @@ ConfigMap DecodeConfigMap(const Json& doc, FieldErrors& errors) {
   return map;
 }
 
-Json EncodeConfigMap(const ConfigMap& map) {
+}  // namespace
+
+Json internal::EncodeConfigMap(const ConfigMap& map) {
   Json out = Json::object();
   out["apiVersion"] = kCoreGroupVersion;
   out["kind"] = "ConfigMap";
@@ -114,6 +110,8 @@ Json EncodeConfigMap(const ConfigMap& map) {
   if (map.immutable) out["immutable"] = *map.immutable;
   return out;
 }
+
+namespace {
 
 // Checks apiVersion against the one `kind` lives in.
 void CheckApiVersion(const Json& doc, std::string_view expected, FieldErrors& errors) {
@@ -136,6 +134,7 @@ std::string_view KindName(const Object& object) {
                                [](const BatchJob&) { return std::string_view("Job"); },
                                [](const ConfigMap&) { return std::string_view("ConfigMap"); },
                                [](const PolicyObject& o) { return o.info().name; },
+                               [](const CoreObject& o) { return std::string_view(o.kind); },
                                [](const auto& o) { return std::decay_t<decltype(o)>::kKind; }},
                     object);
 }
@@ -145,6 +144,7 @@ std::string_view ApiVersion(const Object& object) {
                                [](const BatchJob&) { return kBatchGroupVersion; },
                                [](const ConfigMap&) { return kCoreGroupVersion; },
                                [](const PolicyObject& o) { return o.info().group_version; },
+                               [](const CoreObject&) { return kCoreGroupVersion; },
                                [](const auto&) { return kKatibGroupVersion; }},
                     object);
 }
@@ -158,9 +158,8 @@ bool IsJob(const Object& object) {
 }
 
 bool IsNamespacedKind(std::string_view kind) {
-  if (kind == "Namespace" || kind == "Node") return false;
-  const PolicyKindInfo* policy = PolicyKindFromName(kind);
-  return policy == nullptr || policy->namespaced;
+  const ResourceType* type = ResourceTypeOfKind(kind);
+  return type == nullptr || type->namespaced;
 }
 
 std::string DisplayName(const Object& object) {
@@ -188,60 +187,77 @@ DecodeResult DecodeObject(const Json& doc) {
     return result;
   }
   std::string kind = kind_it->get<std::string>();
-  if (const PolicyKindInfo* policy = PolicyKindFromName(kind)) {
-    CheckApiVersion(doc, policy->group_version, result.errors);
-    PolicyObject object;
-    object.kind = policy->kind;
-    DecodePolicyFields(doc, object, result.errors);
-    result.object = std::move(object);
-    return result;
-  }
-  if (kind == "ConfigMap") {
-    CheckApiVersion(doc, kCoreGroupVersion, result.errors);
-    result.object = DecodeConfigMap(doc, result.errors);
-    return result;
-  }
-  CheckTopLevelKeys(doc, result.errors);
-  if (auto e = DecodeKatibKind<Experiment>(doc, kind, result.errors)) {
-    result.object = std::move(*e);
-  } else if (auto t = DecodeKatibKind<Trial>(doc, kind, result.errors)) {
-    result.object = std::move(*t);
-  } else if (auto s = DecodeKatibKind<Suggestion>(doc, kind, result.errors)) {
-    result.object = std::move(*s);
-  } else if (std::optional<JobKind> job_kind = JobKindFromName(kind)) {
-    CheckApiVersion(doc, kKubeflowGroupVersion, result.errors);
-    result.object = DecodeTrainingJob(doc, *job_kind, result.errors);
-  } else if (kind == "Job") {
-    CheckApiVersion(doc, kBatchGroupVersion, result.errors);
-    result.object = DecodeBatchJob(doc, result.errors);
-  } else {
-    std::vector<std::string> kinds = SupportedKindNames();
-    for (const PolicyKindInfo& info : AllPolicyKinds()) kinds.emplace_back(info.name);
-    for (const char* katib : {"Experiment", "Trial", "Suggestion"}) kinds.emplace_back(katib);
+  const ResourceType* type = ResourceTypeOfKind(kind);
+  if (type == nullptr || !type->hooks.decode) {
+    // The kinds a manifest may have: jobs first, as users most often mean one.
+    std::vector<std::string> kinds;
+    for (ResourceRole role : {ResourceRole::kJob, ResourceRole::kConfig, ResourceRole::kPolicy,
+                              ResourceRole::kTuning}) {
+      for (const ResourceType& t : AllResourceTypes()) {
+        if (t.role == role && t.hooks.decode) kinds.push_back(t.kind);
+      }
+    }
     result.errors.push_back(FieldError::NotSupported(FieldPath("kind"), kind, kinds));
+    return result;
   }
+  CheckApiVersion(doc, type->GroupVersion(), result.errors);
+  result.object = type->hooks.decode(doc, result.errors);
   return result;
 }
 
 Json EncodeObject(const Object& object) {
-  return std::visit(
-      Overloaded{[](const TrainingJob& job) {
-                   Json spec = EncodeFields(
-                       [&](auto& v) { TrainingJobSpec::Fields(job.spec, v, job.kind); }, nullptr);
-                   return EncodeTop(kKubeflowGroupVersion, job.info().name, job.metadata,
-                                    std::move(spec), Encode(job.status));
-                 },
-                 [](const BatchJob& job) {
-                   return EncodeTop(kBatchGroupVersion, "Job", job.metadata, Encode(job.spec),
-                                    Encode(job.status));
-                 },
-                 [](const ConfigMap& map) { return EncodeConfigMap(map); },
-                 [](const PolicyObject& o) { return EncodePolicyObject(o); },
-                 [](const auto& o) {
-                   return EncodeTop(kKatibGroupVersion, std::decay_t<decltype(o)>::kKind,
-                                    o.metadata, Encode(o.spec), Encode(o.status));
-                 }},
-      object);
+  return ResourceTypeOfKind(KindName(object))->hooks.encode(object);
 }
+
+TrainingJob internal::DecodeTrainingJobDocument(const Json& doc, JobKind kind,
+                                                FieldErrors& errors) {
+  CheckTopLevelKeys(doc, errors);
+  return DecodeTrainingJob(doc, kind, errors);
+}
+
+BatchJob internal::DecodeBatchJobDocument(const Json& doc, FieldErrors& errors) {
+  CheckTopLevelKeys(doc, errors);
+  return DecodeBatchJob(doc, errors);
+}
+
+ConfigMap internal::DecodeConfigMapDocument(const Json& doc, FieldErrors& errors) {
+  return DecodeConfigMap(doc, errors);
+}
+
+PolicyObject internal::DecodePolicyDocument(const Json& doc, PolicyKind kind, FieldErrors& errors) {
+  PolicyObject object;
+  object.kind = kind;
+  DecodePolicyFields(doc, object, errors);
+  return object;
+}
+
+template <class Obj>
+Obj internal::DecodeKatibDocument(const Json& doc, FieldErrors& errors) {
+  CheckTopLevelKeys(doc, errors);
+  return DecodeKatibObject<Obj>(doc, errors);
+}
+template Experiment internal::DecodeKatibDocument<Experiment>(const Json&, FieldErrors&);
+template Trial internal::DecodeKatibDocument<Trial>(const Json&, FieldErrors&);
+template Suggestion internal::DecodeKatibDocument<Suggestion>(const Json&, FieldErrors&);
+
+Json internal::EncodeTrainingJob(const TrainingJob& job) {
+  Json spec =
+      EncodeFields([&](auto& v) { TrainingJobSpec::Fields(job.spec, v, job.kind); }, nullptr);
+  return EncodeTop(kKubeflowGroupVersion, job.info().name, job.metadata, std::move(spec),
+                   Encode(job.status));
+}
+
+Json internal::EncodeBatchJob(const BatchJob& job) {
+  return EncodeTop(kBatchGroupVersion, "Job", job.metadata, Encode(job.spec), Encode(job.status));
+}
+
+template <class Obj>
+Json internal::EncodeKatib(const Obj& object) {
+  return EncodeTop(kKatibGroupVersion, Obj::kKind, object.metadata, Encode(object.spec),
+                   Encode(object.status));
+}
+template Json internal::EncodeKatib<Experiment>(const Experiment&);
+template Json internal::EncodeKatib<Trial>(const Trial&);
+template Json internal::EncodeKatib<Suggestion>(const Suggestion&);
 
 }  // namespace trainyard::api

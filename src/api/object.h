@@ -8,6 +8,7 @@
 
 #include "api/batch_job.h"
 #include "api/config_map.h"
+#include "api/core_object.h"
 #include "api/json.h"
 #include "api/katib.h"
 #include "api/scheduling.h"
@@ -16,8 +17,8 @@
 
 namespace trainyard::api {
 
-using Object =
-    std::variant<TrainingJob, BatchJob, ConfigMap, PolicyObject, Experiment, Trial, Suggestion>;
+using Object = std::variant<TrainingJob, BatchJob, ConfigMap, PolicyObject, Experiment, Trial,
+                            Suggestion, CoreObject>;
 
 // Jobs run replicas; the other kinds configure (ConfigMaps, queues, ...).
 bool IsJob(const Object& object);

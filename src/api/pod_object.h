@@ -10,20 +10,10 @@
 #include "api/meta.h"
 #include "api/pod.h"
 #include "api/reflect.h"
+#include "api/well_known.h"
 #include "common/status.h"
 
 namespace trainyard::api {
-
-// Why a container is waiting: to be restarted after a back-off, as the
-// kubelet reports it. The node agent writes it; the controller reads it.
-inline constexpr std::string_view kRestartWaitReason = "CrashLoopBackOff";
-
-// Scheduling, as the engine's scheduler records it: the GPUs a bound pod
-// was given (device indices, "0,1"), and the PodScheduled=False reasons
-// for "no room now" and "more than the whole machine".
-inline constexpr std::string_view kGpusAnnotation = "trainyard.dev/gpus";
-inline constexpr std::string_view kUnschedulableReason = "Unschedulable";
-inline constexpr std::string_view kExceedsCapacityReason = "ExceedsCapacity";
 
 struct ContainerStateWaiting {
   static constexpr bool kReflected = true;

@@ -14,13 +14,12 @@
 #include "api/meta.h"
 #include "api/pod.h"
 #include "api/reflect.h"
+#include "api/well_known.h"
 
 namespace trainyard::api {
 
 inline constexpr std::string_view kKueueGroupVersion = "kueue.x-k8s.io/v1beta1";
 inline constexpr std::string_view kSchedulingGroupVersion = "scheduling.k8s.io/v1";
-// The label a job names its LocalQueue with.
-inline constexpr std::string_view kQueueNameLabel = "kueue.x-k8s.io/queue-name";
 
 struct FlavorResourceQuota {
   static constexpr bool kReflected = true;

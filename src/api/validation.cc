@@ -2,6 +2,7 @@
 
 #include "api/defaults.h"
 #include "api/names.h"
+#include "api/registry.h"
 #include "api/validation_internal.h"
 #include "common/strings.h"
 
@@ -72,30 +73,12 @@ void ValidateObjectMeta(const ObjectMeta& meta, NameRule rule, ValidationResult&
 
 ValidationResult Validate(const Object& object) {
   ValidationResult out;
+  const ResourceType& type = *ResourceTypeOfKind(KindName(object));
   internal::ValidateObjectMeta(
       Metadata(object),
-      IsJob(object) ? internal::NameRule::kDns1035Label : internal::NameRule::kDns1123Subdomain,
+      type.label_names ? internal::NameRule::kDns1035Label : internal::NameRule::kDns1123Subdomain,
       out);
-  std::visit(
-      [&](const auto& o) {
-        using T = std::decay_t<decltype(o)>;
-        if constexpr (std::is_same_v<T, TrainingJob>) {
-          internal::ValidateTrainingJob(o, out);
-        } else if constexpr (std::is_same_v<T, BatchJob>) {
-          internal::ValidateBatchJob(o, out);
-        } else if constexpr (std::is_same_v<T, PolicyObject>) {
-          internal::ValidatePolicyObject(o, out);
-        } else if constexpr (std::is_same_v<T, Experiment>) {
-          internal::ValidateExperiment(o, out);
-        } else if constexpr (std::is_same_v<T, Trial>) {
-          internal::ValidateTrial(o, out);
-        } else if constexpr (std::is_same_v<T, Suggestion>) {
-          internal::ValidateSuggestion(o, out);
-        } else {
-          internal::ValidateConfigMap(o, out);
-        }
-      },
-      object);
+  type.hooks.validate(object, out);
   return out;
 }
 

@@ -11,6 +11,8 @@ namespace {
 
 constexpr size_t kMaxConfigMapBytes = 1024 * 1024;
 
+}  // namespace
+
 std::vector<std::string> ConfigKeyProblems(const std::string& key) {
   std::vector<std::string> problems;
   if (key.size() > 253) problems.push_back("must be no more than 253 characters");
@@ -32,8 +34,6 @@ std::vector<std::string> ConfigKeyProblems(const std::string& key) {
   }
   return problems;
 }
-
-}  // namespace
 
 void ValidateConfigMap(const ConfigMap& map, ValidationResult& out) {
   size_t total = 0;

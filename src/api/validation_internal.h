@@ -33,6 +33,8 @@ void ValidateResourceList(const ResourceList& list, const FieldPath& path, Valid
 void ValidateTrainingJob(const TrainingJob& job, ValidationResult& out);
 void ValidateBatchJob(const BatchJob& job, ValidationResult& out);
 void ValidateConfigMap(const ConfigMap& map, ValidationResult& out);
+// Kubernetes' rule for a ConfigMap's or Secret's keys ('[-._a-zA-Z0-9]+').
+std::vector<std::string> ConfigKeyProblems(const std::string& key);
 void ValidatePolicyObject(const PolicyObject& object, ValidationResult& out);
 void ValidateExperiment(const Experiment& experiment, ValidationResult& out);
 void ValidateTrial(const Trial& trial, ValidationResult& out);

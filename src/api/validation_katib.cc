@@ -5,9 +5,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <regex>
 #include <set>
 
+#include "api/katib_space.h"
 #include "api/katib_template.h"
 #include "api/kinds.h"
 #include "api/validation_internal.h"
@@ -86,10 +89,55 @@ void ValidateObjective(const ExperimentSpec& spec, ValidationResult& out) {
   }
 }
 
-tune::Settings SettingsOf(const AlgorithmSpec& spec) {
-  tune::Settings settings;
-  for (const AlgorithmSetting& s : spec.algorithm_settings) settings.emplace_back(s.name, s.value);
-  return settings;
+// The index of the setting an algorithm's error is about, by the form
+// tune::SettingsReader gives its errors ("<name> must be ...", "unknown
+// setting <name> ..."); nullopt when it is about no one setting (a
+// required one missing, a grid too small).
+std::optional<size_t> SettingOfError(const tune::Settings& settings, std::string_view message) {
+  for (size_t i = 0; i < settings.size(); ++i) {
+    const std::string& name = settings[i].first;
+    if (message.starts_with(name + " must be ") ||
+        message.starts_with("unknown setting " + name + " ")) {
+      return i;
+    }
+  }
+  return std::nullopt;
+}
+
+// Checks algorithm settings with `check` (what the algorithm itself
+// accepts), reporting every bad setting at its own index: an error about
+// one setting is reported there, that setting is left out (its default
+// stands in), and the rest are checked again, until they pass or an error
+// is about no one setting, which is reported at the list.
+void CheckSettings(const std::vector<AlgorithmSetting>& settings, const FieldPath& path,
+                   const std::function<Status(tune::Settings)>& check, ValidationResult& out) {
+  FieldPath list = path.Child("algorithmSettings");
+  tune::Settings remaining;
+  std::vector<size_t> index;  // remaining[k] is settings[index[k]]
+  for (size_t i = 0; i < settings.size(); ++i) {
+    remaining.emplace_back(settings[i].name, settings[i].value);
+    index.push_back(i);
+  }
+  std::map<size_t, FieldError> found;  // by index, reported in order
+  std::optional<FieldError> overall;
+  while (true) {
+    Status status = check(remaining);
+    if (status.ok()) break;
+    std::optional<size_t> bad = SettingOfError(remaining, status.message());
+    if (!bad) {
+      overall = FieldError::InvalidRendered(list, "", status.message());
+      break;
+    }
+    bool unknown = status.message().starts_with("unknown setting ");
+    size_t i = index[*bad];
+    FieldPath at = list.Index(static_cast<int64_t>(i)).Child(unknown ? "name" : "value");
+    found.emplace(i, FieldError::Invalid(at, unknown ? settings[i].name : settings[i].value,
+                                         status.message()));
+    remaining.erase(remaining.begin() + static_cast<ptrdiff_t>(*bad));
+    index.erase(index.begin() + static_cast<ptrdiff_t>(*bad));
+  }
+  for (auto& [i, e] : found) Error(out, std::move(e));
+  if (overall) Error(out, std::move(*overall));
 }
 
 bool IsNotSupportedAlgorithm(std::string_view name) { return name == "enas" || name == "darts"; }
@@ -120,15 +168,15 @@ void ValidateAlgorithm(const ExperimentSpec& spec, const std::optional<tune::Spa
     return;
   }
   if (!space) return;  // the parameters' own errors come first
-  Result<std::unique_ptr<tune::Sampler>> sampler =
-      tune::MakeSampler(*space, {.algorithm = name,
-                                 .settings = SettingsOf(*spec.algorithm),
-                                 .max_trial_count = spec.max_trial_count,
-                                 .parallel_trial_count = spec.parallel_trial_count.value_or(3)});
-  if (!sampler.ok()) {
-    Error(out, FieldError::InvalidRendered(path.Child("algorithmSettings"), "",
-                                           sampler.status().message()));
-  }
+  auto check = [&](tune::Settings settings) {
+    return tune::MakeSampler(*space,
+                             {.algorithm = name,
+                              .settings = std::move(settings),
+                              .max_trial_count = spec.max_trial_count,
+                              .parallel_trial_count = spec.parallel_trial_count.value_or(3)})
+        .status();
+  };
+  CheckSettings(spec.algorithm->algorithm_settings, path, check, out);
 }
 
 void ValidateEarlyStopping(const ExperimentSpec& spec, ValidationResult& out) {
@@ -147,12 +195,10 @@ void ValidateEarlyStopping(const ExperimentSpec& spec, ValidationResult& out) {
                                name)));
     return;
   }
-  Result<tune::MedianStopSettings> settings =
-      tune::ParseMedianStopSettings(SettingsOf(*spec.early_stopping));
-  if (!settings.ok()) {
-    Error(out, FieldError::InvalidRendered(path.Child("algorithmSettings"), "",
-                                           settings.status().message()));
-  }
+  CheckSettings(
+      spec.early_stopping->algorithm_settings, path,
+      [](tune::Settings settings) { return tune::ParseMedianStopSettings(settings).status(); },
+      out);
 }
 
 void ValidateResumePolicy(const ExperimentSpec& spec, ValidationResult& out) {

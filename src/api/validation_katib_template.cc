@@ -8,6 +8,7 @@
 #include "api/defaults.h"
 #include "api/katib_template.h"
 #include "api/kinds.h"
+#include "api/registry.h"
 #include "api/validation_internal.h"
 #include "common/strings.h"
 #include "tune/metrics.h"
@@ -91,11 +92,7 @@ bool ValidateSource(const TrialTemplate& t, ValidationResult& out) {
   return true;
 }
 
-std::vector<std::string> TrialKindNames() {
-  std::vector<std::string> kinds = SupportedKindNames();
-  std::erase(kinds, "ConfigMap");
-  return kinds;
-}
+std::vector<std::string> TrialKindNames() { return JobKindNames(); }
 
 }  // namespace
 

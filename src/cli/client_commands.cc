@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "api/object.h"
+#include "api/well_known.h"
 #include "api/yaml.h"
 #include "cli/describe_katib.h"
 #include "cli/manifests.h"
@@ -16,18 +17,6 @@
 
 namespace trainyard::cli {
 namespace {
-
-// "pytorchjob", "pytorchjobs", "PyTorchJob", "po", "jobs" (batch/v1): what
-// kubectl takes for a resource.
-const server::Resource* Resolve(const std::string& word) {
-  std::string w = AsciiLower(word);
-  for (const server::Resource& r : server::AllResources()) {
-    bool short_name =
-        std::find(r.short_names.begin(), r.short_names.end(), w) != r.short_names.end();
-    if (w == r.plural || w == r.singular || w == AsciiLower(r.kind) || short_name) return &r;
-  }
-  return nullptr;
-}
 
 std::string Namespace(const ClientCommand& c) {
   return c.namespace_.empty() ? "default" : c.namespace_;
@@ -108,7 +97,7 @@ Result<std::unique_ptr<ApiClient>> Connect(const ClientCommand& c) {
 
 // The events about one object, as kubectl describe asks for them.
 std::string EventsAbout(const server::Resource& r, const std::string& ns, const std::string& name) {
-  return CollectionPath(*server::ResourceOfKind("Event"), ns) +
+  return CollectionPath(*api::ResourceTypeOfKind("Event"), ns) +
          fmt::format("?fieldSelector=involvedObject.kind%3D{},involvedObject.name%3D{}", r.kind,
                      name);
 }
@@ -131,7 +120,7 @@ struct Session {
 };
 
 Result<Session> Open(const ClientCommand& command, const std::string& kind) {
-  const server::Resource* r = Resolve(kind);
+  const server::Resource* r = api::ResolveResourceType(kind);
   if (r == nullptr) {
     return NotFoundError(fmt::format("the server doesn't have a resource type {:?}", kind));
   }
@@ -156,7 +145,7 @@ int RunApply(const ClientCommand& command, const std::vector<std::string>& paths
   int failed = 0;
   for (const LoadedObject& object : loaded.objects) {
     api::Json doc = object.document;
-    const server::Resource* r = server::ResourceOfKind(api::StringAt(doc, "kind"));
+    const server::Resource* r = api::ResourceTypeOfKind(api::StringAt(doc, "kind"));
     if (r == nullptr)
       return Fail(fmt::format("{}: the server does not serve {}", object.where,
                               api::StringAt(doc, "kind")));
@@ -247,7 +236,7 @@ int RunDescribe(const ClientCommand& command, const std::string& kind, const std
       if (log.ok() && log->ok()) PrintObservationLog(log->body, 20, std::cout);
     }
     if (r->kind == "Experiment") {
-      PrintSection("Trials", api.Get(CollectionPath(*server::ResourceOfKind("Trial"), ns) +
+      PrintSection("Trials", api.Get(CollectionPath(*api::ResourceTypeOfKind("Trial"), ns) +
                                          "?labelSelector=katib.kubeflow.org%2Fexperiment%3D" + name,
                                      true));
     }
@@ -278,11 +267,10 @@ int RunDescribe(const ClientCommand& command, const std::string& kind, const std
     }
   }
   // The replicas: pods labelled with the job's name.
-  std::string label =
-      r->group == "batch" ? "batch.kubernetes.io/job-name" : "training.kubeflow.org/job-name";
-  Result<ApiAnswer> pods = api.Get(
-      CollectionPath(*server::ResourceOfKind("Pod"), ns) + "?labelSelector=" + label + "%3D" + name,
-      true);
+  std::string label(r->group == "batch" ? api::kBatchJobNameLabel : api::kLabelJobName);
+  Result<ApiAnswer> pods = api.Get(CollectionPath(*api::ResourceTypeOfKind("Pod"), ns) +
+                                       "?labelSelector=" + label + "%3D" + name,
+                                   true);
   PrintSection("Replicas", pods);
   if (!PrintSection("Events", api.Get(EventsAbout(*r, ns, name), true))) {
     std::cout << "Events: <none>\n";
@@ -293,7 +281,7 @@ int RunDescribe(const ClientCommand& command, const std::string& kind, const std
 int RunLogs(const ClientCommand& command, const std::string& pod, const LogsOptions& options) {
   Result<std::unique_ptr<ApiClient>> client = Connect(command);
   if (!client.ok()) return Fail(client.status().message());
-  std::string path = ObjectPath(*server::ResourceOfKind("Pod"), Namespace(command), pod) + "/log?";
+  std::string path = ObjectPath(*api::ResourceTypeOfKind("Pod"), Namespace(command), pod) + "/log?";
   if (options.follow) path += "follow=true&";
   if (options.previous) path += "previous=true&";
   if (options.tail) path += fmt::format("tailLines={}&", *options.tail);
@@ -373,11 +361,11 @@ int RunEvents(const ClientCommand& command, const std::string& about) {
   Result<std::unique_ptr<ApiClient>> client = Connect(command);
   if (!client.ok()) return Fail(client.status().message());
   std::string ns = command.all_namespaces ? "" : Namespace(command);
-  std::string path = CollectionPath(*server::ResourceOfKind("Event"), ns);
+  std::string path = CollectionPath(*api::ResourceTypeOfKind("Event"), ns);
   if (!about.empty()) {
     size_t slash = about.find('/');
     const server::Resource* r =
-        slash == std::string::npos ? nullptr : Resolve(about.substr(0, slash));
+        slash == std::string::npos ? nullptr : api::ResolveResourceType(about.substr(0, slash));
     if (r == nullptr)
       return Fail(fmt::format("--for wants KIND/NAME, as pytorchjob/mnist (not {:?})", about));
     path = EventsAbout(*r, ns, about.substr(slash + 1));

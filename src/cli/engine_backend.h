@@ -17,7 +17,7 @@ class EngineBackend final : public server::Backend {
   EngineBackend(engine::Engine& engine, std::string started)
       : engine_(engine), started_(std::move(started)) {}
 
-  store::SqliteStore& store() override { return engine_.store(); }
+  store::CommittedReader& store() override { return engine_.store().committed(); }
   Result<api::Json> Execute(Write write) override { return engine_.Execute(std::move(write)); }
   // Each node as a kubelet would report it: Ready, its allocatable, this
   // machine's address (every pod runs here, whichever node it is bound to).

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "api/object.h"
+#include "api/well_known.h"
 #include "common/strings.h"
 #include "controller/experiment_trials.h"
 #include "controller/katib_status.h"
@@ -48,7 +49,7 @@ std::vector<api::Trial> TrialsOf(const store::ObjectStore& store, const api::Exp
     }
   });
   auto index = [](const api::Trial& t) {
-    auto it = t.metadata.annotations.find(std::string(controller::kTrialIndexAnnotation));
+    auto it = t.metadata.annotations.find(std::string(api::kTrialIndexAnnotation));
     return it == t.metadata.annotations.end() ? 0 : std::atoll(it->second.c_str());
   };
   std::stable_sort(trials.begin(), trials.end(),

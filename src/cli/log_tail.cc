@@ -3,8 +3,7 @@
 #include <fmt/format.h>
 
 #include "api/pod_object.h"
-#include "controller/batch_job_reconciler.h"
-#include "controller/replica_pod.h"
+#include "api/well_known.h"
 
 namespace trainyard::cli {
 namespace {
@@ -66,18 +65,18 @@ void LogTail::Follow(const api::Json& doc) {
   Result<api::Pod> pod = api::DecodePod(doc);
   if (!pod.ok() || pod->spec.containers.empty()) return;
   // A batch/v1 Job has one role: its pods count as the master's.
-  std::string batch_job = Label(*pod, controller::kBatchJobNameLabel);
+  std::string batch_job = Label(*pod, api::kBatchJobNameLabel);
   if (mode_ == LogMode::kMaster && batch_job.empty() &&
-      Label(*pod, controller::kLabelJobRole) != "master") {
+      Label(*pod, api::kLabelJobRole) != "master") {
     return;
   }
   std::string path = engine_.node().LogPath(pod->metadata.namespace_, pod->metadata.name,
                                             pod->spec.containers[0].name);
-  std::string job = batch_job.empty() ? Label(*pod, controller::kLabelJobName) : batch_job;
+  std::string job = batch_job.empty() ? Label(*pod, api::kLabelJobName) : batch_job;
   // "worker-1" for a replica; for a batch pod its name after the job's.
   std::string replica = batch_job.empty()
-                            ? fmt::format("{}-{}", Label(*pod, controller::kLabelReplicaType),
-                                          Label(*pod, controller::kLabelReplicaIndex))
+                            ? fmt::format("{}-{}", Label(*pod, api::kLabelReplicaType),
+                                          Label(*pod, api::kLabelReplicaIndex))
                             : pod->metadata.name.substr(batch_job.size() + 1);
   if (several_jobs_) replica = job + "/" + replica;
   files_[path].prefix = "[" + replica + "] ";

@@ -10,16 +10,15 @@
 #include <thread>
 
 #include "api/pod_object.h"
+#include "api/well_known.h"
 #include "cli/engine_backend.h"
 #include "cli/experiment_view.h"
 #include "cli/log_tail.h"
 #include "cli/manifests.h"
 #include "cli/stop_on_signals.h"
 #include "common/strings.h"
-#include "controller/batch_job_reconciler.h"
 #include "controller/conditions.h"
 #include "controller/pod_state.h"
-#include "controller/replica_pod.h"
 #include "engine/engine.h"
 #include "engine/inventory.h"
 #include "server/handler.h"
@@ -68,10 +67,9 @@ std::string DescribeProgress(engine::Engine& engine, const JobView& view, Durati
       if (!pod.ok()) continue;
       bool batch = view.key.kind == "Job";
       auto job = pod->metadata.labels.find(
-          std::string(batch ? controller::kBatchJobNameLabel : controller::kLabelJobName));
+          std::string(batch ? api::kBatchJobNameLabel : api::kLabelJobName));
       if (job == pod->metadata.labels.end() || job->second != view.key.name) continue;
-      std::string type =
-          batch ? "pod" : pod->metadata.labels[std::string(controller::kLabelReplicaType)];
+      std::string type = batch ? "pod" : pod->metadata.labels[std::string(api::kLabelReplicaType)];
       std::string phase = pod->status.phase.empty() ? "pending" : AsciiLower(pod->status.phase);
       ++phases[type][phase];
       restarts += controller::RestartsOf(*pod);

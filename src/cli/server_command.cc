@@ -166,7 +166,7 @@ int RunServer(const ServerOptions& options) {
   const Clock& clock = RealClock::Get();
   EngineBackend backend(engine, FormatRfc3339(clock.Now()));
   server::ApiHandler handler(backend, clock, auth ? &*auth : nullptr, &metrics);
-  metrics.Seed(engine.store());
+  metrics.Seed(engine.store().committed());
   Result<store::WatchId> counted = engine.store().WatchCommitted(
       0, [&metrics](const store::SharedWatchEvent& e) { metrics.ObserveChange(*e); });
   if (!counted.ok()) {

@@ -68,6 +68,24 @@ std::string ShellQuote(std::string_view s) {
   return out + "'";
 }
 
+std::string Base64Encode(std::string_view bytes) {
+  static constexpr std::string_view kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    size_t n = std::min<size_t>(3, bytes.size() - i);
+    uint32_t group = 0;
+    for (size_t j = 0; j < 3; ++j) {
+      group = group << 8 | (j < n ? static_cast<unsigned char>(bytes[i + j]) : 0u);
+    }
+    for (size_t j = 0; j < 4; ++j) {
+      out.push_back(j <= n ? kAlphabet[group >> (18 - 6 * j) & 0x3f] : '=');
+    }
+  }
+  return out;
+}
+
 std::optional<std::string> Base64Decode(std::string_view text) {
   if (text.size() % 4 != 0) return std::nullopt;
   auto value = [](char c) -> int {

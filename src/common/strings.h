@@ -31,5 +31,6 @@ std::string ShellQuote(std::string_view s);
 // Standard base64 with padding (RFC 4648 section 4), as Kubernetes keeps a
 // ConfigMap's binaryData and a Secret's data; nullopt when malformed.
 std::optional<std::string> Base64Decode(std::string_view text);
+std::string Base64Encode(std::string_view bytes);
 
 }  // namespace trainyard

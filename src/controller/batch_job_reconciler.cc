@@ -65,7 +65,7 @@ void SetCondition(BatchJobContext& ctx, const std::string& type, const std::stri
 }
 
 int CompletionIndexOf(const api::Pod& pod) {
-  auto it = pod.metadata.annotations.find(std::string(kBatchCompletionIndex));
+  auto it = pod.metadata.annotations.find(std::string(api::kBatchCompletionIndex));
   return it == pod.metadata.annotations.end() ? -1 : std::atoi(it->second.c_str());
 }
 
@@ -83,9 +83,9 @@ api::Pod BuildPod(const api::BatchJob& job, int index, std::mt19937& random) {
   pod.metadata.namespace_ = job.metadata.namespace_;
   pod.metadata.labels = job.spec.template_.metadata.labels;
   pod.metadata.annotations = job.spec.template_.metadata.annotations;
-  for (std::string_view key : {kBatchControllerUidLabel, std::string_view("controller-uid")})
+  for (std::string_view key : {api::kBatchControllerUidLabel, std::string_view("controller-uid")})
     pod.metadata.labels[std::string(key)] = job.metadata.uid;
-  for (std::string_view key : {kBatchJobNameLabel, std::string_view("job-name")})
+  for (std::string_view key : {api::kBatchJobNameLabel, std::string_view("job-name")})
     pod.metadata.labels[std::string(key)] = job.metadata.name;
   api::OwnerReference owner;
   owner.api_version = std::string(api::kBatchGroupVersion);
@@ -102,8 +102,8 @@ api::Pod BuildPod(const api::BatchJob& job, int index, std::mt19937& random) {
     return pod;
   }
   pod.metadata.name = fmt::format("{}-{}-{}", job.metadata.name, index, suffix);
-  pod.metadata.labels[std::string(kBatchCompletionIndex)] = std::to_string(index);
-  pod.metadata.annotations[std::string(kBatchCompletionIndex)] = std::to_string(index);
+  pod.metadata.labels[std::string(api::kBatchCompletionIndex)] = std::to_string(index);
+  pod.metadata.annotations[std::string(api::kBatchCompletionIndex)] = std::to_string(index);
   for (api::Container& c : pod.spec.containers) {
     api::EnvVar var;
     var.name = "JOB_COMPLETION_INDEX";
@@ -324,8 +324,9 @@ Status LoadPods(BatchJobContext& ctx) {
 Result<ReconcileResult> BatchJobReconciler::Reconcile(const store::ObjectKey& key) {
   Result<api::Json> stored = options_.store->Get(key);
   if (stored.status().code() == StatusCode::kNotFound) {
+    // The job is gone: so are its events (its pods go by the garbage
+    // collector, controller/owned.h).
     RETURN_IF_ERROR(DeleteEventsOf(*options_.store, key));
-    RETURN_IF_ERROR(DeletePodsOwnedBy(*options_.store, key));  // the job is gone: so are its pods
     return ReconcileResult{};
   }
   if (!stored.ok()) return stored.status();

@@ -13,20 +13,17 @@
 
 #include <random>
 
+#include "api/well_known.h"
 #include "controller/job_reconciler.h"
 
 namespace trainyard::controller {
 
-inline constexpr std::string_view kBatchJobNameLabel = "batch.kubernetes.io/job-name";
-inline constexpr std::string_view kBatchControllerUidLabel = "batch.kubernetes.io/controller-uid";
-inline constexpr std::string_view kBatchCompletionIndex =
-    "batch.kubernetes.io/job-completion-index";
-
-class BatchJobReconciler {
+class BatchJobReconciler final : public Reconciler {
  public:
   explicit BatchJobReconciler(ReconcilerOptions options) : options_(std::move(options)) {}
 
-  Result<ReconcileResult> Reconcile(const store::ObjectKey& job_key);
+  std::vector<std::string> Kinds() const override { return {"Job"}; }
+  Result<ReconcileResult> Reconcile(const store::ObjectKey& job_key) override;
 
  private:
   ReconcilerOptions options_;

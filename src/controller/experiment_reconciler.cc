@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "api/defaults.h"
+#include "api/katib_space.h"
 #include "api/object.h"
 #include "controller/events.h"
 #include "controller/experiment_trials.h"
@@ -34,7 +35,7 @@ bool SetCondition(ExperimentContext& ctx, std::string_view type, std::string_vie
 }
 
 int64_t IndexOf(const api::Trial& trial) {
-  auto it = trial.metadata.annotations.find(std::string(kTrialIndexAnnotation));
+  auto it = trial.metadata.annotations.find(std::string(api::kTrialIndexAnnotation));
   if (it == trial.metadata.annotations.end()) return -1;
   return std::strtoll(it->second.c_str(), nullptr, 10);
 }

@@ -31,11 +31,12 @@ struct ExperimentReconcilerOptions {
   std::string trial_dirs;
 };
 
-class ExperimentReconciler {
+class ExperimentReconciler final : public Reconciler {
  public:
   explicit ExperimentReconciler(ExperimentReconcilerOptions options)
       : options_(std::move(options)) {}
-  Result<ReconcileResult> Reconcile(const store::ObjectKey& experiment_key);
+  std::vector<std::string> Kinds() const override { return {"Experiment"}; }
+  Result<ReconcileResult> Reconcile(const store::ObjectKey& experiment_key) override;
 
  private:
   ExperimentReconcilerOptions options_;

@@ -142,7 +142,7 @@ Result<api::Trial> BuildTrial(const api::Experiment& experiment, const tune::Spa
   trial.metadata.namespace_ = experiment.metadata.namespace_;
   trial.metadata.labels = suggestion.labels;
   trial.metadata.labels[std::string(api::kExperimentLabel)] = experiment.metadata.name;
-  trial.metadata.annotations[std::string(kTrialIndexAnnotation)] = std::to_string(index);
+  trial.metadata.annotations[std::string(api::kTrialIndexAnnotation)] = std::to_string(index);
   trial.metadata.owner_references.push_back({.api_version = std::string(api::kKatibGroupVersion),
                                              .kind = "Experiment",
                                              .name = experiment.metadata.name,

@@ -8,14 +8,12 @@
 #include <vector>
 
 #include "api/katib.h"
+#include "api/well_known.h"
 #include "store/object_store.h"
 #include "tune/sampler.h"
 #include "tune/space.h"
 
 namespace trainyard::controller {
-
-// Orders trials as they were created (the index the controller gives each).
-inline constexpr std::string_view kTrialIndexAnnotation = "trainyard.dev/trial-index";
 
 // The template document: spec.trialTemplate.trialSpec, or the ConfigMap
 // entry it names, parsed and checked by the webhook's rules. An error says

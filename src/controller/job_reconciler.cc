@@ -111,7 +111,7 @@ Status CleanUp(Context& ctx) {
 
 // {"Worker-0": 31000, ...} from the job's ports annotation; {} if none.
 api::Json PortsOf(const api::TrainingJob& job) {
-  auto it = job.metadata.annotations.find(std::string(kPortsAnnotation));
+  auto it = job.metadata.annotations.find(std::string(api::kPortsAnnotation));
   if (it == job.metadata.annotations.end()) return api::Json::object();
   api::Json ports = api::Json::parse(it->second, nullptr, /*allow_exceptions=*/false);
   return ports.is_object() ? ports : api::Json::object();
@@ -152,9 +152,9 @@ Result<frameworks::Placement> PlacementOf(Context& ctx) {
     placement.gpus[r] = GpusOf(ctx.job.spec.replica_specs.at(r.type));
   }
   if (allocated) {
-    ctx.stored["metadata"]["annotations"][std::string(kPortsAnnotation)] = ports.dump();
+    ctx.stored["metadata"]["annotations"][std::string(api::kPortsAnnotation)] = ports.dump();
     ASSIGN_OR_RETURN(ctx.stored, ctx.options.store->Update(ctx.stored));
-    annotations[std::string(kPortsAnnotation)] = ports.dump();
+    annotations[std::string(api::kPortsAnnotation)] = ports.dump();
     ctx.job.metadata.resource_version = ctx.stored["metadata"].value("resourceVersion", "");
   }
   return placement;
@@ -164,7 +164,8 @@ Status CreatePod(Context& ctx, const ReplicaRef& replica, const frameworks::Plac
                  int32_t recreations) {
   ASSIGN_OR_RETURN(api::Pod pod, BuildReplicaPod(ctx.job, replica, placement));
   if (recreations > 0) {
-    pod.metadata.annotations[std::string(kRecreationsAnnotation)] = std::to_string(recreations);
+    pod.metadata.annotations[std::string(api::kRecreationsAnnotation)] =
+        std::to_string(recreations);
   }
   Result<api::Json> created = ctx.options.store->Create(api::EncodePod(pod));
   if (!created.ok()) return created.status();
@@ -183,7 +184,7 @@ Status CreatePod(Context& ctx, const ReplicaRef& replica, const frameworks::Plac
 }
 
 int32_t Recreations(const api::Pod& pod) {
-  auto it = pod.metadata.annotations.find(std::string(kRecreationsAnnotation));
+  auto it = pod.metadata.annotations.find(std::string(api::kRecreationsAnnotation));
   return it == pod.metadata.annotations.end() ? 0 : std::stoi(it->second);
 }
 
@@ -306,9 +307,10 @@ void UpdateReplicaStatuses(Context& ctx, const frameworks::ReplicaStates& states
   if (ctx.job.kind == api::JobKind::kPyTorchJob || ctx.job.kind == api::JobKind::kPaddleJob ||
       ctx.job.kind == api::JobKind::kJAXJob) {
     for (auto& [type, rs] : statuses) {
-      rs.selector = fmt::format(
-          "{}={},{}={}-controller,{}={}", kLabelJobName, ctx.job.metadata.name, kLabelOperatorName,
-          AsciiLower(ctx.job.info().name), kLabelReplicaType, AsciiLower(type));
+      rs.selector =
+          fmt::format("{}={},{}={}-controller,{}={}", api::kLabelJobName, ctx.job.metadata.name,
+                      api::kLabelOperatorName, AsciiLower(ctx.job.info().name),
+                      api::kLabelReplicaType, AsciiLower(type));
     }
   }
   ctx.status().replica_statuses = std::move(statuses);
@@ -448,17 +450,19 @@ Result<ReconcileResult> ReconcileActive(Context& ctx) {
   return ReconcileResult{deadline_left};
 }
 
-// The job is gone: so are its pods (and an MPIJob's config).
+// The job is gone: so are its events. (Its pods and an MPIJob's config
+// name it as owner: the garbage collector takes them, controller/owned.h.)
 Status DeleteOrphans(const ReconcilerOptions& options, const store::ObjectKey& key) {
-  if (key.kind == "MPIJob") {
-    RETURN_IF_ERROR(
-        DeleteIfPresent(*options.store, {"ConfigMap", key.namespace_, key.name + "-config"}));
-  }
-  RETURN_IF_ERROR(DeleteEventsOf(*options.store, key));
-  return DeletePodsOwnedBy(*options.store, key);
+  return DeleteEventsOf(*options.store, key);
 }
 
 }  // namespace
+
+std::vector<std::string> JobReconciler::Kinds() const {
+  std::vector<std::string> kinds;
+  for (const api::KindInfo& info : api::AllKinds()) kinds.emplace_back(info.name);
+  return kinds;
+}
 
 Result<ReconcileResult> JobReconciler::Reconcile(const store::ObjectKey& key) {
   Result<api::Json> stored = options_.store->Get(key);

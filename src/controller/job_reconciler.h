@@ -18,13 +18,13 @@
 #include <optional>
 #include <string>
 
+#include "api/well_known.h"
 #include "common/clock.h"
 #include "controller/ports.h"
+#include "controller/reconciler.h"
 #include "store/object_store.h"
 
 namespace trainyard::controller {
-
-inline constexpr std::string_view kPortsAnnotation = "trainyard.dev/ports";
 
 struct ReconcilerOptions {
   store::ObjectStore* store = nullptr;
@@ -36,16 +36,13 @@ struct ReconcilerOptions {
   std::string exec_command = "kubectl exec";
 };
 
-struct ReconcileResult {
-  // Reconcile again after this long even if nothing changes.
-  std::optional<Duration> requeue_after;
-};
-
-class JobReconciler {
+class JobReconciler final : public Reconciler {
  public:
   explicit JobReconciler(ReconcilerOptions options) : options_(std::move(options)) {}
 
-  Result<ReconcileResult> Reconcile(const store::ObjectKey& job_key);
+  // PyTorchJob, TFJob, XGBoostJob, MPIJob, PaddleJob, JAXJob.
+  std::vector<std::string> Kinds() const override;
+  Result<ReconcileResult> Reconcile(const store::ObjectKey& job_key) override;
 
  private:
   ReconcilerOptions options_;

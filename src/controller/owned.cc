@@ -1,5 +1,9 @@
 #include "controller/owned.h"
 
+#include <vector>
+
+#include "api/registry.h"
+
 namespace trainyard::controller {
 
 Status DeleteIfPresent(store::ObjectStore& store, const store::ObjectKey& key) {
@@ -8,23 +12,36 @@ Status DeleteIfPresent(store::ObjectStore& store, const store::ObjectKey& key) {
   return OkStatus();
 }
 
-Status DeletePodsOwnedBy(store::ObjectStore& store, const store::ObjectKey& owner) {
-  std::vector<std::string> owned;
-  RETURN_IF_ERROR(store.Scan("Pod", owner.namespace_, [&](const api::Json& pod) {
-    const api::Json& meta = pod["metadata"];
-    auto refs = meta.find("ownerReferences");
-    if (refs == meta.end() || !refs->is_array()) return;
-    for (const api::Json& ref : *refs) {
-      if (ref.value("kind", "") == owner.kind && ref.value("name", "") == owner.name) {
-        owned.push_back(meta.value("name", ""));
-        return;
-      }
-    }
-  }));
-  for (const std::string& name : owned) {
-    RETURN_IF_ERROR(DeleteIfPresent(store, {"Pod", owner.namespace_, name}));
+Status DeleteDependents(store::ObjectStore& store, const std::string& owner_uid) {
+  if (owner_uid.empty()) return OkStatus();
+  std::vector<store::ObjectKey> dependents;
+  for (const api::ResourceType& type : api::AllResourceTypes()) {
+    RETURN_IF_ERROR(store.ScanOwnedBy(type.kind, owner_uid, [&](const api::Json& object) {
+      dependents.push_back({type.kind, api::StringAt(object, {"metadata", "namespace"}),
+                            api::StringAt(object, {"metadata", "name"})});
+    }));
   }
+  for (const store::ObjectKey& key : dependents) RETURN_IF_ERROR(DeleteIfPresent(store, key));
   return OkStatus();
+}
+
+Result<std::set<std::string>> MissingOwners(const store::ObjectReader& store) {
+  std::set<std::string> uids;
+  std::set<std::string> named;
+  for (const api::ResourceType& type : api::AllResourceTypes()) {
+    RETURN_IF_ERROR(store.Scan(type.kind, "", [&](const api::Json& object) {
+      uids.insert(api::StringAt(object, {"metadata", "uid"}));
+      for (const api::Json& ref : api::ArrayRefAt(object, {"metadata", "ownerReferences"})) {
+        std::string uid = api::StringAt(ref, "uid");
+        if (!uid.empty()) named.insert(std::move(uid));
+      }
+    }));
+  }
+  std::set<std::string> missing;
+  for (const std::string& uid : named) {
+    if (!uids.contains(uid)) missing.insert(uid);
+  }
+  return missing;
 }
 
 }  // namespace trainyard::controller

@@ -1,7 +1,12 @@
-// Deleting what a job owns, for both job controllers: once it is gone,
-// Kubernetes' garbage collector removes what names it as owner; here the
-// controllers do it themselves.
+// Deleting what an object owns: Kubernetes' garbage collector, by owner
+// uid. The engine runs it for every deleted object (and, at start, for
+// every owner that is gone), so a job's pods, an MPIJob's ConfigMap, a
+// trial's job and an experiment's trials go with their owner, and a
+// deletion's dependents are deleted in turn.
 #pragma once
+
+#include <set>
+#include <string>
 
 #include "store/object_store.h"
 
@@ -10,8 +15,12 @@ namespace trainyard::controller {
 // Deletes `key`; one already gone is no error.
 Status DeleteIfPresent(store::ObjectStore& store, const store::ObjectKey& key);
 
-// Deletes every pod in the owner's namespace whose owner references name it
-// (kind and name).
-Status DeletePodsOwnedBy(store::ObjectStore& store, const store::ObjectKey& owner);
+// Deletes every object whose ownerReferences name `owner_uid`, through the
+// store's owner index: the cost is the dependents', not the store's.
+Status DeleteDependents(store::ObjectStore& store, const std::string& owner_uid);
+
+// The uids that objects name as owners but that no object has: owners
+// deleted before their dependents were (a crash in between). O(objects).
+Result<std::set<std::string>> MissingOwners(const store::ObjectReader& store);
 
 }  // namespace trainyard::controller

@@ -14,7 +14,7 @@ int ExitCodeOf(const api::Pod& pod) {
 int32_t RestartsOf(const api::Pod& pod) {
   int32_t restarts = 0;
   for (const api::ContainerStatus& c : pod.status.container_statuses) restarts += c.restart_count;
-  auto it = pod.metadata.annotations.find(std::string(kRecreationsAnnotation));
+  auto it = pod.metadata.annotations.find(std::string(api::kRecreationsAnnotation));
   if (it != pod.metadata.annotations.end()) {
     int32_t n = 0;
     std::from_chars(it->second.data(), it->second.data() + it->second.size(), n);

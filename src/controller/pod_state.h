@@ -2,6 +2,7 @@
 #pragma once
 
 #include "api/pod_object.h"
+#include "api/well_known.h"
 #include "frameworks/framework.h"
 
 namespace trainyard::controller {
@@ -16,7 +17,6 @@ int ExitCodeOf(const api::Pod& pod);
 // Restarts a replica has had: the node agent's in-place restarts plus the
 // controller's re-creations, carried on the pod.
 int32_t RestartsOf(const api::Pod& pod);
-inline constexpr std::string_view kRecreationsAnnotation = "trainyard.dev/recreations";
 
 // Pending, Running, Restarting (a container waits to restart, or an
 // ExitCode replica failed with a retryable code), Succeeded, or Failed for

@@ -45,13 +45,13 @@ Result<api::Pod> BuildReplicaPod(const api::TrainingJob& job, const frameworks::
   pod.metadata.namespace_ = job.metadata.namespace_;
   pod.metadata.labels = spec.template_.metadata.labels;
   pod.metadata.annotations = spec.template_.metadata.annotations;
-  pod.metadata.labels[std::string(kLabelOperatorName)] =
+  pod.metadata.labels[std::string(api::kLabelOperatorName)] =
       AsciiLower(job.info().name) + "-controller";
-  pod.metadata.labels[std::string(kLabelJobName)] = job.metadata.name;
-  pod.metadata.labels[std::string(kLabelReplicaType)] = AsciiLower(replica.type);
-  pod.metadata.labels[std::string(kLabelReplicaIndex)] = std::to_string(replica.index);
+  pod.metadata.labels[std::string(api::kLabelJobName)] = job.metadata.name;
+  pod.metadata.labels[std::string(api::kLabelReplicaType)] = AsciiLower(replica.type);
+  pod.metadata.labels[std::string(api::kLabelReplicaIndex)] = std::to_string(replica.index);
   if (framework.IsMasterRole(job, replica))
-    pod.metadata.labels[std::string(kLabelJobRole)] = "master";
+    pod.metadata.labels[std::string(api::kLabelJobRole)] = "master";
   pod.metadata.owner_references.push_back(OwnerOf(job));
   pod.spec = spec.template_.spec;
   // The replica's policy decides; ExitCode restarts are the controller's,
@@ -80,9 +80,9 @@ Result<api::Pod> BuildReplicaPod(const api::TrainingJob& job, const frameworks::
 
 std::optional<frameworks::ReplicaRef> ReplicaOf(const api::TrainingJob& job, const api::Pod& pod) {
   const auto& labels = pod.metadata.labels;
-  auto job_name = labels.find(std::string(kLabelJobName));
-  auto type = labels.find(std::string(kLabelReplicaType));
-  auto index = labels.find(std::string(kLabelReplicaIndex));
+  auto job_name = labels.find(std::string(api::kLabelJobName));
+  auto type = labels.find(std::string(api::kLabelReplicaType));
+  auto index = labels.find(std::string(api::kLabelReplicaIndex));
   if (job_name == labels.end() || job_name->second != job.metadata.name || type == labels.end() ||
       index == labels.end()) {
     return std::nullopt;

@@ -9,15 +9,10 @@
 
 #include "api/pod_object.h"
 #include "api/training_job.h"
+#include "api/well_known.h"
 #include "frameworks/framework.h"
 
 namespace trainyard::controller {
-
-inline constexpr std::string_view kLabelJobName = "training.kubeflow.org/job-name";
-inline constexpr std::string_view kLabelOperatorName = "training.kubeflow.org/operator-name";
-inline constexpr std::string_view kLabelReplicaType = "training.kubeflow.org/replica-type";
-inline constexpr std::string_view kLabelReplicaIndex = "training.kubeflow.org/replica-index";
-inline constexpr std::string_view kLabelJobRole = "training.kubeflow.org/job-role";
 
 // The job must be defaulted, valid and stored (it has a uid).
 Result<api::Pod> BuildReplicaPod(const api::TrainingJob& job, const frameworks::ReplicaRef& replica,

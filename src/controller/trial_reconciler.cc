@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include "api/gjson.h"
-#include "api/kinds.h"
 #include "api/object.h"
+#include "api/registry.h"
 #include "controller/events.h"
 #include "controller/katib_status.h"
 #include "controller/owned.h"
@@ -283,9 +283,7 @@ Status WriteStatus(Context& ctx) {
 
 // The trial is gone: so are its job, its events and its metrics.
 Status ForgetTrial(const TrialReconcilerOptions& options, const store::ObjectKey& key) {
-  std::vector<std::string> kinds = api::SupportedKindNames();
-  kinds.push_back("Job");
-  for (const std::string& kind : kinds) {
+  for (const std::string& kind : api::JobKindNames()) {
     Result<api::Json> job = options.store->Get({kind, key.namespace_, key.name});
     if (!job.ok()) continue;
     for (const api::Json& owner : (*job)["metadata"].value("ownerReferences", api::Json::array())) {

@@ -53,11 +53,12 @@ struct TrialReconcilerOptions {
 
 class TrialDirMaker;
 
-class TrialReconciler {
+class TrialReconciler final : public Reconciler {
  public:
   explicit TrialReconciler(TrialReconcilerOptions options);
-  ~TrialReconciler();
-  Result<ReconcileResult> Reconcile(const store::ObjectKey& trial_key);
+  ~TrialReconciler() override;
+  std::vector<std::string> Kinds() const override { return {"Trial"}; }
+  Result<ReconcileResult> Reconcile(const store::ObjectKey& trial_key) override;
   // Where Push trials started from now on push to (TrialReconcilerOptions).
   void SetApi(std::string url, std::string ca_file) {
     options_.api_url = std::move(url);

@@ -15,6 +15,24 @@
 namespace trainyard::engine {
 namespace {
 
+// The trial controller must see every metric printed so far: the metrics
+// collector reads them into the observation log first.
+class CollectingTrialReconciler final : public controller::Reconciler {
+ public:
+  CollectingTrialReconciler(MetricsCollector* collector,
+                            std::unique_ptr<controller::TrialReconciler> trials)
+      : collector_(collector), trials_(std::move(trials)) {}
+  std::vector<std::string> Kinds() const override { return trials_->Kinds(); }
+  Result<controller::ReconcileResult> Reconcile(const store::ObjectKey& key) override {
+    RETURN_IF_ERROR(collector_->Collect(key));
+    return trials_->Reconcile(key);
+  }
+
+ private:
+  MetricsCollector* collector_;
+  std::unique_ptr<controller::TrialReconciler> trials_;
+};
+
 // Retries after an error back off: 100 ms, 200 ms, ... up to 30 s.
 Duration RetryDelay(int failures) {
   Duration d = std::chrono::milliseconds(100);
@@ -79,21 +97,22 @@ Status Engine::Init() {
     reconciler.exec_command = fmt::format("{} exec --state {}", ShellQuote(options_.exec_program),
                                           ShellQuote(options_.state_dir));
   }
-  batch_reconciler_ = std::make_unique<controller::BatchJobReconciler>(reconciler);
-  reconciler_ = std::make_unique<controller::JobReconciler>(std::move(reconciler));
+  reconcilers_.push_back(std::make_unique<controller::BatchJobReconciler>(reconciler));
+  reconcilers_.push_back(std::make_unique<controller::JobReconciler>(std::move(reconciler)));
   std::string metrics_dir = options_.state_dir + "/metrics";
   std::string trial_dirs = options_.state_dir + "/trials";
-  experiment_reconciler_ = std::make_unique<controller::ExperimentReconciler>(
+  reconcilers_.push_back(std::make_unique<controller::ExperimentReconciler>(
       controller::ExperimentReconcilerOptions{.store = store_.get(),
                                               .observations = store_.get(),
                                               .clock = options_.clock,
-                                              .trial_dirs = trial_dirs});
-  trial_reconciler_ = std::make_unique<controller::TrialReconciler>(
+                                              .trial_dirs = trial_dirs}));
+  auto trial_reconciler = std::make_unique<controller::TrialReconciler>(
       controller::TrialReconcilerOptions{.store = store_.get(),
                                          .observations = store_.get(),
                                          .clock = options_.clock,
                                          .metrics_dir = metrics_dir,
                                          .trial_dirs = trial_dirs});
+  trial_reconciler_ = trial_reconciler.get();
   if (!options_.machine) {
     std::string path;
     for (const auto& [name, value] : options_.base_env) {
@@ -127,11 +146,18 @@ Status Engine::Init() {
       .run_as = options_.run_as,
       .host_access = {.baseline_namespaces = options_.baseline_namespaces,
                       .own_dirs = {metrics_dir, trial_dirs}}});
-  metrics_collector_ = std::make_unique<MetricsCollector>(
-      MetricsCollectorOptions{.store = store_.get(),
-                              .node = node_.get(),
-                              .clock = options_.clock,
-                              .metrics_dir = options_.state_dir + "/metrics"});
+  metrics_collector_ = std::make_unique<MetricsCollector>(MetricsCollectorOptions{
+      .store = store_.get(),
+      .log_path = [node = node_.get()](
+                      const std::string& ns, const std::string& pod,
+                      const std::string& container) { return node->LogPath(ns, pod, container); },
+      .clock = options_.clock,
+      .metrics_dir = options_.state_dir + "/metrics"});
+  reconcilers_.push_back(std::make_unique<CollectingTrialReconciler>(metrics_collector_.get(),
+                                                                     std::move(trial_reconciler)));
+  for (const auto& reconciler : reconcilers_) {
+    for (const std::string& kind : reconciler->Kinds()) by_kind_[kind] = reconciler.get();
+  }
   if (pipe2(wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) return UnavailableError("pipe failed");
   Result<store::WatchId> watch =
       store_->Watch(0, [this](const store::WatchEvent& e) { OnEvent(e); });
@@ -140,11 +166,11 @@ Status Engine::Init() {
 }
 
 Status Engine::QueueEveryJob() {
-  std::vector<std::string> kinds = api::SupportedKindNames();
-  kinds.push_back("Job");
-  kinds.push_back("Experiment");
-  kinds.push_back("Trial");
-  for (const std::string& kind : kinds) {
+  // Owners deleted before their dependents were (a crash in between, or a
+  // failed step): their dependents are collected now.
+  ASSIGN_OR_RETURN(std::set<std::string> missing, controller::MissingOwners(*store_));
+  collect_.insert(collect_.end(), missing.begin(), missing.end());
+  for (const auto& [kind, reconciler] : by_kind_) {
     RETURN_IF_ERROR(store_->Scan(kind, "", [&](const api::Json& job) {
       OnEvent({store::EventType::kModified, 0, job});
     }));
@@ -163,21 +189,19 @@ Engine::~Engine() {
 
 namespace {
 
-// The owner an object's controller reference names, if it is of `kind`.
-std::optional<store::ObjectKey> OwnerOfKind(const api::Json& object, const store::ObjectKey& key,
-                                            std::initializer_list<std::string_view> kinds) {
-  const api::Json& owners = object["metadata"].value("ownerReferences", api::Json::array());
+// The owner an object's controller reference names (the first owner
+// reference where none is marked the controller).
+std::optional<store::ObjectKey> ControllerOf(const api::Json& object, const store::ObjectKey& key) {
+  const api::Json& owners = api::ArrayRefAt(object, {"metadata", "ownerReferences"});
+  const api::Json* chosen = nullptr;
   for (const api::Json& owner : owners) {
-    std::string kind = owner.value("kind", "");
-    if (std::find(kinds.begin(), kinds.end(), kind) != kinds.end()) {
-      return store::ObjectKey{kind, key.namespace_, owner.value("name", "")};
+    if (chosen == nullptr || (owner.is_object() && owner.value("controller", false))) {
+      chosen = &owner;
     }
   }
-  return std::nullopt;
-}
-
-bool IsJobKind(const std::string& kind) {
-  return kind == "Job" || api::JobKindFromName(kind).has_value();
+  if (chosen == nullptr) return std::nullopt;
+  return store::ObjectKey{api::StringAt(*chosen, "kind"), key.namespace_,
+                          api::StringAt(*chosen, "name")};
 }
 
 }  // namespace
@@ -189,35 +213,23 @@ void Engine::Queue(const store::ObjectKey& key) {
 void Engine::OnEvent(const store::WatchEvent& event) {
   Result<store::ObjectKey> key = store::KeyOf(event.object);
   if (!key.ok()) return;
-  if (key->kind == "Pod") {
-    // A pod's change is its owning job's business.
-    const api::Json& owners = event.object["metadata"].value("ownerReferences", api::Json::array());
-    if (owners.empty()) return;
-    store::ObjectKey job{owners[0].value("kind", ""), key->namespace_, owners[0].value("name", "")};
-    if (IsJobKind(job.kind)) Queue(job);
-    return;
+  // A change is its own reconciler's business, and its controller's (a
+  // pod's job, a job's trial, a trial's experiment).
+  if (by_kind_.contains(key->kind)) Queue(*key);
+  // What a deleted object owned goes with it (Kubernetes' garbage
+  // collector, by uid).
+  if (event.type == store::EventType::kDeleted) {
+    std::string uid = api::StringAt(event.object, {"metadata", "uid"});
+    if (!uid.empty()) collect_.push_back(std::move(uid));
   }
-  if (IsJobKind(key->kind)) {
-    Queue(*key);
-    // A trial follows its job.
-    if (auto trial = OwnerOfKind(event.object, *key, {"Trial"})) Queue(*trial);
-  } else if (key->kind == "Trial") {
-    Queue(*key);
-    if (auto experiment = OwnerOfKind(event.object, *key, {"Experiment"})) Queue(*experiment);
-  } else if (key->kind == "Experiment") {
-    Queue(*key);
-  }
+  std::optional<store::ObjectKey> owner = ControllerOf(event.object, *key);
+  if (owner && by_kind_.contains(owner->kind)) Queue(*owner);
 }
 
 Result<controller::ReconcileResult> Engine::Reconcile(const store::ObjectKey& key) {
-  if (key.kind == "Job") return batch_reconciler_->Reconcile(key);
-  if (key.kind == "Experiment") return experiment_reconciler_->Reconcile(key);
-  if (key.kind == "Trial") {
-    // The trial controller must see every metric printed so far.
-    RETURN_IF_ERROR(metrics_collector_->Collect(key));
-    return trial_reconciler_->Reconcile(key);
-  }
-  return reconciler_->Reconcile(key);
+  auto it = by_kind_.find(key.kind);
+  if (it == by_kind_.end()) return controller::ReconcileResult{};
+  return it->second->Reconcile(key);
 }
 
 Result<store::ObjectKey> Engine::Submit(const api::Object& object) {
@@ -311,7 +323,14 @@ Status Engine::ProcessQueue() {
   }
   // Reconciling writes to the store, which can queue more work: drain it,
   // unless asked to stop (a long queue must not hold a SIGTERM up).
-  while (!queue_.empty() && !stop_requested_) {
+  while ((!queue_.empty() || !collect_.empty()) && !stop_requested_) {
+    if (!collect_.empty()) {
+      // Deleting dependents may delete more owners: collect_ grows as it goes.
+      std::string uid = std::move(collect_.back());
+      collect_.pop_back();
+      RETURN_IF_ERROR(controller::DeleteDependents(*store_, uid));
+      continue;
+    }
     store::ObjectKey key = queue_.front();
     queue_.erase(queue_.begin());
     queued_.erase(key.ToString());

@@ -20,6 +20,7 @@
 #include "controller/batch_job_reconciler.h"
 #include "controller/experiment_reconciler.h"
 #include "controller/job_reconciler.h"
+#include "controller/owned.h"
 #include "controller/ports.h"
 #include "controller/trial_reconciler.h"
 #include "engine/metrics_collector.h"
@@ -82,7 +83,7 @@ class Engine {
   // commit. For API servers: their threads never write the store directly.
   // A call made before Run() starts waits for it; UNAVAILABLE once Run()
   // has stopped (or the engine is destroyed) without running it.
-  using Write = std::function<Result<api::Json>(store::ObjectStore&)>;
+  using Write = std::function<Result<api::Json>(store::ControlStore&)>;
   Result<api::Json> Execute(Write write);
 
   // Where Push trials push their metrics: the API serving this engine
@@ -111,8 +112,8 @@ class Engine {
   Status Init();
   void OnEvent(const store::WatchEvent& event);
   Status ProcessQueue();
-  // Queues every job, experiment and trial in the store: at start, what an
-  // earlier run of the engine left is reconciled from where it stands.
+  // Queues every object a reconciler owns: at start, what an earlier run of
+  // the engine left is reconciled from where it stands.
   Status QueueEveryJob();
   void Queue(const store::ObjectKey& key);
   Result<controller::ReconcileResult> Reconcile(const store::ObjectKey& key);
@@ -145,11 +146,11 @@ class Engine {
   EngineOptions options_;
   std::unique_ptr<store::SqliteStore> store_;
   controller::LocalPortAllocator ports_;
-  std::unique_ptr<controller::JobReconciler> reconciler_;
-  std::unique_ptr<controller::BatchJobReconciler> batch_reconciler_;
-  std::unique_ptr<controller::ExperimentReconciler> experiment_reconciler_;
-  std::unique_ptr<controller::TrialReconciler> trial_reconciler_;
   std::unique_ptr<MetricsCollector> metrics_collector_;
+  std::vector<std::unique_ptr<controller::Reconciler>> reconcilers_;
+  // Each reconciled kind's reconciler (one of reconcilers_).
+  std::map<std::string, controller::Reconciler*, std::less<>> by_kind_;
+  controller::TrialReconciler* trial_reconciler_ = nullptr;  // in reconcilers_, for SetApi
   std::unique_ptr<SchedulerStep> scheduler_;
   std::unique_ptr<node::NodeAgent> node_;
   std::string node_name_;
@@ -168,6 +169,7 @@ class Engine {
   // thread, which is the loop thread too).
   std::set<std::string> queued_;
   std::vector<store::ObjectKey> queue_;
+  std::vector<std::string> collect_;  // uids of deleted owners, dependents to delete
   std::multimap<TimePoint, store::ObjectKey> timers_;
   std::map<std::string, int> failures_;  // consecutive reconcile errors per job
   std::set<std::string> left_alone_;     // keys whose reconcile threw, said once

@@ -24,7 +24,7 @@ std::string CollectorKind(const api::Trial& trial) {
 }
 
 bool MatchesLabels(const api::Json& pod, const std::map<std::string, std::string>& wanted) {
-  const api::Json& labels = pod["metadata"].value("labels", api::Json::object());
+  const api::Json& labels = api::ObjectAt(pod, {"metadata", "labels"});
   for (const auto& [key, value] : wanted) {
     auto it = labels.find(key);
     if (it == labels.end() || *it != value) return false;
@@ -33,15 +33,21 @@ bool MatchesLabels(const api::Json& pod, const std::map<std::string, std::string
 }
 
 // The trial's primary pods: those of its job that match primaryPodLabels.
+// Found through the job's uid, so the cost is the job's pods', however many
+// others the namespace holds.
 Result<std::vector<std::string>> PrimaryPods(const store::ObjectStore& store,
                                              const api::Trial& trial) {
   std::vector<std::string> pods;
-  RETURN_IF_ERROR(store.Scan("Pod", trial.metadata.namespace_, [&](const api::Json& pod) {
-    const api::Json& labels = pod["metadata"].value("labels", api::Json::object());
-    auto owner = labels.find(std::string(api::kTrialLabel));
-    if (owner == labels.end() || *owner != trial.metadata.name) return;
+  Result<api::Json> job = store.Get(controller::TrialJobKey(trial));
+  if (!job.ok()) return pods;  // not made yet, or gone
+  std::string uid = api::StringAt(*job, {"metadata", "uid"});
+  RETURN_IF_ERROR(store.ScanOwnedBy("Pod", uid, [&](const api::Json& pod) {
+    if (api::StringAt(pod, {"metadata", "labels", std::string(api::kTrialLabel).c_str()}) !=
+        trial.metadata.name) {
+      return;
+    }
     if (MatchesLabels(pod, trial.spec.primary_pod_labels)) {
-      pods.push_back(pod["metadata"].value("name", ""));
+      pods.push_back(api::StringAt(pod, {"metadata", "name"}));
     }
   }));
   return pods;
@@ -194,9 +200,9 @@ Status MetricsCollector::Collect(const store::ObjectKey& key) {
   }
   ASSIGN_OR_RETURN(std::vector<std::string> pods, PrimaryPods(*options_.store, *trial));
   for (const std::string& pod : pods) {
-    RETURN_IF_ERROR(ReadSource(*trial, *parser,
-                               options_.node->LogPath(trial->metadata.namespace_, pod,
-                                                      trial->spec.primary_container_name)));
+    RETURN_IF_ERROR(ReadSource(
+        *trial, *parser,
+        options_.log_path(trial->metadata.namespace_, pod, trial->spec.primary_container_name)));
   }
   return OkStatus();
 }

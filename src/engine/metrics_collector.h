@@ -8,6 +8,7 @@
 // (and, once the job has finished, every value it printed at all).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -16,15 +17,17 @@
 #include "api/katib.h"
 #include "common/clock.h"
 #include "controller/trial_reconciler.h"
-#include "node/node_agent.h"
-#include "store/sqlite_store.h"
+#include "store/control_store.h"
 #include "tune/metrics.h"
 
 namespace trainyard::engine {
 
 struct MetricsCollectorOptions {
-  store::SqliteStore* store = nullptr;
-  const node::NodeAgent* node = nullptr;
+  store::ControlStore* store = nullptr;
+  // Where a container of a pod logs (node::NodeAgent::LogPath).
+  std::function<std::string(const std::string& namespace_, const std::string& pod,
+                            const std::string& container)>
+      log_path;
   const Clock* clock = nullptr;
   std::string metrics_dir;  // as controller::TrialReconcilerOptions::metrics_dir
 };

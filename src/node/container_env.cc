@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "api/json.h"
+#include "common/strings.h"
 #include "runtime/local/expand.h"
 
 namespace trainyard::node {
@@ -74,7 +75,14 @@ Result<std::optional<std::string>> KeyRef(const api::Pod& pod, const api::KeySel
   if (object.ok()) {
     const api::Json& data = (*object)["data"];
     if (data.is_object() && data.contains(ref.key) && data[ref.key].is_string()) {
-      return std::optional<std::string>(data[ref.key].get<std::string>());
+      std::string value = data[ref.key].get<std::string>();
+      if (kind != "Secret") return std::optional<std::string>(std::move(value));
+      // A Secret keeps its values in base64, as Kubernetes does; the
+      // container gets the bytes.
+      std::optional<std::string> bytes = Base64Decode(value);
+      if (!bytes)
+        return InvalidArgumentError(fmt::format("Secret {} key {}: not base64", ref.name, ref.key));
+      return std::optional<std::string>(std::move(*bytes));
     }
   }
   if (ref.optional.value_or(false)) return std::optional<std::string>();

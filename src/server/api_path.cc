@@ -55,7 +55,7 @@ Result<ApiTarget> ParseApiPath(std::string_view path) {
     rest.erase(rest.begin(), rest.begin() + 2);
   }
   if (rest.empty() || rest.size() > 3) return not_found();
-  target.resource = FindResource(group, version, rest[0]);
+  target.resource = api::FindResourceType(group, version, rest[0]);
   if (target.resource == nullptr) return not_found();
   if (!target.resource->namespaced && !target.namespace_.empty()) return not_found();
   if (rest.size() >= 2) {

@@ -1,5 +1,5 @@
-// What the API needs from the control plane behind it: the store to read
-// and watch, a way to write through the control loop (so that a write is
+// What the API needs from the control plane behind it: the committed
+// store to read and watch, a way to write through the control loop (so that a write is
 // durable before it is acknowledged), this machine as a Node, and where a
 // container's log is. The engine provides it in `trainyard server`; tests
 // provide their own.
@@ -9,7 +9,8 @@
 #include <string>
 
 #include "api/json.h"
-#include "store/sqlite_store.h"
+#include "store/committed_reader.h"
+#include "store/control_store.h"
 
 namespace trainyard::server {
 
@@ -17,11 +18,12 @@ class Backend {
  public:
   virtual ~Backend() = default;
 
-  // Reads and committed watches. Writes go through Execute.
-  virtual store::SqliteStore& store() = 0;
+  // Reads and watches of what is durable, never of a write a crash could
+  // take back. Writes go through Execute.
+  virtual store::CommittedReader& store() = 0;
   // Runs `write` where the control plane's writes run; returns once what
   // it wrote is durable.
-  using Write = std::function<Result<api::Json>(store::ObjectStore&)>;
+  using Write = std::function<Result<api::Json>(store::ControlStore&)>;
   virtual Result<api::Json> Execute(Write write) = 0;
   // The nodes pods are placed on, as core/v1 Nodes: this machine, or the
   // inventory a --nodes file declares.

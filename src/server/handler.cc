@@ -13,26 +13,16 @@
 namespace trainyard::server {
 
 using internal::BadRequest;
-using internal::MetaString;
 
 namespace {
 
-bool Creatable(const Resource& r) {
-  return std::find(r.verbs.begin(), r.verbs.end(), "create") != r.verbs.end();
-}
+bool Creatable(const Resource& r) { return r.Allows("create"); }
 
 }  // namespace
 
 std::string internal::ReadVerb(const ApiRequest& request, bool collection) {
   if (request.Flag("watch")) return "watch";
   return collection ? "list" : "get";
-}
-
-std::string internal::MetaString(const api::Json& object, const char* field) {
-  auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) return "";
-  auto it = meta->find(field);
-  return it != meta->end() && it->is_string() ? it->get<std::string>() : "";
 }
 
 std::string ApiRequest::Param(const std::string& name) const {
@@ -165,8 +155,7 @@ ApiResponse ApiHandler::Dispatch(const ApiRequest& request) {
   }
   if (m == "PUT" && !collection && Creatable(r)) return Replace(*target, request);
   if (m == "PATCH" && !collection && Creatable(r)) return Patch(*target, request);
-  if (m == "DELETE" && !collection && target->subresource.empty() && r.kind != "Node" &&
-      r.kind != "Event") {
+  if (m == "DELETE" && !collection && target->subresource.empty() && r.Allows("delete")) {
     return Delete(*target, request);
   }
   return not_allowed();
@@ -202,11 +191,11 @@ ApiResponse ApiHandler::Read(const ApiTarget& target, const ApiRequest& request)
     object = backend_.store().Get({r.kind, target.namespace_, target.name});
   } else {
     for (api::Json& node : backend_.Nodes()) {
-      if (MetaString(node, "name") == target.name) object = std::move(node);
+      if (api::StringAt(node, {"metadata", "name"}) == target.name) object = std::move(node);
     }
   }
   if (!object.ok()) return ErrorResponse(ApiErrorOf(object.status(), &r, target.name));
-  std::string version = MetaString(*object, "resourceVersion");
+  std::string version = api::StringAt(*object, {"metadata", "resourceVersion"});
   int64_t rv = version.empty() ? 0 : std::stoll(version);
   return Render(target, request, {&*object}, rv, true);
 }

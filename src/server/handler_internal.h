@@ -13,9 +13,6 @@ inline ApiError BadRequest(const std::string& message) {
   return MakeApiError(400, "BadRequest", message);
 }
 
-// metadata.<field> as a string, "" when absent or not a string.
-std::string MetaString(const api::Json& object, const char* field);
-
 // What a GET is, in Kubernetes' words: "watch", "list" or "get".
 std::string ReadVerb(const ApiRequest& request, bool collection);
 

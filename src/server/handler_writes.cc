@@ -18,7 +18,6 @@
 namespace trainyard::server {
 
 using internal::BadRequest;
-using internal::MetaString;
 
 namespace {
 
@@ -142,7 +141,7 @@ std::optional<ApiError> Reconcile(const ApiTarget& target, api::Json& body) {
   if (!body["metadata"].is_object()) body["metadata"] = api::Json::object();
   api::Json& meta = body["metadata"];
   if (r.namespaced) {
-    std::string ns = MetaString(body, "namespace");
+    std::string ns = api::StringAt(body, {"metadata", "namespace"});
     if (ns.empty()) meta["namespace"] = target.namespace_;
     if (!ns.empty() && ns != target.namespace_) {
       return BadRequest(
@@ -150,7 +149,7 @@ std::optional<ApiError> Reconcile(const ApiTarget& target, api::Json& body) {
     }
   }
   if (!target.name.empty()) {
-    std::string name = MetaString(body, "name");
+    std::string name = api::StringAt(body, {"metadata", "name"});
     if (name.empty()) meta["name"] = target.name;
     if (!name.empty() && name != target.name) {
       return BadRequest(
@@ -168,8 +167,8 @@ std::optional<ApiError> Reconcile(const ApiTarget& target, api::Json& body) {
 // conflict, never applied to this one, and a uid is never changed.
 std::optional<ApiError> UidConflict(const Resource& r, const std::string& name,
                                     const api::Json& stored, const api::Json& updated) {
-  std::string sent = MetaString(updated, "uid");
-  std::string uid = MetaString(stored, "uid");
+  std::string sent = api::StringAt(updated, {"metadata", "uid"});
+  std::string uid = api::StringAt(stored, {"metadata", "uid"});
   if (sent.empty() || sent == uid) return std::nullopt;
   return MakeApiError(
       409, "Conflict",
@@ -210,7 +209,7 @@ std::variant<ApiHandler::Checked, ApiError> ApiHandler::Check(const ApiTarget& t
                                                               const ApiRequest& request) const {
   const Resource& r = *target.resource;
   if (std::optional<ApiError> e = Reconcile(target, body)) return *e;
-  std::string name = MetaString(body, "name");
+  std::string name = api::StringAt(body, {"metadata", "name"});
   if (r.kind == "Namespace") {
     api::NameProblems problems = api::Dns1123LabelProblems(name);
     if (!problems.empty()) {
@@ -248,7 +247,7 @@ std::optional<ApiError> ApiHandler::PodSecurity(const ApiTarget& target,
   // Without tokens the server has one user, its administrator.
   if (auth_ == nullptr || !target.resource->namespaced) return std::nullopt;
   Result<api::Json> ns = backend_.store().Get({"Namespace", "", target.namespace_});
-  return PodSecurityViolation(*target.resource, MetaString(object, "name"), object,
+  return PodSecurityViolation(*target.resource, api::StringAt(object, {"metadata", "name"}), object,
                               ns.ok() ? &*ns : nullptr);
 }
 
@@ -270,22 +269,24 @@ ApiResponse ApiHandler::Create(const ApiTarget& target, const ApiRequest& reques
   Result<api::Json> body = ParseBody(request);
   if (!body.ok()) return ErrorResponse(BadRequest(body.status().message()));
   if (body->contains("metadata") && (*body)["metadata"].is_object() &&
-      MetaString(*body, "name").empty() && !MetaString(*body, "generateName").empty()) {
-    (*body)["metadata"]["name"] = MetaString(*body, "generateName") + RandomSuffix();
+      api::StringAt(*body, {"metadata", "name"}).empty() &&
+      !api::StringAt(*body, {"metadata", "generateName"}).empty()) {
+    (*body)["metadata"]["name"] =
+        api::StringAt(*body, {"metadata", "generateName"}) + RandomSuffix();
   }
   std::variant<Checked, ApiError> checked = Check(target, std::move(*body), request);
   if (auto* e = std::get_if<ApiError>(&checked)) return ErrorResponse(*e);
   Checked& ok = std::get<Checked>(checked);
   if (std::optional<ApiError> e = PodSecurity(target, ok.object)) return ErrorResponse(*e);
   ok.object["metadata"].erase("deletionTimestamp");  // the server's to set
-  std::string name = MetaString(ok.object, "name");
+  std::string name = api::StringAt(ok.object, {"metadata", "name"});
   if (IsDryRun(request)) return Object(201, ok.object);
   std::string ns = target.namespace_;
   return Write(
       target, name, 201,
       [&](store::ObjectStore& store, std::optional<ApiError>& own) -> Result<api::Json> {
         if (r.namespaced && !store.Get({"Namespace", "", ns}).ok()) {
-          own = ApiErrorOf(NotFoundError(""), ResourceOfKind("Namespace"), ns);
+          own = ApiErrorOf(NotFoundError(""), api::ResourceTypeOfKind("Namespace"), ns);
           return NotFoundError("namespace");
         }
         return store.Create(ok.object);
@@ -333,7 +334,7 @@ std::variant<ApiHandler::Checked, ApiError> ApiHandler::StatusReplaced(
   api::Json merged = stored;
   merged.erase("status");
   if (updated.contains("status")) merged["status"] = updated["status"];
-  std::string version = MetaString(updated, "resourceVersion");
+  std::string version = api::StringAt(updated, {"metadata", "resourceVersion"});
   if (!version.empty()) merged["metadata"]["resourceVersion"] = version;
   std::variant<Checked, ApiError> checked = Check(target, std::move(merged), request);
   if (auto* ok = std::get_if<Checked>(&checked)) {
@@ -343,7 +344,7 @@ std::variant<ApiHandler::Checked, ApiError> ApiHandler::StatusReplaced(
     out.erase("status");
     if (ok->object.contains("status")) out["status"] = std::move(ok->object["status"]);
     out["metadata"]["resourceVersion"] =
-        version.empty() ? MetaString(stored, "resourceVersion") : version;
+        version.empty() ? api::StringAt(stored, {"metadata", "resourceVersion"}) : version;
     ok->object = std::move(out);
   }
   return checked;
@@ -366,7 +367,8 @@ std::variant<ApiHandler::Checked, ApiError> ApiHandler::Patched(const ApiTarget&
   if (std::optional<ApiError> e = Reconcile(target, patched)) return *e;
   // A patch that names a resourceVersion is a precondition, as on
   // Kubernetes: a stale one is a conflict, not an overwrite.
-  if (MetaString(patched, "resourceVersion") != MetaString(stored, "resourceVersion")) {
+  if (api::StringAt(patched, {"metadata", "resourceVersion"}) !=
+      api::StringAt(stored, {"metadata", "resourceVersion"})) {
     return ApiErrorOf(Status(StatusCode::kAborted, "stale"), &r, target.name);
   }
   if (target.subresource == "status") return StatusReplaced(target, stored, patched, request);
@@ -375,7 +377,8 @@ std::variant<ApiHandler::Checked, ApiError> ApiHandler::Patched(const ApiTarget&
   if (ok == nullptr) return checked;
   if (std::optional<ApiError> e = CheckUpdate(r, target.name, stored, ok->object)) return *e;
   if (std::optional<ApiError> e = PodSecurity(target, ok->object)) return *e;
-  ok->object["metadata"]["resourceVersion"] = MetaString(stored, "resourceVersion");
+  ok->object["metadata"]["resourceVersion"] =
+      api::StringAt(stored, {"metadata", "resourceVersion"});
   return checked;
 }
 
@@ -417,13 +420,13 @@ ApiResponse ApiHandler::WriteChecked(const ApiTarget& target, const CheckAgainst
     std::variant<Checked, ApiError> checked = check(*stored);
     if (auto* e = std::get_if<ApiError>(&checked)) return ErrorResponse(*e);
     Checked& ok = std::get<Checked>(checked);
-    std::string based_on = MetaString(*stored, "resourceVersion");
+    std::string based_on = api::StringAt(*stored, {"metadata", "resourceVersion"});
     bool raced = false;
     ApiResponse response = Write(
         target, target.name, 200,
         [&](store::ObjectStore& store, std::optional<ApiError>&) -> Result<api::Json> {
           ASSIGN_OR_RETURN(api::Json current, store.Get(key));
-          if (MetaString(current, "resourceVersion") != based_on) {
+          if (api::StringAt(current, {"metadata", "resourceVersion"}) != based_on) {
             raced = true;
             return Status(StatusCode::kAborted, "changed meanwhile");
           }
@@ -449,12 +452,13 @@ ApiResponse ApiHandler::Delete(const ApiTarget& target, const ApiRequest& reques
       [&](store::ObjectStore& store, std::optional<ApiError>&) -> Result<api::Json> {
         if (r.kind == "Namespace") {
           // Its objects go with it; the controllers take their pods.
-          for (const Resource& each : AllResources()) {
+          for (const Resource& each : api::AllResourceTypes()) {
             if (!each.namespaced || each.kind == "Pod") continue;
             ASSIGN_OR_RETURN(auto listed, store.List(each.kind, target.name));
             for (const api::Json& o : listed.items) {
               RETURN_IF_ERROR(
-                  store.Delete({each.kind, target.name, MetaString(o, "name")}).status());
+                  store.Delete({each.kind, target.name, api::StringAt(o, {"metadata", "name"})})
+                      .status());
             }
           }
         }
@@ -462,7 +466,7 @@ ApiResponse ApiHandler::Delete(const ApiTarget& target, const ApiRequest& reques
         // Finalizers hold the object back: it is marked, and goes once
         // whoever put them there has removed them (see Finish).
         if (r.kind != "Namespace" && !api::ArrayAt(stored["metadata"], "finalizers").empty()) {
-          if (!MetaString(stored, "deletionTimestamp").empty()) return stored;
+          if (!api::StringAt(stored, {"metadata", "deletionTimestamp"}).empty()) return stored;
           stored["metadata"]["deletionTimestamp"] = FormatRfc3339(clock_.Now());
           return store.Update(stored);
         }
@@ -480,7 +484,7 @@ ApiResponse ApiHandler::Delete(const ApiTarget& target, const ApiRequest& reques
 Result<api::Json> ApiHandler::Finish(store::ObjectStore& store, const api::Json& stored,
                                      api::Json updated) {
   // deletionTimestamp is the server's to set, and is never taken back.
-  std::string deleting = MetaString(stored, "deletionTimestamp");
+  std::string deleting = api::StringAt(stored, {"metadata", "deletionTimestamp"});
   if (deleting.empty()) {
     updated["metadata"].erase("deletionTimestamp");
   } else {

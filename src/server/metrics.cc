@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "api/kinds.h"
+#include "api/registry.h"
 #include "common/strings.h"
 #include "server/api_path.h"
 #include "server/handler.h"
@@ -11,15 +11,10 @@
 namespace trainyard::server {
 namespace {
 
-// Upstream's framework label for each kind.
+// Upstream's framework label for each kind; "" for kinds it does not count.
 std::string Framework(const std::string& kind) {
-  if (kind == "PyTorchJob") return "pytorch";
-  if (kind == "TFJob") return "tensorflow";
-  if (kind == "XGBoostJob") return "xgboost";
-  if (kind == "MPIJob") return "mpi";
-  if (kind == "PaddleJob") return "paddle";
-  if (kind == "JAXJob") return "jax";
-  return "";
+  const api::ResourceType* type = api::ResourceTypeOfKind(kind);
+  return type == nullptr ? "" : type->framework;
 }
 
 std::string LastCondition(const api::Json& job) {
@@ -73,11 +68,11 @@ std::string Histogram::Render(const std::string& name, const std::string& labels
   return out;
 }
 
-void Metrics::Seed(store::SqliteStore& store) {
+void Metrics::Seed(const store::ObjectReader& store) {
   std::lock_guard lock(mu_);
   for (const api::KindInfo& info : api::AllKinds()) {
     (void)store.Scan(std::string(info.name), "", [&](const api::Json& job) {
-      job_state_[internal::MetaString(job, "uid")] = LastCondition(job);
+      job_state_[api::StringAt(job, {"metadata", "uid"})] = LastCondition(job);
     });
   }
 }
@@ -85,9 +80,9 @@ void Metrics::Seed(store::SqliteStore& store) {
 void Metrics::ObserveChange(const store::WatchEvent& event) {
   std::string framework = Framework(event.object.value("kind", ""));
   if (framework.empty()) return;
-  std::pair<std::string, std::string> labels{internal::MetaString(event.object, "namespace"),
+  std::pair<std::string, std::string> labels{api::StringAt(event.object, {"metadata", "namespace"}),
                                              framework};
-  std::string uid = internal::MetaString(event.object, "uid");
+  std::string uid = api::StringAt(event.object, {"metadata", "uid"});
   std::lock_guard lock(mu_);
   if (event.type == store::EventType::kAdded) ++job_counters_["created"][labels];
   if (event.type == store::EventType::kDeleted) {
@@ -119,7 +114,7 @@ void Metrics::ObserveRequest(const ApiRequest& request, int code, double seconds
   request_latency_[{verb, resource}].Observe(seconds);
 }
 
-std::string Metrics::Render(store::SqliteStore& store) const {
+std::string Metrics::Render(const store::ObjectReader& store) const {
   // Gauges, from what the store holds now.
   int64_t running = 0;
   (void)store.Scan("Pod", "", [&](const api::Json& pod) {

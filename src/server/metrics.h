@@ -13,7 +13,6 @@
 #include <tuple>
 
 #include "store/object_store.h"
-#include "store/sqlite_store.h"
 
 namespace trainyard::server {
 
@@ -36,14 +35,14 @@ class Histogram {
 class Metrics {
  public:
   // Jobs already finished when the server starts are not counted again.
-  void Seed(store::SqliteStore& store);
+  void Seed(const store::ObjectReader& store);
   // A committed store change: jobs created, deleted, and reaching
   // Succeeded, Failed or Restarting.
   void ObserveChange(const store::WatchEvent& event);
   void ObserveReconcile(double seconds);
   void ObserveRequest(const ApiRequest& request, int code, double seconds);
   // Everything, with the gauges read from the store now.
-  std::string Render(store::SqliteStore& store) const;
+  std::string Render(const store::ObjectReader& store) const;
 
  private:
   // (namespace, framework) -> count, per counter.

@@ -201,7 +201,7 @@ bool ApiHandler::IsTrialsOwnPush(const ApiRequest& request) const {
   Result<api::Json> trial =
       backend_.store().Get({target->resource->kind, target->namespace_, target->name});
   if (!trial.ok()) return false;
-  std::string uid = internal::MetaString(*trial, "uid");
+  std::string uid = api::StringAt(*trial, {"metadata", "uid"});
   // Compared whole, so that the time taken says nothing of a near guess.
   unsigned char diff = uid.empty() || token.size() != uid.size() ? 1 : 0;
   for (size_t i = 0; i < token.size() && i < uid.size(); ++i) diff |= token[i] ^ uid[i];
@@ -223,15 +223,16 @@ ApiResponse ApiHandler::PushObservations(const ApiTarget& target, const ApiReque
   store::ObjectKey key{r.kind, target.namespace_, target.name};
   std::optional<ApiError> refused;
   // Checked and appended in one write: the trial cannot finish in between.
-  Result<api::Json> written = backend_.Execute([&](store::ObjectStore& store) -> Result<api::Json> {
-    ASSIGN_OR_RETURN(api::Json doc, store.Get(key));
-    ASSIGN_OR_RETURN(api::Trial trial, StoredTrial(doc));
-    refused = RefusePush(trial);
-    if (refused) return api::Json();
-    RETURN_IF_ERROR(backend_.store().AppendObservations(target.namespace_ + "/" + target.name, rows,
-                                                        /*source=*/"", 0));
-    return api::Json();
-  });
+  Result<api::Json> written =
+      backend_.Execute([&](store::ControlStore& store) -> Result<api::Json> {
+        ASSIGN_OR_RETURN(api::Json doc, store.Get(key));
+        ASSIGN_OR_RETURN(api::Trial trial, StoredTrial(doc));
+        refused = RefusePush(trial);
+        if (refused) return api::Json();
+        RETURN_IF_ERROR(store.AppendObservations(target.namespace_ + "/" + target.name, rows,
+                                                 /*source=*/"", 0));
+        return api::Json();
+      });
   if (refused) return ErrorResponse(*refused);
   if (!written.ok()) return ErrorResponse(ApiErrorOf(written.status(), &r, target.name));
   return Object(200,

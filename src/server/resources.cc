@@ -6,109 +6,10 @@
 #include <set>
 #include <tuple>
 
-#include "api/kinds.h"
-#include "api/scheduling.h"
 #include "common/strings.h"
 
 namespace trainyard::server {
 namespace {
-
-const std::vector<std::string> kAllVerbs = {"create", "delete", "get",  "list",
-                                            "patch",  "update", "watch"};
-const std::vector<std::string> kReadVerbs = {"get", "list", "watch"};
-
-std::vector<Resource> MakeResources() {
-  std::vector<Resource> out = {
-      {.group = "",
-       .version = "v1",
-       .plural = "namespaces",
-       .singular = "namespace",
-       .kind = "Namespace",
-       .namespaced = false,
-       .verbs = {"create", "delete", "get", "list", "watch"},
-       .short_names = {"ns"}},
-      {.group = "",
-       .version = "v1",
-       .plural = "nodes",
-       .singular = "node",
-       .kind = "Node",
-       .namespaced = false,
-       .verbs = kReadVerbs,
-       .short_names = {"no"}},
-      {.group = "",
-       .version = "v1",
-       .plural = "pods",
-       .singular = "pod",
-       .kind = "Pod",
-       .has_status = true,
-       .has_log = true,
-       .verbs = {"delete", "get", "list", "watch"},
-       .short_names = {"po"}},
-      {.group = "",
-       .version = "v1",
-       .plural = "configmaps",
-       .singular = "configmap",
-       .kind = "ConfigMap",
-       .verbs = kAllVerbs,
-       .short_names = {"cm"}},
-      {.group = "",
-       .version = "v1",
-       .plural = "events",
-       .singular = "event",
-       .kind = "Event",
-       .verbs = kReadVerbs,
-       .short_names = {"ev"}},
-      {.group = "batch",
-       .version = "v1",
-       .plural = "jobs",
-       .singular = "job",
-       .kind = "Job",
-       .has_status = true,
-       .verbs = kAllVerbs},
-  };
-  const std::map<std::string, std::vector<std::string>> short_names = {
-      {"ClusterQueue", {"cq"}},
-      {"LocalQueue", {"queue", "queues", "lq"}},
-      {"ResourceFlavor", {"flavor", "flavors", "rf"}},
-      {"PriorityClass", {"pc"}},
-      {"ResourceQuota", {"quota"}}};
-  for (const api::PolicyKindInfo& info : api::AllPolicyKinds()) {
-    std::string kind(info.name);
-    std::string gv(info.group_version);
-    size_t slash = gv.find('/');
-    out.push_back({.group = slash == std::string::npos ? "" : gv.substr(0, slash),
-                   .version = slash == std::string::npos ? gv : gv.substr(slash + 1),
-                   .plural = AsciiLower(kind) + (kind.ends_with("s") ? "es" : "s"),
-                   .singular = AsciiLower(kind),
-                   .kind = kind,
-                   .namespaced = info.namespaced,
-                   .has_status = true,
-                   .verbs = kAllVerbs,
-                   .short_names = short_names.at(kind)});
-  }
-  for (const api::KindInfo& info : api::AllKinds()) {
-    std::string kind(info.name);
-    out.push_back({.group = "kubeflow.org",
-                   .version = "v1",
-                   .plural = std::string(info.plural),
-                   .singular = AsciiLower(kind),
-                   .kind = kind,
-                   .has_status = true,
-                   .verbs = kAllVerbs});
-  }
-  // Katib's kinds, as its CRDs name them.
-  for (const char* kind : {"Experiment", "Trial", "Suggestion"}) {
-    std::string lower = AsciiLower(kind);
-    out.push_back({.group = "kubeflow.org",
-                   .version = "v1beta1",
-                   .plural = lower + "s",
-                   .singular = lower,
-                   .kind = kind,
-                   .has_status = true,
-                   .verbs = kAllVerbs});
-  }
-  return out;
-}
 
 api::Json ResourceEntry(const Resource& r, const std::string& name, const std::string& kind,
                         const std::vector<std::string>& verbs) {
@@ -122,32 +23,6 @@ api::Json ResourceEntry(const Resource& r, const std::string& name, const std::s
 }
 
 }  // namespace
-
-std::string Resource::GroupVersion() const {
-  return group.empty() ? version : group + "/" + version;
-}
-
-std::string Resource::Qualified() const { return group.empty() ? plural : plural + "." + group; }
-
-const std::vector<Resource>& AllResources() {
-  static const std::vector<Resource> resources = MakeResources();
-  return resources;
-}
-
-const Resource* FindResource(const std::string& group, const std::string& version,
-                             const std::string& plural) {
-  for (const Resource& r : AllResources()) {
-    if (r.group == group && r.version == version && r.plural == plural) return &r;
-  }
-  return nullptr;
-}
-
-const Resource* ResourceOfKind(const std::string& kind) {
-  for (const Resource& r : AllResources()) {
-    if (r.kind == kind) return &r;
-  }
-  return nullptr;
-}
 
 api::Json VersionDocument() {
   // The Kubernetes API this server speaks; clients compare it with their own.
@@ -180,7 +55,7 @@ std::tuple<int, int, int> VersionPriority(const std::string& version) {
 
 api::Json GroupDocument(const std::string& group) {
   std::set<std::string> unique;
-  for (const Resource& r : AllResources()) {
+  for (const Resource& r : api::AllResourceTypes()) {
     if (r.group == group) unique.insert(r.version);
   }
   if (group.empty() || unique.empty()) return nullptr;
@@ -201,7 +76,7 @@ api::Json GroupDocument(const std::string& group) {
 
 api::Json GroupListDocument() {
   std::set<std::string> groups;
-  for (const Resource& r : AllResources()) {
+  for (const Resource& r : api::AllResourceTypes()) {
     if (!r.group.empty()) groups.insert(r.group);
   }
   api::Json list = api::Json::array();
@@ -216,7 +91,7 @@ api::Json GroupListDocument() {
 
 api::Json ResourceListDocument(const std::string& group, const std::string& version) {
   api::Json resources = api::Json::array();
-  for (const Resource& r : AllResources()) {
+  for (const Resource& r : api::AllResourceTypes()) {
     if (r.group != group || r.version != version) continue;
     resources.push_back(ResourceEntry(r, r.plural, r.kind, r.verbs));
     if (r.has_status) {

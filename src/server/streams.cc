@@ -12,8 +12,6 @@
 
 namespace trainyard::server {
 
-using internal::MetaString;
-
 namespace {
 
 const char* TypeName(store::EventType type) {
@@ -55,8 +53,9 @@ WatchStream::~WatchStream() {
 bool WatchStream::Wanted(const api::Json& object) const {
   const ApiTarget& t = options_.target;
   if (object.value("kind", "") != t.resource->kind) return false;
-  if (!t.namespace_.empty() && MetaString(object, "namespace") != t.namespace_) return false;
-  if (!t.name.empty() && MetaString(object, "name") != t.name) return false;
+  if (!t.namespace_.empty() && api::StringAt(object, {"metadata", "namespace"}) != t.namespace_)
+    return false;
+  if (!t.name.empty() && api::StringAt(object, {"metadata", "name"}) != t.name) return false;
   return options_.labels.Matches(object) && options_.fields.Matches(object);
 }
 
@@ -123,7 +122,7 @@ Status WatchStream::Start(const std::string& resource_version) {
 std::string WatchStream::Render(const store::WatchEvent& event) {
   api::Json object;
   if (options_.table) {
-    std::string rv = MetaString(event.object, "resourceVersion");
+    std::string rv = api::StringAt(event.object, {"metadata", "resourceVersion"});
     object = MakeTable(*options_.target.resource, {&event.object}, rv,
                        {.now = options_.clock->Now(),
                         .with_columns = !sent_columns_,

@@ -28,7 +28,7 @@ struct WatchOptions {
 
 class WatchStream final : public ResponseStream {
  public:
-  WatchStream(store::SqliteStore& store, WatchOptions options)
+  WatchStream(store::CommittedReader& store, WatchOptions options)
       : store_(store), options_(std::move(options)) {}
   ~WatchStream() override;
   // Starts at `resource_version` ("" or "0": first an ADDED event for each
@@ -42,7 +42,7 @@ class WatchStream final : public ResponseStream {
   bool Wanted(const api::Json& object) const;
   std::string Render(const store::WatchEvent& event);
 
-  store::SqliteStore& store_;
+  store::CommittedReader& store_;
   WatchOptions options_;
   std::optional<store::WatchId> id_;
   bool sent_columns_ = false;

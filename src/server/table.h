@@ -1,7 +1,7 @@
 // Server-side printing: the `Table` kubectl asks for (Accept:
 // application/json;as=Table;g=meta.k8s.io;v=v1) with the columns upstream
-// prints for each resource: a CRD's additionalPrinterColumns (State, Age)
-// for the Kubeflow kinds, kubectl's own for Pods, Jobs, Events, ...
+// prints for each resource, as its descriptor names them
+// (api/printer_columns.h).
 #pragma once
 
 #include <string>
@@ -25,8 +25,5 @@ struct TableOptions {
 
 api::Json MakeTable(const Resource& resource, const std::vector<const api::Json*>& objects,
                     const std::string& resource_version, const TableOptions& options);
-
-// Kubernetes' age format: "45s", "3m20s", "5h", "12d".
-std::string HumanDuration(Duration d);
 
 }  // namespace trainyard::server

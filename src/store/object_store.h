@@ -49,11 +49,12 @@ using SharedWatchEvent = std::shared_ptr<const WatchEvent>;
 using SharedWatchCallback = std::function<void(const SharedWatchEvent&)>;
 using WatchId = int64_t;
 
-class ObjectStore {
+// Reads. An ObjectStore reads what it holds, its own uncommitted writes
+// included; a CommittedReader only what is durable.
+class ObjectReader {
  public:
-  virtual ~ObjectStore() = default;
+  virtual ~ObjectReader() = default;
 
-  virtual Result<api::Json> Create(api::Json object) = 0;
   virtual Result<api::Json> Get(const ObjectKey& key) const = 0;
   // Every object of `kind`, in one namespace or (empty) all, ordered by
   // namespace and name; and the resourceVersion the list was taken at.
@@ -72,6 +73,13 @@ class ObjectStore {
   // has costs the same however many other objects there are.
   virtual Status ScanOwnedBy(const std::string& kind, const std::string& owner_uid,
                              const std::function<void(const api::Json&)>& visit) const = 0;
+  // The resourceVersion of the last write these reads include.
+  virtual int64_t CurrentResourceVersion() const = 0;
+};
+
+class ObjectStore : public ObjectReader {
+ public:
+  virtual Result<api::Json> Create(api::Json object) = 0;
   virtual Result<api::Json> Update(api::Json object) = 0;
   virtual Result<api::Json> UpdateStatus(api::Json object) = 0;
   virtual Result<api::Json> Delete(const ObjectKey& key) = 0;
@@ -82,8 +90,6 @@ class ObjectStore {
   // kept (then list again).
   virtual Result<WatchId> Watch(int64_t since, WatchCallback callback) = 0;
   virtual void StopWatch(WatchId id) = 0;
-
-  virtual int64_t CurrentResourceVersion() const = 0;
 };
 
 }  // namespace trainyard::store

@@ -38,6 +38,8 @@ Status SqliteStore::AppendObservations(const std::string& trial,
       if (next.Step() != SQLITE_ROW) return next.Error(next_sql);
       seq = next.Int(0);
     }
+    // Committed reads see none of what the open group appends.
+    if (in_group_) group_first_seq_.emplace(trial, seq);
     const char* insert_sql =
         "INSERT INTO observations (trial, seq, time_us, metric, value) VALUES (?, ?, ?, ?, ?)";
     for (const ObservationRow& row : rows) {
@@ -55,9 +57,17 @@ Status SqliteStore::AppendObservations(const std::string& trial,
 
 Result<std::vector<ObservationRow>> SqliteStore::ListObservations(const std::string& trial) const {
   std::lock_guard lock(mu_);
-  const char* sql = "SELECT time_us, metric, value FROM observations WHERE trial = ? ORDER BY seq";
+  return ListObservationsLocked(trial, INT64_MAX);
+}
+
+// Rows deleted by the open group are gone from this read at once, unlike
+// objects: a trial's rows go only with the trial, in the same group.
+Result<std::vector<ObservationRow>> SqliteStore::ListObservationsLocked(const std::string& trial,
+                                                                        int64_t before_seq) const {
+  const char* sql =
+      "SELECT time_us, metric, value FROM observations WHERE trial = ? AND seq < ? ORDER BY seq";
   Statement st = Prepare(sql);
-  st.Bind(1, trial);
+  st.Bind(1, trial).Bind(2, before_seq);
   std::vector<ObservationRow> rows;
   int rc;
   while ((rc = st.Step()) == SQLITE_ROW) {

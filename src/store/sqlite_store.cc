@@ -235,7 +235,13 @@ Status SqliteStore::LoadCommitted() {
   rv_ = rv;
   committed_rv_ = rv;
   reload_needed_ = false;
+  ClearGroupImages();
   return OkStatus();
+}
+
+void SqliteStore::ClearGroupImages() {
+  group_before_.clear();
+  group_first_seq_.clear();
 }
 
 Status SqliteStore::ReloadIfNeeded() { return reload_needed_ ? LoadCommitted() : OkStatus(); }
@@ -259,6 +265,7 @@ Status SqliteStore::CommitGroup() {
     // events the group recorded.
     int64_t from = committed_rv_;
     committed_rv_ = rv_;
+    ClearGroupImages();
     if (committed_watchers_.empty()) return OkStatus();
     return Replay(from, rv_, [&](WatchEvent&& e) {
       auto shared = std::make_shared<const WatchEvent>(std::move(e));
@@ -267,9 +274,18 @@ Status SqliteStore::CommitGroup() {
   }
   // Nothing of the group reached the disk: neither may it stay in memory.
   // (SQLite may have rolled back already; a second ROLLBACK is harmless.)
+  // The group's before-images undo it in memory, without reading the disk
+  // that just failed; only if the transaction is somehow still open is
+  // memory loaded from the disk again, before the next write.
   (void)Exec("ROLLBACK");
-  reload_needed_ = true;
-  (void)ReloadIfNeeded();  // if reading fails too, the next write tries again
+  auto images = std::move(group_before_);
+  for (auto& [slot, before] : images) Place(slot, std::move(before));
+  rv_ = committed_rv_;
+  ClearGroupImages();
+  if (sqlite3_get_autocommit(db_) == 0) {
+    reload_needed_ = true;
+    (void)ReloadIfNeeded();  // if reading fails too, the next write tries again
+  }
   return committed;
 }
 
@@ -385,6 +401,10 @@ Result<api::Json> SqliteStore::Write(EventType type,
 
 void SqliteStore::Place(const Slot& slot, std::optional<api::Json> object) {
   auto it = objects_.find(slot);
+  if (in_group_ && !group_before_.contains(slot)) {
+    group_before_.emplace(
+        slot, it == objects_.end() ? std::nullopt : std::optional<api::Json>(it->second));
+  }
   if (it != objects_.end()) {
     IndexOwners(slot, it->second, /*add=*/false);
     if (!object) objects_.erase(it);
@@ -564,6 +584,98 @@ Result<WatchId> SqliteStore::WatchCommitted(int64_t since, SharedWatchCallback c
   WatchId id = next_watch_++;
   committed_watchers_.emplace(id, std::move(callback));
   return id;
+}
+
+const api::Json* SqliteStore::CommittedAt(const Slot& slot) const {
+  auto before = group_before_.find(slot);
+  if (before != group_before_.end()) return before->second ? &*before->second : nullptr;
+  auto it = objects_.find(slot);
+  return it == objects_.end() ? nullptr : &it->second;
+}
+
+void SqliteStore::ScanCommittedLocked(const std::string& kind, const std::string& namespace_,
+                                      const std::function<void(const api::Json&)>& visit) const {
+  auto in_range = [&](const Slot& slot) {
+    return std::get<0>(slot) == kind && (namespace_.empty() || std::get<1>(slot) == namespace_);
+  };
+  // Both maps in slot order at once: objects_ as it is now, and the
+  // before-images where the open group wrote.
+  Slot from{kind, namespace_, ""};
+  auto now = objects_.lower_bound(from);
+  auto before = group_before_.lower_bound(from);
+  while (true) {
+    bool has_now = now != objects_.end() && in_range(now->first);
+    bool has_before = before != group_before_.end() && in_range(before->first);
+    if (!has_now && !has_before) return;
+    if (has_before && (!has_now || before->first <= now->first)) {
+      if (has_now && now->first == before->first) ++now;
+      if (before->second) visit(*before->second);
+      ++before;
+    } else {
+      visit(now->second);
+      ++now;
+    }
+  }
+}
+
+Result<api::Json> SqliteStore::CommittedView::Get(const ObjectKey& key) const {
+  std::lock_guard lock(store_.mu_);
+  const api::Json* object = store_.CommittedAt({key.kind, key.namespace_, key.name});
+  if (object == nullptr) return NotFoundError(fmt::format("{} not found", key.ToString()));
+  return *object;
+}
+
+Result<ObjectStore::ListResult> SqliteStore::CommittedView::List(
+    const std::string& kind, const std::string& namespace_) const {
+  std::lock_guard lock(store_.mu_);
+  ListResult result;
+  result.resource_version = store_.committed_rv_;
+  store_.ScanCommittedLocked(kind, namespace_,
+                             [&](const api::Json& o) { result.items.push_back(o); });
+  return result;
+}
+
+Status SqliteStore::CommittedView::Scan(const std::string& kind, const std::string& namespace_,
+                                        const std::function<void(const api::Json&)>& visit) const {
+  std::lock_guard lock(store_.mu_);
+  store_.ScanCommittedLocked(kind, namespace_, visit);
+  return OkStatus();
+}
+
+Status SqliteStore::CommittedView::ScanOwnedBy(
+    const std::string& kind, const std::string& owner_uid,
+    const std::function<void(const api::Json&)>& visit) const {
+  std::lock_guard lock(store_.mu_);
+  // Owned now, or owned before the open group wrote it.
+  std::set<Slot> slots;
+  if (auto owned = store_.owned_.find(owner_uid); owned != store_.owned_.end()) {
+    for (const Slot& slot : owned->second) {
+      if (std::get<0>(slot) == kind) slots.insert(slot);
+    }
+  }
+  for (const auto& [slot, before] : store_.group_before_) {
+    if (std::get<0>(slot) == kind && before) slots.insert(slot);
+  }
+  for (const Slot& slot : slots) {
+    const api::Json* object = store_.CommittedAt(slot);
+    if (object == nullptr) continue;
+    std::vector<std::string> uids = OwnerUids(*object);
+    if (std::find(uids.begin(), uids.end(), owner_uid) != uids.end()) visit(*object);
+  }
+  return OkStatus();
+}
+
+int64_t SqliteStore::CommittedView::CurrentResourceVersion() const {
+  std::lock_guard lock(store_.mu_);
+  return store_.committed_rv_;
+}
+
+Result<std::vector<ObservationRow>> SqliteStore::CommittedView::ListObservations(
+    const std::string& trial) const {
+  std::lock_guard lock(store_.mu_);
+  auto first = store_.group_first_seq_.find(trial);
+  return store_.ListObservationsLocked(
+      trial, first == store_.group_first_seq_.end() ? INT64_MAX : first->second);
 }
 
 void SqliteStore::StopWatch(WatchId id) {

@@ -15,6 +15,8 @@
 #include <tuple>
 
 #include "common/clock.h"
+#include "store/committed_reader.h"
+#include "store/control_store.h"
 #include "store/object_store.h"
 #include "store/observation_log.h"
 
@@ -35,7 +37,7 @@ struct SqliteStoreOptions {
   std::string vfs;
 };
 
-class SqliteStore final : public ObjectStore, public ObservationLog {
+class SqliteStore final : public ControlStore {
  public:
   static Result<std::unique_ptr<SqliteStore>> Open(SqliteStoreOptions options);
   // One object as committed in the store file at `path`, read by another
@@ -66,6 +68,11 @@ class SqliteStore final : public ObjectStore, public ObservationLog {
   void StopWatch(WatchId id) override;
   int64_t CurrentResourceVersion() const override;
 
+  // The store as API clients see it: what is durable only. An open group's
+  // writes are not in it until CommitGroup; reads from it take the same
+  // lock as writes, and see each object as of the last commit.
+  CommittedReader& committed() { return committed_view_; }
+
   // Group commit: the writes between BeginGroup and CommitGroup share one
   // transaction, so one fsync makes them all durable. Each is visible to
   // reads and watchers at once, as it is made, but durable only once
@@ -84,6 +91,26 @@ class SqliteStore final : public ObjectStore, public ObservationLog {
  private:
   // An object's place in objects_: kind, namespace, name.
   using Slot = std::tuple<std::string, std::string, std::string>;
+
+  class CommittedView final : public CommittedReader {
+   public:
+    explicit CommittedView(SqliteStore& store) : store_(store) {}
+    Result<api::Json> Get(const ObjectKey& key) const override;
+    Result<ListResult> List(const std::string& kind, const std::string& namespace_) const override;
+    Status Scan(const std::string& kind, const std::string& namespace_,
+                const std::function<void(const api::Json&)>& visit) const override;
+    Status ScanOwnedBy(const std::string& kind, const std::string& owner_uid,
+                       const std::function<void(const api::Json&)>& visit) const override;
+    int64_t CurrentResourceVersion() const override;
+    Result<WatchId> WatchCommitted(int64_t since, SharedWatchCallback callback) override {
+      return store_.WatchCommitted(since, std::move(callback));
+    }
+    void StopWatch(WatchId id) override { store_.StopWatch(id); }
+    Result<std::vector<ObservationRow>> ListObservations(const std::string& trial) const override;
+
+   private:
+    SqliteStore& store_;
+  };
 
   explicit SqliteStore(SqliteStoreOptions options) : options_(std::move(options)) {}
   // Puts `object` into objects_ at `slot` (nullopt: removes what is
@@ -110,6 +137,16 @@ class SqliteStore final : public ObjectStore, public ObservationLog {
                 const std::function<void(WatchEvent&&)>& callback) const;
   void ScanLocked(const std::string& kind, const std::string& namespace_,
                   const std::function<void(const api::Json&)>& visit) const;
+  // The committed object at `slot`: the open group's before-image where the
+  // group wrote it; nullptr when there was none.
+  const api::Json* CommittedAt(const Slot& slot) const;
+  void ScanCommittedLocked(const std::string& kind, const std::string& namespace_,
+                           const std::function<void(const api::Json&)>& visit) const;
+  Result<std::vector<ObservationRow>> ListObservationsLocked(const std::string& trial,
+                                                             int64_t before_seq) const;
+  // Forgets what the open group wrote (at its commit, or once memory is
+  // loaded from the disk again).
+  void ClearGroupImages();
 
   // Computes a change with `write` and, unless it is a no-op, stores it and
   // its event in one transaction, then tells watchers. `write` gets the new
@@ -148,6 +185,12 @@ class SqliteStore final : public ObjectStore, public ObservationLog {
   WatchId next_watch_ = 1;
   bool in_group_ = false;
   bool reload_needed_ = false;  // memory may hold writes the disk lost
+  // What each object the open group wrote was at its last commit (nullopt:
+  // it did not exist), and the first observation seq the group appended to
+  // each trial: how committed reads see past the group.
+  std::map<Slot, std::optional<api::Json>> group_before_;
+  std::map<std::string, int64_t> group_first_seq_;
+  CommittedView committed_view_{*this};
 };
 
 }  // namespace trainyard::store

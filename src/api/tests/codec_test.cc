@@ -221,10 +221,11 @@ spec:
 }
 
 TEST(CodecTest, KindAndApiVersionAreChecked) {
-  EXPECT_THAT(ErrorStrings(DecodeObject(ParseOne("apiVersion: v1\nkind: Service\n")).errors),
-              ElementsAre("kind: Unsupported value: \"Service\": supported values: "
+  EXPECT_THAT(ErrorStrings(DecodeObject(ParseOne("apiVersion: v1\nkind: StatefulSet\n")).errors),
+              ElementsAre("kind: Unsupported value: \"StatefulSet\": supported values: "
                           "\"PyTorchJob\", \"TFJob\", \"XGBoostJob\", \"MPIJob\", \"PaddleJob\", "
-                          "\"JAXJob\", \"Job\", \"ConfigMap\", \"ClusterQueue\", \"LocalQueue\", "
+                          "\"JAXJob\", \"Job\", \"ConfigMap\", \"Secret\", \"Service\", "
+                          "\"PersistentVolumeClaim\", \"ClusterQueue\", \"LocalQueue\", "
                           "\"ResourceFlavor\", \"PriorityClass\", \"ResourceQuota\", "
                           "\"Experiment\", \"Trial\", \"Suggestion\""));
   EXPECT_THAT(

@@ -128,6 +128,63 @@ spec:
   watch->Stop(std::chrono::seconds(1));
 }
 
+// The kinds added through the registry alone, with the real kubectl: a
+// Secret made by `kubectl create secret generic` reaches a replica's env
+// through secretKeyRef, decoded; Services and claims are listed as kubectl
+// lists them, with the warning of what trainyard does not do with them.
+TEST_F(ServerE2eTest, KubectlCreatesSecretsServicesAndClaimsAndAJobReadsTheSecret) {
+  StartServer();
+  CommandResult secret =
+      Kubectl({"create", "secret", "generic", "creds", "--from-literal=token=hunter2"});
+  ASSERT_EQ(secret.exit_code, 0) << secret.output;
+  EXPECT_THAT(Kubectl({"get", "secrets"}).output, HasSubstr("creds   Opaque   1"));
+  ASSERT_EQ(Kubectl({"apply", "-f", Write("job.yaml", R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: reader}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: debian
+        command: [sh, -c, 'echo "token is $TOKEN"']
+        env:
+        - name: TOKEN
+          valueFrom: {secretKeyRef: {name: creds, key: token}}
+)")})
+                .exit_code,
+            0);
+  ASSERT_TRUE(Eventually([&] {
+    return Kubectl({"logs", "job/reader"}).output.find("token is hunter2") != std::string::npos;
+  }));
+
+  CommandResult service = Kubectl({"apply", "-f", Write("svc.yaml", R"(
+apiVersion: v1
+kind: Service
+metadata: {name: trainer}
+spec: {clusterIP: None, ports: [{port: 23456}]}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: checkpoints}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+)")});
+  ASSERT_EQ(service.exit_code, 0) << service.output;
+  EXPECT_THAT(service.output, HasSubstr("does not route its traffic"));
+  EXPECT_THAT(Kubectl({"get", "svc"}).output, HasSubstr("23456/TCP"));
+  EXPECT_THAT(Kubectl({"get", "pvc", "checkpoints"}).output, HasSubstr("Pending"));
+  CommandResult bad = Kubectl({"apply", "-f", Write("bad-svc.yaml", R"(
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec: {ports: [{port: 70000}]}
+)")});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_THAT(bad.output, HasSubstr("must be between 1 and 65535"));
+}
+
 // Debian's python3-kubernetes client: CustomObjectsApi create, list, watch
 // and delete, CoreV1Api pods and logs (tests/python/kube_client_check.py).
 TEST_F(ServerE2eTest, ThePythonKubernetesClientCreatesListsWatchesAndDeletes) {

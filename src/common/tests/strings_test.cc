@@ -48,6 +48,16 @@ TEST(Base64Test, DecodesEveryPaddingAndRefusesWhatIsNotBase64) {
   EXPECT_EQ(Base64Decode("aGk=aGk="), std::nullopt);  // padding before the end
 }
 
+TEST(Base64Test, EncodesWhatDecodesBack) {
+  EXPECT_EQ(Base64Encode(""), "");
+  EXPECT_EQ(Base64Encode("h"), "aA==");
+  EXPECT_EQ(Base64Encode("hi"), "aGk=");
+  EXPECT_EQ(Base64Encode("hey"), "aGV5");
+  std::string bytes("\x00\xff\x3e\xff", 4);
+  EXPECT_EQ(Base64Encode(bytes), "AP8+/w==");
+  EXPECT_EQ(Base64Decode(Base64Encode(bytes)), bytes);
+}
+
 }  // namespace
 }  // namespace trainyard
 

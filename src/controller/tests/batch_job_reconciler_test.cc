@@ -8,6 +8,7 @@
 #include "api/object.h"
 #include "api/pod_object.h"
 #include "api/yaml.h"
+#include "controller/owned.h"
 #include "controller/tests/finished_pod.h"
 #include "store/sqlite_store.h"
 #include "store/tests/counting_store.h"
@@ -284,8 +285,10 @@ TEST_F(BatchJobReconcilerTest, ADeletedJobTakesItsPods) {
   Submit("  parallelism: 1\n");
   Reconcile();
   ASSERT_THAT(Pods(), SizeIs(1));
-  ASSERT_TRUE(store_->Delete({"Job", "default", "t"}).ok());
-  Reconcile();
+  Result<api::Json> deleted = store_->Delete({"Job", "default", "t"});
+  ASSERT_TRUE(deleted.ok());
+  // As the engine does for every deletion: its dependents by its uid.
+  ASSERT_TRUE(DeleteDependents(*store_, (*deleted)["metadata"]["uid"]).ok());
   EXPECT_THAT(Pods(), IsEmpty());
 }
 

@@ -9,6 +9,7 @@
 #include "api/pod_object.h"
 #include "api/yaml.h"
 #include "controller/conditions.h"
+#include "controller/owned.h"
 #include "controller/pod_state.h"
 #include "store/sqlite_store.h"
 
@@ -125,7 +126,7 @@ TEST_F(JobReconcilerTest, CreatesEveryReplicaWithItsPortAndEnv) {
   EXPECT_EQ(State(), "Created");
   EXPECT_EQ(Message(), "PyTorchJob mnist is created.");
   api::TrainingJob job = Job();
-  EXPECT_EQ(job.metadata.annotations.at(std::string(kPortsAnnotation)),
+  EXPECT_EQ(job.metadata.annotations.at(std::string(api::kPortsAnnotation)),
             R"({"Master-0":30000,"Worker-0":30001,"Worker-1":30002})");
   EXPECT_FALSE(job.status.start_time.empty());
   api::Pod worker = Pod("mnist-worker-1");
@@ -232,7 +233,7 @@ TEST_F(JobReconcilerTest, ExitCodeRetriesSignalsAndFailsOnProgramErrors) {
   Reconcile();
   api::Pod again = Pod("mnist-worker-0");
   EXPECT_NE(again.metadata.uid, uid);  // a new pod
-  EXPECT_EQ(again.metadata.annotations.at(std::string(kRecreationsAnnotation)), "1");
+  EXPECT_EQ(again.metadata.annotations.at(std::string(api::kRecreationsAnnotation)), "1");
   EXPECT_EQ(again.spec.containers[0].ports[0].container_port, 30001);  // same port
   SetPod("mnist-worker-0", "Failed", 1);                               // its own verdict: permanent
   Reconcile();
@@ -325,12 +326,25 @@ TEST_F(JobReconcilerTest, SuspendStopsEverythingAndResumeStartsAgain) {
   EXPECT_EQ(*r.requeue_after, seconds(100));
 }
 
-TEST_F(JobReconcilerTest, DeletingTheJobDeletesItsPods) {
+// The garbage collector, as the engine runs it for a deleted job: its pods
+// go by its uid, a new job of the same name keeps its own.
+TEST_F(JobReconcilerTest, DeletingTheJobDeletesItsPodsByItsUid) {
   Submit(PyTorch());
   Reconcile();
-  ASSERT_TRUE(store_->Delete(key_).ok());
+  Result<api::Json> deleted = store_->Delete(key_);
+  ASSERT_TRUE(deleted.ok());
+  Submit(PyTorch());  // made again at once, before the old one's pods are gone
+  // The engine collects before it reconciles: the new job's pods take the
+  // old ones' names.
+  ASSERT_TRUE(DeleteDependents(*store_, (*deleted)["metadata"]["uid"]).ok());
   Reconcile();
-  EXPECT_THAT(Pods(), IsEmpty());
+  std::string uid = (*store_->Get(key_))["metadata"]["uid"];
+  EXPECT_THAT(Pods(), ::testing::Not(IsEmpty()));
+  std::vector<api::Json> pods = store_->List("Pod", "default")->items;
+  for (const api::Json& pod : pods) {
+    EXPECT_EQ(pod["metadata"]["ownerReferences"][0]["uid"], uid);
+  }
+  EXPECT_EQ(Reconcile().requeue_after, std::nullopt);
 }
 
 TEST_F(JobReconcilerTest, ScalingDownRemovesExtraReplicas) {
@@ -401,7 +415,11 @@ spec:
   EXPECT_EQ((*store_->Get({"ConfigMap", "default", "m-config"}))["data"]["hostfile"],
             "m-worker-0 slots=2\n");
 
-  ASSERT_TRUE(store_->Delete(key_).ok());
+  // Deleted, its config and pods go by its uid (the engine's garbage
+  // collector).
+  Result<api::Json> deleted = store_->Delete(key_);
+  ASSERT_TRUE(deleted.ok());
+  ASSERT_TRUE(DeleteDependents(*store_, (*deleted)["metadata"]["uid"]).ok());
   Reconcile();
   EXPECT_EQ(store_->Get({"ConfigMap", "default", "m-config"}).status().code(),
             StatusCode::kNotFound);

@@ -341,3 +341,66 @@ spec:
 
 }  // namespace
 }  // namespace trainyard::engine
+
+namespace trainyard::engine {
+namespace {
+
+// The garbage collector: what names a deleted owner goes, by uid, both when
+// the owner is deleted while the engine runs and when it was deleted just
+// before a crash (the engine finds the dependents whose owner is gone at
+// start).
+TEST(EngineGarbageTest, DependentsOfADeletedOwnerGoNowAndAfterARestart) {
+  std::filesystem::path dir = FreshTestDir("trainyard-engine-gc");
+  auto open = [&] {
+    return Engine::Create({.state_dir = (dir / "state").string(),
+                           .working_dir = dir.string(),
+                           .base_env = {{"PATH", "/usr/bin:/bin"}}});
+  };
+  auto run_until = [](Engine& engine, const std::function<bool()>& done) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    Status s =
+        engine.Run([&] { return done() || std::chrono::steady_clock::now() > deadline; }, [] {});
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    EXPECT_TRUE(done());
+  };
+  auto dependent = [](const std::string& name, const std::string& owner_uid) {
+    return api::Json{{"apiVersion", "v1"},
+                     {"kind", "ConfigMap"},
+                     {"metadata",
+                      {{"name", name},
+                       {"namespace", "default"},
+                       {"ownerReferences",
+                        {{{"apiVersion", "v1"},
+                          {"kind", "ConfigMap"},
+                          {"name", "owner"},
+                          {"uid", owner_uid},
+                          {"controller", true}}}}}}};
+  };
+  {
+    auto engine = open();
+    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+    store::SqliteStore& store = (*engine)->store();
+    api::Json owner = {{"apiVersion", "v1"},
+                       {"kind", "ConfigMap"},
+                       {"metadata", {{"name", "owner"}, {"namespace", "default"}}}};
+    std::string uid = (*store.Create(owner))["metadata"]["uid"];
+    ASSERT_TRUE(store.Create(dependent("child", uid)).ok());
+    ASSERT_TRUE(store
+                    .Create(dependent("grandchild", (*store.Get({"ConfigMap", "default",
+                                                                 "child"}))["metadata"]["uid"]))
+                    .ok());
+    ASSERT_TRUE(store.Delete({"ConfigMap", "default", "owner"}).ok());
+    run_until(**engine, [&] { return store.List("ConfigMap", "default")->items.empty(); });
+    // As if the engine crashed right after an owner was deleted.
+    ASSERT_TRUE(store.Create(dependent("orphan", "uid-of-an-owner-gone")).ok());
+  }
+  auto engine = open();
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  run_until(**engine,
+            [&] { return (*engine)->store().List("ConfigMap", "default")->items.empty(); });
+  engine->reset();
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace trainyard::engine

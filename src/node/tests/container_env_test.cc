@@ -90,6 +90,20 @@ TEST_F(ContainerEnvTest, ConfigMapKeysAndOptionalOnes) {
   EXPECT_EQ(Build().status().message(), "ConfigMap other not found");
 }
 
+// A Secret keeps base64 as Kubernetes does: the container gets the bytes.
+TEST_F(ContainerEnvTest, SecretKeysAreDecoded) {
+  api::Json secret = {{"apiVersion", "v1"},
+                      {"kind", "Secret"},
+                      {"metadata", {{"name", "creds"}, {"namespace", "ml"}}},
+                      {"data", {{"token", "aHVudGVyMg=="}}}};
+  ASSERT_TRUE(store_->Create(secret).ok());
+  api::EnvVarSource token;
+  token.secret_key_ref = api::KeySelector{.name = "creds", .key = "token"};
+  container_.env = {From("TOKEN", token)};
+  EXPECT_THAT(*Build(),
+              ::testing::Contains(std::pair<std::string, std::string>("TOKEN", "hunter2")));
+}
+
 TEST_F(ContainerEnvTest, ArgvExpandsAndNeedsACommand) {
   container_.command = {"python3", "train.py"};
   container_.args = {"--rank=$(RANK)", "$$(KEEP)"};

@@ -23,7 +23,9 @@ class FakeBackend final : public Backend {
   explicit FakeBackend(const Clock& clock) {
     store_ = std::move(*store::SqliteStore::Open({.clock = &clock}));
   }
-  store::SqliteStore& store() override { return *store_; }
+  store::CommittedReader& store() override { return store_->committed(); }
+  // The store itself, for tests to set the scene with.
+  store::SqliteStore& writable() { return *store_; }
   Result<api::Json> Execute(Write write) override {
     ++writes;
     return write(*store_);

@@ -71,6 +71,42 @@ TEST_F(HandlerTest, CreateStoresTheDefaultedObjectOnceAndGetReturnsIt) {
   EXPECT_EQ(Body(again)["message"], "pytorchjobs.kubeflow.org \"mnist\" already exists");
 }
 
+// Kinds added through the registry alone are served like every other:
+// created with their defaults and warnings, listed as kubectl's tables.
+TEST_F(HandlerTest, SecretsServicesAndClaimsAreServedThroughTheirDescriptors) {
+  const std::string core = "/api/v1/namespaces/default/";
+  ApiResponse secret = Call("POST", core + "secrets",
+                            R"({"metadata": {"name": "creds"}, "stringData": {"token": "t0k"}})");
+  ASSERT_EQ(secret.code, 201) << secret.body;
+  EXPECT_EQ(Body(secret)["data"]["token"], "dDBr");
+  EXPECT_THAT(secret.warnings, ::testing::Contains(HasSubstr("Secret: kept")));
+  ApiResponse bad =
+      Call("POST", core + "secrets", R"({"metadata": {"name": "x"}, "data": {"k": "plain text"}})");
+  EXPECT_EQ(bad.code, 422);
+  EXPECT_THAT(bad.body, ::testing::Not(HasSubstr("plain text")));
+
+  ApiResponse service =
+      Call("POST", core + "services",
+           R"({"metadata": {"name": "trainer"}, "spec": {"ports": [{"port": 80}]}})");
+  ASSERT_EQ(service.code, 201) << service.body;
+  ApiResponse claim =
+      Call("POST", core + "persistentvolumeclaims",
+           R"({"metadata": {"name": "ckpt"}, "spec": {"accessModes": ["ReadWriteOnce"],
+                               "resources": {"requests": {"storage": "1Gi"}}}})");
+  ASSERT_EQ(claim.code, 201) << claim.body;
+
+  const std::string table = "application/json;as=Table;v=v1;g=meta.k8s.io";
+  api::Json services = Body(Call("GET", core + "services", "", "", {}, table));
+  EXPECT_EQ(services["columnDefinitions"][4]["name"], "Port(s)");
+  EXPECT_EQ(services["rows"][0]["cells"][4], "80/TCP");
+  api::Json claims = Body(Call("GET", core + "persistentvolumeclaims", "", "", {}, table));
+  EXPECT_EQ(claims["rows"][0]["cells"][1], "Pending");
+  api::Json discovery = Body(Call("GET", "/api/v1"));
+  std::vector<std::string> names;
+  for (const api::Json& r : discovery["resources"]) names.push_back(r["name"]);
+  EXPECT_THAT(names, ::testing::IsSupersetOf({"secrets", "services", "persistentvolumeclaims"}));
+}
+
 TEST_F(HandlerTest, AnInvalidObjectGets422WithACausePerFieldAndChangesNothing) {
   int64_t rv = backend_.store().CurrentResourceVersion();
   api::Json bad = api::Json::parse(kTestJob);
@@ -250,10 +286,10 @@ TEST_F(HandlerTest, ADeletesGracePeriodIsThePodsLastState) {
                      {"kind", "Pod"},
                      {"metadata", {{"name", name}, {"namespace", "default"}}},
                      {"spec", {{"containers", {{{"name", "main"}}}}}}};
-    ASSERT_TRUE(backend_.store().Create(pod).ok());
+    ASSERT_TRUE(backend_.writable().Create(pod).ok());
   };
   std::vector<api::Json> seen;
-  Result<store::WatchId> watch = backend_.store().Watch(
+  Result<store::WatchId> watch = backend_.writable().Watch(
       0, [&](const store::WatchEvent& e) { seen.push_back(e.object["metadata"]); });
   ASSERT_TRUE(watch.ok());
   std::string pods = "/api/v1/namespaces/default/pods/";
@@ -282,7 +318,7 @@ TEST_F(HandlerTest, ADeletesGracePeriodIsThePodsLastState) {
   for (const char* name : {"a", "b", "c"}) {
     EXPECT_FALSE(backend_.store().Get({"Pod", "default", name}).ok()) << name;
   }
-  backend_.store().StopWatch(*watch);
+  backend_.writable().StopWatch(*watch);
 }
 
 TEST_F(HandlerTest, LogsShowTheRunAndItsLastLines) {
@@ -298,7 +334,7 @@ TEST_F(HandlerTest, LogsShowTheRunAndItsLastLines) {
        {{"phase", "Succeeded"},
         {"containerStatuses",
          {{{"name", "pytorch"}, {"restartCount", 0}, {"state", {{"terminated", {}}}}}}}}}};
-  ASSERT_TRUE(backend_.store().Create(pod).ok());
+  ASSERT_TRUE(backend_.writable().Create(pod).ok());
   auto read_all = [](ApiResponse r) {
     std::string out;
     while (r.stream && r.stream->Next(out, std::chrono::milliseconds(0))) {
@@ -326,14 +362,14 @@ TEST(ObservationsTest, ATrialsMetricsAreListedInOrderAsKatibReturnsThem) {
   };
   const std::string trials = "/apis/kubeflow.org/v1beta1/namespaces/default/trials";
   EXPECT_EQ(get(trials + "/t1/observations").code, 404);  // no such trial
-  ASSERT_TRUE(backend.store()
+  ASSERT_TRUE(backend.writable()
                   .Create({{"apiVersion", "kubeflow.org/v1beta1"},
                            {"kind", "Trial"},
                            {"metadata", {{"name", "t1"}, {"namespace", "default"}}}})
                   .ok());
   EXPECT_EQ(api::Json::parse(get(trials + "/t1/observations").body)["metricLogs"],
             api::Json::array());
-  ASSERT_TRUE(backend.store()
+  ASSERT_TRUE(backend.writable()
                   .AppendObservations(
                       "default/t1",
                       {{1704067200'000'000, "loss", "0.5"}, {1704067200'250'000, "loss", "0.25"}},
@@ -366,7 +402,7 @@ class PushTest : public ::testing::Test {
                         {{"objective", {{"type", "minimize"}, {"objectiveMetricName", "loss"}}},
                          {"metricsCollector", {{"collector", {{"kind", kind}}}}}}},
                        {"status", {{"conditions", std::move(conditions)}}}};
-    ASSERT_TRUE(backend_.store().Create(trial).ok());
+    ASSERT_TRUE(backend_.writable().Create(trial).ok());
   }
   ApiResponse Push(const std::string& trial, const std::string& body, std::string token = "") {
     return handler_.Handle({.method = "POST",
@@ -450,7 +486,7 @@ TEST(PushAuthTest, ATrialPushesWithItsUidWhereTokensAreRequired) {
                      {"kind", "Trial"},
                      {"metadata", {{"name", "t1"}, {"namespace", "default"}}},
                      {"spec", {{"metricsCollector", {{"collector", {{"kind", "Push"}}}}}}}};
-  Result<api::Json> created = backend.store().Create(trial);
+  Result<api::Json> created = backend.writable().Create(trial);
   ASSERT_TRUE(created.ok());
   const std::string uid = (*created)["metadata"]["uid"];  // the store's own
   const std::string path = "/apis/kubeflow.org/v1beta1/namespaces/default/trials/t1/observations";

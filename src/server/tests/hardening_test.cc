@@ -110,7 +110,7 @@ TEST_F(HardeningTest, ADeepPushBodyIsRefusedAndABadValueIsNotEchoedWhole) {
                      {"spec",
                       {{"objective", {{"type", "minimize"}, {"objectiveMetricName", "loss"}}},
                        {"metricsCollector", {{"collector", {{"kind", "Push"}}}}}}}};
-  ASSERT_TRUE(backend_.store().Create(trial).ok());
+  ASSERT_TRUE(backend_.writable().Create(trial).ok());
   const std::string push = "/apis/kubeflow.org/v1beta1/namespaces/default/trials/t1/observations";
   ApiResponse r = Call("POST", push, R"({"metrics": {"loss": )" + Nested(100'000) + "}}");
   EXPECT_EQ(r.code, 400);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "api/printer_columns.h"
 #include "server/resources.h"
 
 namespace trainyard::server {
@@ -11,15 +12,15 @@ TEST(TableTest, AgesReadAsKubectlPrintsThem) {
   using std::chrono::hours;
   using std::chrono::minutes;
   using std::chrono::seconds;
-  EXPECT_EQ(HumanDuration(seconds(45)), "45s");
-  EXPECT_EQ(HumanDuration(seconds(119)), "119s");
-  EXPECT_EQ(HumanDuration(seconds(200)), "3m20s");
-  EXPECT_EQ(HumanDuration(minutes(5)), "5m");
-  EXPECT_EQ(HumanDuration(minutes(42)), "42m");
-  EXPECT_EQ(HumanDuration(hours(5) + minutes(10)), "5h10m");
-  EXPECT_EQ(HumanDuration(hours(30)), "30h");
-  EXPECT_EQ(HumanDuration(hours(24 * 3 + 4)), "3d4h");
-  EXPECT_EQ(HumanDuration(hours(24 * 30)), "30d");
+  EXPECT_EQ(api::HumanDuration(seconds(45)), "45s");
+  EXPECT_EQ(api::HumanDuration(seconds(119)), "119s");
+  EXPECT_EQ(api::HumanDuration(seconds(200)), "3m20s");
+  EXPECT_EQ(api::HumanDuration(minutes(5)), "5m");
+  EXPECT_EQ(api::HumanDuration(minutes(42)), "42m");
+  EXPECT_EQ(api::HumanDuration(hours(5) + minutes(10)), "5h10m");
+  EXPECT_EQ(api::HumanDuration(hours(30)), "30h");
+  EXPECT_EQ(api::HumanDuration(hours(24 * 3 + 4)), "3d4h");
+  EXPECT_EQ(api::HumanDuration(hours(24 * 30)), "30d");
 }
 
 TEST(TableTest, TrainingJobsShowTheLastConditionAsState) {
@@ -30,7 +31,7 @@ TEST(TableTest, TrainingJobsShowTheLastConditionAsState) {
                       {{{"type", "Created"}, {"status", "True"}},
                        {{"type", "Running"}, {"status", "False"}},
                        {{"type", "Succeeded"}, {"status", "True"}}}}}}};
-  api::Json table = MakeTable(*ResourceOfKind("PyTorchJob"), {&job}, "7", {.now = now});
+  api::Json table = MakeTable(*api::ResourceTypeOfKind("PyTorchJob"), {&job}, "7", {.now = now});
   EXPECT_EQ(table["kind"], "Table");
   EXPECT_EQ(table["columnDefinitions"].size(), 3u);
   EXPECT_EQ(table["columnDefinitions"][1]["name"], "State");
@@ -56,14 +57,14 @@ TEST(TableTest, AnObjectOfAnUnexpectedShapeNeverBreaksTheList) {
                       {"trialsSucceeded", 1},
                       {"currentOptimalTrial", {{"observation", observation}}}}}};
   api::Json table =
-      MakeTable(*ResourceOfKind("Experiment"), {&bad, &worse, &good}, "1", {.now = now});
+      MakeTable(*api::ResourceTypeOfKind("Experiment"), {&bad, &worse, &good}, "1", {.now = now});
   ASSERT_EQ(table["rows"].size(), 3u);
   EXPECT_EQ(table["rows"][0]["cells"][0], "bad");
   EXPECT_EQ(table["rows"][1]["cells"][0], "worse");
   EXPECT_EQ(table["rows"][2]["cells"], api::Json({"good", "", "", "5m", "1/2", 0, "0.5"}));
   api::Json odd_priority = {{"metadata", {{"name", "odd"}}}, {"globalDefault", "yes"}};
   api::Json classes =
-      MakeTable(*ResourceOfKind("PriorityClass"), {&odd_priority}, "1", {.now = now});
+      MakeTable(*api::ResourceTypeOfKind("PriorityClass"), {&odd_priority}, "1", {.now = now});
   EXPECT_EQ(classes["rows"][0]["cells"][0], "odd");
   EXPECT_NE(classes["rows"][0]["cells"].dump().find("<invalid>"), std::string::npos);
 }
@@ -80,10 +81,10 @@ TEST(TableTest, PodsShowReadyStatusAndRestartsAsKubectlDoes) {
            {"ready", false},
            {"restartCount", 2},
            {"state", {{"waiting", {{"reason", "CrashLoopBackOff"}}}}}}}}}}};
-  api::Json table = MakeTable(*ResourceOfKind("Pod"), {&pod}, "1", {.now = now});
+  api::Json table = MakeTable(*api::ResourceTypeOfKind("Pod"), {&pod}, "1", {.now = now});
   EXPECT_EQ(table["rows"][0]["cells"],
             api::Json({"mnist-worker-0", "0/1", "CrashLoopBackOff", "2", "30s", "", ""}));
-  EXPECT_TRUE(MakeTable(*ResourceOfKind("Pod"), {&pod}, "1",
+  EXPECT_TRUE(MakeTable(*api::ResourceTypeOfKind("Pod"), {&pod}, "1",
                         {.now = now, .with_columns = false})["columnDefinitions"]
                   .empty());
 }

@@ -359,6 +359,56 @@ TEST_F(SqliteStoreFileTest, ACounterBehindTheStoredVersionsIsMovedUp) {
   EXPECT_EQ((*c)["metadata"]["resourceVersion"], "3");
 }
 
+TEST_F(SqliteStoreTest, CommittedReadsSeeAnOpenGroupOnlyOnceItCommits) {
+  ASSERT_TRUE(store_->Create(Job("a")).ok());
+  ASSERT_TRUE(store_->Create(Job("b")).ok());
+  ASSERT_TRUE(store_->Create(OwnedPod("kept", "u1")).ok());
+  ASSERT_TRUE(store_->AppendObservations("default/t", {{1, "loss", "0.5"}}, "", 0).ok());
+  const CommittedReader& committed = store_->committed();
+  auto names = [](const ObjectReader& reader, const std::string& kind) {
+    std::vector<std::string> out;
+    EXPECT_TRUE(
+        reader.Scan(kind, "", [&](const Json& o) { out.push_back(o["metadata"]["name"]); }).ok());
+    return out;
+  };
+  auto owned = [](const ObjectReader& reader, const std::string& uid) {
+    std::vector<std::string> out;
+    EXPECT_TRUE(
+        reader.ScanOwnedBy("Pod", uid, [&](const Json& o) { out.push_back(o["metadata"]["name"]); })
+            .ok());
+    return out;
+  };
+
+  ASSERT_TRUE(store_->BeginGroup().ok());
+  Json b = *store_->Get({"PyTorchJob", "default", "b"});
+  b["spec"]["changed"] = true;
+  ASSERT_TRUE(store_->Update(b).ok());
+  ASSERT_TRUE(store_->Delete({"PyTorchJob", "default", "a"}).ok());
+  ASSERT_TRUE(store_->Create(Job("c")).ok());
+  ASSERT_TRUE(store_->Create(OwnedPod("new", "u1")).ok());
+  ASSERT_TRUE(store_->Delete({"Pod", "default", "kept"}).ok());
+  ASSERT_TRUE(store_->AppendObservations("default/t", {{2, "loss", "0.25"}}, "", 0).ok());
+
+  // The store itself reads its writes; the committed view does not.
+  EXPECT_THAT(names(*store_, "PyTorchJob"), ::testing::ElementsAre("b", "c"));
+  EXPECT_THAT(names(committed, "PyTorchJob"), ::testing::ElementsAre("a", "b"));
+  EXPECT_FALSE(committed.Get({"PyTorchJob", "default", "b"})->at("spec").contains("changed"));
+  EXPECT_EQ(committed.Get({"PyTorchJob", "default", "c"}).status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(owned(*store_, "u1"), ::testing::ElementsAre("new"));
+  EXPECT_THAT(owned(committed, "u1"), ::testing::ElementsAre("kept"));
+  EXPECT_EQ(committed.CurrentResourceVersion(), 3);
+  EXPECT_EQ(committed.List("PyTorchJob", "default")->resource_version, 3);
+  EXPECT_EQ(committed.ListObservations("default/t")->size(), 1u);
+  EXPECT_EQ(store_->ListObservations("default/t")->size(), 2u);
+
+  ASSERT_TRUE(store_->CommitGroup().ok());
+  EXPECT_THAT(names(committed, "PyTorchJob"), ::testing::ElementsAre("b", "c"));
+  EXPECT_TRUE(committed.Get({"PyTorchJob", "default", "b"})->at("spec").contains("changed"));
+  EXPECT_THAT(owned(committed, "u1"), ::testing::ElementsAre("new"));
+  EXPECT_EQ(committed.CurrentResourceVersion(), store_->CurrentResourceVersion());
+  EXPECT_EQ(committed.ListObservations("default/t")->size(), 2u);
+}
+
 TEST_F(SqliteStoreFileTest, AFullDiskRefusesWritesKeepsMemoryAsTheDiskAndPasses) {
   auto opened = Open(testing::FullDiskVfs::Name());
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();

@@ -1,0 +1,203 @@
+#include "api/core_kinds.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "api/names.h"
+#include "api/validation_internal.h"
+#include "common/strings.h"
+
+namespace trainyard::api {
+namespace {
+
+constexpr size_t kMaxSecretBytes = 1024 * 1024;
+
+// The hooks of a CoreObject kind whose top-level fields are `Typed`.
+template <class Typed>
+Typed TypedFields(const Object& object) {
+  Typed typed;
+  FieldErrors ignored;  // reported when the object was decoded
+  DecodeFields(
+      std::get<CoreObject>(object).fields, FieldPath(), [&](auto& v) { Typed::Fields(typed, v); },
+      nullptr, ignored);
+  return typed;
+}
+
+template <class Typed>
+ObjectHooks CoreHooks(std::string kind, void (*set_defaults)(Typed&),
+                      void (*validate)(const Typed&, ValidationResult&)) {
+  ObjectHooks hooks;
+  hooks.decode = [kind](const Json& doc, FieldErrors& errors) -> Object {
+    CoreObject object{.kind = kind};
+    Json rest = Json::object();
+    for (const auto& [key, value] : doc.items()) {
+      if (key == "metadata") {
+        if (!value.is_null()) Decode(value, FieldPath("metadata"), object.metadata, errors);
+      } else if (key != "apiVersion" && key != "kind") {
+        rest[key] = value;
+      }
+    }
+    Typed typed;
+    DecodeFields(
+        rest, FieldPath(), [&](auto& v) { Typed::Fields(typed, v); }, nullptr, errors);
+    object.fields = Encode(typed);
+    return object;
+  };
+  hooks.set_defaults = [set_defaults](Object& object) {
+    Typed typed = TypedFields<Typed>(object);
+    set_defaults(typed);
+    std::get<CoreObject>(object).fields = Encode(typed);
+  };
+  hooks.validate = [validate](const Object& object, ValidationResult& out) {
+    validate(TypedFields<Typed>(object), out);
+  };
+  hooks.encode = [](const Object& object) {
+    const auto& core = std::get<CoreObject>(object);
+    Json out = Json::object();
+    out["apiVersion"] = kCoreGroupVersion;
+    out["kind"] = core.kind;
+    out["metadata"] = Encode(core.metadata);
+    for (const auto& [key, value] : core.fields.items()) out[key] = value;
+    return out;
+  };
+  return hooks;
+}
+
+void DefaultSecret(SecretFields& secret) {
+  if (secret.type.empty()) secret.type = "Opaque";
+  // As the API server does: stringData is write-only, merged into data.
+  for (const auto& [key, value] : secret.string_data) secret.data[key] = Base64Encode(value);
+  secret.string_data.clear();
+}
+
+void ValidateSecret(const SecretFields& secret, ValidationResult& out) {
+  size_t total = 0;
+  for (const auto& [key, value] : secret.data) {
+    for (const std::string& p : internal::ConfigKeyProblems(key)) {
+      out.errors.push_back(FieldError::Invalid(FieldPath("data"), key, p));
+    }
+    std::optional<std::string> bytes = Base64Decode(value);
+    if (!bytes) {
+      // Never the value itself: it is a secret.
+      out.errors.push_back(FieldError::InvalidRendered(FieldPath("data").Key(key), "\"<secret>\"",
+                                                       "must be base64-encoded"));
+    }
+    total += bytes ? bytes->size() : 0;
+  }
+  if (total > kMaxSecretBytes) {
+    out.errors.push_back(FieldError::TooLong(FieldPath("data"), kMaxSecretBytes));
+  }
+  out.warnings.push_back(
+      "Secret: kept in the server's state as Kubernetes keeps it (base64, not encrypted); env "
+      "secretKeyRef reads it, secret volumes are not supported yet");
+}
+
+void DefaultService(ServiceFields& service) {
+  ServiceSpec& spec = service.spec;
+  if (spec.type.empty()) spec.type = "ClusterIP";
+  if (spec.session_affinity.empty()) spec.session_affinity = "None";
+  for (ServicePort& port : spec.ports) {
+    if (port.protocol.empty()) port.protocol = "TCP";
+    if (port.target_port.is_null()) port.target_port = port.port;
+  }
+}
+
+void ValidateService(const ServiceFields& service, ValidationResult& out) {
+  const ServiceSpec& spec = service.spec;
+  FieldPath path("spec");
+  static const std::vector<std::string> kTypes = {"ClusterIP", "NodePort", "LoadBalancer",
+                                                  "ExternalName"};
+  if (std::find(kTypes.begin(), kTypes.end(), spec.type) == kTypes.end()) {
+    out.errors.push_back(FieldError::NotSupported(path.Child("type"), spec.type, kTypes));
+  }
+  if (spec.type != "ExternalName" && spec.ports.empty() && spec.cluster_ip != "None") {
+    out.errors.push_back(FieldError::Required(path.Child("ports")));
+  }
+  static const std::vector<std::string> kProtocols = {"TCP", "UDP", "SCTP"};
+  std::set<std::string> names;
+  for (size_t i = 0; i < spec.ports.size(); ++i) {
+    const ServicePort& port = spec.ports[i];
+    FieldPath at = path.Child("ports").Index(static_cast<int64_t>(i));
+    if (port.port < 1 || port.port > 65535) {
+      out.errors.push_back(FieldError::Invalid(at.Child("port"), port.port,
+                                               "must be between 1 and 65535, inclusive"));
+    }
+    if (std::find(kProtocols.begin(), kProtocols.end(), port.protocol) == kProtocols.end()) {
+      out.errors.push_back(
+          FieldError::NotSupported(at.Child("protocol"), port.protocol, kProtocols));
+    }
+    if (spec.ports.size() > 1 && port.name.empty()) {
+      out.errors.push_back(FieldError::Required(at.Child("name"), "when more than one port"));
+    }
+    if (!port.name.empty() && !names.insert(port.name).second) {
+      out.errors.push_back(FieldError::Duplicate(at.Child("name"), port.name));
+    }
+    if (!port.target_port.is_string() && !port.target_port.is_number_integer()) {
+      out.errors.push_back(
+          TypeError(at.Child("targetPort"), port.target_port, "a port number or name"));
+    }
+  }
+  internal::ValidateLabels(spec.selector, path.Child("selector"), out);
+  // Stored and served, for clients and for the operator mode that creates
+  // them on a cluster; locally nothing proxies a Service.
+  out.warnings.push_back(
+      "Service: stored and served, but trainyard does not route its traffic: replicas on this "
+      "machine reach one another directly, as their environment says");
+}
+
+void DefaultClaim(PersistentVolumeClaimFields& claim) {
+  if (claim.spec.volume_mode.empty()) claim.spec.volume_mode = "Filesystem";
+  if (!claim.status.is_object()) claim.status = Json::object();
+  if (!claim.status.contains("phase")) claim.status["phase"] = "Pending";
+}
+
+void ValidateClaim(const PersistentVolumeClaimFields& claim, ValidationResult& out) {
+  const PersistentVolumeClaimSpec& spec = claim.spec;
+  FieldPath path("spec");
+  static const std::vector<std::string> kModes = {"ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany",
+                                                  "ReadWriteOncePod"};
+  if (spec.access_modes.empty()) {
+    out.errors.push_back(
+        FieldError::Required(path.Child("accessModes"), "at least 1 access mode is required"));
+  }
+  for (size_t i = 0; i < spec.access_modes.size(); ++i) {
+    if (std::find(kModes.begin(), kModes.end(), spec.access_modes[i]) == kModes.end()) {
+      out.errors.push_back(FieldError::NotSupported(
+          path.Child("accessModes").Index(static_cast<int64_t>(i)), spec.access_modes[i], kModes));
+    }
+  }
+  if (!spec.resources.requests.contains("storage")) {
+    out.errors.push_back(
+        FieldError::Required(path.Child("resources").Child("requests").Key("storage")));
+  }
+  internal::ValidateResourceList(spec.resources.requests, path.Child("resources").Child("requests"),
+                                 out);
+  static const std::vector<std::string> kVolumeModes = {"Filesystem", "Block"};
+  if (std::find(kVolumeModes.begin(), kVolumeModes.end(), spec.volume_mode) == kVolumeModes.end()) {
+    out.errors.push_back(
+        FieldError::NotSupported(path.Child("volumeMode"), spec.volume_mode, kVolumeModes));
+  }
+  out.warnings.push_back(
+      "PersistentVolumeClaim: stored and served; pods cannot mount claims yet (a "
+      "persistentVolumeClaim volume is refused), and storageClassName and accessModes have no "
+      "local meaning");
+}
+
+}  // namespace
+
+ObjectHooks SecretHooks() {
+  return CoreHooks<SecretFields>("Secret", DefaultSecret, ValidateSecret);
+}
+
+ObjectHooks ServiceHooks() {
+  return CoreHooks<ServiceFields>("Service", DefaultService, ValidateService);
+}
+
+ObjectHooks PersistentVolumeClaimHooks() {
+  return CoreHooks<PersistentVolumeClaimFields>("PersistentVolumeClaim", DefaultClaim,
+                                                ValidateClaim);
+}
+
+}  // namespace trainyard::api

@@ -1,0 +1,290 @@
+#include "api/printer_columns.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace trainyard::api {
+namespace {
+
+// kubectl's STATUS for a pod: the phase, or what its container waits on
+// or ended with.
+std::string PodStatusCell(const Json& pod) {
+  if (!StringAt(pod, {"metadata", "deletionTimestamp"}).empty()) return "Terminating";
+  std::string reason = StringAt(pod, {"status", "phase"});
+  if (reason.empty()) reason = "Pending";
+  if (std::string r = StringAt(pod, {"status", "reason"}); !r.empty()) reason = r;
+  for (const Json& c : ArrayRefAt(pod, {"status", "containerStatuses"})) {
+    if (std::string w = StringAt(c, {"state", "waiting", "reason"}); !w.empty()) {
+      reason = w;
+    } else if (c.contains("state") && c["state"].contains("terminated")) {
+      std::string t = StringAt(c, {"state", "terminated", "reason"});
+      int64_t signal = IntAt(c, {"state", "terminated", "signal"});
+      int64_t code = IntAt(c, {"state", "terminated", "exitCode"});
+      reason = !t.empty()    ? t
+               : signal != 0 ? fmt::format("Signal:{}", signal)
+                             : fmt::format("ExitCode:{}", code);
+    }
+  }
+  return reason;
+}
+
+}  // namespace
+
+std::vector<PrinterColumn> PodColumns() {
+  return {
+      NameColumn(),
+      {"Ready", "string", "", 0,
+       [](const Json& o, TimePoint) {
+         size_t ready = 0;
+         const Json& statuses = ArrayRefAt(o, {"status", "containerStatuses"});
+         for (const Json& c : statuses)
+           ready += c.is_object() && c.contains("ready") && c["ready"] == true;
+         size_t total = std::max(ArrayRefAt(o, {"spec", "containers"}).size(), statuses.size());
+         return fmt::format("{}/{}", ready, total);
+       }},
+      {"Status", "string", "", 0, [](const Json& o, TimePoint) { return PodStatusCell(o); }},
+      {"Restarts", "string", "", 0,
+       [](const Json& o, TimePoint) {
+         int64_t n = 0;
+         for (const Json& c : ArrayRefAt(o, {"status", "containerStatuses"}))
+           n += IntAt(c, {"restartCount"});
+         return std::to_string(n);
+       }},
+      AgeColumn(),
+      {"IP", "string", "", 1,
+       [](const Json& o, TimePoint) {
+         return StringAt(o, {"status", "podIP"});
+       }},
+      {"Node", "string", "", 1,
+       [](const Json& o, TimePoint) {
+         return StringAt(o, {"spec", "nodeName"});
+       }},
+  };
+}
+
+namespace {
+
+std::string BatchJobStatusCell(const Json& job) {
+  std::string status = "Running";
+  for (const Json& c : ArrayRefAt(job, {"status", "conditions"})) {
+    if (StringAt(c, {"status"}) != "True") continue;
+    std::string type = StringAt(c, {"type"});
+    if (type == "Complete" || type == "Failed" || type == "Suspended") status = type;
+  }
+  return status;
+}
+
+}  // namespace
+
+std::vector<PrinterColumn> BatchJobColumns() {
+  return {
+      NameColumn(),
+      {"Status", "string", "", 0, [](const Json& o, TimePoint) { return BatchJobStatusCell(o); }},
+      {"Completions", "string", "", 0,
+       [](const Json& o, TimePoint) {
+         int64_t succeeded = IntAt(o, {"status", "succeeded"});
+         int64_t completions = IntAt(o, {"spec", "completions"}, -1);
+         if (completions >= 0) return fmt::format("{}/{}", succeeded, completions);
+         int64_t parallelism = IntAt(o, {"spec", "parallelism"}, 1);
+         return parallelism > 1 ? fmt::format("{}/1 of {}", succeeded, parallelism)
+                                : fmt::format("{}/1", succeeded);
+       }},
+      {"Duration", "string", "", 0,
+       [](const Json& o, TimePoint now) -> std::string {
+         std::optional<TimePoint> start = ParseRfc3339(StringAt(o, {"status", "startTime"}));
+         if (!start) return "";
+         std::optional<TimePoint> end = ParseRfc3339(StringAt(o, {"status", "completionTime"}));
+         return HumanDuration((end ? *end : now) - *start);
+       }},
+      AgeColumn(),
+  };
+}
+
+std::vector<PrinterColumn> TrainingJobColumns() {
+  // The CRDs' additionalPrinterColumns: State is .status.conditions[-1:].type.
+  return {NameColumn(),
+          {"State", "string", "", 0,
+           [](const Json& o, TimePoint) -> std::string {
+             const Json& conditions = ArrayRefAt(o, {"status", "conditions"});
+             return conditions.empty() ? "" : StringAt(conditions.back(), {"type"});
+           }},
+          AgeColumn()};
+}
+
+std::vector<PrinterColumn> EventColumns() {
+  return {
+      {"Last Seen", "string", "", 0,
+       [](const Json& o, TimePoint now) {
+         std::string last = StringAt(o, {"lastTimestamp"});
+         if (last.empty()) last = StringAt(o, {"eventTime"});
+         if (last.empty()) last = StringAt(o, {"metadata", "creationTimestamp"});
+         return Age(last, now);
+       }},
+      {"Type", "string", "", 0, [](const Json& o, TimePoint) { return StringAt(o, {"type"}); }},
+      {"Reason", "string", "", 0, [](const Json& o, TimePoint) { return StringAt(o, {"reason"}); }},
+      {"Object", "string", "", 0,
+       [](const Json& o, TimePoint) {
+         std::string kind = StringAt(o, {"involvedObject", "kind"});
+         std::transform(kind.begin(), kind.end(), kind.begin(), ::tolower);
+         return kind + "/" + StringAt(o, {"involvedObject", "name"});
+       }},
+      {"Message", "string", "", 0,
+       [](const Json& o, TimePoint) { return StringAt(o, {"message"}); }},
+  };
+}
+
+std::vector<PrinterColumn> NamespaceColumns() {
+  return {NameColumn(),
+          {"Status", "string", "", 0,
+           [](const Json& o, TimePoint) {
+             return StringAt(o, {"status", "phase"});
+           }},
+          AgeColumn()};
+}
+
+std::vector<PrinterColumn> NodeColumns() {
+  return {NameColumn(),
+          {"Status", "string", "", 0, [](const Json&, TimePoint) { return "Ready"; }},
+          {"Roles", "string", "", 0, [](const Json&, TimePoint) { return "<none>"; }},
+          AgeColumn(),
+          {"Version", "string", "", 0, [](const Json& o, TimePoint) {
+             return StringAt(o, {"status", "nodeInfo", "kubeletVersion"});
+           }}};
+}
+
+namespace {
+
+// kubectl's DATA: how many keys a ConfigMap or Secret holds in `fields`.
+PrinterColumn DataColumn(std::initializer_list<const char*> fields) {
+  std::vector<const char*> keys(fields);
+  return {"Data", "integer", "", 0, [keys](const Json& o, TimePoint) {
+            size_t n = 0;
+            for (const char* key : keys) n += ObjectAt(o, {key}).size();
+            return Json(n);
+          }};
+}
+
+}  // namespace
+
+std::vector<PrinterColumn> ConfigMapColumns() {
+  return {NameColumn(), DataColumn({"data", "binaryData"}), AgeColumn()};
+}
+
+std::vector<PrinterColumn> SecretColumns() {
+  // A stored Secret keeps its values in data only (stringData is merged in).
+  return {NameColumn(),
+          {"Type", "string", "", 0,
+           [](const Json& o, TimePoint) { return StringAt(o, {"type"}, "Opaque"); }},
+          DataColumn({"data"}),
+          AgeColumn()};
+}
+
+std::vector<PrinterColumn> ServiceColumns() {
+  return {NameColumn(),
+          {"Type", "string", "", 0,
+           [](const Json& o, TimePoint) {
+             return StringAt(o, {"spec", "type"}, "ClusterIP");
+           }},
+          {"Cluster-IP", "string", "", 0,
+           [](const Json& o, TimePoint) {
+             return StringAt(o, {"spec", "clusterIP"}, "<none>");
+           }},
+          {"External-IP", "string", "", 0, [](const Json&, TimePoint) { return "<none>"; }},
+          {"Port(s)", "string", "", 0,
+           [](const Json& o, TimePoint) {
+             std::vector<std::string> ports;
+             for (const Json& port : ArrayRefAt(o, {"spec", "ports"})) {
+               ports.push_back(fmt::format("{}/{}", IntAt(port, {"port"}),
+                                           StringAt(port, {"protocol"}, "TCP")));
+             }
+             return ports.empty() ? std::string("<none>")
+                                  : fmt::format("{}", fmt::join(ports, ","));
+           }},
+          AgeColumn()};
+}
+
+std::vector<PrinterColumn> PersistentVolumeClaimColumns() {
+  return {NameColumn(),
+          {"Status", "string", "", 0,
+           [](const Json& o, TimePoint) {
+             return StringAt(o, {"status", "phase"}, "Pending");
+           }},
+          {"Volume", "string", "", 0,
+           [](const Json& o, TimePoint) {
+             return StringAt(o, {"spec", "volumeName"});
+           }},
+          {"Capacity", "string", "", 0,
+           [](const Json& o, TimePoint) {
+             return StringAt(o, {"status", "capacity", "storage"});
+           }},
+          {"Access Modes", "string", "", 0,
+           [](const Json& o, TimePoint) {
+             // kubectl's abbreviations: RWO, ROX, RWX, RWOP.
+             std::vector<std::string> modes;
+             for (const Json& mode : ArrayRefAt(o, {"status", "accessModes"})) {
+               std::string m = mode.is_string() ? mode.get<std::string>() : "";
+               modes.push_back(m == "ReadWriteOnce"      ? "RWO"
+                               : m == "ReadOnlyMany"     ? "ROX"
+                               : m == "ReadWriteMany"    ? "RWX"
+                               : m == "ReadWriteOncePod" ? "RWOP"
+                                                         : m);
+             }
+             return fmt::format("{}", fmt::join(modes, ","));
+           }},
+          {"StorageClass", "string", "", 0,
+           [](const Json& o, TimePoint) {
+             return StringAt(o, {"spec", "storageClassName"});
+           }},
+          AgeColumn()};
+}
+
+PrinterColumn NameColumn() {
+  return {"Name", "string", "name", 0, [](const Json& o, TimePoint) {
+            return StringAt(o, {"metadata", "name"});
+          }};
+}
+
+PrinterColumn AgeColumn() {
+  return {"Age", "date", "", 0, [](const Json& o, TimePoint now) {
+            return Age(StringAt(o, {"metadata", "creationTimestamp"}), now);
+          }};
+}
+
+std::string Age(const std::string& timestamp, TimePoint now) {
+  std::optional<TimePoint> t = ParseRfc3339(timestamp);
+  return t ? HumanDuration(now - *t) : "<unknown>";
+}
+
+std::string HumanDuration(Duration d) {
+  int64_t seconds = std::chrono::duration_cast<std::chrono::seconds>(d).count();
+  if (seconds < -1) return "<invalid>";
+  if (seconds < 0) return "0s";
+  if (seconds < 120) return fmt::format("{}s", seconds);
+  int64_t minutes = seconds / 60;
+  if (minutes < 10) {
+    return seconds % 60 == 0 ? fmt::format("{}m", minutes)
+                             : fmt::format("{}m{}s", minutes, seconds % 60);
+  }
+  if (minutes < 180) return fmt::format("{}m", minutes);
+  int64_t hours = minutes / 60;
+  if (hours < 8) {
+    return minutes % 60 == 0 ? fmt::format("{}h", hours)
+                             : fmt::format("{}h{}m", hours, minutes % 60);
+  }
+  if (hours < 48) return fmt::format("{}h", hours);
+  if (hours < 24 * 8) {
+    return hours % 24 == 0 ? fmt::format("{}d", hours / 24)
+                           : fmt::format("{}d{}h", hours / 24, hours % 24);
+  }
+  if (hours < 24 * 365 * 2) return fmt::format("{}d", hours / 24);
+  if (hours < 24 * 365 * 8) {
+    int64_t days = (hours / 24) % 365;
+    return days == 0 ? fmt::format("{}y", hours / 24 / 365)
+                     : fmt::format("{}y{}d", hours / 24 / 365, days);
+  }
+  return fmt::format("{}y", hours / 24 / 365);
+}
+
+}  // namespace trainyard::api

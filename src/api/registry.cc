@@ -1,0 +1,250 @@
+#include "api/registry.h"
+
+#include <algorithm>
+
+#include "api/core_kinds.h"
+#include "api/defaults.h"
+#include "api/kinds.h"
+#include "api/object_codec.h"
+#include "api/validation_internal.h"
+#include "common/strings.h"
+
+namespace trainyard::api {
+namespace {
+
+const std::vector<std::string> kAllVerbs = {"create", "delete", "get",  "list",
+                                            "patch",  "update", "watch"};
+const std::vector<std::string> kReadVerbs = {"get", "list", "watch"};
+
+// The hooks of a kind with its own C++ type `T`.
+template <class T>
+ObjectHooks TypedHooks(std::function<T(const Json&, FieldErrors&)> decode,
+                       void (*validate)(const T&, ValidationResult&), Json (*encode)(const T&)) {
+  ObjectHooks hooks;
+  hooks.decode = [decode = std::move(decode)](const Json& doc, FieldErrors& errors) -> Object {
+    return decode(doc, errors);
+  };
+  hooks.set_defaults = [](Object& object) { SetDefaults(std::get<T>(object)); };
+  hooks.validate = [validate](const Object& object, ValidationResult& out) {
+    validate(std::get<T>(object), out);
+  };
+  hooks.encode = [encode](const Object& object) { return encode(std::get<T>(object)); };
+  return hooks;
+}
+
+template <class Obj>
+ResourceType KatibType(std::vector<PrinterColumn> (*columns)()) {
+  std::string kind(Obj::kKind);
+  std::string lower = AsciiLower(kind);
+  return {.group = "kubeflow.org",
+          .version = "v1beta1",
+          .kind = kind,
+          .plural = lower + "s",
+          .singular = lower,
+          .has_status = true,
+          .verbs = kAllVerbs,
+          .role = ResourceRole::kTuning,
+          .hooks = TypedHooks<Obj>(
+              internal::DecodeKatibDocument<Obj>,
+              [](const Obj& o, ValidationResult& out) {
+                if constexpr (std::is_same_v<Obj, Experiment>) {
+                  internal::ValidateExperiment(o, out);
+                } else if constexpr (std::is_same_v<Obj, Trial>) {
+                  internal::ValidateTrial(o, out);
+                } else {
+                  internal::ValidateSuggestion(o, out);
+                }
+              },
+              internal::EncodeKatib<Obj>),
+          .columns = columns};
+}
+
+ResourceType CoreType(std::string kind, std::string plural, std::vector<std::string> short_names,
+                      ObjectHooks hooks, std::vector<PrinterColumn> (*columns)(),
+                      bool label_names = false) {
+  return {.version = "v1",
+          .kind = kind,
+          .plural = std::move(plural),
+          .singular = AsciiLower(kind),
+          .verbs = kAllVerbs,
+          .short_names = std::move(short_names),
+          .role = ResourceRole::kConfig,
+          .hooks = std::move(hooks),
+          .label_names = label_names,
+          .columns = columns};
+}
+
+std::vector<ResourceType> MakeTypes() {
+  std::vector<ResourceType> out = {
+      {.version = "v1",
+       .kind = "Namespace",
+       .plural = "namespaces",
+       .singular = "namespace",
+       .namespaced = false,
+       .verbs = {"create", "delete", "get", "list", "watch"},
+       .short_names = {"ns"},
+       .role = ResourceRole::kCluster,
+       .columns = NamespaceColumns},
+      {.version = "v1",
+       .kind = "Node",
+       .plural = "nodes",
+       .singular = "node",
+       .namespaced = false,
+       .verbs = kReadVerbs,
+       .short_names = {"no"},
+       .role = ResourceRole::kCluster,
+       .columns = NodeColumns},
+      {.version = "v1",
+       .kind = "Pod",
+       .plural = "pods",
+       .singular = "pod",
+       .has_status = true,
+       .has_log = true,
+       .verbs = {"delete", "get", "list", "watch"},
+       .short_names = {"po"},
+       .role = ResourceRole::kPod,
+       .columns = PodColumns},
+      CoreType("ConfigMap", "configmaps", {"cm"},
+               TypedHooks<ConfigMap>(internal::DecodeConfigMapDocument, internal::ValidateConfigMap,
+                                     internal::EncodeConfigMap),
+               ConfigMapColumns),
+      CoreType("Secret", "secrets", {}, SecretHooks(), SecretColumns),
+      CoreType("Service", "services", {"svc"}, ServiceHooks(), ServiceColumns, true),
+      CoreType("PersistentVolumeClaim", "persistentvolumeclaims", {"pvc"},
+               PersistentVolumeClaimHooks(), PersistentVolumeClaimColumns),
+      {.version = "v1",
+       .kind = "Event",
+       .plural = "events",
+       .singular = "event",
+       .verbs = kReadVerbs,
+       .short_names = {"ev"},
+       .role = ResourceRole::kRecord,
+       .columns = EventColumns},
+  };
+  const std::map<std::string, std::vector<std::string>> short_names = {
+      {"ClusterQueue", {"cq"}},
+      {"LocalQueue", {"queue", "queues", "lq"}},
+      {"ResourceFlavor", {"flavor", "flavors", "rf"}},
+      {"PriorityClass", {"pc"}},
+      {"ResourceQuota", {"quota"}}};
+  for (const PolicyKindInfo& info : AllPolicyKinds()) {
+    std::string kind(info.name);
+    std::string gv(info.group_version);
+    size_t slash = gv.find('/');
+    PolicyKind policy = info.kind;
+    out.push_back({.group = slash == std::string::npos ? "" : gv.substr(0, slash),
+                   .version = slash == std::string::npos ? gv : gv.substr(slash + 1),
+                   .kind = kind,
+                   .plural = AsciiLower(kind) + (kind.ends_with("s") ? "es" : "s"),
+                   .singular = AsciiLower(kind),
+                   .namespaced = info.namespaced,
+                   .has_status = true,
+                   .verbs = kAllVerbs,
+                   .short_names = short_names.at(kind),
+                   .role = ResourceRole::kPolicy,
+                   .hooks = TypedHooks<PolicyObject>(
+                       [policy](const Json& doc, FieldErrors& errors) {
+                         return internal::DecodePolicyDocument(doc, policy, errors);
+                       },
+                       internal::ValidatePolicyObject, EncodePolicyObject),
+                   .columns = [kind] { return SchedulingColumns(kind); }});
+  }
+  for (const KindInfo& info : AllKinds()) {
+    JobKind job = info.kind;
+    out.push_back({.group = "kubeflow.org",
+                   .version = "v1",
+                   .kind = std::string(info.name),
+                   .plural = std::string(info.plural),
+                   .singular = AsciiLower(info.name),
+                   .has_status = true,
+                   .verbs = kAllVerbs,
+                   .role = ResourceRole::kJob,
+                   .hooks = TypedHooks<TrainingJob>(
+                       [job](const Json& doc, FieldErrors& errors) {
+                         return internal::DecodeTrainingJobDocument(doc, job, errors);
+                       },
+                       internal::ValidateTrainingJob, internal::EncodeTrainingJob),
+                   .label_names = true,
+                   .columns = TrainingJobColumns,
+                   // Upstream's label is the default container's name.
+                   .framework = std::string(info.default_container)});
+  }
+  // After the Kubeflow kinds: messages that list the job kinds name
+  // theirs first.
+  out.push_back(
+      {.group = "batch",
+       .version = "v1",
+       .kind = "Job",
+       .plural = "jobs",
+       .singular = "job",
+       .has_status = true,
+       .verbs = kAllVerbs,
+       .role = ResourceRole::kJob,
+       .hooks = TypedHooks<BatchJob>(internal::DecodeBatchJobDocument, internal::ValidateBatchJob,
+                                     internal::EncodeBatchJob),
+       .label_names = true,
+       .columns = BatchJobColumns});
+  out.push_back(KatibType<Experiment>(ExperimentColumns));
+  out.push_back(KatibType<Trial>(TrialColumns));
+  out.push_back(KatibType<Suggestion>(SuggestionColumns));
+  return out;
+}
+
+}  // namespace
+
+bool ResourceType::Allows(std::string_view verb) const {
+  return std::find(verbs.begin(), verbs.end(), verb) != verbs.end();
+}
+
+std::string ResourceType::GroupVersion() const {
+  return group.empty() ? version : group + "/" + version;
+}
+
+std::string ResourceType::Qualified() const {
+  return group.empty() ? plural : plural + "." + group;
+}
+
+const std::vector<ResourceType>& AllResourceTypes() {
+  static const std::vector<ResourceType> types = MakeTypes();
+  return types;
+}
+
+const ResourceType* ResourceTypeOfKind(std::string_view kind) {
+  for (const ResourceType& t : AllResourceTypes()) {
+    if (t.kind == kind) return &t;
+  }
+  return nullptr;
+}
+
+const ResourceType* FindResourceType(std::string_view group, std::string_view version,
+                                     std::string_view plural) {
+  for (const ResourceType& t : AllResourceTypes()) {
+    if (t.group == group && t.version == version && t.plural == plural) return &t;
+  }
+  return nullptr;
+}
+
+const ResourceType* ResolveResourceType(std::string_view word) {
+  std::string w = AsciiLower(word);
+  for (const ResourceType& t : AllResourceTypes()) {
+    bool short_name =
+        std::find(t.short_names.begin(), t.short_names.end(), w) != t.short_names.end();
+    if (w == t.plural || w == t.singular || w == AsciiLower(t.kind) || short_name) return &t;
+  }
+  return nullptr;
+}
+
+bool IsJobKind(std::string_view kind) {
+  const ResourceType* type = ResourceTypeOfKind(kind);
+  return type != nullptr && type->role == ResourceRole::kJob;
+}
+
+std::vector<std::string> JobKindNames() {
+  std::vector<std::string> kinds;
+  for (const ResourceType& t : AllResourceTypes()) {
+    if (t.role == ResourceRole::kJob) kinds.push_back(t.kind);
+  }
+  return kinds;
+}
+
+}  // namespace trainyard::api

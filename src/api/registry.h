@@ -1,0 +1,88 @@
+// The resource registry: one descriptor per kind the API serves, read by
+// everything that acts on kinds (server discovery and routing, kubectl-style
+// name resolution in the CLI, decoding and validation, the engine's
+// dispatch, metrics, printing). Adding a kind is adding its descriptor
+// here; if something reconciles it, one reconciler registered with the
+// engine besides.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/json.h"
+#include "api/object.h"
+#include "api/printer_columns.h"
+#include "api/validation.h"
+
+namespace trainyard::api {
+
+// What trainyard does with objects of a kind.
+enum class ResourceRole {
+  kCluster,  // Namespace, Node: the API's own, never in a manifest
+  kRecord,   // Event: written by controllers, read by users
+  kPod,      // written by job controllers, run by the node agent
+  kJob,      // runs replicas: the Kubeflow job kinds and batch/v1 Job
+  kTuning,   // Katib's Experiment, Trial, Suggestion
+  kConfig,   // read by pods and controllers: ConfigMap, Secret, ...
+  kPolicy,   // configures the scheduler: queues, flavors, priorities, quotas
+};
+
+// How objects of a kind are read, defaulted, checked and written back.
+// Unset for kinds that are no manifest (Namespace, Node, Event, Pod): the
+// API keeps those as sent.
+struct ObjectHooks {
+  // Reads a manifest into its typed object, reporting every wrongly typed
+  // or unknown field.
+  std::function<Object(const Json&, FieldErrors&)> decode;
+  // Idempotent: defaulting a defaulted object changes nothing.
+  std::function<void(Object&)> set_defaults;
+  // The kind's own rules (metadata is checked for every kind).
+  std::function<void(const Object&, ValidationResult&)> validate;
+  // decode(encode(x)) == x.
+  std::function<Json(const Object&)> encode;
+};
+
+struct ResourceType {
+  std::string group;  // "" for the core group
+  std::string version;
+  std::string kind;    // "PyTorchJob"
+  std::string plural;  // "pytorchjobs"
+  std::string singular;
+  bool namespaced = true;
+  bool has_status = false;  // a status subresource
+  bool has_log = false;     // pods/log
+  std::vector<std::string> verbs;
+  std::vector<std::string> short_names;
+  ResourceRole role = ResourceRole::kConfig;
+  ObjectHooks hooks;
+  // Names are DNS-1035 labels (jobs and Services: they name DNS entries)
+  // rather than DNS-1123 subdomains.
+  bool label_names = false;
+  std::function<std::vector<PrinterColumn>()> columns;
+  // Upstream's `framework` label of the training_operator_* metrics:
+  // "pytorch"; empty for kinds it does not count.
+  std::string framework;
+
+  bool Allows(std::string_view verb) const;  // a verb of `verbs`
+  std::string GroupVersion() const;          // "kubeflow.org/v1", or "v1" for core
+  // Kubernetes' qualified resource name in messages: "pytorchjobs.kubeflow.org", "pods".
+  std::string Qualified() const;
+};
+
+// Every resource, in discovery order.
+const std::vector<ResourceType>& AllResourceTypes();
+// nullptr when there is none.
+const ResourceType* ResourceTypeOfKind(std::string_view kind);
+const ResourceType* FindResourceType(std::string_view group, std::string_view version,
+                                     std::string_view plural);
+// What kubectl takes for a resource, in any case: "pytorchjob",
+// "pytorchjobs", "PyTorchJob", "po".
+const ResourceType* ResolveResourceType(std::string_view word);
+// Whether objects of `kind` run replicas (ResourceRole::kJob), and the
+// names of those kinds, in registry order.
+bool IsJobKind(std::string_view kind);
+std::vector<std::string> JobKindNames();
+
+}  // namespace trainyard::api

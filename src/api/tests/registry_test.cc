@@ -1,0 +1,162 @@
+// The resource registry: one descriptor per kind, complete and consistent,
+// and the kinds added through it alone (Secret, Service,
+// PersistentVolumeClaim) decoded, defaulted and checked as Kubernetes does.
+#include "api/registry.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "api/tests/test_util.h"
+#include "api/validation.h"
+
+namespace trainyard::api {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+using testing::ParseOne;
+
+TEST(RegistryTest, EveryKindHasOneCompleteDescriptor) {
+  std::set<std::string> kinds;
+  std::set<std::string> resources;
+  for (const ResourceType& t : AllResourceTypes()) {
+    SCOPED_TRACE(t.kind);
+    EXPECT_TRUE(kinds.insert(t.kind).second);
+    EXPECT_TRUE(resources.insert(t.Qualified()).second);
+    EXPECT_EQ(ResourceTypeOfKind(t.kind), &t);
+    EXPECT_EQ(FindResourceType(t.group, t.version, t.plural), &t);
+    EXPECT_EQ(ResolveResourceType(t.plural), &t);
+    EXPECT_FALSE(t.verbs.empty());
+    ASSERT_TRUE(t.columns);
+    EXPECT_FALSE(t.columns().empty());
+    // A kind that is read from manifests is read, defaulted, checked and
+    // written back by its descriptor alone.
+    bool manifest = static_cast<bool>(t.hooks.decode);
+    EXPECT_EQ(static_cast<bool>(t.hooks.set_defaults), manifest);
+    EXPECT_EQ(static_cast<bool>(t.hooks.validate), manifest);
+    EXPECT_EQ(static_cast<bool>(t.hooks.encode), manifest);
+    EXPECT_EQ(manifest, t.role != ResourceRole::kCluster && t.role != ResourceRole::kRecord &&
+                            t.role != ResourceRole::kPod);
+    EXPECT_EQ(!t.framework.empty(), t.role == ResourceRole::kJob && t.group == "kubeflow.org");
+  }
+  EXPECT_EQ(ResolveResourceType("svc")->kind, "Service");
+  EXPECT_EQ(ResolveResourceType("PVC")->kind, "PersistentVolumeClaim");
+  EXPECT_EQ(ResolveResourceType("secret")->kind, "Secret");
+  EXPECT_EQ(ResolveResourceType("statefulsets"), nullptr);
+  EXPECT_THAT(JobKindNames(), Contains("Job"));
+  EXPECT_THAT(JobKindNames(), Not(Contains("Experiment")));
+}
+
+// Decode, default, validate, as every entry point does; then encode.
+CheckedObject Check(const std::string& yaml) { return DecodeAndValidate(ParseOne(yaml)); }
+
+std::vector<std::string> Errors(const CheckedObject& checked) {
+  std::vector<std::string> out;
+  for (const FieldError& e : checked.result.errors) out.push_back(e.ToString());
+  return out;
+}
+
+TEST(RegistryTest, ASecretsStringDataBecomesBase64DataAndItsValuesAreNeverShown) {
+  CheckedObject ok = Check(R"(
+apiVersion: v1
+kind: Secret
+metadata: {name: creds}
+stringData: {token: hunter2}
+data: {user: YWxpY2U=}
+)");
+  ASSERT_TRUE(ok.object);
+  EXPECT_THAT(Errors(ok), IsEmpty());
+  Json encoded = EncodeObject(*ok.object);
+  EXPECT_EQ(encoded["type"], "Opaque");
+  EXPECT_EQ(encoded["data"]["token"], "aHVudGVyMg==");
+  EXPECT_EQ(encoded["data"]["user"], "YWxpY2U=");
+  EXPECT_FALSE(encoded.contains("stringData"));
+  EXPECT_EQ(DecodeObject(encoded).object, ok.object);  // defaulting is idempotent
+
+  CheckedObject bad = Check(R"(
+apiVersion: v1
+kind: Secret
+metadata: {name: creds}
+data: {"bad key": c2VjcmV0, token: "not base64!"}
+)");
+  std::vector<std::string> errors = Errors(bad);
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_THAT(errors[0], HasSubstr("data: Invalid value: \"bad key\""));
+  EXPECT_EQ(errors[1], "data[token]: Invalid value: \"<secret>\": must be base64-encoded");
+  for (const std::string& e : errors) EXPECT_THAT(e, Not(HasSubstr("not base64!")));
+}
+
+TEST(RegistryTest, AServiceIsDefaultedAndCheckedAndSaysItRoutesNothing) {
+  CheckedObject ok = Check(R"(
+apiVersion: v1
+kind: Service
+metadata: {name: trainer}
+spec:
+  clusterIP: None
+  selector: {app: trainer}
+  ports: [{port: 23456}]
+)");
+  ASSERT_TRUE(ok.object);
+  EXPECT_THAT(Errors(ok), IsEmpty());
+  EXPECT_THAT(ok.result.warnings, Contains(HasSubstr("does not route its traffic")));
+  Json spec = EncodeObject(*ok.object)["spec"];
+  EXPECT_EQ(spec["type"], "ClusterIP");
+  EXPECT_EQ(spec["ports"][0]["protocol"], "TCP");
+  EXPECT_EQ(spec["ports"][0]["targetPort"], 23456);
+
+  CheckedObject bad = Check(R"(
+apiVersion: v1
+kind: Service
+metadata: {name: 1trainer}
+spec:
+  type: Magic
+  ports: [{name: a, port: 0}, {name: a, port: 80, protocol: QUIC}]
+  typo: 1
+)");
+  EXPECT_THAT(Errors(bad), ::testing::UnorderedElementsAre(
+                               HasSubstr("metadata.name: Invalid value: \"1trainer\""),
+                               HasSubstr("spec.type: Unsupported value: \"Magic\""),
+                               HasSubstr("spec.ports[0].port: Invalid value: 0"),
+                               HasSubstr("spec.ports[1].name: Duplicate value: \"a\""),
+                               HasSubstr("spec.ports[1].protocol: Unsupported value: \"QUIC\""),
+                               HasSubstr("spec.typo: Unknown field")));
+}
+
+TEST(RegistryTest, AClaimNeedsAccessModesAndStorageAndStartsPending) {
+  CheckedObject ok = Check(R"(
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: checkpoints}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: standard
+  resources: {requests: {storage: 10Gi}}
+)");
+  ASSERT_TRUE(ok.object);
+  EXPECT_THAT(Errors(ok), IsEmpty());
+  EXPECT_THAT(ok.result.warnings, Contains(HasSubstr("cannot mount claims yet")));
+  Json claim = EncodeObject(*ok.object);
+  EXPECT_EQ(claim["status"]["phase"], "Pending");
+  EXPECT_EQ(claim["spec"]["volumeMode"], "Filesystem");
+  EXPECT_EQ(claim["spec"]["storageClassName"], "standard");
+
+  CheckedObject bad = Check(R"(
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: checkpoints}
+spec:
+  accessModes: [ReadWriteSometimes]
+  resources: {requests: {cpu: 1}}
+)");
+  EXPECT_THAT(Errors(bad),
+              ::testing::UnorderedElementsAre(
+                  HasSubstr("spec.accessModes[0]: Unsupported value: \"ReadWriteSometimes\""),
+                  "spec.resources.requests[storage]: Required value"));
+}
+
+}  // namespace
+}  // namespace trainyard::api

@@ -1,0 +1,47 @@
+// The well-known labels, annotations and reasons, spelled once. Upstream's
+// (the training operator's, batch/v1's, Katib's, Kueue's), which clients
+// and other controllers select on, and trainyard's own (trainyard.dev/),
+// which carry state between its controllers and its node agent. (PBT's
+// trial labels live with the algorithm, in tune/sampler.h.)
+#pragma once
+
+#include <string_view>
+
+namespace trainyard::api {
+
+// The training operator's labels on each replica pod (and its service).
+inline constexpr std::string_view kLabelJobName = "training.kubeflow.org/job-name";
+inline constexpr std::string_view kLabelOperatorName = "training.kubeflow.org/operator-name";
+inline constexpr std::string_view kLabelReplicaType = "training.kubeflow.org/replica-type";
+inline constexpr std::string_view kLabelReplicaIndex = "training.kubeflow.org/replica-index";
+inline constexpr std::string_view kLabelJobRole = "training.kubeflow.org/job-role";
+
+// batch/v1's labels and annotation on a Job's pods.
+inline constexpr std::string_view kBatchJobNameLabel = "batch.kubernetes.io/job-name";
+inline constexpr std::string_view kBatchControllerUidLabel = "batch.kubernetes.io/controller-uid";
+inline constexpr std::string_view kBatchCompletionIndex =
+    "batch.kubernetes.io/job-completion-index";
+
+// Labels every Katib trial and its job carry.
+inline constexpr std::string_view kExperimentLabel = "katib.kubeflow.org/experiment";
+inline constexpr std::string_view kTrialLabel = "katib.kubeflow.org/trial";
+
+// The label a job names its Kueue LocalQueue with.
+inline constexpr std::string_view kQueueNameLabel = "kueue.x-k8s.io/queue-name";
+
+// trainyard's own annotations: the GPUs a pod was given (device indices,
+// "0,1"); the ports a job's replicas were given; how often the controller
+// re-created a replica's pod; the order trials were created in.
+inline constexpr std::string_view kGpusAnnotation = "trainyard.dev/gpus";
+inline constexpr std::string_view kPortsAnnotation = "trainyard.dev/ports";
+inline constexpr std::string_view kRecreationsAnnotation = "trainyard.dev/recreations";
+inline constexpr std::string_view kTrialIndexAnnotation = "trainyard.dev/trial-index";
+
+// Why a container waits to be restarted after a back-off (the kubelet's
+// word), and the PodScheduled=False reasons for "no room now" and "more
+// than the whole machine".
+inline constexpr std::string_view kRestartWaitReason = "CrashLoopBackOff";
+inline constexpr std::string_view kUnschedulableReason = "Unschedulable";
+inline constexpr std::string_view kExceedsCapacityReason = "ExceedsCapacity";
+
+}  // namespace trainyard::api

@@ -1,0 +1,120 @@
+// The metrics collector on its own: what a trial's primary pods print is
+// read into its observation log once, whole lines only, from where the
+// last read stopped; pods of other jobs are not read.
+#include "engine/metrics_collector.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "api/tests/test_util.h"
+#include "common/tests/test_dir.h"
+#include "store/sqlite_store.h"
+
+namespace trainyard::engine {
+namespace {
+
+class MetricsCollectorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = FreshTestDir("metrics-collector");
+    store_ = std::move(*store::SqliteStore::Open({.clock = &clock_}));
+    collector_ = std::make_unique<MetricsCollector>(MetricsCollectorOptions{
+        .store = store_.get(),
+        .log_path =
+            [this](const std::string& ns, const std::string& pod, const std::string& container) {
+              return (dir_ / (ns + "_" + pod + "_" + container + ".log")).string();
+            },
+        .clock = &clock_,
+        .metrics_dir = (dir_ / "metrics").string()});
+    ASSERT_TRUE(store_
+                    ->Create(api::testing::ParseOne(R"(
+apiVersion: kubeflow.org/v1beta1
+kind: Trial
+metadata: {name: t, namespace: default}
+spec:
+  objective: {type: minimize, objectiveMetricName: loss}
+  primaryContainerName: main
+  runSpec:
+    apiVersion: batch/v1
+    kind: Job
+    spec: {template: {spec: {restartPolicy: Never, containers: [{name: main, image: i}]}}}
+)"))
+                    .ok());
+    std::string job_uid = Create("Job", "t", "");
+    Create("Pod", "t-0", job_uid);
+    // Another job's pod with the trial's label: not the trial's.
+    Create("Pod", "impostor-0", Create("Job", "impostor", ""));
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // Creates an object of `kind` owned by `owner_uid` (if any), labelled
+  // as trial t's; its uid.
+  std::string Create(const std::string& kind, const std::string& name, const std::string& owner) {
+    api::Json object = {{"apiVersion", kind == "Pod" ? "v1" : "batch/v1"},
+                        {"kind", kind},
+                        {"metadata",
+                         {{"name", name},
+                          {"namespace", "default"},
+                          {"labels", {{"katib.kubeflow.org/trial", "t"}}}}}};
+    if (!owner.empty()) {
+      object["metadata"]["ownerReferences"] = {
+          {{"kind", "Job"}, {"name", "x"}, {"uid", owner}, {"controller", true}}};
+    }
+    Result<api::Json> created = store_->Create(object);
+    EXPECT_TRUE(created.ok()) << created.status().ToString();
+    return (*created)["metadata"]["uid"];
+  }
+
+  void Print(const std::string& pod, const std::string& text) {
+    std::ofstream(dir_ / ("default_" + pod + "_main.log"), std::ios::app) << text;
+  }
+
+  std::vector<std::string> Values() {
+    std::vector<std::string> out;
+    Result<std::vector<store::ObservationRow>> rows = store_->ListObservations("default/t");
+    EXPECT_TRUE(rows.ok());
+    for (const store::ObservationRow& row : *rows) {
+      out.push_back(row.metric + "=" + row.value);
+    }
+    return out;
+  }
+
+  FakeClock clock_;
+  std::filesystem::path dir_;
+  std::unique_ptr<store::SqliteStore> store_;
+  std::unique_ptr<MetricsCollector> collector_;
+};
+
+TEST_F(MetricsCollectorTest, ReadsEachWholeLineOnceFromTheTrialsOwnPods) {
+  const store::ObjectKey trial{"Trial", "default", "t"};
+  ASSERT_TRUE(collector_->Collect(trial).ok());  // nothing printed yet
+  EXPECT_THAT(Values(), ::testing::IsEmpty());
+
+  Print("t-0", "epoch 1\nloss=0.5\nloss=0.4");  // the last line is still being written
+  Print("impostor-0", "loss=99\n");
+  ASSERT_TRUE(collector_->Collect(trial).ok());
+  EXPECT_THAT(Values(), ::testing::ElementsAre("loss=0.5"));
+  ASSERT_TRUE(collector_->Collect(trial).ok());  // read again: nothing new
+  EXPECT_THAT(Values(), ::testing::ElementsAre("loss=0.5"));
+
+  Print("t-0", "5\nloss=0.3\n");
+  ASSERT_TRUE(collector_->Collect(trial).ok());
+  EXPECT_THAT(Values(), ::testing::ElementsAre("loss=0.5", "loss=0.45", "loss=0.3"));
+  // Where it stopped is durable with the rows: a new collector (a restarted
+  // server) does not read them twice.
+  MetricsCollector again(
+      {.store = store_.get(),
+       .log_path = [this](const std::string&, const std::string&,
+                          const std::string&) { return (dir_ / "default_t-0_main.log").string(); },
+       .clock = &clock_,
+       .metrics_dir = (dir_ / "metrics").string()});
+  ASSERT_TRUE(again.Collect(trial).ok());
+  EXPECT_EQ(Values().size(), 3u);
+  EXPECT_TRUE(collector_->Collect({"Trial", "default", "gone"}).ok());
+}
+
+}  // namespace
+}  // namespace trainyard::engine
