@@ -74,8 +74,9 @@ ResourceType CoreType(std::string kind, std::string plural, std::vector<std::str
           .columns = columns};
 }
 
-std::vector<ResourceType> MakeTypes() {
-  std::vector<ResourceType> out = {
+// The core/v1 kinds.
+std::vector<ResourceType> CoreTypes() {
+  return {
       {.version = "v1",
        .kind = "Namespace",
        .plural = "namespaces",
@@ -121,6 +122,10 @@ std::vector<ResourceType> MakeTypes() {
        .role = ResourceRole::kRecord,
        .columns = EventColumns},
   };
+}
+
+// Kueue's, and the scheduling and quota kinds of Kubernetes.
+void AddPolicyTypes(std::vector<ResourceType>& out) {
   const std::map<std::string, std::vector<std::string>> short_names = {
       {"ClusterQueue", {"cq"}},
       {"LocalQueue", {"queue", "queues", "lq"}},
@@ -149,6 +154,11 @@ std::vector<ResourceType> MakeTypes() {
                        internal::ValidatePolicyObject, EncodePolicyObject),
                    .columns = [kind] { return SchedulingColumns(kind); }});
   }
+}
+
+// The Kubeflow job kinds, then batch/v1 Job: messages that list the job
+// kinds name upstream's first.
+void AddJobTypes(std::vector<ResourceType>& out) {
   for (const KindInfo& info : AllKinds()) {
     JobKind job = info.kind;
     out.push_back({.group = "kubeflow.org",
@@ -169,8 +179,6 @@ std::vector<ResourceType> MakeTypes() {
                    // Upstream's label is the default container's name.
                    .framework = std::string(info.default_container)});
   }
-  // After the Kubeflow kinds: messages that list the job kinds name
-  // theirs first.
   out.push_back(
       {.group = "batch",
        .version = "v1",
@@ -184,6 +192,12 @@ std::vector<ResourceType> MakeTypes() {
                                      internal::EncodeBatchJob),
        .label_names = true,
        .columns = BatchJobColumns});
+}
+
+std::vector<ResourceType> MakeTypes() {
+  std::vector<ResourceType> out = CoreTypes();
+  AddPolicyTypes(out);
+  AddJobTypes(out);
   out.push_back(KatibType<Experiment>(ExperimentColumns));
   out.push_back(KatibType<Trial>(TrialColumns));
   out.push_back(KatibType<Suggestion>(SuggestionColumns));

@@ -12,6 +12,7 @@
 #include "controller/events.h"
 #include "controller/owned.h"
 #include "controller/pod_state.h"
+#include "controller/reconcile_steps.h"
 
 namespace trainyard::controller {
 namespace {
@@ -201,11 +202,8 @@ Result<ReconcileResult> Finish(BatchJobContext& ctx, const std::string& type,
 }
 
 Status WriteStatus(BatchJobContext& ctx) {
-  api::Json status = api::Encode(ctx.job.status);
-  if (ctx.stored.value("status", api::Json::object()) == status) return OkStatus();
-  RETURN_IF_ERROR(RecordConditions(ctx));
-  ctx.stored["status"] = std::move(status);
-  return ctx.options.store->UpdateStatus(ctx.stored).status();
+  return WriteStatusIfChanged(*ctx.options.store, ctx.stored, api::Encode(ctx.job.status),
+                              [&] { return RecordConditions(ctx); });
 }
 
 // Deletes the job once its TTL after finishing has passed; else says when.
@@ -297,48 +295,26 @@ Result<ReconcileResult> ReconcileActive(BatchJobContext& ctx, std::mt19937& rand
   return ReconcileResult{deadline_left};
 }
 
-// The pods the job controls, read by owner uid from the store's index: the
-// namespace's other pods (every finished job's) are neither visited nor
-// decoded.
 Status LoadPods(BatchJobContext& ctx) {
-  Status decoded = OkStatus();
-  const std::string& uid = ctx.job.metadata.uid;
-  RETURN_IF_ERROR(ctx.options.store->ScanOwnedBy("Pod", uid, [&](const api::Json& doc) {
-    if (!decoded.ok()) return;
-    Result<api::Pod> pod = api::DecodePod(doc);
-    if (!pod.ok()) {
-      decoded = pod.status();
-      return;
-    }
-    const auto& owners = pod->metadata.owner_references;
-    if (std::any_of(owners.begin(), owners.end(),
-                    [&](const auto& o) { return o.controller.value_or(false) && o.uid == uid; })) {
-      ctx.pods.push_back(std::move(*pod));
-    }
-  }));
-  return decoded;
+  ASSIGN_OR_RETURN(ctx.pods, ControlledPods(*ctx.options.store, ctx.job.metadata.uid));
+  return OkStatus();
 }
 
 }  // namespace
 
 Result<ReconcileResult> BatchJobReconciler::Reconcile(const store::ObjectKey& key) {
-  Result<api::Json> stored = options_.store->Get(key);
-  if (stored.status().code() == StatusCode::kNotFound) {
+  ASSIGN_OR_RETURN(std::optional<Loaded<api::BatchJob>> loaded,
+                   LoadObject<api::BatchJob>(*options_.store, key));
+  if (!loaded) {
     // The job is gone: so are its events (its pods go by the garbage
     // collector, controller/owned.h).
     RETURN_IF_ERROR(DeleteEventsOf(*options_.store, key));
     return ReconcileResult{};
   }
-  if (!stored.ok()) return stored.status();
-  api::DecodeResult decoded = api::DecodeObject(*stored);
-  auto* job = decoded.object ? std::get_if<api::BatchJob>(&*decoded.object) : nullptr;
-  if (job == nullptr || !decoded.errors.empty()) {
-    return InvalidArgumentError(fmt::format("{} cannot be decoded", key.ToString()));
-  }
-  api::SetDefaults(*job);
-  if (job->spec.managed_by && *job->spec.managed_by != "kubernetes.io/job-controller")
-    return ReconcileResult{};
-  BatchJobContext ctx{options_, *stored, std::move(*job), {}, options_.clock->Now(), ""};
+  const std::optional<std::string>& managed_by = loaded->object.spec.managed_by;
+  if (managed_by && *managed_by != "kubernetes.io/job-controller") return ReconcileResult{};
+  BatchJobContext ctx{options_, std::move(loaded->stored), std::move(loaded->object),
+                      {},       options_.clock->Now(),     ""};
   ctx.now_text = FormatRfc3339(ctx.now);
   RETURN_IF_ERROR(LoadPods(ctx));
 

@@ -12,6 +12,7 @@
 #include "controller/experiment_trials.h"
 #include "controller/katib_status.h"
 #include "controller/owned.h"
+#include "controller/reconcile_steps.h"
 #include "controller/trial_dir.h"
 #include "tune/median_stop.h"
 #include "tune/metrics.h"
@@ -285,10 +286,7 @@ bool Restart(ExperimentContext& ctx) {
 }
 
 Status WriteStatus(ExperimentContext& ctx) {
-  api::Json status = api::Encode(ctx.experiment.status);
-  if (ctx.stored.value("status", api::Json::object()) == status) return OkStatus();
-  ctx.stored["status"] = std::move(status);
-  return ctx.options.store->UpdateStatus(ctx.stored).status();
+  return WriteStatusIfChanged(*ctx.options.store, ctx.stored, api::Encode(ctx.experiment.status));
 }
 
 // The experiment is gone: its trials (and, through them, their jobs and
@@ -319,20 +317,14 @@ Status ForgetExperiment(const ExperimentReconcilerOptions& options, const store:
 }  // namespace
 
 Result<ReconcileResult> ExperimentReconciler::Reconcile(const store::ObjectKey& key) {
-  Result<api::Json> stored = options_.store->Get(key);
-  if (stored.status().code() == StatusCode::kNotFound) {
+  ASSIGN_OR_RETURN(std::optional<Loaded<api::Experiment>> loaded,
+                   LoadObject<api::Experiment>(*options_.store, key));
+  if (!loaded) {
     RETURN_IF_ERROR(ForgetExperiment(options_, key));
     return ReconcileResult{};
   }
-  RETURN_IF_ERROR(stored.status());
-  api::DecodeResult decoded = api::DecodeObject(*stored);
-  auto* experiment = decoded.object ? std::get_if<api::Experiment>(&*decoded.object) : nullptr;
-  if (experiment == nullptr || !decoded.errors.empty()) {
-    return InvalidArgumentError(fmt::format("{} cannot be decoded", key.ToString()));
-  }
-  api::SetDefaults(*experiment);
   ExperimentContext ctx{
-      options_, *std::move(stored), std::move(*experiment), {}, options_.clock->Now()};
+      options_, std::move(loaded->stored), std::move(loaded->object), {}, options_.clock->Now()};
   ASSIGN_OR_RETURN(ctx.trials, OwnedTrials(*options_.store, ctx.experiment));
   if (State(ctx).start_time.empty()) State(ctx).start_time = FormatRfc3339(ctx.now);
   if (api::FindKatibCondition(State(ctx).conditions, "Created") == nullptr) {

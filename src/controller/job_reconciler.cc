@@ -14,6 +14,7 @@
 #include "controller/mpi_config.h"
 #include "controller/owned.h"
 #include "controller/pod_state.h"
+#include "controller/reconcile_steps.h"
 #include "controller/replica_pod.h"
 #include "frameworks/framework.h"
 
@@ -50,32 +51,10 @@ store::ObjectKey PodKey(const api::Pod& pod) {
   return {"Pod", pod.metadata.namespace_, pod.metadata.name};
 }
 
-bool OwnedBy(const api::Pod& pod, const std::string& uid) {
-  for (const api::OwnerReference& o : pod.metadata.owner_references) {
-    if (o.controller.value_or(false) && o.uid == uid) return true;
-  }
-  return false;
-}
-
 Status LoadPods(Context& ctx) {
-  std::vector<api::Pod> owned;
-  Status decoded = OkStatus();
-  // Only the job's own pods are read (by owner uid, from the store's
-  // index): the namespace's other pods, finished jobs' included, cost
-  // nothing.
-  RETURN_IF_ERROR(
-      ctx.options.store->ScanOwnedBy("Pod", ctx.job.metadata.uid, [&](const api::Json& doc) {
-        if (!decoded.ok()) return;
-        Result<api::Pod> pod = api::DecodePod(doc);
-        if (pod.ok()) {
-          owned.push_back(std::move(*pod));
-        } else {
-          decoded = pod.status();
-        }
-      }));
-  RETURN_IF_ERROR(decoded);
+  ASSIGN_OR_RETURN(std::vector<api::Pod> owned,
+                   ControlledPods(*ctx.options.store, ctx.job.metadata.uid));
   for (api::Pod& pod : owned) {
-    if (!OwnedBy(pod, ctx.job.metadata.uid)) continue;
     std::optional<ReplicaRef> replica = ReplicaOf(ctx.job, pod);
     bool in_range = replica && replica->index < ctx.job.Replicas(replica->type);
     if (in_range) {
@@ -357,12 +336,8 @@ Status RecordConditions(Context& ctx) {
 }
 
 Status WriteStatus(Context& ctx) {
-  api::Json status = api::Encode(ctx.job.status);
-  if (ctx.stored.value("status", api::Json::object()) == status) return OkStatus();
-  RETURN_IF_ERROR(RecordConditions(ctx));
-  ctx.stored["status"] = std::move(status);
-  Result<api::Json> written = ctx.options.store->UpdateStatus(ctx.stored);
-  return written.status();
+  return WriteStatusIfChanged(*ctx.options.store, ctx.stored, api::Encode(ctx.job.status),
+                              [&] { return RecordConditions(ctx); });
 }
 
 // A finished job: nothing runs, its ports go back; TTL may delete it.
@@ -465,21 +440,13 @@ std::vector<std::string> JobReconciler::Kinds() const {
 }
 
 Result<ReconcileResult> JobReconciler::Reconcile(const store::ObjectKey& key) {
-  Result<api::Json> stored = options_.store->Get(key);
-  if (stored.status().code() == StatusCode::kNotFound) {
+  ASSIGN_OR_RETURN(std::optional<Loaded<api::TrainingJob>> loaded,
+                   LoadObject<api::TrainingJob>(*options_.store, key));
+  if (!loaded) {
     RETURN_IF_ERROR(DeleteOrphans(options_, key));
     return ReconcileResult{};
   }
-  if (!stored.ok()) return stored.status();
-  api::DecodeResult decoded = api::DecodeObject(*stored);
-  if (!decoded.object || !decoded.errors.empty()) {
-    return InvalidArgumentError(fmt::format("{} cannot be decoded", key.ToString()));
-  }
-  auto* job = std::get_if<api::TrainingJob>(&*decoded.object);
-  if (job == nullptr)
-    return InvalidArgumentError(fmt::format(
-        "{} is not a kubeflow.org/v1 job (batch/v1 Jobs: BatchJobReconciler)", key.ToString()));
-  api::SetDefaults(*job);
+  api::TrainingJob* job = &loaded->object;
   // Being deleted, held by someone's finalizer: left alone, as upstream
   // does, until it goes (then its pods go with it).
   if (!job->metadata.deletion_timestamp.empty()) return ReconcileResult{};
@@ -487,7 +454,8 @@ Result<ReconcileResult> JobReconciler::Reconcile(const store::ObjectKey& key) {
   const auto& managed_by = job->spec.run_policy->managed_by;
   if (managed_by && *managed_by != "kubeflow.org/training-operator") return ReconcileResult{};
 
-  Context ctx{options_, *stored, std::move(*job), {}, {}, options_.clock->Now(), ""};
+  Context ctx{options_, std::move(loaded->stored), std::move(*job), {}, {}, options_.clock->Now(),
+              ""};
   ctx.now_text = FormatRfc3339(ctx.now);
   RETURN_IF_ERROR(LoadPods(ctx));
   if (FindCondition(ctx.status().conditions, "Created") == nullptr) {

@@ -8,6 +8,7 @@
 #include "controller/events.h"
 #include "controller/katib_status.h"
 #include "controller/owned.h"
+#include "controller/reconcile_steps.h"
 #include "controller/trial_dir.h"
 #include "tune/metrics.h"
 
@@ -275,10 +276,7 @@ Status SettleJob(Context& ctx, const store::ObjectKey& job_key) {
 }
 
 Status WriteStatus(Context& ctx) {
-  api::Json status = api::Encode(ctx.trial.status);
-  if (ctx.stored.value("status", api::Json::object()) == status) return OkStatus();
-  ctx.stored["status"] = std::move(status);
-  return ctx.options.store->UpdateStatus(ctx.stored).status();
+  return WriteStatusIfChanged(*ctx.options.store, ctx.stored, api::Encode(ctx.trial.status));
 }
 
 // The trial is gone: so are its job, its events and its metrics.
@@ -320,18 +318,14 @@ store::ObjectKey TrialJobKey(const api::Trial& trial) {
 }
 
 Result<ReconcileResult> TrialReconciler::Reconcile(const store::ObjectKey& key) {
-  Result<api::Json> stored = options_.store->Get(key);
-  if (stored.status().code() == StatusCode::kNotFound) {
+  ASSIGN_OR_RETURN(std::optional<Loaded<api::Trial>> loaded,
+                   LoadObject<api::Trial>(*options_.store, key));
+  if (!loaded) {
     RETURN_IF_ERROR(ForgetTrial(options_, key));
     return ReconcileResult{};
   }
-  RETURN_IF_ERROR(stored.status());
-  api::DecodeResult decoded = api::DecodeObject(*stored);
-  auto* trial = decoded.object ? std::get_if<api::Trial>(&*decoded.object) : nullptr;
-  if (trial == nullptr || !decoded.errors.empty()) {
-    return InvalidArgumentError(fmt::format("{} cannot be decoded", key.ToString()));
-  }
-  Context ctx{options_, *std::move(stored), std::move(*trial), options_.clock->Now()};
+  Context ctx{options_, std::move(loaded->stored), std::move(loaded->object),
+              options_.clock->Now()};
   store::ObjectKey job_key = TrialJobKey(ctx.trial);
   if (IsFinished(PhaseOf(ctx.trial))) {
     // Stopped by the experiment (early, or at its end): what was collected
