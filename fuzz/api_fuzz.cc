@@ -13,6 +13,7 @@
 #include "server/api_path.h"
 #include "server/backend.h"
 #include "server/handler.h"
+#include "store/sqlite_store.h"
 
 namespace {
 
@@ -22,7 +23,7 @@ class FuzzBackend final : public server::Backend {
  public:
   explicit FuzzBackend(const Clock& clock)
       : store_(std::move(*store::SqliteStore::Open({.clock = &clock, .kept_events = 64}))) {}
-  store::SqliteStore& store() override { return *store_; }
+  store::CommittedReader& store() override { return store_->committed(); }
   Result<api::Json> Execute(Write write) override { return write(*store_); }
   std::vector<api::Json> Nodes() const override {
     return {{{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", "fuzz"}}}}};
