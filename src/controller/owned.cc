@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "api/object.h"
 #include "api/registry.h"
 
 namespace trainyard::controller {
@@ -12,16 +13,40 @@ Status DeleteIfPresent(store::ObjectStore& store, const store::ObjectKey& key) {
   return OkStatus();
 }
 
+namespace {
+
+// Whether `object` names an owner, other than `gone_uid`, that still
+// exists: Kubernetes keeps a dependent until its last owner is gone.
+bool AnotherOwnerLives(const store::ObjectReader& store, const api::Json& object,
+                       const std::string& gone_uid) {
+  std::string ns = api::StringAt(object, {"metadata", "namespace"});
+  for (const api::Json& ref : api::ArrayRefAt(object, {"metadata", "ownerReferences"})) {
+    std::string uid = api::StringAt(ref, "uid");
+    if (uid.empty() || uid == gone_uid) continue;
+    std::string kind = api::StringAt(ref, "kind");
+    Result<api::Json> owner =
+        store.Get({kind, api::IsNamespacedKind(kind) ? ns : "", api::StringAt(ref, "name")});
+    if (owner.ok() && api::StringAt(*owner, {"metadata", "uid"}) == uid) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 Status DeleteDependents(store::ObjectStore& store, const std::string& owner_uid) {
   if (owner_uid.empty()) return OkStatus();
-  std::vector<store::ObjectKey> dependents;
+  // Copied out first: a scan's visitor must not call the store.
+  std::vector<std::pair<store::ObjectKey, api::Json>> dependents;
   for (const api::ResourceType& type : api::AllResourceTypes()) {
     RETURN_IF_ERROR(store.ScanOwnedBy(type.kind, owner_uid, [&](const api::Json& object) {
-      dependents.push_back({type.kind, api::StringAt(object, {"metadata", "namespace"}),
-                            api::StringAt(object, {"metadata", "name"})});
+      dependents.push_back({{type.kind, api::StringAt(object, {"metadata", "namespace"}),
+                             api::StringAt(object, {"metadata", "name"})},
+                            object});
     }));
   }
-  for (const store::ObjectKey& key : dependents) RETURN_IF_ERROR(DeleteIfPresent(store, key));
+  for (const auto& [key, object] : dependents) {
+    if (!AnotherOwnerLives(store, object, owner_uid)) RETURN_IF_ERROR(DeleteIfPresent(store, key));
+  }
   return OkStatus();
 }
 

@@ -15,8 +15,9 @@ namespace trainyard::controller {
 // Deletes `key`; one already gone is no error.
 Status DeleteIfPresent(store::ObjectStore& store, const store::ObjectKey& key);
 
-// Deletes every object whose ownerReferences name `owner_uid`, through the
-// store's owner index: the cost is the dependents', not the store's.
+// Deletes every object whose ownerReferences name `owner_uid` and no other
+// owner that still exists, through the store's owner index: the cost is
+// the dependents', not the store's.
 Status DeleteDependents(store::ObjectStore& store, const std::string& owner_uid);
 
 // The uids that objects name as owners but that no object has: owners
