@@ -12,6 +12,7 @@
 #include "api/validation_internal.h"
 #include "common/strings.h"
 #include "tune/metrics.h"
+#include "tune/space.h"
 
 namespace trainyard::api::internal {
 namespace {

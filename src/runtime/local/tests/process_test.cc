@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -220,11 +221,18 @@ class Daemons {
     }
     close(fd);
     std::istringstream pids(text);
-    for (pid_t pid; pids >> pid;) {
+    int said = 0;
+    for (pid_t pid; pids >> pid; ++said) {
       int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-      if (pidfd >= 0) fds_.emplace_back(pid, pidfd);
+      // ESRCH: the daemon said its pid and is already gone (killed and
+      // reaped by the shim as the replica ended): it has ended, as wanted.
+      if (pidfd >= 0) {
+        fds_.emplace_back(pid, pidfd);
+      } else if (errno != ESRCH) {
+        return false;
+      }
     }
-    return fds_.size() == 2;
+    return said == 2;
   }
   // Whether every daemon has ended within 10 s: each pidfd polls readable.
   bool AllEnd() {
