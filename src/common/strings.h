@@ -14,6 +14,9 @@ std::string Join(const std::vector<std::string>& parts, std::string_view separat
 // "0,,2," split at `separator`, empty parts dropped: {"0", "2"}.
 std::vector<std::string> SplitNonEmpty(std::string_view text, char separator);
 
+// `s` without leading and trailing ASCII white space (a token file's newline).
+std::string_view Trim(std::string_view s);
+
 std::string AsciiLower(std::string_view s);
 std::string AsciiUpper(std::string_view s);
 

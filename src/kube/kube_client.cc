@@ -1,0 +1,364 @@
+#include "kube/kube_client.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include <random>
+#include <thread>
+
+#include "kube/rest_path.h"
+
+namespace trainyard::kube {
+namespace {
+
+struct Url {
+  bool https = true;
+  std::string host;
+  int port = 443;
+  std::string prefix;  // "" or "/k8s/clusters/c-1"
+};
+
+Result<Url> ParseUrl(const std::string& text) {
+  Url url;
+  std::string_view rest = text;
+  if (rest.starts_with("https://")) {
+    rest.remove_prefix(8);
+  } else if (rest.starts_with("http://")) {
+    rest.remove_prefix(7);
+    url.https = false;
+    url.port = 80;
+  } else {
+    return InvalidArgumentError(fmt::format("server {:?} is not an http(s) URL", text));
+  }
+  size_t slash = rest.find('/');
+  std::string_view authority = rest.substr(0, slash);
+  if (slash != std::string_view::npos) {
+    url.prefix = std::string(rest.substr(slash));
+    while (url.prefix.ends_with('/')) url.prefix.pop_back();
+  }
+  size_t colon = authority.rfind(':');
+  bool bracketed = authority.starts_with('[');
+  size_t close = authority.find(']');
+  if (colon != std::string_view::npos && (!bracketed || colon > close)) {
+    std::string port(authority.substr(colon + 1));
+    if (port.empty() || port.size() > 5 ||
+        port.find_first_not_of("0123456789") != std::string::npos) {
+      return InvalidArgumentError(fmt::format("server {:?} has a bad port", text));
+    }
+    url.port = std::stoi(port);
+    authority = authority.substr(0, colon);
+  }
+  if (bracketed) authority = authority.substr(1, close - 1);
+  if (authority.empty())
+    return InvalidArgumentError(fmt::format("server {:?} names no host", text));
+  url.host = std::string(authority);
+  return url;
+}
+
+// PEM text as OpenSSL objects, freed when they go.
+struct PemBio {
+  explicit PemBio(const std::string& pem)
+      : bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()))) {}
+  ~PemBio() { BIO_free(bio); }
+  BIO* bio;
+};
+
+Result<X509_STORE*> CaStore(const std::string& pem) {
+  PemBio in(pem);
+  X509_STORE* store = X509_STORE_new();
+  int added = 0;
+  while (X509* cert = PEM_read_bio_X509(in.bio, nullptr, nullptr, nullptr)) {
+    added += X509_STORE_add_cert(store, cert) == 1 ? 1 : 0;
+    X509_free(cert);
+  }
+  if (added == 0) {
+    X509_STORE_free(store);
+    return InvalidArgumentError("the certificate authority holds no PEM certificate");
+  }
+  return store;
+}
+
+Result<std::unique_ptr<httplib::SSLClient>> TlsClient(const Url& url, const ClusterConfig& config) {
+  std::unique_ptr<httplib::SSLClient> client;
+  if (!config.client_cert_pem.empty()) {
+    PemBio cert_in(config.client_cert_pem);
+    PemBio key_in(config.client_key_pem);
+    X509* cert = PEM_read_bio_X509(cert_in.bio, nullptr, nullptr, nullptr);
+    EVP_PKEY* key = PEM_read_bio_PrivateKey(key_in.bio, nullptr, nullptr, nullptr);
+    if (cert != nullptr && key != nullptr) {
+      // The client's TLS context takes its own references.
+      client = std::make_unique<httplib::SSLClient>(url.host, url.port, cert, key);
+    }
+    X509_free(cert);
+    EVP_PKEY_free(key);
+    if (cert == nullptr || key == nullptr) {
+      return InvalidArgumentError(fmt::format("{}: the client {} is not PEM", config.source,
+                                              cert == nullptr ? "certificate" : "key"));
+    }
+  } else {
+    client = std::make_unique<httplib::SSLClient>(url.host, url.port);
+  }
+  if (!client->is_valid()) {
+    return InvalidArgumentError(
+        fmt::format("{}: the client certificate and key do not make a TLS context", config.source));
+  }
+  if (config.insecure_skip_tls_verify) {
+    client->enable_server_certificate_verification(false);
+  } else if (!config.ca_pem.empty()) {
+    ASSIGN_OR_RETURN(X509_STORE * store, CaStore(config.ca_pem));
+    client->set_ca_cert_store(store);  // the client owns it now
+  }
+  return client;
+}
+
+// A watch ends on the server's side within this many seconds (randomised,
+// as client-go does, so that many watches do not all reconnect at once).
+int WatchTimeoutSeconds() {
+  static thread_local std::mt19937 random(std::random_device{}());
+  return 300 + static_cast<int>(random() % 300);
+}
+
+}  // namespace
+
+Status StatusOfAnswer(int code, const std::string& body) {
+  api::Json status = api::Json::parse(body, nullptr, /*allow_exceptions=*/false);
+  std::string reason = api::StringAt(status, "reason");
+  std::string message = api::StringAt(status, "message");
+  if (message.empty()) message = fmt::format("HTTP {}: {}", code, body.substr(0, 200));
+  switch (code) {
+    case 400:
+    case 422:
+      return InvalidArgumentError(message);
+    case 401:
+      return Status(StatusCode::kUnauthenticated, message);
+    case 403:
+      return Status(StatusCode::kPermissionDenied, message);
+    case 404:
+      return NotFoundError(message);
+    case 409:
+      return reason == "AlreadyExists" ? AlreadyExistsError(message)
+                                       : Status(StatusCode::kAborted, message);
+    case 410:
+      return OutOfRangeError(message);
+    case 504:
+      return Status(StatusCode::kDeadlineExceeded, message);
+    default:
+      if (code == 429 || code >= 500) return UnavailableError(message);
+      return InternalError(message);
+  }
+}
+
+void WatchHandle::Stop() {
+  stopped_ = true;
+  std::lock_guard lock(mu_);
+  if (client_ != nullptr) client_->stop();
+}
+
+KubeClient::KubeClient(ClusterConfig config, KubeClientOptions options)
+    : config_(std::move(config)),
+      options_(std::move(options)),
+      limiter_(options_.qps, options_.burst) {}
+
+KubeClient::~KubeClient() = default;
+
+Result<std::unique_ptr<KubeClient>> KubeClient::Create(ClusterConfig config,
+                                                       KubeClientOptions options) {
+  std::unique_ptr<KubeClient> client(new KubeClient(std::move(config), std::move(options)));
+  ASSIGN_OR_RETURN(Url url, ParseUrl(client->config_.server));
+  client->prefix_ = url.prefix;
+  // A bad CA or key is said now, not at the first request.
+  ASSIGN_OR_RETURN(std::unique_ptr<httplib::ClientImpl> first, client->Connect());
+  client->Give(std::move(first));
+  return client;
+}
+
+Result<std::unique_ptr<httplib::ClientImpl>> KubeClient::Connect() const {
+  ASSIGN_OR_RETURN(Url url, ParseUrl(config_.server));
+  std::unique_ptr<httplib::ClientImpl> impl;
+  if (url.https) {
+    ASSIGN_OR_RETURN(impl, TlsClient(url, config_));
+  } else {
+    impl = std::make_unique<httplib::ClientImpl>(url.host, url.port);
+  }
+  if (!config_.token.empty()) {
+    impl->set_bearer_token_auth(config_.token);
+  } else if (!config_.username.empty()) {
+    impl->set_basic_auth(config_.username, config_.password);
+  }
+  impl->set_default_headers({{"User-Agent", options_.user_agent}, {"Accept", "application/json"}});
+  impl->set_tcp_nodelay(true);
+  impl->set_connection_timeout(std::chrono::seconds(10));
+  impl->set_read_timeout(std::chrono::seconds(60));
+  impl->set_keep_alive(true);
+  return impl;
+}
+
+std::unique_ptr<httplib::ClientImpl> KubeClient::Take() {
+  std::lock_guard lock(mu_);
+  if (idle_.empty()) return nullptr;
+  std::unique_ptr<httplib::ClientImpl> client = std::move(idle_.back());
+  idle_.pop_back();
+  return client;
+}
+
+void KubeClient::Give(std::unique_ptr<httplib::ClientImpl> client) {
+  std::lock_guard lock(mu_);
+  idle_.push_back(std::move(client));
+}
+
+void KubeClient::Throttle() {
+  Duration wait = limiter_.Reserve(options_.clock->Now());
+  // A rate limit is the one wait a client must make.
+  if (wait > Duration::zero()) std::this_thread::sleep_for(wait);
+}
+
+Result<api::Json> KubeClient::Call(const std::string& method, const std::string& path,
+                                   const api::Json& body, const std::string& content_type) {
+  Throttle();
+  std::unique_ptr<httplib::ClientImpl> client = Take();
+  if (client == nullptr) {
+    ASSIGN_OR_RETURN(client, Connect());
+  }
+  std::string text = body.is_null() ? "" : body.dump();
+  std::string full = prefix_ + path;
+  httplib::Result result = method == "GET"     ? client->Get(full)
+                           : method == "POST"  ? client->Post(full, text, content_type)
+                           : method == "PUT"   ? client->Put(full, text, content_type)
+                           : method == "PATCH" ? client->Patch(full, text, content_type)
+                                               : client->Delete(full, text, content_type);
+  if (!result) {
+    return UnavailableError(fmt::format("cannot reach the API server at {} ({}): {}",
+                                        config_.server, config_.source,
+                                        httplib::to_string(result.error())));
+  }
+  Give(std::move(client));
+  if (result->status < 200 || result->status >= 300) {
+    Status error = StatusOfAnswer(result->status, result->body);
+    return Status(error.code(), fmt::format("{} {}: {}", method, path, error.message()));
+  }
+  api::Json answer = api::Json::parse(result->body, nullptr, /*allow_exceptions=*/false);
+  if (answer.is_discarded()) {
+    return InternalError(fmt::format("{} {}: the answer is not JSON", method, path));
+  }
+  return answer;
+}
+
+Result<api::Json> KubeClient::Get(const std::string& kind, const std::string& namespace_,
+                                  const std::string& name) {
+  ASSIGN_OR_RETURN(std::string path, ObjectPath(kind, namespace_, name));
+  return Call("GET", path);
+}
+
+Result<api::Json> KubeClient::List(const std::string& kind, const std::string& namespace_) {
+  ASSIGN_OR_RETURN(std::string path, CollectionPath(kind, namespace_));
+  return Call("GET", path);
+}
+
+namespace {
+
+struct Where {
+  std::string kind, namespace_, name;
+};
+
+Where WhereOf(const api::Json& object) {
+  return {api::StringAt(object, "kind"), api::StringAt(object, {"metadata", "namespace"}),
+          api::StringAt(object, {"metadata", "name"})};
+}
+
+}  // namespace
+
+Result<api::Json> KubeClient::Create(const api::Json& object) {
+  Where w = WhereOf(object);
+  ASSIGN_OR_RETURN(std::string path, CollectionPath(w.kind, w.namespace_));
+  return Call("POST", path, object);
+}
+
+Result<api::Json> KubeClient::Update(const api::Json& object) {
+  Where w = WhereOf(object);
+  ASSIGN_OR_RETURN(std::string path, ObjectPath(w.kind, w.namespace_, w.name));
+  return Call("PUT", path, object);
+}
+
+Result<api::Json> KubeClient::UpdateStatus(const api::Json& object) {
+  Where w = WhereOf(object);
+  ASSIGN_OR_RETURN(std::string path, ObjectPath(w.kind, w.namespace_, w.name, "status"));
+  return Call("PUT", path, object);
+}
+
+Result<api::Json> KubeClient::Delete(const std::string& kind, const std::string& namespace_,
+                                     const std::string& name) {
+  ASSIGN_OR_RETURN(std::string path, ObjectPath(kind, namespace_, name));
+  // Background propagation: the object goes now, its dependents after it
+  // (the cluster's garbage collector), as kubectl delete does.
+  return Call(
+      "DELETE", path,
+      api::Json{
+          {"apiVersion", "v1"}, {"kind", "DeleteOptions"}, {"propagationPolicy", "Background"}});
+}
+
+Status KubeClient::Watch(const std::string& kind, const std::string& namespace_,
+                         const std::string& resource_version,
+                         const std::function<bool(const api::Json&)>& on_event,
+                         WatchHandle& handle) {
+  ASSIGN_OR_RETURN(std::string collection, CollectionPath(kind, namespace_));
+  int timeout = WatchTimeoutSeconds();
+  std::string path = fmt::format("{}{}?watch=true&allowWatchBookmarks=true&timeoutSeconds={}",
+                                 prefix_, collection, timeout);
+  if (!resource_version.empty()) path += "&resourceVersion=" + resource_version;
+  Throttle();
+  ASSIGN_OR_RETURN(std::unique_ptr<httplib::ClientImpl> client, Connect());
+  client->set_read_timeout(std::chrono::seconds(timeout + 30));
+  {
+    std::lock_guard lock(handle.mu_);
+    if (handle.stopped_) return OkStatus();
+    handle.client_ = client.get();
+  }
+  int code = 0;
+  std::string pending, error_body;
+  bool ended_by_caller = false;
+  bool bad_line = false;
+  httplib::Result result = client->Get(
+      path, httplib::Headers{},
+      [&](const httplib::Response& response) {
+        code = response.status;
+        return true;
+      },
+      [&](const char* data, size_t n) {
+        if (code >= 300) {
+          if (error_body.size() < 65536) error_body.append(data, n);
+          return true;
+        }
+        pending.append(data, n);
+        for (size_t end; (end = pending.find('\n')) != std::string::npos;) {
+          std::string line = pending.substr(0, end);
+          pending.erase(0, end + 1);
+          if (line.empty()) continue;
+          api::Json event = api::Json::parse(line, nullptr, /*allow_exceptions=*/false);
+          if (event.is_discarded()) {
+            bad_line = true;
+            return false;
+          }
+          if (!on_event(event) || handle.stopped_) {
+            ended_by_caller = true;
+            return false;
+          }
+        }
+        return !handle.stopped_;
+      });
+  {
+    std::lock_guard lock(handle.mu_);
+    handle.client_ = nullptr;
+  }
+  if (ended_by_caller || handle.stopped_) return OkStatus();
+  if (bad_line) return InternalError(fmt::format("watching {}: an event is not JSON", kind));
+  if (code >= 300) return StatusOfAnswer(code, error_body);
+  if (!result && result.error() != httplib::Error::Read) {
+    return UnavailableError(fmt::format("watching {} on {}: {}", kind, config_.server,
+                                        httplib::to_string(result.error())));
+  }
+  return OkStatus();  // the server ended the watch: resume it
+}
+
+}  // namespace trainyard::kube

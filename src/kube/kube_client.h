@@ -1,0 +1,100 @@
+// A thin Kubernetes REST client: JSON requests over HTTP or HTTPS (OpenSSL,
+// through cpp-httplib) with the credentials of a ClusterConfig, client-side
+// rate limits as client-go's (--kube-api-qps, --kube-api-burst), and
+// watches streamed line by line. An error answer becomes its Status:
+// NotFound is NOT_FOUND, AlreadyExists ALREADY_EXISTS, Conflict ABORTED
+// (read again and retry), Gone/Expired OUT_OF_RANGE (list again), Invalid
+// INVALID_ARGUMENT with the server's message, throttling and 5xx
+// UNAVAILABLE. Thread-safe: each request takes an idle connection.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "api/json.h"
+#include "common/clock.h"
+#include "common/status.h"
+#include "kube/cluster_config.h"
+#include "kube/rate_limiter.h"
+
+namespace httplib {
+class ClientImpl;
+}
+
+namespace trainyard::kube {
+
+struct KubeClientOptions {
+  double qps = 20;  // upstream's --kube-api-qps
+  int burst = 30;   // and --kube-api-burst
+  std::string user_agent = "trainyard";
+  const Clock* clock = &RealClock::Get();
+};
+
+// A watch in progress: Stop() from any thread ends it.
+class WatchHandle {
+ public:
+  void Stop();
+  bool stopped() const { return stopped_; }
+
+ private:
+  friend class KubeClient;
+  std::mutex mu_;
+  httplib::ClientImpl* client_ = nullptr;  // guarded by mu_: the connection it reads
+  std::atomic<bool> stopped_{false};
+};
+
+class KubeClient {
+ public:
+  static Result<std::unique_ptr<KubeClient>> Create(ClusterConfig config,
+                                                    KubeClientOptions options = {});
+  ~KubeClient();
+
+  // One request to `path` (with its query); `body` is sent as JSON unless
+  // null. The answer's JSON body, or its error.
+  Result<api::Json> Call(const std::string& method, const std::string& path,
+                         const api::Json& body = nullptr,
+                         const std::string& content_type = "application/json");
+
+  // Objects by kind (through the resource registry).
+  Result<api::Json> Get(const std::string& kind, const std::string& namespace_,
+                        const std::string& name);
+  // The list object: items and metadata.resourceVersion.
+  Result<api::Json> List(const std::string& kind, const std::string& namespace_);
+  Result<api::Json> Create(const api::Json& object);
+  Result<api::Json> Update(const api::Json& object);
+  Result<api::Json> UpdateStatus(const api::Json& object);
+  Result<api::Json> Delete(const std::string& kind, const std::string& namespace_,
+                           const std::string& name);
+
+  // Streams a watch of `kind` from `resource_version` (bookmarks asked
+  // for), calling `on_event` with each event object ({type, object}) until
+  // it returns false, the server ends the stream, or `handle` is stopped.
+  Status Watch(const std::string& kind, const std::string& namespace_,
+               const std::string& resource_version,
+               const std::function<bool(const api::Json&)>& on_event, WatchHandle& handle);
+
+  const ClusterConfig& config() const { return config_; }
+
+ private:
+  KubeClient(ClusterConfig config, KubeClientOptions options);
+  Result<std::unique_ptr<httplib::ClientImpl>> Connect() const;
+  std::unique_ptr<httplib::ClientImpl> Take();
+  void Give(std::unique_ptr<httplib::ClientImpl> client);
+  void Throttle();
+
+  ClusterConfig config_;
+  KubeClientOptions options_;
+  std::string prefix_;  // a path the server URL carries, put before every request's
+  RateLimiter limiter_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<httplib::ClientImpl>> idle_;  // guarded by mu_
+};
+
+// The Status a Kubernetes error answer stands for.
+Status StatusOfAnswer(int code, const std::string& body);
+
+}  // namespace trainyard::kube
