@@ -135,6 +135,15 @@ std::vector<PrinterColumn> EventColumns() {
   };
 }
 
+std::vector<PrinterColumn> LeaseColumns() {
+  return {NameColumn(),
+          {"Holder", "string", "", 0,
+           [](const Json& o, TimePoint) {
+             return StringAt(o, {"spec", "holderIdentity"});
+           }},
+          AgeColumn()};
+}
+
 std::vector<PrinterColumn> NamespaceColumns() {
   return {NameColumn(),
           {"Status", "string", "", 0,

@@ -36,6 +36,7 @@ std::vector<PrinterColumn> PodColumns();
 std::vector<PrinterColumn> BatchJobColumns();
 std::vector<PrinterColumn> TrainingJobColumns();
 std::vector<PrinterColumn> EventColumns();
+std::vector<PrinterColumn> LeaseColumns();
 std::vector<PrinterColumn> NamespaceColumns();
 std::vector<PrinterColumn> NodeColumns();
 std::vector<PrinterColumn> ConfigMapColumns();

@@ -82,7 +82,7 @@ std::vector<ResourceType> CoreTypes() {
        .plural = "namespaces",
        .singular = "namespace",
        .namespaced = false,
-       .verbs = {"create", "delete", "get", "list", "watch"},
+       .verbs = {"create", "delete", "get", "list", "patch", "update", "watch"},
        .short_names = {"ns"},
        .role = ResourceRole::kCluster,
        .columns = NamespaceColumns},
@@ -194,8 +194,22 @@ void AddJobTypes(std::vector<ResourceType>& out) {
        .columns = BatchJobColumns});
 }
 
+// coordination.k8s.io's Lease: what operators elect a leader with. Kept
+// as sent, as kube-apiserver keeps it.
+ResourceType LeaseType() {
+  return {.group = "coordination.k8s.io",
+          .version = "v1",
+          .kind = "Lease",
+          .plural = "leases",
+          .singular = "lease",
+          .verbs = kAllVerbs,
+          .role = ResourceRole::kRecord,
+          .columns = LeaseColumns};
+}
+
 std::vector<ResourceType> MakeTypes() {
   std::vector<ResourceType> out = CoreTypes();
+  out.push_back(LeaseType());
   AddPolicyTypes(out);
   AddJobTypes(out);
   out.push_back(KatibType<Experiment>(ExperimentColumns));

@@ -21,7 +21,7 @@ namespace trainyard::api {
 // What trainyard does with objects of a kind.
 enum class ResourceRole {
   kCluster,  // Namespace, Node: the API's own, never in a manifest
-  kRecord,   // Event: written by controllers, read by users
+  kRecord,   // Event, Lease: written by controllers, read by users
   kPod,      // written by job controllers, run by the node agent
   kJob,      // runs replicas: the Kubeflow job kinds and batch/v1 Job
   kTuning,   // Katib's Experiment, Trial, Suggestion
@@ -30,8 +30,8 @@ enum class ResourceRole {
 };
 
 // How objects of a kind are read, defaulted, checked and written back.
-// Unset for kinds that are no manifest (Namespace, Node, Event, Pod): the
-// API keeps those as sent.
+// Unset for kinds that are no manifest (Namespace, Node, Event, Lease,
+// Pod): the API keeps those as sent.
 struct ObjectHooks {
   // Reads a manifest into its typed object, reporting every wrongly typed
   // or unknown field.

@@ -1,5 +1,7 @@
 #include "cli/engine_backend.h"
 
+#include <fmt/format.h>
+
 #include "engine/inventory.h"
 #include "runtime/local/log_file.h"
 
@@ -34,7 +36,12 @@ Result<server::Backend::LogRun> EngineBackend::Log(const std::string& namespace_
                                                    const std::string& pod,
                                                    const std::string& container,
                                                    bool previous) const {
-  std::string path = engine_.node().LogPath(namespace_, pod, container);
+  // As kube-apiserver answers for a pod no kubelet runs.
+  if (engine_.node() == nullptr) {
+    return InvalidArgumentError(fmt::format(
+        "pod {:?} has no log here: this server is API-only (--api-only) and runs no pods", pod));
+  }
+  std::string path = engine_.node()->LogPath(namespace_, pod, container);
   ASSIGN_OR_RETURN(runtime::LogSpan span, runtime::RunSpan(path, previous));
   return LogRun{.path = path, .begin = span.begin, .end = span.end};
 }

@@ -70,8 +70,8 @@ void LogTail::Follow(const api::Json& doc) {
       Label(*pod, api::kLabelJobRole) != "master") {
     return;
   }
-  std::string path = engine_.node().LogPath(pod->metadata.namespace_, pod->metadata.name,
-                                            pod->spec.containers[0].name);
+  std::string path = engine_.node()->LogPath(pod->metadata.namespace_, pod->metadata.name,
+                                             pod->spec.containers[0].name);
   std::string job = batch_job.empty() ? Label(*pod, api::kLabelJobName) : batch_job;
   // "worker-1" for a replica; for a batch pod its name after the job's.
   std::string replica = batch_job.empty()

@@ -6,6 +6,7 @@
 
 #include "cli/client_commands.h"
 #include "cli/exec_command.h"
+#include "cli/operator_command.h"
 #include "cli/run_command.h"
 #include "cli/server_command.h"
 #include "cli/validate_command.h"
@@ -90,9 +91,51 @@ int main(int argc, char** argv) {
   server_cmd->add_flag("--allow-unauthenticated", server.allow_unauthenticated,
                        "Allow a non-loopback --address without --token-file (anyone who reaches "
                        "it can run anything)");
+  server_cmd->add_flag("--api-only", server.api_only,
+                       "Serve the store and the API only, as kube-apiserver does: no controller, "
+                       "scheduler or replica runs (for `trainyard operator` and its tests)");
   server_cmd->add_option("--nodes", server.nodes_file,
                          "Place pods on the Node objects in this file instead of this machine "
                          "(they all still run here)");
+
+  trainyard::cli::OperatorOptions op;
+  CLI::App* operator_cmd =
+      app.add_subcommand("operator",
+                         "Run the job controllers against a Kubernetes API server, as upstream's "
+                         "training-operator does");
+  operator_cmd->add_option("--kubeconfig", op.kubeconfig,
+                           "The kubeconfig (default: $KUBECONFIG, in a pod its service account, "
+                           "else ~/.kube/config)");
+  operator_cmd->add_option("--context", op.context, "The kubeconfig's context to use");
+  operator_cmd->add_option("--namespace", op.namespace_,
+                           "Only this namespace (default: $KUBEFLOW_NAMESPACE, else every one)");
+  operator_cmd->add_option("--enable-scheme", op.enable_schemes,
+                           "A job kind to reconcile (repeatable; default: every one): pytorchjob, "
+                           "tfjob, xgboostjob, mpijob, paddlejob, jaxjob");
+  operator_cmd->add_option("--gang-scheduler-name", op.gang_scheduler_name,
+                           "Gang scheduling through volcano or scheduler-plugins PodGroups");
+  operator_cmd
+      ->add_option("--controller-threads", op.controller_threads,
+                   "As upstream's flag; reconciles run on one thread")
+      ->capture_default_str();
+  operator_cmd->add_option("--kube-api-qps", op.kube_api_qps, "Requests a second to the API server")
+      ->capture_default_str();
+  operator_cmd->add_option("--kube-api-burst", op.kube_api_burst, "Requests at once after a lull")
+      ->capture_default_str();
+  operator_cmd->add_flag("--leader-elect", op.leader_elect,
+                         "Of several replicas only the holder of a coordination.k8s.io Lease acts");
+  operator_cmd
+      ->add_option("--leader-elect-lease-duration", op.lease_duration,
+                   "How long a lease not renewed keeps others waiting")
+      ->capture_default_str();
+  operator_cmd
+      ->add_option("--leader-elect-renew-deadline", op.renew_deadline,
+                   "How long the leader tries to renew before it stops acting")
+      ->capture_default_str();
+  operator_cmd
+      ->add_option("--leader-elect-retry-period", op.retry_period,
+                   "How often candidates try and the leader renews")
+      ->capture_default_str();
 
   // The client verbs, for a running server.
   trainyard::cli::ClientCommand client;
@@ -165,6 +208,7 @@ int main(int argc, char** argv) {
   if (run_cmd->parsed()) return trainyard::cli::RunRun(run);
   if (exec_cmd->parsed()) return trainyard::cli::RunExec(exec);
   if (server_cmd->parsed()) return trainyard::cli::RunServer(server);
+  if (operator_cmd->parsed()) return trainyard::cli::RunOperator(op);
   if (apply_cmd->parsed()) return trainyard::cli::RunApply(client, files);
   if (get_cmd->parsed()) return trainyard::cli::RunGet(client, kind, names);
   if (describe_cmd->parsed()) return trainyard::cli::RunDescribe(client, kind, name);

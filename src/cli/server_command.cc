@@ -151,6 +151,7 @@ int RunServer(const ServerOptions& options) {
                               // an administrator allows it.
                               .baseline_namespaces = auth.has_value(),
                               .nodes = std::move(nodes),
+                              .api_only = options.api_only,
                               .on_reconcile = [&metrics](std::chrono::steady_clock::duration d) {
                                 metrics.ObserveReconcile(std::chrono::duration<double>(d).count());
                               }});
@@ -165,7 +166,7 @@ int RunServer(const ServerOptions& options) {
   }
   const Clock& clock = RealClock::Get();
   EngineBackend backend(engine, FormatRfc3339(clock.Now()));
-  server::ApiHandler handler(backend, clock, auth ? &*auth : nullptr, &metrics);
+  server::ApiHandler handler(backend, clock, auth ? &*auth : nullptr, &metrics, options.api_only);
   metrics.Seed(engine.store().committed());
   Result<store::WatchId> counted = engine.store().WatchCommitted(
       0, [&metrics](const store::SharedWatchEvent& e) { metrics.ObserveChange(*e); });
@@ -203,7 +204,8 @@ int RunServer(const ServerOptions& options) {
       engine.RequestStop();
       return;
     }
-    fmt::print(stderr, "trainyard server: serving the API on {}\n", url);
+    fmt::print(stderr, "trainyard server: serving the API on {}{}\n", url,
+               options.api_only ? " (API only: nothing runs what it stores)" : "");
     if (!IsLoopback(options.address)) {
       fmt::print(stderr, "  listening on {}:{}{}{}\n", UrlHost(options.address), *port,
                  everywhere ? " (every interface)" : "",
@@ -216,8 +218,10 @@ int RunServer(const ServerOptions& options) {
   setup.join();
   http.Stop();
   serving.join();
-  fmt::print(stderr, "trainyard server: stopping every replica\n");
-  engine.StopAll();
+  if (!options.api_only) {
+    fmt::print(stderr, "trainyard server: stopping every replica\n");
+    engine.StopAll();
+  }
   if (!status.ok() && status.code() != StatusCode::kAborted) {
     std::cerr << "trainyard server: " << status.message() << '\n';
     return 1;

@@ -26,6 +26,8 @@ struct ServerOptions {
   // else the server's own user), and NAMESPACE=USER exceptions.
   std::string run_as;
   std::vector<std::string> run_as_namespace;
+  // The store and the API only (engine::EngineOptions::api_only).
+  bool api_only = false;
 };
 
 int RunServer(const ServerOptions& options);

@@ -1,6 +1,9 @@
 #include "common/clock.h"
 
 #include <ctime>
+#include <stdexcept>
+#include <string>
+#include <utility>
 
 namespace trainyard {
 
@@ -23,6 +26,39 @@ std::optional<TimePoint> ParseRfc3339(const std::string& text) {
   const char* end = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
   if (end == nullptr || *end != '\0') return std::nullopt;
   return std::chrono::system_clock::from_time_t(timegm(&tm));
+}
+
+std::optional<Duration> ParseGoDuration(std::string_view text) {
+  static constexpr std::pair<std::string_view, double> kUnits[] = {
+      {"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1}, {"m", 60}, {"h", 3600}};
+  if (text.empty()) return std::nullopt;
+  if (text == "0") return Duration::zero();
+  double seconds = 0;
+  while (!text.empty()) {
+    size_t digits = text.find_first_not_of("0123456789.");
+    if (digits == 0 || digits == std::string_view::npos) return std::nullopt;
+    double value = 0;
+    try {
+      size_t used = 0;
+      value = std::stod(std::string(text.substr(0, digits)), &used);
+      if (used != digits) return std::nullopt;
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+    text.remove_prefix(digits);
+    double scale = 0;
+    // The two-letter units come first in kUnits: "ms" is not "m" then "s".
+    for (const auto& [unit, factor] : kUnits) {
+      if (text.starts_with(unit)) {
+        scale = factor;
+        text.remove_prefix(unit.size());
+        break;
+      }
+    }
+    if (scale == 0) return std::nullopt;
+    seconds += value * scale;
+  }
+  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds));
 }
 
 }  // namespace trainyard

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace trainyard {
 
@@ -54,5 +55,10 @@ class FakeClock final : public Clock {
 std::string FormatRfc3339(TimePoint t);
 // The inverse of FormatRfc3339, for "YYYY-MM-DDTHH:MM:SSZ"; nullopt otherwise.
 std::optional<TimePoint> ParseRfc3339(const std::string& text);
+
+// A duration as Go writes one, the form Kubernetes components' flags take:
+// "15s", "500ms", "1m30s", "1.5h" (units ns, us, ms, s, m, h); nullopt
+// when malformed or negative.
+std::optional<Duration> ParseGoDuration(std::string_view text);
 
 }  // namespace trainyard

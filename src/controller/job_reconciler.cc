@@ -16,6 +16,7 @@
 #include "controller/pod_state.h"
 #include "controller/reconcile_steps.h"
 #include "controller/replica_pod.h"
+#include "controller/replica_services.h"
 #include "frameworks/framework.h"
 
 namespace trainyard::controller {
@@ -72,13 +73,23 @@ Status DeletePod(Context& ctx, const api::Pod& pod) {
                 fmt::format("Deleted pod: {}", pod.metadata.name));
 }
 
+// A replica's pod, and on Kubernetes its Service.
+Status DeleteReplica(Context& ctx, const api::Pod& pod) {
+  RETURN_IF_ERROR(DeletePod(ctx, pod));
+  if (!ctx.options.cluster) return OkStatus();
+  return DeleteServiceOf(*ctx.options.store, ctx.job, pod.metadata.name,
+                         [&](const std::string& reason, const std::string& message) {
+                           return Record(ctx, "Normal", reason, message);
+                         });
+}
+
 // Nothing of a finished job keeps running; the cleanPodPolicy decides which
 // finished pods stay for their state and logs.
 Status CleanUp(Context& ctx) {
   std::string policy = api::EffectiveCleanPodPolicy(ctx.job);
   for (auto it = ctx.pods.begin(); it != ctx.pods.end();) {
     if (policy == "All" || !api::HasFinished(it->second)) {
-      RETURN_IF_ERROR(DeletePod(ctx, it->second));
+      RETURN_IF_ERROR(DeleteReplica(ctx, it->second));
       it = ctx.pods.erase(it);
     } else {
       ++it;
@@ -108,14 +119,35 @@ int GpusOf(const api::ReplicaSpec& spec) {
   return 0;
 }
 
+// The framework's port in `type`'s template, else the kind's default.
+int TemplatePort(const api::TrainingJob& job, const std::string& type) {
+  if (const api::Container* c = frameworks::DefaultContainer(job, type); c != nullptr) {
+    for (const api::ContainerPort& p : c->ports) {
+      if (p.name == job.info().port_name && p.container_port) return *p.container_port;
+    }
+  }
+  return job.info().port;
+}
+
 // The ports each replica listens on, kept on the job so that a re-created
 // replica gets its old port back and every other replica's env stays true.
+// On Kubernetes every replica has an address of its own: its template's
+// port serves.
 Result<frameworks::Placement> PlacementOf(Context& ctx) {
   frameworks::Placement placement;
   placement.host = ctx.options.host;
   if (ctx.job.kind == api::JobKind::kMPIJob) {
     placement.mpi_hostfile = std::string(kMpiConfigDir) + "/hostfile";
     placement.mpi_rsh_agent = std::string(kMpiConfigDir) + "/kubexec.sh";
+  }
+  if (ctx.options.cluster) {
+    placement.service_dns = true;
+    placement.cluster_domain = ctx.options.cluster->domain;
+    for (const ReplicaRef& r : frameworks::AllReplicas(ctx.job)) {
+      placement.ports[r] = TemplatePort(ctx.job, r.type);
+      placement.gpus[r] = GpusOf(ctx.job.spec.replica_specs.at(r.type));
+    }
+    return placement;
   }
   api::Json ports = PortsOf(ctx.job);
   auto& annotations = ctx.job.metadata.annotations;
@@ -202,6 +234,12 @@ Status ReconcilePods(Context& ctx) {
   for (const api::Pod& stray : ctx.strays) RETURN_IF_ERROR(DeletePod(ctx, stray));
   ctx.strays.clear();
   RETURN_IF_ERROR(ReconcileMpiConfig(ctx));
+  if (ctx.options.cluster) {
+    RETURN_IF_ERROR(ReconcileServices(
+        *ctx.options.store, ctx.job, [&](const std::string& reason, const std::string& message) {
+          return Record(ctx, reason.starts_with("Failed") ? "Warning" : "Normal", reason, message);
+        }));
+  }
   ASSIGN_OR_RETURN(frameworks::Placement placement, PlacementOf(ctx));
   for (const ReplicaRef& r : frameworks::AllReplicas(ctx.job)) {
     auto it = ctx.pods.find(r);
@@ -354,7 +392,7 @@ Result<ReconcileResult> ReconcileFinished(Context& ctx) {
 }
 
 Result<ReconcileResult> ReconcileSuspended(Context& ctx) {
-  for (auto& [replica, pod] : ctx.pods) RETURN_IF_ERROR(DeletePod(ctx, pod));
+  for (auto& [replica, pod] : ctx.pods) RETURN_IF_ERROR(DeleteReplica(ctx, pod));
   ctx.pods.clear();
   for (auto& [type, rs] : ctx.status().replica_statuses) rs.active = std::nullopt;
   std::string message = fmt::format("{} {} is suspended.", ctx.Kind(), ctx.job.metadata.name);

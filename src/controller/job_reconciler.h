@@ -34,6 +34,13 @@ struct ReconcilerOptions {
   // What an MPIJob's rsh agent runs a command in a replica with; see
   // controller/mpi_config.h.
   std::string exec_command = "kubectl exec";
+  // On Kubernetes (`trainyard operator`): each replica is reached through
+  // a headless Service the controller makes, at its template's port, as
+  // upstream does; set, no port is allocated and `host` is unused.
+  struct Cluster {
+    std::string domain;  // upstream's CUSTOM_CLUSTER_DOMAIN
+  };
+  std::optional<Cluster> cluster;
 };
 
 class JobReconciler final : public Reconciler {

@@ -33,13 +33,6 @@ class CollectingTrialReconciler final : public controller::Reconciler {
   std::unique_ptr<controller::TrialReconciler> trials_;
 };
 
-// Retries after an error back off: 100 ms, 200 ms, ... up to 30 s.
-Duration RetryDelay(int failures) {
-  Duration d = std::chrono::milliseconds(100);
-  for (int i = 1; i < failures && d < std::chrono::seconds(30); ++i) d *= 2;
-  return std::min<Duration>(d, std::chrono::seconds(30));
-}
-
 // The name pods are bound to: this machine's, as a kubelet's node name.
 std::string NodeName() {
   char name[256] = {};
@@ -91,6 +84,12 @@ Status Engine::Init() {
                                                      .clock = options_.clock,
                                                      .vfs = options_.store_vfs}));
   MakePrivate(options_.state_dir);
+  if (pipe2(wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) return UnavailableError("pipe failed");
+  if (options_.api_only) {
+    options_.machine = runtime::MachineFacts{};
+    node_name_ = NodeName();
+    return OkStatus();
+  }
   controller::ReconcilerOptions reconciler{
       .store = store_.get(), .clock = options_.clock, .ports = &ports_};
   if (!options_.exec_program.empty()) {
@@ -155,10 +154,7 @@ Status Engine::Init() {
       .metrics_dir = options_.state_dir + "/metrics"});
   reconcilers_.push_back(std::make_unique<CollectingTrialReconciler>(metrics_collector_.get(),
                                                                      std::move(trial_reconciler)));
-  for (const auto& reconciler : reconcilers_) {
-    for (const std::string& kind : reconciler->Kinds()) by_kind_[kind] = reconciler.get();
-  }
-  if (pipe2(wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) return UnavailableError("pipe failed");
+  for (const auto& reconciler : reconcilers_) queue_.Register(reconciler.get());
   Result<store::WatchId> watch =
       store_->Watch(0, [this](const store::WatchEvent& e) { OnEvent(e); });
   RETURN_IF_ERROR(watch.status());
@@ -170,7 +166,7 @@ Status Engine::QueueEveryJob() {
   // failed step): their dependents are collected now.
   ASSIGN_OR_RETURN(std::set<std::string> missing, controller::MissingOwners(*store_));
   collect_.insert(collect_.end(), missing.begin(), missing.end());
-  for (const auto& [kind, reconciler] : by_kind_) {
+  for (const std::string& kind : queue_.Kinds()) {
     RETURN_IF_ERROR(store_->Scan(kind, "", [&](const api::Json& job) {
       OnEvent({store::EventType::kModified, 0, job});
     }));
@@ -187,49 +183,14 @@ Engine::~Engine() {
   }
 }
 
-namespace {
-
-// The owner an object's controller reference names (the first owner
-// reference where none is marked the controller).
-std::optional<store::ObjectKey> ControllerOf(const api::Json& object, const store::ObjectKey& key) {
-  const api::Json& owners = api::ArrayRefAt(object, {"metadata", "ownerReferences"});
-  const api::Json* chosen = nullptr;
-  for (const api::Json& owner : owners) {
-    if (chosen == nullptr || (owner.is_object() && owner.value("controller", false))) {
-      chosen = &owner;
-    }
-  }
-  if (chosen == nullptr) return std::nullopt;
-  return store::ObjectKey{api::StringAt(*chosen, "kind"), key.namespace_,
-                          api::StringAt(*chosen, "name")};
-}
-
-}  // namespace
-
-void Engine::Queue(const store::ObjectKey& key) {
-  if (queued_.insert(key.ToString()).second) queue_.push_back(key);
-}
-
 void Engine::OnEvent(const store::WatchEvent& event) {
-  Result<store::ObjectKey> key = store::KeyOf(event.object);
-  if (!key.ok()) return;
-  // A change is its own reconciler's business, and its controller's (a
-  // pod's job, a job's trial, a trial's experiment).
-  if (by_kind_.contains(key->kind)) Queue(*key);
+  queue_.OnChange(event.object);
   // What a deleted object owned goes with it (Kubernetes' garbage
   // collector, by uid).
   if (event.type == store::EventType::kDeleted) {
     std::string uid = api::StringAt(event.object, {"metadata", "uid"});
     if (!uid.empty()) collect_.push_back(std::move(uid));
   }
-  std::optional<store::ObjectKey> owner = ControllerOf(event.object, *key);
-  if (owner && by_kind_.contains(owner->kind)) Queue(*owner);
-}
-
-Result<controller::ReconcileResult> Engine::Reconcile(const store::ObjectKey& key) {
-  auto it = by_kind_.find(key.kind);
-  if (it == by_kind_.end()) return controller::ReconcileResult{};
-  return it->second->Reconcile(key);
 }
 
 Result<store::ObjectKey> Engine::Submit(const api::Object& object) {
@@ -260,6 +221,7 @@ Status Engine::CommitOpenGroup() {
 }
 
 void Engine::SetApi(std::string url, std::string ca_file) {
+  if (trial_reconciler_ == nullptr) return;  // API-only: no trials run here
   trial_reconciler_->SetApi(std::move(url), std::move(ca_file));
 }
 
@@ -314,13 +276,7 @@ void Engine::CloseInbox(const Status& why) {
 }
 
 Status Engine::ProcessQueue() {
-  // Due timers join the queue.
-  TimePoint now = options_.clock->Now();
-  while (!timers_.empty() && timers_.begin()->first <= now) {
-    store::ObjectKey key = timers_.begin()->second;
-    timers_.erase(timers_.begin());
-    Queue(key);
-  }
+  queue_.TakeDueTimers();
   // Reconciling writes to the store, which can queue more work: drain it,
   // unless asked to stop (a long queue must not hold a SIGTERM up).
   while ((!queue_.empty() || !collect_.empty()) && !stop_requested_) {
@@ -331,54 +287,16 @@ Status Engine::ProcessQueue() {
       RETURN_IF_ERROR(controller::DeleteDependents(*store_, uid));
       continue;
     }
-    store::ObjectKey key = queue_.front();
-    queue_.erase(queue_.begin());
-    queued_.erase(key.ToString());
-    auto start = std::chrono::steady_clock::now();  // a measurement, not a decision
-    std::optional<Result<controller::ReconcileResult>> reconciled = GuardedReconcile(key);
-    if (options_.on_reconcile) options_.on_reconcile(std::chrono::steady_clock::now() - start);
-    if (!reconciled) continue;  // left alone until it changes
-    Result<controller::ReconcileResult>& result = *reconciled;
-    if (!result.ok()) {
-      int failures = ++failures_[key.ToString()];
-      if (result.status().code() != StatusCode::kAborted) {
-        fmt::print(stderr, "trainyard: {}: {}\n", key.ToString(), result.status().message());
-      }
-      timers_.emplace(options_.clock->Now() + RetryDelay(failures), key);
-      continue;
-    }
-    failures_.erase(key.ToString());
-    if (result->requeue_after) timers_.emplace(options_.clock->Now() + *result->requeue_after, key);
+    queue_.ReconcileNext();
   }
   return OkStatus();
-}
-
-std::optional<Result<controller::ReconcileResult>> Engine::GuardedReconcile(
-    const store::ObjectKey& key) {
-  try {
-    Result<controller::ReconcileResult> result = Reconcile(key);
-    left_alone_.erase(key.ToString());
-    return result;
-  } catch (const std::exception& e) {
-    // A JSON accessor surprised by what is stored (an object, or one of
-    // its pods, written in a shape the code did not expect): the same
-    // reconcile would throw again, so it is said once, and the object
-    // waits until it or what it owns changes. The loop, and every other
-    // object, go on.
-    if (left_alone_.insert(key.ToString()).second) {
-      fmt::print(stderr, "trainyard: {}: cannot reconcile it ({}); left alone until it changes\n",
-                 key.ToString(), e.what());
-    }
-    return std::nullopt;
-  }
 }
 
 Duration Engine::NextWake(std::optional<Duration> node_wake) const {
   Duration wake = std::chrono::milliseconds(100);  // log tailing and status lines
   if (node_wake) wake = std::min(wake, *node_wake);
-  if (!timers_.empty()) {
-    wake =
-        std::min(wake, std::max(Duration::zero(), timers_.begin()->first - options_.clock->Now()));
+  if (std::optional<TimePoint> timer = queue_.NextTimer()) {
+    wake = std::min(wake, std::max(Duration::zero(), *timer - options_.clock->Now()));
   }
   return wake;
 }
@@ -389,6 +307,7 @@ Result<std::optional<Duration>> Engine::Step() {
     // there fails the step, which is retried as a failed commit is.
     try {
       RETURN_IF_ERROR(RunCalls());
+      if (options_.api_only) return std::optional<Duration>();
       RETURN_IF_ERROR(OpenGroup());
       RETURN_IF_ERROR(ProcessQueue());
       RETURN_IF_ERROR(scheduler_->Sync());
@@ -441,7 +360,9 @@ Status Engine::Loop(const std::function<bool()>& done, const std::function<void(
     on_step();
     if (done()) return OkStatus();
     std::vector<pollfd> fds = {{wake_pipe_[0], POLLIN, 0}};
-    for (int fd : node_->PollFds()) fds.push_back({fd, POLLIN, 0});
+    if (node_ != nullptr) {
+      for (int fd : node_->PollFds()) fds.push_back({fd, POLLIN, 0});
+    }
     auto timeout = std::chrono::ceil<std::chrono::milliseconds>(wake);
     poll(fds.data(), fds.size(), static_cast<int>(timeout.count()));
     if (fds[0].revents & POLLIN) {
@@ -462,8 +383,10 @@ Duration Engine::AfterFailedStep(const Status& why) {
   last_failure_ = why.message();
   // The store took back what it could not write, so whatever a reconcile
   // did since the last commit must be done again, from what is on disk.
-  (void)QueueEveryJob();
-  node_->Resync();
+  if (!options_.api_only) {
+    (void)QueueEveryJob();
+    node_->Resync();
+  }
   Duration backoff = RetryDelay(failed_steps_);
   return std::min<Duration>(backoff, kMaxFailedStepBackoff);
 }
@@ -474,6 +397,8 @@ void Engine::RequestStop() {
   [[maybe_unused]] ssize_t n = write(wake_pipe_[1], &c, 1);
 }
 
-void Engine::StopAll() { node_->StopAll(); }
+void Engine::StopAll() {
+  if (node_ != nullptr) node_->StopAll();
+}
 
 }  // namespace trainyard::engine

@@ -24,6 +24,7 @@
 #include "controller/ports.h"
 #include "controller/trial_reconciler.h"
 #include "engine/metrics_collector.h"
+#include "engine/reconcile_queue.h"
 #include "engine/scheduler_step.h"
 #include "node/node_agent.h"
 #include "runtime/local/credentials.h"
@@ -64,6 +65,11 @@ struct EngineOptions {
   // The SQLite VFS of the store (store::SqliteStoreOptions::vfs); empty:
   // the default. Tests fill the disk through their own.
   std::string store_vfs;
+  // The store and the API only, as kube-apiserver is (upstream's envtest):
+  // no controller, scheduler, node agent or garbage collector runs, so an
+  // operator (`trainyard operator`) and a test playing the kubelet do
+  // their work. Nodes are only those declared.
+  bool api_only = false;
   // Told how long each reconcile took (for /metrics).
   std::function<void(std::chrono::steady_clock::duration)> on_reconcile;
 };
@@ -100,7 +106,9 @@ class Engine {
   void StopAll();
 
   store::SqliteStore& store() { return *store_; }
-  node::NodeAgent& node() { return *node_; }
+  // Null in an API-only engine.
+  node::NodeAgent* node() { return node_.get(); }
+  bool api_only() const { return options_.api_only; }
   const runtime::MachineFacts& machine() const { return *options_.machine; }
   // The node pods are bound to: this machine's host name.
   const std::string& node_name() const { return node_name_; }
@@ -115,11 +123,6 @@ class Engine {
   // Queues every object a reconciler owns: at start, what an earlier run of
   // the engine left is reconciled from where it stands.
   Status QueueEveryJob();
-  void Queue(const store::ObjectKey& key);
-  Result<controller::ReconcileResult> Reconcile(const store::ObjectKey& key);
-  // Reconcile, or nullopt when it threw: said once, and the object is left
-  // alone until it changes.
-  std::optional<Result<controller::ReconcileResult>> GuardedReconcile(const store::ObjectKey& key);
   // Reconciles, schedules and syncs the node; returns when the node agent
   // next has work. Writes go to one open store group (one transaction, one
   // fsync): Run commits it before it reports or sleeps, and a step commits
@@ -148,8 +151,6 @@ class Engine {
   controller::LocalPortAllocator ports_;
   std::unique_ptr<MetricsCollector> metrics_collector_;
   std::vector<std::unique_ptr<controller::Reconciler>> reconcilers_;
-  // Each reconciled kind's reconciler (one of reconcilers_).
-  std::map<std::string, controller::Reconciler*, std::less<>> by_kind_;
   controller::TrialReconciler* trial_reconciler_ = nullptr;  // in reconcilers_, for SetApi
   std::unique_ptr<SchedulerStep> scheduler_;
   std::unique_ptr<node::NodeAgent> node_;
@@ -167,12 +168,8 @@ class Engine {
 
   // Owned by the loop thread (the store calls OnEvent in the writing
   // thread, which is the loop thread too).
-  std::set<std::string> queued_;
-  std::vector<store::ObjectKey> queue_;
+  ReconcileQueue queue_{options_.clock, options_.on_reconcile};
   std::vector<std::string> collect_;  // uids of deleted owners, dependents to delete
-  std::multimap<TimePoint, store::ObjectKey> timers_;
-  std::map<std::string, int> failures_;  // consecutive reconcile errors per job
-  std::set<std::string> left_alone_;     // keys whose reconcile threw, said once
   bool group_open_ = false;
   int failed_steps_ = 0;      // in a row
   std::string last_failure_;  // the last failed step's error

@@ -41,12 +41,32 @@ int Placement::PortOf(const std::string& type, int32_t index) const {
   return it == ports.end() ? 0 : it->second;
 }
 
+std::string Placement::HostOf(const api::TrainingJob& job, const ReplicaRef& replica) const {
+  return service_dns ? ReplicaName(job, replica) : host;
+}
+
+std::string Placement::QualifiedHostOf(const api::TrainingJob& job,
+                                       const ReplicaRef& replica) const {
+  if (!service_dns) return host;
+  std::string name = fmt::format("{}.{}.svc", ReplicaName(job, replica), job.metadata.namespace_);
+  return cluster_domain.empty() ? name : name + "." + cluster_domain;
+}
+
 std::string ReplicaName(const api::TrainingJob& job, const ReplicaRef& replica) {
   std::string type = AsciiLower(replica.type);
   if (job.kind == api::JobKind::kMPIJob && replica.type == "Launcher") {
     return job.metadata.name + "-launcher";
   }
   return fmt::format("{}-{}-{}", job.metadata.name, type, replica.index);
+}
+
+const api::Container* DefaultContainer(const api::TrainingJob& job, const std::string& type) {
+  const api::ReplicaSpec* spec = job.FindReplica(type);
+  if (spec == nullptr || spec->template_.spec.containers.empty()) return nullptr;
+  for (const api::Container& c : spec->template_.spec.containers) {
+    if (c.name == job.info().default_container) return &c;
+  }
+  return &spec->template_.spec.containers.front();
 }
 
 std::vector<ReplicaRef> AllReplicas(const api::TrainingJob& job) {
@@ -58,15 +78,6 @@ std::vector<ReplicaRef> AllReplicas(const api::TrainingJob& job) {
 }
 
 namespace internal {
-
-const api::Container* DefaultContainer(const api::TrainingJob& job, const std::string& type) {
-  const api::ReplicaSpec* spec = job.FindReplica(type);
-  if (spec == nullptr || spec->template_.spec.containers.empty()) return nullptr;
-  for (const api::Container& c : spec->template_.spec.containers) {
-    if (c.name == job.info().default_container) return &c;
-  }
-  return &spec->template_.spec.containers.front();
-}
 
 Counts CountsOf(const ReplicaStates& states, const std::string& type) {
   Counts c;

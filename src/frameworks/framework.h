@@ -35,6 +35,12 @@ struct ReplicaRef {
 // each replica's framework port maps to, and MPI's files.
 struct Placement {
   std::string host = "127.0.0.1";
+  // On Kubernetes each replica is reached through its headless Service:
+  // by its name (`<job>-master-0`), and in TF_CONFIG by
+  // `<name>.<namespace>.svc[.<cluster_domain>]`, as upstream writes them.
+  // `host` is then unused.
+  bool service_dns = false;
+  std::string cluster_domain;       // upstream's CUSTOM_CLUSTER_DOMAIN
   std::map<ReplicaRef, int> ports;  // the framework's named port, per replica
   std::string mpi_hostfile;         // path of the hostfile the launcher reads
   std::string mpi_rsh_agent;        // program mpirun runs to start ranks in workers
@@ -42,6 +48,10 @@ struct Placement {
   std::map<ReplicaRef, int> gpus;
 
   int PortOf(const std::string& type, int32_t index) const;
+  // The address of `replica` of `job`: `host`, or its Service's name.
+  std::string HostOf(const api::TrainingJob& job, const ReplicaRef& replica) const;
+  // As HostOf, fully qualified on Kubernetes (TF_CONFIG's form).
+  std::string QualifiedHostOf(const api::TrainingJob& job, const ReplicaRef& replica) const;
 };
 
 // A replica's state as the success and failure rules see it. kFailed is
@@ -89,6 +99,10 @@ std::string ReplicaName(const api::TrainingJob& job, const ReplicaRef& replica);
 // The hostfile an MPIJob's launcher reads: `<job>-worker-<i> slots=<n>` per
 // worker, led by the launcher itself when it has a GPU.
 std::string MpiHostfile(const api::TrainingJob& job);
+
+// The container of `type`'s template named after the framework, else the
+// first; null if none.
+const api::Container* DefaultContainer(const api::TrainingJob& job, const std::string& type);
 
 // Every replica of the job, types in upstream's order, indices ascending.
 std::vector<ReplicaRef> AllReplicas(const api::TrainingJob& job);

@@ -7,9 +7,6 @@
 
 namespace trainyard::frameworks::internal {
 
-// The container named after the framework, else the first; null if none.
-const api::Container* DefaultContainer(const api::TrainingJob& job, const std::string& type);
-
 struct Counts {
   int32_t active = 0;  // running or about to restart
   int32_t succeeded = 0;

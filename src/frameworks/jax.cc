@@ -15,7 +15,7 @@ class Jax final : public Framework {
     if (port == 0) return FailedPreconditionError("default container port is not exposed");
     return Env{{"PYTHONUNBUFFERED", "1"},
                {"COORDINATOR_PORT", std::to_string(port)},
-               {"COORDINATOR_ADDRESS", placement.host},
+               {"COORDINATOR_ADDRESS", placement.HostOf(job, {"Worker", 0})},
                {"NUM_PROCESSES", std::to_string(job.TotalReplicas())},
                {"PROCESS_ID", std::to_string(replica.index)}};
   }

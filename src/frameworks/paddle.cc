@@ -21,10 +21,12 @@ class Paddle final : public Framework {
     int port = placement.PortOf(head.type, head.index);
     if (port == 0) port = job.info().port;
     if (replica == head) {
-      env.emplace_back("POD_IP_DUMMY", placement.host);
+      // Upstream takes the pod's IP from the downward API; its own headless
+      // Service's name resolves to the same address.
+      env.emplace_back("POD_IP_DUMMY", placement.HostOf(job, head));
       env.emplace_back("PADDLE_MASTER", fmt::format("$(POD_IP_DUMMY):{}", port));
     } else {
-      env.emplace_back("PADDLE_MASTER", fmt::format("{}:{}", placement.host, port));
+      env.emplace_back("PADDLE_MASTER", fmt::format("{}:{}", placement.HostOf(job, head), port));
     }
     if (ps_mode) {
       env.emplace_back(replica.type == "Master" ? "PADDLE_SERVER_NUM" : "PADDLE_TRAINER_NUM", "1");

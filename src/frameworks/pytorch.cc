@@ -19,7 +19,7 @@ namespace {
 // Whole CPUs the replica's pytorch container asks for (limit, else
 // request), at least 1.
 int32_t CpuCount(const api::TrainingJob& job, const ReplicaRef& replica) {
-  const api::Container* c = internal::DefaultContainer(job, replica.type);
+  const api::Container* c = DefaultContainer(job, replica.type);
   if (c == nullptr) return 1;
   for (const api::ResourceList* list : {&c->resources.limits, &c->resources.requests}) {
     auto it = list->find("cpu");
@@ -61,8 +61,8 @@ class PyTorch final : public Framework {
       int32_t rank = replica.type == "Worker" && has_master ? replica.index + 1 : replica.index;
       env.insert(env.end(), {{"MASTER_PORT", std::to_string(port)},
                              {"PET_MASTER_PORT", std::to_string(port)},
-                             {"MASTER_ADDR", placement.host},
-                             {"PET_MASTER_ADDR", placement.host},
+                             {"MASTER_ADDR", placement.HostOf(job, master)},
+                             {"PET_MASTER_ADDR", placement.HostOf(job, master)},
                              {"WORLD_SIZE", std::to_string(world)},
                              {"RANK", std::to_string(rank)},
                              {"PET_NODE_RANK", std::to_string(rank)}});
@@ -75,7 +75,8 @@ class PyTorch final : public Framework {
     }
     const api::ElasticPolicy& policy = *job.spec.elastic_policy;
     int port = policy.rdzv_port.value_or(placement.PortOf("Worker", 0));
-    std::string host = policy.rdzv_host.empty() ? placement.host : policy.rdzv_host;
+    std::string host =
+        policy.rdzv_host.empty() ? placement.HostOf(job, {"Worker", 0}) : policy.rdzv_host;
     env.emplace_back("PET_RDZV_ENDPOINT", fmt::format("{}:{}", host, port));
     env.emplace_back("PET_RDZV_BACKEND",
                      policy.rdzv_backend.empty() ? "c10d" : policy.rdzv_backend);
@@ -93,9 +94,9 @@ class PyTorch final : public Framework {
       user_is_host |= kv.key == "is_host";
     }
     // On Kubernetes only worker-0's hostname matches the rendezvous host, so
-    // only it serves c10d's store; here every replica's host is 127.0.0.1,
-    // so say which one serves, unless the user already did.
-    if (policy.rdzv_host.empty() && !user_is_host) {
+    // only it serves c10d's store; on one machine every replica's host is
+    // 127.0.0.1, so say which one serves, unless the user already did.
+    if (!placement.service_dns && policy.rdzv_host.empty() && !user_is_host) {
       if (!conf.empty()) conf += ',';
       conf += replica.type == "Worker" && replica.index == 0 ? "is_host=true" : "is_host=false";
     }

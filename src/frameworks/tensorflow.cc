@@ -15,8 +15,10 @@ namespace {
 // examine them.
 const std::vector<std::string> kClusterTypes = {"Chief", "Evaluator", "Master", "PS", "Worker"};
 
-std::string Address(const Placement& placement, const std::string& type, int32_t index) {
-  return fmt::format("{}:{}", placement.host, placement.PortOf(type, index));
+std::string Address(const api::TrainingJob& job, const Placement& placement,
+                    const std::string& type, int32_t index) {
+  return fmt::format("{}:{}", placement.QualifiedHostOf(job, {type, index}),
+                     placement.PortOf(type, index));
 }
 
 // {"cluster":{...},"task":{"type":..,"index":..},"environment":"cloud"}, the
@@ -32,13 +34,14 @@ std::string TfConfig(const api::TrainingJob& job, const ReplicaRef& replica,
     if (sparse && type == "Worker") {
       // Each worker sees only itself, keyed by index.
       if (replica.type == "Worker") {
-        cluster["worker"][std::to_string(replica.index)] = Address(placement, type, replica.index);
+        cluster["worker"][std::to_string(replica.index)] =
+            Address(job, placement, type, replica.index);
       }
       continue;
     }
     if (sparse && replica.type == "PS" && type != "PS") continue;  // a PS sees only the PS set
     for (int32_t i = 0; i < n; ++i)
-      cluster[AsciiLower(type)].push_back(Address(placement, type, i));
+      cluster[AsciiLower(type)].push_back(Address(job, placement, type, i));
   }
   config["cluster"] = cluster;
   config["task"] = {{"type", AsciiLower(replica.type)}, {"index", replica.index}};

@@ -17,17 +17,19 @@ class XGBoost final : public Framework {
     int32_t masters = job.Replicas("Master");
     int32_t rank = replica.type == "Worker" ? replica.index + masters : replica.index;
     Env env = {{"MASTER_PORT", std::to_string(master_port)},
-               {"MASTER_ADDR", placement.host},
+               {"MASTER_ADDR", placement.HostOf(job, {"Master", 0})},
                {"WORLD_SIZE", std::to_string(total)},
                {"RANK", std::to_string(rank)},
                {"PYTHONUNBUFFERED", "1"}};
     if (total > 1) {
-      // Upstream lists one address per worker; here every one is this host.
-      // A worker's port is its own; the master is told worker-0's.
+      // One address per worker, as upstream (on one machine every one is
+      // this host). A worker's port is its own; the master is told worker-0's.
       int32_t index = replica.type == "Worker" ? replica.index : 0;
       env.emplace_back("WORKER_PORT", std::to_string(placement.PortOf("Worker", index)));
       std::string addrs;
-      for (int32_t i = 0; i + 1 < total; ++i) addrs += (i > 0 ? "," : "") + placement.host;
+      for (int32_t i = 0; i + 1 < total; ++i) {
+        addrs += (i > 0 ? "," : "") + placement.HostOf(job, {"Worker", i});
+      }
       env.emplace_back("WORKER_ADDRS", addrs);
     }
     return env;

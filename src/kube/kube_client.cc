@@ -189,8 +189,10 @@ Result<std::unique_ptr<httplib::ClientImpl>> KubeClient::Connect() const {
   }
   impl->set_default_headers({{"User-Agent", options_.user_agent}, {"Accept", "application/json"}});
   impl->set_tcp_nodelay(true);
-  impl->set_connection_timeout(std::chrono::seconds(10));
-  impl->set_read_timeout(std::chrono::seconds(60));
+  impl->set_connection_timeout(
+      std::min<Duration>(options_.request_timeout, std::chrono::seconds(10)));
+  impl->set_read_timeout(options_.request_timeout);
+  impl->set_write_timeout(options_.request_timeout);
   impl->set_keep_alive(true);
   return impl;
 }

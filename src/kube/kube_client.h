@@ -31,6 +31,9 @@ struct KubeClientOptions {
   double qps = 20;  // upstream's --kube-api-qps
   int burst = 30;   // and --kube-api-burst
   std::string user_agent = "trainyard";
+  // How long one request may take (watches excepted): a leader's lease
+  // renewal must fail within its renew deadline, not hang past it.
+  Duration request_timeout = std::chrono::seconds(60);
   const Clock* clock = &RealClock::Get();
 };
 

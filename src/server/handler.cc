@@ -14,12 +14,6 @@ namespace trainyard::server {
 
 using internal::BadRequest;
 
-namespace {
-
-bool Creatable(const Resource& r) { return r.Allows("create"); }
-
-}  // namespace
-
 std::string internal::ReadVerb(const ApiRequest& request, bool collection) {
   if (request.Flag("watch")) return "watch";
   return collection ? "list" : "get";
@@ -123,6 +117,14 @@ std::optional<ApiResponse> ApiHandler::Discovery(const ApiRequest& request) {
   return std::nullopt;
 }
 
+bool ApiHandler::Permits(const Resource& r, std::string_view verb) const {
+  if (r.Allows(verb)) return true;
+  bool written_by_controllers =
+      r.role == api::ResourceRole::kPod || r.role == api::ResourceRole::kRecord;
+  return api_only_ && written_by_controllers &&
+         (verb == "create" || verb == "update" || verb == "patch" || verb == "delete");
+}
+
 ApiResponse ApiHandler::Dispatch(const ApiRequest& request) {
   if (request.method == "GET") {
     if (std::optional<ApiResponse> doc = Discovery(request)) return std::move(*doc);
@@ -146,16 +148,16 @@ ApiResponse ApiHandler::Dispatch(const ApiRequest& request) {
     return m == "POST" ? PushObservations(*target, request) : not_allowed();
   }
   if (m == "GET") return collection ? List(*target, request) : Read(*target, request);
-  if (m == "POST" && collection && target->subresource.empty() && Creatable(r)) {
+  if (m == "POST" && collection && target->subresource.empty() && Permits(r, "create")) {
     return Create(*target, request);
   }
   if ((m == "PATCH" || m == "DELETE") && !request.Param("dryRun").empty()) {
     // Refused rather than applied: a dry run must never write.
     return ErrorResponse(BadRequest("dryRun is supported on create and update (POST, PUT) only"));
   }
-  if (m == "PUT" && !collection && Creatable(r)) return Replace(*target, request);
-  if (m == "PATCH" && !collection && Creatable(r)) return Patch(*target, request);
-  if (m == "DELETE" && !collection && target->subresource.empty() && r.Allows("delete")) {
+  if (m == "PUT" && !collection && Permits(r, "update")) return Replace(*target, request);
+  if (m == "PATCH" && !collection && Permits(r, "patch")) return Patch(*target, request);
+  if (m == "DELETE" && !collection && target->subresource.empty() && Permits(r, "delete")) {
     return Delete(*target, request);
   }
   return not_allowed();

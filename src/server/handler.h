@@ -67,9 +67,12 @@ class ApiHandler {
  public:
   // `auth`: who may do what; null serves everyone (loopback by default).
   // `metrics`: what /metrics shows, and where requests are counted.
+  // `api_only`: as kube-apiserver, clients create and update pods and
+  // events too (an operator and a test playing the kubelet); otherwise
+  // only the controllers and the node agent write them.
   ApiHandler(Backend& backend, const Clock& clock, const Authorizer* auth = nullptr,
-             Metrics* metrics = nullptr)
-      : backend_(backend), clock_(clock), auth_(auth), metrics_(metrics) {}
+             Metrics* metrics = nullptr, bool api_only = false)
+      : backend_(backend), clock_(clock), auth_(auth), metrics_(metrics), api_only_(api_only) {}
 
   // Never throws: a request it cannot make sense of gets a 4xx Status.
   ApiResponse Handle(const ApiRequest& request);
@@ -79,6 +82,8 @@ class ApiHandler {
 
  private:
   ApiResponse Authorized(const ApiRequest& request);
+  // Whether clients may `verb` objects of `r` here.
+  bool Permits(const Resource& r, std::string_view verb) const;
   ApiResponse Dispatch(const ApiRequest& request);
   std::optional<ApiResponse> Discovery(const ApiRequest& request);
   ApiResponse Read(const ApiTarget& target, const ApiRequest& request);
@@ -107,6 +112,7 @@ class ApiHandler {
   };
   std::variant<Checked, ApiError> Check(const ApiTarget& target, api::Json body,
                                         const ApiRequest& request) const;
+  static std::variant<Checked, ApiError> CheckKeptAsSent(const Resource& r, api::Json body);
   // The 403 for an object whose pods its namespace's Pod Security level
   // forbids (pod_security.h); none on a server without tokens.
   std::optional<ApiError> PodSecurity(const ApiTarget& target, const api::Json& object) const;
@@ -142,6 +148,7 @@ class ApiHandler {
   const Clock& clock_;
   const Authorizer* auth_;
   Metrics* metrics_;
+  bool api_only_ = false;
 };
 
 ApiResponse ErrorResponse(const ApiError& error);

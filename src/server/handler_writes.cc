@@ -7,6 +7,7 @@
 
 #include "api/names.h"
 #include "api/object.h"
+#include "api/pod_object.h"
 #include "api/validation.h"
 #include "api/yaml.h"
 #include "common/strings.h"
@@ -204,6 +205,45 @@ bool IsDryRun(const ApiRequest& request) { return request.Param("dryRun") == "Al
 
 }  // namespace
 
+// A pod, event or lease a client writes (pods and events on an API-only
+// server: an operator, or a test playing the kubelet): kept as sent, as
+// kube-apiserver keeps them, once its name and the fields that make it
+// what it is hold.
+std::variant<ApiHandler::Checked, ApiError> ApiHandler::CheckKeptAsSent(const Resource& r,
+                                                                        api::Json body) {
+  std::string name = api::StringAt(body, {"metadata", "name"});
+  api::NameProblems problems = api::Dns1123SubdomainProblems(name);
+  if (!problems.empty()) {
+    return InvalidError(
+        r, name,
+        {FieldError::Invalid(FieldPath("metadata").Child("name"), name, problems.front())});
+  }
+  if (r.role == api::ResourceRole::kPod) {
+    Result<api::Pod> pod = api::DecodePod(body);
+    if (!pod.ok()) {
+      return InvalidError(r, name,
+                          {FieldError::Invalid(FieldPath("spec"), "", pod.status().message())});
+    }
+    if (pod->spec.containers.empty()) {
+      return InvalidError(r, name,
+                          {FieldError::Required(FieldPath("spec").Child("containers"), "")});
+    }
+  } else if (r.kind == "Event") {
+    const api::Json* involved = api::FindAt(body, {"involvedObject"});
+    if (involved == nullptr || !involved->is_object()) {
+      return InvalidError(r, name, {FieldError::Required(FieldPath("involvedObject"), "")});
+    }
+  } else if (r.kind == "Lease") {
+    const api::Json* seconds = api::FindAt(body, {"spec", "leaseDurationSeconds"});
+    if (seconds != nullptr && (!seconds->is_number_integer() || seconds->get<int64_t>() <= 0)) {
+      return InvalidError(r, name,
+                          {FieldError::Invalid(FieldPath("spec").Child("leaseDurationSeconds"),
+                                               seconds->dump(), "must be greater than 0")});
+    }
+  }
+  return Checked{std::move(body), {}};
+}
+
 std::variant<ApiHandler::Checked, ApiError> ApiHandler::Check(const ApiTarget& target,
                                                               api::Json body,
                                                               const ApiRequest& request) const {
@@ -221,6 +261,7 @@ std::variant<ApiHandler::Checked, ApiError> ApiHandler::Check(const ApiTarget& t
     body["status"] = {{"phase", "Active"}};
     return Checked{std::move(body), {}};
   }
+  if (!r.hooks.decode) return CheckKeptAsSent(r, std::move(body));
   api::CheckedObject checked = api::DecodeAndValidate(body);
   // fieldValidation: Strict refuses unknown fields; Warn (the default, as
   // on Kubernetes) and Ignore drop them, Warn saying so.

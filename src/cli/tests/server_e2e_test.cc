@@ -106,16 +106,7 @@ TEST_F(ServerE2eTest, KubectlAppliesWatchesFollowsDescribesSuspendsAndDeletes) {
       Eventually([&] { return Field("pod/sleeper-master-0", ".status.phase") == "Running"; }));
 
   // A bad manifest is refused with the field at fault, and nothing is made.
-  CommandResult bad = Kubectl({"apply", "-f", Write("bad.yaml", R"(
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata: {name: bad}
-spec:
-  pytorchReplicaSpecs:
-    Master:
-      replicas: 2
-      template: {spec: {containers: [{name: pytorch, image: none, command: ["true"]}]}}
-)")});
+  CommandResult bad = Kubectl({"apply", "-f", Write("bad.yaml", kTwoMasters)});
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_THAT(bad.output, HasSubstr("spec.pytorchReplicaSpecs[Master].replicas"));
   EXPECT_NE(Kubectl({"get", "pytorchjob", "bad"}).exit_code, 0);

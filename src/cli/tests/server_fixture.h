@@ -35,6 +35,19 @@ inline std::string ReadFile(const fs::path& path) {
   return s.str();
 }
 
+// A PyTorchJob with two Masters: refused at
+// spec.pytorchReplicaSpecs[Master].replicas, as upstream's webhook does.
+constexpr const char* kTwoMasters = R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: bad}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 2
+      template: {spec: {containers: [{name: pytorch, image: none, command: ["true"]}]}}
+)";
+
 inline bool HaveKubectl() { return runtime::ResolveProgram("kubectl", kPath).ok(); }
 
 inline bool PythonHas(const std::string& modules) {

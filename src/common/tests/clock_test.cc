@@ -27,5 +27,21 @@ TEST(ClockTest, ParsesWhatItFormats) {
   EXPECT_EQ(ParseRfc3339(""), std::nullopt);
 }
 
+TEST(ClockTest, ParsesGoDurationsAsKubernetesFlagsTakeThem) {
+  using std::chrono::milliseconds;
+  auto ms = [](std::string_view text) -> int64_t {
+    std::optional<Duration> d = ParseGoDuration(text);
+    return d ? std::chrono::duration_cast<milliseconds>(*d).count() : -1;
+  };
+  EXPECT_EQ(ms("15s"), 15000);
+  EXPECT_EQ(ms("500ms"), 500);
+  EXPECT_EQ(ms("1m30s"), 90000);
+  EXPECT_EQ(ms("1.5h"), 5400000);
+  EXPECT_EQ(ms("0"), 0);
+  for (std::string_view bad : {"", "15", "s", "-1s", "1x", "1.2.3s", "1s2"}) {
+    EXPECT_EQ(ParseGoDuration(bad), std::nullopt) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace trainyard

@@ -65,7 +65,7 @@ class EngineFixture : public ::testing::Test {
     ASSERT_FALSE(timed_out);
   }
   std::string Log(const std::string& pod, const std::string& container) {
-    std::ifstream in(engine_->node().LogPath("default", pod, container));
+    std::ifstream in(engine_->node()->LogPath("default", pod, container));
     std::stringstream s;
     s << in.rdbuf();
     return s.str();

@@ -57,7 +57,7 @@ spec:
   EXPECT_THAT(master, ::testing::MatchesRegex("127\\.0\\.0\\.1:[0-9]+ rank=0 world=3\n"));
   std::string port = master.substr(10, master.find(' ') - 10);
   EXPECT_EQ(Log("env-worker-1", "pytorch"), "127.0.0.1:" + port + " rank=2 world=3\n");
-  EXPECT_EQ(engine_->node().running(), 0u);
+  EXPECT_EQ(engine_->node()->running(), 0u);
 }
 
 TEST_F(EngineTest, AFailedReplicaFailsTheJobAndNothingKeepsRunning) {
@@ -84,7 +84,7 @@ spec:
   EXPECT_EQ(job.status.conditions.back().message,
             "XGBoostJob fail is failed because 1 Worker replica(s) failed.");
   // The master was stopped with the job; let the loop see it go.
-  ASSERT_TRUE(engine_->Run([&] { return engine_->node().running() == 0; }, [] {}).ok());
+  ASSERT_TRUE(engine_->Run([&] { return engine_->node()->running() == 0; }, [] {}).ok());
   pid_t pid = 0;
   std::ifstream(dir_ / "master.pid") >> pid;
   ASSERT_GT(pid, 0);
@@ -108,7 +108,7 @@ spec:
 )");
   std::string db = (dir_ / "state" / "state.db").string();
   int checked = 0;
-  Status s = engine_->Run([&] { return engine_->node().running() == 2; },
+  Status s = engine_->Run([&] { return engine_->node()->running() == 2; },
                           [&] {
                             for (const store::ObjectKey& k :
                                  {key, store::ObjectKey{"Pod", "default", "durable-worker-0"},
@@ -142,7 +142,7 @@ spec:
           containers:
             - {name: jax, image: none, command: [sh, -c, 'while [ ! -e go ]; do sleep 0.05; done; kill -9 $$$$']}
 )");
-  RunUntil([&] { return engine_->node().running() == 1; });
+  RunUntil([&] { return engine_->node()->running() == 1; });
   store::ObjectKey pod_key{"Pod", "default", "odd-worker-0"};
   Result<api::Json> pod = engine_->store().Get(pod_key);
   ASSERT_TRUE(pod.ok());
@@ -193,9 +193,9 @@ spec:
                             if (++steps == 3) engine_->RequestStop();
                           });
   EXPECT_EQ(s.code(), StatusCode::kAborted);
-  EXPECT_EQ(engine_->node().running(), 1u);
+  EXPECT_EQ(engine_->node()->running(), 1u);
   engine_->StopAll();
-  EXPECT_EQ(engine_->node().running(), 0u);
+  EXPECT_EQ(engine_->node()->running(), 0u);
 }
 
 TEST_F(EngineTest, ExecuteWritesFromAnotherThreadAndAnswersOnceDurable) {

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "common/tests/test_dir.h"
 #include "server/auth.h"
@@ -42,13 +43,20 @@ class HandlerTest : public ::testing::Test {
 TEST_F(HandlerTest, DiscoveryListsTheGroupsAndResources) {
   api::Json groups = Body(Call("GET", "/apis"));
   EXPECT_EQ(groups["kind"], "APIGroupList");
-  EXPECT_EQ(groups["groups"][1]["name"], "kubeflow.org");
-  EXPECT_EQ(groups["groups"][1]["preferredVersion"]["groupVersion"], "kubeflow.org/v1");
+  std::map<std::string, std::string> preferred;
+  for (const api::Json& g : groups["groups"]) {
+    preferred[g["name"]] = g["preferredVersion"]["groupVersion"];
+  }
+  EXPECT_EQ(preferred["kubeflow.org"], "kubeflow.org/v1");
+  // What operators elect a leader with, as every kube-apiserver serves it.
+  EXPECT_EQ(preferred["coordination.k8s.io"], "coordination.k8s.io/v1");
   api::Json resources = Body(Call("GET", "/apis/kubeflow.org/v1"));
   std::vector<std::string> names;
   for (const api::Json& r : resources["resources"]) names.push_back(r["name"]);
   EXPECT_THAT(names, ::testing::IsSupersetOf({"pytorchjobs", "pytorchjobs/status", "tfjobs",
                                               "xgboostjobs", "mpijobs", "paddlejobs", "jaxjobs"}));
+  api::Json leases = Body(Call("GET", "/apis/coordination.k8s.io/v1"));
+  EXPECT_EQ(leases["resources"][0]["name"], "leases");
   api::Json core = Body(Call("GET", "/api/v1"));
   EXPECT_EQ(core["groupVersion"], "v1");
   EXPECT_EQ(Call("GET", "/apis/nothing.io/v1").code, 404);

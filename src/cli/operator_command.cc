@@ -1,0 +1,240 @@
+#include "cli/operator_command.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <random>
+#include <thread>
+
+#include "api/kinds.h"
+#include "api/registry.h"
+#include "common/strings.h"
+#include "engine/cluster_controller.h"
+#include "kube/kube_store.h"
+#include "kube/leader_election.h"
+
+namespace trainyard::cli {
+namespace {
+
+// Upstream's scheme names ("pytorchjob", also as kinds) to job kinds; every
+// kind when none is named.
+Result<std::vector<std::string>> JobKinds(const std::vector<std::string>& schemes) {
+  std::vector<std::string> all;
+  for (const api::KindInfo& info : api::AllKinds()) all.emplace_back(info.name);
+  if (schemes.empty()) return all;
+  std::vector<std::string> kinds;
+  for (const std::string& scheme : schemes) {
+    auto it = std::find_if(all.begin(), all.end(), [&](const std::string& k) {
+      return AsciiLower(k) == AsciiLower(scheme);
+    });
+    if (it == all.end()) {
+      std::vector<std::string> names;
+      for (const std::string& k : all) names.push_back(AsciiLower(k));
+      return InvalidArgumentError(
+          fmt::format("--enable-scheme {:?}: not one of {}", scheme, Join(names, ", ")));
+    }
+    if (std::find(kinds.begin(), kinds.end(), *it) == kinds.end()) kinds.push_back(*it);
+  }
+  return kinds;
+}
+
+// What the informers follow: the jobs, and what the job controller owns.
+std::vector<std::string> WatchedKinds(const std::vector<std::string>& job_kinds) {
+  std::vector<std::string> kinds = job_kinds;
+  for (const char* owned : {"Pod", "Service", "ConfigMap"}) kinds.emplace_back(owned);
+  return kinds;
+}
+
+// Says, before anything runs, what this operator does not do yet that a
+// user of upstream's would count on.
+Status CheckSupported(const OperatorOptions& options) {
+  if (!options.gang_scheduler_name.empty()) {
+    return UnimplementedError(fmt::format(
+        "--gang-scheduler-name {}: PodGroups are not made on a cluster yet; leave it unset (pods "
+        "then go to the default scheduler)",
+        options.gang_scheduler_name));
+  }
+  if (options.controller_threads < 1) {
+    return InvalidArgumentError("--controller-threads must be at least 1");
+  }
+  if (options.kube_api_burst < 1)
+    return InvalidArgumentError("--kube-api-burst must be at least 1");
+  return OkStatus();
+}
+
+// Upstream's election id: a trainyard operator and upstream's never both
+// act on one cluster either.
+constexpr const char* kLeaseName = "1ca428e5.training-operator.kubeflow.org";
+
+// This candidate's name in the lease: its host and a random suffix, as
+// client-go's.
+std::string Identity() {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  std::random_device random;
+  return fmt::format("{}_{:08x}", host[0] != '\0' ? host : "trainyard", random());
+}
+
+Result<kube::LeaderElectionOptions> ElectionOptions(const OperatorOptions& options) {
+  kube::LeaderElectionOptions out;
+  struct Flag {
+    const char* name;
+    const std::string& text;
+    Duration& value;
+  };
+  for (const Flag& f :
+       {Flag{"--leader-elect-lease-duration", options.lease_duration, out.lease_duration},
+        Flag{"--leader-elect-renew-deadline", options.renew_deadline, out.renew_deadline},
+        Flag{"--leader-elect-retry-period", options.retry_period, out.retry_period}}) {
+    std::optional<Duration> d = ParseGoDuration(f.text);
+    if (!d || *d <= Duration::zero()) {
+      return InvalidArgumentError(
+          fmt::format("{} {:?}: want a duration such as 15s", f.name, f.text));
+    }
+    f.value = *d;
+  }
+  // As client-go requires: the holder stops before anyone may take over.
+  if (out.lease_duration <= out.renew_deadline || out.renew_deadline <= out.retry_period) {
+    return InvalidArgumentError(
+        "the lease duration must exceed the renew deadline, and that the retry period");
+  }
+  out.name = kLeaseName;
+  out.identity = Identity();
+  return out;
+}
+
+// Blocks SIGINT and SIGTERM in every thread started after it, and calls
+// `stop` from a thread of its own when one comes.
+class SignalStopper {
+ public:
+  explicit SignalStopper(std::function<void()> stop) {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGINT);
+    sigaddset(&set_, SIGTERM);
+    sigaddset(&set_, SIGUSR1);  // our own: the operator ended by itself
+    pthread_sigmask(SIG_BLOCK, &set_, nullptr);
+    thread_ = std::thread([this, stop = std::move(stop)] {
+      int sig = 0;
+      sigwait(&set_, &sig);
+      stop();
+    });
+  }
+  ~SignalStopper() {
+    pthread_kill(thread_.native_handle(), SIGUSR1);
+    thread_.join();
+  }
+
+ private:
+  sigset_t set_;
+  std::thread thread_;
+};
+
+}  // namespace
+
+int RunOperator(const OperatorOptions& options) {
+  auto fail = [](int code, const std::string& why) {
+    std::cerr << "trainyard operator: " << why << '\n';
+    return code;
+  };
+  if (Status supported = CheckSupported(options); !supported.ok())
+    return fail(2, supported.message());
+  // A connection the server closed (or a watch stopped mid-read) is that
+  // request's error, never the operator's end.
+  signal(SIGPIPE, SIG_IGN);
+  Result<std::vector<std::string>> job_kinds = JobKinds(options.enable_schemes);
+  if (!job_kinds.ok()) return fail(2, job_kinds.status().message());
+  Result<kube::ClusterConfig> config =
+      kube::LoadClusterConfig(options.kubeconfig, options.context, kube::ProcessEnv);
+  if (!config.ok()) return fail(2, config.status().message());
+  Result<std::unique_ptr<kube::KubeClient>> client =
+      kube::KubeClient::Create(*config, {.qps = options.kube_api_qps,
+                                         .burst = options.kube_api_burst,
+                                         .user_agent = "trainyard-operator"});
+  if (!client.ok()) return fail(2, client.status().message());
+  std::string ns = options.namespace_;
+  if (ns.empty()) ns = kube::ProcessEnv("KUBEFLOW_NAMESPACE").value_or("");
+  if (options.controller_threads > 1) {
+    std::cerr << "trainyard operator: note: --controller-threads " << options.controller_threads
+              << ": reconciles run on one thread; the flag is taken for compatibility\n";
+  }
+  if (std::find(job_kinds->begin(), job_kinds->end(), "MPIJob") != job_kinds->end()) {
+    std::cerr << "trainyard operator: note: an MPIJob's launcher runs `kubectl exec` from "
+                 "its image, with a service account allowed pods/exec; upstream's "
+                 "kubectl-delivery init container and launcher Role are not made yet\n";
+  }
+  std::unique_ptr<kube::KubeClient> lease_client;
+  std::unique_ptr<kube::LeaderElector> elector;
+  if (options.leader_elect) {
+    Result<kube::LeaderElectionOptions> election = ElectionOptions(options);
+    if (!election.ok()) return fail(2, election.status().message());
+    Result<std::unique_ptr<kube::KubeClient>> made =
+        kube::KubeClient::Create(*config, {.user_agent = "trainyard-operator/leader-election",
+                                           .request_timeout = election->renew_deadline / 2});
+    if (!made.ok()) return fail(2, made.status().message());
+    lease_client = std::move(*made);
+    election->client = lease_client.get();
+    election->namespace_ = ns.empty() ? config->namespace_ : ns;
+    elector = std::make_unique<kube::LeaderElector>(std::move(*election));
+  }
+  kube::KubeStore store(
+      {.client = client->get(), .kinds = WatchedKinds(*job_kinds), .namespace_ = ns});
+  // Signals are taken by one thread; every other starts with them blocked.
+  engine::ClusterController* running = nullptr;
+  std::mutex running_mu;
+  bool stopped = false;
+  SignalStopper stopper([&] {
+    std::lock_guard lock(running_mu);
+    stopped = true;
+    if (elector) elector->Stop();
+    if (running != nullptr) running->RequestStop();
+  });
+  if (elector) {
+    fmt::print(stderr, "trainyard operator: waiting to lead (lease {})\n", kLeaseName);
+    if (!elector->Acquire()) return 0;  // stopped while waiting
+    fmt::print(stderr, "trainyard operator: leading\n");
+  }
+  if (Status started = store.Start(); !started.ok()) {
+    return fail(1, fmt::format("cannot read the cluster at {} ({}): {}", config->server,
+                               config->source, started.message()));
+  }
+  engine::ClusterController controller(
+      {.store = &store,
+       .job_kinds = *job_kinds,
+       .cluster_domain = kube::ProcessEnv("CUSTOM_CLUSTER_DOMAIN").value_or("")});
+  {
+    std::lock_guard lock(running_mu);
+    if (stopped) return 0;
+    running = &controller;
+  }
+  // A leader that cannot renew stops acting before its lease runs out.
+  std::atomic<bool> lost = false;
+  std::thread renewing;
+  if (elector) {
+    renewing = std::thread([&] {
+      if (!elector->RenewUntilLost()) return;
+      lost = true;
+      controller.RequestStop();
+    });
+  }
+  fmt::print(stderr, "trainyard operator: reconciling {} in {} on {}\n", Join(*job_kinds, ", "),
+             ns.empty() ? "every namespace" : "namespace " + ns, config->server);
+  Status status = controller.Run();
+  {
+    std::lock_guard lock(running_mu);
+    running = nullptr;
+  }
+  if (elector) {
+    elector->Stop();
+    renewing.join();
+  }
+  store.Stop();
+  if (lost) return fail(1, "stopped acting: the lease was lost (another replica may lead now)");
+  if (elector) elector->Release();
+  if (!status.ok()) return fail(1, status.message());
+  fmt::print(stderr, "trainyard operator: stopped\n");
+  return 0;
+}
+
+}  // namespace trainyard::cli

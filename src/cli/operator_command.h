@@ -1,0 +1,32 @@
+// `trainyard operator`: the job controllers against a Kubernetes API server,
+// with the flags of upstream's training-operator. Pods and headless
+// Services are made as upstream makes them; the cluster's scheduler and
+// kubelets run them. SIGINT or SIGTERM stops it gracefully (exit 0): the
+// pods it made run on, and a restarted operator takes them up again.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace trainyard::cli {
+
+struct OperatorOptions {
+  std::string kubeconfig;  // empty: $KUBECONFIG, in-cluster, ~/.kube/config
+  std::string context;
+  std::string namespace_;                   // empty: $KUBEFLOW_NAMESPACE, else every namespace
+  std::vector<std::string> enable_schemes;  // empty: every job kind
+  std::string gang_scheduler_name;
+  int controller_threads = 1;
+  double kube_api_qps = 20;
+  int kube_api_burst = 30;
+  // Of several replicas, only the holder of the Lease acts (upstream's
+  // --leader-elect); timings as Kubernetes components' flags take them.
+  bool leader_elect = false;
+  std::string lease_duration = "15s";
+  std::string renew_deadline = "10s";
+  std::string retry_period = "2s";
+};
+
+int RunOperator(const OperatorOptions& options);
+
+}  // namespace trainyard::cli

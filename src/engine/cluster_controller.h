@@ -1,0 +1,62 @@
+// The control loop of `trainyard operator`: the same reconcilers as the
+// embedded engine, over a store backed by a Kubernetes API server. No
+// scheduler, node agent or garbage collector runs here: on a cluster the
+// kube-scheduler, the kubelets and the cluster's garbage collector do that
+// work. Changes the store's informers see wake the loop; timers the
+// reconcilers ask for (deadlines, TTLs, retries) too.
+//
+// Threads: Run() on one; the store's informer threads hand it changes
+// through a queue; RequestStop() from any thread or a signal handler.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "controller/reconciler.h"
+#include "engine/reconcile_queue.h"
+#include "store/object_store.h"
+
+namespace trainyard::engine {
+
+struct ClusterControllerOptions {
+  store::ObjectStore* store = nullptr;  // started: its caches filled
+  const Clock* clock = &RealClock::Get();
+  // The job kinds reconciled (upstream's --enable-scheme).
+  std::vector<std::string> job_kinds;
+  // Upstream's CUSTOM_CLUSTER_DOMAIN, for TF_CONFIG's addresses.
+  std::string cluster_domain;
+  // What an MPIJob's launcher runs a command in a worker with.
+  std::string exec_command = "kubectl exec";
+  ReconcileQueue::OnReconcile on_reconcile;
+};
+
+class ClusterController {
+ public:
+  explicit ClusterController(ClusterControllerOptions options);
+  ~ClusterController();
+
+  // Reconciles every object there is, then each change, until RequestStop.
+  Status Run();
+  // Thread-safe (not async-signal-safe: use a self-pipe to call it).
+  void RequestStop();
+
+ private:
+  // Waits until a change, a due timer, or a stop.
+  void Wait();
+
+  ClusterControllerOptions options_;
+  std::vector<std::unique_ptr<controller::Reconciler>> reconcilers_;
+  ReconcileQueue queue_;
+  store::WatchId watch_ = 0;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::vector<api::Json> changed_;  // guarded by mu_: from the informers
+  bool stop_ = false;               // guarded by mu_
+};
+
+}  // namespace trainyard::engine

@@ -1,0 +1,337 @@
+#include "kube/kube_store.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <iostream>
+
+#include "api/registry.h"
+
+namespace trainyard::kube {
+namespace {
+
+std::optional<int64_t> Version(const api::Json& object) {
+  std::string text = api::StringAt(object, {"metadata", "resourceVersion"});
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
+// Whether `incoming` is no older than `held`. Versions that do not read as
+// integers cannot be ordered: the later arrival wins.
+bool NotOlder(const api::Json& incoming, const api::Json& held) {
+  std::optional<int64_t> a = Version(incoming), b = Version(held);
+  return !a || !b || *a >= *b;
+}
+
+// A list's items carry no kind or apiVersion; the cache keeps whole
+// objects, as a watch sends them.
+void Complete(const std::string& kind, api::Json& object) {
+  object["kind"] = kind;
+  if (const api::ResourceType* type = api::ResourceTypeOfKind(kind); type != nullptr) {
+    object["apiVersion"] = type->GroupVersion();
+  }
+}
+
+// A list's items; Go writes an empty one as null.
+api::Json& ItemsOf(api::Json& list) {
+  static const api::Json kNone = api::Json::array();
+  api::Json& items = list["items"];
+  if (!items.is_array()) items = kNone;
+  return items;
+}
+
+std::string NamespaceOf(const api::Json& o) { return api::StringAt(o, {"metadata", "namespace"}); }
+std::string NameOf(const api::Json& o) { return api::StringAt(o, {"metadata", "name"}); }
+
+}  // namespace
+
+KubeStore::KubeStore(KubeStoreOptions options) : options_(std::move(options)) {}
+
+KubeStore::~KubeStore() { Stop(); }
+
+bool KubeStore::Watched(const std::string& kind) const {
+  return std::find(options_.kinds.begin(), options_.kinds.end(), kind) != options_.kinds.end();
+}
+
+Status KubeStore::Start() {
+  for (const std::string& kind : options_.kinds) RETURN_IF_ERROR(Relist(kind, /*notify=*/false));
+  for (size_t i = 0; i < options_.kinds.size(); ++i) {
+    handles_.push_back(std::make_unique<WatchHandle>());
+  }
+  for (const std::string& kind : options_.kinds) {
+    threads_.emplace_back([this, kind] { Follow(kind); });
+  }
+  return OkStatus();
+}
+
+void KubeStore::Stop() {
+  {
+    std::lock_guard lock(stop_mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  for (auto& handle : handles_) handle->Stop();
+  for (std::thread& t : threads_) t.join();
+  threads_.clear();
+}
+
+void KubeStore::Pause(Duration d) {
+  std::unique_lock lock(stop_mu_);
+  stop_cv_.wait_for(lock, d, [this] { return stopping_.load(); });
+}
+
+Status KubeStore::Relist(const std::string& kind, bool notify) {
+  ASSIGN_OR_RETURN(api::Json list, options_.client->List(kind, options_.namespace_));
+  std::map<Name, api::Json> listed;
+  for (api::Json& item : ItemsOf(list)) {
+    if (!item.is_object()) continue;
+    Complete(kind, item);
+    // The key first: nlohmann's assignment takes its operand by value, and
+    // C++17 builds that operand (moving `item` away) before the left side.
+    Name name{NamespaceOf(item), NameOf(item)};
+    listed[name] = std::move(item);
+  }
+  std::vector<api::Json> gone;
+  {
+    std::lock_guard lock(mu_);
+    Cache& cache = caches_[kind];
+    for (const auto& [name, object] : cache.objects) {
+      if (!listed.contains(name)) gone.push_back(object);
+    }
+    cache.resource_version = api::StringAt(list, {"metadata", "resourceVersion"});
+  }
+  for (api::Json& object : gone) Apply(kind, std::move(object), /*deleted=*/true, notify);
+  for (auto& [name, object] : listed) Apply(kind, std::move(object), /*deleted=*/false, notify);
+  return OkStatus();
+}
+
+void KubeStore::Follow(const std::string& kind) {
+  size_t slot =
+      std::find(options_.kinds.begin(), options_.kinds.end(), kind) - options_.kinds.begin();
+  WatchHandle& handle = *handles_[slot];
+  int failures = 0;
+  std::string said;
+  while (!stopping_) {
+    std::string since;
+    {
+      std::lock_guard lock(mu_);
+      since = caches_[kind].resource_version;
+    }
+    bool expired = false;
+    Status watched = options_.client->Watch(
+        kind, options_.namespace_, since,
+        [&](const api::Json& event) {
+          std::string type = api::StringAt(event, "type");
+          api::Json object = event.contains("object") ? event["object"] : api::Json::object();
+          if (type == "ERROR") {
+            // 410: the version is older than the server keeps.
+            expired = api::IntAt(object, {"code"}) == 410;
+            return false;
+          }
+          std::string rv = api::StringAt(object, {"metadata", "resourceVersion"});
+          if (type != "BOOKMARK") {
+            Complete(kind, object);
+            Apply(kind, std::move(object), type == "DELETED", /*notify=*/true);
+          }
+          std::lock_guard lock(mu_);
+          if (!rv.empty()) caches_[kind].resource_version = rv;
+          return true;
+        },
+        handle);
+    if (stopping_) return;
+    if (expired || watched.code() == StatusCode::kOutOfRange) {
+      watched = Relist(kind, /*notify=*/true);
+    }
+    if (watched.ok()) {
+      failures = 0;
+      continue;
+    }
+    // The server is away or refuses: said once per cause, retried with
+    // backoff up to 30 s.
+    if (watched.message() != said) {
+      std::cerr << fmt::format("trainyard: watching {}: {}; retrying\n", kind, watched.message());
+      said = watched.message();
+    }
+    Duration backoff = std::chrono::milliseconds(200) * (1 << std::min(failures++, 7));
+    Pause(std::min<Duration>(backoff, std::chrono::seconds(30)));
+  }
+}
+
+void KubeStore::Index(const std::string& kind, const api::Json& object, bool add) {
+  OwnedKey key{kind, NamespaceOf(object), NameOf(object)};
+  for (const api::Json& ref : api::ArrayRefAt(object, {"metadata", "ownerReferences"})) {
+    std::string uid = api::StringAt(ref, "uid");
+    if (uid.empty()) continue;
+    if (add) {
+      owned_[uid].insert(key);
+    } else if (auto it = owned_.find(uid); it != owned_.end()) {
+      it->second.erase(key);
+      if (it->second.empty()) owned_.erase(it);
+    }
+  }
+}
+
+void KubeStore::Apply(const std::string& kind, api::Json object, bool deleted, bool notify) {
+  Name name{NamespaceOf(object), NameOf(object)};
+  store::WatchEvent event;
+  {
+    std::lock_guard lock(mu_);
+    Cache& cache = caches_[kind];
+    auto it = cache.objects.find(name);
+    if (it != cache.objects.end()) {
+      if (!NotOlder(object, it->second)) return;  // a stale event
+      if (!deleted && it->second == object) return;
+      Index(kind, it->second, /*add=*/false);
+    } else if (deleted) {
+      return;  // gone already
+    }
+    event.type = deleted                     ? store::EventType::kDeleted
+                 : it == cache.objects.end() ? store::EventType::kAdded
+                                             : store::EventType::kModified;
+    event.resource_version = ++changes_;
+    if (deleted) {
+      cache.objects.erase(it);
+    } else {
+      Index(kind, object, /*add=*/true);
+      cache.objects[name] = object;
+    }
+    event.object = std::move(object);
+  }
+  if (notify) Notify(event);
+}
+
+void KubeStore::Notify(const store::WatchEvent& event) {
+  std::lock_guard lock(watch_mu_);
+  for (const auto& [id, callback] : watchers_) callback(event);
+}
+
+Result<api::Json> KubeStore::Get(const store::ObjectKey& key) const {
+  if (!Watched(key.kind)) {
+    ASSIGN_OR_RETURN(api::Json object, options_.client->Get(key.kind, key.namespace_, key.name));
+    return object;
+  }
+  std::lock_guard lock(mu_);
+  auto cache = caches_.find(key.kind);
+  if (cache != caches_.end()) {
+    auto it = cache->second.objects.find({key.namespace_, key.name});
+    if (it != cache->second.objects.end()) return it->second;
+  }
+  return NotFoundError(fmt::format("{} not found", key.ToString()));
+}
+
+Result<store::ObjectReader::ListResult> KubeStore::List(const std::string& kind,
+                                                        const std::string& namespace_) const {
+  ListResult out;
+  RETURN_IF_ERROR(Scan(kind, namespace_, [&](const api::Json& o) { out.items.push_back(o); }));
+  out.resource_version = CurrentResourceVersion();
+  return out;
+}
+
+Status KubeStore::Scan(const std::string& kind, const std::string& namespace_,
+                       const std::function<void(const api::Json&)>& visit) const {
+  if (!Watched(kind)) {
+    ASSIGN_OR_RETURN(api::Json list, options_.client->List(kind, namespace_));
+    for (api::Json& item : ItemsOf(list)) {
+      if (!item.is_object()) continue;
+      Complete(kind, item);
+      visit(item);
+    }
+    return OkStatus();
+  }
+  std::lock_guard lock(mu_);
+  auto cache = caches_.find(kind);
+  if (cache == caches_.end()) return OkStatus();
+  for (const auto& [name, object] : cache->second.objects) {
+    if (namespace_.empty() || name.first == namespace_) visit(object);
+  }
+  return OkStatus();
+}
+
+Status KubeStore::ScanOwnedBy(const std::string& kind, const std::string& owner_uid,
+                              const std::function<void(const api::Json&)>& visit) const {
+  if (!Watched(kind)) {
+    // Unwatched kinds are read whole: only what this uid owns is shown.
+    return Scan(kind, "", [&](const api::Json& object) {
+      for (const api::Json& ref : api::ArrayRefAt(object, {"metadata", "ownerReferences"})) {
+        if (api::StringAt(ref, "uid") == owner_uid) return visit(object);
+      }
+    });
+  }
+  std::lock_guard lock(mu_);
+  auto owned = owned_.find(owner_uid);
+  auto cache = caches_.find(kind);
+  if (owned == owned_.end() || cache == caches_.end()) return OkStatus();
+  for (const auto& [owned_kind, ns, name] : owned->second) {
+    if (owned_kind != kind) continue;
+    auto it = cache->second.objects.find({ns, name});
+    if (it != cache->second.objects.end()) visit(it->second);
+  }
+  return OkStatus();
+}
+
+int64_t KubeStore::CurrentResourceVersion() const {
+  std::lock_guard lock(mu_);
+  return changes_;
+}
+
+Result<api::Json> KubeStore::Written(const std::string& kind, Result<api::Json> written) {
+  RETURN_IF_ERROR(written.status());
+  Complete(kind, *written);
+  if (Watched(kind)) Apply(kind, *written, /*deleted=*/false, /*notify=*/false);
+  return written;
+}
+
+Result<api::Json> KubeStore::Create(api::Json object) {
+  std::string kind = api::StringAt(object, "kind");
+  return Written(kind, options_.client->Create(object));
+}
+
+Result<api::Json> KubeStore::Update(api::Json object) {
+  std::string kind = api::StringAt(object, "kind");
+  return Written(kind, options_.client->Update(object));
+}
+
+Result<api::Json> KubeStore::UpdateStatus(api::Json object) {
+  std::string kind = api::StringAt(object, "kind");
+  return Written(kind, options_.client->UpdateStatus(object));
+}
+
+Result<api::Json> KubeStore::Delete(const store::ObjectKey& key) {
+  ASSIGN_OR_RETURN(api::Json answer, options_.client->Delete(key.kind, key.namespace_, key.name));
+  if (!Watched(key.kind)) return answer;
+  // An object that waits on finalizers or a grace period stays, marked;
+  // one the server removed at once is gone from the cache too.
+  bool remains = api::StringAt(answer, "kind") == key.kind &&
+                 !api::StringAt(answer, {"metadata", "deletionTimestamp"}).empty();
+  if (remains) {
+    Apply(key.kind, answer, /*deleted=*/false, /*notify=*/false);
+  } else {
+    std::lock_guard lock(mu_);
+    Cache& cache = caches_[key.kind];
+    if (auto it = cache.objects.find({key.namespace_, key.name}); it != cache.objects.end()) {
+      Index(key.kind, it->second, /*add=*/false);
+      cache.objects.erase(it);
+      ++changes_;
+    }
+  }
+  return answer;
+}
+
+Result<store::WatchId> KubeStore::Watch(int64_t since, store::WatchCallback callback) {
+  if (since != 0) {
+    return UnimplementedError("a Kubernetes-backed store watches future changes only");
+  }
+  std::lock_guard lock(watch_mu_);
+  store::WatchId id = next_watch_++;
+  watchers_[id] = std::move(callback);
+  return id;
+}
+
+void KubeStore::StopWatch(store::WatchId id) {
+  std::lock_guard lock(watch_mu_);
+  watchers_.erase(id);
+}
+
+}  // namespace trainyard::kube

@@ -1,0 +1,110 @@
+// KubeStore: the ObjectStore the controllers run on against a Kubernetes
+// API server, so that the same reconcilers work there as on SQLite.
+//
+// Reads come from informer-style caches: each watched kind is listed once,
+// then followed by a watch that resumes from the last resourceVersion seen
+// (bookmarks move it on), and lists again on 410 Gone, telling watchers
+// what changed meanwhile. A kind that is not watched is read from the API
+// each time. Writes go through the API (optimistic concurrency is the
+// server's: a stale resourceVersion is ABORTED) and what the server answers
+// enters the cache at once, so a controller reads its own writes before
+// their watch events arrive. An event older than what the cache holds
+// (resourceVersions compared as the integers every kube-apiserver issues)
+// does not take it back.
+//
+// Threads: one informer thread per watched kind. Watch callbacks run on
+// them, one at a time, after the cache has the change; they may read the
+// store. Every other method may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "kube/kube_client.h"
+#include "store/object_store.h"
+
+namespace trainyard::kube {
+
+struct KubeStoreOptions {
+  KubeClient* client = nullptr;
+  std::vector<std::string> kinds;  // watched and cached
+  std::string namespace_;          // empty: every namespace
+};
+
+class KubeStore final : public store::ObjectStore {
+ public:
+  explicit KubeStore(KubeStoreOptions options);
+  ~KubeStore() override;
+
+  // Lists every watched kind, then starts following each; returns once
+  // every cache is filled (an error when a list fails: no permission, no
+  // such resource on the server).
+  Status Start();
+  void Stop();
+
+  Result<api::Json> Get(const store::ObjectKey& key) const override;
+  Result<ListResult> List(const std::string& kind, const std::string& namespace_) const override;
+  Status Scan(const std::string& kind, const std::string& namespace_,
+              const std::function<void(const api::Json&)>& visit) const override;
+  Status ScanOwnedBy(const std::string& kind, const std::string& owner_uid,
+                     const std::function<void(const api::Json&)>& visit) const override;
+  // Counts the changes the caches have taken in (the server's own
+  // resourceVersions are per kind and opaque).
+  int64_t CurrentResourceVersion() const override;
+
+  Result<api::Json> Create(api::Json object) override;
+  Result<api::Json> Update(api::Json object) override;
+  Result<api::Json> UpdateStatus(api::Json object) override;
+  Result<api::Json> Delete(const store::ObjectKey& key) override;
+
+  // Only future changes (`since` 0); the callback sees each change the
+  // caches take in, from the server's watches (not this store's own writes,
+  // whose watch events follow).
+  Result<store::WatchId> Watch(int64_t since, store::WatchCallback callback) override;
+  void StopWatch(store::WatchId id) override;
+
+ private:
+  using Name = std::pair<std::string, std::string>;  // namespace, name
+  struct Cache {
+    std::map<Name, api::Json> objects;
+    std::string resource_version;  // the server's, where the watch resumes
+  };
+  using OwnedKey = std::tuple<std::string, std::string, std::string>;  // kind, ns, name
+
+  bool Watched(const std::string& kind) const;
+  // Takes `object` into the cache unless the cache holds a newer version;
+  // tells watchers when it changed something. `deleted`: it is gone.
+  void Apply(const std::string& kind, api::Json object, bool deleted, bool notify);
+  Status Relist(const std::string& kind, bool notify);
+  // What the server answered a write with, taken into the cache.
+  Result<api::Json> Written(const std::string& kind, Result<api::Json> written);
+  void Follow(const std::string& kind);
+  void Index(const std::string& kind, const api::Json& object, bool add);
+  void Notify(const store::WatchEvent& event);
+  // Waits `d` unless stopped first.
+  void Pause(Duration d);
+
+  KubeStoreOptions options_;
+  mutable std::mutex mu_;
+  std::map<std::string, Cache> caches_;              // guarded by mu_
+  std::map<std::string, std::set<OwnedKey>> owned_;  // guarded by mu_: owner uid → dependents
+  int64_t changes_ = 0;                              // guarded by mu_
+  std::mutex watch_mu_;                              // held while callbacks run: one at a time
+  std::map<store::WatchId, store::WatchCallback> watchers_;  // guarded by watch_mu_
+  store::WatchId next_watch_ = 1;                            // guarded by watch_mu_
+  std::atomic<bool> stopping_{false};
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  std::vector<std::unique_ptr<WatchHandle>> handles_;  // one per kind; set before threads start
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace trainyard::kube
