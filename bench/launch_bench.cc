@@ -45,7 +45,7 @@ void BM_SubmitToAllStarted(benchmark::State& state) {
     state.ResumeTiming();
     (void)(*engine)->Submit(job);
     (void)(*engine)->Run(
-        [&] { return (*engine)->node().running() == static_cast<size_t>(replicas); }, [] {});
+        [&] { return (*engine)->node()->running() == static_cast<size_t>(replicas); }, [] {});
     state.PauseTiming();
     (*engine)->StopAll();
     engine->reset();

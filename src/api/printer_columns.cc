@@ -135,6 +135,8 @@ std::vector<PrinterColumn> EventColumns() {
   };
 }
 
+std::vector<PrinterColumn> NameAgeColumns() { return {NameColumn(), AgeColumn()}; }
+
 std::vector<PrinterColumn> LeaseColumns() {
   return {NameColumn(),
           {"Holder", "string", "", 0,

@@ -37,6 +37,8 @@ std::vector<PrinterColumn> BatchJobColumns();
 std::vector<PrinterColumn> TrainingJobColumns();
 std::vector<PrinterColumn> EventColumns();
 std::vector<PrinterColumn> LeaseColumns();
+// NAME and AGE, for kinds kept only to be listed.
+std::vector<PrinterColumn> NameAgeColumns();
 std::vector<PrinterColumn> NamespaceColumns();
 std::vector<PrinterColumn> NodeColumns();
 std::vector<PrinterColumn> ConfigMapColumns();

@@ -207,9 +207,42 @@ ResourceType LeaseType() {
           .columns = LeaseColumns};
 }
 
+ResourceType InstallType(std::string group, std::string kind, std::string plural, bool namespaced,
+                         std::vector<std::string> short_names = {}, bool has_status = false) {
+  std::string singular = AsciiLower(kind);
+  return {.group = std::move(group),
+          .version = "v1",
+          .kind = std::move(kind),
+          .plural = std::move(plural),
+          .singular = std::move(singular),
+          .namespaced = namespaced,
+          .has_status = has_status,
+          .verbs = kAllVerbs,
+          .short_names = std::move(short_names),
+          .role = ResourceRole::kInstall,
+          .columns = NameAgeColumns};
+}
+
+void AddInstallTypes(std::vector<ResourceType>& out) {
+  out.push_back(InstallType("apiextensions.k8s.io", "CustomResourceDefinition",
+                            "customresourcedefinitions", false, {"crd", "crds"}, true));
+  out.push_back(InstallType("", "ServiceAccount", "serviceaccounts", true, {"sa"}));
+  out.push_back(InstallType("apps", "Deployment", "deployments", true, {"deploy"}, true));
+  for (const char* kind : {"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}) {
+    std::string k = kind;
+    out.push_back(InstallType("rbac.authorization.k8s.io", k, AsciiLower(k) + "s",
+                              !k.starts_with("Cluster")));
+  }
+  for (const char* kind : {"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}) {
+    std::string k = kind;
+    out.push_back(InstallType("admissionregistration.k8s.io", k, AsciiLower(k) + "s", false));
+  }
+}
+
 std::vector<ResourceType> MakeTypes() {
   std::vector<ResourceType> out = CoreTypes();
   out.push_back(LeaseType());
+  AddInstallTypes(out);
   AddPolicyTypes(out);
   AddJobTypes(out);
   out.push_back(KatibType<Experiment>(ExperimentColumns));

@@ -27,6 +27,12 @@ enum class ResourceRole {
   kTuning,   // Katib's Experiment, Trial, Suggestion
   kConfig,   // read by pods and controllers: ConfigMap, Secret, ...
   kPolicy,   // configures the scheduler: queues, flavors, priorities, quotas
+  // What an install of an operator applies (CRDs, RBAC, Deployments,
+  // webhook configurations): served by an API-only server alone, kept as
+  // sent, so that `trainyard manifests all | kubectl apply -f -` works
+  // there as on a cluster; a trainyard server has no use for them and
+  // serves them not.
+  kInstall,
 };
 
 // How objects of a kind are read, defaulted, checked and written back.

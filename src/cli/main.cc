@@ -6,6 +6,7 @@
 
 #include "cli/client_commands.h"
 #include "cli/exec_command.h"
+#include "cli/install_manifests.h"
 #include "cli/operator_command.h"
 #include "cli/run_command.h"
 #include "cli/server_command.h"
@@ -122,6 +123,26 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   operator_cmd->add_option("--kube-api-burst", op.kube_api_burst, "Requests at once after a lull")
       ->capture_default_str();
+  operator_cmd
+      ->add_option("--webhook-server-port", op.webhook_server_port,
+                   "Port of the admission webhooks (0: none)")
+      ->capture_default_str();
+  operator_cmd
+      ->add_option("--webhook-service-name", op.webhook_service_name,
+                   "The webhooks' Service, whose DNS name their certificate carries")
+      ->capture_default_str();
+  operator_cmd
+      ->add_option("--webhook-secret-name", op.webhook_secret_name,
+                   "The Secret their self-managed certificate is kept in")
+      ->capture_default_str();
+  operator_cmd
+      ->add_option("--metrics-bind-address", op.metrics_bind_address,
+                   "Where /metrics is served ([host]:port; 0 for nowhere)")
+      ->capture_default_str();
+  operator_cmd
+      ->add_option("--health-probe-bind-address", op.health_probe_bind_address,
+                   "Where /healthz and /readyz are served ([host]:port; 0 for nowhere)")
+      ->capture_default_str();
   operator_cmd->add_flag("--leader-elect", op.leader_elect,
                          "Of several replicas only the holder of a coordination.k8s.io Lease acts");
   operator_cmd
@@ -135,6 +156,17 @@ int main(int argc, char** argv) {
   operator_cmd
       ->add_option("--leader-elect-retry-period", op.retry_period,
                    "How often candidates try and the leader renews")
+      ->capture_default_str();
+
+  trainyard::cli::InstallOptions install;
+  std::string install_what;
+  CLI::App* manifests_cmd = app.add_subcommand(
+      "manifests", "Print what `kubectl apply -f -` needs to run the operator on a cluster");
+  manifests_cmd->add_option("what", install_what, "crds, rbac, webhooks, operator or all")
+      ->required();
+  manifests_cmd->add_option("--namespace", install.namespace_, "Where the operator runs")
+      ->capture_default_str();
+  manifests_cmd->add_option("--image", install.image, "The operator's container image")
       ->capture_default_str();
 
   // The client verbs, for a running server.
@@ -209,6 +241,9 @@ int main(int argc, char** argv) {
   if (exec_cmd->parsed()) return trainyard::cli::RunExec(exec);
   if (server_cmd->parsed()) return trainyard::cli::RunServer(server);
   if (operator_cmd->parsed()) return trainyard::cli::RunOperator(op);
+  if (manifests_cmd->parsed()) {
+    return trainyard::cli::RunManifests(install_what, install, std::cout, std::cerr);
+  }
   if (apply_cmd->parsed()) return trainyard::cli::RunApply(client, files);
   if (get_cmd->parsed()) return trainyard::cli::RunGet(client, kind, names);
   if (describe_cmd->parsed()) return trainyard::cli::RunDescribe(client, kind, name);

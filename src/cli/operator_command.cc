@@ -10,10 +10,13 @@
 
 #include "api/kinds.h"
 #include "api/registry.h"
+#include "cli/operator_endpoints.h"
 #include "common/strings.h"
 #include "engine/cluster_controller.h"
 #include "kube/kube_store.h"
 #include "kube/leader_election.h"
+#include "kube/webhook_server.h"
+#include "kube/webhook_setup.h"
 
 namespace trainyard::cli {
 namespace {
@@ -105,6 +108,24 @@ Result<kube::LeaderElectionOptions> ElectionOptions(const OperatorOptions& optio
   return out;
 }
 
+// Serves the admission webhooks, every replica alike (leader or not), with
+// the certificate kept in the operator's namespace.
+Status StartWebhooks(const OperatorOptions& options, kube::KubeClient& client,
+                     const std::string& home_namespace, kube::WebhookServer& server) {
+  kube::WebhookSetupOptions setup{.client = &client,
+                                  .namespace_ = home_namespace,
+                                  .service_name = options.webhook_service_name,
+                                  .secret_name = options.webhook_secret_name};
+  ASSIGN_OR_RETURN(kube::ServingCertificate certificate, kube::EnsureWebhookCertificate(setup));
+  if (Status trusted = kube::TrustCertificate(setup, certificate.ca_pem); !trusted.ok()) {
+    if (trusted.code() != StatusCode::kNotFound) return trusted;
+    std::cerr << "trainyard operator: note: " << trusted.message() << '\n';
+  }
+  ASSIGN_OR_RETURN(int port, server.Start(certificate, "0.0.0.0", options.webhook_server_port));
+  fmt::print(stderr, "trainyard operator: serving admission webhooks on :{}\n", port);
+  return OkStatus();
+}
+
 // Blocks SIGINT and SIGTERM in every thread started after it, and calls
 // `stop` from a thread of its own when one comes.
 class SignalStopper {
@@ -175,7 +196,7 @@ int RunOperator(const OperatorOptions& options) {
     if (!made.ok()) return fail(2, made.status().message());
     lease_client = std::move(*made);
     election->client = lease_client.get();
-    election->namespace_ = ns.empty() ? config->namespace_ : ns;
+    election->namespace_ = config->namespace_;
     elector = std::make_unique<kube::LeaderElector>(std::move(*election));
   }
   kube::KubeStore store(
@@ -190,6 +211,30 @@ int RunOperator(const OperatorOptions& options) {
     if (elector) elector->Stop();
     if (running != nullptr) running->RequestStop();
   });
+  // Upstream's job counters, from every change the informers see.
+  server::Metrics metrics;
+  if (Result<store::WatchId> counted =
+          store.Watch(0, [&metrics](const store::WatchEvent& e) { metrics.ObserveChange(e); });
+      !counted.ok()) {
+    return fail(1, counted.status().message());
+  }
+  // Ready once the webhooks serve: every replica serves them, leader or not.
+  std::atomic<bool> ready = false;
+  OperatorEndpoints endpoints;
+  if (Status served =
+          endpoints.Start(options.metrics_bind_address, options.health_probe_bind_address, metrics,
+                          store, [&ready] { return ready.load(); });
+      !served.ok()) {
+    return fail(1, served.message());
+  }
+  kube::WebhookServer webhooks;
+  if (options.webhook_server_port != 0) {
+    if (Status served = StartWebhooks(options, **client, config->namespace_, webhooks);
+        !served.ok()) {
+      return fail(1, fmt::format("admission webhooks: {}", served.message()));
+    }
+  }
+  ready = true;
   if (elector) {
     fmt::print(stderr, "trainyard operator: waiting to lead (lease {})\n", kLeaseName);
     if (!elector->Acquire()) return 0;  // stopped while waiting
@@ -199,6 +244,7 @@ int RunOperator(const OperatorOptions& options) {
     return fail(1, fmt::format("cannot read the cluster at {} ({}): {}", config->server,
                                config->source, started.message()));
   }
+  metrics.Seed(store);  // jobs finished before it started are not counted again
   engine::ClusterController controller(
       {.store = &store,
        .job_kinds = *job_kinds,

@@ -25,6 +25,14 @@ struct OperatorOptions {
   std::string lease_duration = "15s";
   std::string renew_deadline = "10s";
   std::string retry_period = "2s";
+  // The admission webhooks (0: none), their Service and the Secret their
+  // certificate is kept in, in the operator's namespace.
+  int webhook_server_port = 9443;
+  std::string webhook_service_name = "trainyard-operator";
+  std::string webhook_secret_name = "trainyard-operator-webhook-cert";
+  // Where /metrics and the probes are served ("0": nowhere).
+  std::string metrics_bind_address = ":8080";
+  std::string health_probe_bind_address = ":8081";
 };
 
 int RunOperator(const OperatorOptions& options);

@@ -95,8 +95,8 @@ std::optional<ApiResponse> ApiHandler::Discovery(const ApiRequest& request) {
   }
   if (p == "/version" || p == "/version/") return json(VersionDocument());
   if (p == "/api" || p == "/api/") return json(CoreVersionsDocument());
-  if (p == "/apis" || p == "/apis/") return json(GroupListDocument());
-  if (p == "/api/v1") return json(ResourceListDocument("", "v1"));
+  if (p == "/apis" || p == "/apis/") return json(GroupListDocument(api_only_));
+  if (p == "/api/v1") return json(ResourceListDocument("", "v1", api_only_));
   if (p == "/openapi/v2") {
     // An empty OpenAPI document (the protobuf encoding of no fields): kubectl
     // validates against the schemas it finds, and finds none, as for a CRD
@@ -109,10 +109,12 @@ std::optional<ApiResponse> ApiHandler::Discovery(const ApiRequest& request) {
   if (p.starts_with("/apis/")) {
     std::string rest = p.substr(6);
     size_t slash = rest.find('/');
-    if (slash == std::string::npos) return json(GroupDocument(rest));
+    if (slash == std::string::npos) return json(GroupDocument(rest, api_only_));
     std::string group = rest.substr(0, slash);
     std::string version = rest.substr(slash + 1);
-    if (version.find('/') == std::string::npos) return json(ResourceListDocument(group, version));
+    if (version.find('/') == std::string::npos) {
+      return json(ResourceListDocument(group, version, api_only_));
+    }
   }
   return std::nullopt;
 }
@@ -130,6 +132,9 @@ ApiResponse ApiHandler::Dispatch(const ApiRequest& request) {
     if (std::optional<ApiResponse> doc = Discovery(request)) return std::move(*doc);
   }
   Result<ApiTarget> target = ParseApiPath(request.path);
+  if (target.ok() && !Served(*target->resource, api_only_)) {
+    target = NotFoundError(fmt::format("the server could not find {}", request.path));
+  }
   if (!target.ok()) return ErrorResponse(ApiErrorOf(target.status()));
   const Resource& r = *target->resource;
   const std::string& m = request.method;

@@ -53,10 +53,14 @@ std::tuple<int, int, int> VersionPriority(const std::string& version) {
 
 }  // namespace
 
-api::Json GroupDocument(const std::string& group) {
+bool Served(const Resource& r, bool api_only) {
+  return api_only || r.role != api::ResourceRole::kInstall;
+}
+
+api::Json GroupDocument(const std::string& group, bool api_only) {
   std::set<std::string> unique;
   for (const Resource& r : api::AllResourceTypes()) {
-    if (r.group == group) unique.insert(r.version);
+    if (r.group == group && Served(r, api_only)) unique.insert(r.version);
   }
   if (group.empty() || unique.empty()) return nullptr;
   std::vector<std::string> versions(unique.begin(), unique.end());
@@ -74,14 +78,14 @@ api::Json GroupDocument(const std::string& group) {
           {"preferredVersion", list.front()}};
 }
 
-api::Json GroupListDocument() {
+api::Json GroupListDocument(bool api_only) {
   std::set<std::string> groups;
   for (const Resource& r : api::AllResourceTypes()) {
-    if (!r.group.empty()) groups.insert(r.group);
+    if (!r.group.empty() && Served(r, api_only)) groups.insert(r.group);
   }
   api::Json list = api::Json::array();
   for (const std::string& g : groups) {
-    api::Json doc = GroupDocument(g);
+    api::Json doc = GroupDocument(g, api_only);
     doc.erase("kind");
     doc.erase("apiVersion");
     list.push_back(std::move(doc));
@@ -89,10 +93,11 @@ api::Json GroupListDocument() {
   return {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", list}};
 }
 
-api::Json ResourceListDocument(const std::string& group, const std::string& version) {
+api::Json ResourceListDocument(const std::string& group, const std::string& version,
+                               bool api_only) {
   api::Json resources = api::Json::array();
   for (const Resource& r : api::AllResourceTypes()) {
-    if (r.group != group || r.version != version) continue;
+    if (r.group != group || r.version != version || !Served(r, api_only)) continue;
     resources.push_back(ResourceEntry(r, r.plural, r.kind, r.verbs));
     if (r.has_status) {
       resources.push_back(

@@ -17,8 +17,13 @@ using Resource = api::ResourceType;
 // /apis/<group>/<version>; the latter two null when no such group version.
 api::Json VersionDocument();
 api::Json CoreVersionsDocument();
-api::Json GroupListDocument();
-api::Json GroupDocument(const std::string& group);  // null when unknown
-api::Json ResourceListDocument(const std::string& group, const std::string& version);
+// `api_only`: the install kinds (api::ResourceRole::kInstall) are served
+// too.
+api::Json GroupListDocument(bool api_only = false);
+api::Json GroupDocument(const std::string& group, bool api_only = false);  // null when unknown
+api::Json ResourceListDocument(const std::string& group, const std::string& version,
+                               bool api_only = false);
+// Whether a server serves `r` (install kinds on an API-only one alone).
+bool Served(const Resource& r, bool api_only);
 
 }  // namespace trainyard::server

@@ -40,7 +40,7 @@ TEST(RegistryTest, EveryKindHasOneCompleteDescriptor) {
     EXPECT_EQ(static_cast<bool>(t.hooks.validate), manifest);
     EXPECT_EQ(static_cast<bool>(t.hooks.encode), manifest);
     EXPECT_EQ(manifest, t.role != ResourceRole::kCluster && t.role != ResourceRole::kRecord &&
-                            t.role != ResourceRole::kPod);
+                            t.role != ResourceRole::kPod && t.role != ResourceRole::kInstall);
     EXPECT_EQ(!t.framework.empty(), t.role == ResourceRole::kJob && t.group == "kubeflow.org");
   }
   EXPECT_EQ(ResolveResourceType("svc")->kind, "Service");

@@ -3,11 +3,16 @@
 // the pods, so the test plays the kubelet, patching pod status through the
 // real kubectl. The operator is a separate process that reads the
 // server's kubeconfig (HTTPS, its CA) as it would a cluster's.
+#include <arpa/inet.h>
 #include <gmock/gmock.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <map>
 
 #include "cli/tests/server_fixture.h"
+#include "common/strings.h"
 
 namespace trainyard::cli::testing {
 namespace {
@@ -63,6 +68,19 @@ spec:
       template: {spec: {containers: [{name: pytorch, image: x, command: ["true"]}]}}
 )";
 
+// A port nobody listens on now (the kernel's choice).
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
 class OperatorE2eTest : public ServerFixture {
  protected:
   void TearDown() override {
@@ -70,18 +88,42 @@ class OperatorE2eTest : public ServerFixture {
     operators_.clear();
     ServerFixture::TearDown();
   }
-  // An API-only server over HTTPS, and the kubeflow namespace.
-  void StartCluster() {
+  // An API-only server over HTTPS, and the kubeflow namespace: made, or
+  // with `install` applied from `trainyard manifests all`.
+  void StartCluster(bool install = false) {
     std::string cert, key;
     ASSERT_TRUE(MakeCertificate(cert, key)) << "openssl is needed for the server's certificate";
     StartServer({"--api-only", "--tls-cert", cert, "--tls-key", key});
-    CommandResult ns = Kubectl({"create", "namespace", "kubeflow"});
-    ASSERT_EQ(ns.exit_code, 0) << ns.output;
+    if (!install) {
+      CommandResult ns = Kubectl({"create", "namespace", "kubeflow"});
+      ASSERT_EQ(ns.exit_code, 0) << ns.output;
+      return;
+    }
+    fs::path manifests = dir_ / "install.yaml";
+    Result<runtime::Process> printed = runtime::Process::Start(
+        {.argv = {TRAINYARD_BINARY, "manifests", "all"}, .log_path = manifests.string()});
+    ASSERT_TRUE(printed.ok());
+    std::optional<runtime::ExitStatus> status = printed->WaitFor(std::chrono::seconds(30));
+    ASSERT_TRUE(status && status->exit_code == 0) << ReadFile(manifests);
+    CommandResult applied = Kubectl({"apply", "-f", manifests.string()});
+    ASSERT_EQ(applied.exit_code, 0) << applied.output;
+    EXPECT_THAT(
+        applied.output,
+        HasSubstr(
+            "customresourcedefinition.apiextensions.k8s.io/pytorchjobs.kubeflow.org created"));
   }
   // Starts operator number `n` (its log: operator-<n>.log).
   void StartOperator(std::vector<std::string> flags = {}, int n = 1) {
     std::vector<std::string> argv = {TRAINYARD_BINARY, "operator", "--kubeconfig",
                                      Kubeconfig().string()};
+    // No webhooks, metrics or probes unless the test asks: tests side by
+    // side would share their ports.
+    for (const char* flag :
+         {"--webhook-server-port", "--metrics-bind-address", "--health-probe-bind-address"}) {
+      if (std::find(flags.begin(), flags.end(), flag) == flags.end()) {
+        argv.insert(argv.end(), {flag, "0"});
+      }
+    }
     argv.insert(argv.end(), flags.begin(), flags.end());
     fs::path log = dir_ / ("operator-" + std::to_string(n) + ".log");
     fs::remove(log);
@@ -95,6 +137,17 @@ class OperatorE2eTest : public ServerFixture {
     operators_.emplace(n, std::move(*p));
   }
   runtime::Process& Operator(int n = 1) { return operators_.at(n); }
+  // GET `url` with curl (`curl_flags` first); what it printed.
+  std::string Curl(const std::string& url, std::vector<std::string> curl_flags = {}) {
+    fs::path out = dir_ / ("curl-" + std::to_string(++curls_) + ".out");
+    std::vector<std::string> argv = {"curl", "-sS"};
+    argv.insert(argv.end(), curl_flags.begin(), curl_flags.end());
+    argv.push_back(url);
+    Result<runtime::Process> curl =
+        runtime::Process::Start({.argv = argv, .env = {{"PATH", kPath}}, .log_path = out.string()});
+    if (!curl.ok() || !curl->WaitFor(std::chrono::seconds(30))) return "curl failed";
+    return ReadFile(out);
+  }
   std::string OperatorLog(int n = 1) const {
     return ReadFile(dir_ / ("operator-" + std::to_string(n) + ".log"));
   }
@@ -120,16 +173,32 @@ class OperatorE2eTest : public ServerFixture {
         InKubeflow({"patch", "pod", pod, "--subresource=status", "--type=merge", "-p", patch});
     ASSERT_EQ(patched.exit_code, 0) << patched.output;
   }
+  // The names of `kind` in kubeflow, of the jobs' replicas only for services
+  // (the operator's own webhook Service is there too).
   std::string Names(const std::string& kind) {
-    return InKubeflow({"get", kind, "-o", "jsonpath={.items[*].metadata.name}"}).output;
+    std::vector<std::string> args = {"get", kind, "-o", "jsonpath={.items[*].metadata.name}"};
+    if (kind == "services") args.insert(args.end(), {"-l", "training.kubeflow.org/job-name"});
+    return InKubeflow(args).output;
   }
 
   std::map<int, runtime::Process> operators_;
+  int curls_ = 0;
 };
 
+// As a new user installs it: the binary's own manifests applied with
+// kubectl, then the operator started.
 TEST_F(OperatorE2eTest, UpstreamsPodsAndServicesAndConditionsOnTheApiServer) {
-  StartCluster();
-  StartOperator();
+  StartCluster(/*install=*/true);
+  EXPECT_EQ(Names("deployments"), "trainyard-operator");
+  std::string crds = Kubectl({"get", "crds", "-o", "jsonpath={.items[*].metadata.name}"}).output;
+  EXPECT_EQ(crds,
+            "jaxjobs.kubeflow.org mpijobs.kubeflow.org paddlejobs.kubeflow.org "
+            "pytorchjobs.kubeflow.org tfjobs.kubeflow.org xgboostjobs.kubeflow.org");
+  EXPECT_EQ(Field("clusterrole/trainyard-operator", ".rules[2].resources"),
+            R"(["pods","services"])");
+  std::string metrics = "127.0.0.1:" + std::to_string(FreePort());
+  std::string probes = "127.0.0.1:" + std::to_string(FreePort());
+  StartOperator({"--metrics-bind-address", metrics, "--health-probe-bind-address", probes});
   ASSERT_EQ(InKubeflow({"apply", "-f", Write("simple.yaml", UpstreamSimpleJob())}).exit_code, 0);
   ASSERT_TRUE(Eventually([&] {
     return Names("pods") == "pytorch-simple-master-0 pytorch-simple-worker-0" &&
@@ -182,6 +251,18 @@ TEST_F(OperatorE2eTest, UpstreamsPodsAndServicesAndConditionsOnTheApiServer) {
   CommandResult events = InKubeflow({"get", "events"});
   EXPECT_THAT(events.output, HasSubstr("Created pod: pytorch-simple-master-0"));
   EXPECT_THAT(events.output, HasSubstr("Created service: pytorch-simple-worker-0"));
+  // Upstream's counters where upstream serves them, and the probes.
+  std::string scraped = Curl("http://" + metrics + "/metrics");
+  EXPECT_THAT(
+      scraped,
+      HasSubstr(
+          R"(training_operator_jobs_created_total{framework="pytorch",job_namespace="kubeflow"} 1)"));
+  EXPECT_THAT(
+      scraped,
+      HasSubstr(
+          R"(training_operator_jobs_successful_total{framework="pytorch",job_namespace="kubeflow"} 1)"));
+  EXPECT_EQ(Curl("http://" + probes + "/readyz"), "ok");
+  EXPECT_EQ(Curl("http://" + probes + "/healthz"), "ok");
 
   // TF_CONFIG names each replica by its Service's cluster DNS name.
   ASSERT_EQ(InKubeflow({"apply", "-f", Write("tf.yaml", kTfJob)}).exit_code, 0);
@@ -299,6 +380,54 @@ TEST_F(OperatorE2eTest, OfTwoElectedOperatorsOneActsAndTheOtherTakesOver) {
                                    ".message}{\"\\n\"}{end}"})
                            .output;
   EXPECT_EQ(std::count(events.begin(), events.end(), '\n'), 4) << events;
+}
+
+// The webhooks as the API server calls them: over HTTPS to the Service's
+// DNS name, trusting the caBundle the operator wrote into the installed
+// configurations.
+TEST_F(OperatorE2eTest, TheWebhooksRefuseABadJobWithItsFieldPaths) {
+  TRAINYARD_NEEDS(system("command -v curl >/dev/null") == 0, "curl");
+  StartCluster(/*install=*/true);
+  std::string port = std::to_string(FreePort());
+  StartOperator({"--webhook-server-port", port});
+  ASSERT_TRUE(Eventually([&] {
+    return OperatorLog().find("serving admission webhooks on :" + port) != std::string::npos;
+  })) << OperatorLog();
+  // The certificate is kept in the operator's namespace (the kubeconfig's here).
+  std::string ca = Field("secret/trainyard-operator-webhook-cert", ".data.ca\\.crt");
+  ASSERT_FALSE(ca.empty());
+  EXPECT_EQ(Field("mutatingwebhookconfiguration/trainyard-operator",
+                  ".webhooks[0].clientConfig.caBundle"),
+            ca);
+  EXPECT_EQ(Field("validatingwebhookconfiguration/trainyard-operator",
+                  ".webhooks[5].clientConfig.caBundle"),
+            ca);
+  std::ofstream(dir_ / "ca.crt") << *Base64Decode(ca);
+  std::string review = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{
+      "uid":"u-1","operation":"CREATE","object":{"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob",
+      "metadata":{"name":"bad","namespace":"kubeflow"},"spec":{"pytorchReplicaSpecs":{"Master":{
+      "replicas":2,"template":{"spec":{"containers":[{"name":"pytorch","image":"x"}]}}}}}}}})";
+  std::ofstream(dir_ / "review.json") << review;
+  std::string host = "trainyard-operator.default.svc";
+  auto call = [&](const std::string& path) {
+    return Curl("https://" + host + ":" + port + path,
+                {"--cacert", (dir_ / "ca.crt").string(), "--resolve",
+                 host + ":" + port + ":127.0.0.1", "-H", "Content-Type: application/json",
+                 "--data-binary", "@" + (dir_ / "review.json").string()});
+  };
+
+  std::string denied = call("/validate-kubeflow-org-v1-pytorchjob");
+  EXPECT_THAT(denied, HasSubstr(R"("allowed":false)"));
+  EXPECT_THAT(denied, HasSubstr("spec.pytorchReplicaSpecs[Master].replicas: Forbidden: must be 1"));
+  EXPECT_THAT(denied, HasSubstr(R"("uid":"u-1")"));
+  std::string mutated = call("/mutate-kubeflow-org-v1-pytorchjob");
+  EXPECT_THAT(mutated, HasSubstr(R"("patchType":"JSONPatch")"));
+  // A second operator reads the same certificate rather than making another.
+  StartOperator({"--webhook-server-port", std::to_string(FreePort())}, 2);
+  ASSERT_TRUE(Eventually([&] {
+    return OperatorLog(2).find("serving admission webhooks") != std::string::npos;
+  })) << OperatorLog(2);
+  EXPECT_EQ(Field("secret/trainyard-operator-webhook-cert", ".data.ca\\.crt"), ca);
 }
 
 }  // namespace

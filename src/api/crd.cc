@@ -1,0 +1,126 @@
+#include "api/crd.h"
+
+#include <fmt/format.h>
+
+#include "api/reflect.h"
+#include "api/training_job.h"
+#include "common/strings.h"
+
+namespace trainyard::api {
+namespace {
+
+Json SchemaOf(const std::string&) { return {{"type", "string"}}; }
+Json SchemaOf(bool) { return {{"type", "boolean"}}; }
+Json SchemaOf(int32_t) { return {{"type", "integer"}, {"format", "int32"}}; }
+Json SchemaOf(int64_t) { return {{"type", "integer"}, {"format", "int64"}}; }
+Json SchemaOf(const Quantity&) {
+  return {{"anyOf", {{{"type", "integer"}}, {{"type", "string"}}}},
+          {"x-kubernetes-int-or-string", true}};
+}
+// A raw field holds whatever it is given.
+Json SchemaOf(const Json&) { return {{"x-kubernetes-preserve-unknown-fields", true}}; }
+
+template <class T>
+Json SchemaOf(const std::optional<T>&);
+template <class T>
+Json SchemaOf(const std::vector<T>&);
+template <class T>
+Json SchemaOf(const std::map<std::string, T>&);
+template <Reflected T>
+Json SchemaOf(const T&);
+
+template <class T>
+Json SchemaOf(const std::optional<T>&) {
+  return SchemaOf(T{});
+}
+
+template <class T>
+Json SchemaOf(const std::vector<T>&) {
+  return {{"type", "array"}, {"items", SchemaOf(T{})}};
+}
+
+template <class T>
+Json SchemaOf(const std::map<std::string, T>&) {
+  return {{"type", "object"}, {"additionalProperties", SchemaOf(T{})}};
+}
+
+// An object's properties from a field-list function.
+template <class FieldsFn>
+Json ObjectSchema(FieldsFn&& fields, bool keeps_unknown) {
+  Json properties = Json::object();
+  auto visitor = [&](const char* key, const auto& field) { properties[key] = SchemaOf(field); };
+  fields(visitor);
+  Json schema = {{"type", "object"}, {"properties", std::move(properties)}};
+  if (keeps_unknown) schema["x-kubernetes-preserve-unknown-fields"] = true;
+  return schema;
+}
+
+template <Reflected T>
+Json SchemaOf(const T&) {
+  static const T sample{};
+  return ObjectSchema([](auto& v) { T::Fields(sample, v); }, KeepsUnknownFields<T>);
+}
+
+// kubectl's columns for the job kinds, as upstream's CRDs declare them.
+Json PrinterColumns() {
+  return {{{"jsonPath", ".status.conditions[-1:].type"}, {"name", "State"}, {"type", "string"}},
+          {{"jsonPath", ".metadata.creationTimestamp"}, {"name", "Age"}, {"type", "date"}}};
+}
+
+// The scale subresource upstream gives the kinds that scale by Workers.
+std::optional<Json> ScaleOf(JobKind kind) {
+  if (kind != JobKind::kPyTorchJob && kind != JobKind::kPaddleJob && kind != JobKind::kJAXJob) {
+    return std::nullopt;
+  }
+  return Json{
+      {"labelSelectorPath", ".status.replicaStatuses.Worker.selector"},
+      {"specReplicasPath", fmt::format(".spec.{}.Worker.replicas", InfoFor(kind).replica_field)},
+      {"statusReplicasPath", ".status.replicaStatuses.Worker.active"}};
+}
+
+}  // namespace
+
+Json JobOpenApiSchema(JobKind kind) {
+  static const TrainingJobSpec spec{};
+  Json spec_schema =
+      ObjectSchema([kind](auto& v) { TrainingJobSpec::Fields(spec, v, kind); }, false);
+  spec_schema["required"] = {std::string(InfoFor(kind).replica_field)};
+  return {{"type", "object"},
+          {"properties",
+           {{"apiVersion", {{"type", "string"}}},
+            {"kind", {{"type", "string"}}},
+            // The API server's own: a CRD may say no more of it.
+            {"metadata", {{"type", "object"}}},
+            {"spec", std::move(spec_schema)},
+            {"status", SchemaOf(JobStatus{})}}}};
+}
+
+Json JobCustomResourceDefinition(JobKind kind) {
+  const KindInfo& info = InfoFor(kind);
+  std::string kind_name(info.name);
+  std::string plural(info.plural);
+  Json subresources = {{"status", Json::object()}};
+  if (std::optional<Json> scale = ScaleOf(kind)) subresources["scale"] = *scale;
+  return {{"apiVersion", "apiextensions.k8s.io/v1"},
+          {"kind", "CustomResourceDefinition"},
+          {"metadata",
+           {{"name", plural + ".kubeflow.org"},
+            {"labels", {{"app.kubernetes.io/part-of", "trainyard"}}}}},
+          {"spec",
+           {{"group", "kubeflow.org"},
+            {"names",
+             {{"kind", kind_name},
+              {"listKind", kind_name + "List"},
+              {"plural", plural},
+              {"singular", AsciiLower(kind_name)}}},
+            {"scope", "Namespaced"},
+            {"versions",
+             {{{"name", "v1"},
+               {"served", true},
+               {"storage", true},
+               {"additionalPrinterColumns", PrinterColumns()},
+               {"schema", {{"openAPIV3Schema", JobOpenApiSchema(kind)}}},
+               {"subresources", subresources}}}}}}};
+}
+
+}  // namespace trainyard::api

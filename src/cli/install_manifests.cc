@@ -1,0 +1,196 @@
+#include "cli/install_manifests.h"
+
+#include <fmt/format.h>
+
+#include <ostream>
+#include <vector>
+
+#include "api/crd.h"
+#include "api/kinds.h"
+#include "api/yaml.h"
+#include "common/strings.h"
+#include "kube/admission.h"
+
+namespace trainyard::cli {
+namespace {
+
+constexpr const char* kName = "trainyard-operator";
+
+api::Json Labels() { return {{"app.kubernetes.io/name", kName}}; }
+
+std::vector<api::Json> Crds() {
+  std::vector<api::Json> out;
+  for (const api::KindInfo& info : api::AllKinds()) {
+    out.push_back(api::JobCustomResourceDefinition(info.kind));
+  }
+  return out;
+}
+
+api::Json Rule(std::vector<std::string> groups, std::vector<std::string> resources,
+               std::vector<std::string> verbs) {
+  return {{"apiGroups", groups}, {"resources", resources}, {"verbs", verbs}};
+}
+
+// Exactly what the operator does: it follows jobs, pods, services and
+// ConfigMaps (list, watch; get on a write's conflict), writes job status,
+// deletes a job whose TTL ran out, makes and removes pods, services and an
+// MPIJob's ConfigMap, records events (and removes a deleted job's), and
+// holds its Lease.
+api::Json ClusterRole() {
+  std::vector<std::string> jobs, statuses;
+  for (const api::KindInfo& info : api::AllKinds()) {
+    jobs.emplace_back(info.plural);
+    statuses.push_back(std::string(info.plural) + "/status");
+  }
+  return {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+          {"kind", "ClusterRole"},
+          {"metadata", {{"name", kName}, {"labels", Labels()}}},
+          {"rules",
+           {Rule({"kubeflow.org"}, jobs, {"delete", "get", "list", "watch"}),
+            Rule({"kubeflow.org"}, statuses, {"get", "update"}),
+            Rule({""}, {"pods", "services"}, {"create", "delete", "get", "list", "watch"}),
+            Rule({""}, {"configmaps"}, {"create", "get", "list", "update", "watch"}),
+            Rule({""}, {"events"}, {"create", "delete", "list"}),
+            Rule({"coordination.k8s.io"}, {"leases"}, {"create", "get", "update"}),
+            Rule({"admissionregistration.k8s.io"},
+                 {"mutatingwebhookconfigurations", "validatingwebhookconfigurations"},
+                 {"get", "update"})}}};
+}
+
+// The webhook certificate's Secret, in the operator's namespace only.
+std::vector<api::Json> SecretAccess(const InstallOptions& o) {
+  api::Json meta = {{"name", kName}, {"namespace", o.namespace_}, {"labels", Labels()}};
+  return {
+      {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+       {"kind", "Role"},
+       {"metadata", meta},
+       {"rules", {Rule({""}, {"secrets"}, {"create", "get", "update"})}}},
+      {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+       {"kind", "RoleBinding"},
+       {"metadata", meta},
+       {"roleRef", {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Role"}, {"name", kName}}},
+       {"subjects", {{{"kind", "ServiceAccount"}, {"name", kName}, {"namespace", o.namespace_}}}}}};
+}
+
+// The Service the API server calls the webhooks through, and one mutating
+// and one validating webhook per job kind (CREATE and UPDATE; their
+// caBundle is filled in by the operator, kube/webhook_setup.h).
+std::vector<api::Json> Webhooks(const InstallOptions& o) {
+  std::vector<api::Json> out = {
+      {{"apiVersion", "v1"},
+       {"kind", "Service"},
+       {"metadata", {{"name", kName}, {"namespace", o.namespace_}, {"labels", Labels()}}},
+       {"spec",
+        {{"selector", Labels()},
+         {"ports",
+          {{{"name", "webhook"}, {"port", 443}, {"targetPort", 9443}},
+           {{"name", "metrics"}, {"port", 8080}, {"targetPort", 8080}}}}}}}};
+  for (bool mutate : {true, false}) {
+    api::Json hooks = api::Json::array();
+    for (const api::KindInfo& info : api::AllKinds()) {
+      hooks.push_back(
+          {{"name", fmt::format("{}.{}.trainyard.kubeflow.org", mutate ? "defaulter" : "validator",
+                                AsciiLower(info.name))},
+           {"admissionReviewVersions", {"v1"}},
+           {"sideEffects", "None"},
+           {"failurePolicy", "Fail"},
+           {"timeoutSeconds", 10},
+           {"clientConfig",
+            {{"service",
+              {{"name", kName},
+               {"namespace", o.namespace_},
+               {"path", kube::WebhookPath(info.name, mutate)},
+               {"port", 443}}}}},
+           {"rules",
+            {{{"apiGroups", {"kubeflow.org"}},
+              {"apiVersions", {"v1"}},
+              {"operations", {"CREATE", "UPDATE"}},
+              {"resources", {std::string(info.plural)}}}}}});
+    }
+    out.push_back(
+        {{"apiVersion", "admissionregistration.k8s.io/v1"},
+         {"kind", mutate ? "MutatingWebhookConfiguration" : "ValidatingWebhookConfiguration"},
+         {"metadata", {{"name", kName}, {"labels", Labels()}}},
+         {"webhooks", hooks}});
+  }
+  return out;
+}
+
+std::vector<api::Json> Rbac(const InstallOptions& o) {
+  std::vector<api::Json> out = {
+      {{"apiVersion", "v1"},
+       {"kind", "ServiceAccount"},
+       {"metadata", {{"name", kName}, {"namespace", o.namespace_}, {"labels", Labels()}}}},
+      ClusterRole(),
+      {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+       {"kind", "ClusterRoleBinding"},
+       {"metadata", {{"name", kName}, {"labels", Labels()}}},
+       {"roleRef",
+        {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", kName}}},
+       {"subjects", {{{"kind", "ServiceAccount"}, {"name", kName}, {"namespace", o.namespace_}}}}}};
+  for (api::Json& access : SecretAccess(o)) out.push_back(std::move(access));
+  return out;
+}
+
+std::vector<api::Json> Operator(const InstallOptions& o) {
+  api::Json container = {
+      {"name", "operator"},
+      {"image", o.image},
+      {"args", {"operator", "--leader-elect"}},
+      {"ports",
+       {{{"name", "webhook-server"}, {"containerPort", 9443}},
+        {{"name", "metrics"}, {"containerPort", 8080}},
+        {{"name", "probes"}, {"containerPort", 8081}}}},
+      {"livenessProbe",
+       {{"httpGet", {{"path", "/healthz"}, {"port", "probes"}}}, {"periodSeconds", 20}}},
+      {"readinessProbe",
+       {{"httpGet", {{"path", "/readyz"}, {"port", "probes"}}}, {"periodSeconds", 10}}},
+      {"resources",
+       {{"requests", {{"cpu", "100m"}, {"memory", "64Mi"}}}, {"limits", {{"memory", "512Mi"}}}}},
+      {"securityContext",
+       {{"runAsNonRoot", true},
+        {"runAsUser", 65532},
+        {"allowPrivilegeEscalation", false},
+        {"readOnlyRootFilesystem", true},
+        {"capabilities", {{"drop", {"ALL"}}}}}}};
+  return {{{"apiVersion", "v1"},
+           {"kind", "Namespace"},
+           {"metadata", {{"name", o.namespace_}, {"labels", Labels()}}}},
+          {{"apiVersion", "apps/v1"},
+           {"kind", "Deployment"},
+           {"metadata", {{"name", kName}, {"namespace", o.namespace_}, {"labels", Labels()}}},
+           {"spec",
+            {{"replicas", 1},
+             {"selector", {{"matchLabels", Labels()}}},
+             {"template",
+              {{"metadata", {{"labels", Labels()}}},
+               {"spec",
+                {{"serviceAccountName", kName},
+                 {"terminationGracePeriodSeconds", 10},
+                 {"containers", {container}}}}}}}}}};
+}
+
+void Print(const std::vector<api::Json>& objects, std::ostream& out) {
+  for (const api::Json& o : objects) out << "---\n" << api::ToYaml(o);
+}
+
+}  // namespace
+
+int RunManifests(const std::string& what, const InstallOptions& options, std::ostream& out,
+                 std::ostream& err) {
+  if (what != "crds" && what != "rbac" && what != "webhooks" && what != "operator" &&
+      what != "all") {
+    err << fmt::format("trainyard manifests: {:?}: want crds, rbac, webhooks, operator or all\n",
+                       what);
+    return 2;
+  }
+  // Namespace first, then what lives in it, as kubectl applies in order.
+  if (what == "all" || what == "operator") Print({Operator(options)[0]}, out);
+  if (what == "all" || what == "crds") Print(Crds(), out);
+  if (what == "all" || what == "rbac") Print(Rbac(options), out);
+  if (what == "all" || what == "webhooks") Print(Webhooks(options), out);
+  if (what == "all" || what == "operator") Print({Operator(options)[1]}, out);
+  return 0;
+}
+
+}  // namespace trainyard::cli

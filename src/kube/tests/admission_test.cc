@@ -1,0 +1,126 @@
+// The webhooks' answers (pure: AdmissionReview in, AdmissionReview out) and
+// the self-managed certificate they are served with.
+#include "kube/admission.h"
+
+#include <gtest/gtest.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
+
+#include "common/strings.h"
+#include "kube/certs.h"
+
+namespace trainyard::kube {
+namespace {
+
+api::Json Review(const std::string& operation, api::Json object, api::Json old = nullptr) {
+  api::Json request = {{"uid", "705ab4f5-6393-11e8-b7cc-42010a800002"},
+                       {"operation", operation},
+                       {"object", std::move(object)}};
+  if (!old.is_null()) request["oldObject"] = std::move(old);
+  return {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}, {"request", request}};
+}
+
+api::Json Job(int masters, const std::string& managed_by = "") {
+  api::Json job = {
+      {"apiVersion", "kubeflow.org/v1"},
+      {"kind", "PyTorchJob"},
+      {"metadata", {{"name", "mnist"}, {"namespace", "team"}}},
+      {"spec",
+       {{"pytorchReplicaSpecs",
+         {{"Master",
+           {{"template",
+             {{"spec", {{"containers", {{{"name", "pytorch"}, {"image", "pytorch:2"}}}}}}}}}}}}}}};
+  if (masters > 0) job["spec"]["pytorchReplicaSpecs"]["Master"]["replicas"] = masters;
+  if (!managed_by.empty()) job["spec"]["runPolicy"]["managedBy"] = managed_by;
+  return job;
+}
+
+TEST(AdmissionTest, ABadJobIsRefusedWithEveryFieldPath) {
+  api::Json job = Job(2);
+  job["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["image"] = "";
+  api::Json answer = AnswerAdmission(Review("CREATE", job), /*mutate=*/false);
+  const api::Json& response = answer["response"];
+  EXPECT_EQ(answer["kind"], "AdmissionReview");
+  EXPECT_EQ(response["uid"], "705ab4f5-6393-11e8-b7cc-42010a800002");
+  EXPECT_FALSE(response["allowed"].get<bool>());
+  EXPECT_EQ(response["status"]["code"], 403);
+  std::string message = response["status"]["message"];
+  EXPECT_NE(message.find("spec.pytorchReplicaSpecs[Master].replicas: Forbidden: must be 1"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("spec.pytorchReplicaSpecs[Master].template.spec.containers[0].image"),
+            std::string::npos)
+      << message;
+  EXPECT_TRUE(message.starts_with("["));  // several errors, aggregated as Go does
+}
+
+TEST(AdmissionTest, DefaultsArePatchedInAndAGoodJobIsAllowed) {
+  api::Json job = Job(0);  // replicas unset: upstream's webhook would refuse it
+  api::Json mutated = AnswerAdmission(Review("CREATE", job), /*mutate=*/true)["response"];
+  ASSERT_TRUE(mutated["allowed"].get<bool>());
+  ASSERT_EQ(mutated["patchType"], "JSONPatch");
+  api::Json patch = api::Json::parse(*Base64Decode(mutated["patch"].get<std::string>()));
+  ASSERT_EQ(patch.size(), 1u);
+  EXPECT_EQ(patch[0]["op"], "replace");
+  EXPECT_EQ(patch[0]["path"], "/spec");
+  const api::Json& spec = patch[0]["value"];
+  EXPECT_EQ(spec["pytorchReplicaSpecs"]["Master"]["replicas"], 1);
+  EXPECT_EQ(spec["runPolicy"]["cleanPodPolicy"], "None");
+  EXPECT_EQ(spec["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["ports"][0]
+                ["containerPort"],
+            23456);
+  job["spec"] = spec;
+  EXPECT_TRUE(AnswerAdmission(Review("CREATE", job), false)["response"]["allowed"].get<bool>());
+  // Defaulted already: no patch.
+  EXPECT_FALSE(AnswerAdmission(Review("CREATE", job), true)["response"].contains("patch"));
+}
+
+TEST(AdmissionTest, AnUpdateMayNotChangeWhoManagesTheJob) {
+  api::Json before = Job(1, "kubeflow.org/training-operator");
+  api::Json after = Job(1, "kueue.x-k8s.io/multikueue");
+  api::Json answer = AnswerAdmission(Review("UPDATE", after, before), false)["response"];
+  EXPECT_FALSE(answer["allowed"].get<bool>());
+  EXPECT_NE(answer["status"]["message"].get<std::string>().find("spec.runPolicy.managedBy"),
+            std::string::npos);
+}
+
+TEST(AdmissionTest, WhatIsNotAJobIsNotOursToJudge) {
+  api::Json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", "x"}}}};
+  EXPECT_TRUE(AnswerAdmission(Review("CREATE", pod), false)["response"]["allowed"].get<bool>());
+  api::Json deletion = Review("DELETE", nullptr);
+  EXPECT_TRUE(AnswerAdmission(deletion, false)["response"]["allowed"].get<bool>());
+  EXPECT_EQ(WebhookPath("PyTorchJob", false), "/validate-kubeflow-org-v1-pytorchjob");
+  EXPECT_EQ(WebhookPath("TFJob", true), "/mutate-kubeflow-org-v1-tfjob");
+}
+
+TEST(CertsTest, TheServingCertificateIsSignedByItsCaForTheServiceNames) {
+  Result<ServingCertificate> made = MakeServingCertificate(
+      {"trainyard-operator.kubeflow.svc", "trainyard-operator.kubeflow.svc.cluster.local"});
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  auto read = [](const std::string& pem) {
+    BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+    X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
+    BIO_free(bio);
+    return cert;
+  };
+  X509* ca = read(made->ca_pem);
+  X509* cert = read(made->cert_pem);
+  ASSERT_NE(ca, nullptr);
+  ASSERT_NE(cert, nullptr);
+  X509_STORE* store = X509_STORE_new();
+  X509_STORE_add_cert(store, ca);
+  X509_STORE_CTX* ctx = X509_STORE_CTX_new();
+  X509_STORE_CTX_init(ctx, store, cert, nullptr);
+  EXPECT_EQ(X509_verify_cert(ctx), 1)
+      << X509_verify_cert_error_string(X509_STORE_CTX_get_error(ctx));
+  EXPECT_EQ(X509_check_host(cert, "trainyard-operator.kubeflow.svc", 0, 0, nullptr), 1);
+  EXPECT_EQ(X509_check_host(cert, "evil.example", 0, 0, nullptr), 0);
+  EXPECT_EQ(X509_check_ca(cert), 0);  // the leaf signs nothing
+  X509_STORE_CTX_free(ctx);
+  X509_STORE_free(store);
+  X509_free(ca);
+  X509_free(cert);
+}
+
+}  // namespace
+}  // namespace trainyard::kube

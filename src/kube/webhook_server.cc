@@ -1,0 +1,91 @@
+#include "kube/webhook_server.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <openssl/pem.h>
+
+#include "api/kinds.h"
+#include "api/yaml.h"
+#include "kube/admission.h"
+
+namespace trainyard::kube {
+namespace {
+
+constexpr size_t kMaxRequestBytes = 3 * 1024 * 1024;  // kube-apiserver's own limit
+
+void Answer(const httplib::Request& req, httplib::Response& res, bool mutate) {
+  Result<api::Json> review = api::ParseJsonValue(req.body, "AdmissionReview");
+  if (!review.ok() || !review->is_object()) {
+    res.status = 400;
+    res.set_content(review.ok() ? "an AdmissionReview is an object" : review.status().message(),
+                    "text/plain");
+    return;
+  }
+  // An answer that throws would leave the API server waiting out its
+  // timeout, and with failurePolicy Fail refuse the object: refused at
+  // once, with the reason, instead.
+  api::Json answer;
+  try {
+    answer = AnswerAdmission(*review, mutate);
+  } catch (const std::exception& e) {
+    answer = {
+        {"apiVersion", "admission.k8s.io/v1"},
+        {"kind", "AdmissionReview"},
+        {"response",
+         {{"uid", api::StringAt(*review, {"request", "uid"})},
+          {"allowed", false},
+          {"status", {{"code", 400}, {"message", fmt::format("cannot read it: {}", e.what())}}}}}};
+  }
+  res.set_content(answer.dump(), "application/json");
+}
+
+}  // namespace
+
+WebhookServer::WebhookServer() = default;
+
+WebhookServer::~WebhookServer() { Stop(); }
+
+Result<int> WebhookServer::Start(const ServingCertificate& certificate, const std::string& address,
+                                 int port) {
+  BIO* cert_in =
+      BIO_new_mem_buf(certificate.cert_pem.data(), static_cast<int>(certificate.cert_pem.size()));
+  BIO* key_in =
+      BIO_new_mem_buf(certificate.key_pem.data(), static_cast<int>(certificate.key_pem.size()));
+  X509* cert = PEM_read_bio_X509(cert_in, nullptr, nullptr, nullptr);
+  EVP_PKEY* key = PEM_read_bio_PrivateKey(key_in, nullptr, nullptr, nullptr);
+  BIO_free(cert_in);
+  BIO_free(key_in);
+  if (cert != nullptr && key != nullptr) {
+    server_ = std::make_unique<httplib::SSLServer>(cert, key);  // takes its own references
+  }
+  X509_free(cert);
+  EVP_PKEY_free(key);
+  if (!server_ || !server_->is_valid()) {
+    return InternalError("the webhook certificate and key do not make a TLS server");
+  }
+  server_->set_payload_max_length(kMaxRequestBytes);
+  server_->set_read_timeout(std::chrono::seconds(30));
+  for (const api::KindInfo& info : api::AllKinds()) {
+    for (bool mutate : {true, false}) {
+      server_->Post(WebhookPath(info.name, mutate),
+                    [mutate](const httplib::Request& req, httplib::Response& res) {
+                      Answer(req, res, mutate);
+                    });
+    }
+  }
+  int bound = port == 0 ? server_->bind_to_any_port(address)
+                        : (server_->bind_to_port(address, port) ? port : -1);
+  if (bound < 0) {
+    return UnavailableError(
+        fmt::format("cannot listen on {}:{} for the admission webhooks", address, port));
+  }
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  return bound;
+}
+
+void WebhookServer::Stop() {
+  if (server_) server_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace trainyard::kube

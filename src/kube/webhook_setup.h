@@ -1,0 +1,33 @@
+// The operator's webhook certificate, self-managed as upstream's is: kept
+// in a Secret of the operator's namespace (made by whichever replica comes
+// first; the others read it, so all serve the same certificate), and
+// trusted by the webhook configurations, whose caBundle the operator
+// fills in.
+#pragma once
+
+#include <string>
+
+#include "kube/certs.h"
+#include "kube/kube_client.h"
+
+namespace trainyard::kube {
+
+struct WebhookSetupOptions {
+  KubeClient* client = nullptr;
+  std::string namespace_;  // the operator's
+  std::string service_name = "trainyard-operator";
+  std::string secret_name = "trainyard-operator-webhook-cert";
+  // The Mutating- and ValidatingWebhookConfiguration to fill in.
+  std::string configuration_name = "trainyard-operator";
+};
+
+// The certificate in the Secret; made for the Service's DNS names and
+// stored first when the Secret does not hold one.
+Result<ServingCertificate> EnsureWebhookCertificate(const WebhookSetupOptions& options);
+
+// Sets every webhook's clientConfig.caBundle of both configurations to
+// `ca_pem`. NOT_FOUND, naming what is missing, when a configuration is not
+// installed (the webhooks are then simply not called).
+Status TrustCertificate(const WebhookSetupOptions& options, const std::string& ca_pem);
+
+}  // namespace trainyard::kube
