@@ -208,10 +208,11 @@ ResourceType LeaseType() {
 }
 
 ResourceType InstallType(std::string group, std::string kind, std::string plural, bool namespaced,
-                         std::vector<std::string> short_names = {}, bool has_status = false) {
+                         std::vector<std::string> short_names = {}, bool has_status = false,
+                         std::string version = "v1") {
   std::string singular = AsciiLower(kind);
   return {.group = std::move(group),
-          .version = "v1",
+          .version = std::move(version),
           .kind = std::move(kind),
           .plural = std::move(plural),
           .singular = std::move(singular),
@@ -233,6 +234,9 @@ void AddInstallTypes(std::vector<ResourceType>& out) {
     out.push_back(InstallType("rbac.authorization.k8s.io", k, AsciiLower(k) + "s",
                               !k.starts_with("Cluster")));
   }
+  // What `trainyard operator --gang-scheduler-name volcano` makes for Volcano.
+  out.push_back(
+      InstallType("scheduling.volcano.sh", "PodGroup", "podgroups", true, {"pg"}, true, "v1beta1"));
   for (const char* kind : {"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}) {
     std::string k = kind;
     out.push_back(InstallType("admissionregistration.k8s.io", k, AsciiLower(k) + "s", false));

@@ -52,6 +52,11 @@ api::Json ClusterRole() {
             Rule({""}, {"configmaps"}, {"create", "get", "list", "update", "watch"}),
             Rule({""}, {"events"}, {"create", "delete", "list"}),
             Rule({"coordination.k8s.io"}, {"leases"}, {"create", "get", "update"}),
+            // --gang-scheduler-name volcano: a PodGroup per job, and the
+            // PriorityClasses its minResources are ordered by.
+            Rule({"scheduling.volcano.sh"}, {"podgroups"},
+                 {"create", "delete", "get", "list", "update", "watch"}),
+            Rule({"scheduling.k8s.io"}, {"priorityclasses"}, {"get"}),
             Rule({"admissionregistration.k8s.io"},
                  {"mutatingwebhookconfigurations", "validatingwebhookconfigurations"},
                  {"get", "update"})}}};

@@ -114,7 +114,15 @@ int main(int argc, char** argv) {
                            "A job kind to reconcile (repeatable; default: every one): pytorchjob, "
                            "tfjob, xgboostjob, mpijob, paddlejob, jaxjob");
   operator_cmd->add_option("--gang-scheduler-name", op.gang_scheduler_name,
-                           "Gang scheduling through volcano or scheduler-plugins PodGroups");
+                           "Gang scheduling through Volcano's PodGroups: volcano");
+  operator_cmd
+      ->add_option("--pytorch-init-container-image", op.pytorch_init_container_image,
+                   "The image of a PyTorchJob's workers' init-pytorch container")
+      ->capture_default_str();
+  operator_cmd
+      ->add_option("--pytorch-init-container-max-tries", op.pytorch_init_container_max_tries,
+                   "How often init-pytorch looks up the master (2 s apart)")
+      ->capture_default_str();
   operator_cmd
       ->add_option("--controller-threads", op.controller_threads,
                    "As upstream's flag; reconciles run on one thread")

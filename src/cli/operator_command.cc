@@ -44,20 +44,25 @@ Result<std::vector<std::string>> JobKinds(const std::vector<std::string>& scheme
 }
 
 // What the informers follow: the jobs, and what the job controller owns.
-std::vector<std::string> WatchedKinds(const std::vector<std::string>& job_kinds) {
+std::vector<std::string> WatchedKinds(const std::vector<std::string>& job_kinds, bool gang) {
   std::vector<std::string> kinds = job_kinds;
   for (const char* owned : {"Pod", "Service", "ConfigMap"}) kinds.emplace_back(owned);
+  if (gang) kinds.emplace_back("PodGroup");  // Volcano letting a group in wakes its job
   return kinds;
 }
 
 // Says, before anything runs, what this operator does not do yet that a
 // user of upstream's would count on.
 Status CheckSupported(const OperatorOptions& options) {
-  if (!options.gang_scheduler_name.empty()) {
+  if (!options.gang_scheduler_name.empty() && options.gang_scheduler_name != "volcano") {
     return UnimplementedError(fmt::format(
-        "--gang-scheduler-name {}: PodGroups are not made on a cluster yet; leave it unset (pods "
-        "then go to the default scheduler)",
+        "--gang-scheduler-name {}: only volcano's PodGroups are made on a cluster yet (not "
+        "scheduler-plugins', nor trainyard's own secondary scheduler); use volcano, or leave it "
+        "unset (pods then go to the default scheduler)",
         options.gang_scheduler_name));
+  }
+  if (options.pytorch_init_container_max_tries < 1) {
+    return InvalidArgumentError("--pytorch-init-container-max-tries must be at least 1");
   }
   if (options.controller_threads < 1) {
     return InvalidArgumentError("--controller-threads must be at least 1");
@@ -199,8 +204,9 @@ int RunOperator(const OperatorOptions& options) {
     election->namespace_ = config->namespace_;
     elector = std::make_unique<kube::LeaderElector>(std::move(*election));
   }
-  kube::KubeStore store(
-      {.client = client->get(), .kinds = WatchedKinds(*job_kinds), .namespace_ = ns});
+  kube::KubeStore store({.client = client->get(),
+                         .kinds = WatchedKinds(*job_kinds, !options.gang_scheduler_name.empty()),
+                         .namespace_ = ns});
   // Signals are taken by one thread; every other starts with them blocked.
   engine::ClusterController* running = nullptr;
   std::mutex running_mu;
@@ -248,7 +254,10 @@ int RunOperator(const OperatorOptions& options) {
   engine::ClusterController controller(
       {.store = &store,
        .job_kinds = *job_kinds,
-       .cluster_domain = kube::ProcessEnv("CUSTOM_CLUSTER_DOMAIN").value_or("")});
+       .cluster = {.domain = kube::ProcessEnv("CUSTOM_CLUSTER_DOMAIN").value_or(""),
+                   .pytorch_init_image = options.pytorch_init_container_image,
+                   .pytorch_init_max_tries = options.pytorch_init_container_max_tries,
+                   .gang_scheduler = options.gang_scheduler_name}});
   {
     std::lock_guard lock(running_mu);
     if (stopped) return 0;

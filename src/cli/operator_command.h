@@ -15,7 +15,9 @@ struct OperatorOptions {
   std::string context;
   std::string namespace_;                   // empty: $KUBEFLOW_NAMESPACE, else every namespace
   std::vector<std::string> enable_schemes;  // empty: every job kind
-  std::string gang_scheduler_name;
+  std::string gang_scheduler_name;          // "volcano", or empty
+  std::string pytorch_init_container_image = "alpine:3.10";
+  int pytorch_init_container_max_tries = 100;
   int controller_threads = 1;
   double kube_api_qps = 20;
   int kube_api_burst = 30;

@@ -13,6 +13,7 @@
 #include "controller/events.h"
 #include "controller/mpi_config.h"
 #include "controller/owned.h"
+#include "controller/pod_groups.h"
 #include "controller/pod_state.h"
 #include "controller/reconcile_steps.h"
 #include "controller/replica_pod.h"
@@ -73,6 +74,10 @@ Status DeletePod(Context& ctx, const api::Pod& pod) {
                 fmt::format("Deleted pod: {}", pod.metadata.name));
 }
 
+bool Gang(const Context& ctx) {
+  return ctx.options.cluster && !ctx.options.cluster->gang_scheduler.empty();
+}
+
 // A replica's pod, and on Kubernetes its Service.
 Status DeleteReplica(Context& ctx, const api::Pod& pod) {
   RETURN_IF_ERROR(DeletePod(ctx, pod));
@@ -96,6 +101,7 @@ Status CleanUp(Context& ctx) {
     }
   }
   for (auto& [type, rs] : ctx.status().replica_statuses) rs.active = std::nullopt;
+  if (Gang(ctx)) RETURN_IF_ERROR(DeletePodGroup(*ctx.options.store, ctx.job));
   return OkStatus();
 }
 
@@ -174,6 +180,17 @@ Result<frameworks::Placement> PlacementOf(Context& ctx) {
 Status CreatePod(Context& ctx, const ReplicaRef& replica, const frameworks::Placement& placement,
                  int32_t recreations) {
   ASSIGN_OR_RETURN(api::Pod pod, BuildReplicaPod(ctx.job, replica, placement));
+  if (Gang(ctx)) {
+    if (std::optional<std::string> warning = DecorateGangPod(ctx.job, replica, pod)) {
+      RETURN_IF_ERROR(Record(ctx, "Warning", "SetPodTemplateSchedulerName", *warning));
+    }
+  }
+  const auto& cluster = ctx.options.cluster;
+  if (cluster && ctx.job.kind == api::JobKind::kPyTorchJob && replica.type == "Worker" &&
+      ctx.job.FindReplica("Master") != nullptr) {
+    pod.spec.init_containers.push_back(PyTorchInitContainer(ctx.job, cluster->pytorch_init_image,
+                                                            cluster->pytorch_init_max_tries));
+  }
   if (recreations > 0) {
     pod.metadata.annotations[std::string(api::kRecreationsAnnotation)] =
         std::to_string(recreations);
@@ -231,6 +248,13 @@ bool WorkersRunning(const Context& ctx) {
 // Creates missing replicas, re-creates ExitCode replicas that failed with a
 // retryable code, and removes pods no replica owns (scale down).
 Status ReconcilePods(Context& ctx) {
+  // With a gang scheduler every replica's pod is made at once (a launcher
+  // held back would leave the gang short for good); with Volcano, only once
+  // it has let the group in.
+  bool may_create = true;
+  if (Gang(ctx)) {
+    ASSIGN_OR_RETURN(may_create, ReconcilePodGroup(*ctx.options.store, ctx.job));
+  }
   for (const api::Pod& stray : ctx.strays) RETURN_IF_ERROR(DeletePod(ctx, stray));
   ctx.strays.clear();
   RETURN_IF_ERROR(ReconcileMpiConfig(ctx));
@@ -244,7 +268,8 @@ Status ReconcilePods(Context& ctx) {
   for (const ReplicaRef& r : frameworks::AllReplicas(ctx.job)) {
     auto it = ctx.pods.find(r);
     if (it == ctx.pods.end()) {
-      if (r.type == "Launcher" && !WorkersRunning(ctx)) continue;
+      if (!may_create) continue;
+      if (r.type == "Launcher" && !Gang(ctx) && !WorkersRunning(ctx)) continue;
       RETURN_IF_ERROR(CreatePod(ctx, r, placement, 0));
       continue;
     }
@@ -393,6 +418,7 @@ Result<ReconcileResult> ReconcileFinished(Context& ctx) {
 
 Result<ReconcileResult> ReconcileSuspended(Context& ctx) {
   for (auto& [replica, pod] : ctx.pods) RETURN_IF_ERROR(DeleteReplica(ctx, pod));
+  if (Gang(ctx)) RETURN_IF_ERROR(DeletePodGroup(*ctx.options.store, ctx.job));
   ctx.pods.clear();
   for (auto& [type, rs] : ctx.status().replica_statuses) rs.active = std::nullopt;
   std::string message = fmt::format("{} {} is suspended.", ctx.Kind(), ctx.job.metadata.name);

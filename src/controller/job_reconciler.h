@@ -39,6 +39,14 @@ struct ReconcilerOptions {
   // upstream does; set, no port is allocated and `host` is unused.
   struct Cluster {
     std::string domain;  // upstream's CUSTOM_CLUSTER_DOMAIN
+    // A PyTorchJob's workers wait for the master's DNS name in upstream's
+    // `init-pytorch` init container (--pytorch-init-container-image,
+    // --pytorch-init-container-max-tries).
+    std::string pytorch_init_image = "alpine:3.10";
+    int pytorch_init_max_tries = 100;
+    // "volcano": each job's pods are scheduled as a gang through a PodGroup
+    // (controller/pod_groups.h); empty: by the default scheduler.
+    std::string gang_scheduler;
   };
   std::optional<Cluster> cluster;
 };

@@ -58,6 +58,23 @@ api::Json BuildReplicaService(const api::TrainingJob& job, const frameworks::Rep
           {"spec", {{"clusterIP", "None"}, {"selector", labels}, {"ports", ports}}}};
 }
 
+api::Container PyTorchInitContainer(const api::TrainingJob& job, const std::string& image,
+                                    int max_tries) {
+  api::Container c;
+  c.name = "init-pytorch";
+  c.image = image;
+  c.extra = {{"imagePullPolicy", "IfNotPresent"}};
+  std::string master = frameworks::ReplicaName(job, {"Master", 0});
+  c.command = {"sh", "-c",
+               fmt::format("err=1;for i in $(seq {}); do if nslookup {}; then err=0 && break; fi;"
+                           "echo waiting for master; sleep 2; done; exit $err",
+                           max_tries, master)};
+  auto quantity = [](const char* text) { return *Quantity::Parse(text); };
+  c.resources.limits = {{"cpu", quantity("100m")}, {"memory", quantity("20Mi")}};
+  c.resources.requests = {{"cpu", quantity("50m")}, {"memory", quantity("10Mi")}};
+  return c;
+}
+
 Status ReconcileServices(store::ObjectStore& store, const api::TrainingJob& job,
                          const RecordFn& record) {
   if (job.kind == api::JobKind::kMPIJob) return OkStatus();  // mpirun reaches pods by kubectl exec

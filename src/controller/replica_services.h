@@ -9,6 +9,7 @@
 #include <string>
 
 #include "api/json.h"
+#include "api/pod.h"
 #include "api/training_job.h"
 #include "frameworks/framework.h"
 #include "store/object_store.h"
@@ -16,6 +17,12 @@
 namespace trainyard::controller {
 
 api::Json BuildReplicaService(const api::TrainingJob& job, const frameworks::ReplicaRef& replica);
+
+// Upstream's `init-pytorch` init container of a PyTorchJob's workers when it
+// has a Master: it waits (up to `max_tries` times 2 s) until the master's
+// Service name resolves.
+api::Container PyTorchInitContainer(const api::TrainingJob& job, const std::string& image,
+                                    int max_tries);
 
 // Tells what was done: (reason, message), as upstream's events say it.
 using RecordFn = std::function<Status(const std::string& reason, const std::string& message)>;

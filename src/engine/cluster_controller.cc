@@ -35,12 +35,11 @@ NoPorts no_ports;
 
 ClusterController::ClusterController(ClusterControllerOptions options)
     : options_(std::move(options)), queue_(options_.clock, options_.on_reconcile) {
-  controller::ReconcilerOptions jobs{
-      .store = options_.store,
-      .clock = options_.clock,
-      .ports = &no_ports,
-      .exec_command = options_.exec_command,
-      .cluster = controller::ReconcilerOptions::Cluster{.domain = options_.cluster_domain}};
+  controller::ReconcilerOptions jobs{.store = options_.store,
+                                     .clock = options_.clock,
+                                     .ports = &no_ports,
+                                     .exec_command = options_.exec_command,
+                                     .cluster = options_.cluster};
   reconcilers_.push_back(std::make_unique<OnlyKinds>(
       std::make_unique<controller::JobReconciler>(std::move(jobs)), options_.job_kinds));
   for (const auto& r : reconcilers_) queue_.Register(r.get());

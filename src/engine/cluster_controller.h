@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "controller/job_reconciler.h"
 #include "controller/reconciler.h"
 #include "engine/reconcile_queue.h"
 #include "store/object_store.h"
@@ -28,8 +29,8 @@ struct ClusterControllerOptions {
   const Clock* clock = &RealClock::Get();
   // The job kinds reconciled (upstream's --enable-scheme).
   std::vector<std::string> job_kinds;
-  // Upstream's CUSTOM_CLUSTER_DOMAIN, for TF_CONFIG's addresses.
-  std::string cluster_domain;
+  // How replicas are addressed and decorated on the cluster.
+  controller::ReconcilerOptions::Cluster cluster;
   // What an MPIJob's launcher runs a command in a worker with.
   std::string exec_command = "kubectl exec";
   ReconcileQueue::OnReconcile on_reconcile;

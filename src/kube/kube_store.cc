@@ -276,26 +276,37 @@ int64_t KubeStore::CurrentResourceVersion() const {
   return changes_;
 }
 
-Result<api::Json> KubeStore::Written(const std::string& kind, Result<api::Json> written) {
+Result<api::Json> KubeStore::Written(const std::string& kind, Result<api::Json> written,
+                                     const api::Json& sent) {
+  if (written.status().code() == StatusCode::kAborted && Watched(kind)) {
+    // A conflict: the cache was behind. The object is read again now, so
+    // that the caller's retry starts from what the server holds rather
+    // than waiting for the watch to catch up.
+    Result<api::Json> fresh = options_.client->Get(kind, NamespaceOf(sent), NameOf(sent));
+    if (fresh.ok()) {
+      Complete(kind, *fresh);
+      Apply(kind, std::move(*fresh), /*deleted=*/false, /*notify=*/true);
+    }
+  }
   RETURN_IF_ERROR(written.status());
   Complete(kind, *written);
-  if (Watched(kind)) Apply(kind, *written, /*deleted=*/false, /*notify=*/false);
+  if (Watched(kind)) Apply(kind, *written, /*deleted=*/false, /*notify=*/true);
   return written;
 }
 
 Result<api::Json> KubeStore::Create(api::Json object) {
   std::string kind = api::StringAt(object, "kind");
-  return Written(kind, options_.client->Create(object));
+  return Written(kind, options_.client->Create(object), object);
 }
 
 Result<api::Json> KubeStore::Update(api::Json object) {
   std::string kind = api::StringAt(object, "kind");
-  return Written(kind, options_.client->Update(object));
+  return Written(kind, options_.client->Update(object), object);
 }
 
 Result<api::Json> KubeStore::UpdateStatus(api::Json object) {
   std::string kind = api::StringAt(object, "kind");
-  return Written(kind, options_.client->UpdateStatus(object));
+  return Written(kind, options_.client->UpdateStatus(object), object);
 }
 
 Result<api::Json> KubeStore::Delete(const store::ObjectKey& key) {
@@ -306,16 +317,18 @@ Result<api::Json> KubeStore::Delete(const store::ObjectKey& key) {
   bool remains = api::StringAt(answer, "kind") == key.kind &&
                  !api::StringAt(answer, {"metadata", "deletionTimestamp"}).empty();
   if (remains) {
-    Apply(key.kind, answer, /*deleted=*/false, /*notify=*/false);
-  } else {
+    Apply(key.kind, answer, /*deleted=*/false, /*notify=*/true);
+    return answer;
+  }
+  std::optional<api::Json> held;
+  {
     std::lock_guard lock(mu_);
     Cache& cache = caches_[key.kind];
     if (auto it = cache.objects.find({key.namespace_, key.name}); it != cache.objects.end()) {
-      Index(key.kind, it->second, /*add=*/false);
-      cache.objects.erase(it);
-      ++changes_;
+      held = it->second;
     }
   }
+  if (held) Apply(key.kind, std::move(*held), /*deleted=*/true, /*notify=*/true);
   return answer;
 }
 

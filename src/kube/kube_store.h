@@ -13,8 +13,9 @@
 // does not take it back.
 //
 // Threads: one informer thread per watched kind. Watch callbacks run on
-// them, one at a time, after the cache has the change; they may read the
-// store. Every other method may be called from any thread.
+// them, or on the thread that wrote, one at a time, after the cache has the
+// change; they may read the store but not watch or stop watching. Every
+// other method may be called from any thread.
 #pragma once
 
 #include <atomic>
@@ -66,8 +67,9 @@ class KubeStore final : public store::ObjectStore {
   Result<api::Json> Delete(const store::ObjectKey& key) override;
 
   // Only future changes (`since` 0); the callback sees each change the
-  // caches take in, from the server's watches (not this store's own writes,
-  // whose watch events follow).
+  // caches take in, once: this store's own writes at once (their watch
+  // events, when they come, change nothing more), others' from the
+  // server's watches.
   Result<store::WatchId> Watch(int64_t since, store::WatchCallback callback) override;
   void StopWatch(store::WatchId id) override;
 
@@ -84,8 +86,10 @@ class KubeStore final : public store::ObjectStore {
   // tells watchers when it changed something. `deleted`: it is gone.
   void Apply(const std::string& kind, api::Json object, bool deleted, bool notify);
   Status Relist(const std::string& kind, bool notify);
-  // What the server answered a write with, taken into the cache.
-  Result<api::Json> Written(const std::string& kind, Result<api::Json> written);
+  // What the server answered a write of `sent` with, taken into the cache;
+  // on a conflict, the object as the server holds it now.
+  Result<api::Json> Written(const std::string& kind, Result<api::Json> written,
+                            const api::Json& sent);
   void Follow(const std::string& kind);
   void Index(const std::string& kind, const api::Json& object, bool add);
   void Notify(const store::WatchEvent& event);

@@ -68,6 +68,24 @@ spec:
       template: {spec: {containers: [{name: pytorch, image: x, command: ["true"]}]}}
 )";
 
+constexpr const char* kGang = R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: gang, namespace: kubeflow, annotations: {team: vision}}
+spec:
+  runPolicy: {schedulingPolicy: {queue: research}}
+  pytorchReplicaSpecs:
+    Master:
+      template:
+        spec:
+          containers: [{name: pytorch, image: x, resources: {requests: {cpu: "2", memory: 1Gi}}}]
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers: [{name: pytorch, image: x, resources: {limits: {cpu: 500m, nvidia.com/gpu: 1}}}]
+)";
+
 // A port nobody listens on now (the kernel's choice).
 int FreePort() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -252,15 +270,17 @@ TEST_F(OperatorE2eTest, UpstreamsPodsAndServicesAndConditionsOnTheApiServer) {
   EXPECT_THAT(events.output, HasSubstr("Created pod: pytorch-simple-master-0"));
   EXPECT_THAT(events.output, HasSubstr("Created service: pytorch-simple-worker-0"));
   // Upstream's counters where upstream serves them, and the probes.
-  std::string scraped = Curl("http://" + metrics + "/metrics");
+  const std::string successful =
+      R"(training_operator_jobs_successful_total{framework="pytorch",job_namespace="kubeflow"} 1)";
+  std::string scraped;
+  EXPECT_TRUE(Eventually([&] {
+    scraped = Curl("http://" + metrics + "/metrics");
+    return scraped.find(successful) != std::string::npos;
+  })) << scraped;
   EXPECT_THAT(
       scraped,
       HasSubstr(
           R"(training_operator_jobs_created_total{framework="pytorch",job_namespace="kubeflow"} 1)"));
-  EXPECT_THAT(
-      scraped,
-      HasSubstr(
-          R"(training_operator_jobs_successful_total{framework="pytorch",job_namespace="kubeflow"} 1)"));
   EXPECT_EQ(Curl("http://" + probes + "/readyz"), "ok");
   EXPECT_EQ(Curl("http://" + probes + "/healthz"), "ok");
 
@@ -330,11 +350,11 @@ TEST_F(OperatorE2eTest, SaysWhatItCannotDoBeforeDoingAnything) {
   ASSERT_TRUE(ended.has_value());
   EXPECT_EQ(ended->exit_code, 2);
   EXPECT_THAT(OperatorLog(), HasSubstr("--enable-scheme \"sparkjob\": not one of pytorchjob"));
-  StartOperator({"--gang-scheduler-name", "volcano"});
+  StartOperator({"--gang-scheduler-name", "scheduler-plugins"});
   ended = Operator().WaitFor(std::chrono::seconds(20));
   ASSERT_TRUE(ended.has_value());
   EXPECT_EQ(ended->exit_code, 2);
-  EXPECT_THAT(OperatorLog(), HasSubstr("PodGroups are not made on a cluster yet"));
+  EXPECT_THAT(OperatorLog(), HasSubstr("only volcano's PodGroups are made on a cluster yet"));
 }
 
 // Two operators with --leader-elect: one acts, the other waits; the leader
@@ -428,6 +448,42 @@ TEST_F(OperatorE2eTest, TheWebhooksRefuseABadJobWithItsFieldPaths) {
     return OperatorLog(2).find("serving admission webhooks") != std::string::npos;
   })) << OperatorLog(2);
   EXPECT_EQ(Field("secret/trainyard-operator-webhook-cert", ".data.ca\\.crt"), ca);
+}
+
+// --gang-scheduler-name volcano, as upstream: one PodGroup per job with
+// what the whole gang needs, no pod until Volcano lets the group in, then
+// every pod at once, for Volcano, in its group; the group goes with the job.
+TEST_F(OperatorE2eTest, WithVolcanoAJobWaitsForItsPodGroupThenStartsWhole) {
+  StartCluster(/*install=*/true);
+  StartOperator({"--gang-scheduler-name", "volcano"});
+  ASSERT_EQ(InKubeflow({"apply", "-f", Write("gang.yaml", kGang)}).exit_code, 0);
+  ASSERT_TRUE(Eventually([&] { return Names("podgroups") == "gang"; })) << OperatorLog();
+  EXPECT_EQ(FieldIn("podgroup/gang", ".spec.minMember"), "3");
+  // The master's requests, the workers' limits where they request nothing.
+  EXPECT_EQ(FieldIn("podgroup/gang", ".spec.minResources"),
+            R"({"cpu":"3","memory":"1Gi","nvidia.com/gpu":"2"})");
+  EXPECT_EQ(FieldIn("podgroup/gang", ".spec.queue"), "research");
+  EXPECT_EQ(FieldIn("podgroup/gang", ".metadata.annotations.team"), "vision");
+  EXPECT_EQ(FieldIn("podgroup/gang", ".metadata.ownerReferences[0].name"), "gang");
+  // Volcano has not let it in: no pod, however long one waits for the
+  // operator to have looked (its Created condition says it has).
+  ASSERT_TRUE(Eventually(
+      [&] { return FieldIn("pytorchjob/gang", ".status.conditions[0].type") == "Created"; }));
+  EXPECT_EQ(Names("pods"), "");
+  CommandResult admitted = InKubeflow({"patch", "podgroup", "gang", "--subresource=status",
+                                       "--type=merge", "-p", R"({"status":{"phase":"Inqueue"}})"});
+  ASSERT_EQ(admitted.exit_code, 0) << admitted.output;
+  ASSERT_TRUE(Eventually([&] {
+    return Names("pods") == "gang-master-0 gang-worker-0 gang-worker-1";
+  })) << OperatorLog();
+  EXPECT_EQ(FieldIn("pod/gang-worker-1", ".spec.schedulerName"), "volcano");
+  EXPECT_EQ(FieldIn("pod/gang-worker-1", ".metadata.annotations.scheduling\\.k8s\\.io/group-name"),
+            "gang");
+  EXPECT_EQ(FieldIn("pod/gang-worker-1", ".metadata.annotations.volcano\\.sh/task-spec"), "worker");
+  SetPodPhase("gang-master-0", "Succeeded");
+  ASSERT_TRUE(Eventually([&] { return Names("podgroups").empty(); })) << OperatorLog();
+  EXPECT_EQ(FieldIn("pytorchjob/gang", ".status.conditions[?(@.type==\"Succeeded\")].status"),
+            "True");
 }
 
 }  // namespace

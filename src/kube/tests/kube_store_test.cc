@@ -71,6 +71,10 @@ class FakeApiServer {
               R"({"kind":"Status","reason":"Conflict","message":"the object has been modified"})",
               "application/json");
         });
+    server_.Get("/api/v1/namespaces/ns/pods/a",
+                [](const httplib::Request&, httplib::Response& res) {
+                  res.set_content(PodAt("a", 42).dump(), "application/json");
+                });
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
   }
@@ -206,6 +210,8 @@ TEST_F(KubeStoreTest, WritesAreReadBackAtOnceAndConflictsAreAborted) {
   Result<api::Json> stale = store_->Update(PodAt("a", 1));
   EXPECT_EQ(stale.status().code(), StatusCode::kAborted);
   EXPECT_NE(stale.status().message().find("has been modified"), std::string::npos);
+  // The conflict read the object again: the retry starts from the server's.
+  EXPECT_EQ(VersionOf("a"), "42");
   // A kind it does not follow is read from the server.
   EXPECT_EQ(store_->Get({"Secret", "ns", "s"}).status().code(), StatusCode::kNotFound);
 }

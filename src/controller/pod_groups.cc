@@ -1,0 +1,147 @@
+#include "controller/pod_groups.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "api/object.h"
+#include "common/strings.h"
+#include "controller/owned.h"
+#include "controller/replica_pod.h"
+
+namespace trainyard::controller {
+namespace {
+
+// The value of the PriorityClass a replica's pods name; 0 for none.
+int64_t PriorityOf(const store::ObjectReader& store, const api::ReplicaSpec& spec) {
+  const std::string& name = spec.template_.spec.priority_class_name;
+  if (name.empty()) return 0;
+  Result<api::Json> pc = store.Get({"PriorityClass", "", name});
+  return pc.ok() ? api::IntAt(*pc, {"value"}, 0) : 0;
+}
+
+// A sum as Kubernetes writes one: in the binary suffixes its parts were
+// written in (1Gi + 1Gi = "2Gi") where it divides evenly, else in units.
+std::string Format(int64_t milli, bool binary) {
+  if (binary && milli % 1000 == 0 && milli > 0) {
+    int64_t units = milli / 1000;
+    const char* suffixes[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+    int i = 0;
+    while (i < 6 && units % 1024 == 0) {
+      units /= 1024;
+      ++i;
+    }
+    return fmt::format("{}{}", units, suffixes[i]);
+  }
+  return Quantity::FromMilli(milli).text();
+}
+
+// What the first `members` pods ask for, as upstream's CalcPGMinResources
+// counts it.
+api::Json MinResources(const api::TrainingJob& job, const store::ObjectReader& store,
+                       int32_t members) {
+  std::vector<std::pair<int64_t, std::string>> order;  // (-priority, type): highest first
+  for (const std::string& type : job.info().replica_types) {
+    const api::ReplicaSpec* spec = job.FindReplica(type);
+    if (spec != nullptr) order.push_back({-PriorityOf(store, *spec), type});
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::map<std::string, int64_t> milli;
+  std::set<std::string> binary;  // resources written with Ki, Mi, Gi, ...
+  int32_t counted = 0;
+  for (const auto& [priority, type] : order) {
+    for (int32_t i = 0; i < job.Replicas(type) && counted < members; ++i, ++counted) {
+      for (const api::Container& c : job.FindReplica(type)->template_.spec.containers) {
+        const api::ResourceList& asked =
+            c.resources.requests.empty() ? c.resources.limits : c.resources.requests;
+        for (const auto& [name, q] : asked) {
+          milli[name] += q.milli();
+          if (q.text().ends_with('i')) binary.insert(name);
+        }
+      }
+    }
+  }
+  api::Json out = api::Json::object();
+  for (const auto& [name, m] : milli) out[name] = Format(m, binary.contains(name));
+  return out;
+}
+
+}  // namespace
+
+api::Json BuildPodGroup(const api::TrainingJob& job, const store::ObjectReader& store,
+                        const api::Json* existing) {
+  const api::SchedulingPolicy policy =
+      job.spec.run_policy->scheduling_policy.value_or(api::SchedulingPolicy{});
+  int32_t members = policy.min_available.value_or(job.TotalReplicas());
+  api::Json min_resources = api::Json::object();
+  if (policy.min_resources) {
+    for (const auto& [name, q] : *policy.min_resources) min_resources[name] = q.text();
+  } else {
+    min_resources = MinResources(job, store, members);
+  }
+  std::string queue = policy.queue;
+  if (queue.empty() && existing != nullptr) queue = api::StringAt(*existing, {"spec", "queue"});
+  if (queue.empty()) queue = "default";
+  api::OwnerReference owner = OwnerOf(job);
+  api::Json group = {
+      {"apiVersion", "scheduling.volcano.sh/v1beta1"},
+      {"kind", "PodGroup"},
+      {"metadata",
+       {{"name", job.metadata.name},
+        {"namespace", job.metadata.namespace_},
+        {"ownerReferences",
+         {{{"apiVersion", owner.api_version},
+           {"kind", owner.kind},
+           {"name", owner.name},
+           {"uid", owner.uid},
+           {"controller", true},
+           {"blockOwnerDeletion", true}}}}}},
+      {"spec", {{"minMember", members}, {"minResources", min_resources}, {"queue", queue}}}};
+  if (!job.metadata.annotations.empty())
+    group["metadata"]["annotations"] = job.metadata.annotations;
+  if (!policy.priority_class.empty()) group["spec"]["priorityClassName"] = policy.priority_class;
+  return group;
+}
+
+Result<bool> ReconcilePodGroup(store::ObjectStore& store, const api::TrainingJob& job) {
+  Result<api::Json> have = store.Get({"PodGroup", job.metadata.namespace_, job.metadata.name});
+  if (have.status().code() == StatusCode::kNotFound) {
+    Result<api::Json> created = store.Create(BuildPodGroup(job, store, nullptr));
+    if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
+      return created.status();
+    }
+    return false;  // Volcano has yet to let it in
+  }
+  RETURN_IF_ERROR(have.status());
+  api::Json want = BuildPodGroup(job, store, &*have);
+  if (have->value("spec", api::Json::object()) != want["spec"]) {
+    (*have)["spec"] = want["spec"];
+    RETURN_IF_ERROR(store.Update(*have).status());
+  }
+  std::string phase = api::StringAt(*have, {"status", "phase"});
+  return !phase.empty() && phase != "Pending";
+}
+
+std::optional<std::string> DecorateGangPod(const api::TrainingJob& job,
+                                           const frameworks::ReplicaRef& replica, api::Pod& pod) {
+  std::optional<std::string> warning;
+  if (pod.spec.scheduler_name.empty()) {
+    pod.spec.scheduler_name = std::string(kVolcano);
+  } else if (pod.spec.scheduler_name != kVolcano) {
+    warning = fmt::format(
+        "{} {}'s {} pods name the scheduler {:?}, not the gang scheduler {:?}: kept, and they are "
+        "not scheduled as a gang",
+        job.info().name, job.metadata.name, replica.type, pod.spec.scheduler_name, kVolcano);
+  }
+  pod.metadata.annotations["scheduling.k8s.io/group-name"] = job.metadata.name;
+  pod.metadata.annotations["volcano.sh/task-spec"] = AsciiLower(replica.type);
+  return warning;
+}
+
+Status DeletePodGroup(store::ObjectStore& store, const api::TrainingJob& job) {
+  return DeleteIfPresent(store, {"PodGroup", job.metadata.namespace_, job.metadata.name});
+}
+
+}  // namespace trainyard::controller
