@@ -6,6 +6,7 @@
 #include <set>
 
 #include "api/object.h"
+#include "api/reflect.h"
 #include "common/strings.h"
 #include "controller/owned.h"
 #include "controller/replica_pod.h"
@@ -84,20 +85,13 @@ api::Json BuildPodGroup(const api::TrainingJob& job, const store::ObjectReader& 
   std::string queue = policy.queue;
   if (queue.empty() && existing != nullptr) queue = api::StringAt(*existing, {"spec", "queue"});
   if (queue.empty()) queue = "default";
-  api::OwnerReference owner = OwnerOf(job);
   api::Json group = {
       {"apiVersion", "scheduling.volcano.sh/v1beta1"},
       {"kind", "PodGroup"},
       {"metadata",
        {{"name", job.metadata.name},
         {"namespace", job.metadata.namespace_},
-        {"ownerReferences",
-         {{{"apiVersion", owner.api_version},
-           {"kind", owner.kind},
-           {"name", owner.name},
-           {"uid", owner.uid},
-           {"controller", true},
-           {"blockOwnerDeletion", true}}}}}},
+        {"ownerReferences", api::Json::array({api::Encode(OwnerOf(job))})}}},
       {"spec", {{"minMember", members}, {"minResources", min_resources}, {"queue", queue}}}};
   if (!job.metadata.annotations.empty())
     group["metadata"]["annotations"] = job.metadata.annotations;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "api/object.h"
+#include "api/reflect.h"
 #include "api/well_known.h"
 #include "common/strings.h"
 #include "controller/owned.h"
@@ -41,20 +42,13 @@ api::Json BuildReplicaService(const api::TrainingJob& job, const frameworks::Rep
       ports.push_back(std::move(port));
     }
   }
-  api::OwnerReference owner = OwnerOf(job);
   return {{"apiVersion", "v1"},
           {"kind", "Service"},
           {"metadata",
            {{"name", frameworks::ReplicaName(job, replica)},
             {"namespace", job.metadata.namespace_},
             {"labels", labels},
-            {"ownerReferences",
-             {{{"apiVersion", owner.api_version},
-               {"kind", owner.kind},
-               {"name", owner.name},
-               {"uid", owner.uid},
-               {"controller", true},
-               {"blockOwnerDeletion", true}}}}}},
+            {"ownerReferences", api::Json::array({api::Encode(OwnerOf(job))})}}},
           {"spec", {{"clusterIP", "None"}, {"selector", labels}, {"ports", ports}}}};
 }
 
