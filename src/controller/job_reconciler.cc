@@ -460,13 +460,22 @@ Result<ReconcileResult> ReconcileActive(Context& ctx) {
     deadline_left = deadline - ctx.now;
   }
 
+  const frameworks::Framework& framework = frameworks::FrameworkFor(ctx.job.kind);
+  // A replica failing with a retryable exit code is made again below, in
+  // this same step: the job says it is Restarting, as upstream does.
+  frameworks::Verdict before = framework.Evaluate(ctx.job, states);
   RETURN_IF_ERROR(ReconcilePods(ctx));
   states = StatesOf(ctx);
   UpdateReplicaStatuses(ctx, states);
   if (std::optional<std::string> never = ReflectScheduling(ctx)) {
     return fail(fmt::format("it can never fit: {}", *never));
   }
-  frameworks::Verdict verdict = frameworks::FrameworkFor(ctx.job.kind).Evaluate(ctx.job, states);
+  frameworks::Verdict verdict = framework.Evaluate(ctx.job, states);
+  if (before.phase == frameworks::JobPhase::kRestarting &&
+      (verdict.phase == frameworks::JobPhase::kCreated ||
+       verdict.phase == frameworks::JobPhase::kRunning)) {
+    verdict = before;
+  }
   switch (verdict.phase) {
     case frameworks::JobPhase::kSucceeded:
     case frameworks::JobPhase::kFailed: {

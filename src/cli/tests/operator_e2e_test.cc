@@ -86,6 +86,17 @@ spec:
           containers: [{name: pytorch, image: x, resources: {limits: {cpu: 500m, nvidia.com/gpu: 1}}}]
 )";
 
+// A small job of `kind` (its replica field and container name given) with
+// `extra` spliced into its spec: the lifecycle scenarios' jobs.
+std::string SmallJob(const std::string& name, const std::string& kind, const std::string& field,
+                     const std::string& container, const std::string& replicas,
+                     const std::string& extra = "") {
+  return "apiVersion: kubeflow.org/v1\nkind: " + kind + "\nmetadata: {name: " + name +
+         ", namespace: kubeflow}\nspec:\n" + extra + "  " + field + ":\n" + replicas +
+         "\n      template: {spec: {containers: [{name: " + container +
+         ", image: x, command: [\"true\"]}]}}\n";
+}
+
 // A port nobody listens on now (the kernel's choice).
 int FreePort() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -484,6 +495,102 @@ TEST_F(OperatorE2eTest, WithVolcanoAJobWaitsForItsPodGroupThenStartsWhole) {
   ASSERT_TRUE(Eventually([&] { return Names("podgroups").empty(); })) << OperatorLog();
   EXPECT_EQ(FieldIn("pytorchjob/gang", ".status.conditions[?(@.type==\"Succeeded\")].status"),
             "True");
+}
+
+// Upstream's controller integration scenarios, on the cluster: ExitCode
+// restarts and permanent failures, the backoff limit, the active deadline,
+// suspend and resume, cleanPodPolicy, TTL and scale-down, across kinds.
+TEST_F(OperatorE2eTest, UpstreamsLifecycleScenariosOnTheCluster) {
+  StartCluster();
+  StartOperator();
+  auto condition = [&](const std::string& job, const std::string& type) {
+    return FieldIn(job, ".status.conditions[?(@.type==\"" + type + "\")].status") == "True";
+  };
+  auto apply = [&](const std::string& file, const std::string& text) {
+    CommandResult applied = InKubeflow({"apply", "-f", Write(file, text)});
+    ASSERT_EQ(applied.exit_code, 0) << applied.output;
+  };
+  // ExitCode: a retryable code (SIGINT's 130) makes the pod again; a
+  // permanent one (1) fails the job at once.
+  apply("exitcode.yaml", SmallJob("retry", "XGBoostJob", "xgbReplicaSpecs", "xgboost",
+                                  "    Master:\n      restartPolicy: ExitCode"));
+  apply("permanent.yaml", SmallJob("permanent", "TFJob", "tfReplicaSpecs", "tensorflow",
+                                   "    Worker:\n      restartPolicy: ExitCode"));
+  // The backoff limit counts every restart.
+  apply("backoff.yaml",
+        SmallJob("backoff", "PyTorchJob", "pytorchReplicaSpecs", "pytorch",
+                 "    Master:\n      restartPolicy: ExitCode", "  runPolicy: {backoffLimit: 0}\n"));
+  // The deadline fires from a timer, with nothing else happening.
+  apply("deadline.yaml",
+        SmallJob("deadline", "JAXJob", "jaxReplicaSpecs", "jax", "    Worker:\n      replicas: 1",
+                 "  runPolicy: {activeDeadlineSeconds: 2}\n"));
+  // Finished: cleanPodPolicy All takes every pod; the TTL takes the job.
+  apply("clean.yaml", SmallJob("clean", "PyTorchJob", "pytorchReplicaSpecs", "pytorch",
+                               "    Master:\n      replicas: 1",
+                               "  runPolicy: {cleanPodPolicy: All, ttlSecondsAfterFinished: 2}\n"));
+  // Scaled down, suspended and resumed.
+  apply("wide.yaml", kWorkers);
+  ASSERT_TRUE(Eventually([&] {
+    return Names("pods") ==
+           "backoff-master-0 clean-master-0 deadline-worker-0 permanent-worker-0 retry-master-0 "
+           "wide-master-0 wide-worker-0 wide-worker-1 wide-worker-2";
+  })) << Names("pods")
+      << OperatorLog();
+
+  std::string first_uid = FieldIn("pod/retry-master-0", ".metadata.uid");
+  SetPodPhase("retry-master-0", "Failed", 130);
+  ASSERT_TRUE(Eventually([&] {
+    std::string uid = FieldIn("pod/retry-master-0", ".metadata.uid");
+    return !uid.empty() && uid != first_uid;
+  })) << OperatorLog();
+  // Upstream's story of it: the restart, as an event and a condition.
+  EXPECT_THAT(InKubeflow({"get", "events"}).output, HasSubstr("XGBoostJobRestarting"));
+  std::string conditions = FieldIn("xgboostjob/retry", ".status.conditions[*].type");
+  EXPECT_THAT(conditions, HasSubstr("Restarting")) << conditions;
+  SetPodPhase("permanent-worker-0", "Failed", 1);
+  ASSERT_TRUE(Eventually([&] { return condition("tfjob/permanent", "Failed"); }));
+  SetPodPhase("backoff-master-0", "Failed", 130);
+  ASSERT_TRUE(Eventually([&] { return condition("pytorchjob/backoff", "Failed"); }));
+  EXPECT_THAT(FieldIn("pytorchjob/backoff", ".status.conditions[?(@.type==\"Failed\")].message"),
+              HasSubstr("backoff limit"));
+  ASSERT_TRUE(Eventually([&] { return condition("jaxjob/deadline", "Failed"); }));
+  EXPECT_THAT(FieldIn("jaxjob/deadline", ".status.conditions[?(@.type==\"Failed\")].message"),
+              HasSubstr("deadline"));
+  EXPECT_EQ(Names("pods").find("deadline-worker-0"), std::string::npos);  // nothing runs on
+
+  SetPodPhase("clean-master-0", "Succeeded");
+  ASSERT_TRUE(
+      Eventually([&] { return Names("pods").find("clean-master-0") == std::string::npos; }));
+  ASSERT_TRUE(Eventually([&] {
+    return InKubeflow({"get", "pytorchjob", "clean"}).exit_code != 0;
+  }));  // the TTL
+
+  ASSERT_EQ(InKubeflow({"patch", "pytorchjob", "wide", "--type=merge", "-p",
+                        R"({"spec":{"pytorchReplicaSpecs":{"Worker":{"replicas":1}}}})"})
+                .exit_code,
+            0);
+  ASSERT_TRUE(Eventually([&] {
+    return Names("pods").find("wide-worker-1") == std::string::npos &&
+           Names("services").find("wide-worker-2") == std::string::npos;
+  })) << Names("pods");
+  EXPECT_NE(Names("pods").find("wide-worker-0"), std::string::npos);
+  ASSERT_EQ(InKubeflow({"patch", "pytorchjob", "wide", "--type=merge", "-p",
+                        R"({"spec":{"runPolicy":{"suspend":true}}})"})
+                .exit_code,
+            0);
+  ASSERT_TRUE(Eventually([&] {
+    return condition("pytorchjob/wide", "Suspended") &&
+           Names("pods").find("wide-") == std::string::npos &&
+           Names("services").find("wide-") == std::string::npos;
+  })) << Names("pods");
+  ASSERT_EQ(InKubeflow({"patch", "pytorchjob", "wide", "--type=merge", "-p",
+                        R"({"spec":{"runPolicy":{"suspend":false}}})"})
+                .exit_code,
+            0);
+  ASSERT_TRUE(Eventually([&] {
+    return Names("pods").find("wide-master-0 wide-worker-0") != std::string::npos &&
+           !condition("pytorchjob/wide", "Suspended");
+  })) << Names("pods");
 }
 
 }  // namespace
