@@ -42,24 +42,30 @@ api::Json ClusterRole() {
     jobs.emplace_back(info.plural);
     statuses.push_back(std::string(info.plural) + "/status");
   }
-  return {{"apiVersion", "rbac.authorization.k8s.io/v1"},
-          {"kind", "ClusterRole"},
-          {"metadata", {{"name", kName}, {"labels", Labels()}}},
-          {"rules",
-           {Rule({"kubeflow.org"}, jobs, {"delete", "get", "list", "watch"}),
-            Rule({"kubeflow.org"}, statuses, {"get", "update"}),
-            Rule({""}, {"pods", "services"}, {"create", "delete", "get", "list", "watch"}),
-            Rule({""}, {"configmaps"}, {"create", "get", "list", "update", "watch"}),
-            Rule({""}, {"events"}, {"create", "delete", "list"}),
-            Rule({"coordination.k8s.io"}, {"leases"}, {"create", "get", "update"}),
-            // --gang-scheduler-name volcano: a PodGroup per job, and the
-            // PriorityClasses its minResources are ordered by.
-            Rule({"scheduling.volcano.sh"}, {"podgroups"},
-                 {"create", "delete", "get", "list", "update", "watch"}),
-            Rule({"scheduling.k8s.io"}, {"priorityclasses"}, {"get"}),
-            Rule({"admissionregistration.k8s.io"},
-                 {"mutatingwebhookconfigurations", "validatingwebhookconfigurations"},
-                 {"get", "update"})}}};
+  return {
+      {"apiVersion", "rbac.authorization.k8s.io/v1"},
+      {"kind", "ClusterRole"},
+      {"metadata", {{"name", kName}, {"labels", Labels()}}},
+      {"rules",
+       {Rule({"kubeflow.org"}, jobs, {"delete", "get", "list", "watch"}),
+        Rule({"kubeflow.org"}, statuses, {"get", "update"}),
+        Rule({""}, {"pods", "services"}, {"create", "delete", "get", "list", "watch"}),
+        Rule({""}, {"configmaps"}, {"create", "get", "list", "update", "watch"}),
+        // An MPIJob launcher's account, and the role that lets it exec
+        // into its workers (granting pods/exec needs holding it).
+        Rule({""}, {"serviceaccounts"}, {"create", "get", "list", "watch"}),
+        Rule({"rbac.authorization.k8s.io"}, {"roles", "rolebindings"},
+             {"create", "get", "list", "update", "watch"}),
+        Rule({""}, {"pods/exec"}, {"create"}), Rule({""}, {"events"}, {"create", "delete", "list"}),
+        Rule({"coordination.k8s.io"}, {"leases"}, {"create", "get", "update"}),
+        // --gang-scheduler-name volcano: a PodGroup per job, and the
+        // PriorityClasses its minResources are ordered by.
+        Rule({"scheduling.volcano.sh"}, {"podgroups"},
+             {"create", "delete", "get", "list", "update", "watch"}),
+        Rule({"scheduling.k8s.io"}, {"priorityclasses"}, {"get"}),
+        Rule({"admissionregistration.k8s.io"},
+             {"mutatingwebhookconfigurations", "validatingwebhookconfigurations"},
+             {"get", "update"})}}};
 }
 
 // The webhook certificate's Secret, in the operator's namespace only.

@@ -120,6 +120,10 @@ int main(int argc, char** argv) {
                    "The image of a PyTorchJob's workers' init-pytorch container")
       ->capture_default_str();
   operator_cmd
+      ->add_option("--mpi-kubectl-delivery-image", op.mpi_kubectl_delivery_image,
+                   "The image of an MPIJob launcher's kubectl-delivery init container")
+      ->capture_default_str();
+  operator_cmd
       ->add_option("--pytorch-init-container-max-tries", op.pytorch_init_container_max_tries,
                    "How often init-pytorch looks up the master (2 s apart)")
       ->capture_default_str();

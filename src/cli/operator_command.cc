@@ -48,6 +48,10 @@ std::vector<std::string> WatchedKinds(const std::vector<std::string>& job_kinds,
   std::vector<std::string> kinds = job_kinds;
   for (const char* owned : {"Pod", "Service", "ConfigMap"}) kinds.emplace_back(owned);
   if (gang) kinds.emplace_back("PodGroup");  // Volcano letting a group in wakes its job
+  // An MPIJob's launcher account, role and binding.
+  if (std::find(job_kinds.begin(), job_kinds.end(), "MPIJob") != job_kinds.end()) {
+    for (const char* owned : {"ServiceAccount", "Role", "RoleBinding"}) kinds.emplace_back(owned);
+  }
   return kinds;
 }
 
@@ -111,6 +115,22 @@ Result<kube::LeaderElectionOptions> ElectionOptions(const OperatorOptions& optio
   out.name = kLeaseName;
   out.identity = Identity();
   return out;
+}
+
+// The candidate `--leader-elect` asks for, with a client of its own whose
+// requests end within half the renew deadline (a renewal must fail in
+// time, not hang past it).
+Status MakeElector(const OperatorOptions& options, const kube::ClusterConfig& config,
+                   std::unique_ptr<kube::KubeClient>& client,
+                   std::unique_ptr<kube::LeaderElector>& elector) {
+  ASSIGN_OR_RETURN(kube::LeaderElectionOptions election, ElectionOptions(options));
+  ASSIGN_OR_RETURN(
+      client, kube::KubeClient::Create(config, {.user_agent = "trainyard-operator/leader-election",
+                                                .request_timeout = election.renew_deadline / 2}));
+  election.client = client.get();
+  election.namespace_ = config.namespace_;  // the operator's own: its pod's
+  elector = std::make_unique<kube::LeaderElector>(std::move(election));
+  return OkStatus();
 }
 
 // Serves the admission webhooks, every replica alike (leader or not), with
@@ -185,24 +205,11 @@ int RunOperator(const OperatorOptions& options) {
     std::cerr << "trainyard operator: note: --controller-threads " << options.controller_threads
               << ": reconciles run on one thread; the flag is taken for compatibility\n";
   }
-  if (std::find(job_kinds->begin(), job_kinds->end(), "MPIJob") != job_kinds->end()) {
-    std::cerr << "trainyard operator: note: an MPIJob's launcher runs `kubectl exec` from "
-                 "its image, with a service account allowed pods/exec; upstream's "
-                 "kubectl-delivery init container and launcher Role are not made yet\n";
-  }
   std::unique_ptr<kube::KubeClient> lease_client;
   std::unique_ptr<kube::LeaderElector> elector;
   if (options.leader_elect) {
-    Result<kube::LeaderElectionOptions> election = ElectionOptions(options);
-    if (!election.ok()) return fail(2, election.status().message());
-    Result<std::unique_ptr<kube::KubeClient>> made =
-        kube::KubeClient::Create(*config, {.user_agent = "trainyard-operator/leader-election",
-                                           .request_timeout = election->renew_deadline / 2});
-    if (!made.ok()) return fail(2, made.status().message());
-    lease_client = std::move(*made);
-    election->client = lease_client.get();
-    election->namespace_ = config->namespace_;
-    elector = std::make_unique<kube::LeaderElector>(std::move(*election));
+    Status made = MakeElector(options, *config, lease_client, elector);
+    if (!made.ok()) return fail(2, made.message());
   }
   kube::KubeStore store({.client = client->get(),
                          .kinds = WatchedKinds(*job_kinds, !options.gang_scheduler_name.empty()),
@@ -257,7 +264,8 @@ int RunOperator(const OperatorOptions& options) {
        .cluster = {.domain = kube::ProcessEnv("CUSTOM_CLUSTER_DOMAIN").value_or(""),
                    .pytorch_init_image = options.pytorch_init_container_image,
                    .pytorch_init_max_tries = options.pytorch_init_container_max_tries,
-                   .gang_scheduler = options.gang_scheduler_name}});
+                   .gang_scheduler = options.gang_scheduler_name,
+                   .mpi_kubectl_delivery_image = options.mpi_kubectl_delivery_image}});
   {
     std::lock_guard lock(running_mu);
     if (stopped) return 0;

@@ -18,6 +18,7 @@ struct OperatorOptions {
   std::string gang_scheduler_name;          // "volcano", or empty
   std::string pytorch_init_container_image = "alpine:3.10";
   int pytorch_init_container_max_tries = 100;
+  std::string mpi_kubectl_delivery_image = "ghcr.io/kubeflow/training-v1/kubectl-delivery:latest";
   int controller_threads = 1;
   double kube_api_qps = 20;
   int kube_api_burst = 30;

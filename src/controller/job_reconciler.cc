@@ -12,6 +12,7 @@
 #include "controller/conditions.h"
 #include "controller/events.h"
 #include "controller/mpi_config.h"
+#include "controller/mpi_launcher.h"
 #include "controller/owned.h"
 #include "controller/pod_groups.h"
 #include "controller/pod_state.h"
@@ -180,6 +181,9 @@ Result<frameworks::Placement> PlacementOf(Context& ctx) {
 Status CreatePod(Context& ctx, const ReplicaRef& replica, const frameworks::Placement& placement,
                  int32_t recreations) {
   ASSIGN_OR_RETURN(api::Pod pod, BuildReplicaPod(ctx.job, replica, placement));
+  if (ctx.options.cluster && ctx.job.kind == api::JobKind::kMPIJob && replica.type == "Launcher") {
+    PrepareLauncherPod(ctx.job, ctx.options.cluster->mpi_kubectl_delivery_image, pod.spec);
+  }
   if (Gang(ctx)) {
     if (std::optional<std::string> warning = DecorateGangPod(ctx.job, replica, pod)) {
       RETURN_IF_ERROR(Record(ctx, "Warning", "SetPodTemplateSchedulerName", *warning));
@@ -224,7 +228,10 @@ store::ObjectKey MpiConfigKey(const api::ObjectMeta& job) {
 // replica counts.
 Status ReconcileMpiConfig(Context& ctx) {
   if (ctx.job.kind != api::JobKind::kMPIJob) return OkStatus();
-  api::Json want = api::EncodeObject(MpiConfigMap(ctx.job, ctx.options.exec_command));
+  if (ctx.options.cluster) RETURN_IF_ERROR(ReconcileLauncherAccess(*ctx.options.store, ctx.job));
+  api::Json want =
+      api::EncodeObject(ctx.options.cluster ? MpiClusterConfigMap(ctx.job)
+                                            : MpiConfigMap(ctx.job, ctx.options.exec_command));
   Result<api::Json> have = ctx.options.store->Get(MpiConfigKey(ctx.job.metadata));
   if (have.status().code() == StatusCode::kNotFound)
     return ctx.options.store->Create(want).status();

@@ -47,6 +47,9 @@ struct ReconcilerOptions {
     // "volcano": each job's pods are scheduled as a gang through a PodGroup
     // (controller/pod_groups.h); empty: by the default scheduler.
     std::string gang_scheduler;
+    // An MPIJob launcher's kubectl-delivery init container
+    // (--mpi-kubectl-delivery-image).
+    std::string mpi_kubectl_delivery_image = "ghcr.io/kubeflow/training-v1/kubectl-delivery:latest";
   };
   std::optional<Cluster> cluster;
 };

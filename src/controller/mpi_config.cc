@@ -33,6 +33,14 @@ api::ConfigMap MpiConfigMap(const api::TrainingJob& job, const std::string& exec
   return map;
 }
 
+api::ConfigMap MpiClusterConfigMap(const api::TrainingJob& job) {
+  api::ConfigMap map = MpiConfigMap(job, "");
+  std::string kubexec = "#!/bin/sh\nset -x\nPOD_NAME=$1\nshift\n/opt/kube/kubectl exec ${POD_NAME}";
+  if (!job.spec.main_container.empty()) kubexec += " --container " + job.spec.main_container;
+  map.data["kubexec.sh"] = kubexec + " -- /bin/sh -c \"$*\"";
+  return map;
+}
+
 void MountMpiConfig(const api::TrainingJob& job, const frameworks::ReplicaRef& replica,
                     api::PodSpec& spec) {
   if (spec.containers.empty()) return;

@@ -24,6 +24,10 @@ inline constexpr std::string_view kMpiConfigVolume = "mpi-job-config";
 
 // "<job>-config", owned by the job.
 api::ConfigMap MpiConfigMap(const api::TrainingJob& job, const std::string& exec_command);
+// The same on a cluster, with upstream's kubexec.sh word for word:
+// `/opt/kube/kubectl exec ${POD_NAME} [--container <mainContainer>] --
+// /bin/sh -c "$*"`.
+api::ConfigMap MpiClusterConfigMap(const api::TrainingJob& job);
 
 // Adds the config volume and its /etc/mpi mount to the replica's first container.
 void MountMpiConfig(const api::TrainingJob& job, const frameworks::ReplicaRef& replica,

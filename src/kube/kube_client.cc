@@ -113,6 +113,9 @@ Result<std::unique_ptr<httplib::SSLClient>> TlsClient(const Url& url, const Clus
   return client;
 }
 
+// The longest watch event line taken.
+constexpr size_t kMaxEventBytes = 16 * 1024 * 1024;
+
 // A watch ends on the server's side within this many seconds (randomised,
 // as client-go does, so that many watches do not all reconnect at once).
 int WatchTimeoutSeconds() {
@@ -333,6 +336,11 @@ Status KubeClient::Watch(const std::string& kind, const std::string& namespace_,
           return true;
         }
         pending.append(data, n);
+        // etcd keeps objects under 1.5 MiB: a line far longer is no event.
+        if (pending.size() > kMaxEventBytes && pending.find('\n') == std::string::npos) {
+          bad_line = true;
+          return false;
+        }
         for (size_t end; (end = pending.find('\n')) != std::string::npos;) {
           std::string line = pending.substr(0, end);
           pending.erase(0, end + 1);
@@ -354,7 +362,9 @@ Status KubeClient::Watch(const std::string& kind, const std::string& namespace_,
     handle.client_ = nullptr;
   }
   if (ended_by_caller || handle.stopped_) return OkStatus();
-  if (bad_line) return InternalError(fmt::format("watching {}: an event is not JSON", kind));
+  if (bad_line) {
+    return InternalError(fmt::format("watching {}: an event is not JSON, or too long", kind));
+  }
   if (code >= 300) return StatusOfAnswer(code, error_body);
   if (!result && result.error() != httplib::Error::Read) {
     return UnavailableError(fmt::format("watching {} on {}: {}", kind, config_.server,

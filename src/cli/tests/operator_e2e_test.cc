@@ -593,5 +593,53 @@ TEST_F(OperatorE2eTest, UpstreamsLifecycleScenariosOnTheCluster) {
   })) << Names("pods");
 }
 
+// An MPIJob on the cluster, as upstream's v1 controller sets it up: the
+// launcher runs mpirun's agent through /opt/kube/kubectl exec, which its
+// kubectl-delivery init container provides, as an account whose role may
+// exec into this job's workers only; it starts once they run.
+TEST_F(OperatorE2eTest, AnMpiJobsLauncherMayExecIntoItsWorkersOnly) {
+  StartCluster();
+  StartOperator({"--enable-scheme", "mpijob"});
+  ASSERT_EQ(InKubeflow({"apply", "-f", Write("mpi.yaml", R"(
+apiVersion: kubeflow.org/v1
+kind: MPIJob
+metadata: {name: mpi, namespace: kubeflow}
+spec:
+  mpiReplicaSpecs:
+    Launcher:
+      template: {spec: {containers: [{name: mpi, image: x, command: [mpirun, hostname]}]}}
+    Worker:
+      replicas: 2
+      template: {spec: {containers: [{name: mpi, image: x}]}}
+)")})
+                .exit_code,
+            0);
+  ASSERT_TRUE(Eventually([&] { return Names("pods") == "mpi-worker-0 mpi-worker-1"; }))
+      << OperatorLog();
+  EXPECT_THAT(FieldIn("configmap/mpi-config", ".data.kubexec\\.sh"),
+              HasSubstr("/opt/kube/kubectl exec ${POD_NAME} -- /bin/sh -c \"$*\""));
+  EXPECT_EQ(FieldIn("role/mpi-launcher", ".rules[1].resourceNames"),
+            R"(["mpi-worker-0","mpi-worker-1"])");
+  EXPECT_EQ(FieldIn("role/mpi-launcher", ".rules[1].resources"), R"(["pods/exec"])");
+  EXPECT_EQ(FieldIn("serviceaccount/mpi-launcher", ".metadata.ownerReferences[0].kind"), "MPIJob");
+  EXPECT_EQ(FieldIn("rolebinding/mpi-launcher", ".subjects[0].name"), "mpi-launcher");
+  EXPECT_EQ(Names("services"), "");  // none for an MPIJob, as upstream
+  SetPodPhase("mpi-worker-0", "Running");
+  SetPodPhase("mpi-worker-1", "Running");
+  ASSERT_TRUE(Eventually([&] { return Names("pods").find("mpi-launcher") != std::string::npos; }));
+  EXPECT_EQ(FieldIn("pod/mpi-launcher", ".spec.initContainers[0].name"), "kubectl-delivery");
+  EXPECT_EQ(FieldIn("pod/mpi-launcher", ".spec.serviceAccountName"), "mpi-launcher");
+  EXPECT_THAT(FieldIn("pod/mpi-launcher", ".spec.containers[0].volumeMounts[*].mountPath"),
+              HasSubstr("/opt/kube"));
+  // Scaled down, the role names only the workers there are.
+  ASSERT_EQ(InKubeflow({"patch", "mpijob", "mpi", "--type=merge", "-p",
+                        R"({"spec":{"mpiReplicaSpecs":{"Worker":{"replicas":1}}}})"})
+                .exit_code,
+            0);
+  EXPECT_TRUE(Eventually([&] {
+    return FieldIn("role/mpi-launcher", ".rules[1].resourceNames") == R"(["mpi-worker-0"])";
+  }));
+}
+
 }  // namespace
 }  // namespace trainyard::cli::testing
