@@ -8,6 +8,7 @@
 #include "api/defaults.h"
 #include "api/object.h"
 #include "api/pod_object.h"
+#include "api/validation.h"
 #include "common/strings.h"
 #include "controller/conditions.h"
 #include "controller/events.h"
@@ -511,6 +512,21 @@ Status DeleteOrphans(const ReconcilerOptions& options, const store::ObjectKey& k
   return DeleteEventsOf(*options.store, key);
 }
 
+// The event a job nothing is made for gets: every error, each with its
+// field path.
+Status RecordInvalid(const ReconcilerOptions& options, const api::TrainingJob& job,
+                     const FieldErrors& errors) {
+  std::vector<std::string> parts;
+  for (const FieldError& e : errors) parts.push_back(e.ToString());
+  std::string kind(job.info().name);
+  return RecordEvent(
+      *options.store, *options.clock,
+      {.api_version = std::string(api::kKubeflowGroupVersion), .kind = kind, .meta = &job.metadata},
+      "Warning", kind + "FailedValidation",
+      fmt::format("{} {} is invalid, so nothing is made for it: {}", kind, job.metadata.name,
+                  Join(parts, "; ")));
+}
+
 }  // namespace
 
 std::vector<std::string> JobReconciler::Kinds() const {
@@ -534,6 +550,17 @@ Result<ReconcileResult> JobReconciler::Reconcile(const store::ObjectKey& key) {
   const auto& managed_by = job->spec.run_policy->managed_by;
   if (managed_by && *managed_by != "kubeflow.org/training-operator") return ReconcileResult{};
 
+  // On a cluster whose API server calls no webhook of ours, a job can be
+  // stored that `trainyard validate` refuses: it is said, as an event with
+  // every error, and nothing is made for it (upstream v1.7's
+  // <Kind>FailedValidation). A change to the job is looked at again.
+  if (options_.cluster) {
+    api::ValidationResult checked = api::Validate(api::Object(*job));
+    if (!checked.ok()) {
+      RETURN_IF_ERROR(RecordInvalid(options_, *job, checked.errors));
+      return ReconcileResult{};
+    }
+  }
   Context ctx{options_, std::move(loaded->stored), std::move(*job), {}, {}, options_.clock->Now(),
               ""};
   ctx.now_text = FormatRfc3339(ctx.now);

@@ -72,7 +72,14 @@ void Metrics::Seed(const store::ObjectReader& store) {
   std::lock_guard lock(mu_);
   for (const api::KindInfo& info : api::AllKinds()) {
     (void)store.Scan(std::string(info.name), "", [&](const api::Json& job) {
-      job_state_[api::StringAt(job, {"metadata", "uid"})] = LastCondition(job);
+      std::string state = LastCondition(job);
+      job_state_[api::StringAt(job, {"metadata", "uid"})] = state;
+      // No controller has seen it yet (made while none ran): created now,
+      // as a controller's informer reports what it first lists.
+      if (state.empty()) {
+        ++job_counters_["created"][{api::StringAt(job, {"metadata", "namespace"}),
+                                    Framework(std::string(info.name))}];
+      }
     });
   }
 }

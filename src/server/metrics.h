@@ -34,7 +34,8 @@ class Histogram {
 
 class Metrics {
  public:
-  // Jobs already finished when the server starts are not counted again.
+  // Jobs already finished when the server starts are not counted again;
+  // those no controller has seen yet (no condition) are counted created.
   void Seed(const store::ObjectReader& store);
   // A committed store change: jobs created, deleted, and reaching
   // Succeeded, Failed or Restarting.

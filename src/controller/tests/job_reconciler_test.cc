@@ -137,6 +137,36 @@ TEST_F(JobReconcilerTest, CreatesEveryReplicaWithItsPortAndEnv) {
   EXPECT_TRUE(has_master_port);
 }
 
+// On a cluster no webhook of ours may have checked a stored job: one that
+// `trainyard validate` refuses gets an event with its errors, and nothing.
+TEST_F(JobReconcilerTest, OnAClusterAnInvalidJobIsSaidAndNothingIsMade) {
+  reconciler_ =
+      std::make_unique<JobReconciler>(ReconcilerOptions{.store = store_.get(),
+                                                        .clock = &clock_,
+                                                        .ports = &ports_,
+                                                        .cluster = ReconcilerOptions::Cluster{}});
+  Submit(R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: mnist}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 2
+      template: {spec: {containers: [{name: pytorch, image: i}]}}
+)");
+  Reconcile();
+  EXPECT_THAT(Pods(), IsEmpty());
+  std::vector<std::string> reasons;
+  store::ObjectStore::ListResult events = *store_->List("Event", "default");
+  for (const api::Json& e : events.items) {
+    reasons.push_back(e.value("reason", "") + ": " + e.value("message", ""));
+  }
+  EXPECT_THAT(reasons, ElementsAre(::testing::HasSubstr(
+                           "PyTorchJobFailedValidation: PyTorchJob mnist is invalid, so nothing is "
+                           "made for it: spec.pytorchReplicaSpecs[Master].replicas: Forbidden")));
+}
+
 TEST_F(JobReconcilerTest, ReconcilingAgainChangesNothing) {
   Submit(PyTorch());
   Reconcile();
