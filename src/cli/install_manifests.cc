@@ -62,7 +62,7 @@ api::Json ClusterRole() {
         // PriorityClasses its minResources are ordered by.
         Rule({"scheduling.volcano.sh"}, {"podgroups"},
              {"create", "delete", "get", "list", "update", "watch"}),
-        Rule({"scheduling.k8s.io"}, {"priorityclasses"}, {"get"}),
+        Rule({"scheduling.k8s.io"}, {"priorityclasses"}, {"get", "list", "watch"}),
         Rule({"admissionregistration.k8s.io"},
              {"mutatingwebhookconfigurations", "validatingwebhookconfigurations"},
              {"get", "update"})}}};

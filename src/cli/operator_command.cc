@@ -43,14 +43,16 @@ Result<std::vector<std::string>> JobKinds(const std::vector<std::string>& scheme
   return kinds;
 }
 
-// What the informers follow: the jobs, and what the job controller owns.
+// What the informers follow: the jobs, and what the job controller owns
+// for them: an MPIJob's ConfigMap and launcher account, a gang's PodGroup
+// (Volcano letting a group in wakes its job) and the PriorityClasses its
+// minResources are ordered by. Nothing else is cached.
 std::vector<std::string> WatchedKinds(const std::vector<std::string>& job_kinds, bool gang) {
   std::vector<std::string> kinds = job_kinds;
-  for (const char* owned : {"Pod", "Service", "ConfigMap"}) kinds.emplace_back(owned);
-  if (gang) kinds.emplace_back("PodGroup");  // Volcano letting a group in wakes its job
-  // An MPIJob's launcher account, role and binding.
+  for (const char* owned : {"Pod", "Service"}) kinds.emplace_back(owned);
+  if (gang) kinds.insert(kinds.end(), {"PodGroup", "PriorityClass"});
   if (std::find(job_kinds.begin(), job_kinds.end(), "MPIJob") != job_kinds.end()) {
-    for (const char* owned : {"ServiceAccount", "Role", "RoleBinding"}) kinds.emplace_back(owned);
+    kinds.insert(kinds.end(), {"ConfigMap", "ServiceAccount", "Role", "RoleBinding"});
   }
   return kinds;
 }
@@ -225,7 +227,7 @@ int RunOperator(const OperatorOptions& options) {
     if (running != nullptr) running->RequestStop();
   });
   // Upstream's job counters, from every change the informers see.
-  server::Metrics metrics;
+  server::Metrics metrics(*job_kinds);  // the kinds not enabled are not read
   if (Result<store::WatchId> counted =
           store.Watch(0, [&metrics](const store::WatchEvent& e) { metrics.ObserveChange(e); });
       !counted.ok()) {

@@ -90,6 +90,19 @@ Status DeleteReplica(Context& ctx, const api::Pod& pod) {
                          });
 }
 
+// On a cluster without a gang scheduler nothing reads schedulingPolicy (on
+// one machine trainyard's own scheduler does): said once, when the job is
+// first seen, rather than dropped in silence.
+Status WarnUnusedSchedulingPolicy(Context& ctx) {
+  if (!ctx.options.cluster || !ctx.options.cluster->gang_scheduler.empty() ||
+      !ctx.job.spec.run_policy->scheduling_policy) {
+    return OkStatus();
+  }
+  return Record(ctx, "Warning", "SchedulingPolicyIgnored",
+                "spec.runPolicy.schedulingPolicy is not acted on: the operator runs without "
+                "--gang-scheduler-name, so the default scheduler places each pod alone");
+}
+
 // Nothing of a finished job keeps running; the cleanPodPolicy decides which
 // finished pods stay for their state and logs.
 Status CleanUp(Context& ctx) {
@@ -568,6 +581,7 @@ Result<ReconcileResult> JobReconciler::Reconcile(const store::ObjectKey& key) {
   if (FindCondition(ctx.status().conditions, "Created") == nullptr) {
     SetCondition(ctx.status().conditions, "Created", "True", ctx.Kind() + "Created",
                  fmt::format("{} {} is created.", ctx.Kind(), ctx.job.metadata.name), ctx.now_text);
+    RETURN_IF_ERROR(WarnUnusedSchedulingPolicy(ctx));
   }
   if (IsFinished(ctx.status().conditions)) return ReconcileFinished(ctx);
   if (ctx.job.spec.run_policy->suspend.value_or(false)) return ReconcileSuspended(ctx);

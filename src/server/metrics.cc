@@ -68,17 +68,23 @@ std::string Histogram::Render(const std::string& name, const std::string& labels
   return out;
 }
 
+Metrics::Metrics(std::vector<std::string> job_kinds) : job_kinds_(std::move(job_kinds)) {
+  if (job_kinds_.empty()) {
+    for (const api::KindInfo& info : api::AllKinds()) job_kinds_.emplace_back(info.name);
+  }
+}
+
 void Metrics::Seed(const store::ObjectReader& store) {
   std::lock_guard lock(mu_);
-  for (const api::KindInfo& info : api::AllKinds()) {
-    (void)store.Scan(std::string(info.name), "", [&](const api::Json& job) {
+  for (const std::string& kind : job_kinds_) {
+    (void)store.Scan(kind, "", [&](const api::Json& job) {
       std::string state = LastCondition(job);
       job_state_[api::StringAt(job, {"metadata", "uid"})] = state;
       // No controller has seen it yet (made while none ran): created now,
       // as a controller's informer reports what it first lists.
       if (state.empty()) {
-        ++job_counters_["created"][{api::StringAt(job, {"metadata", "namespace"}),
-                                    Framework(std::string(info.name))}];
+        ++job_counters_["created"]
+                       [{api::StringAt(job, {"metadata", "namespace"}), Framework(kind)}];
       }
     });
   }
@@ -130,8 +136,8 @@ std::string Metrics::Render(const store::ObjectReader& store) const {
         status != pod.end() && status->is_object() && status->value("phase", "") == "Running";
   });
   int64_t waiting = 0;
-  for (const api::KindInfo& info : api::AllKinds()) {
-    (void)store.Scan(std::string(info.name), "", [&](const api::Json& job) {
+  for (const std::string& kind : job_kinds_) {
+    (void)store.Scan(kind, "", [&](const api::Json& job) {
       std::string state = LastCondition(job);
       waiting += state.empty() || state == "Created";
     });

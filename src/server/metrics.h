@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "store/object_store.h"
 
@@ -34,6 +35,9 @@ class Histogram {
 
 class Metrics {
  public:
+  // Counts and gauges over `job_kinds` (empty: every job kind).
+  explicit Metrics(std::vector<std::string> job_kinds = {});
+
   // Jobs already finished when the server starts are not counted again;
   // those no controller has seen yet (no condition) are counted created.
   void Seed(const store::ObjectReader& store);
@@ -48,6 +52,7 @@ class Metrics {
  private:
   // (namespace, framework) -> count, per counter.
   using Counts = std::map<std::pair<std::string, std::string>, uint64_t>;
+  std::vector<std::string> job_kinds_;  // set once
   mutable std::mutex mu_;
   std::map<std::string, Counts> job_counters_;    // "created", ...: guarded by mu_
   std::map<std::string, std::string> job_state_;  // uid -> last condition: guarded by mu_

@@ -5,15 +5,10 @@
 #include <algorithm>
 
 #include "api/names.h"
+#include "common/strings.h"
 
 namespace trainyard::server {
 namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
-  return s;
-}
 
 // Splits on commas outside parentheses: "a in (x,y),b=c" -> 2 terms.
 std::vector<std::string_view> SplitTerms(std::string_view text) {

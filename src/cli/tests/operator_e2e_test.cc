@@ -13,6 +13,7 @@
 
 #include "cli/tests/server_fixture.h"
 #include "common/strings.h"
+#include "controller/ports.h"
 
 namespace trainyard::cli::testing {
 namespace {
@@ -97,18 +98,8 @@ std::string SmallJob(const std::string& name, const std::string& kind, const std
          ", image: x, command: [\"true\"]}]}}\n";
 }
 
-// A port nobody listens on now (the kernel's choice).
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
+// A port nobody listens on now (the allocator the engine gives replicas).
+int FreePort() { return *controller::LocalPortAllocator().Allocate(); }
 
 class OperatorE2eTest : public ServerFixture {
  protected:

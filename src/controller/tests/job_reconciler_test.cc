@@ -167,6 +167,24 @@ spec:
                            "made for it: spec.pytorchReplicaSpecs[Master].replicas: Forbidden")));
 }
 
+// On a cluster with no gang scheduler nothing reads schedulingPolicy: said.
+TEST_F(JobReconcilerTest, OnAClusterWithoutAGangSchedulerTheSchedulingPolicyIsSaidIgnored) {
+  reconciler_ =
+      std::make_unique<JobReconciler>(ReconcilerOptions{.store = store_.get(),
+                                                        .clock = &clock_,
+                                                        .ports = &ports_,
+                                                        .cluster = ReconcilerOptions::Cluster{}});
+  Submit(PyTorch("schedulingPolicy: {minAvailable: 3}"));
+  Reconcile();
+  Reconcile();  // once, however often the job is looked at
+  int warnings = 0;
+  store::ObjectStore::ListResult events = *store_->List("Event", "default");
+  for (const api::Json& e : events.items)
+    warnings += e.value("reason", "") == "SchedulingPolicyIgnored";
+  EXPECT_EQ(warnings, 1);
+  EXPECT_EQ(Pods().size(), 3u);  // the pods are made all the same
+}
+
 TEST_F(JobReconcilerTest, ReconcilingAgainChangesNothing) {
   Submit(PyTorch());
   Reconcile();
