@@ -548,7 +548,7 @@ TEST_F(OperatorE2eTest, UpstreamsLifecycleScenariosOnTheCluster) {
   ASSERT_TRUE(Eventually([&] { return condition("jaxjob/deadline", "Failed"); }));
   EXPECT_THAT(FieldIn("jaxjob/deadline", ".status.conditions[?(@.type==\"Failed\")].message"),
               HasSubstr("deadline"));
-  EXPECT_NE(FieldIn("jaxjob/deadline", ".status.startTime"), "");  // it had started
+  EXPECT_NE(FieldIn("jaxjob/deadline", ".status.startTime"), "");         // it had started
   EXPECT_EQ(Names("pods").find("deadline-worker-0"), std::string::npos);  // nothing runs on
 
   SetPodPhase("clean-master-0", "Succeeded");
