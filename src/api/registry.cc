@@ -1,6 +1,7 @@
 #include "api/registry.h"
 
 #include <algorithm>
+#include <set>
 
 #include "api/core_kinds.h"
 #include "api/defaults.h"
@@ -234,9 +235,12 @@ void AddInstallTypes(std::vector<ResourceType>& out) {
     out.push_back(InstallType("rbac.authorization.k8s.io", k, AsciiLower(k) + "s",
                               !k.starts_with("Cluster")));
   }
-  // What `trainyard operator --gang-scheduler-name volcano` makes for Volcano.
+  // What `trainyard operator --gang-scheduler-name` makes: Volcano's
+  // PodGroups for volcano, scheduler-plugins' for any other scheduler.
   out.push_back(
       InstallType("scheduling.volcano.sh", "PodGroup", "podgroups", true, {"pg"}, true, "v1beta1"));
+  out.push_back(
+      InstallType("scheduling.x-k8s.io", "PodGroup", "podgroups", true, {"pgs"}, true, "v1alpha1"));
   for (const char* kind : {"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}) {
     std::string k = kind;
     out.push_back(InstallType("admissionregistration.k8s.io", k, AsciiLower(k) + "s", false));
@@ -252,6 +256,10 @@ std::vector<ResourceType> MakeTypes() {
   out.push_back(KatibType<Experiment>(ExperimentColumns));
   out.push_back(KatibType<Trial>(TrialColumns));
   out.push_back(KatibType<Suggestion>(SuggestionColumns));
+  std::set<std::string> taken;
+  for (ResourceType& t : out) {
+    t.store_kind = taken.insert(t.kind).second ? t.kind : t.kind + "." + t.group;
+  }
   return out;
 }
 
@@ -276,9 +284,31 @@ const std::vector<ResourceType>& AllResourceTypes() {
 
 const ResourceType* ResourceTypeOfKind(std::string_view kind) {
   for (const ResourceType& t : AllResourceTypes()) {
-    if (t.kind == kind) return &t;
+    if (t.store_kind == kind) return &t;
   }
   return nullptr;
+}
+
+const ResourceType* ResourceTypeOf(const Json& object) {
+  std::string kind = StringAt(object, "kind");
+  std::string api_version = StringAt(object, "apiVersion");
+  std::string_view group = api_version.find('/') == std::string::npos
+                               ? std::string_view()
+                               : std::string_view(api_version).substr(0, api_version.find('/'));
+  const ResourceType* same_kind = nullptr;
+  for (const ResourceType& t : AllResourceTypes()) {
+    if (t.kind != kind) continue;
+    if (t.group == group) return &t;
+    if (same_kind == nullptr) same_kind = &t;
+  }
+  // An object whose apiVersion names no served group keeps the first type
+  // of its kind, as stores keyed it before kinds were qualified.
+  return same_kind;
+}
+
+std::string StoreKindOf(const Json& object) {
+  const ResourceType* type = ResourceTypeOf(object);
+  return type != nullptr ? type->store_kind : StringAt(object, "kind");
 }
 
 const ResourceType* FindResourceType(std::string_view group, std::string_view version,
@@ -295,6 +325,7 @@ const ResourceType* ResolveResourceType(std::string_view word) {
     bool short_name =
         std::find(t.short_names.begin(), t.short_names.end(), w) != t.short_names.end();
     if (w == t.plural || w == t.singular || w == AsciiLower(t.kind) || short_name) return &t;
+    if (!t.group.empty() && w == t.Qualified()) return &t;  // "podgroups.scheduling.x-k8s.io"
   }
   return nullptr;
 }

@@ -53,7 +53,11 @@ struct ObjectHooks {
 struct ResourceType {
   std::string group;  // "" for the core group
   std::string version;
-  std::string kind;    // "PyTorchJob"
+  std::string kind;  // "PyTorchJob", as objects and the API name it
+  // The kind as stores key it: `kind`, but for a kind whose name another
+  // group's kind took first, which is qualified by its group
+  // ("PodGroup.scheduling.x-k8s.io"), so that the two never share keys.
+  std::string store_kind;
   std::string plural;  // "pytorchjobs"
   std::string singular;
   bool namespaced = true;
@@ -79,8 +83,13 @@ struct ResourceType {
 
 // Every resource, in discovery order.
 const std::vector<ResourceType>& AllResourceTypes();
-// nullptr when there is none.
+// nullptr when there is none. `kind` as stores key it (`store_kind`).
 const ResourceType* ResourceTypeOfKind(std::string_view kind);
+// The type of an object, by its apiVersion and kind; nullptr when none.
+const ResourceType* ResourceTypeOf(const Json& object);
+// The key under which stores keep `object`: its type's store_kind, or its
+// kind as written when no type serves it.
+std::string StoreKindOf(const Json& object);
 const ResourceType* FindResourceType(std::string_view group, std::string_view version,
                                      std::string_view plural);
 // What kubectl takes for a resource, in any case: "pytorchjob",

@@ -145,7 +145,7 @@ int RunApply(const ClientCommand& command, const std::vector<std::string>& paths
   int failed = 0;
   for (const LoadedObject& object : loaded.objects) {
     api::Json doc = object.document;
-    const server::Resource* r = api::ResourceTypeOfKind(api::StringAt(doc, "kind"));
+    const server::Resource* r = api::ResourceTypeOf(doc);
     if (r == nullptr)
       return Fail(fmt::format("{}: the server does not serve {}", object.where,
                               api::StringAt(doc, "kind")));

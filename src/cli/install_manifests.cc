@@ -58,11 +58,16 @@ api::Json ClusterRole() {
              {"create", "get", "list", "update", "watch"}),
         Rule({""}, {"pods/exec"}, {"create"}), Rule({""}, {"events"}, {"create", "delete", "list"}),
         Rule({"coordination.k8s.io"}, {"leases"}, {"create", "get", "update"}),
-        // --gang-scheduler-name volcano: a PodGroup per job, and the
-        // PriorityClasses its minResources are ordered by.
-        Rule({"scheduling.volcano.sh"}, {"podgroups"},
+        // --gang-scheduler-name: a PodGroup per job (Volcano's, or
+        // scheduler-plugins'), and the PriorityClasses its minResources
+        // are ordered by.
+        Rule({"scheduling.volcano.sh", "scheduling.x-k8s.io"}, {"podgroups"},
              {"create", "delete", "get", "list", "update", "watch"}),
         Rule({"scheduling.k8s.io"}, {"priorityclasses"}, {"get", "list", "watch"}),
+        // --gang-scheduler-name trainyard: it reads the nodes, binds pods
+        // and says on a pod why it waits.
+        Rule({""}, {"nodes"}, {"get", "list", "watch"}), Rule({""}, {"pods/binding"}, {"create"}),
+        Rule({""}, {"pods/status"}, {"update"}),
         Rule({"admissionregistration.k8s.io"},
              {"mutatingwebhookconfigurations", "validatingwebhookconfigurations"},
              {"get", "update"})}}};

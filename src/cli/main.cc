@@ -114,7 +114,9 @@ int main(int argc, char** argv) {
                            "A job kind to reconcile (repeatable; default: every one): pytorchjob, "
                            "tfjob, xgboostjob, mpijob, paddlejob, jaxjob");
   operator_cmd->add_option("--gang-scheduler-name", op.gang_scheduler_name,
-                           "Gang scheduling through Volcano's PodGroups: volcano");
+                           "Gang scheduling: volcano (Volcano's PodGroups), trainyard (trainyard "
+                           "places the pods itself), or the name of a scheduler-plugins "
+                           "coscheduling scheduler");
   operator_cmd
       ->add_option("--pytorch-init-container-image", op.pytorch_init_container_image,
                    "The image of a PyTorchJob's workers' init-pytorch container")

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -12,14 +13,20 @@
 #include "api/registry.h"
 #include "cli/operator_endpoints.h"
 #include "common/strings.h"
+#include "controller/pod_groups.h"
 #include "engine/cluster_controller.h"
+#include "engine/cluster_scheduler.h"
 #include "kube/kube_store.h"
 #include "kube/leader_election.h"
+#include "kube/rest_path.h"
 #include "kube/webhook_server.h"
 #include "kube/webhook_setup.h"
 
 namespace trainyard::cli {
 namespace {
+
+// --gang-scheduler-name trainyard: trainyard's own scheduler places pods.
+constexpr char kOwnScheduler[] = "trainyard";
 
 // Upstream's scheme names ("pytorchjob", also as kinds) to job kinds; every
 // kind when none is named.
@@ -46,11 +53,16 @@ Result<std::vector<std::string>> JobKinds(const std::vector<std::string>& scheme
 // What the informers follow: the jobs, and what the job controller owns
 // for them: an MPIJob's ConfigMap and launcher account, a gang's PodGroup
 // (Volcano letting a group in wakes its job) and the PriorityClasses its
-// minResources are ordered by. Nothing else is cached.
-std::vector<std::string> WatchedKinds(const std::vector<std::string>& job_kinds, bool gang) {
+// minResources are ordered by; and for trainyard's own scheduler, the
+// Nodes. Nothing else is cached.
+std::vector<std::string> WatchedKinds(const std::vector<std::string>& job_kinds,
+                                      const std::string& gang_scheduler) {
   std::vector<std::string> kinds = job_kinds;
   for (const char* owned : {"Pod", "Service"}) kinds.emplace_back(owned);
-  if (gang) kinds.insert(kinds.end(), {"PodGroup", "PriorityClass"});
+  if (!gang_scheduler.empty()) {
+    kinds.insert(kinds.end(), {controller::PodGroupKind(gang_scheduler), "PriorityClass"});
+  }
+  if (gang_scheduler == kOwnScheduler) kinds.emplace_back("Node");
   if (std::find(job_kinds.begin(), job_kinds.end(), "MPIJob") != job_kinds.end()) {
     kinds.insert(kinds.end(), {"ConfigMap", "ServiceAccount", "Role", "RoleBinding"});
   }
@@ -60,13 +72,6 @@ std::vector<std::string> WatchedKinds(const std::vector<std::string>& job_kinds,
 // Says, before anything runs, what this operator does not do yet that a
 // user of upstream's would count on.
 Status CheckSupported(const OperatorOptions& options) {
-  if (!options.gang_scheduler_name.empty() && options.gang_scheduler_name != "volcano") {
-    return UnimplementedError(fmt::format(
-        "--gang-scheduler-name {}: only volcano's PodGroups are made on a cluster yet (not "
-        "scheduler-plugins', nor trainyard's own secondary scheduler); use volcano, or leave it "
-        "unset (pods then go to the default scheduler)",
-        options.gang_scheduler_name));
-  }
   if (options.pytorch_init_container_max_tries < 1) {
     return InvalidArgumentError("--pytorch-init-container-max-tries must be at least 1");
   }
@@ -179,6 +184,40 @@ class SignalStopper {
   std::thread thread_;
 };
 
+// trainyard's own scheduler, on a thread beside the controller's while this
+// operator acts; it binds through `client`.
+class SchedulerThread {
+  // Binds through pods/binding, as kube-scheduler does.
+  static auto Binder(kube::KubeClient& client) {
+    return [&client](const std::string& ns, const std::string& pod,
+                     const std::string& node) -> Status {
+      ASSIGN_OR_RETURN(std::string path, kube::ObjectPath("Pod", ns, pod, "binding"));
+      api::Json binding = {{"apiVersion", "v1"},
+                           {"kind", "Binding"},
+                           {"metadata", {{"name", pod}, {"namespace", ns}}},
+                           {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
+      return client.Call("POST", path, binding).status();
+    };
+  }
+
+ public:
+  SchedulerThread(store::ObjectStore& store, kube::KubeClient& client)
+      : scheduler_({.store = &store, .scheduler_name = kOwnScheduler, .bind = Binder(client)}),
+        thread_([this] {
+          if (Status ran = scheduler_.Run(); !ran.ok()) {
+            std::cerr << "trainyard operator: the scheduler stopped: " << ran.message() << '\n';
+          }
+        }) {}
+  ~SchedulerThread() {
+    scheduler_.RequestStop();
+    thread_.join();
+  }
+
+ private:
+  engine::ClusterScheduler scheduler_;
+  std::thread thread_;
+};
+
 }  // namespace
 
 int RunOperator(const OperatorOptions& options) {
@@ -203,6 +242,12 @@ int RunOperator(const OperatorOptions& options) {
   if (!client.ok()) return fail(2, client.status().message());
   std::string ns = options.namespace_;
   if (ns.empty()) ns = kube::ProcessEnv("KUBEFLOW_NAMESPACE").value_or("");
+  if (options.gang_scheduler_name == kOwnScheduler && !ns.empty()) {
+    return fail(2, fmt::format("--gang-scheduler-name trainyard places pods by what every pod on a "
+                               "node uses, so it must see every namespace: drop --namespace {} "
+                               "(and KUBEFLOW_NAMESPACE)",
+                               ns));
+  }
   if (options.controller_threads > 1) {
     std::cerr << "trainyard operator: note: --controller-threads " << options.controller_threads
               << ": reconciles run on one thread; the flag is taken for compatibility\n";
@@ -214,7 +259,7 @@ int RunOperator(const OperatorOptions& options) {
     if (!made.ok()) return fail(2, made.message());
   }
   kube::KubeStore store({.client = client->get(),
-                         .kinds = WatchedKinds(*job_kinds, !options.gang_scheduler_name.empty()),
+                         .kinds = WatchedKinds(*job_kinds, options.gang_scheduler_name),
                          .namespace_ = ns});
   // Signals are taken by one thread; every other starts with them blocked.
   engine::ClusterController* running = nullptr;
@@ -285,7 +330,10 @@ int RunOperator(const OperatorOptions& options) {
   }
   fmt::print(stderr, "trainyard operator: reconciling {} in {} on {}\n", Join(*job_kinds, ", "),
              ns.empty() ? "every namespace" : "namespace " + ns, config->server);
+  std::optional<SchedulerThread> scheduling;
+  if (options.gang_scheduler_name == kOwnScheduler) scheduling.emplace(store, **client);
   Status status = controller.Run();
+  scheduling.reset();
   {
     std::lock_guard lock(running_mu);
     running = nullptr;

@@ -15,7 +15,7 @@ struct OperatorOptions {
   std::string context;
   std::string namespace_;                   // empty: $KUBEFLOW_NAMESPACE, else every namespace
   std::vector<std::string> enable_schemes;  // empty: every job kind
-  std::string gang_scheduler_name;          // "volcano", or empty
+  std::string gang_scheduler_name;          // "volcano", another gang scheduler, or empty
   std::string pytorch_init_container_image = "alpine:3.10";
   int pytorch_init_container_max_tries = 100;
   std::string mpi_kubectl_delivery_image = "ghcr.io/kubeflow/training-v1/kubectl-delivery:latest";

@@ -91,16 +91,29 @@ Status DeleteReplica(Context& ctx, const api::Pod& pod) {
 }
 
 // On a cluster without a gang scheduler nothing reads schedulingPolicy (on
-// one machine trainyard's own scheduler does): said once, when the job is
+// one machine trainyard's own scheduler does), and a scheduler-plugins
+// PodGroup has no queue or priority class: said once, when the job is
 // first seen, rather than dropped in silence.
 Status WarnUnusedSchedulingPolicy(Context& ctx) {
-  if (!ctx.options.cluster || !ctx.options.cluster->gang_scheduler.empty() ||
-      !ctx.job.spec.run_policy->scheduling_policy) {
-    return OkStatus();
+  if (!ctx.options.cluster || !ctx.job.spec.run_policy->scheduling_policy) return OkStatus();
+  const std::string& scheduler = ctx.options.cluster->gang_scheduler;
+  if (scheduler.empty()) {
+    return Record(ctx, "Warning", "SchedulingPolicyIgnored",
+                  "spec.runPolicy.schedulingPolicy is not acted on: the operator runs without "
+                  "--gang-scheduler-name, so the default scheduler places each pod alone");
   }
+  const api::SchedulingPolicy& policy = *ctx.job.spec.run_policy->scheduling_policy;
+  std::vector<std::string> unread;
+  if (scheduler != kVolcano && !policy.queue.empty()) unread.push_back("queue");
+  if (scheduler != kVolcano && !policy.priority_class.empty()) unread.push_back("priorityClass");
+  if (scheduler == kVolcano && policy.schedule_timeout_seconds) {
+    unread.push_back("scheduleTimeoutSeconds");
+  }
+  if (unread.empty()) return OkStatus();
   return Record(ctx, "Warning", "SchedulingPolicyIgnored",
-                "spec.runPolicy.schedulingPolicy is not acted on: the operator runs without "
-                "--gang-scheduler-name, so the default scheduler places each pod alone");
+                fmt::format("spec.runPolicy.schedulingPolicy.{} is not acted on: the PodGroups of "
+                            "--gang-scheduler-name {} have no such field",
+                            fmt::join(unread, ", "), scheduler));
 }
 
 // Nothing of a finished job keeps running; the cleanPodPolicy decides which
@@ -116,7 +129,9 @@ Status CleanUp(Context& ctx) {
     }
   }
   for (auto& [type, rs] : ctx.status().replica_statuses) rs.active = std::nullopt;
-  if (Gang(ctx)) RETURN_IF_ERROR(DeletePodGroup(*ctx.options.store, ctx.job));
+  if (Gang(ctx))
+    RETURN_IF_ERROR(
+        DeletePodGroup(*ctx.options.store, ctx.job, ctx.options.cluster->gang_scheduler));
   return OkStatus();
 }
 
@@ -199,7 +214,8 @@ Status CreatePod(Context& ctx, const ReplicaRef& replica, const frameworks::Plac
     PrepareLauncherPod(ctx.job, ctx.options.cluster->mpi_kubectl_delivery_image, pod.spec);
   }
   if (Gang(ctx)) {
-    if (std::optional<std::string> warning = DecorateGangPod(ctx.job, replica, pod)) {
+    if (std::optional<std::string> warning =
+            DecorateGangPod(ctx.job, replica, pod, ctx.options.cluster->gang_scheduler)) {
       RETURN_IF_ERROR(Record(ctx, "Warning", "SetPodTemplateSchedulerName", *warning));
     }
   }
@@ -274,7 +290,8 @@ Status ReconcilePods(Context& ctx) {
   // it has let the group in.
   bool may_create = true;
   if (Gang(ctx)) {
-    ASSIGN_OR_RETURN(may_create, ReconcilePodGroup(*ctx.options.store, ctx.job));
+    ASSIGN_OR_RETURN(may_create, ReconcilePodGroup(*ctx.options.store, ctx.job,
+                                                   ctx.options.cluster->gang_scheduler));
   }
   for (const api::Pod& stray : ctx.strays) RETURN_IF_ERROR(DeletePod(ctx, stray));
   ctx.strays.clear();
@@ -439,7 +456,9 @@ Result<ReconcileResult> ReconcileFinished(Context& ctx) {
 
 Result<ReconcileResult> ReconcileSuspended(Context& ctx) {
   for (auto& [replica, pod] : ctx.pods) RETURN_IF_ERROR(DeleteReplica(ctx, pod));
-  if (Gang(ctx)) RETURN_IF_ERROR(DeletePodGroup(*ctx.options.store, ctx.job));
+  if (Gang(ctx))
+    RETURN_IF_ERROR(
+        DeletePodGroup(*ctx.options.store, ctx.job, ctx.options.cluster->gang_scheduler));
   ctx.pods.clear();
   for (auto& [type, rs] : ctx.status().replica_statuses) rs.active = std::nullopt;
   std::string message = fmt::format("{} {} is suspended.", ctx.Kind(), ctx.job.metadata.name);

@@ -44,8 +44,10 @@ struct ReconcilerOptions {
     // --pytorch-init-container-max-tries).
     std::string pytorch_init_image = "alpine:3.10";
     int pytorch_init_max_tries = 100;
-    // "volcano": each job's pods are scheduled as a gang through a PodGroup
-    // (controller/pod_groups.h); empty: by the default scheduler.
+    // Each job's pods are scheduled as a gang by this scheduler through a
+    // PodGroup (controller/pod_groups.h): Volcano's for "volcano",
+    // scheduler-plugins' for any other name; empty: pods go to the
+    // default scheduler.
     std::string gang_scheduler;
     // An MPIJob launcher's kubectl-delivery init container
     // (--mpi-kubectl-delivery-image).

@@ -71,8 +71,12 @@ api::Json MinResources(const api::TrainingJob& job, const store::ObjectReader& s
 
 }  // namespace
 
+std::string PodGroupKind(std::string_view scheduler) {
+  return scheduler == kVolcano ? "PodGroup" : "PodGroup.scheduling.x-k8s.io";
+}
+
 api::Json BuildPodGroup(const api::TrainingJob& job, const store::ObjectReader& store,
-                        const api::Json* existing) {
+                        const api::Json* existing, std::string_view scheduler) {
   const api::SchedulingPolicy policy =
       job.spec.run_policy->scheduling_policy.value_or(api::SchedulingPolicy{});
   int32_t members = policy.min_available.value_or(job.TotalReplicas());
@@ -82,60 +86,78 @@ api::Json BuildPodGroup(const api::TrainingJob& job, const store::ObjectReader& 
   } else {
     min_resources = MinResources(job, store, members);
   }
-  std::string queue = policy.queue;
-  if (queue.empty() && existing != nullptr) queue = api::StringAt(*existing, {"spec", "queue"});
-  if (queue.empty()) queue = "default";
-  api::Json group = {
-      {"apiVersion", "scheduling.volcano.sh/v1beta1"},
-      {"kind", "PodGroup"},
-      {"metadata",
-       {{"name", job.metadata.name},
-        {"namespace", job.metadata.namespace_},
-        {"ownerReferences", api::Json::array({api::Encode(OwnerOf(job))})}}},
-      {"spec", {{"minMember", members}, {"minResources", min_resources}, {"queue", queue}}}};
+  api::Json group = {{"kind", "PodGroup"},
+                     {"metadata",
+                      {{"name", job.metadata.name},
+                       {"namespace", job.metadata.namespace_},
+                       {"ownerReferences", api::Json::array({api::Encode(OwnerOf(job))})}}},
+                     {"spec", {{"minMember", members}, {"minResources", min_resources}}}};
   if (!job.metadata.annotations.empty())
     group["metadata"]["annotations"] = job.metadata.annotations;
+  if (scheduler != kVolcano) {
+    group["apiVersion"] = "scheduling.x-k8s.io/v1alpha1";
+    if (policy.schedule_timeout_seconds) {
+      group["spec"]["scheduleTimeoutSeconds"] = *policy.schedule_timeout_seconds;
+    }
+    return group;
+  }
+  group["apiVersion"] = "scheduling.volcano.sh/v1beta1";
+  std::string queue = policy.queue;
+  if (queue.empty() && existing != nullptr) queue = api::StringAt(*existing, {"spec", "queue"});
+  group["spec"]["queue"] = queue.empty() ? "default" : queue;
   if (!policy.priority_class.empty()) group["spec"]["priorityClassName"] = policy.priority_class;
   return group;
 }
 
-Result<bool> ReconcilePodGroup(store::ObjectStore& store, const api::TrainingJob& job) {
-  Result<api::Json> have = store.Get({"PodGroup", job.metadata.namespace_, job.metadata.name});
+Result<bool> ReconcilePodGroup(store::ObjectStore& store, const api::TrainingJob& job,
+                               std::string_view scheduler) {
+  // Only Volcano's pods wait for their group to be let in; a coscheduling
+  // scheduler holds pods that exist.
+  bool delayed = scheduler == kVolcano;
+  Result<api::Json> have =
+      store.Get({PodGroupKind(scheduler), job.metadata.namespace_, job.metadata.name});
   if (have.status().code() == StatusCode::kNotFound) {
-    Result<api::Json> created = store.Create(BuildPodGroup(job, store, nullptr));
+    Result<api::Json> created = store.Create(BuildPodGroup(job, store, nullptr, scheduler));
     if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
       return created.status();
     }
-    return false;  // Volcano has yet to let it in
+    return !delayed;
   }
   RETURN_IF_ERROR(have.status());
-  api::Json want = BuildPodGroup(job, store, &*have);
+  api::Json want = BuildPodGroup(job, store, &*have, scheduler);
   if (have->value("spec", api::Json::object()) != want["spec"]) {
     (*have)["spec"] = want["spec"];
     RETURN_IF_ERROR(store.Update(*have).status());
   }
   std::string phase = api::StringAt(*have, {"status", "phase"});
-  return !phase.empty() && phase != "Pending";
+  return !delayed || (!phase.empty() && phase != "Pending");
 }
 
 std::optional<std::string> DecorateGangPod(const api::TrainingJob& job,
-                                           const frameworks::ReplicaRef& replica, api::Pod& pod) {
+                                           const frameworks::ReplicaRef& replica, api::Pod& pod,
+                                           std::string_view scheduler) {
   std::optional<std::string> warning;
   if (pod.spec.scheduler_name.empty()) {
-    pod.spec.scheduler_name = std::string(kVolcano);
-  } else if (pod.spec.scheduler_name != kVolcano) {
+    pod.spec.scheduler_name = std::string(scheduler);
+  } else if (pod.spec.scheduler_name != scheduler) {
     warning = fmt::format(
         "{} {}'s {} pods name the scheduler {:?}, not the gang scheduler {:?}: kept, and they are "
         "not scheduled as a gang",
-        job.info().name, job.metadata.name, replica.type, pod.spec.scheduler_name, kVolcano);
+        job.info().name, job.metadata.name, replica.type, pod.spec.scheduler_name, scheduler);
+  }
+  if (scheduler != kVolcano) {
+    pod.metadata.labels[std::string(kPodGroupLabel)] = job.metadata.name;
+    return warning;
   }
   pod.metadata.annotations["scheduling.k8s.io/group-name"] = job.metadata.name;
   pod.metadata.annotations["volcano.sh/task-spec"] = AsciiLower(replica.type);
   return warning;
 }
 
-Status DeletePodGroup(store::ObjectStore& store, const api::TrainingJob& job) {
-  return DeleteIfPresent(store, {"PodGroup", job.metadata.namespace_, job.metadata.name});
+Status DeletePodGroup(store::ObjectStore& store, const api::TrainingJob& job,
+                      std::string_view scheduler) {
+  return DeleteIfPresent(store,
+                         {PodGroupKind(scheduler), job.metadata.namespace_, job.metadata.name});
 }
 
 }  // namespace trainyard::controller

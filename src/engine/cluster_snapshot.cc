@@ -42,17 +42,6 @@ std::string StringAt(const Json& doc, std::initializer_list<const char*> path) {
   return j.is_string() ? j.get<std::string>() : "";
 }
 
-scheduler::Amounts AmountsOf(const Json& map) {
-  scheduler::Amounts out;
-  if (!map.is_object()) return out;
-  for (const auto& [name, value] : map.items()) {
-    Result<Quantity> q =
-        Quantity::Parse(value.is_string() ? value.get<std::string>() : value.dump());
-    if (q.ok()) out[name] = q->milli();
-  }
-  return out;
-}
-
 struct Priorities {
   struct Class {
     int32_t value = 0;
@@ -109,15 +98,6 @@ scheduler::ClusterQueue QueueOf(const Json& doc) {
     q.fair_weight_milli = spec.fair_sharing->weight->milli();
   q.stopped = spec.stop_policy == "Hold" || spec.stop_policy == "HoldAndDrain";
   return q;
-}
-
-scheduler::PodConstraints ConstraintsOf(const api::PodSpec& spec) {
-  scheduler::PodConstraints c;
-  c.node_selector = spec.node_selector;
-  if (spec.affinity && spec.affinity->node_affinity)
-    c.required_affinity = spec.affinity->node_affinity->required;
-  c.tolerations = spec.tolerations;
-  return c;
 }
 
 const Json* ControllerOf(const Json& pod) {
@@ -309,6 +289,26 @@ class Builder {
 };
 
 }  // namespace
+
+scheduler::Amounts AmountsOf(const Json& map) {
+  scheduler::Amounts out;
+  if (!map.is_object()) return out;
+  for (const auto& [name, value] : map.items()) {
+    Result<Quantity> q =
+        Quantity::Parse(value.is_string() ? value.get<std::string>() : value.dump());
+    if (q.ok()) out[name] = q->milli();
+  }
+  return out;
+}
+
+scheduler::PodConstraints ConstraintsOf(const api::PodSpec& spec) {
+  scheduler::PodConstraints c;
+  c.node_selector = spec.node_selector;
+  if (spec.affinity && spec.affinity->node_affinity)
+    c.required_affinity = spec.affinity->node_affinity->required;
+  c.tolerations = spec.tolerations;
+  return c;
+}
 
 std::string GangId(const api::Json& owner) {
   return fmt::format("{} {}/{}", StringAt(owner, {"kind"}),

@@ -40,6 +40,13 @@ Result<ClusterSnapshot> ReadClusterSnapshot(const store::ObjectStore& store,
                                             const std::vector<scheduler::Node>& nodes,
                                             TimePoint now);
 
+// Quantities by resource name ({"cpu": "500m"}) in milli-units; what does
+// not parse is left out.
+scheduler::Amounts AmountsOf(const api::Json& map);
+// Where a pod may go: its nodeSelector, required node affinity and
+// tolerations.
+scheduler::PodConstraints ConstraintsOf(const api::PodSpec& spec);
+
 // A gang's id: "PyTorchJob default/train", "Pod default/p".
 std::string GangId(const api::Json& owner);
 

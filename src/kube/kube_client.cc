@@ -8,6 +8,7 @@
 #include <random>
 #include <thread>
 
+#include "api/registry.h"
 #include "kube/rest_path.h"
 
 namespace trainyard::kube {
@@ -268,7 +269,7 @@ struct Where {
 };
 
 Where WhereOf(const api::Json& object) {
-  return {api::StringAt(object, "kind"), api::StringAt(object, {"metadata", "namespace"}),
+  return {api::StoreKindOf(object), api::StringAt(object, {"metadata", "namespace"}),
           api::StringAt(object, {"metadata", "name"})};
 }
 

@@ -28,10 +28,9 @@ bool NotOlder(const api::Json& incoming, const api::Json& held) {
 // A list's items carry no kind or apiVersion; the cache keeps whole
 // objects, as a watch sends them.
 void Complete(const std::string& kind, api::Json& object) {
-  object["kind"] = kind;
-  if (const api::ResourceType* type = api::ResourceTypeOfKind(kind); type != nullptr) {
-    object["apiVersion"] = type->GroupVersion();
-  }
+  const api::ResourceType* type = api::ResourceTypeOfKind(kind);
+  object["kind"] = type != nullptr ? type->kind : kind;
+  if (type != nullptr) object["apiVersion"] = type->GroupVersion();
 }
 
 // A list's items; Go writes an empty one as null.
@@ -295,17 +294,17 @@ Result<api::Json> KubeStore::Written(const std::string& kind, Result<api::Json> 
 }
 
 Result<api::Json> KubeStore::Create(api::Json object) {
-  std::string kind = api::StringAt(object, "kind");
+  std::string kind = api::StoreKindOf(object);
   return Written(kind, options_.client->Create(object), object);
 }
 
 Result<api::Json> KubeStore::Update(api::Json object) {
-  std::string kind = api::StringAt(object, "kind");
+  std::string kind = api::StoreKindOf(object);
   return Written(kind, options_.client->Update(object), object);
 }
 
 Result<api::Json> KubeStore::UpdateStatus(api::Json object) {
-  std::string kind = api::StringAt(object, "kind");
+  std::string kind = api::StoreKindOf(object);
   return Written(kind, options_.client->UpdateStatus(object), object);
 }
 
@@ -314,7 +313,7 @@ Result<api::Json> KubeStore::Delete(const store::ObjectKey& key) {
   if (!Watched(key.kind)) return answer;
   // An object that waits on finalizers or a grace period stays, marked;
   // one the server removed at once is gone from the cache too.
-  bool remains = api::StringAt(answer, "kind") == key.kind &&
+  bool remains = api::StoreKindOf(answer) == key.kind &&
                  !api::StringAt(answer, {"metadata", "deletionTimestamp"}).empty();
   if (remains) {
     Apply(key.kind, answer, /*deleted=*/false, /*notify=*/true);

@@ -66,6 +66,7 @@ Result<ApiTarget> ParseApiPath(std::string_view path) {
     target.subresource = rest[2];
     bool known = (rest[2] == "status" && target.resource->has_status) ||
                  (rest[2] == "log" && target.resource->has_log) ||
+                 (rest[2] == "binding" && target.resource->kind == "Pod") ||
                  (rest[2] == "observations" && target.resource->kind == "Trial");
     if (!known) return not_found();
   }

@@ -121,8 +121,10 @@ std::optional<ApiResponse> ApiHandler::Discovery(const ApiRequest& request) {
 
 bool ApiHandler::Permits(const Resource& r, std::string_view verb) const {
   if (r.Allows(verb)) return true;
+  // On an API-only server clients play the kubelets too: they register
+  // Nodes, as kubelets do.
   bool written_by_controllers =
-      r.role == api::ResourceRole::kPod || r.role == api::ResourceRole::kRecord;
+      r.role == api::ResourceRole::kPod || r.role == api::ResourceRole::kRecord || r.kind == "Node";
   return api_only_ && written_by_controllers &&
          (verb == "create" || verb == "update" || verb == "patch" || verb == "delete");
 }
@@ -145,6 +147,9 @@ ApiResponse ApiHandler::Dispatch(const ApiRequest& request) {
         fmt::format("the server does not allow this method on the requested resource ({} {})", m,
                     r.Qualified())));
   };
+  if (target->subresource == "binding") {
+    return m == "POST" && api_only_ ? Bind(*target, request) : not_allowed();
+  }
   if (target->subresource == "log") {
     return m == "GET" ? Logs(*target, request) : not_allowed();
   }
@@ -194,8 +199,8 @@ ApiResponse ApiHandler::Read(const ApiTarget& target, const ApiRequest& request)
     return Watch(target, request);
   }
   Result<api::Json> object = NotFoundError("no such node");
-  if (r.kind != "Node") {
-    object = backend_.store().Get({r.kind, target.namespace_, target.name});
+  if (r.kind != "Node" || api_only_) {
+    object = backend_.store().Get({r.store_kind, target.namespace_, target.name});
   } else {
     for (api::Json& node : backend_.Nodes()) {
       if (api::StringAt(node, {"metadata", "name"}) == target.name) object = std::move(node);
@@ -218,12 +223,12 @@ ApiResponse ApiHandler::List(const ApiTarget& target, const ApiRequest& request)
   if (!fields.ok()) return ErrorResponse(BadRequest(fields.status().message()));
   std::vector<api::Json> items;
   int64_t rv = 0;
-  if (r.kind == "Node") {
+  if (r.kind == "Node" && !api_only_) {
     items = backend_.Nodes();
     rv = backend_.store().CurrentResourceVersion();
   } else {
     Result<store::ObjectStore::ListResult> listed =
-        backend_.store().List(r.kind, target.namespace_);
+        backend_.store().List(r.store_kind, target.namespace_);
     if (!listed.ok()) return ErrorResponse(ApiErrorOf(listed.status()));
     items = std::move(listed->items);
     rv = listed->resource_version;

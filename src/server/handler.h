@@ -96,6 +96,9 @@ class ApiHandler {
   // token: what trials are given, so that their code needs no other.
   bool IsTrialsOwnPush(const ApiRequest& request) const;
   ApiResponse Create(const ApiTarget& target, const ApiRequest& request);
+  // POST pods/<name>/binding (API-only servers): assigns the pod to the
+  // Binding's target node, as kube-apiserver does for a scheduler.
+  ApiResponse Bind(const ApiTarget& target, const ApiRequest& request);
   ApiResponse Replace(const ApiTarget& target, const ApiRequest& request);
   ApiResponse Patch(const ApiTarget& target, const ApiRequest& request);
   ApiResponse Delete(const ApiTarget& target, const ApiRequest& request);

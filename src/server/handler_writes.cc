@@ -354,7 +354,8 @@ ApiResponse ApiHandler::Replace(const ApiTarget& target, const ApiRequest& reque
   return Write(
       target, target.name, 200,
       [&](store::ObjectStore& store, std::optional<ApiError>& own) -> Result<api::Json> {
-        ASSIGN_OR_RETURN(api::Json stored, store.Get({r.kind, target.namespace_, target.name}));
+        ASSIGN_OR_RETURN(api::Json stored,
+                         store.Get({r.store_kind, target.namespace_, target.name}));
         if ((own = CheckUpdate(r, target.name, stored, ok.object))) {
           return FailedPreconditionError("invalid update");
         }
@@ -449,7 +450,7 @@ ApiResponse ApiHandler::Patch(const ApiTarget& target, const ApiRequest& request
 
 ApiResponse ApiHandler::WriteChecked(const ApiTarget& target, const CheckAgainst& check) {
   const Resource& r = *target.resource;
-  store::ObjectKey key{r.kind, target.namespace_, target.name};
+  store::ObjectKey key{r.store_kind, target.namespace_, target.name};
   // The change is made and checked off the control loop, against the object
   // as read, and written only if nothing changed that object meanwhile (as
   // kube-apiserver's GuaranteedUpdate does): the loop never does work whose
@@ -479,6 +480,66 @@ ApiResponse ApiHandler::WriteChecked(const ApiTarget& target, const CheckAgainst
   }
 }
 
+ApiResponse ApiHandler::Bind(const ApiTarget& target, const ApiRequest& request) {
+  if (std::optional<ApiError> e = UnsupportedBody(request)) return ErrorResponse(*e);
+  Result<api::Json> body = ParseBody(request);
+  if (!body.ok()) return ErrorResponse(BadRequest(body.status().message()));
+  const Resource& r = *target.resource;
+  std::string node = api::StringAt(*body, {"target", "name"});
+  std::string kind = api::StringAt(*body, {"target", "kind"});
+  if (node.empty() || (!kind.empty() && kind != "Node")) {
+    return ErrorResponse(InvalidError(
+        r, target.name,
+        {FieldError::Invalid(FieldPath("target"), node, "must name a Node (kind empty or Node)")}));
+  }
+  std::string now = FormatRfc3339(clock_.Now());
+  ApiResponse written = Write(
+      target, target.name, 201,
+      [&](store::ObjectStore& store, std::optional<ApiError>& own) -> Result<api::Json> {
+        ASSIGN_OR_RETURN(api::Json pod, store.Get({r.store_kind, target.namespace_, target.name}));
+        std::string assigned = api::StringAt(pod, {"spec", "nodeName"});
+        if (!assigned.empty()) {
+          own = MakeApiError(409, "Conflict",
+                             fmt::format("Operation cannot be fulfilled on pods/binding \"{}\": "
+                                         "pod {} is already assigned to node \"{}\"",
+                                         target.name, target.name, assigned));
+          return Status(StatusCode::kAborted, "assigned");
+        }
+        if (!api::StringAt(pod, {"metadata", "deletionTimestamp"}).empty()) {
+          own = MakeApiError(
+              409, "Conflict",
+              fmt::format("pod {} is being deleted, cannot be assigned to a host", target.name));
+          return Status(StatusCode::kAborted, "deleted");
+        }
+        pod["spec"]["nodeName"] = node;
+        if (const api::Json* notes = api::FindAt(*body, {"metadata", "annotations"});
+            notes != nullptr && notes->is_object()) {
+          for (const auto& [k, v] : notes->items()) pod["metadata"]["annotations"][k] = v;
+        }
+        ASSIGN_OR_RETURN(pod, store.Update(std::move(pod)));
+        // As kube-apiserver: a bound pod's PodScheduled condition is True.
+        api::Json conditions = api::Json::array();
+        if (const api::Json* held = api::FindAt(pod, {"status", "conditions"});
+            held != nullptr && held->is_array()) {
+          for (const api::Json& c : *held) {
+            if (api::StringAt(c, "type") != "PodScheduled") conditions.push_back(c);
+          }
+        }
+        conditions.push_back({{"type", "PodScheduled"},
+                              {"status", "True"},
+                              {"lastProbeTime", nullptr},
+                              {"lastTransitionTime", now}});
+        pod["status"]["conditions"] = std::move(conditions);
+        return store.UpdateStatus(std::move(pod));
+      });
+  if (written.code != 201) return written;
+  return Object(201, {{"kind", "Status"},
+                      {"apiVersion", "v1"},
+                      {"metadata", api::Json::object()},
+                      {"status", "Success"},
+                      {"code", 201}});
+}
+
 ApiResponse ApiHandler::Delete(const ApiTarget& target, const ApiRequest& request) {
   const Resource& r = *target.resource;
   Result<std::optional<int64_t>> grace = DeleteGrace(request);
@@ -495,15 +556,17 @@ ApiResponse ApiHandler::Delete(const ApiTarget& target, const ApiRequest& reques
           // Its objects go with it; the controllers take their pods.
           for (const Resource& each : api::AllResourceTypes()) {
             if (!each.namespaced || each.kind == "Pod") continue;
-            ASSIGN_OR_RETURN(auto listed, store.List(each.kind, target.name));
+            ASSIGN_OR_RETURN(auto listed, store.List(each.store_kind, target.name));
             for (const api::Json& o : listed.items) {
-              RETURN_IF_ERROR(
-                  store.Delete({each.kind, target.name, api::StringAt(o, {"metadata", "name"})})
-                      .status());
+              RETURN_IF_ERROR(store
+                                  .Delete({each.store_kind, target.name,
+                                           api::StringAt(o, {"metadata", "name"})})
+                                  .status());
             }
           }
         }
-        ASSIGN_OR_RETURN(api::Json stored, store.Get({r.kind, target.namespace_, target.name}));
+        ASSIGN_OR_RETURN(api::Json stored,
+                         store.Get({r.store_kind, target.namespace_, target.name}));
         // Finalizers hold the object back: it is marked, and goes once
         // whoever put them there has removed them (see Finish).
         if (r.kind != "Namespace" && !api::ArrayAt(stored["metadata"], "finalizers").empty()) {
@@ -518,7 +581,7 @@ ApiResponse ApiHandler::Delete(const ApiTarget& target, const ApiRequest& reques
           stored["metadata"]["deletionGracePeriodSeconds"] = **grace;
           RETURN_IF_ERROR(store.Update(stored).status());
         }
-        return store.Delete({r.kind, target.namespace_, target.name});
+        return store.Delete({r.store_kind, target.namespace_, target.name});
       });
 }
 

@@ -104,6 +104,10 @@ api::Json ResourceListDocument(const std::string& group, const std::string& vers
           ResourceEntry(r, r.plural + "/status", r.kind, {"get", "patch", "update"}));
     }
     if (r.has_log) resources.push_back(ResourceEntry(r, r.plural + "/log", "Pod", {"get"}));
+    // A scheduler's binding: an API-only server plays kube-apiserver.
+    if (r.kind == "Pod" && api_only) {
+      resources.push_back(ResourceEntry(r, "pods/binding", "Binding", {"create"}));
+    }
   }
   if (resources.empty()) return nullptr;
   return {{"kind", "APIResourceList"},

@@ -7,6 +7,7 @@
 #include <random>
 #include <thread>
 
+#include "api/registry.h"
 #include "server/handler_internal.h"
 #include "server/table.h"
 
@@ -52,7 +53,7 @@ WatchStream::~WatchStream() {
 
 bool WatchStream::Wanted(const api::Json& object) const {
   const ApiTarget& t = options_.target;
-  if (object.value("kind", "") != t.resource->kind) return false;
+  if (api::StoreKindOf(object) != t.resource->store_kind) return false;
   if (!t.namespace_.empty() && api::StringAt(object, {"metadata", "namespace"}) != t.namespace_)
     return false;
   if (!t.name.empty() && api::StringAt(object, {"metadata", "name"}) != t.name) return false;
@@ -103,7 +104,7 @@ Status WatchStream::Start(const std::string& resource_version) {
   // Now what there is, as ADDED events; what the watch queued meanwhile
   // and the list already shows is skipped.
   const ApiTarget& t = options_.target;
-  ASSIGN_OR_RETURN(auto listed, store_.List(t.resource->kind, t.namespace_));
+  ASSIGN_OR_RETURN(auto listed, store_.List(t.resource->store_kind, t.namespace_));
   std::lock_guard lock(mu_);
   std::deque<store::SharedWatchEvent> initial;
   for (api::Json& object : listed.items) {
@@ -258,7 +259,7 @@ ApiResponse ApiHandler::Watch(const ApiTarget& target, const ApiRequest& request
   Result<Selector> fields = Selector::ParseFields(request.Param("fieldSelector"));
   if (!fields.ok())
     return ErrorResponse(MakeApiError(400, "BadRequest", fields.status().message()));
-  if (target.resource->kind == "Node") {
+  if (target.resource->kind == "Node" && !api_only_) {
     return ErrorResponse(MakeApiError(405, "MethodNotAllowed", "nodes cannot be watched yet"));
   }
   std::string include = request.Param("includeObject");

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <random>
 
+#include "api/registry.h"
 #include "store/sqlite_statement.h"
 
 namespace trainyard::store {
@@ -113,7 +114,7 @@ std::string ObjectKey::ToString() const {
 Result<ObjectKey> KeyOf(const api::Json& object) {
   if (!object.is_object()) return InvalidArgumentError("an object must be a JSON object");
   ObjectKey key;
-  key.kind = object.value("kind", "");
+  key.kind = api::StoreKindOf(object);
   auto meta = object.find("metadata");
   if (meta != object.end() && meta->is_object()) {
     key.namespace_ = meta->value("namespace", "");

@@ -25,11 +25,14 @@ TEST(RegistryTest, EveryKindHasOneCompleteDescriptor) {
   std::set<std::string> resources;
   for (const ResourceType& t : AllResourceTypes()) {
     SCOPED_TRACE(t.kind);
-    EXPECT_TRUE(kinds.insert(t.kind).second);
+    EXPECT_TRUE(kinds.insert(t.store_kind).second);
     EXPECT_TRUE(resources.insert(t.Qualified()).second);
-    EXPECT_EQ(ResourceTypeOfKind(t.kind), &t);
+    EXPECT_EQ(ResourceTypeOfKind(t.store_kind), &t);
+    EXPECT_EQ(ResourceTypeOf({{"apiVersion", t.GroupVersion()}, {"kind", t.kind}}), &t);
     EXPECT_EQ(FindResourceType(t.group, t.version, t.plural), &t);
-    EXPECT_EQ(ResolveResourceType(t.plural), &t);
+    EXPECT_EQ(ResolveResourceType(t.Qualified()), &t);
+    // A plural two groups share names the first; the other is qualified.
+    if (t.store_kind == t.kind) EXPECT_EQ(ResolveResourceType(t.plural), &t);
     EXPECT_FALSE(t.verbs.empty());
     ASSERT_TRUE(t.columns);
     EXPECT_FALSE(t.columns().empty());
@@ -49,6 +52,19 @@ TEST(RegistryTest, EveryKindHasOneCompleteDescriptor) {
   EXPECT_EQ(ResolveResourceType("statefulsets"), nullptr);
   EXPECT_THAT(JobKindNames(), Contains("Job"));
   EXPECT_THAT(JobKindNames(), Not(Contains("Experiment")));
+}
+
+// Volcano and scheduler-plugins both call theirs PodGroup: stores key the
+// second by its group, so the two never meet.
+TEST(RegistryTest, TwoGroupsKindsOfOneNameAreKeptApart) {
+  Json volcano = {{"apiVersion", "scheduling.volcano.sh/v1beta1"}, {"kind", "PodGroup"}};
+  Json plugins = {{"apiVersion", "scheduling.x-k8s.io/v1alpha1"}, {"kind", "PodGroup"}};
+  EXPECT_EQ(StoreKindOf(volcano), "PodGroup");
+  EXPECT_EQ(StoreKindOf(plugins), "PodGroup.scheduling.x-k8s.io");
+  EXPECT_EQ(ResourceTypeOfKind("PodGroup.scheduling.x-k8s.io")->kind, "PodGroup");
+  EXPECT_EQ(ResourceTypeOfKind("PodGroup.scheduling.x-k8s.io")->group, "scheduling.x-k8s.io");
+  EXPECT_EQ(ResolveResourceType("podgroups.scheduling.x-k8s.io")->version, "v1alpha1");
+  EXPECT_EQ(StoreKindOf({{"apiVersion", "example.com/v1"}, {"kind", "Widget"}}), "Widget");
 }
 
 // Decode, default, validate, as every entry point does; then encode.

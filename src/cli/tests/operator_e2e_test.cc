@@ -352,11 +352,11 @@ TEST_F(OperatorE2eTest, SaysWhatItCannotDoBeforeDoingAnything) {
   ASSERT_TRUE(ended.has_value());
   EXPECT_EQ(ended->exit_code, 2);
   EXPECT_THAT(OperatorLog(), HasSubstr("--enable-scheme \"sparkjob\": not one of pytorchjob"));
-  StartOperator({"--gang-scheduler-name", "scheduler-plugins"});
+  StartOperator({"--gang-scheduler-name", "trainyard", "--namespace", "kubeflow"});
   ended = Operator().WaitFor(std::chrono::seconds(20));
   ASSERT_TRUE(ended.has_value());
   EXPECT_EQ(ended->exit_code, 2);
-  EXPECT_THAT(OperatorLog(), HasSubstr("only volcano's PodGroups are made on a cluster yet"));
+  EXPECT_THAT(OperatorLog(), HasSubstr("it must see every namespace: drop --namespace kubeflow"));
 }
 
 // Two operators with --leader-elect: one acts, the other waits; the leader
@@ -486,6 +486,109 @@ TEST_F(OperatorE2eTest, WithVolcanoAJobWaitsForItsPodGroupThenStartsWhole) {
   ASSERT_TRUE(Eventually([&] { return Names("podgroups").empty(); })) << OperatorLog();
   EXPECT_EQ(FieldIn("pytorchjob/gang", ".status.conditions[?(@.type==\"Succeeded\")].status"),
             "True");
+}
+
+// --gang-scheduler-name naming a scheduler-plugins coscheduling scheduler,
+// as upstream: a scheduling.x-k8s.io PodGroup per job, beside Volcano's
+// kind of the same name but never mixed with it; every pod made at once,
+// labelled with its group, for that scheduler; what such a group cannot
+// hold is said; the group goes with the job.
+TEST_F(OperatorE2eTest, WithSchedulerPluginsEveryPodIsMadeAtOnceInItsPodGroup) {
+  StartCluster(/*install=*/true);
+  StartOperator({"--gang-scheduler-name", "scheduler-plugins-scheduler"});
+  std::string manifest = kGang;
+  manifest.replace(manifest.find("{queue: research}"), std::string("{queue: research}").size(),
+                   "{queue: research, minAvailable: 2, scheduleTimeoutSeconds: 90}");
+  ASSERT_EQ(InKubeflow({"apply", "-f", Write("gang.yaml", manifest)}).exit_code, 0);
+  ASSERT_TRUE(Eventually([&] {
+    return Names("pods") == "gang-master-0 gang-worker-0 gang-worker-1";
+  })) << OperatorLog();
+  const std::string group = "podgroups.scheduling.x-k8s.io/gang";
+  EXPECT_EQ(FieldIn(group, ".apiVersion"), "scheduling.x-k8s.io/v1alpha1");
+  EXPECT_EQ(FieldIn(group, ".spec"),
+            R"({"minMember":2,"minResources":{"cpu":"2500m","memory":"1Gi","nvidia.com/gpu":"1"},)"
+            R"("scheduleTimeoutSeconds":90})");
+  EXPECT_EQ(FieldIn(group, ".metadata.annotations.team"), "vision");
+  EXPECT_EQ(FieldIn(group, ".metadata.ownerReferences[0].name"), "gang");
+  EXPECT_EQ(Names("podgroups.scheduling.volcano.sh"), "");  // the other kind is untouched
+  EXPECT_EQ(FieldIn("pod/gang-worker-1", ".spec.schedulerName"), "scheduler-plugins-scheduler");
+  EXPECT_EQ(FieldIn("pod/gang-worker-1", ".metadata.labels.scheduling\\.x-k8s\\.io/pod-group"),
+            "gang");
+  EXPECT_EQ(FieldIn("pod/gang-worker-1", ".metadata.annotations.volcano\\.sh/task-spec"), "");
+  EXPECT_THAT(InKubeflow({"get", "events"}).output,
+              HasSubstr("schedulingPolicy.queue is not acted on"));
+  SetPodPhase("gang-master-0", "Succeeded");
+  ASSERT_TRUE(Eventually([&] { return Names("podgroups.scheduling.x-k8s.io").empty(); }))
+      << OperatorLog();
+}
+
+// --gang-scheduler-name trainyard, beyond upstream: trainyard's own gang
+// placement as a secondary scheduler. The test registers two nodes, as
+// kubelets do; a job's pods are bound through pods/binding, the whole gang
+// at once; a gang that does not fit has none of its pods bound, says why
+// on each as kube-scheduler does, and goes once the first has finished.
+TEST_F(OperatorE2eTest, TrainyardsOwnSchedulerBindsWholeGangsOrNone) {
+  StartCluster(/*install=*/true);
+  for (const char* node : {"node-a", "node-b"}) {
+    std::string manifest = std::string("apiVersion: v1\nkind: Node\nmetadata: {name: ") + node +
+                           "}\nstatus: {allocatable: {cpu: '8', memory: 32Gi, pods: '110', "
+                           "nvidia.com/gpu: '2'}}\n";
+    CommandResult registered =
+        Kubectl({"apply", "-f", Write(std::string(node) + ".yaml", manifest)});
+    ASSERT_EQ(registered.exit_code, 0) << registered.output;
+  }
+  StartOperator({"--gang-scheduler-name", "trainyard"});
+  ASSERT_EQ(InKubeflow({"apply", "-f", Write("gang.yaml", kGang)}).exit_code, 0);
+  auto node_of = [&](const std::string& pod) { return FieldIn("pod/" + pod, ".spec.nodeName"); };
+  ASSERT_TRUE(Eventually([&] {
+    return !node_of("gang-master-0").empty() && !node_of("gang-worker-0").empty() &&
+           !node_of("gang-worker-1").empty();
+  })) << OperatorLog();
+  EXPECT_EQ(FieldIn("pod/gang-worker-0", ".spec.schedulerName"), "trainyard");
+  EXPECT_EQ(FieldIn("pod/gang-worker-0", ".status.conditions[?(@.type==\"PodScheduled\")].status"),
+            "True");
+  EXPECT_EQ(FieldIn("podgroups.scheduling.x-k8s.io/gang", ".spec.minMember"), "3");
+  // As kube-apiserver: a bound pod is not bound again.
+  CommandResult again =
+      Kubectl({"create", "--raw", "/api/v1/namespaces/kubeflow/pods/gang-worker-0/binding", "-f",
+               Write("binding.json",
+                     R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":"gang-worker-0"},)"
+                     R"("target":{"kind":"Node","name":"node-b"}})")});
+  EXPECT_NE(again.exit_code, 0);
+  EXPECT_THAT(again.output, HasSubstr("is already assigned to node"));
+  // Three GPUs asked for, two free: nothing of it is bound.
+  ASSERT_EQ(InKubeflow({"apply", "-f", Write("big.yaml", R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: big, namespace: kubeflow}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      template: {spec: {containers: [{name: pytorch, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]}}
+    Worker:
+      replicas: 2
+      template: {spec: {containers: [{name: pytorch, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]}}
+)")})
+                .exit_code,
+            0);
+  ASSERT_TRUE(Eventually([&] {
+    return FieldIn("pod/big-worker-1", ".status.conditions[?(@.type==\"PodScheduled\")].reason") ==
+           "Unschedulable";
+  })) << OperatorLog();
+  EXPECT_THAT(
+      FieldIn("pod/big-worker-1", ".status.conditions[?(@.type==\"PodScheduled\")].message"),
+      HasSubstr("nvidia.com/gpu"));
+  for (const char* pod : {"big-master-0", "big-worker-0", "big-worker-1"}) {
+    EXPECT_EQ(node_of(pod), "") << pod;
+  }
+  EXPECT_THAT(InKubeflow({"get", "events"}).output, HasSubstr("FailedScheduling"));
+  // The master done, the job is, and its workers are deleted (cleanPodPolicy
+  // Running): their GPUs are free.
+  SetPodPhase("gang-master-0", "Succeeded");
+  ASSERT_TRUE(Eventually([&] {
+    return !node_of("big-master-0").empty() && !node_of("big-worker-0").empty() &&
+           !node_of("big-worker-1").empty();
+  })) << OperatorLog();
 }
 
 // Upstream's controller integration scenarios, on the cluster: ExitCode
