@@ -259,8 +259,13 @@ store::ObjectKey MpiConfigKey(const api::ObjectMeta& job) {
 Status ReconcileMpiConfig(Context& ctx) {
   if (ctx.job.kind != api::JobKind::kMPIJob) return OkStatus();
   if (ctx.options.cluster) RETURN_IF_ERROR(ReconcileLauncherAccess(*ctx.options.store, ctx.job));
+  std::vector<std::string> running;
+  for (const auto& [replica, pod] : ctx.pods) {
+    if (replica.type == "Worker" && pod.status.phase == "Running")
+      running.push_back(pod.metadata.name);
+  }
   api::Json want =
-      api::EncodeObject(ctx.options.cluster ? MpiClusterConfigMap(ctx.job)
+      api::EncodeObject(ctx.options.cluster ? MpiClusterConfigMap(ctx.job, std::move(running))
                                             : MpiConfigMap(ctx.job, ctx.options.exec_command));
   Result<api::Json> have = ctx.options.store->Get(MpiConfigKey(ctx.job.metadata));
   if (have.status().code() == StatusCode::kNotFound)

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "controller/replica_pod.h"
 
 namespace trainyard::controller {
@@ -33,8 +35,15 @@ api::ConfigMap MpiConfigMap(const api::TrainingJob& job, const std::string& exec
   return map;
 }
 
-api::ConfigMap MpiClusterConfigMap(const api::TrainingJob& job) {
+api::ConfigMap MpiClusterConfigMap(const api::TrainingJob& job,
+                                   std::vector<std::string> running_workers) {
   api::ConfigMap map = MpiConfigMap(job, "");
+  std::sort(running_workers.begin(), running_workers.end());
+  std::string discover = "#!/bin/sh\n";
+  for (const std::string& worker : running_workers) {
+    discover += fmt::format("echo {}:{}\n", worker, job.spec.slots_per_worker.value_or(1));
+  }
+  map.data["discover_hosts.sh"] = discover;
   std::string kubexec = "#!/bin/sh\nset -x\nPOD_NAME=$1\nshift\n/opt/kube/kubectl exec ${POD_NAME}";
   if (!job.spec.main_container.empty()) kubexec += " --container " + job.spec.main_container;
   map.data["kubexec.sh"] = kubexec + " -- /bin/sh -c \"$*\"";

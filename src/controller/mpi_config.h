@@ -11,6 +11,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "api/config_map.h"
 #include "api/pod.h"
@@ -26,8 +27,10 @@ inline constexpr std::string_view kMpiConfigVolume = "mpi-job-config";
 api::ConfigMap MpiConfigMap(const api::TrainingJob& job, const std::string& exec_command);
 // The same on a cluster, with upstream's kubexec.sh word for word:
 // `/opt/kube/kubectl exec ${POD_NAME} [--container <mainContainer>] --
-// /bin/sh -c "$*"`.
-api::ConfigMap MpiClusterConfigMap(const api::TrainingJob& job);
+// /bin/sh -c "$*"`, and upstream's discover_hosts.sh, which lists the
+// workers that run (`running_workers`: pod names), sorted by name.
+api::ConfigMap MpiClusterConfigMap(const api::TrainingJob& job,
+                                   std::vector<std::string> running_workers);
 
 // Adds the config volume and its /etc/mpi mount to the replica's first container.
 void MountMpiConfig(const api::TrainingJob& job, const frameworks::ReplicaRef& replica,

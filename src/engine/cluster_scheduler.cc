@@ -57,7 +57,8 @@ class SnapshotReader {
     RETURN_IF_ERROR(store_.Scan("Pod", "", [&](const Json& doc) {
       Result<api::Pod> pod = api::DecodePod(doc);
       if (!pod.ok() || Finished(*pod)) return;
-      pods.emplace_back(std::move(*pod), static_cast<int32_t>(api::IntAt(doc, {"spec", "priority"}, 0)));
+      pods.emplace_back(std::move(*pod),
+                        static_cast<int32_t>(api::IntAt(doc, {"spec", "priority"}, 0)));
     }));
     for (auto& [pod, priority] : pods) Add(std::move(pod), priority, gangs);
     for (auto& [id, g] : gangs) {
@@ -77,13 +78,19 @@ class SnapshotReader {
     return OkStatus();
   }
 
- private:
   static std::string Key(const std::string& ns, const std::string& name) { return ns + "/" + name; }
 
+  // Why nodes were not read (they are not placed on), by name.
+  std::map<std::string, std::string> unreadable;
+
+ private:
   Status ReadNodes(scheduler::Snapshot& snapshot) {
     return store_.Scan("Node", "", [&](const Json& doc) {
       Result<scheduler::Node> node = NodeFromDocument(doc, "node");
-      if (!node.ok()) return;  // one the scheduler cannot read is not placed on
+      if (!node.ok()) {
+        unreadable[api::StringAt(doc, {"metadata", "name"})] = node.status().message();
+        return;
+      }
       // The kubelet's device plugin picks the devices: only counts are placed.
       node->devices.clear();
       snapshot.nodes.push_back(std::move(*node));
@@ -133,9 +140,8 @@ class SnapshotReader {
     }
     GangPods& g = GangOf(pod, priority, gangs);
     if (!pod.spec.node_name.empty()) {
-      g.gang.bound.push_back({pod.metadata.name, pod.spec.node_name,
-                              scheduler::PodResourcesOf(pod.spec),
-                              {}});
+      g.gang.bound.push_back(
+          {pod.metadata.name, pod.spec.node_name, scheduler::PodResourcesOf(pod.spec), {}});
       return;
     }
     g.gang.pending.push_back(
@@ -190,7 +196,13 @@ Result<SchedulingPass> ClusterScheduler::Pass() {
   scheduler::Snapshot snapshot;
   snapshot.now = EpochMs(options_.clock->Now());
   std::map<std::string, GangPods> gangs;
-  RETURN_IF_ERROR(SnapshotReader(*options_.store, options_.scheduler_name).Read(snapshot, gangs));
+  SnapshotReader reader(*options_.store, options_.scheduler_name);
+  RETURN_IF_ERROR(reader.Read(snapshot, gangs));
+  for (const auto& [node, why] : reader.unreadable) {
+    if (said_unreadable_.insert(node).second) {
+      std::cerr << "trainyard scheduler: node " << node << " is not placed on: " << why << '\n';
+    }
+  }
   scheduler::Decision decision = scheduler::Schedule(snapshot);
   SchedulingPass pass;
   Status first_error = OkStatus();

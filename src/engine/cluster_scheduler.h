@@ -26,6 +26,7 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <set>
 #include <string>
 
 #include "common/clock.h"
@@ -64,6 +65,7 @@ class ClusterScheduler {
 
  private:
   ClusterSchedulerOptions options_;
+  std::set<std::string> said_unreadable_;  // nodes said not to be placed on
   store::WatchId watch_ = 0;
   std::mutex mu_;
   std::condition_variable wake_;

@@ -82,7 +82,47 @@ std::string Pem(EVP_PKEY* key) {
   return std::string(data, static_cast<size_t>(n));
 }
 
+Cert ReadCert(const std::string& pem) {
+  std::unique_ptr<BIO, Free> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  return Cert(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
+}
+
+Key ReadKey(const std::string& pem) {
+  std::unique_ptr<BIO, Free> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  return Key(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
+}
+
+// Whether `cert` is still valid `lookahead` after `now`.
+bool ValidUntil(X509* cert, int64_t now, int64_t lookahead) {
+  time_t at = static_cast<time_t>(now + lookahead);
+  return X509_cmp_time(X509_get0_notAfter(cert), &at) > 0;
+}
+
 }  // namespace
+
+std::optional<std::string> CertificateProblem(const ServingCertificate& held,
+                                              const std::vector<std::string>& dns_names,
+                                              int64_t now_seconds, int64_t lookahead_seconds) {
+  Cert ca = ReadCert(held.ca_pem);
+  Cert cert = ReadCert(held.cert_pem);
+  Key key = ReadKey(held.key_pem);
+  if (!ca || !cert || !key) return "it does not parse as PEM";
+  if (X509_check_private_key(cert.get(), key.get()) != 1) return "its key is not the certificate's";
+  EVP_PKEY* ca_public = X509_get0_pubkey(ca.get());
+  if (ca_public == nullptr || X509_verify(cert.get(), ca_public) != 1) {
+    return "its CA did not sign it";
+  }
+  for (const std::string& name : dns_names) {
+    if (X509_check_host(cert.get(), name.data(), name.size(), 0, nullptr) != 1) {
+      return "it does not name " + name;
+    }
+  }
+  if (!ValidUntil(cert.get(), now_seconds, lookahead_seconds) ||
+      !ValidUntil(ca.get(), now_seconds, lookahead_seconds)) {
+    return "it expires within " + std::to_string(lookahead_seconds / 86400) + " days";
+  }
+  return std::nullopt;
+}
 
 Result<ServingCertificate> MakeServingCertificate(const std::vector<std::string>& dns_names) {
   if (dns_names.empty()) return InvalidArgumentError("a serving certificate needs a DNS name");

@@ -4,6 +4,8 @@
 // as PEM. OpenSSL does the cryptography.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,5 +21,13 @@ struct ServingCertificate {
 
 // `dns_names`: the first is also the certificate's common name.
 Result<ServingCertificate> MakeServingCertificate(const std::vector<std::string>& dns_names);
+
+// Why `held` must be made anew, or nullopt when it serves: it does not
+// parse, its key is not the certificate's, the CA did not sign it, it does
+// not name every one of `dns_names`, or either certificate expires within
+// `lookahead` of `now_seconds` (seconds since the epoch).
+std::optional<std::string> CertificateProblem(const ServingCertificate& held,
+                                              const std::vector<std::string>& dns_names,
+                                              int64_t now_seconds, int64_t lookahead_seconds);
 
 }  // namespace trainyard::kube

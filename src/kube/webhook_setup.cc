@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <iostream>
+
 #include "common/strings.h"
+#include "kube/certs.h"
 
 namespace trainyard::kube {
 namespace {
@@ -21,15 +24,23 @@ std::optional<ServingCertificate> FromSecret(const api::Json& secret) {
 }  // namespace
 
 Result<ServingCertificate> EnsureWebhookCertificate(const WebhookSetupOptions& options) {
+  std::string service = options.service_name + "." + options.namespace_ + ".svc";
+  std::vector<std::string> names = {service, service + ".cluster.local"};
   Result<api::Json> secret = options.client->Get("Secret", options.namespace_, options.secret_name);
   if (secret.ok()) {
-    if (std::optional<ServingCertificate> held = FromSecret(*secret)) return *held;
+    if (std::optional<ServingCertificate> held = FromSecret(*secret)) {
+      // Renewed well before it expires, as upstream's cert-controller does
+      // (certificates last ten years; an operator restarts far sooner).
+      std::optional<std::string> problem =
+          CertificateProblem(*held, names, options.now_seconds(), kRenewBeforeSeconds);
+      if (!problem) return *held;
+      std::cerr << "trainyard operator: the webhook certificate in Secret " << options.secret_name
+                << " is made anew: " << *problem << '\n';
+    }
   } else if (secret.status().code() != StatusCode::kNotFound) {
     return secret.status();
   }
-  std::string service = options.service_name + "." + options.namespace_ + ".svc";
-  ASSIGN_OR_RETURN(ServingCertificate made,
-                   MakeServingCertificate({service, service + ".cluster.local"}));
+  ASSIGN_OR_RETURN(ServingCertificate made, MakeServingCertificate(names));
   api::Json data = {{"ca.crt", Base64Encode(made.ca_pem)},
                     {"tls.crt", Base64Encode(made.cert_pem)},
                     {"tls.key", Base64Encode(made.key_pem)}};

@@ -5,6 +5,8 @@
 // fills in.
 #pragma once
 
+#include <ctime>
+#include <functional>
 #include <string>
 
 #include "kube/certs.h"
@@ -19,10 +21,17 @@ struct WebhookSetupOptions {
   std::string secret_name = "trainyard-operator-webhook-cert";
   // The Mutating- and ValidatingWebhookConfiguration to fill in.
   std::string configuration_name = "trainyard-operator";
+  // Seconds since the epoch (a test's clock).
+  std::function<int64_t()> now_seconds = [] { return static_cast<int64_t>(std::time(nullptr)); };
 };
 
+// A held certificate is made anew this long before it (or its CA) expires.
+inline constexpr int64_t kRenewBeforeSeconds = 90LL * 24 * 3600;
+
 // The certificate in the Secret; made for the Service's DNS names and
-// stored first when the Secret does not hold one.
+// stored first when the Secret does not hold one, or holds one that does
+// not serve (kube::CertificateProblem: broken, for other names, or within
+// kRenewBeforeSeconds of expiring).
 Result<ServingCertificate> EnsureWebhookCertificate(const WebhookSetupOptions& options);
 
 // Sets every webhook's clientConfig.caBundle of both configurations to

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "api/registry.h"
 #include "common/strings.h"
 #include "server/api_path.h"
@@ -90,8 +92,46 @@ void Metrics::Seed(const store::ObjectReader& store) {
   }
 }
 
+bool Metrics::OwnedByJob(const api::Json& object) const {
+  const api::Json* owners = api::FindAt(object, {"metadata", "ownerReferences"});
+  if (owners == nullptr || !owners->is_array()) return false;
+  for (const api::Json& owner : *owners) {
+    if (!owner.is_object() || !owner.value("controller", false)) continue;
+    std::string kind = owner.value("kind", "");
+    return job_kinds_.empty()
+               ? !Framework(kind).empty()
+               : std::find(job_kinds_.begin(), job_kinds_.end(), kind) != job_kinds_.end();
+  }
+  return false;
+}
+
+void Metrics::ObservePod(const store::WatchEvent& event) {
+  std::string uid = api::StringAt(event.object, {"metadata", "uid"});
+  if (event.type == store::EventType::kDeleted) {
+    ++object_counters_["deleted_pods"];
+    pod_phase_.erase(uid);
+    return;
+  }
+  if (event.type == store::EventType::kAdded) ++object_counters_["created_pods"];
+  std::string phase = api::StringAt(event.object, {"status", "phase"});
+  std::string& before = pod_phase_[uid];
+  if (phase == "Failed" && before != "Failed") ++object_counters_["failed_pods"];
+  before = phase;
+}
+
 void Metrics::ObserveChange(const store::WatchEvent& event) {
-  std::string framework = Framework(event.object.value("kind", ""));
+  std::string kind = event.object.value("kind", "");
+  if ((kind == "Pod" || kind == "PodGroup") && OwnedByJob(event.object)) {
+    std::lock_guard lock(mu_);
+    if (kind == "Pod") {
+      ObservePod(event);
+    } else if (event.type != store::EventType::kModified) {
+      ++object_counters_[event.type == store::EventType::kAdded ? "created_pod_groups"
+                                                                : "deleted_pod_groups"];
+    }
+    return;
+  }
+  std::string framework = Framework(kind);
   if (framework.empty()) return;
   std::pair<std::string, std::string> labels{api::StringAt(event.object, {"metadata", "namespace"}),
                                              framework};
@@ -154,6 +194,18 @@ std::string Metrics::Render(const store::ObjectReader& store) const {
       out += fmt::format("{}{{framework=\"{}\",job_namespace=\"{}\"}} {}\n", name,
                          Escape(labels.second), Escape(labels.first), n);
     }
+  }
+  static constexpr std::pair<const char*, const char*> kObjectCounters[] = {
+      {"created_pods", "created pods"},
+      {"deleted_pods", "deleted pods"},
+      {"failed_pods", "failed pods"},
+      {"created_pod_groups", "created pod groups"},
+      {"deleted_pod_groups", "deleted pod groups"}};
+  for (const auto& [counter, what] : kObjectCounters) {
+    auto it = object_counters_.find(counter);
+    out += fmt::format(
+        "# HELP {0}_total The total number of {1}\n# TYPE {0}_total counter\n{0}_total {2}\n",
+        counter, what, it == object_counters_.end() ? 0 : it->second);
   }
   out += fmt::format(
       "# HELP trainyard_running_replicas Replica processes running now\n"

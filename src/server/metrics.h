@@ -1,6 +1,8 @@
 // /metrics in Prometheus' text format: upstream's job counters
 // (training_operator_jobs_{created,deleted,successful,failed,restarted}_total
-// by job_namespace and framework), replicas running and jobs waiting now,
+// by job_namespace and framework; {created,deleted,failed}_pods_total and
+// {created,deleted}_pod_groups_total of the jobs' pods and PodGroups,
+// unlabelled as upstream's), replicas running and jobs waiting now,
 // how long reconciles take, and API requests by verb, resource and code
 // with their latency. Thread-safe: HTTP threads and the control loop report
 // to it.
@@ -42,7 +44,8 @@ class Metrics {
   // those no controller has seen yet (no condition) are counted created.
   void Seed(const store::ObjectReader& store);
   // A committed store change: jobs created, deleted, and reaching
-  // Succeeded, Failed or Restarting.
+  // Succeeded, Failed or Restarting; their pods created, deleted and
+  // failing; their PodGroups created and deleted.
   void ObserveChange(const store::WatchEvent& event);
   void ObserveReconcile(double seconds);
   void ObserveRequest(const ApiRequest& request, int code, double seconds);
@@ -50,12 +53,18 @@ class Metrics {
   std::string Render(const store::ObjectReader& store) const;
 
  private:
+  // A job's pod or PodGroup (its controller one of the counted kinds).
+  bool OwnedByJob(const api::Json& object) const;
+  void ObservePod(const store::WatchEvent& event);  // mu_ held
   // (namespace, framework) -> count, per counter.
   using Counts = std::map<std::pair<std::string, std::string>, uint64_t>;
   std::vector<std::string> job_kinds_;  // set once
   mutable std::mutex mu_;
   std::map<std::string, Counts> job_counters_;    // "created", ...: guarded by mu_
   std::map<std::string, std::string> job_state_;  // uid -> last condition: guarded by mu_
+  // "created_pods", ...: upstream's unlabelled counters; guarded by mu_
+  std::map<std::string, uint64_t> object_counters_;
+  std::map<std::string, std::string> pod_phase_;  // uid -> phase: guarded by mu_
   Histogram reconcile_;                           // guarded by mu_
   // (verb, resource, code) and (verb, resource): guarded by mu_
   std::map<std::tuple<std::string, std::string, int>, uint64_t> requests_;

@@ -283,6 +283,8 @@ TEST_F(OperatorE2eTest, UpstreamsPodsAndServicesAndConditionsOnTheApiServer) {
       scraped,
       HasSubstr(
           R"(training_operator_jobs_created_total{framework="pytorch",job_namespace="kubeflow"} 1)"));
+  EXPECT_THAT(scraped, HasSubstr("\ncreated_pods_total 2\n"));  // the master and the worker
+  EXPECT_THAT(scraped, HasSubstr("\nfailed_pods_total 0\n"));
   EXPECT_EQ(Curl("http://" + probes + "/readyz"), "ok");
   EXPECT_EQ(Curl("http://" + probes + "/healthz"), "ok");
 
@@ -720,9 +722,15 @@ spec:
   EXPECT_EQ(FieldIn("serviceaccount/mpi-launcher", ".metadata.ownerReferences[0].kind"), "MPIJob");
   EXPECT_EQ(FieldIn("rolebinding/mpi-launcher", ".subjects[0].name"), "mpi-launcher");
   EXPECT_EQ(Names("services"), "");  // none for an MPIJob, as upstream
-  SetPodPhase("mpi-worker-0", "Running");
+  // discover_hosts.sh lists the workers that run, as upstream's.
+  auto discovered = [&] { return FieldIn("configmap/mpi-config", ".data.discover_hosts\\.sh"); };
+  EXPECT_EQ(discovered(), "#!/bin/sh\n");
   SetPodPhase("mpi-worker-1", "Running");
+  ASSERT_TRUE(Eventually([&] { return discovered() == "#!/bin/sh\necho mpi-worker-1:1\n"; }))
+      << discovered();
+  SetPodPhase("mpi-worker-0", "Running");
   ASSERT_TRUE(Eventually([&] { return Names("pods").find("mpi-launcher") != std::string::npos; }));
+  EXPECT_EQ(discovered(), "#!/bin/sh\necho mpi-worker-0:1\necho mpi-worker-1:1\n");
   EXPECT_EQ(FieldIn("pod/mpi-launcher", ".spec.initContainers[0].name"), "kubectl-delivery");
   EXPECT_EQ(FieldIn("pod/mpi-launcher", ".spec.serviceAccountName"), "mpi-launcher");
   EXPECT_THAT(FieldIn("pod/mpi-launcher", ".spec.containers[0].volumeMounts[*].mountPath"),

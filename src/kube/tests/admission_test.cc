@@ -2,15 +2,20 @@
 // the self-managed certificate they are served with.
 #include "kube/admission.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
+
+#include <ctime>
 
 #include "common/strings.h"
 #include "kube/certs.h"
 
 namespace trainyard::kube {
 namespace {
+
+using ::testing::HasSubstr;
 
 api::Json Review(const std::string& operation, api::Json object, api::Json old = nullptr) {
   api::Json request = {{"uid", "705ab4f5-6393-11e8-b7cc-42010a800002"},
@@ -120,6 +125,35 @@ TEST(CertsTest, TheServingCertificateIsSignedByItsCaForTheServiceNames) {
   X509_STORE_free(store);
   X509_free(ca);
   X509_free(cert);
+}
+
+// A held certificate is renewed when it would not serve: broken, not its
+// CA's, for other names, or close to expiring.
+TEST(CertsTest, AHeldCertificateIsRenewedWhenItWouldNotServe) {
+  const std::vector<std::string> names = {"trainyard-operator.kubeflow.svc"};
+  Result<ServingCertificate> made = MakeServingCertificate(names);
+  Result<ServingCertificate> other = MakeServingCertificate(names);
+  ASSERT_TRUE(made.ok() && other.ok());
+  const int64_t now = static_cast<int64_t>(std::time(nullptr));
+  const int64_t ninety_days = 90LL * 24 * 3600;
+  EXPECT_EQ(CertificateProblem(*made, names, now, ninety_days), std::nullopt);
+  // Ten years on, less than ninety days are left.
+  const int64_t later = now + 10LL * 365 * 24 * 3600 - 30LL * 24 * 3600;
+  EXPECT_THAT(CertificateProblem(*made, names, later, ninety_days).value_or(""),
+              HasSubstr("expires within 90 days"));
+  EXPECT_THAT(
+      CertificateProblem(*made, {"trainyard-operator.other.svc"}, now, ninety_days).value_or(""),
+      HasSubstr("does not name trainyard-operator.other.svc"));
+  ServingCertificate foreign = *made;
+  foreign.ca_pem = other->ca_pem;
+  EXPECT_EQ(CertificateProblem(foreign, names, now, ninety_days), "its CA did not sign it");
+  ServingCertificate mismatched = *made;
+  mismatched.key_pem = other->key_pem;
+  EXPECT_EQ(CertificateProblem(mismatched, names, now, ninety_days),
+            "its key is not the certificate's");
+  ServingCertificate broken = *made;
+  broken.cert_pem = "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n";
+  EXPECT_EQ(CertificateProblem(broken, names, now, ninety_days), "it does not parse as PEM");
 }
 
 }  // namespace
