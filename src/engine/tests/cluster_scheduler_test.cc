@@ -71,7 +71,8 @@ class ClusterSchedulerTest : public ::testing::Test {
     return [this](const std::string& ns, const std::string& pod, const std::string& node) {
       ++bindings_;
       ASSIGN_OR_RETURN(api::Json doc, store_->Get({"Pod", ns, pod}));
-      if (!api::StringAt(doc, {"spec", "nodeName"}).empty()) return FailedPreconditionError("bound");
+      if (!api::StringAt(doc, {"spec", "nodeName"}).empty())
+        return FailedPreconditionError("bound");
       doc["spec"]["nodeName"] = node;
       return store_->Update(doc).status();
     };
