@@ -123,4 +123,41 @@ Json JobCustomResourceDefinition(JobKind kind) {
                {"subresources", subresources}}}}}}};
 }
 
+Json KatibCustomResourceDefinition(const std::string& kind) {
+  std::string singular = AsciiLower(kind);
+  Json columns = {
+      {{"name", "Type"}, {"type", "string"}, {"jsonPath", ".status.conditions[-1:].type"}},
+      {{"name", "Status"}, {"type", "string"}, {"jsonPath", ".status.conditions[-1:].status"}}};
+  if (kind == "Suggestion") {
+    columns.push_back({{"name", "Requested"}, {"type", "string"}, {"jsonPath", ".spec.requests"}});
+    columns.push_back(
+        {{"name", "Assigned"}, {"type", "string"}, {"jsonPath", ".status.suggestionCount"}});
+  }
+  columns.push_back(
+      {{"name", "Age"}, {"type", "date"}, {"jsonPath", ".metadata.creationTimestamp"}});
+  return {{"apiVersion", "apiextensions.k8s.io/v1"},
+          {"kind", "CustomResourceDefinition"},
+          {"metadata",
+           {{"name", singular + "s.kubeflow.org"},
+            {"labels", {{"app.kubernetes.io/part-of", "trainyard"}}}}},
+          {"spec",
+           {{"group", "kubeflow.org"},
+            {"names",
+             {{"kind", kind},
+              {"listKind", kind + "List"},
+              {"plural", singular + "s"},
+              {"singular", singular},
+              {"categories", {"all", "kubeflow", "katib"}}}},
+            {"scope", "Namespaced"},
+            {"versions",
+             {{{"name", "v1beta1"},
+               {"served", true},
+               {"storage", true},
+               {"additionalPrinterColumns", std::move(columns)},
+               {"schema",
+                {{"openAPIV3Schema",
+                  {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}},
+               {"subresources", {{"status", Json::object()}}}}}}}}};
+}
+
 }  // namespace trainyard::api

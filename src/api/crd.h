@@ -13,6 +13,7 @@
 // out: the schemas stay small enough for a plain `kubectl apply -f`.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "api/json.h"
@@ -26,5 +27,12 @@ Json JobOpenApiSchema(JobKind kind);
 // The apiextensions.k8s.io/v1 CustomResourceDefinition of `kind`:
 // upstream's names, scope, version, printer columns and subresources.
 Json JobCustomResourceDefinition(JobKind kind);
+
+// The kubeflow.org/v1beta1 CustomResourceDefinition of Katib's
+// "Experiment", "Trial" or "Suggestion", as upstream's Katib declares it:
+// its names and categories, printer columns, the status subresource, and a
+// schema that keeps every field (Katib's CRDs check nothing: its webhook
+// and controller do, as trainyard's validation does).
+Json KatibCustomResourceDefinition(const std::string& kind);
 
 }  // namespace trainyard::api

@@ -23,6 +23,10 @@ std::vector<api::Json> Crds() {
   for (const api::KindInfo& info : api::AllKinds()) {
     out.push_back(api::JobCustomResourceDefinition(info.kind));
   }
+  // Katib's, for `trainyard operator --katib`.
+  for (const char* kind : {"Experiment", "Suggestion", "Trial"}) {
+    out.push_back(api::KatibCustomResourceDefinition(kind));
+  }
   return out;
 }
 
@@ -35,7 +39,8 @@ api::Json Rule(std::vector<std::string> groups, std::vector<std::string> resourc
 // ConfigMaps (list, watch; get on a write's conflict), writes job status,
 // deletes a job whose TTL ran out, makes and removes pods, services and an
 // MPIJob's ConfigMap, records events (and removes a deleted job's), and
-// holds its Lease.
+// holds its Lease. With --katib, it makes and updates a trial's job (of
+// any kind, batch/v1 Jobs included), and reconciles Katib's kinds.
 api::Json ClusterRole() {
   std::vector<std::string> jobs, statuses;
   for (const api::KindInfo& info : api::AllKinds()) {
@@ -47,7 +52,7 @@ api::Json ClusterRole() {
       {"kind", "ClusterRole"},
       {"metadata", {{"name", kName}, {"labels", Labels()}}},
       {"rules",
-       {Rule({"kubeflow.org"}, jobs, {"delete", "get", "list", "watch"}),
+       {Rule({"kubeflow.org"}, jobs, {"create", "delete", "get", "list", "update", "watch"}),
         Rule({"kubeflow.org"}, statuses, {"get", "update"}),
         Rule({""}, {"pods", "services"}, {"create", "delete", "get", "list", "watch"}),
         Rule({""}, {"configmaps"}, {"create", "get", "list", "update", "watch"}),
@@ -70,7 +75,14 @@ api::Json ClusterRole() {
         Rule({""}, {"pods/status"}, {"update"}),
         Rule({"admissionregistration.k8s.io"},
              {"mutatingwebhookconfigurations", "validatingwebhookconfigurations"},
-             {"get", "update"})}}};
+             {"get", "update"}),
+        // --katib: experiments make trials and a suggestion; trials make
+        // jobs, batch/v1 Jobs among them.
+        Rule({"kubeflow.org"}, {"experiments", "suggestions", "trials"},
+             {"create", "delete", "get", "list", "update", "watch"}),
+        Rule({"kubeflow.org"}, {"experiments/status", "suggestions/status", "trials/status"},
+             {"get", "update"}),
+        Rule({"batch"}, {"jobs"}, {"create", "delete", "get", "list", "update", "watch"})}}};
 }
 
 // The webhook certificate's Secret, in the operator's namespace only.

@@ -172,6 +172,15 @@ int main(int argc, char** argv) {
                    "How often candidates try and the leader renews")
       ->capture_default_str();
 
+  operator_cmd->add_flag("--katib", op.katib,
+                         "Also reconcile Katib's Experiments, Trials and Suggestions (trials "
+                         "push their metrics: the Push collector)");
+  operator_cmd->add_option("--state-dir", op.state_dir,
+                           "With --katib: where the trials' observation log is kept (a volume)");
+  operator_cmd->add_option("--katib-push-url", op.katib_push_url,
+                           "With --katib: the URL trials push metrics to (default: the webhook "
+                           "Service's DNS name at the metrics port, over HTTP)");
+
   trainyard::cli::InstallOptions install;
   std::string install_what;
   CLI::App* manifests_cmd = app.add_subcommand(

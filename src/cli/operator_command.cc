@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <random>
@@ -21,6 +22,7 @@
 #include "kube/rest_path.h"
 #include "kube/webhook_server.h"
 #include "kube/webhook_setup.h"
+#include "store/sqlite_store.h"
 
 namespace trainyard::cli {
 namespace {
@@ -56,8 +58,11 @@ Result<std::vector<std::string>> JobKinds(const std::vector<std::string>& scheme
 // minResources are ordered by; and for trainyard's own scheduler, the
 // Nodes. Nothing else is cached.
 std::vector<std::string> WatchedKinds(const std::vector<std::string>& job_kinds,
-                                      const std::string& gang_scheduler) {
+                                      const std::string& gang_scheduler, bool katib) {
   std::vector<std::string> kinds = job_kinds;
+  // Katib's kinds, and batch/v1 Jobs, which trials may run (the cluster's
+  // job controller runs them; a trial follows its job).
+  if (katib) kinds.insert(kinds.end(), {"Experiment", "Trial", "Suggestion", "Job"});
   for (const char* owned : {"Pod", "Service"}) kinds.emplace_back(owned);
   if (!gang_scheduler.empty()) {
     kinds.insert(kinds.end(), {controller::PodGroupKind(gang_scheduler), "PriorityClass"});
@@ -77,6 +82,16 @@ Status CheckSupported(const OperatorOptions& options) {
   }
   if (options.controller_threads < 1) {
     return InvalidArgumentError("--controller-threads must be at least 1");
+  }
+  if (options.katib && options.state_dir.empty()) {
+    return InvalidArgumentError(
+        "--katib keeps the trials' observation log in --state-dir: give it a directory on a "
+        "volume, so that a restarted operator keeps what trials reported");
+  }
+  if (options.katib && options.metrics_bind_address == "0") {
+    return InvalidArgumentError(
+        "--katib: trials push their metrics to the metrics address: do not set "
+        "--metrics-bind-address 0");
   }
   if (options.kube_api_burst < 1)
     return InvalidArgumentError("--kube-api-burst must be at least 1");
@@ -184,6 +199,38 @@ class SignalStopper {
   std::thread thread_;
 };
 
+// The trials' observation log, in `state_dir` (made if need be, the
+// operator's alone).
+Result<std::unique_ptr<store::SqliteStore>> OpenObservations(const std::string& state_dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(state_dir, ec);
+  if (ec) return UnavailableError(fmt::format("--state-dir {}: {}", state_dir, ec.message()));
+  std::filesystem::permissions(state_dir, std::filesystem::perms::owner_all, ec);
+  Result<std::unique_ptr<store::SqliteStore>> opened =
+      store::SqliteStore::Open({.path = state_dir + "/observations.db"});
+  if (!opened.ok()) {
+    return Status(opened.status().code(),
+                  fmt::format("--state-dir {}: {}", state_dir, opened.status().message()));
+  }
+  return opened;
+}
+
+// What the controller needs for Katib, if it is on: the log, and where
+// trials push (the webhook Service's DNS name at the metrics port, unless
+// --katib-push-url says otherwise).
+std::optional<engine::ClusterControllerOptions::Katib> KatibOf(const OperatorOptions& options,
+                                                               store::ObservationLog* log,
+                                                               const std::string& home_namespace) {
+  if (!options.katib) return std::nullopt;
+  std::string url = options.katib_push_url;
+  if (url.empty()) {
+    const std::string& address = options.metrics_bind_address;
+    url = fmt::format("http://{}.{}.svc:{}", options.webhook_service_name, home_namespace,
+                      address.substr(address.rfind(':') + 1));
+  }
+  return engine::ClusterControllerOptions::Katib{.observations = log, .push_url = url};
+}
+
 // trainyard's own scheduler, on a thread beside the controller's while this
 // operator acts; it binds through `client`.
 class SchedulerThread {
@@ -258,9 +305,10 @@ int RunOperator(const OperatorOptions& options) {
     Status made = MakeElector(options, *config, lease_client, elector);
     if (!made.ok()) return fail(2, made.message());
   }
-  kube::KubeStore store({.client = client->get(),
-                         .kinds = WatchedKinds(*job_kinds, options.gang_scheduler_name),
-                         .namespace_ = ns});
+  kube::KubeStore store(
+      {.client = client->get(),
+       .kinds = WatchedKinds(*job_kinds, options.gang_scheduler_name, options.katib),
+       .namespace_ = ns});
   // Signals are taken by one thread; every other starts with them blocked.
   engine::ClusterController* running = nullptr;
   std::mutex running_mu;
@@ -278,12 +326,22 @@ int RunOperator(const OperatorOptions& options) {
       !counted.ok()) {
     return fail(1, counted.status().message());
   }
+  // With Katib, the trials' observation log: this operator's own store.
+  std::unique_ptr<store::SqliteStore> observations;
+  std::atomic<bool> acting = false;
+  TrialObservations observed{.trials = &store, .acting = &acting};
+  if (options.katib) {
+    Result<std::unique_ptr<store::SqliteStore>> opened = OpenObservations(options.state_dir);
+    if (!opened.ok()) return fail(1, opened.status().message());
+    observations = std::move(*opened);
+    observed.log = observations.get();
+  }
   // Ready once the webhooks serve: every replica serves them, leader or not.
   std::atomic<bool> ready = false;
   OperatorEndpoints endpoints;
-  if (Status served =
-          endpoints.Start(options.metrics_bind_address, options.health_probe_bind_address, metrics,
-                          store, [&ready] { return ready.load(); });
+  if (Status served = endpoints.Start(
+          options.metrics_bind_address, options.health_probe_bind_address, metrics, store,
+          [&ready] { return ready.load(); }, options.katib ? &observed : nullptr);
       !served.ok()) {
     return fail(1, served.message());
   }
@@ -312,7 +370,9 @@ int RunOperator(const OperatorOptions& options) {
                    .pytorch_init_image = options.pytorch_init_container_image,
                    .pytorch_init_max_tries = options.pytorch_init_container_max_tries,
                    .gang_scheduler = options.gang_scheduler_name,
-                   .mpi_kubectl_delivery_image = options.mpi_kubectl_delivery_image}});
+                   .mpi_kubectl_delivery_image = options.mpi_kubectl_delivery_image},
+       .katib = KatibOf(options, observations.get(), config->namespace_)});
+  acting = true;
   {
     std::lock_guard lock(running_mu);
     if (stopped) return 0;

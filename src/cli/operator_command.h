@@ -1,8 +1,10 @@
 // `trainyard operator`: the job controllers against a Kubernetes API server,
 // with the flags of upstream's training-operator. Pods and headless
 // Services are made as upstream makes them; the cluster's scheduler and
-// kubelets run them. SIGINT or SIGTERM stops it gracefully (exit 0): the
-// pods it made run on, and a restarted operator takes them up again.
+// kubelets run them (or, with --gang-scheduler-name trainyard, trainyard's
+// own scheduler binds them); with --katib, Katib's Experiments too.
+// SIGINT or SIGTERM stops it gracefully (exit 0): the pods it made run on,
+// and a restarted operator takes them up again.
 #pragma once
 
 #include <string>
@@ -36,6 +38,13 @@ struct OperatorOptions {
   // Where /metrics and the probes are served ("0": nowhere).
   std::string metrics_bind_address = ":8080";
   std::string health_probe_bind_address = ":8081";
+  // Katib's Experiments, Trials and Suggestions too (--katib), with the
+  // trials' observation log kept under state_dir (a volume), served and
+  // taking pushes on the metrics address; trials push to katib_push_url
+  // (empty: http://<webhook service>.<operator namespace>.svc:<metrics port>).
+  bool katib = false;
+  std::string state_dir;
+  std::string katib_push_url;
 };
 
 int RunOperator(const OperatorOptions& options);

@@ -3,7 +3,100 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include <variant>
+
+#include "api/registry.h"
+#include "api/yaml.h"
+#include "server/api_status.h"
+#include "server/trial_observations.h"
+
 namespace trainyard::cli {
+namespace {
+
+// A push bigger than this is refused (a trial reports a few numbers at a
+// time).
+constexpr size_t kMaxPushBytes = 1 << 20;
+
+void Answer(httplib::Response& res, int code, const api::Json& body) {
+  res.status = code;
+  res.set_content(body.dump(), "application/json");
+}
+
+void AnswerError(httplib::Response& res, const server::ApiError& error) {
+  Answer(res, error.code, error.body);
+}
+
+const server::Resource& TrialResource() { return *api::ResourceTypeOfKind("Trial"); }
+
+// 503 from a replica that does not act: its log is not the trials'.
+bool Acting(const TrialObservations& o, httplib::Response& res) {
+  if (o.acting->load()) return true;
+  AnswerError(res, server::MakeApiError(503, "ServiceUnavailable",
+                                        "this operator replica does not lead: the trials' "
+                                        "observation log is the leader's; try again"));
+  return false;
+}
+
+// GET: the trial's observation log.
+void AnswerLog(const TrialObservations& o, const std::string& ns, const std::string& name,
+               httplib::Response& res) {
+  Result<api::Json> trial = o.trials->Get({"Trial", ns, name});
+  if (!trial.ok()) {
+    return AnswerError(res, server::ApiErrorOf(trial.status(), &TrialResource(), name));
+  }
+  Result<std::vector<store::ObservationRow>> rows = o.log->ListObservations(ns + "/" + name);
+  if (!rows.ok()) return AnswerError(res, server::ApiErrorOf(rows.status()));
+  Answer(res, 200, server::ObservationLogDocument(ns, name, *rows));
+}
+
+// POST: a Push trial's metrics, from its own code.
+void TakePush(const TrialObservations& o, const std::string& ns, const std::string& name,
+              const httplib::Request& req, httplib::Response& res) {
+  Result<api::Json> trial = o.trials->Get({"Trial", ns, name});
+  std::string authorization = req.get_header_value("Authorization");
+  std::string token = authorization.starts_with("Bearer ") ? authorization.substr(7) : "";
+  // Only the trial's own code, with the token it was given, pushes (and
+  // nobody learns whether a trial it has no token for exists).
+  if (!trial.ok() || !server::IsTrialsToken(*trial, token)) {
+    return AnswerError(res, server::MakeApiError(401, "Unauthorized",
+                                                 "a push needs its trial's own token (the "
+                                                 "TRAINYARD_METRICS_TOKEN it was given)"));
+  }
+  Result<api::Json> body = api::ParseJsonValue(req.body, "the request body");
+  if (!body.ok() || !body->is_object()) {
+    return AnswerError(
+        res, server::MakeApiError(
+                 400, "BadRequest",
+                 body.ok() ? "the request body must be one JSON object" : body.status().message()));
+  }
+  auto parsed = server::PushedRows(*body, server::Micros(o.clock->Now()));
+  if (auto* errors = std::get_if<FieldErrors>(&parsed)) {
+    return AnswerError(res, server::InvalidError(TrialResource(), name, *errors));
+  }
+  const auto& rows = std::get<std::vector<store::ObservationRow>>(parsed);
+  Result<api::Trial> decoded = server::StoredTrial(*trial);
+  if (!decoded.ok()) return AnswerError(res, server::ApiErrorOf(decoded.status()));
+  if (std::optional<server::ApiError> refused = server::RefusePush(*decoded)) {
+    return AnswerError(res, *refused);
+  }
+  Status appended = o.log->AppendObservations(ns + "/" + name, rows, /*source=*/"", 0);
+  if (!appended.ok()) return AnswerError(res, server::ApiErrorOf(appended));
+  Answer(res, 200, server::PushedStatus(rows.size(), name));
+}
+
+void ServeObservations(httplib::Server& server, const TrialObservations& o) {
+  static const char* kPath =
+      R"(/apis/kubeflow\.org/v1beta1/namespaces/([a-z0-9][a-z0-9.-]{0,252})/trials/)"
+      R"(([a-z0-9][a-z0-9.-]{0,252})/observations)";
+  server.Get(kPath, [&o](const httplib::Request& req, httplib::Response& res) {
+    if (Acting(o, res)) AnswerLog(o, req.matches[1], req.matches[2], res);
+  });
+  server.Post(kPath, [&o](const httplib::Request& req, httplib::Response& res) {
+    if (Acting(o, res)) TakePush(o, req.matches[1], req.matches[2], req, res);
+  });
+}
+
+}  // namespace
 
 OperatorEndpoints::OperatorEndpoints() = default;
 
@@ -32,12 +125,17 @@ Status OperatorEndpoints::Listen(httplib::Server& server, const std::string& add
 
 Status OperatorEndpoints::Start(const std::string& metrics_address,
                                 const std::string& probe_address, const server::Metrics& metrics,
-                                const store::ObjectReader& store, std::function<bool()> ready) {
+                                const store::ObjectReader& store, std::function<bool()> ready,
+                                const TrialObservations* observations) {
   if (metrics_address != "0") {
     auto server = std::make_unique<httplib::Server>();
     server->Get("/metrics", [&metrics, &store](const httplib::Request&, httplib::Response& res) {
       res.set_content(metrics.Render(store), "text/plain; version=0.0.4");
     });
+    if (observations != nullptr) {
+      server->set_payload_max_length(kMaxPushBytes);
+      ServeObservations(*server, *observations);
+    }
     RETURN_IF_ERROR(Listen(*server, metrics_address, "metrics"));
     servers_.push_back(std::move(server));
   }

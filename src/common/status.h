@@ -76,6 +76,9 @@ class [[nodiscard]] Result {
     static const Status kOk;
     return ok() ? kOk : std::get<Status>(state_);
   }
+  // A temporary's status by value: `RETURN_IF_ERROR(Write().status())`
+  // binds a reference to it, which must not outlive the Result.
+  Status status() && { return ok() ? Status() : std::get<Status>(std::move(state_)); }
 
   T& value() & { return std::get<T>(state_); }
   const T& value() const& { return std::get<T>(state_); }

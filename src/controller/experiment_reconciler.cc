@@ -336,7 +336,12 @@ Result<ReconcileResult> ExperimentReconciler::Reconcile(const store::ObjectKey& 
     RETURN_IF_ERROR(WriteStatus(ctx));
     return ReconcileResult{};
   }
-  if (std::optional<Verdict> verdict = Conclude(ctx.experiment.spec, State(ctx), false)) {
+  std::optional<std::string> unsupported =
+      options_.unsupported ? options_.unsupported(ctx.experiment) : std::nullopt;
+  std::optional<Verdict> verdict = unsupported
+                                       ? Verdict{"Failed", "ExperimentNotSupported", *unsupported}
+                                       : Conclude(ctx.experiment.spec, State(ctx), false);
+  if (verdict) {
     RETURN_IF_ERROR(Finish(ctx, *verdict));
     RETURN_IF_ERROR(WriteStatus(ctx));
     return ReconcileResult{};
@@ -348,9 +353,9 @@ Result<ReconcileResult> ExperimentReconciler::Reconcile(const store::ObjectKey& 
   std::string failure;
   RETURN_IF_ERROR(CreateTrials(ctx, random_, exhausted, failure));
   SummarizeTrials(ctx.experiment.spec, ctx.trials, State(ctx));
-  std::optional<Verdict> verdict =
-      failure.empty() ? Conclude(ctx.experiment.spec, State(ctx), exhausted)
-                      : Verdict{"Failed", "ExperimentFailed", "Suggestion has failed: " + failure};
+  verdict = failure.empty()
+                ? Conclude(ctx.experiment.spec, State(ctx), exhausted)
+                : Verdict{"Failed", "ExperimentFailed", "Suggestion has failed: " + failure};
   if (verdict) RETURN_IF_ERROR(Finish(ctx, *verdict));
   RETURN_IF_ERROR(WriteStatus(ctx));
   return ReconcileResult{};

@@ -13,8 +13,11 @@
 // is applied at every report, against a true median.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <random>
 
+#include "api/katib.h"
 #include "common/clock.h"
 #include "controller/job_reconciler.h"
 #include "store/object_store.h"
@@ -29,6 +32,10 @@ struct ExperimentReconcilerOptions {
   // Where trials' own directories live (trial_dir.h): an experiment's go
   // with it.
   std::string trial_dirs;
+  // Why an experiment cannot run where this controller runs (on a cluster:
+  // collectors that need the pod's files); nullopt: it can. One that
+  // cannot ends Failed, reason ExperimentNotSupported, with the why.
+  std::function<std::optional<std::string>(const api::Experiment&)> unsupported;
 };
 
 class ExperimentReconciler final : public Reconciler {

@@ -1,8 +1,12 @@
 #include "engine/cluster_controller.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
+#include "controller/experiment_reconciler.h"
 #include "controller/job_reconciler.h"
+#include "controller/trial_reconciler.h"
 
 namespace trainyard::engine {
 namespace {
@@ -31,6 +35,27 @@ class NoPorts final : public controller::PortAllocator {
 
 NoPorts no_ports;
 
+// Why an experiment cannot run on a cluster yet: its trials' metrics are
+// collected only when they push them.
+std::optional<std::string> UnsupportedOnCluster(const api::Experiment& experiment) {
+  const auto& spec = experiment.spec.metrics_collector_spec;
+  std::string kind = spec && spec->collector ? spec->collector->kind : "StdOut";
+  if (kind != "Push") {
+    return fmt::format(
+        "spec.metricsCollectorSpec.collector.kind {}: on a cluster trainyard collects pushed "
+        "metrics only, not yet what the trial pods print or write; use kind: Push, and have "
+        "the trial's code POST its metrics to $TRAINYARD_METRICS_URL with "
+        "$TRAINYARD_METRICS_TOKEN as its bearer token",
+        kind);
+  }
+  if (experiment.spec.algorithm && experiment.spec.algorithm->algorithm_name == "pbt") {
+    return std::string(
+        "spec.algorithm.algorithmName pbt: its trials hand checkpoints on through directories "
+        "of one machine, which a cluster's pods do not share; not on a cluster yet");
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 ClusterController::ClusterController(ClusterControllerOptions options)
@@ -42,6 +67,21 @@ ClusterController::ClusterController(ClusterControllerOptions options)
                                      .cluster = options_.cluster};
   reconcilers_.push_back(std::make_unique<OnlyKinds>(
       std::make_unique<controller::JobReconciler>(std::move(jobs)), options_.job_kinds));
+  if (options_.katib) {
+    reconcilers_.push_back(std::make_unique<controller::ExperimentReconciler>(
+        controller::ExperimentReconcilerOptions{.store = options_.store,
+                                                .observations = options_.katib->observations,
+                                                .clock = options_.clock,
+                                                .unsupported = UnsupportedOnCluster}));
+    reconcilers_.push_back(std::make_unique<controller::TrialReconciler>(
+        controller::TrialReconcilerOptions{.store = options_.store,
+                                           .observations = options_.katib->observations,
+                                           .clock = options_.clock,
+                                           .api_url = options_.katib->push_url,
+                                           // Pushes wake no watch: how soon early
+                                           // stopping sees them.
+                                           .poll = std::chrono::seconds(1)}));
+  }
   for (const auto& r : reconcilers_) queue_.Register(r.get());
 }
 

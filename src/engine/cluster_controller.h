@@ -1,5 +1,8 @@
 // The control loop of `trainyard operator`: the same reconcilers as the
-// embedded engine, over a store backed by a Kubernetes API server. No
+// embedded engine, over a store backed by a Kubernetes API server (the
+// job kinds, and with Katib on, Experiments and Trials; an experiment
+// whose metrics collector reads the trial pods' output or files is refused
+// there, Failed with the reason, until the operator collects those). No
 // scheduler, node agent or garbage collector runs here: on a cluster the
 // kube-scheduler, the kubelets and the cluster's garbage collector do that
 // work. Changes the store's informers see wake the loop; timers the
@@ -13,6 +16,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +25,7 @@
 #include "controller/reconciler.h"
 #include "engine/reconcile_queue.h"
 #include "store/object_store.h"
+#include "store/observation_log.h"
 
 namespace trainyard::engine {
 
@@ -33,6 +38,14 @@ struct ClusterControllerOptions {
   controller::ReconcilerOptions::Cluster cluster;
   // What an MPIJob's launcher runs a command in a worker with.
   std::string exec_command = "kubectl exec";
+  // Katib's Experiments and Trials too (`trainyard operator --katib`):
+  // trials' observations are kept in `observations` (the operator's own
+  // store, on a volume), and Push trials push to `push_url`.
+  struct Katib {
+    store::ObservationLog* observations = nullptr;
+    std::string push_url;
+  };
+  std::optional<Katib> katib;
   ReconcileQueue::OnReconcile on_reconcile;
 };
 

@@ -174,5 +174,35 @@ TEST(CrdTest, AgreesWithUpstreamsCrdsAndTakesEveryUpstreamExampleWhole) {
   EXPECT_GE(examples, 25);
 }
 
+// Katib's CRDs as upstream's Katib declares them: the same names, scope,
+// version, printer columns, subresources and schema.
+TEST(CrdTest, KatibsCrdsAreUpstreams) {
+  std::optional<fs::path> root = testing::ConformanceDir("katib-v0.19");
+  if (!root) GTEST_SKIP() << "../shared/conformance is absent: Katib's CRDs not compared";
+  int compared = 0;
+  for (const char* file : {"experiment.yaml", "trial.yaml", "suggestion.yaml"}) {
+    fs::path path = *root / "manifests" / "v1beta1" / "components" / "crd" / file;
+    Result<std::vector<SourceDocument>> docs = ParseManifests(testing::ReadFile(path), file);
+    ASSERT_TRUE(docs.ok()) << docs.status().ToString();
+    const Json& upstream = (*docs)[0].value;
+    Json ours = KatibCustomResourceDefinition(upstream["spec"]["names"]["kind"]);
+    EXPECT_EQ(ours["metadata"]["name"], upstream["metadata"]["name"]) << file;
+    for (const char* field : {"group", "scope"}) {
+      EXPECT_EQ(ours["spec"][field], upstream["spec"][field]) << file;
+    }
+    for (const auto& [key, value] : upstream["spec"]["names"].items()) {
+      EXPECT_EQ(ours["spec"]["names"][key], value) << file << ": names." << key;
+    }
+    const Json& theirs = upstream["spec"]["versions"][0];
+    const Json& mine = ours["spec"]["versions"][0];
+    for (const char* field :
+         {"name", "served", "storage", "additionalPrinterColumns", "subresources", "schema"}) {
+      EXPECT_EQ(mine[field], theirs[field]) << file << ": " << field;
+    }
+    ++compared;
+  }
+  EXPECT_EQ(compared, 3);
+}
+
 }  // namespace
 }  // namespace trainyard::api

@@ -146,9 +146,10 @@ TEST_F(TuningE2eTest, ParallelTrialsEarlyStoppingAndAGoal) {
   EXPECT_EQ(started_before_first_end, 2) << Read("journal");
   EXPECT_EQ(last_step["0.9"], 10);
   EXPECT_EQ(last_step["0.3"], 10);
-  // 0.95 is judged from its third report on: stopped within one more.
+  // 0.95 is judged from its third report on: stopped within a step or two
+  // more (0.4 s each: a loaded machine may take longer than one).
   EXPECT_GE(last_step["0.95"], 3);
-  EXPECT_LE(last_step["0.95"], 4) << Read("journal");
+  EXPECT_LE(last_step["0.95"], 5) << Read("journal");
   // 0.7 was running when the goal was reached: it was stopped, not finished.
   EXPECT_LT(last_step["0.7"], 10) << Read("journal");
 }

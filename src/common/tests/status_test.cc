@@ -49,6 +49,20 @@ TEST(StatusTest, AssignOrReturn) {
   EXPECT_EQ(*UseMoveOnly(), 7);
 }
 
+// The status of a temporary Result outlives it where RETURN_IF_ERROR
+// holds it (ASan saw the reference dangle when it did not).
+Status StatusOfATemporary(int x) {
+  RETURN_IF_ERROR(Double(x).status());
+  return OkStatus();
+}
+
+TEST(StatusTest, ATemporarysStatusIsReturnedWhole) {
+  EXPECT_TRUE(StatusOfATemporary(2).ok());
+  Status s = StatusOfATemporary(-1);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(s.message().empty());
+}
+
 TEST(StatusTest, ResultStatusOfValueIsOk) {
   Result<int> r = 3;
   EXPECT_TRUE(r.ok());

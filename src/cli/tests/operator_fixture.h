@@ -1,0 +1,127 @@
+// The operator's end-to-end fixture: `trainyard operator` as a separate
+// process against `trainyard server --api-only` over HTTPS, as upstream's
+// envtest runs its controllers against a bare kube-apiserver. Nothing runs
+// the pods: a test plays the kubelet, patching pod status with the real
+// kubectl.
+#pragma once
+
+#include <gmock/gmock.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cli/tests/server_fixture.h"
+#include "controller/ports.h"
+
+namespace trainyard::cli::testing {
+
+// A port nobody listens on now (the allocator the engine gives replicas).
+inline int FreePort() { return *controller::LocalPortAllocator().Allocate(); }
+
+class OperatorE2eTest : public ServerFixture {
+ protected:
+  void TearDown() override {
+    for (auto& [n, p] : operators_) p.Stop(std::chrono::seconds(10));
+    operators_.clear();
+    ServerFixture::TearDown();
+  }
+  // An API-only server over HTTPS, and the kubeflow namespace: made, or
+  // with `install` applied from `trainyard manifests all`.
+  void StartCluster(bool install = false) {
+    std::string cert, key;
+    ASSERT_TRUE(MakeCertificate(cert, key)) << "openssl is needed for the server's certificate";
+    StartServer({"--api-only", "--tls-cert", cert, "--tls-key", key});
+    if (!install) {
+      CommandResult ns = Kubectl({"create", "namespace", "kubeflow"});
+      ASSERT_EQ(ns.exit_code, 0) << ns.output;
+      return;
+    }
+    fs::path manifests = dir_ / "install.yaml";
+    Result<runtime::Process> printed = runtime::Process::Start(
+        {.argv = {TRAINYARD_BINARY, "manifests", "all"}, .log_path = manifests.string()});
+    ASSERT_TRUE(printed.ok());
+    std::optional<runtime::ExitStatus> status = printed->WaitFor(std::chrono::seconds(30));
+    ASSERT_TRUE(status && status->exit_code == 0) << ReadFile(manifests);
+    CommandResult applied = Kubectl({"apply", "-f", manifests.string()});
+    ASSERT_EQ(applied.exit_code, 0) << applied.output;
+    EXPECT_THAT(
+        applied.output,
+        ::testing::HasSubstr(
+            "customresourcedefinition.apiextensions.k8s.io/pytorchjobs.kubeflow.org created"));
+  }
+  // Starts operator number `n` (its log: operator-<n>.log).
+  void StartOperator(std::vector<std::string> flags = {}, int n = 1) {
+    std::vector<std::string> argv = {TRAINYARD_BINARY, "operator", "--kubeconfig",
+                                     Kubeconfig().string()};
+    // No webhooks, metrics or probes unless the test asks: tests side by
+    // side would share their ports.
+    for (const char* flag :
+         {"--webhook-server-port", "--metrics-bind-address", "--health-probe-bind-address"}) {
+      if (std::find(flags.begin(), flags.end(), flag) == flags.end()) {
+        argv.insert(argv.end(), {flag, "0"});
+      }
+    }
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    fs::path log = dir_ / ("operator-" + std::to_string(n) + ".log");
+    fs::remove(log);
+    Result<runtime::Process> p =
+        runtime::Process::Start({.argv = argv,
+                                 .env = {{"PATH", kPath}, {"HOME", dir_.string()}},
+                                 .working_dir = dir_.string(),
+                                 .log_path = log.string()});
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    operators_.erase(n);
+    operators_.emplace(n, std::move(*p));
+  }
+  runtime::Process& Operator(int n = 1) { return operators_.at(n); }
+  // GET `url` with curl (`curl_flags` first); what it printed.
+  std::string Curl(const std::string& url, std::vector<std::string> curl_flags = {}) {
+    fs::path out = dir_ / ("curl-" + std::to_string(++curls_) + ".out");
+    std::vector<std::string> argv = {"curl", "-sS"};
+    argv.insert(argv.end(), curl_flags.begin(), curl_flags.end());
+    argv.push_back(url);
+    Result<runtime::Process> curl =
+        runtime::Process::Start({.argv = argv, .env = {{"PATH", kPath}}, .log_path = out.string()});
+    if (!curl.ok() || !curl->WaitFor(std::chrono::seconds(30))) return "curl failed";
+    return ReadFile(out);
+  }
+  std::string OperatorLog(int n = 1) const {
+    return ReadFile(dir_ / ("operator-" + std::to_string(n) + ".log"));
+  }
+  CommandResult InKubeflow(std::vector<std::string> args) {
+    args.insert(args.begin(), {"-n", "kubeflow"});
+    return Kubectl(std::move(args));
+  }
+  std::string FieldIn(const std::string& object, const std::string& jsonpath) {
+    return InKubeflow({"get", object, "-o", "jsonpath={" + jsonpath + "}"}).output;
+  }
+  // What a kubelet reports: a pod's phase and its container's state.
+  void SetPodPhase(const std::string& pod, const std::string& phase, int exit_code = 0) {
+    std::string state = phase == "Running"
+                            ? R"({"running":{"startedAt":"2026-01-01T00:00:00Z"}})"
+                            : R"({"terminated":{"exitCode":)" + std::to_string(exit_code) +
+                                  R"(,"reason":")" + (exit_code == 0 ? "Completed" : "Error") +
+                                  R"("}})";
+    std::string container = FieldIn("pod/" + pod, ".spec.containers[0].name");
+    std::string patch =
+        R"({"status":{"phase":")" + phase + R"(","containerStatuses":[{"name":")" + container +
+        R"(","ready":false,"restartCount":0,"image":"x","imageID":"","state":)" + state + "}]}}";
+    CommandResult patched =
+        InKubeflow({"patch", "pod", pod, "--subresource=status", "--type=merge", "-p", patch});
+    ASSERT_EQ(patched.exit_code, 0) << patched.output;
+  }
+  // The names of `kind` in kubeflow, of the jobs' replicas only for services
+  // (the operator's own webhook Service is there too).
+  std::string Names(const std::string& kind) {
+    std::vector<std::string> args = {"get", kind, "-o", "jsonpath={.items[*].metadata.name}"};
+    if (kind == "services") args.insert(args.end(), {"-l", "training.kubeflow.org/job-name"});
+    return InKubeflow(args).output;
+  }
+
+  std::map<int, runtime::Process> operators_;
+  int curls_ = 0;
+};
+
+}  // namespace trainyard::cli::testing
