@@ -514,7 +514,9 @@ ApiResponse ApiHandler::Bind(const ApiTarget& target, const ApiRequest& request)
         pod["spec"]["nodeName"] = node;
         if (const api::Json* notes = api::FindAt(*body, {"metadata", "annotations"});
             notes != nullptr && notes->is_object()) {
-          for (const auto& [k, v] : notes->items()) pod["metadata"]["annotations"][k] = v;
+          for (const auto& [k, v] : notes->items()) {
+            if (v.is_string()) pod["metadata"]["annotations"][k] = v;  // annotations are text
+          }
         }
         ASSIGN_OR_RETURN(pod, store.Update(std::move(pod)));
         // As kube-apiserver: a bound pod's PodScheduled condition is True.
