@@ -99,9 +99,9 @@ TEST_F(OperatorKatibE2eTest, TrialsRunAsClusterJobsAndPushTheirMetrics) {
     ASSERT_EQ(url, "http://" + metrics_ + "/apis/kubeflow.org/v1beta1/namespaces/kubeflow/trials/" +
                        trial + "/observations");
     EXPECT_THAT(Push(url, "", R"({"metrics":{"accuracy":0.5}})"), HasSubstr("\n401"));
-    EXPECT_THAT(Push(url, token, R"({"metrics":{"accuracy":)" + std::to_string(0.8 + i / 10.0) +
-                                     "}}"),
-                HasSubstr("\n200"));
+    EXPECT_THAT(
+        Push(url, token, R"({"metrics":{"accuracy":)" + std::to_string(0.8 + i / 10.0) + "}}"),
+        HasSubstr("\n200"));
     SetPodPhase(pod, "Running");
     SetPodPhase(pod, "Succeeded");
     ASSERT_TRUE(Eventually([&] {
@@ -117,8 +117,7 @@ TEST_F(OperatorKatibE2eTest, TrialsRunAsClusterJobsAndPushTheirMetrics) {
            "ExperimentMaxTrialsReached";
   })) << OperatorLog();
   EXPECT_EQ(FieldIn("experiment/tune", ".status.trialsSucceeded"), "2");
-  EXPECT_EQ(FieldIn("experiment/tune",
-                    ".status.currentOptimalTrial.observation.metrics[0].latest"),
+  EXPECT_EQ(FieldIn("experiment/tune", ".status.currentOptimalTrial.observation.metrics[0].latest"),
             "0.9");
   EXPECT_EQ(FieldIn("suggestion/tune", ".status.suggestionCount"), "2");
 }
@@ -126,9 +125,9 @@ TEST_F(OperatorKatibE2eTest, TrialsRunAsClusterJobsAndPushTheirMetrics) {
 TEST_F(OperatorKatibE2eTest, AnExperimentWhoseMetricsAreReadFromItsPodsIsRefused) {
   StartKatib();
   std::string stdout_experiment = kPushExperiment;
-  stdout_experiment.replace(stdout_experiment.find("metricsCollectorSpec: {collector: {kind: Push}}"),
-                            std::string("metricsCollectorSpec: {collector: {kind: Push}}").size(),
-                            "");
+  stdout_experiment.replace(
+      stdout_experiment.find("metricsCollectorSpec: {collector: {kind: Push}}"),
+      std::string("metricsCollectorSpec: {collector: {kind: Push}}").size(), "");
   ASSERT_EQ(InKubeflow({"apply", "-f", Write("tune.yaml", stdout_experiment)}).exit_code, 0);
   ASSERT_TRUE(Eventually([&] {
     return FieldIn("experiment/tune", ".status.conditions[?(@.type==\"Failed\")].reason") ==
