@@ -101,7 +101,8 @@ std::vector<api::Json> SecretAccess(const InstallOptions& o) {
 }
 
 // The Service the API server calls the webhooks through, and one mutating
-// and one validating webhook per job kind (CREATE and UPDATE; their
+// and one validating webhook per job kind and for Experiments (CREATE and
+// UPDATE; their
 // caBundle is filled in by the operator, kube/webhook_setup.h).
 std::vector<api::Json> Webhooks(const InstallOptions& o) {
   std::vector<api::Json> out = {
@@ -115,10 +116,10 @@ std::vector<api::Json> Webhooks(const InstallOptions& o) {
            {{"name", "metrics"}, {"port", 8080}, {"targetPort", 8080}}}}}}}};
   for (bool mutate : {true, false}) {
     api::Json hooks = api::Json::array();
-    for (const api::KindInfo& info : api::AllKinds()) {
+    for (const api::ResourceType* type : kube::AdmittedKinds()) {
       hooks.push_back(
           {{"name", fmt::format("{}.{}.trainyard.kubeflow.org", mutate ? "defaulter" : "validator",
-                                AsciiLower(info.name))},
+                                AsciiLower(type->kind))},
            {"admissionReviewVersions", {"v1"}},
            {"sideEffects", "None"},
            {"failurePolicy", "Fail"},
@@ -127,13 +128,13 @@ std::vector<api::Json> Webhooks(const InstallOptions& o) {
             {{"service",
               {{"name", kName},
                {"namespace", o.namespace_},
-               {"path", kube::WebhookPath(info.name, mutate)},
+               {"path", kube::WebhookPath(type->kind, mutate)},
                {"port", 443}}}}},
            {"rules",
             {{{"apiGroups", {"kubeflow.org"}},
-              {"apiVersions", {"v1"}},
+              {"apiVersions", {type->version}},
               {"operations", {"CREATE", "UPDATE"}},
-              {"resources", {std::string(info.plural)}}}}}});
+              {"resources", {type->plural}}}}}});
     }
     out.push_back(
         {{"apiVersion", "admissionregistration.k8s.io/v1"},

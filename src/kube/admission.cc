@@ -41,8 +41,9 @@ api::Json Denied(const api::Json& review, const FieldErrors& errors,
   return Response(review, std::move(response));
 }
 
-bool IsJob(const api::Json& object) {
-  return api::JobKindFromName(api::StringAt(object, "kind")).has_value();
+bool IsAdmitted(const api::Json& object) {
+  std::string kind = api::StringAt(object, "kind");
+  return api::JobKindFromName(kind).has_value() || kind == "Experiment";
 }
 
 api::Json Mutate(const api::Json& review, const api::Json& object) {
@@ -94,14 +95,26 @@ api::Json Validate(const api::Json& review, const api::Json& object) {
 
 }  // namespace
 
+std::vector<const api::ResourceType*> AdmittedKinds() {
+  std::vector<const api::ResourceType*> kinds;
+  for (const api::KindInfo& info : api::AllKinds()) {
+    kinds.push_back(api::ResourceTypeOfKind(info.name));
+  }
+  kinds.push_back(api::ResourceTypeOfKind("Experiment"));
+  return kinds;
+}
+
 std::string WebhookPath(std::string_view kind, bool mutate) {
-  return fmt::format("/{}-kubeflow-org-v1-{}", mutate ? "mutate" : "validate", AsciiLower(kind));
+  const api::ResourceType* type = api::ResourceTypeOfKind(kind);
+  return fmt::format("/{}-kubeflow-org-{}-{}", mutate ? "mutate" : "validate",
+                     type != nullptr ? type->version : "v1", AsciiLower(kind));
 }
 
 api::Json AnswerAdmission(const api::Json& review, bool mutate) {
   const api::Json* object = api::FindAt(review, {"request", "object"});
-  // Not a job (or a DELETE, which carries no object): not ours to judge.
-  if (object == nullptr || !object->is_object() || !IsJob(*object)) return Allowed(review);
+  // Not a job or experiment (or a DELETE, which carries no object): not
+  // ours to judge.
+  if (object == nullptr || !object->is_object() || !IsAdmitted(*object)) return Allowed(review);
   return mutate ? Mutate(review, *object) : Validate(review, *object);
 }
 

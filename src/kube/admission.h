@@ -1,5 +1,6 @@
 // The operator's admission webhooks (admission.k8s.io/v1 AdmissionReview)
-// for the kubeflow.org/v1 job kinds: the very defaulting and validation of
+// for the kubeflow.org/v1 job kinds and Katib's Experiments
+// (kubeflow.org/v1beta1): the very defaulting and validation of
 // `trainyard validate`, so that `kubectl apply` of a bad manifest on a
 // cluster is refused with the same field paths.
 //
@@ -13,8 +14,10 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "api/json.h"
+#include "api/registry.h"
 
 namespace trainyard::kube {
 
@@ -22,8 +25,12 @@ namespace trainyard::kube {
 // (`mutate`), or allowed or refused with every error.
 api::Json AnswerAdmission(const api::Json& review, bool mutate);
 
-// The webhooks' paths, as upstream names them:
-// /validate-kubeflow-org-v1-pytorchjob, /mutate-kubeflow-org-v1-pytorchjob.
+// The kinds the webhooks judge: the job kinds, then Experiment.
+std::vector<const api::ResourceType*> AdmittedKinds();
+
+// The webhooks' paths, as upstream's training-operator names them:
+// /validate-kubeflow-org-v1-pytorchjob, /mutate-kubeflow-org-v1-pytorchjob;
+// /validate-kubeflow-org-v1beta1-experiment.
 std::string WebhookPath(std::string_view kind, bool mutate);
 
 }  // namespace trainyard::kube

@@ -65,9 +65,9 @@ Result<int> WebhookServer::Start(const ServingCertificate& certificate, const st
   }
   server_->set_payload_max_length(kMaxRequestBytes);
   server_->set_read_timeout(std::chrono::seconds(30));
-  for (const api::KindInfo& info : api::AllKinds()) {
+  for (const api::ResourceType* type : AdmittedKinds()) {
     for (bool mutate : {true, false}) {
-      server_->Post(WebhookPath(info.name, mutate),
+      server_->Post(WebhookPath(type->kind, mutate),
                     [mutate](const httplib::Request& req, httplib::Response& res) {
                       Answer(req, res, mutate);
                     });

@@ -340,6 +340,15 @@ TEST_F(OperatorE2eTest, TheWebhooksRefuseABadJobWithItsFieldPaths) {
   EXPECT_THAT(denied, HasSubstr(R"("uid":"u-1")"));
   std::string mutated = call("/mutate-kubeflow-org-v1-pytorchjob");
   EXPECT_THAT(mutated, HasSubstr(R"("patchType":"JSONPatch")"));
+  // Katib's Experiments have theirs, served too.
+  EXPECT_EQ(Field("validatingwebhookconfiguration/trainyard-operator",
+                  ".webhooks[6].clientConfig.service.path"),
+            "/validate-kubeflow-org-v1beta1-experiment");
+  EXPECT_EQ(Field("validatingwebhookconfiguration/trainyard-operator",
+                  ".webhooks[6].rules[0].apiVersions[0]"),
+            "v1beta1");
+  EXPECT_THAT(call("/validate-kubeflow-org-v1beta1-experiment"),
+              HasSubstr(R"("kind":"AdmissionReview")"));
   // A second operator reads the same certificate rather than making another.
   StartOperator({"--webhook-server-port", std::to_string(FreePort())}, 2);
   ASSERT_TRUE(Eventually([&] {

@@ -89,6 +89,33 @@ TEST(AdmissionTest, AnUpdateMayNotChangeWhoManagesTheJob) {
             std::string::npos);
 }
 
+// Katib's Experiments are judged as `trainyard validate` judges them.
+TEST(AdmissionTest, AnExperimentIsDefaultedAndValidatedToo) {
+  api::Json experiment = api::Json::parse(R"({
+    "apiVersion": "kubeflow.org/v1beta1", "kind": "Experiment",
+    "metadata": {"name": "tune", "namespace": "kubeflow"},
+    "spec": {
+      "objective": {"type": "maximize", "objectiveMetricName": "accuracy"},
+      "algorithm": {"algorithmName": "random"},
+      "parameters": [{"name": "lr", "parameterType": "double",
+                      "feasibleSpace": {"min": "0.1", "max": "0.01"}}],
+      "trialTemplate": {"primaryContainerName": "main",
+        "trialParameters": [{"name": "learningRate", "reference": "lr"}],
+        "trialSpec": {"apiVersion": "batch/v1", "kind": "Job", "spec": {"template": {"spec": {
+          "restartPolicy": "Never", "containers": [{"name": "main", "image": "x",
+            "command": ["run", "--lr=${trialParameters.learningRate}"]}]}}}}}}})");
+  api::Json denied = AnswerAdmission(Review("CREATE", experiment), false)["response"];
+  EXPECT_FALSE(denied["allowed"].get<bool>());
+  EXPECT_THAT(denied["status"]["message"].get<std::string>(),
+              HasSubstr("spec.parameters: Invalid value: parameter \"lr\": min (0.1) must not be "
+                        "greater than max (0.01)"));
+  experiment["spec"]["parameters"][0]["feasibleSpace"] = {{"min", "0.01"}, {"max", "0.1"}};
+  api::Json mutated = AnswerAdmission(Review("CREATE", experiment), true)["response"];
+  ASSERT_TRUE(mutated["allowed"].get<bool>());
+  EXPECT_EQ(mutated["patchType"], "JSONPatch");  // Katib's defaults, such as parallelTrialCount
+  EXPECT_EQ(WebhookPath("Experiment", false), "/validate-kubeflow-org-v1beta1-experiment");
+}
+
 TEST(AdmissionTest, WhatIsNotAJobIsNotOursToJudge) {
   api::Json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", "x"}}}};
   EXPECT_TRUE(AnswerAdmission(Review("CREATE", pod), false)["response"]["allowed"].get<bool>());
