@@ -55,7 +55,19 @@ bool KubeStore::Watched(const std::string& kind) const {
 }
 
 Status KubeStore::Start() {
-  for (const std::string& kind : options_.kinds) RETURN_IF_ERROR(Relist(kind, /*notify=*/false));
+  for (const std::string& kind : options_.kinds) {
+    Status listed = Relist(kind, /*notify=*/false);
+    const api::ResourceType* type = api::ResourceTypeOfKind(kind);
+    if (listed.code() == StatusCode::kNotFound && type != nullptr) {
+      // A kind the cluster does not serve: its CRD is not installed.
+      return NotFoundError(fmt::format(
+          "the cluster serves no {} ({}): install its CustomResourceDefinition (`trainyard "
+          "manifests crds | kubectl apply -f -`; a gang scheduler's PodGroups come with the "
+          "scheduler)",
+          type->Qualified(), listed.message()));
+    }
+    RETURN_IF_ERROR(listed);
+  }
   for (size_t i = 0; i < options_.kinds.size(); ++i) {
     handles_.push_back(std::make_unique<WatchHandle>());
   }

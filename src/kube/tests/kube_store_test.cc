@@ -5,6 +5,7 @@
 // read back at once.
 #include "kube/kube_store.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -16,6 +17,7 @@ namespace trainyard::kube {
 namespace {
 
 using std::chrono::seconds;
+using ::testing::HasSubstr;
 
 api::Json PodAt(const std::string& name, int rv) {
   return {{"apiVersion", "v1"},
@@ -199,6 +201,16 @@ TEST_F(KubeStoreTest, ListsThenFollowsResumingAndRelistingOnGone) {
   ASSERT_TRUE(Eventually([&] { return api_.WatchedFrom().size() == 4; }));
   EXPECT_EQ(VersionOf("a"), "11");
   EXPECT_EQ(Seen().size(), 3u);
+}
+
+// A kind whose CRD the cluster lacks is named, with what installs it.
+TEST_F(KubeStoreTest, AKindTheClusterDoesNotServeIsNamedAtStart) {
+  KubeStore store(KubeStoreOptions{.client = client_.get(), .kinds = {"Pod", "Experiment"}});
+  Status started = store.Start();
+  EXPECT_EQ(started.code(), StatusCode::kNotFound);
+  EXPECT_THAT(started.message(), HasSubstr("the cluster serves no experiments.kubeflow.org"));
+  EXPECT_THAT(started.message(), HasSubstr("trainyard manifests crds"));
+  store.Stop();
 }
 
 TEST_F(KubeStoreTest, WritesAreReadBackAtOnceAndConflictsAreAborted) {
