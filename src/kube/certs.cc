@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "common/strings.h"
+#include "kube/pem.h"
 
 namespace trainyard::kube {
 namespace {
@@ -82,16 +83,6 @@ std::string Pem(EVP_PKEY* key) {
   return std::string(data, static_cast<size_t>(n));
 }
 
-Cert ReadCert(const std::string& pem) {
-  std::unique_ptr<BIO, Free> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-  return Cert(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
-}
-
-Key ReadKey(const std::string& pem) {
-  std::unique_ptr<BIO, Free> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-  return Key(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
-}
-
 // Whether `cert` is still valid `lookahead` after `now`.
 bool ValidUntil(X509* cert, int64_t now, int64_t lookahead) {
   time_t at = static_cast<time_t>(now + lookahead);
@@ -103,9 +94,9 @@ bool ValidUntil(X509* cert, int64_t now, int64_t lookahead) {
 std::optional<std::string> CertificateProblem(const ServingCertificate& held,
                                               const std::vector<std::string>& dns_names,
                                               int64_t now_seconds, int64_t lookahead_seconds) {
-  Cert ca = ReadCert(held.ca_pem);
-  Cert cert = ReadCert(held.cert_pem);
-  Key key = ReadKey(held.key_pem);
+  CertificatePtr ca = ReadCertificate(held.ca_pem);
+  CertificatePtr cert = ReadCertificate(held.cert_pem);
+  PrivateKeyPtr key = ReadPrivateKey(held.key_pem);
   if (!ca || !cert || !key) return "it does not parse as PEM";
   if (X509_check_private_key(cert.get(), key.get()) != 1) return "its key is not the certificate's";
   EVP_PKEY* ca_public = X509_get0_pubkey(ca.get());

@@ -2,13 +2,13 @@
 
 #include <fmt/format.h>
 #include <httplib.h>
-#include <openssl/pem.h>
 #include <openssl/x509.h>
 
 #include <random>
 #include <thread>
 
 #include "api/registry.h"
+#include "kube/pem.h"
 #include "kube/rest_path.h"
 
 namespace trainyard::kube {
@@ -58,21 +58,11 @@ Result<Url> ParseUrl(const std::string& text) {
   return url;
 }
 
-// PEM text as OpenSSL objects, freed when they go.
-struct PemBio {
-  explicit PemBio(const std::string& pem)
-      : bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()))) {}
-  ~PemBio() { BIO_free(bio); }
-  BIO* bio;
-};
-
 Result<X509_STORE*> CaStore(const std::string& pem) {
-  PemBio in(pem);
   X509_STORE* store = X509_STORE_new();
   int added = 0;
-  while (X509* cert = PEM_read_bio_X509(in.bio, nullptr, nullptr, nullptr)) {
-    added += X509_STORE_add_cert(store, cert) == 1 ? 1 : 0;
-    X509_free(cert);
+  for (const CertificatePtr& cert : ReadCertificates(pem)) {
+    added += X509_STORE_add_cert(store, cert.get()) == 1 ? 1 : 0;  // takes its own reference
   }
   if (added == 0) {
     X509_STORE_free(store);
@@ -84,17 +74,13 @@ Result<X509_STORE*> CaStore(const std::string& pem) {
 Result<std::unique_ptr<httplib::SSLClient>> TlsClient(const Url& url, const ClusterConfig& config) {
   std::unique_ptr<httplib::SSLClient> client;
   if (!config.client_cert_pem.empty()) {
-    PemBio cert_in(config.client_cert_pem);
-    PemBio key_in(config.client_key_pem);
-    X509* cert = PEM_read_bio_X509(cert_in.bio, nullptr, nullptr, nullptr);
-    EVP_PKEY* key = PEM_read_bio_PrivateKey(key_in.bio, nullptr, nullptr, nullptr);
-    if (cert != nullptr && key != nullptr) {
+    CertificatePtr cert = ReadCertificate(config.client_cert_pem);
+    PrivateKeyPtr key = ReadPrivateKey(config.client_key_pem);
+    if (cert && key) {
       // The client's TLS context takes its own references.
-      client = std::make_unique<httplib::SSLClient>(url.host, url.port, cert, key);
+      client = std::make_unique<httplib::SSLClient>(url.host, url.port, cert.get(), key.get());
     }
-    X509_free(cert);
-    EVP_PKEY_free(key);
-    if (cert == nullptr || key == nullptr) {
+    if (!cert || !key) {
       return InvalidArgumentError(fmt::format("{}: the client {} is not PEM", config.source,
                                               cert == nullptr ? "certificate" : "key"));
     }

@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 #include <httplib.h>
-#include <openssl/pem.h>
 
 #include "api/kinds.h"
 #include "api/yaml.h"
 #include "kube/admission.h"
+#include "kube/pem.h"
 
 namespace trainyard::kube {
 namespace {
@@ -47,19 +47,12 @@ WebhookServer::~WebhookServer() { Stop(); }
 
 Result<int> WebhookServer::Start(const ServingCertificate& certificate, const std::string& address,
                                  int port) {
-  BIO* cert_in =
-      BIO_new_mem_buf(certificate.cert_pem.data(), static_cast<int>(certificate.cert_pem.size()));
-  BIO* key_in =
-      BIO_new_mem_buf(certificate.key_pem.data(), static_cast<int>(certificate.key_pem.size()));
-  X509* cert = PEM_read_bio_X509(cert_in, nullptr, nullptr, nullptr);
-  EVP_PKEY* key = PEM_read_bio_PrivateKey(key_in, nullptr, nullptr, nullptr);
-  BIO_free(cert_in);
-  BIO_free(key_in);
-  if (cert != nullptr && key != nullptr) {
-    server_ = std::make_unique<httplib::SSLServer>(cert, key);  // takes its own references
+  CertificatePtr cert = ReadCertificate(certificate.cert_pem);
+  PrivateKeyPtr key = ReadPrivateKey(certificate.key_pem);
+  if (cert && key) {
+    // The server's TLS context takes its own references.
+    server_ = std::make_unique<httplib::SSLServer>(cert.get(), key.get());
   }
-  X509_free(cert);
-  EVP_PKEY_free(key);
   if (!server_ || !server_->is_valid()) {
     return InternalError("the webhook certificate and key do not make a TLS server");
   }
