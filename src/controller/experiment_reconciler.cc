@@ -8,6 +8,8 @@
 #include "api/defaults.h"
 #include "api/katib_space.h"
 #include "api/object.h"
+#include "api/validation.h"
+#include "common/strings.h"
 #include "controller/events.h"
 #include "controller/experiment_trials.h"
 #include "controller/katib_status.h"
@@ -314,6 +316,18 @@ Status ForgetExperiment(const ExperimentReconcilerOptions& options, const store:
   return DeleteEventsOf(*options.store, key);
 }
 
+// An invalid stored experiment, said once per change with every error.
+Status RecordInvalid(const ExperimentReconcilerOptions& options, const api::Experiment& experiment,
+                     const FieldErrors& errors) {
+  std::vector<std::string> parts;
+  for (const FieldError& e : errors) parts.push_back(e.ToString());
+  return RecordEvent(*options.store, *options.clock,
+                     {std::string(api::kKatibGroupVersion), "Experiment", &experiment.metadata},
+                     "Warning", "ExperimentFailedValidation",
+                     fmt::format("Experiment {} is invalid, so nothing is made for it: {}",
+                                 experiment.metadata.name, Join(parts, "; ")));
+}
+
 }  // namespace
 
 Result<ReconcileResult> ExperimentReconciler::Reconcile(const store::ObjectKey& key) {
@@ -322,6 +336,13 @@ Result<ReconcileResult> ExperimentReconciler::Reconcile(const store::ObjectKey& 
   if (!loaded) {
     RETURN_IF_ERROR(ForgetExperiment(options_, key));
     return ReconcileResult{};
+  }
+  if (options_.check_stored) {
+    api::ValidationResult checked = api::Validate(api::Object(loaded->object));
+    if (!checked.ok()) {
+      RETURN_IF_ERROR(RecordInvalid(options_, loaded->object, checked.errors));
+      return ReconcileResult{};
+    }
   }
   ExperimentContext ctx{
       options_, std::move(loaded->stored), std::move(loaded->object), {}, options_.clock->Now()};

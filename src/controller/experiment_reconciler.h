@@ -36,6 +36,11 @@ struct ExperimentReconcilerOptions {
   // collectors that need the pod's files); nullopt: it can. One that
   // cannot ends Failed, reason ExperimentNotSupported, with the why.
   std::function<std::optional<std::string>(const api::Experiment&)> unsupported;
+  // On a cluster whose API server may call no webhook of ours, an
+  // experiment can be stored that `trainyard validate` refuses: it is said
+  // as an ExperimentFailedValidation event with every error, and nothing is
+  // made for it until it changes (as the job controller does for jobs).
+  bool check_stored = false;
 };
 
 class ExperimentReconciler final : public Reconciler {

@@ -72,7 +72,8 @@ ClusterController::ClusterController(ClusterControllerOptions options)
         controller::ExperimentReconcilerOptions{.store = options_.store,
                                                 .observations = options_.katib->observations,
                                                 .clock = options_.clock,
-                                                .unsupported = UnsupportedOnCluster}));
+                                                .unsupported = UnsupportedOnCluster,
+                                                .check_stored = true}));
     reconcilers_.push_back(std::make_unique<controller::TrialReconciler>(
         controller::TrialReconcilerOptions{.store = options_.store,
                                            .observations = options_.katib->observations,

@@ -97,6 +97,23 @@ class ExperimentReconcilerTest : public ::testing::Test {
   std::unique_ptr<ExperimentReconciler> reconciler_;
 };
 
+// On a cluster an experiment no webhook checked is checked here: an
+// invalid one is said, with its errors, and nothing is made for it.
+TEST_F(ExperimentReconcilerTest, OnAClusterAnInvalidStoredExperimentIsSaidAndNothingIsMade) {
+  api::Json doc = *store_->Get({"Experiment", "default", "e"});
+  doc["spec"]["parameters"][0]["feasibleSpace"] = {{"min", "0.1"}, {"max", "0.01"}};
+  ASSERT_TRUE(store_->Update(doc).ok());
+  reconciler_ = std::make_unique<ExperimentReconciler>(ExperimentReconcilerOptions{
+      .store = store_.get(), .observations = store_.get(), .clock = &clock_, .check_stored = true});
+  Reconcile();
+  EXPECT_TRUE(Trials().empty());
+  std::vector<api::Json> events = store_->List("Event", "default")->items;
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["reason"], "ExperimentFailedValidation");
+  EXPECT_THAT(events[0]["message"].get<std::string>(),
+              ::testing::HasSubstr("min (0.1) must not be greater than max (0.01)"));
+}
+
 TEST_F(ExperimentReconcilerTest, KeepsParallelTrialsInTheSpaceUpToTheMaximum) {
   Reconcile();
   std::vector<api::Trial> trials = Trials();
