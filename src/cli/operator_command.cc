@@ -83,6 +83,10 @@ Status CheckSupported(const OperatorOptions& options) {
   if (options.controller_threads < 1) {
     return InvalidArgumentError("--controller-threads must be at least 1");
   }
+  if (!options.katib && (!options.state_dir.empty() || !options.katib_push_url.empty())) {
+    return InvalidArgumentError(
+        "--state-dir and --katib-push-url are for Katib's trials: add --katib, or drop them");
+  }
   if (options.katib && options.state_dir.empty()) {
     return InvalidArgumentError(
         "--katib keeps the trials' observation log in --state-dir: give it a directory on a "

@@ -8,6 +8,7 @@
 #include "api/registry.h"
 #include "api/yaml.h"
 #include "server/api_status.h"
+#include "server/handler.h"
 #include "server/trial_observations.h"
 
 namespace trainyard::cli {
@@ -53,8 +54,9 @@ void AnswerLog(const TrialObservations& o, const std::string& ns, const std::str
 void TakePush(const TrialObservations& o, const std::string& ns, const std::string& name,
               const httplib::Request& req, httplib::Response& res) {
   Result<api::Json> trial = o.trials->Get({"Trial", ns, name});
-  std::string authorization = req.get_header_value("Authorization");
-  std::string token = authorization.starts_with("Bearer ") ? authorization.substr(7) : "";
+  // Read as the server's API reads it (any case of "Bearer", spaces).
+  std::string token =
+      server::ApiRequest{.authorization = req.get_header_value("Authorization")}.BearerToken();
   // Only the trial's own code, with the token it was given, pushes (and
   // nobody learns whether a trial it has no token for exists).
   if (!trial.ok() || !server::IsTrialsToken(*trial, token)) {

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <vector>
+
+#include "common/strings.h"
 
 namespace trainyard::controller {
 
@@ -52,6 +55,15 @@ Status DeleteEventsOf(store::ObjectStore& store, const store::ObjectKey& key) {
     if (!deleted.ok() && deleted.status().code() != StatusCode::kNotFound) return deleted.status();
   }
   return OkStatus();
+}
+
+Status RecordFailedValidation(store::ObjectStore& store, const Clock& clock,
+                              const InvolvedObject& object, const FieldErrors& errors) {
+  std::vector<std::string> parts;
+  for (const FieldError& e : errors) parts.push_back(e.ToString());
+  return RecordEvent(store, clock, object, "Warning", object.kind + "FailedValidation",
+                     fmt::format("{} {} is invalid, so nothing is made for it: {}", object.kind,
+                                 object.meta->name, Join(parts, "; ")));
 }
 
 }  // namespace trainyard::controller

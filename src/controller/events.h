@@ -8,6 +8,7 @@
 
 #include "api/meta.h"
 #include "common/clock.h"
+#include "common/field_path.h"
 #include "store/object_store.h"
 
 namespace trainyard::controller {
@@ -22,6 +23,12 @@ struct InvolvedObject {
 // ("SuccessfulCreatePod"); `message` a sentence for people.
 Status RecordEvent(store::ObjectStore& store, const Clock& clock, const InvolvedObject& object,
                    const std::string& type, const std::string& reason, const std::string& message);
+
+// On a cluster, where no webhook of ours may have checked it: `object`
+// is invalid, so nothing is made for it. A Warning <Kind>FailedValidation
+// with every error, as upstream v1.7's.
+Status RecordFailedValidation(store::ObjectStore& store, const Clock& clock,
+                              const InvolvedObject& object, const FieldErrors& errors);
 
 // Deletes the events about the object `key` names.
 Status DeleteEventsOf(store::ObjectStore& store, const store::ObjectKey& key);

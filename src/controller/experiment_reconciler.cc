@@ -316,18 +316,6 @@ Status ForgetExperiment(const ExperimentReconcilerOptions& options, const store:
   return DeleteEventsOf(*options.store, key);
 }
 
-// An invalid stored experiment, said once per change with every error.
-Status RecordInvalid(const ExperimentReconcilerOptions& options, const api::Experiment& experiment,
-                     const FieldErrors& errors) {
-  std::vector<std::string> parts;
-  for (const FieldError& e : errors) parts.push_back(e.ToString());
-  return RecordEvent(*options.store, *options.clock,
-                     {std::string(api::kKatibGroupVersion), "Experiment", &experiment.metadata},
-                     "Warning", "ExperimentFailedValidation",
-                     fmt::format("Experiment {} is invalid, so nothing is made for it: {}",
-                                 experiment.metadata.name, Join(parts, "; ")));
-}
-
 }  // namespace
 
 Result<ReconcileResult> ExperimentReconciler::Reconcile(const store::ObjectKey& key) {
@@ -340,7 +328,10 @@ Result<ReconcileResult> ExperimentReconciler::Reconcile(const store::ObjectKey& 
   if (options_.check_stored) {
     api::ValidationResult checked = api::Validate(api::Object(loaded->object));
     if (!checked.ok()) {
-      RETURN_IF_ERROR(RecordInvalid(options_, loaded->object, checked.errors));
+      RETURN_IF_ERROR(RecordFailedValidation(
+          *options_.store, *options_.clock,
+          {std::string(api::kKatibGroupVersion), "Experiment", &loaded->object.metadata},
+          checked.errors));
       return ReconcileResult{};
     }
   }

@@ -109,11 +109,19 @@ Status WarnUnusedSchedulingPolicy(Context& ctx) {
   if (scheduler == kVolcano && policy.schedule_timeout_seconds) {
     unread.push_back("scheduleTimeoutSeconds");
   }
+  std::string why = "the PodGroups of --gang-scheduler-name " + scheduler + " have no such field";
+  // trainyard's scheduler on a cluster evicts no gang that waits too long
+  // (it deletes no pod): its group's timeout is not acted on.
+  if (scheduler == "trainyard" && policy.schedule_timeout_seconds) {
+    unread.push_back("scheduleTimeoutSeconds");
+    why =
+        "trainyard's scheduler on a cluster has no queues or priority classes of its own and "
+        "evicts no gang that waits";
+  }
   if (unread.empty()) return OkStatus();
   return Record(ctx, "Warning", "SchedulingPolicyIgnored",
-                fmt::format("spec.runPolicy.schedulingPolicy.{} is not acted on: the PodGroups of "
-                            "--gang-scheduler-name {} have no such field",
-                            fmt::join(unread, ", "), scheduler));
+                fmt::format("spec.runPolicy.schedulingPolicy.{} is not acted on: {}",
+                            fmt::join(unread, ", "), why));
 }
 
 // Nothing of a finished job keeps running; the cleanPodPolicy decides which
@@ -551,19 +559,6 @@ Status DeleteOrphans(const ReconcilerOptions& options, const store::ObjectKey& k
 
 // The event a job nothing is made for gets: every error, each with its
 // field path.
-Status RecordInvalid(const ReconcilerOptions& options, const api::TrainingJob& job,
-                     const FieldErrors& errors) {
-  std::vector<std::string> parts;
-  for (const FieldError& e : errors) parts.push_back(e.ToString());
-  std::string kind(job.info().name);
-  return RecordEvent(
-      *options.store, *options.clock,
-      {.api_version = std::string(api::kKubeflowGroupVersion), .kind = kind, .meta = &job.metadata},
-      "Warning", kind + "FailedValidation",
-      fmt::format("{} {} is invalid, so nothing is made for it: {}", kind, job.metadata.name,
-                  Join(parts, "; ")));
-}
-
 }  // namespace
 
 std::vector<std::string> JobReconciler::Kinds() const {
@@ -594,7 +589,10 @@ Result<ReconcileResult> JobReconciler::Reconcile(const store::ObjectKey& key) {
   if (options_.cluster) {
     api::ValidationResult checked = api::Validate(api::Object(*job));
     if (!checked.ok()) {
-      RETURN_IF_ERROR(RecordInvalid(options_, *job, checked.errors));
+      std::string kind(job->info().name);
+      RETURN_IF_ERROR(RecordFailedValidation(
+          *options_.store, *options_.clock,
+          {std::string(api::kKubeflowGroupVersion), kind, &job->metadata}, checked.errors));
       return ReconcileResult{};
     }
   }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "api/defaults.h"
 #include "api/kinds.h"
 #include "api/object.h"
@@ -41,9 +43,11 @@ api::Json Denied(const api::Json& review, const FieldErrors& errors,
   return Response(review, std::move(response));
 }
 
+// One of AdmittedKinds(), by its apiVersion and kind.
 bool IsAdmitted(const api::Json& object) {
-  std::string kind = api::StringAt(object, "kind");
-  return api::JobKindFromName(kind).has_value() || kind == "Experiment";
+  const api::ResourceType* type = api::ResourceTypeOf(object);
+  std::vector<const api::ResourceType*> kinds = AdmittedKinds();
+  return type != nullptr && std::find(kinds.begin(), kinds.end(), type) != kinds.end();
 }
 
 api::Json Mutate(const api::Json& review, const api::Json& object) {

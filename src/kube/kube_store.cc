@@ -187,6 +187,11 @@ void KubeStore::Index(const std::string& kind, const api::Json& object, bool add
 void KubeStore::Apply(const std::string& kind, api::Json object, bool deleted, bool notify) {
   Name name{NamespaceOf(object), NameOf(object)};
   store::WatchEvent event;
+  // Held from the cache's change to its delivery: an own write (on the
+  // writing thread) and the informer's event for the same object reach
+  // watchers in the order the cache took them, never an older one last.
+  std::unique_lock<std::mutex> delivering;
+  if (notify) delivering = std::unique_lock<std::mutex>(watch_mu_);
   {
     std::lock_guard lock(mu_);
     Cache& cache = caches_[kind];
@@ -210,12 +215,9 @@ void KubeStore::Apply(const std::string& kind, api::Json object, bool deleted, b
     }
     event.object = std::move(object);
   }
-  if (notify) Notify(event);
-}
-
-void KubeStore::Notify(const store::WatchEvent& event) {
-  std::lock_guard lock(watch_mu_);
-  for (const auto& [id, callback] : watchers_) callback(event);
+  if (notify) {
+    for (const auto& [id, callback] : watchers_) callback(event);
+  }
 }
 
 Result<api::Json> KubeStore::Get(const store::ObjectKey& key) const {

@@ -92,7 +92,6 @@ class KubeStore final : public store::ObjectStore {
                             const api::Json& sent);
   void Follow(const std::string& kind);
   void Index(const std::string& kind, const api::Json& object, bool add);
-  void Notify(const store::WatchEvent& event);
   // Waits `d` unless stopped first.
   void Pause(Duration d);
 

@@ -98,9 +98,8 @@ bool Metrics::OwnedByJob(const api::Json& object) const {
   for (const api::Json& owner : *owners) {
     if (!owner.is_object() || !owner.value("controller", false)) continue;
     std::string kind = owner.value("kind", "");
-    return job_kinds_.empty()
-               ? !Framework(kind).empty()
-               : std::find(job_kinds_.begin(), job_kinds_.end(), kind) != job_kinds_.end();
+    // job_kinds_ holds every job kind when none was named.
+    return std::find(job_kinds_.begin(), job_kinds_.end(), kind) != job_kinds_.end();
   }
   return false;
 }

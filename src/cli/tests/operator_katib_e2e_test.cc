@@ -145,6 +145,12 @@ TEST_F(OperatorKatibE2eTest, KatibWithoutAStateDirectoryIsRefused) {
   ASSERT_TRUE(ended.has_value());
   EXPECT_EQ(ended->exit_code, 2);
   EXPECT_THAT(OperatorLog(), HasSubstr("--katib keeps the trials' observation log in --state-dir"));
+  // Katib's flags without --katib would be ignored: refused.
+  StartOperator({"--state-dir", (dir_ / "state").string()});
+  ended = Operator().WaitFor(std::chrono::seconds(20));
+  ASSERT_TRUE(ended.has_value());
+  EXPECT_EQ(ended->exit_code, 2);
+  EXPECT_THAT(OperatorLog(), HasSubstr("--state-dir and --katib-push-url are for Katib's trials"));
 }
 
 }  // namespace

@@ -27,6 +27,14 @@ class JobReconcilerTest : public ::testing::Test {
     reconciler_ = std::make_unique<JobReconciler>(
         ReconcilerOptions{.store = store_.get(), .clock = &clock_, .ports = &ports_});
   }
+  // The reconciler as the operator runs it, on a cluster.
+  void OnACluster() {
+    reconciler_ =
+        std::make_unique<JobReconciler>(ReconcilerOptions{.store = store_.get(),
+                                                          .clock = &clock_,
+                                                          .ports = &ports_,
+                                                          .cluster = ReconcilerOptions::Cluster{}});
+  }
 
   void Submit(const std::string& yaml) {
     auto docs = api::ParseManifests(yaml, "job.yaml");
@@ -140,11 +148,7 @@ TEST_F(JobReconcilerTest, CreatesEveryReplicaWithItsPortAndEnv) {
 // On a cluster no webhook of ours may have checked a stored job: one that
 // `trainyard validate` refuses gets an event with its errors, and nothing.
 TEST_F(JobReconcilerTest, OnAClusterAnInvalidJobIsSaidAndNothingIsMade) {
-  reconciler_ =
-      std::make_unique<JobReconciler>(ReconcilerOptions{.store = store_.get(),
-                                                        .clock = &clock_,
-                                                        .ports = &ports_,
-                                                        .cluster = ReconcilerOptions::Cluster{}});
+  OnACluster();
   Submit(R"(
 apiVersion: kubeflow.org/v1
 kind: PyTorchJob
@@ -169,11 +173,7 @@ spec:
 
 // On a cluster with no gang scheduler nothing reads schedulingPolicy: said.
 TEST_F(JobReconcilerTest, OnAClusterWithoutAGangSchedulerTheSchedulingPolicyIsSaidIgnored) {
-  reconciler_ =
-      std::make_unique<JobReconciler>(ReconcilerOptions{.store = store_.get(),
-                                                        .clock = &clock_,
-                                                        .ports = &ports_,
-                                                        .cluster = ReconcilerOptions::Cluster{}});
+  OnACluster();
   Submit(PyTorch("schedulingPolicy: {minAvailable: 3}"));
   Reconcile();
   Reconcile();  // once, however often the job is looked at
