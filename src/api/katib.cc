@@ -23,6 +23,19 @@ std::string_view LastConditionType(const std::vector<KatibCondition>& conditions
 
 bool Maximizes(const ObjectiveSpec& objective) { return objective.type == "maximize"; }
 
+std::string CollectorKindOf(const Trial& trial) {
+  const auto& mc = trial.spec.metrics_collector;
+  return mc && mc->collector ? mc->collector->kind : "StdOut";
+}
+
+std::vector<std::string> MetricNamesOf(const Trial& trial) {
+  const ObjectiveSpec objective = trial.spec.objective.value_or(ObjectiveSpec{});
+  std::vector<std::string> names = {objective.objective_metric_name};
+  names.insert(names.end(), objective.additional_metric_names.begin(),
+               objective.additional_metric_names.end());
+  return names;
+}
+
 namespace {
 
 Result<double> ParseBound(const ParameterSpec& p, std::string_view field, const std::string& text) {

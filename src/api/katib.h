@@ -523,4 +523,9 @@ std::string_view LastConditionType(const std::vector<KatibCondition>& conditions
 // Whether the objective is maximised (anything but "maximize" minimises).
 bool Maximizes(const ObjectiveSpec& objective);
 
+// The trial's metrics collector kind: StdOut unless its spec names one.
+std::string CollectorKindOf(const Trial& trial);
+// The metrics a trial reports: the objective, then the additional ones.
+std::vector<std::string> MetricNamesOf(const Trial& trial);
+
 }  // namespace trainyard::api

@@ -2,8 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
+#include "api/json.h"
 #include "engine/inventory.h"
 #include "runtime/local/log_file.h"
+#include "server/cri_log.h"
 
 namespace trainyard::cli {
 
@@ -36,14 +40,32 @@ Result<server::Backend::LogRun> EngineBackend::Log(const std::string& namespace_
                                                    const std::string& pod,
                                                    const std::string& container,
                                                    bool previous) const {
-  // As kube-apiserver answers for a pod no kubelet runs.
-  if (engine_.node() == nullptr) {
-    return InvalidArgumentError(fmt::format(
-        "pod {:?} has no log here: this server is API-only (--api-only) and runs no pods", pod));
-  }
+  if (engine_.node() == nullptr) return KubeletLog(namespace_, pod, container, previous);
   std::string path = engine_.node()->LogPath(namespace_, pod, container);
   ASSIGN_OR_RETURN(runtime::LogSpan span, runtime::RunSpan(path, previous));
   return LogRun{.path = path, .begin = span.begin, .end = span.end};
+}
+
+Result<server::Backend::LogRun> EngineBackend::KubeletLog(const std::string& namespace_,
+                                                          const std::string& pod,
+                                                          const std::string& container,
+                                                          bool previous) const {
+  ASSIGN_OR_RETURN(api::Json stored, engine_.store().committed().Get({"Pod", namespace_, pod}));
+  int run = 0;
+  for (const api::Json& c : api::ArrayRefAt(stored, {"status", "containerStatuses"})) {
+    if (api::StringAt(c, {"name"}) == container)
+      run = static_cast<int>(api::IntAt(c, {"restartCount"}));
+  }
+  if (previous) --run;
+  std::string path = server::CriLogPath(pod_log_dir_, namespace_, pod,
+                                        api::StringAt(stored, {"metadata", "uid"}), container, run);
+  std::error_code ec;
+  // A current run's file may not be written yet: it is followed until it is.
+  if (previous && (run < 0 || !std::filesystem::exists(path, ec))) {
+    return NotFoundError(
+        fmt::format("no run of container {} of pod {} before this one", container, pod));
+  }
+  return LogRun{.path = path, .cri = true};
 }
 
 }  // namespace trainyard::cli

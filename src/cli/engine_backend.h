@@ -14,8 +14,11 @@ namespace trainyard::cli {
 class EngineBackend final : public server::Backend {
  public:
   // `started`: when the engine started (RFC 3339), the Nodes' creation time.
-  EngineBackend(engine::Engine& engine, std::string started)
-      : engine_(engine), started_(std::move(started)) {}
+  // `pod_log_dir`: on an API-only server, where whoever plays the kubelets
+  // writes the containers' logs, laid out and formatted as the kubelet's
+  // /var/log/pods (server/cri_log.h).
+  EngineBackend(engine::Engine& engine, std::string started, std::string pod_log_dir = "")
+      : engine_(engine), started_(std::move(started)), pod_log_dir_(std::move(pod_log_dir)) {}
 
   store::CommittedReader& store() override { return engine_.store().committed(); }
   Result<api::Json> Execute(Write write) override { return engine_.Execute(std::move(write)); }
@@ -26,8 +29,13 @@ class EngineBackend final : public server::Backend {
                      const std::string& container, bool previous) const override;
 
  private:
+  // What a kubelet would answer, from the logs under pod_log_dir_.
+  Result<LogRun> KubeletLog(const std::string& namespace_, const std::string& pod,
+                            const std::string& container, bool previous) const;
+
   engine::Engine& engine_;
   std::string started_;
+  std::string pod_log_dir_;
 };
 
 }  // namespace trainyard::cli

@@ -40,7 +40,8 @@ api::Json Rule(std::vector<std::string> groups, std::vector<std::string> resourc
 // deletes a job whose TTL ran out, makes and removes pods, services and an
 // MPIJob's ConfigMap, records events (and removes a deleted job's), and
 // holds its Lease. With --katib, it makes and updates a trial's job (of
-// any kind, batch/v1 Jobs included), and reconciles Katib's kinds.
+// any kind, batch/v1 Jobs included), reconciles Katib's kinds, and reads
+// StdOut trials' pod logs.
 api::Json ClusterRole() {
   std::vector<std::string> jobs, statuses;
   for (const api::KindInfo& info : api::AllKinds()) {
@@ -77,12 +78,13 @@ api::Json ClusterRole() {
              {"mutatingwebhookconfigurations", "validatingwebhookconfigurations"},
              {"get", "update"}),
         // --katib: experiments make trials and a suggestion; trials make
-        // jobs, batch/v1 Jobs among them.
+        // jobs, batch/v1 Jobs among them; StdOut trials' logs are read.
         Rule({"kubeflow.org"}, {"experiments", "suggestions", "trials"},
              {"create", "delete", "get", "list", "update", "watch"}),
         Rule({"kubeflow.org"}, {"experiments/status", "suggestions/status", "trials/status"},
              {"get", "update"}),
-        Rule({"batch"}, {"jobs"}, {"create", "delete", "get", "list", "update", "watch"})}}};
+        Rule({"batch"}, {"jobs"}, {"create", "delete", "get", "list", "update", "watch"}),
+        Rule({""}, {"pods/log"}, {"get"})}}};
 }
 
 // The webhook certificate's Secret, in the operator's namespace only.

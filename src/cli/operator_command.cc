@@ -219,12 +219,17 @@ Result<std::unique_ptr<store::SqliteStore>> OpenObservations(const std::string& 
   return opened;
 }
 
-// What the controller needs for Katib, if it is on: the log, and where
-// trials push (the webhook Service's DNS name at the metrics port, unless
-// --katib-push-url says otherwise).
+// A quiet trial prints nothing for a while: a read of its log that hears
+// nothing for this long is begun again from where it was.
+constexpr Duration kQuietLog = std::chrono::minutes(5);
+
+// What the controller needs for Katib, if it is on: the log, where trials
+// push (the webhook Service's DNS name at the metrics port, unless
+// --katib-push-url says otherwise), and the pod logs StdOut trials print to.
 std::optional<engine::ClusterControllerOptions::Katib> KatibOf(const OperatorOptions& options,
                                                                store::ObservationLog* log,
-                                                               const std::string& home_namespace) {
+                                                               const std::string& home_namespace,
+                                                               kube::KubeClient& client) {
   if (!options.katib) return std::nullopt;
   std::string url = options.katib_push_url;
   if (url.empty()) {
@@ -232,7 +237,14 @@ std::optional<engine::ClusterControllerOptions::Katib> KatibOf(const OperatorOpt
     url = fmt::format("http://{}.{}.svc:{}", options.webhook_service_name, home_namespace,
                       address.substr(address.rfind(':') + 1));
   }
-  return engine::ClusterControllerOptions::Katib{.observations = log, .push_url = url};
+  return engine::ClusterControllerOptions::Katib{
+      .observations = log,
+      .push_url = url,
+      .pod_logs = [&client](const engine::PodLogRequest& request,
+                            const std::function<bool(std::string_view)>& on_data,
+                            kube::WatchHandle& handle) {
+        return client.Stream(engine::PodLogPath(request), kQuietLog, on_data, handle);
+      }};
 }
 
 // trainyard's own scheduler, on a thread beside the controller's while this
@@ -375,7 +387,7 @@ int RunOperator(const OperatorOptions& options) {
                    .pytorch_init_max_tries = options.pytorch_init_container_max_tries,
                    .gang_scheduler = options.gang_scheduler_name,
                    .mpi_kubectl_delivery_image = options.mpi_kubectl_delivery_image},
-       .katib = KatibOf(options, observations.get(), config->namespace_)});
+       .katib = KatibOf(options, observations.get(), config->namespace_, **client)});
   acting = true;
   {
     std::lock_guard lock(running_mu);

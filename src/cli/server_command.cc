@@ -165,7 +165,10 @@ int RunServer(const ServerOptions& options) {
     std::cerr << "warning: " << engine.machine().gpu_note << '\n';
   }
   const Clock& clock = RealClock::Get();
-  EngineBackend backend(engine, FormatRfc3339(clock.Now()));
+  // API-only, pods' logs are read where whoever plays the kubelets writes
+  // them, as kube-apiserver reads them from the kubelets.
+  std::string pod_logs = options.api_only ? home + "/server/pod-logs" : "";
+  EngineBackend backend(engine, FormatRfc3339(clock.Now()), pod_logs);
   server::ApiHandler handler(backend, clock, auth ? &*auth : nullptr, &metrics, options.api_only);
   metrics.Seed(engine.store().committed());
   Result<store::WatchId> counted = engine.store().WatchCommitted(
@@ -212,6 +215,12 @@ int RunServer(const ServerOptions& options) {
                  auth ? "" : ", with no authentication (--allow-unauthenticated)");
     }
     fmt::print(stderr, "  state and logs: {}/server\n", home);
+    if (options.api_only) {
+      fmt::print(stderr,
+                 "  pod logs: {}/<namespace>_<pod>_<uid>/<container>/<restart>.log, in the "
+                 "kubelet's CRI format, written by whoever plays the kubelets\n",
+                 pod_logs);
+    }
     fmt::print(stderr, "  export KUBECONFIG={}   # for kubectl and client libraries\n", kubeconfig);
   });
   Status status = engine.Run([] { return false; }, [] {});

@@ -351,6 +351,16 @@ Result<ReconcileResult> TrialReconciler::Reconcile(const store::ObjectKey& key) 
     return ReconcileResult{.requeue_after = options_.poll};
   }
   RETURN_IF_ERROR(job.status());
+  if (options_.read_output) {
+    ASSIGN_OR_RETURN(bool reading, options_.read_output(ctx.trial));
+    if (reading) {
+      // Concluding now could miss its last values (and deleting its job
+      // would end the read).
+      ASSIGN_OR_RETURN(ctx.trial.status.observation, ObservationOf(ctx));
+      RETURN_IF_ERROR(WriteStatus(ctx));
+      return ReconcileResult{.requeue_after = options_.poll};
+    }
+  }
   RETURN_IF_ERROR(FollowJob(ctx, *job));
   bool finished = IsFinished(PhaseOf(ctx.trial));
   if (finished) {

@@ -14,6 +14,7 @@
 //    nothing to wait for (upstream requeues every second until logs appear).
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "api/katib.h"
@@ -46,6 +47,11 @@ struct TrialReconcilerOptions {
   // trials are told nothing.
   std::string api_url;
   std::string api_ca_file;
+  // Reads the metrics the trial's pods print where only the caller can
+  // reach them (on a cluster, their logs through the API); true while some
+  // of an ended container's output is still unread: the trial does not
+  // conclude from its job until it is read. None: collected elsewhere.
+  std::function<Result<bool>(const api::Trial&)> read_output;
   // How often a running trial is looked at again (its metrics may have
   // grown): the bound on how late early stopping can act.
   Duration poll = std::chrono::milliseconds(250);

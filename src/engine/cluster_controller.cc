@@ -35,17 +35,18 @@ class NoPorts final : public controller::PortAllocator {
 
 NoPorts no_ports;
 
-// Why an experiment cannot run on a cluster yet: its trials' metrics are
-// collected only when they push them.
+// Why an experiment cannot run on a cluster yet: File and TensorFlowEvent
+// collectors read what trial pods write to their own file system.
 std::optional<std::string> UnsupportedOnCluster(const api::Experiment& experiment) {
   const auto& spec = experiment.spec.metrics_collector_spec;
   std::string kind = spec && spec->collector ? spec->collector->kind : "StdOut";
-  if (kind != "Push") {
+  if (kind != "Push" && kind != "StdOut") {
     return fmt::format(
-        "spec.metricsCollectorSpec.collector.kind {}: on a cluster trainyard collects pushed "
-        "metrics only, not yet what the trial pods print or write; use kind: Push, and have "
-        "the trial's code POST its metrics to $TRAINYARD_METRICS_URL with "
-        "$TRAINYARD_METRICS_TOKEN as its bearer token",
+        "spec.metricsCollectorSpec.collector.kind {}: it reads files inside the trial pods, "
+        "which on a cluster needs a collector sidecar in each pod, and trainyard injects none "
+        "yet; use kind: StdOut (the operator reads the primary container's log through the API) "
+        "or kind: Push (the trial POSTs its metrics to $TRAINYARD_METRICS_URL with "
+        "$TRAINYARD_METRICS_TOKEN as its bearer token)",
         kind);
   }
   if (experiment.spec.algorithm && experiment.spec.algorithm->algorithm_name == "pbt") {
@@ -68,26 +69,33 @@ ClusterController::ClusterController(ClusterControllerOptions options)
   reconcilers_.push_back(std::make_unique<OnlyKinds>(
       std::make_unique<controller::JobReconciler>(std::move(jobs)), options_.job_kinds));
   if (options_.katib) {
+    pod_logs_.emplace(PodLogMetricsOptions{.store = options_.store,
+                                           .observations = options_.katib->observations,
+                                           .source = options_.katib->pod_logs,
+                                           .clock = options_.clock});
     reconcilers_.push_back(std::make_unique<controller::ExperimentReconciler>(
         controller::ExperimentReconcilerOptions{.store = options_.store,
                                                 .observations = options_.katib->observations,
                                                 .clock = options_.clock,
                                                 .unsupported = UnsupportedOnCluster,
                                                 .check_stored = true}));
-    reconcilers_.push_back(std::make_unique<controller::TrialReconciler>(
-        controller::TrialReconcilerOptions{.store = options_.store,
-                                           .observations = options_.katib->observations,
-                                           .clock = options_.clock,
-                                           .api_url = options_.katib->push_url,
-                                           // Pushes wake no watch: how soon early
-                                           // stopping sees them.
-                                           .poll = std::chrono::seconds(1)}));
+    reconcilers_.push_back(
+        std::make_unique<controller::TrialReconciler>(controller::TrialReconcilerOptions{
+            .store = options_.store,
+            .observations = options_.katib->observations,
+            .clock = options_.clock,
+            .api_url = options_.katib->push_url,
+            .read_output = [this](const api::Trial& trial) { return pod_logs_->Collect(trial); },
+            // Pushes wake no watch: how soon early
+            // stopping sees them.
+            .poll = std::chrono::seconds(1)}));
   }
   for (const auto& r : reconcilers_) queue_.Register(r.get());
 }
 
 ClusterController::~ClusterController() {
   if (watch_ != 0) options_.store->StopWatch(watch_);
+  if (pod_logs_) pod_logs_->Stop();
 }
 
 void ClusterController::RequestStop() {

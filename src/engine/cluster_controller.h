@@ -1,8 +1,8 @@
 // The control loop of `trainyard operator`: the same reconcilers as the
 // embedded engine, over a store backed by a Kubernetes API server (the
-// job kinds, and with Katib on, Experiments and Trials; an experiment
-// whose metrics collector reads the trial pods' output or files is refused
-// there, Failed with the reason, until the operator collects those). No
+// job kinds, and with Katib on, Experiments and Trials, whose StdOut
+// metrics are read from their pods' logs; an experiment whose collector
+// reads files in the trial pods is refused there, Failed with the reason). No
 // scheduler, node agent or garbage collector runs here: on a cluster the
 // kube-scheduler, the kubelets and the cluster's garbage collector do that
 // work. Changes the store's informers see wake the loop; timers the
@@ -23,6 +23,7 @@
 #include "common/clock.h"
 #include "controller/job_reconciler.h"
 #include "controller/reconciler.h"
+#include "engine/pod_log_metrics.h"
 #include "engine/reconcile_queue.h"
 #include "store/object_store.h"
 #include "store/observation_log.h"
@@ -44,6 +45,8 @@ struct ClusterControllerOptions {
   struct Katib {
     store::ObservationLog* observations = nullptr;
     std::string push_url;
+    // How StdOut trials' pod logs are read (the API's pods/log).
+    PodLogSource pod_logs;
   };
   std::optional<Katib> katib;
   ReconcileQueue::OnReconcile on_reconcile;
@@ -66,6 +69,7 @@ class ClusterController {
   ClusterControllerOptions options_;
   std::vector<std::unique_ptr<controller::Reconciler>> reconcilers_;
   ReconcileQueue queue_;
+  std::optional<PodLogMetrics> pod_logs_;  // with Katib: StdOut trials' logs read
   store::WatchId watch_ = 0;
   std::mutex mu_;
   std::condition_variable wake_;

@@ -9,6 +9,7 @@
 #include "api/pod_object.h"
 #include "controller/katib_status.h"
 #include "controller/trial_reconciler.h"
+#include "engine/primary_pods.h"
 #include "tune/tfevents.h"
 
 namespace trainyard::engine {
@@ -18,58 +19,13 @@ namespace {
 // stall the loop; the rest is read on the next steps.
 constexpr int64_t kMaxReadBytes = 4 << 20;
 
-std::string CollectorKind(const api::Trial& trial) {
-  const auto& mc = trial.spec.metrics_collector;
-  return mc && mc->collector ? mc->collector->kind : "StdOut";
-}
-
-bool MatchesLabels(const api::Json& pod, const std::map<std::string, std::string>& wanted) {
-  const api::Json& labels = api::ObjectAt(pod, {"metadata", "labels"});
-  for (const auto& [key, value] : wanted) {
-    auto it = labels.find(key);
-    if (it == labels.end() || *it != value) return false;
-  }
-  return true;
-}
-
-// The trial's primary pods: those of its job that match primaryPodLabels.
-// Found through the job's uid, so the cost is the job's pods', however many
-// others the namespace holds.
-Result<std::vector<std::string>> PrimaryPods(const store::ObjectStore& store,
-                                             const api::Trial& trial) {
-  std::vector<std::string> pods;
-  Result<api::Json> job = store.Get(controller::TrialJobKey(trial));
-  if (!job.ok()) return pods;  // not made yet, or gone
-  std::string uid = api::StringAt(*job, {"metadata", "uid"});
-  RETURN_IF_ERROR(store.ScanOwnedBy("Pod", uid, [&](const api::Json& pod) {
-    if (api::StringAt(pod, {"metadata", "labels", std::string(api::kTrialLabel).c_str()}) !=
-        trial.metadata.name) {
-      return;
-    }
-    if (MatchesLabels(pod, trial.spec.primary_pod_labels)) {
-      pods.push_back(api::StringAt(pod, {"metadata", "name"}));
-    }
-  }));
-  return pods;
-}
-
-std::vector<std::string> MetricNames(const api::Trial& trial) {
-  const api::ObjectiveSpec objective = trial.spec.objective.value_or(api::ObjectiveSpec{});
-  std::vector<std::string> names = {objective.objective_metric_name};
-  names.insert(names.end(), objective.additional_metric_names.begin(),
-               objective.additional_metric_names.end());
-  return names;
-}
-
 int64_t Micros(TimePoint t) {
   return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
 }
 
 }  // namespace
 
-Result<const tune::MetricsParser*> MetricsCollector::ParserFor(const api::Trial& trial) {
-  auto it = parsers_.find(trial.metadata.uid);
-  if (it != parsers_.end()) return it->second.get();
+Result<tune::MetricsParser> MakeMetricsParser(const api::Trial& trial) {
   const api::MetricsCollectorSpec mc =
       trial.spec.metrics_collector.value_or(api::MetricsCollectorSpec{});
   std::vector<std::string> filters;
@@ -80,8 +36,13 @@ Result<const tune::MetricsParser*> MetricsCollector::ParserFor(const api::Trial&
       format = tune::MetricsFormat::kJson;
     }
   }
-  ASSIGN_OR_RETURN(tune::MetricsParser parser,
-                   tune::MetricsParser::Make(MetricNames(trial), std::move(filters), format));
+  return tune::MetricsParser::Make(api::MetricNamesOf(trial), std::move(filters), format);
+}
+
+Result<const tune::MetricsParser*> MetricsCollector::ParserFor(const api::Trial& trial) {
+  auto it = parsers_.find(trial.metadata.uid);
+  if (it != parsers_.end()) return it->second.get();
+  ASSIGN_OR_RETURN(tune::MetricsParser parser, MakeMetricsParser(trial));
   auto [entry, inserted] = parsers_.emplace(
       trial.metadata.uid, std::make_unique<tune::MetricsParser>(std::move(parser)));
   return entry->second.get();
@@ -142,7 +103,7 @@ Status MetricsCollector::ReadEventFile(const api::Trial& trial, const std::strin
   if (read.consumed == 0) return OkStatus();
   std::vector<store::ObservationRow> rows;
   for (tune::MetricSample& sample :
-       tune::MatchTfScalars(MetricNames(trial), event_dir, read.scalars)) {
+       tune::MatchTfScalars(api::MetricNamesOf(trial), event_dir, read.scalars)) {
     rows.push_back({.time_us = *sample.timestamp_us,
                     .metric = std::move(sample.name),
                     .value = std::move(sample.value)});
@@ -188,7 +149,7 @@ Status MetricsCollector::Collect(const store::ObjectKey& key) {
     parsers_.erase(trial->metadata.uid);
     return OkStatus();
   }
-  std::string kind = CollectorKind(*trial);
+  std::string kind = api::CollectorKindOf(*trial);
   if (kind == "TensorFlowEvent") {
     return ReadEventDirectory(*trial, controller::MetricsFileOf(*trial, options_.metrics_dir));
   }
@@ -198,11 +159,12 @@ Status MetricsCollector::Collect(const store::ObjectKey& key) {
     controller::MetricsFile file = controller::MetricsFileOf(*trial, options_.metrics_dir);
     return ReadSource(*trial, *parser, file.host_path);
   }
-  ASSIGN_OR_RETURN(std::vector<std::string> pods, PrimaryPods(*options_.store, *trial));
-  for (const std::string& pod : pods) {
+  ASSIGN_OR_RETURN(std::vector<api::Json> pods, PrimaryPodsOf(*options_.store, *trial));
+  for (const api::Json& pod : pods) {
     RETURN_IF_ERROR(ReadSource(
         *trial, *parser,
-        options_.log_path(trial->metadata.namespace_, pod, trial->spec.primary_container_name)));
+        options_.log_path(trial->metadata.namespace_, api::StringAt(pod, {"metadata", "name"}),
+                          trial->spec.primary_container_name)));
   }
   return OkStatus();
 }

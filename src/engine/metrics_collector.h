@@ -32,6 +32,10 @@ struct MetricsCollectorOptions {
   std::string metrics_dir;  // as controller::TrialReconcilerOptions::metrics_dir
 };
 
+// The parser of a trial's collector: its filters (Katib's default when it
+// names none), as TEXT, or JSON lines for a File collector that says so.
+Result<tune::MetricsParser> MakeMetricsParser(const api::Trial& trial);
+
 class MetricsCollector {
  public:
   explicit MetricsCollector(MetricsCollectorOptions options) : options_(std::move(options)) {}

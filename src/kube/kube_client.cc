@@ -290,29 +290,22 @@ Result<api::Json> KubeClient::Delete(const std::string& kind, const std::string&
           {"apiVersion", "v1"}, {"kind", "DeleteOptions"}, {"propagationPolicy", "Background"}});
 }
 
-Status KubeClient::Watch(const std::string& kind, const std::string& namespace_,
-                         const std::string& resource_version,
-                         const std::function<bool(const api::Json&)>& on_event,
-                         WatchHandle& handle) {
-  ASSIGN_OR_RETURN(std::string collection, CollectionPath(kind, namespace_));
-  int timeout = WatchTimeoutSeconds();
-  std::string path = fmt::format("{}{}?watch=true&allowWatchBookmarks=true&timeoutSeconds={}",
-                                 prefix_, collection, timeout);
-  if (!resource_version.empty()) path += "&resourceVersion=" + resource_version;
+Status KubeClient::Stream(const std::string& path, Duration idle_timeout,
+                          const std::function<bool(std::string_view)>& on_data,
+                          WatchHandle& handle) {
   Throttle();
   ASSIGN_OR_RETURN(std::unique_ptr<httplib::ClientImpl> client, Connect());
-  client->set_read_timeout(std::chrono::seconds(timeout + 30));
+  client->set_read_timeout(std::chrono::duration_cast<std::chrono::seconds>(idle_timeout));
   {
     std::lock_guard lock(handle.mu_);
     if (handle.stopped_) return OkStatus();
     handle.client_ = client.get();
   }
   int code = 0;
-  std::string pending, error_body;
+  std::string error_body;
   bool ended_by_caller = false;
-  bool bad_line = false;
   httplib::Result result = client->Get(
-      path, httplib::Headers{},
+      prefix_ + path, httplib::Headers{},
       [&](const httplib::Response& response) {
         code = response.status;
         return true;
@@ -322,7 +315,40 @@ Status KubeClient::Watch(const std::string& kind, const std::string& namespace_,
           if (error_body.size() < 65536) error_body.append(data, n);
           return true;
         }
-        pending.append(data, n);
+        if (!on_data(std::string_view(data, n)) || handle.stopped_) {
+          ended_by_caller = true;
+          return false;
+        }
+        return true;
+      });
+  {
+    std::lock_guard lock(handle.mu_);
+    handle.client_ = nullptr;
+  }
+  if (ended_by_caller || handle.stopped_) return OkStatus();
+  if (code >= 300) return StatusOfAnswer(code, error_body);
+  if (!result && result.error() != httplib::Error::Read) {
+    return UnavailableError(fmt::format("reading {} on {}: {}", path, config_.server,
+                                        httplib::to_string(result.error())));
+  }
+  return OkStatus();  // the server ended the stream
+}
+
+Status KubeClient::Watch(const std::string& kind, const std::string& namespace_,
+                         const std::string& resource_version,
+                         const std::function<bool(const api::Json&)>& on_event,
+                         WatchHandle& handle) {
+  ASSIGN_OR_RETURN(std::string collection, CollectionPath(kind, namespace_));
+  int timeout = WatchTimeoutSeconds();
+  std::string path =
+      fmt::format("{}?watch=true&allowWatchBookmarks=true&timeoutSeconds={}", collection, timeout);
+  if (!resource_version.empty()) path += "&resourceVersion=" + resource_version;
+  std::string pending;
+  bool bad_line = false;
+  Status streamed = Stream(
+      path, std::chrono::seconds(timeout + 30),
+      [&](std::string_view data) {
+        pending.append(data);
         // etcd keeps objects under 1.5 MiB: a line far longer is no event.
         if (pending.size() > kMaxEventBytes && pending.find('\n') == std::string::npos) {
           bad_line = true;
@@ -337,27 +363,15 @@ Status KubeClient::Watch(const std::string& kind, const std::string& namespace_,
             bad_line = true;
             return false;
           }
-          if (!on_event(event) || handle.stopped_) {
-            ended_by_caller = true;
-            return false;
-          }
+          if (!on_event(event)) return false;
         }
-        return !handle.stopped_;
-      });
-  {
-    std::lock_guard lock(handle.mu_);
-    handle.client_ = nullptr;
-  }
-  if (ended_by_caller || handle.stopped_) return OkStatus();
+        return true;
+      },
+      handle);
   if (bad_line) {
     return InternalError(fmt::format("watching {}: an event is not JSON, or too long", kind));
   }
-  if (code >= 300) return StatusOfAnswer(code, error_body);
-  if (!result && result.error() != httplib::Error::Read) {
-    return UnavailableError(fmt::format("watching {} on {}: {}", kind, config_.server,
-                                        httplib::to_string(result.error())));
-  }
-  return OkStatus();  // the server ended the watch: resume it
+  return streamed;
 }
 
 }  // namespace trainyard::kube

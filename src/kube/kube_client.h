@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "api/json.h"
@@ -37,7 +38,7 @@ struct KubeClientOptions {
   const Clock* clock = &RealClock::Get();
 };
 
-// A watch in progress: Stop() from any thread ends it.
+// A watch or other stream in progress: Stop() from any thread ends it.
 class WatchHandle {
  public:
   void Stop();
@@ -79,6 +80,13 @@ class KubeClient {
   Status Watch(const std::string& kind, const std::string& namespace_,
                const std::string& resource_version,
                const std::function<bool(const api::Json&)>& on_event, WatchHandle& handle);
+
+  // GETs `path` (with its query) and hands each piece of the answer's body
+  // to `on_data` as it arrives, until it returns false, the server ends
+  // the answer, or `handle` is stopped (all three OK). `idle_timeout`: how
+  // long the server may send nothing before the read fails (UNAVAILABLE).
+  Status Stream(const std::string& path, Duration idle_timeout,
+                const std::function<bool(std::string_view)>& on_data, WatchHandle& handle);
 
   const ClusterConfig& config() const { return config_; }
 

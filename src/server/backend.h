@@ -35,6 +35,7 @@ class Backend {
     std::string path;
     int64_t begin = 0;
     int64_t end = -1;
+    bool cri = false;  // in the kubelet's CRI format (server/cri_log.h), not plain text
   };
   virtual Result<LogRun> Log(const std::string& namespace_, const std::string& pod,
                              const std::string& container, bool previous) const = 0;

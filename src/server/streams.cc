@@ -8,8 +8,10 @@
 #include <thread>
 
 #include "api/registry.h"
+#include "server/cri_log.h"
 #include "server/handler_internal.h"
 #include "server/table.h"
+#include "tune/metrics.h"
 
 namespace trainyard::server {
 
@@ -202,21 +204,43 @@ bool LogStream::RunOver() const {
   return false;
 }
 
+void LogStream::ReadCri(int64_t from, int64_t end, bool over, std::string& out) {
+  constexpr int64_t kChunk = 256 * 1024;
+  std::string data = ReadRange(run_.path, from, std::min(end - from, kChunk));
+  size_t used =
+      RenderCriLines(data, {.timestamps = options_.timestamps, .since_ns = options_.since_ns}, out);
+  // A line longer than a chunk, or the unended last line of a run that is
+  // over, is shown as it is.
+  if (used == 0 && (static_cast<int64_t>(data.size()) == kChunk || over)) {
+    out += data;
+    used = data.size();
+  }
+  sent_ += static_cast<int64_t>(used);
+}
+
 bool LogStream::Next(std::string& out, Duration wait) {
   constexpr int64_t kChunk = 256 * 1024;
   auto deadline = std::chrono::steady_clock::now() + wait;
   while (true) {
     bool over = options_.follow && RunOver();  // before reading: nothing written after is lost
     int64_t end = run_.end >= 0 ? run_.end : FileSize(run_.path);
+    int64_t read_before = sent_;
     int64_t from = run_.begin + sent_;
-    int64_t n = std::min(end - from, kChunk);
-    if (options_.limit_bytes) n = std::min(n, *options_.limit_bytes - sent_);
-    if (n > 0) {
-      std::string data = ReadRange(run_.path, from, n);
+    std::string data;
+    if (run_.cri && end > from) {
+      ReadCri(from, end, over || !options_.follow, data);
+    } else if (end > from) {
+      data = ReadRange(run_.path, from, std::min(end - from, kChunk));
       sent_ += static_cast<int64_t>(data.size());
-      out += data;
-      return !(options_.limit_bytes && sent_ >= *options_.limit_bytes);
     }
+    if (options_.limit_bytes) {
+      data.resize(std::min<size_t>(data.size(), *options_.limit_bytes - written_));
+    }
+    written_ += static_cast<int64_t>(data.size());
+    out += data;
+    if (options_.limit_bytes && written_ >= *options_.limit_bytes) return false;
+    if (!data.empty()) return true;
+    if (sent_ > read_before && run_.begin + sent_ < end) continue;  // all left out: read on
     if (!options_.follow || over || run_.end >= 0) return false;
     if (std::chrono::steady_clock::now() >= deadline) return true;
     // The file grows by the replica's writes: look again shortly.
@@ -292,6 +316,40 @@ ApiResponse ApiHandler::Watch(const ApiTarget& target, const ApiRequest& request
   return response;
 }
 
+namespace {
+
+// The query of a pods/log request, checked as kube-apiserver checks it.
+Result<LogOptions> LogOptionsOf(const ApiRequest& request, const Clock& clock) {
+  LogOptions options{.previous = request.Flag("previous"),
+                     .follow = request.Flag("follow"),
+                     .tail_lines = IntParam(request, "tailLines"),
+                     .limit_bytes = IntParam(request, "limitBytes"),
+                     .timestamps = request.Flag("timestamps")};
+  if (options.tail_lines == -1 || options.limit_bytes == -1) {
+    return InvalidArgumentError("tailLines and limitBytes must be whole numbers, 0 or more");
+  }
+  std::string since_time = request.Param("sinceTime");
+  std::optional<int64_t> since_seconds = IntParam(request, "sinceSeconds");
+  if (!since_time.empty() && since_seconds) {
+    return InvalidArgumentError("at most one of sinceTime or sinceSeconds may be specified");
+  }
+  if (!since_time.empty()) {
+    std::optional<int64_t> ns = tune::ParseRfc3339Nanos(since_time);
+    if (!ns) return InvalidArgumentError(fmt::format("sinceTime {:?} is not RFC 3339", since_time));
+    options.since_ns = *ns;
+  }
+  if (since_seconds) {
+    if (*since_seconds < 1) return InvalidArgumentError("sinceSeconds must be greater than 0");
+    options.since_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           clock.Now().time_since_epoch() - std::chrono::seconds(*since_seconds))
+                           .count();
+  }
+  if (options.previous) options.follow = false;
+  return options;
+}
+
+}  // namespace
+
 ApiResponse ApiHandler::Logs(const ApiTarget& target, const ApiRequest& request) {
   const Resource& r = *target.resource;
   auto bad = [](const std::string& message) {
@@ -305,28 +363,24 @@ ApiResponse ApiHandler::Logs(const ApiTarget& target, const ApiRequest& request)
   std::string first = containers[0].value("name", "");
   std::string container = request.Param("container");
   if (container.empty()) container = first;
-  if (container != first) {
-    bool listed = false;
-    for (const api::Json& c : containers)
-      listed = listed || (c.is_object() && c.value("name", "") == container);
-    if (!listed) {
-      return bad(fmt::format("container {} is not valid for pod {}", container, target.name));
-    }
+  bool listed = false;
+  for (const api::Json& c : containers)
+    listed = listed || (c.is_object() && c.value("name", "") == container);
+  if (!listed) {
+    return bad(fmt::format("container {} is not valid for pod {}", container, target.name));
+  }
+  // On an API-only server whoever plays the kubelet runs every container.
+  if (container != first && !api_only_) {
     return bad(
         fmt::format("container {:?} in pod {:?} is not running: trainyard runs a pod's "
                     "first container only",
                     container, target.name));
   }
-  LogOptions options{.namespace_ = target.namespace_,
-                     .pod = target.name,
-                     .container = container,
-                     .previous = request.Flag("previous"),
-                     .follow = request.Flag("follow"),
-                     .tail_lines = IntParam(request, "tailLines"),
-                     .limit_bytes = IntParam(request, "limitBytes")};
-  if (options.tail_lines == -1 || options.limit_bytes == -1) {
-    return bad("tailLines and limitBytes must be whole numbers, 0 or more");
-  }
+  Result<LogOptions> options = LogOptionsOf(request, clock_);
+  if (!options.ok()) return bad(std::string(options.status().message()));
+  options->namespace_ = target.namespace_;
+  options->pod = target.name;
+  options->container = container;
   int32_t restarts = 0;
   bool started = false;
   api::Json status = pod->value("status", api::Json::object());
@@ -340,13 +394,12 @@ ApiResponse ApiHandler::Logs(const ApiTarget& target, const ApiRequest& request)
                            container, target.name));
   }
   Result<Backend::LogRun> run =
-      backend_.Log(target.namespace_, target.name, container, options.previous);
+      backend_.Log(target.namespace_, target.name, container, options->previous);
   if (!run.ok()) {
     return bad(fmt::format("previous terminated container {:?} in pod {:?} not found", container,
                            target.name));
   }
-  if (options.previous) options.follow = false;
-  auto stream = std::make_unique<LogStream>(backend_, options, std::move(*run), restarts);
+  auto stream = std::make_unique<LogStream>(backend_, *options, std::move(*run), restarts);
   stream->SeekTail();
   ApiResponse response;
   response.content_type = "text/plain";

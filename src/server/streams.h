@@ -61,6 +61,10 @@ struct LogOptions {
   bool follow = false;
   std::optional<int64_t> tail_lines;
   std::optional<int64_t> limit_bytes;
+  // Of a CRI log only (a plain one keeps no times): each line's time
+  // before it, and no line from before since_ns.
+  bool timestamps = false;
+  int64_t since_ns = 0;
 };
 
 class LogStream final : public ResponseStream {
@@ -78,11 +82,15 @@ class LogStream final : public ResponseStream {
   // Whether the container run being followed has ended (or its pod is gone).
   bool RunOver() const;
 
+  // Renders the next whole CRI lines of [from, end) into `out`.
+  void ReadCri(int64_t from, int64_t end, bool over, std::string& out);
+
   Backend& backend_;
   LogOptions options_;
   Backend::LogRun run_;
   int32_t restarts_;
-  int64_t sent_ = 0;
+  int64_t sent_ = 0;     // bytes of the file read
+  int64_t written_ = 0;  // bytes of log text sent (the file's, unless CRI)
 };
 
 }  // namespace trainyard::server

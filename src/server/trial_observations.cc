@@ -94,11 +94,6 @@ void ReadMetricLogs(const api::Json& logs, int64_t now_us, std::vector<store::Ob
   }
 }
 
-std::string CollectorKind(const api::Trial& trial) {
-  const auto& mc = trial.spec.metrics_collector;
-  return mc && mc->collector ? mc->collector->kind : "StdOut";
-}
-
 // The condition a finished trial ended with; empty while it runs.
 std::string FinishedAs(const api::Trial& trial) {
   for (const api::KatibCondition& c : trial.status.conditions) {
@@ -146,7 +141,7 @@ std::variant<std::vector<store::ObservationRow>, FieldErrors> PushedRows(const a
 
 // Why `trial` takes no pushed metrics, if it does not.
 std::optional<ApiError> RefusePush(const api::Trial& trial) {
-  std::string kind = CollectorKind(trial);
+  std::string kind = api::CollectorKindOf(trial);
   if (kind != "Push") {
     return BadRequest(fmt::format(
         "trial {} collects its metrics with the {} collector; only trials of an experiment "

@@ -42,7 +42,7 @@ int64_t DaysFromCivil(int64_t y, int m, int d) {
 
 }  // namespace
 
-std::optional<int64_t> ParseRfc3339Micros(std::string_view s) {
+std::optional<int64_t> ParseRfc3339Nanos(std::string_view s) {
   int year, month, day, hour, minute, second;
   if (!Digits(s, 0, 4, year) || s.size() < 20 || s[4] != '-' || !Digits(s, 5, 2, month) ||
       s[7] != '-' || !Digits(s, 8, 2, day) || (s[10] != 'T' && s[10] != 't') ||
@@ -54,14 +54,14 @@ std::optional<int64_t> ParseRfc3339Micros(std::string_view s) {
     return std::nullopt;
   }
   size_t pos = 19;
-  int64_t micros = 0;
+  int64_t nanos = 0;
   if (pos < s.size() && s[pos] == '.') {
     size_t digits = 0;
     for (++pos; pos < s.size() && s[pos] >= '0' && s[pos] <= '9'; ++pos, ++digits) {
-      if (digits < 6) micros = micros * 10 + (s[pos] - '0');
+      if (digits < 9) nanos = nanos * 10 + (s[pos] - '0');
     }
     if (digits == 0 || digits > 9) return std::nullopt;
-    for (size_t k = digits; k < 6; ++k) micros *= 10;
+    for (size_t k = digits; k < 9; ++k) nanos *= 10;
   }
   int64_t offset_seconds = 0;
   if (pos < s.size() && (s[pos] == 'Z' || s[pos] == 'z')) {
@@ -80,7 +80,13 @@ std::optional<int64_t> ParseRfc3339Micros(std::string_view s) {
   if (pos != s.size()) return std::nullopt;
   int64_t seconds =
       DaysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offset_seconds;
-  return seconds * 1'000'000 + micros;
+  return seconds * 1'000'000'000 + nanos;
+}
+
+std::optional<int64_t> ParseRfc3339Micros(std::string_view s) {
+  std::optional<int64_t> nanos = ParseRfc3339Nanos(s);
+  if (!nanos) return std::nullopt;
+  return *nanos / 1000;
 }
 
 struct MetricsParser::Impl {

@@ -63,6 +63,9 @@ class MetricsParser {
 // an optional fraction of up to nine digits, "Z" or a ±hh:mm offset), as
 // microseconds since the epoch; nullopt for anything else.
 std::optional<int64_t> ParseRfc3339Micros(std::string_view text);
+// The same in nanoseconds since the epoch (the kubelet stamps log lines
+// with nanoseconds).
+std::optional<int64_t> ParseRfc3339Nanos(std::string_view text);
 
 // Checks one metricsFormat regex as Katib's webhook does (compiles, two
 // top-level groups); the message is Katib's.

@@ -1,8 +1,12 @@
 // Katib on the cluster (`trainyard operator --katib`), against the
 // API-only server: an Experiment's trials and their jobs are cluster
-// objects, each trial's code (played by the test) pushes its metrics to
-// the operator with its own token, and the experiment ends as Katib's does.
+// objects; each trial's code (played by the test) pushes its metrics to
+// the operator with its own token, or prints them to a log the operator
+// reads through the API; the experiment ends as Katib's does.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
+
+#include <fstream>
 
 #include "cli/tests/operator_fixture.h"
 
@@ -49,8 +53,44 @@ class OperatorKatibE2eTest : public OperatorE2eTest {
   void StartKatib() {
     StartCluster(/*install=*/true);
     metrics_ = "127.0.0.1:" + std::to_string(FreePort());
-    StartOperator({"--katib", "--state-dir", (dir_ / "operator-state").string(),
-                   "--metrics-bind-address", metrics_, "--katib-push-url", "http://" + metrics_});
+    katib_flags_ = {"--katib",
+                    "--state-dir",
+                    (dir_ / "operator-state").string(),
+                    "--metrics-bind-address",
+                    metrics_,
+                    "--katib-push-url",
+                    "http://" + metrics_};
+    StartOperator(katib_flags_);
+  }
+  // The experiment with `collector` for its metricsCollectorSpec line, and
+  // `trials` trials.
+  static std::string WithCollector(const std::string& collector, int trials) {
+    std::string yaml = kPushExperiment;
+    const std::string push = "metricsCollectorSpec: {collector: {kind: Push}}";
+    yaml.replace(yaml.find(push), push.size(), collector);
+    yaml.replace(yaml.find("maxTrialCount: 2"), 16, "maxTrialCount: " + std::to_string(trials));
+    return yaml;
+  }
+  // What a kubelet logs of the pod's first container's first run: each of
+  // `lines` printed now, in the CRI format, where the API-only server reads
+  // pod logs from.
+  void Print(const std::string& pod, const std::vector<std::string>& lines) {
+    std::string uid = FieldIn("pod/" + pod, ".metadata.uid");
+    std::string container = FieldIn("pod/" + pod, ".spec.containers[0].name");
+    fs::path file =
+        home_ / "server" / "pod-logs" / ("kubeflow_" + pod + "_" + uid) / container / "0.log";
+    fs::create_directories(file.parent_path());
+    std::ofstream out(file, std::ios::app);
+    for (const std::string& line : lines) {
+      auto now = std::chrono::system_clock::now().time_since_epoch();
+      auto seconds = std::chrono::duration_cast<std::chrono::seconds>(now);
+      std::string stamp = FormatRfc3339(TimePoint(seconds));
+      stamp.insert(
+          stamp.size() - 1,
+          fmt::format(".{:09}",
+                      std::chrono::duration_cast<std::chrono::nanoseconds>(now - seconds).count()));
+      out << stamp << " stdout F " << line << '\n';
+    }
   }
   std::string EnvOf(const std::string& pod, const std::string& name) {
     return FieldIn("pod/" + pod, ".spec.containers[0].env[?(@.name==\"" + name + "\")].value");
@@ -80,6 +120,7 @@ class OperatorKatibE2eTest : public OperatorE2eTest {
   }
 
   std::string metrics_;
+  std::vector<std::string> katib_flags_;
 };
 
 TEST_F(OperatorKatibE2eTest, TrialsRunAsClusterJobsAndPushTheirMetrics) {
@@ -122,19 +163,56 @@ TEST_F(OperatorKatibE2eTest, TrialsRunAsClusterJobsAndPushTheirMetrics) {
   EXPECT_EQ(FieldIn("suggestion/tune", ".status.suggestionCount"), "2");
 }
 
-TEST_F(OperatorKatibE2eTest, AnExperimentWhoseMetricsAreReadFromItsPodsIsRefused) {
+TEST_F(OperatorKatibE2eTest, StdOutMetricsAreReadFromThePodsLogAcrossARestart) {
   StartKatib();
-  std::string stdout_experiment = kPushExperiment;
-  stdout_experiment.replace(
-      stdout_experiment.find("metricsCollectorSpec: {collector: {kind: Push}}"),
-      std::string("metricsCollectorSpec: {collector: {kind: Push}}").size(), "");
-  ASSERT_EQ(InKubeflow({"apply", "-f", Write("tune.yaml", stdout_experiment)}).exit_code, 0);
+  ASSERT_EQ(InKubeflow({"apply", "-f", Write("tune.yaml", WithCollector("", 1))}).exit_code, 0);
+  std::vector<std::string> seen;
+  std::string pod = NextTrialPod(seen);
+  ASSERT_FALSE(pod.empty()) << OperatorLog();
+  std::string trial = pod.substr(0, pod.size() - std::string("-master-0").size());
+  EXPECT_EQ(EnvOf(pod, "TRAINYARD_METRICS_URL"), "") << "a StdOut trial is told nothing";
+  SetPodPhase(pod, "Running");
+  Print(pod, {"epoch 1: accuracy=0.5", "accuracy=0.6 loss=1"});
+  auto latest = [&] { return FieldIn("trial/" + trial, ".status.observation.metrics[0].latest"); };
+  ASSERT_TRUE(Eventually([&] { return latest() == "0.6"; })) << OperatorLog();
+  // The real kubectl reads the same log, as from a kubelet.
+  CommandResult logs = InKubeflow({"logs", pod});
+  EXPECT_EQ(logs.output, "epoch 1: accuracy=0.5\naccuracy=0.6 loss=1\n");
+  // Killed while the trial runs: what was read is not read again.
+  Operator().Signal(SIGKILL);
+  Operator().WaitFor(std::chrono::seconds(10));
+  Print(pod, {"accuracy=0.7"});
+  StartOperator(katib_flags_);
+  // The trial concludes only once its log is read to its end.
+  SetPodPhase(pod, "Succeeded");
+  ASSERT_TRUE(Eventually([&] {
+    return FieldIn("trial/" + trial, ".status.conditions[?(@.type==\"Succeeded\")].status") ==
+           "True";
+  })) << OperatorLog();
+  EXPECT_EQ(latest(), "0.7");
+  std::string log =
+      Curl("http://" + metrics_ + "/apis/kubeflow.org/v1beta1/namespaces/kubeflow/trials/" + trial +
+           "/observations");
+  size_t values = 0;
+  for (size_t at = 0; (at = log.find(R"("name":"accuracy")", at)) != std::string::npos; ++at) {
+    ++values;
+  }
+  EXPECT_EQ(values, 3u) << log;
+}
+
+TEST_F(OperatorKatibE2eTest, AnExperimentWhoseMetricsAreFilesInItsPodsIsRefused) {
+  StartKatib();
+  std::string file = WithCollector(
+      "metricsCollectorSpec: {collector: {kind: File}, source: {fileSystemPath: "
+      "{path: /var/log/katib/metrics.log, kind: File}}}",
+      2);
+  ASSERT_EQ(InKubeflow({"apply", "-f", Write("tune.yaml", file)}).exit_code, 0);
   ASSERT_TRUE(Eventually([&] {
     return FieldIn("experiment/tune", ".status.conditions[?(@.type==\"Failed\")].reason") ==
            "ExperimentNotSupported";
   })) << OperatorLog();
   EXPECT_THAT(FieldIn("experiment/tune", ".status.conditions[?(@.type==\"Failed\")].message"),
-              HasSubstr("collector.kind StdOut"));
+              HasSubstr("collector.kind File: it reads files inside the trial pods"));
   EXPECT_EQ(Names("trials"), "");  // nothing was made for it
 }
 

@@ -120,5 +120,44 @@ TEST_F(TrialJobTest, AnEventDirectoryIsReadWhereItsParentIsMounted) {
   EXPECT_EQ(StoredFile().host_path, "/state/metrics/default/t/test");
 }
 
+// On a cluster the end of a pod's log is read after the pod has ended: the
+// trial waits for it rather than conclude from its job without its last
+// values (and delete the job, which would end the read).
+TEST_F(TrialJobTest, ATrialWaitsWhileItsOutputIsStillBeingRead) {
+  bool reading = true;
+  reconciler_ = std::make_unique<TrialReconciler>(
+      TrialReconcilerOptions{.store = store_.get(),
+                             .observations = store_.get(),
+                             .clock = &clock_,
+                             .read_output = [&](const api::Trial&) { return reading; }});
+  JobOf("{collector: {kind: StdOut}}");
+  api::Json stored = *store_->Get({"Trial", "default", "t"});
+  stored["spec"]["successCondition"] =
+      R"(status.conditions.#(type=="Complete")#|#(status=="True")#)";
+  ASSERT_TRUE(store_->Update(stored).ok());
+  api::Json job = *store_->Get({"Job", "default", "t"});
+  job["status"] = {{"conditions", {{{"type", "Complete"}, {"status", "True"}}}}};
+  ASSERT_TRUE(store_->UpdateStatus(job).ok());
+  ASSERT_TRUE(store_
+                  ->AppendObservations("default/t",
+                                       {{.time_us = 1, .metric = "loss", .value = "0.5"}}, "", 0)
+                  .ok());
+  auto condition = [&](const char* type) {
+    api::Json trial = *store_->Get({"Trial", "default", "t"});
+    for (const api::Json& c : trial["status"].value("conditions", api::Json::array())) {
+      if (c["type"] == type) return c.value("status", "");
+    }
+    return std::string();
+  };
+  ASSERT_TRUE(reconciler_->Reconcile({"Trial", "default", "t"}).ok());
+  EXPECT_EQ(condition("Succeeded"), "");
+  api::Json trial = *store_->Get({"Trial", "default", "t"});
+  EXPECT_EQ(trial["status"]["observation"]["metrics"][0]["latest"], "0.5") << "shown as it comes";
+  EXPECT_TRUE(store_->Get({"Job", "default", "t"}).ok());
+  reading = false;
+  ASSERT_TRUE(reconciler_->Reconcile({"Trial", "default", "t"}).ok());
+  EXPECT_EQ(condition("Succeeded"), "True");
+}
+
 }  // namespace
 }  // namespace trainyard::controller

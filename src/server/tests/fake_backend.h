@@ -36,9 +36,10 @@ class FakeBackend final : public Backend {
   Result<LogRun> Log(const std::string&, const std::string&, const std::string&,
                      bool previous) const override {
     if (previous) return NotFoundError("none");
-    return LogRun{.path = log_path};
+    return LogRun{.path = log_path, .cri = log_cri};
   }
   std::string log_path;
+  bool log_cri = false;
   int writes = 0;
 
  private:

@@ -360,6 +360,50 @@ TEST_F(HandlerTest, LogsShowTheRunAndItsLastLines) {
   std::filesystem::remove_all(dir);
 }
 
+TEST_F(HandlerTest, AKubeletsLogIsShownAsTheKubeletShowsIt) {
+  std::filesystem::path dir = FreshTestDir("trainyard-handler-cri-test");
+  backend_.log_path = (dir / "0.log").string();
+  backend_.log_cri = true;
+  std::ofstream(backend_.log_path) << "2026-11-26T07:00:01.5Z stdout F one\n"
+                                      "2026-11-26T07:00:02Z stderr P tw\n"
+                                      "2026-11-26T07:00:02.1Z stderr F o\n"
+                                      "2026-11-26T07:00:03Z stdout F three\n";
+  api::Json pod = {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", {{"name", "p"}, {"namespace", "default"}}},
+      {"spec", {{"containers", {{{"name", "main"}}}}}},
+      {"status",
+       {{"phase", "Succeeded"},
+        {"containerStatuses",
+         {{{"name", "main"}, {"restartCount", 0}, {"state", {{"terminated", {}}}}}}}}}};
+  ASSERT_TRUE(backend_.writable().Create(pod).ok());
+  auto read_all = [](ApiResponse r) {
+    std::string out;
+    while (r.stream && r.stream->Next(out, std::chrono::milliseconds(0))) {
+    }
+    return out;
+  };
+  std::string path = "/api/v1/namespaces/default/pods/p/log";
+  EXPECT_EQ(read_all(Call("GET", path)), "one\ntwo\nthree\n");
+  EXPECT_EQ(read_all(Call("GET", path, "", "", {{"follow", "true"}, {"timestamps", "true"}})),
+            "2026-11-26T07:00:01.5Z one\n2026-11-26T07:00:02Z tw2026-11-26T07:00:02.1Z o\n"
+            "2026-11-26T07:00:03Z three\n");
+  EXPECT_EQ(read_all(Call("GET", path, "", "", {{"sinceTime", "2026-11-26T07:00:02Z"}})),
+            "two\nthree\n");
+  EXPECT_EQ(read_all(Call("GET", path, "", "", {{"limitBytes", "5"}})), "one\nt");
+  EXPECT_EQ(read_all(Call("GET", path, "", "", {{"tailLines", "1"}})), "three\n");
+  clock_.Set(*ParseRfc3339("2026-11-26T07:00:04Z"));
+  EXPECT_EQ(read_all(Call("GET", path, "", "", {{"sinceSeconds", "1"}})), "three\n");
+  EXPECT_EQ(Call("GET", path, "", "", {{"sinceSeconds", "0"}}).code, 400);
+  EXPECT_EQ(Call("GET", path, "", "", {{"sinceTime", "yesterday"}}).code, 400);
+  EXPECT_EQ(
+      Call("GET", path, "", "", {{"sinceTime", "2026-11-26T07:00:02Z"}, {"sinceSeconds", "1"}})
+          .code,
+      400);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(ObservationsTest, ATrialsMetricsAreListedInOrderAsKatibReturnsThem) {
   FakeClock clock;
   FakeBackend backend(clock);

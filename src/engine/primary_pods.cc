@@ -1,0 +1,37 @@
+#include "engine/primary_pods.h"
+
+#include "api/object.h"
+#include "api/pod_object.h"
+#include "controller/trial_reconciler.h"
+
+namespace trainyard::engine {
+namespace {
+
+bool MatchesLabels(const api::Json& pod, const std::map<std::string, std::string>& wanted) {
+  const api::Json& labels = api::ObjectAt(pod, {"metadata", "labels"});
+  for (const auto& [key, value] : wanted) {
+    auto it = labels.find(key);
+    if (it == labels.end() || *it != value) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<std::vector<api::Json>> PrimaryPodsOf(const store::ObjectStore& store,
+                                             const api::Trial& trial) {
+  std::vector<api::Json> pods;
+  Result<api::Json> job = store.Get(controller::TrialJobKey(trial));
+  if (!job.ok()) return pods;
+  std::string uid = api::StringAt(*job, {"metadata", "uid"});
+  RETURN_IF_ERROR(store.ScanOwnedBy("Pod", uid, [&](const api::Json& pod) {
+    if (api::StringAt(pod, {"metadata", "labels", std::string(api::kTrialLabel).c_str()}) ==
+            trial.metadata.name &&
+        MatchesLabels(pod, trial.spec.primary_pod_labels)) {
+      pods.push_back(pod);
+    }
+  }));
+  return pods;
+}
+
+}  // namespace trainyard::engine
