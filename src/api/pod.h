@@ -161,6 +161,9 @@ struct Container {
   std::vector<ContainerPort> ports;
   ResourceRequirements resources;
   std::vector<VolumeMount> volume_mounts;
+  // Of an init container only: "Always" makes it a sidecar, started in
+  // order and kept running beside the containers.
+  std::string restart_policy;
   Json extra;  // imagePullPolicy, envFrom, probes, securityContext, ...
   template <class S, class V>
   static void Fields(S& s, V& v) {
@@ -173,6 +176,7 @@ struct Container {
     v("ports", s.ports);
     v("resources", s.resources);
     v("volumeMounts", s.volume_mounts);
+    v("restartPolicy", s.restart_policy);
   }
   bool operator==(const Container&) const = default;
 };

@@ -33,16 +33,18 @@ Json EncodePodStatus(const PodStatus& status) {
   // insist on: Kubernetes' python client refuses a ContainerStatus without
   // imageID or restartCount, and a terminated state without exitCode, even
   // when they are "" or 0.
-  auto statuses = out.find("containerStatuses");
-  if (statuses == out.end()) return out;
-  for (Json& c : *statuses) {
-    c.emplace("ready", false);
-    c.emplace("restartCount", 0);
-    c.emplace("image", "");
-    c.emplace("imageID", "");
-    for (const char* state : {"state", "lastState"}) {
-      auto it = c.find(state);
-      if (it != c.end() && it->contains("terminated")) (*it)["terminated"].emplace("exitCode", 0);
+  for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
+    auto statuses = out.find(list);
+    if (statuses == out.end()) continue;
+    for (Json& c : *statuses) {
+      c.emplace("ready", false);
+      c.emplace("restartCount", 0);
+      c.emplace("image", "");
+      c.emplace("imageID", "");
+      for (const char* state : {"state", "lastState"}) {
+        auto it = c.find(state);
+        if (it != c.end() && it->contains("terminated")) (*it)["terminated"].emplace("exitCode", 0);
+      }
     }
   }
   return out;

@@ -78,6 +78,7 @@ struct ContainerStatus {
   ContainerState state;
   ContainerState last_state;
   std::optional<bool> ready;
+  std::optional<bool> started;  // it has run (a sidecar: the next init container may start)
   int32_t restart_count = 0;
   std::string image;
   std::string container_id;  // "trainyard://<pid>"
@@ -88,6 +89,7 @@ struct ContainerStatus {
     v("state", s.state);
     v("lastState", s.last_state);
     v("ready", s.ready);
+    v("started", s.started);
     v("restartCount", s.restart_count);
     v("image", s.image);
     v("containerID", s.container_id);
@@ -123,6 +125,7 @@ struct PodStatus {
   std::string host_ip;
   std::string pod_ip;
   std::string start_time;
+  std::vector<ContainerStatus> init_container_statuses;
   std::vector<ContainerStatus> container_statuses;
   std::vector<PodCondition> conditions;
   Json extra;  // qosClass, ...
@@ -134,6 +137,7 @@ struct PodStatus {
     v("hostIP", s.host_ip);
     v("podIP", s.pod_ip);
     v("startTime", s.start_time);
+    v("initContainerStatuses", s.init_container_statuses);
     v("containerStatuses", s.container_statuses);
     v("conditions", s.conditions);
   }

@@ -3,10 +3,41 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 namespace trainyard::api {
 namespace {
+
+// What a terminated container shows: its reason, else its signal or code.
+std::string TerminatedCell(const Json& c) {
+  std::string t = StringAt(c, {"state", "terminated", "reason"});
+  int64_t signal = IntAt(c, {"state", "terminated", "signal"});
+  int64_t code = IntAt(c, {"state", "terminated", "exitCode"});
+  return !t.empty()    ? t
+         : signal != 0 ? fmt::format("Signal:{}", signal)
+                       : fmt::format("ExitCode:{}", code);
+}
+
+// While a pod initialises, kubectl's STATUS is its first unfinished init
+// container's: "Init:<done>/<all>", or "Init:" and why it waits or failed.
+std::optional<std::string> InitCell(const Json& pod) {
+  const Json& statuses = ArrayRefAt(pod, {"status", "initContainerStatuses"});
+  size_t all = ArrayRefAt(pod, {"spec", "initContainers"}).size();
+  for (size_t i = 0; i < statuses.size(); ++i) {
+    const Json& c = statuses[i];
+    const Json* terminated = FindAt(c, {"state", "terminated"});
+    if (terminated != nullptr && IntAt(c, {"state", "terminated", "exitCode"}) == 0) continue;
+    if (FindAt(c, {"started"}) != nullptr && c["started"] == true && terminated == nullptr) {
+      continue;  // a sidecar that runs
+    }
+    if (terminated != nullptr) return "Init:" + TerminatedCell(c);
+    std::string waiting = StringAt(c, {"state", "waiting", "reason"});
+    if (!waiting.empty() && waiting != "PodInitializing") return "Init:" + waiting;
+    return fmt::format("Init:{}/{}", i, all);
+  }
+  return std::nullopt;
+}
 
 // kubectl's STATUS for a pod: the phase, or what its container waits on
 // or ended with.
@@ -15,16 +46,12 @@ std::string PodStatusCell(const Json& pod) {
   std::string reason = StringAt(pod, {"status", "phase"});
   if (reason.empty()) reason = "Pending";
   if (std::string r = StringAt(pod, {"status", "reason"}); !r.empty()) reason = r;
+  if (std::optional<std::string> init = InitCell(pod)) return *init;
   for (const Json& c : ArrayRefAt(pod, {"status", "containerStatuses"})) {
     if (std::string w = StringAt(c, {"state", "waiting", "reason"}); !w.empty()) {
       reason = w;
     } else if (c.contains("state") && c["state"].contains("terminated")) {
-      std::string t = StringAt(c, {"state", "terminated", "reason"});
-      int64_t signal = IntAt(c, {"state", "terminated", "signal"});
-      int64_t code = IntAt(c, {"state", "terminated", "exitCode"});
-      reason = !t.empty()    ? t
-               : signal != 0 ? fmt::format("Signal:{}", signal)
-                             : fmt::format("ExitCode:{}", code);
+      reason = TerminatedCell(c);
     }
   }
   return reason;
@@ -48,8 +75,9 @@ std::vector<PrinterColumn> PodColumns() {
       {"Restarts", "string", "", 0,
        [](const Json& o, TimePoint) {
          int64_t n = 0;
-         for (const Json& c : ArrayRefAt(o, {"status", "containerStatuses"}))
-           n += IntAt(c, {"restartCount"});
+         for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
+           for (const Json& c : ArrayRefAt(o, {"status", list})) n += IntAt(c, {"restartCount"});
+         }
          return std::to_string(n);
        }},
       AgeColumn(),

@@ -437,6 +437,22 @@ void ValidatePodTemplate(const PodTemplateSpec& pod, const FieldPath& path,
   };
   check_containers(spec.init_containers, "initContainers");
   check_containers(spec.containers, "containers");
+  // As kube-apiserver: only an init container may set its own restart
+  // policy, and only to Always (a sidecar).
+  for (size_t i = 0; i < spec.init_containers.size(); ++i) {
+    const std::string& policy = spec.init_containers[i].restart_policy;
+    if (!policy.empty() && policy != "Always") {
+      out.errors.push_back(FieldError::NotSupported(
+          spec_path.Child("initContainers").Index(static_cast<int64_t>(i)).Child("restartPolicy"),
+          policy, {"Always"}));
+    }
+  }
+  for (size_t i = 0; i < spec.containers.size(); ++i) {
+    if (spec.containers[i].restart_policy.empty()) continue;
+    out.errors.push_back(FieldError::Forbidden(
+        spec_path.Child("containers").Index(static_cast<int64_t>(i)).Child("restartPolicy"),
+        "may not be set for non-init containers"));
+  }
   WarnUnheededUser(spec.extra, spec_path, out);
   if (spec.restart_policy.empty()) {
     if (rules.restart_policy_required) {

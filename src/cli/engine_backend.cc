@@ -51,12 +51,19 @@ Result<server::Backend::LogRun> EngineBackend::KubeletLog(const std::string& nam
                                                           const std::string& container,
                                                           bool previous) const {
   ASSIGN_OR_RETURN(api::Json stored, engine_.store().committed().Get({"Pod", namespace_, pod}));
+  // As the kubelet: `previous` is the run in lastState.terminated, and so
+  // is a plain read while the container waits to restart (restartCount
+  // still counts that run then).
   int run = 0;
-  for (const api::Json& c : api::ArrayRefAt(stored, {"status", "containerStatuses"})) {
-    if (api::StringAt(c, {"name"}) == container)
+  bool waiting = false;
+  for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
+    for (const api::Json& c : api::ArrayRefAt(stored, {"status", list})) {
+      if (api::StringAt(c, {"name"}) != container) continue;
       run = static_cast<int>(api::IntAt(c, {"restartCount"}));
+      waiting = api::ObjectAt(c, {"state"}).contains("waiting");
+    }
   }
-  if (previous) --run;
+  if (previous && !waiting) --run;
   std::string path = server::CriLogPath(pod_log_dir_, namespace_, pod,
                                         api::StringAt(stored, {"metadata", "uid"}), container, run);
   std::error_code ec;

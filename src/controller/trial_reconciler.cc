@@ -352,7 +352,7 @@ Result<ReconcileResult> TrialReconciler::Reconcile(const store::ObjectKey& key) 
   }
   RETURN_IF_ERROR(job.status());
   if (options_.read_output) {
-    ASSIGN_OR_RETURN(bool reading, options_.read_output(ctx.trial));
+    ASSIGN_OR_RETURN(bool reading, options_.read_output(ctx.trial, JobFinished(*job)));
     if (reading) {
       // Concluding now could miss its last values (and deleting its job
       // would end the read).

@@ -50,8 +50,10 @@ struct TrialReconcilerOptions {
   // Reads the metrics the trial's pods print where only the caller can
   // reach them (on a cluster, their logs through the API); true while some
   // of an ended container's output is still unread: the trial does not
-  // conclude from its job until it is read. None: collected elsewhere.
-  std::function<Result<bool>(const api::Trial&)> read_output;
+  // conclude from its job until it is read. Told whether the job has
+  // finished (its pods have ended, whatever their cache says yet). None:
+  // collected elsewhere.
+  std::function<Result<bool>(const api::Trial&, bool job_finished)> read_output;
   // How often a running trial is looked at again (its metrics may have
   // grown): the bound on how late early stopping can act.
   Duration poll = std::chrono::milliseconds(250);

@@ -79,16 +79,18 @@ ClusterController::ClusterController(ClusterControllerOptions options)
                                                 .clock = options_.clock,
                                                 .unsupported = UnsupportedOnCluster,
                                                 .check_stored = true}));
-    reconcilers_.push_back(
-        std::make_unique<controller::TrialReconciler>(controller::TrialReconcilerOptions{
-            .store = options_.store,
-            .observations = options_.katib->observations,
-            .clock = options_.clock,
-            .api_url = options_.katib->push_url,
-            .read_output = [this](const api::Trial& trial) { return pod_logs_->Collect(trial); },
-            // Pushes wake no watch: how soon early
-            // stopping sees them.
-            .poll = std::chrono::seconds(1)}));
+    reconcilers_.push_back(std::make_unique<controller::TrialReconciler>(
+        controller::TrialReconcilerOptions{.store = options_.store,
+                                           .observations = options_.katib->observations,
+                                           .clock = options_.clock,
+                                           .api_url = options_.katib->push_url,
+                                           .read_output =
+                                               [this](const api::Trial& trial, bool job_finished) {
+                                                 return pod_logs_->Collect(trial, job_finished);
+                                               },
+                                           // Pushes wake no watch: how soon early
+                                           // stopping sees them.
+                                           .poll = std::chrono::seconds(1)}));
   }
   for (const auto& r : reconcilers_) queue_.Register(r.get());
 }

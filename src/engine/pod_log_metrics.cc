@@ -12,38 +12,54 @@
 namespace trainyard::engine {
 namespace {
 
-// A line longer than this (without its newline) is skipped: Katib's
-// collector reads lines of at most 64 KiB.
+// A line longer than this (without its newline) is skipped, so a line
+// with no end cannot take the operator's memory.
 constexpr size_t kMaxLineBytes = 1 << 20;
 
-// What the pod's status says of a container's runs.
-struct ContainerRuns {
-  int restarts = 0;
-  bool current_started = false;
-  bool current_ended = false;
+// One run of a container whose log can be asked for, as the kubelet
+// serves them: the current run (`state` running or terminated), and the
+// last one that ended (`lastState.terminated`, which is also what a plain
+// read gives while the container waits to restart).
+struct ContainerRun {
+  std::string id;  // its containerID, else "run-<n>" by restartCount
+  bool previous = false;
+  bool ended = false;
 };
 
-std::optional<ContainerRuns> RunsOf(const api::Json& pod, const std::string& container) {
+std::vector<ContainerRun> RunsOf(const api::Json& pod, const std::string& container,
+                                 bool job_finished) {
+  std::vector<ContainerRun> runs;
   const api::Json& status = api::ObjectAt(pod, {"status"});
   std::string phase = api::StringAt(status, {"phase"});
   for (const api::Json& c : api::ArrayRefAt(status, {"containerStatuses"})) {
     if (api::StringAt(c, {"name"}) != container) continue;
     const api::Json& state = api::ObjectAt(c, {"state"});
-    ContainerRuns runs;
-    runs.restarts = static_cast<int>(api::IntAt(c, {"restartCount"}));
-    bool terminated = state.contains("terminated");
-    runs.current_started = terminated || state.contains("running");
-    runs.current_ended =
-        terminated || (runs.current_started && (phase == "Succeeded" || phase == "Failed"));
-    return runs;
+    int64_t restarts = api::IntAt(c, {"restartCount"});
+    bool waiting = !state.contains("running") && !state.contains("terminated");
+    if (const api::Json* last = api::FindAt(c, {"lastState", "terminated"})) {
+      // While it waits to restart, restartCount still counts the run that
+      // ended; once the next has started, it counts that one.
+      std::string id = api::StringAt(*last, {"containerID"},
+                                     fmt::format("run-{}", waiting ? restarts : restarts - 1));
+      runs.push_back({.id = id, .previous = true, .ended = true});
+    }
+    if (!waiting) {
+      std::string key = state.contains("running") ? "running" : "terminated";
+      std::string id = api::StringAt(
+          c, {"containerID"},
+          api::StringAt(state, {key.c_str(), "containerID"}, fmt::format("run-{}", restarts)));
+      // A finished job's pods have ended, whatever the cache says yet.
+      bool ended = key == "terminated" || phase == "Succeeded" || phase == "Failed" || job_finished;
+      runs.push_back({.id = id, .previous = false, .ended = ended});
+    }
   }
-  return std::nullopt;
+  return runs;
 }
 
-std::string SourceOf(const api::Json& pod, const std::string& container, int run) {
+std::string SourceOf(const api::Json& pod, const std::string& container, const std::string& id) {
   return fmt::format("pod-log:{}/{}/{}/{}/{}", api::StringAt(pod, {"metadata", "namespace"}),
                      api::StringAt(pod, {"metadata", "name"}),
-                     api::StringAt(pod, {"metadata", "uid"}), container, run);
+                     api::StringAt(pod, {"metadata", "uid"}), container, id);
 }
 
 }  // namespace
@@ -79,7 +95,12 @@ class LogReader {
  public:
   LogReader(const PodLogMetricsOptions& options, const std::string& source,
             const std::string& trial, const tune::MetricsParser& parser, int64_t read_to)
-      : options_(options), source_(source), trial_(trial), parser_(parser), read_to_(read_to) {}
+      : options_(options),
+        source_(source),
+        trial_(trial),
+        parser_(parser),
+        resume_after_(read_to),
+        read_to_(read_to) {}
 
   // Takes a piece of the log; false once the log cannot be kept.
   bool Take(std::string_view data) {
@@ -92,7 +113,7 @@ class LogReader {
         skipping_ = false;  // the end of a line too long to read
         continue;
       }
-      Line(std::string_view(pending_).substr(start, end - start));
+      if (end - start <= kMaxLineBytes) Line(std::string_view(pending_).substr(start, end - start));
     }
     pending_.erase(0, start);
     if (pending_.size() > kMaxLineBytes) {
@@ -121,8 +142,10 @@ class LogReader {
                                        ? std::nullopt
                                        : tune::ParseRfc3339Nanos(line.substr(0, space));
     if (stamp) {
-      if (*stamp <= read_to_) return;  // read before the operator restarted
-      read_to_ = *stamp;
+      // Read before the operator restarted. (Only that: the runtime stamps
+      // stdout and stderr lines apart, so times need not rise line by line.)
+      if (*stamp <= resume_after_) return;
+      read_to_ = std::max(read_to_, *stamp);
       line.remove_prefix(space + 1);
     }
     int64_t time_us = stamp ? *stamp / 1000
@@ -150,7 +173,8 @@ class LogReader {
   const std::string& source_;
   const std::string& trial_;
   const tune::MetricsParser& parser_;
-  int64_t read_to_;
+  const int64_t resume_after_;  // how far the log was read before this read
+  int64_t read_to_;             // the latest line time read
   std::string pending_;
   bool skipping_ = false;
   std::vector<store::ObservationRow> rows_;
@@ -205,11 +229,12 @@ Status PodLogMetrics::Start(const api::Trial& trial, std::string source, PodLogR
     if (status.ok()) {
       f->request.since_ns = *read_to;
       LogReader reader(options_, f->source, f->trial, *f->parser, *read_to);
-      status = options_.source(
+      Result<bool> whole = options_.source(
           f->request, [&reader](std::string_view data) { return reader.Take(data); }, f->handle);
-      if (status.ok()) status = reader.appended();
-      // Stopped, the read ended early: only a whole read ends the run's log.
-      if (status.ok() && f->after_end && !f->handle.stopped()) status = reader.Finish();
+      status = whole.ok() ? reader.appended() : whole.status();
+      // Only a read to the answer's end, begun after the run had ended,
+      // has read all of its log.
+      if (status.ok() && *whole && f->after_end && !f->handle.stopped()) status = reader.Finish();
     }
     f->status = std::move(status);
     f->finished = true;
@@ -218,7 +243,7 @@ Status PodLogMetrics::Start(const api::Trial& trial, std::string source, PodLogR
   return OkStatus();
 }
 
-Result<bool> PodLogMetrics::Collect(const api::Trial& trial) {
+Result<bool> PodLogMetrics::Collect(const api::Trial& trial, bool job_finished) {
   if (api::CollectorKindOf(trial) != "StdOut") return false;
   Reap();
   ASSIGN_OR_RETURN(std::vector<api::Json> pods, PrimaryPodsOf(*options_.store, trial));
@@ -226,18 +251,8 @@ Result<bool> PodLogMetrics::Collect(const api::Trial& trial) {
   std::string trial_id = trial.metadata.namespace_ + "/" + trial.metadata.name;
   bool reading = false;
   for (const api::Json& pod : pods) {
-    std::optional<ContainerRuns> runs = RunsOf(pod, container);
-    if (!runs) continue;  // no container of it has started
-    // The run before the current one, and the current one once started.
-    struct Run {
-      int number;
-      bool ended;
-    };
-    std::vector<Run> wanted;
-    if (runs->restarts > 0) wanted.push_back({runs->restarts - 1, true});
-    if (runs->current_started) wanted.push_back({runs->restarts, runs->current_ended});
-    for (const Run& run : wanted) {
-      std::string source = SourceOf(pod, container, run.number);
+    for (const ContainerRun& run : RunsOf(pod, container, job_finished)) {
+      std::string source = SourceOf(pod, container, run.id);
       if (follows_.contains(source)) {
         reading = reading || run.ended;
         continue;
@@ -256,13 +271,16 @@ Result<bool> PodLogMetrics::Collect(const api::Trial& trial) {
         continue;
       }
       reading = reading || run.ended;
-      if (static_cast<int>(follows_.size()) >= options_.max_follows) continue;  // waits for a slot
-      bool previous = run.number < runs->restarts;
+      // Reads of running containers take at most max_follows threads; an
+      // ended run's read is short and holds its trial, so it may take as
+      // many again.
+      int busy = static_cast<int>(follows_.size());
+      if (busy >= options_.max_follows * (run.ended ? 2 : 1)) continue;  // waits for a slot
       RETURN_IF_ERROR(Start(trial, std::move(source),
                             {.namespace_ = trial.metadata.namespace_,
                              .pod = api::StringAt(pod, {"metadata", "name"}),
                              .container = container,
-                             .previous = previous},
+                             .previous = run.previous},
                             run.ended));
     }
   }

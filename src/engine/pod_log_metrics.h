@@ -12,8 +12,9 @@
 // lines not after it). A run is read to its end only by a read begun after
 // its container had ended; until then the trial is told to wait, so it
 // never concludes from its job while its last values are still unread.
-// A container's run before its current one is read with `previous`; runs
-// older than that the kubelet no longer keeps.
+// Runs are told apart by container id: the current one, and the last that
+// ended (`previous`, as the kubelet keeps it); older ones the kubelet no
+// longer keeps.
 //
 // Threads: one per log being read (at most `max_follows`; the others wait
 // for a slot), stopped by Stop() or the destructor. Collect() and Stop()
@@ -50,10 +51,11 @@ struct PodLogRequest {
 
 // Streams `request`'s log, following it while its container runs, handing
 // each piece to `on_data` until it returns false, the log ends, or
-// `handle` is stopped. KubeClient::Stream of PodLogPath in the operator.
-using PodLogSource = std::function<Status(const PodLogRequest& request,
-                                          const std::function<bool(std::string_view)>& on_data,
-                                          kube::WatchHandle& handle)>;
+// `handle` is stopped; true only when the server ended it (all was read).
+// KubeClient::Stream of PodLogPath in the operator.
+using PodLogSource = std::function<Result<bool>(
+    const PodLogRequest& request, const std::function<bool(std::string_view)>& on_data,
+    kube::WatchHandle& handle)>;
 
 // The API path (with query) of `request`.
 std::string PodLogPath(const PodLogRequest& request);
@@ -79,8 +81,10 @@ class PodLogMetrics {
 
   // Starts reading every run of the trial's primary containers not yet
   // read to its end (StdOut trials only). True while the log of a run that
-  // has ended is still being read: the trial must not conclude yet.
-  Result<bool> Collect(const api::Trial& trial);
+  // has ended is still being read: the trial must not conclude yet. Once
+  // its job has finished, its pods' runs count as ended even while the
+  // pods' cache still says they run.
+  Result<bool> Collect(const api::Trial& trial, bool job_finished = false);
   // Ends every read and waits for its thread.
   void Stop();
 

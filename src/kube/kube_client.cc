@@ -290,9 +290,9 @@ Result<api::Json> KubeClient::Delete(const std::string& kind, const std::string&
           {"apiVersion", "v1"}, {"kind", "DeleteOptions"}, {"propagationPolicy", "Background"}});
 }
 
-Status KubeClient::Stream(const std::string& path, Duration idle_timeout,
-                          const std::function<bool(std::string_view)>& on_data,
-                          WatchHandle& handle) {
+Result<bool> KubeClient::Stream(const std::string& path, Duration idle_timeout,
+                                const std::function<bool(std::string_view)>& on_data,
+                                WatchHandle& handle) {
   Throttle();
   ASSIGN_OR_RETURN(std::unique_ptr<httplib::ClientImpl> client, Connect());
   client->set_read_timeout(std::chrono::duration_cast<std::chrono::seconds>(idle_timeout));
@@ -325,13 +325,16 @@ Status KubeClient::Stream(const std::string& path, Duration idle_timeout,
     std::lock_guard lock(handle.mu_);
     handle.client_ = nullptr;
   }
-  if (ended_by_caller || handle.stopped_) return OkStatus();
+  if (ended_by_caller || handle.stopped_) return false;
   if (code >= 300) return StatusOfAnswer(code, error_body);
-  if (!result && result.error() != httplib::Error::Read) {
+  // A read that failed (nothing heard within idle_timeout, or the
+  // connection cut mid-answer) did not reach the answer's end.
+  if (!result && result.error() == httplib::Error::Read) return false;
+  if (!result) {
     return UnavailableError(fmt::format("reading {} on {}: {}", path, config_.server,
                                         httplib::to_string(result.error())));
   }
-  return OkStatus();  // the server ended the stream
+  return true;  // the server ended the answer
 }
 
 Status KubeClient::Watch(const std::string& kind, const std::string& namespace_,
@@ -345,7 +348,7 @@ Status KubeClient::Watch(const std::string& kind, const std::string& namespace_,
   if (!resource_version.empty()) path += "&resourceVersion=" + resource_version;
   std::string pending;
   bool bad_line = false;
-  Status streamed = Stream(
+  Result<bool> streamed = Stream(
       path, std::chrono::seconds(timeout + 30),
       [&](std::string_view data) {
         pending.append(data);
@@ -371,7 +374,7 @@ Status KubeClient::Watch(const std::string& kind, const std::string& namespace_,
   if (bad_line) {
     return InternalError(fmt::format("watching {}: an event is not JSON, or too long", kind));
   }
-  return streamed;
+  return streamed.status();  // cut or ended: either way it is watched again
 }
 
 }  // namespace trainyard::kube

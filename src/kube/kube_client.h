@@ -83,10 +83,11 @@ class KubeClient {
 
   // GETs `path` (with its query) and hands each piece of the answer's body
   // to `on_data` as it arrives, until it returns false, the server ends
-  // the answer, or `handle` is stopped (all three OK). `idle_timeout`: how
-  // long the server may send nothing before the read fails (UNAVAILABLE).
-  Status Stream(const std::string& path, Duration idle_timeout,
-                const std::function<bool(std::string_view)>& on_data, WatchHandle& handle);
+  // the answer, the read fails (nothing heard for `idle_timeout`, or the
+  // connection cut), or `handle` is stopped. True only when the server
+  // ended the answer: all of it was read.
+  Result<bool> Stream(const std::string& path, Duration idle_timeout,
+                      const std::function<bool(std::string_view)>& on_data, WatchHandle& handle);
 
   const ClusterConfig& config() const { return config_; }
 

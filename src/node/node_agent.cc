@@ -22,17 +22,6 @@ namespace fs = std::filesystem;
 
 std::string KeyOf(const api::Pod& pod) { return pod.metadata.namespace_ + "/" + pod.metadata.name; }
 
-api::ContainerStatus& ContainerStatusOf(api::Pod& pod) {
-  const api::Container& c = pod.spec.containers.front();
-  if (pod.status.container_statuses.empty()) {
-    api::ContainerStatus status;
-    status.name = c.name;
-    status.image = c.image;
-    pod.status.container_statuses.push_back(std::move(status));
-  }
-  return pod.status.container_statuses.front();
-}
-
 Duration Backoff(const NodeAgentOptions& options, int32_t restarts) {
   Duration d = options.restart_backoff;
   for (int32_t i = 0; i < restarts && d < options.max_restart_backoff; ++i) d *= 2;
@@ -61,14 +50,74 @@ void MarkScheduled(api::Pod& pod, const std::string& now) {
 
 constexpr std::string_view kExitSuffix = ".exit";
 
-// "<exits>/<namespace>/<pod>_<container>.<uid>.": what every run's exit
-// path of one pod starts with.
-std::string ExitPrefix(const std::string& exits_dir, const api::Pod& pod) {
+// "<exits>/<namespace>/<pod>_<container>.<uid>.": what every exit path of
+// a container's runs starts with.
+std::string ExitPrefix(const std::string& exits_dir, const api::Pod& pod,
+                       const std::string& container) {
   return (fs::path(exits_dir) / pod.metadata.namespace_ /
-          fmt::format("{}_{}.{}.", pod.metadata.name, pod.spec.containers.front().name,
-                      pod.metadata.uid))
+          fmt::format("{}_{}.{}.", pod.metadata.name, container, pod.metadata.uid))
       .string();
 }
+
+}  // namespace
+
+// Init containers, in order, then the containers.
+std::vector<NodeAgent::Slot> NodeAgent::SlotsOf(const api::Pod& pod) {
+  std::vector<Slot> slots;
+  for (const api::Container& c : pod.spec.init_containers) {
+    slots.push_back({.spec = &c, .init = true, .sidecar = c.restart_policy == "Always"});
+  }
+  for (const api::Container& c : pod.spec.containers) slots.push_back({.spec = &c});
+  return slots;
+}
+
+api::ContainerStatus& NodeAgent::StatusOf(api::Pod& pod, const Slot& slot) {
+  auto& list = slot.init ? pod.status.init_container_statuses : pod.status.container_statuses;
+  for (api::ContainerStatus& status : list) {
+    if (status.name == slot.spec->name) return status;
+  }
+  api::ContainerStatus status;
+  status.name = slot.spec->name;
+  status.image = slot.spec->image;
+  list.push_back(std::move(status));
+  return list.back();
+}
+
+// Every container has a status, in the pod's order, as the kubelet reports
+// them: one not started yet waits (PodInitializing while init containers
+// run, ContainerCreating otherwise).
+void NodeAgent::EnsureStatuses(api::Pod& pod) {
+  auto ensure = [&](const std::vector<api::Container>& specs,
+                    std::vector<api::ContainerStatus>& list, const char* waiting) {
+    std::vector<api::ContainerStatus> ordered;
+    for (const api::Container& c : specs) {
+      auto it = std::find_if(list.begin(), list.end(),
+                             [&](const api::ContainerStatus& s) { return s.name == c.name; });
+      if (it != list.end()) {
+        ordered.push_back(std::move(*it));
+        continue;
+      }
+      api::ContainerStatus status;
+      status.name = c.name;
+      status.image = c.image;
+      status.ready = false;
+      status.state.waiting = api::ContainerStateWaiting{.reason = waiting};
+      ordered.push_back(std::move(status));
+    }
+    list = std::move(ordered);
+  };
+  ensure(pod.spec.init_containers, pod.status.init_container_statuses, "PodInitializing");
+  ensure(pod.spec.containers, pod.status.container_statuses,
+         pod.spec.init_containers.empty() ? "ContainerCreating" : "PodInitializing");
+}
+
+// Whether a container has run (or is about to run again) at all.
+bool NodeAgent::Started(const api::ContainerStatus& status, const ContainerRun& run) {
+  return run.process || run.restart_at || status.state.running || status.state.terminated ||
+         status.last_state.terminated || status.restart_count > 0;
+}
+
+namespace {
 
 // The ExitPrefix of an exit path ("<prefix><run>.exit"), or "".
 std::string ExitPrefixOf(const std::string& exit_path) {
@@ -147,8 +196,22 @@ NodeAgent::NodeAgent(NodeAgentOptions options) : options_(std::move(options)) {
 
 NodeAgent::~NodeAgent() {
   if (watch_ != 0) options_.store->StopWatch(watch_);
-  for (auto& [key, replica] : replicas_) replica.process.reset();  // kills and reaps
+  for (auto& [key, replica] : replicas_) {
+    for (auto& [name, run] : replica.runs) run.process.reset();  // kills and reaps
+  }
   RemoveMemoryVolumes();
+}
+
+bool NodeAgent::Replica::Running() const {
+  return std::any_of(runs.begin(), runs.end(), [](const auto& entry) {
+    return entry.second.process && entry.second.process->running();
+  });
+}
+
+bool NodeAgent::Replica::Active() const {
+  return std::any_of(runs.begin(), runs.end(), [](const auto& entry) {
+    return entry.second.process || entry.second.restart_at;
+  });
 }
 
 PodVolumeDirs NodeAgent::VolumeDirsOf(const api::Pod& pod) const {
@@ -161,13 +224,20 @@ PodVolumeDirs NodeAgent::VolumeDirsOf(const api::Pod& pod) const {
 
 void NodeAgent::RemovePodFiles(const Replica& replica) {
   RemoveVolumes(replica.volumes);
-  if (replica.log_path.empty() || options_.keep_logs) return;  // a stray's, or no pod's yet
   std::error_code ec;
-  fs::remove(replica.log_path, ec);
-  fs::remove(replica.log_path + ".runs", ec);
+  if (!options_.keep_logs) {
+    for (const auto& [name, log] : replica.log_paths) {
+      fs::remove(log, ec);
+      fs::remove(log + ".runs", ec);
+    }
+  }
   // Runs before the one before the last had theirs removed as they went.
-  for (int32_t run : {replica.run, replica.run - 1}) {
-    fs::remove(replica.exit_prefix + std::to_string(run) + std::string(kExitSuffix), ec);
+  for (const auto& [name, prefix] : replica.exit_prefixes) {
+    auto run = replica.runs.find(name);
+    int32_t last = run == replica.runs.end() ? 0 : run->second.run;
+    for (int32_t n : {last, last - 1}) {
+      fs::remove(prefix + std::to_string(n) + std::string(kExitSuffix), ec);
+    }
   }
 }
 
@@ -188,13 +258,16 @@ std::string NodeAgent::LogPath(const std::string& namespace_, const std::string&
   return (fs::path(options_.logs_dir) / namespace_ / (pod + "_" + container + ".log")).string();
 }
 
-std::string NodeAgent::ExitPath(const api::Pod& pod, int32_t run) const {
-  return ExitPrefix(exits_dir_, pod) + std::to_string(run) + std::string(kExitSuffix);
+std::string NodeAgent::ExitPath(const api::Pod& pod, const std::string& container,
+                                int32_t run) const {
+  return ExitPrefix(exits_dir_, pod, container) + std::to_string(run) + std::string(kExitSuffix);
 }
 
 size_t NodeAgent::running() const {
   size_t n = 0;
-  for (const auto& [key, replica] : replicas_) n += replica.process && replica.process->running();
+  for (const auto& [key, replica] : replicas_) {
+    for (const auto& [name, run] : replica.runs) n += run.process && run.process->running();
+  }
   return n;
 }
 
@@ -204,8 +277,9 @@ std::vector<int> NodeAgent::PollFds() const {
     for (const std::string& key : *keys) {
       auto it = replicas_.find(key);
       if (it == replicas_.end()) continue;
-      const Replica& replica = it->second;
-      if (replica.process && replica.process->running()) fds.push_back(replica.process->pidfd());
+      for (const auto& [name, run] : it->second.runs) {
+        if (run.process && run.process->running()) fds.push_back(run.process->pidfd());
+      }
     }
   }
   return fds;
@@ -225,8 +299,8 @@ Status NodeAgent::WriteStatus(const api::Pod& pod) {
   return OkStatus();
 }
 
-Result<runtime::ProcessSpec> NodeAgent::SpecOf(const api::Pod& pod, Replica& replica, int32_t run) {
-  const api::Container& container = pod.spec.containers.front();
+Result<runtime::ProcessSpec> NodeAgent::SpecOf(const api::Pod& pod, Replica& replica,
+                                               const api::Container& container, int32_t run) {
   ASSIGN_OR_RETURN(EnvList env, ContainerEnv(pod, container, options_.base_env, options_.facts,
                                              *options_.store));
   if (options_.pin_gpus) PinGpus(pod, env);
@@ -245,33 +319,34 @@ Result<runtime::ProcessSpec> NodeAgent::SpecOf(const api::Pod& pod, Replica& rep
   std::string working_dir = container.working_dir;
   size_t path_room = PATH_MAX;  // what chdir takes
   RETURN_IF_ERROR(TranslateWithin(working_dir, mounts, path_room, "workingDir"));
-  std::string log = LogPath(pod.metadata.namespace_, pod.metadata.name, container.name);
   return runtime::ProcessSpec{
       .argv = std::move(argv),
       .env = std::move(env),
       .working_dir = working_dir.empty() ? options_.default_working_dir : std::move(working_dir),
-      .log_path = log,
+      .log_path = replica.log_paths.at(container.name),
       .shim = options_.shim,
-      .exit_path = ExitPath(pod, run),
+      .exit_path = ExitPath(pod, container.name, run),
       .detach = options_.detach,
       .user = user};
 }
 
-Status NodeAgent::Start(api::Pod& pod, Replica& replica) {
-  ASSIGN_OR_RETURN(bool resumed, ResumeUnrecordedRun(pod, replica));
+Status NodeAgent::Start(api::Pod& pod, Replica& replica, const Slot& slot) {
+  ASSIGN_OR_RETURN(bool resumed, ResumeUnrecordedRun(pod, replica, slot));
   if (resumed) return OkStatus();
-  const int32_t run = ContainerStatusOf(pod).restart_count;
-  replica.run = run;
+  const std::string& name = slot.spec->name;
+  ContainerRun& run = replica.runs[name];
+  run.run = StatusOf(pod, slot).restart_count;
   // As the kubelet reports a container that cannot start: exit code 128,
   // reason StartError; the restart policy applies as to any other exit.
   auto fail_to_start = [&](const Status& why) {
-    return OnExit(pod, replica, runtime::ExitStatus{128, 0}, "StartError", why.message());
+    OnExit(pod, replica, slot, runtime::ExitStatus{128, 0}, "StartError", why.message());
+    return OkStatus();
   };
-  Result<runtime::ProcessSpec> spec = SpecOf(pod, replica, run);
+  Result<runtime::ProcessSpec> spec = SpecOf(pod, replica, *slot.spec, run.run);
   if (!spec.ok()) return fail_to_start(spec.status());
   std::error_code ec;
   fs::create_directories(fs::path(spec->log_path).parent_path(), ec);
-  if (run == 0) {
+  if (run.run == 0) {
     // A new pod: what a pod of the same name left (deleted while no node
     // agent ran, so its files stayed) is not this one's log.
     fs::remove(spec->log_path, ec);
@@ -285,63 +360,67 @@ Status NodeAgent::Start(api::Pod& pod, Replica& replica) {
   if (!process.ok()) return fail_to_start(process.status());
   // The run before this one ended durably (the store's group is committed
   // before processes start): its exit file is read no more.
-  if (run > 0) fs::remove(ExitPath(pod, run - 1), ec);
-  replica.process = std::move(*process);
-  return MarkRunning(pod, replica);
+  if (run.run > 0) fs::remove(ExitPath(pod, name, run.run - 1), ec);
+  run.process = std::move(*process);
+  MarkRunning(pod, replica, slot);
+  return OkStatus();
 }
 
-Result<bool> NodeAgent::ResumeUnrecordedRun(api::Pod& pod, Replica& replica) {
+Result<bool> NodeAgent::ResumeUnrecordedRun(api::Pod& pod, Replica& replica, const Slot& slot) {
   // Without a shim, replicas die with the node agent that started them.
   if (options_.shim.empty()) return false;
-  replica.run = ContainerStatusOf(pod).restart_count;
-  std::string exit_path = ExitPath(pod, replica.run);
+  ContainerRun& run = replica.runs[slot.spec->name];
+  run.run = StatusOf(pod, slot).restart_count;
+  std::string exit_path = ExitPath(pod, slot.spec->name, run.run);
   if (auto stray = strays_.extract(exit_path)) {
     const ShimProcess& shim = stray.mapped();
     Result<runtime::Process> adopted =
         runtime::Process::Adopt(shim.pid, shim.start_time, exit_path);
     if (adopted.ok()) {
       replica.volumes = VolumeDirsOf(pod);
-      replica.process = std::move(*adopted);
-      RETURN_IF_ERROR(MarkRunning(pod, replica));
+      run.process = std::move(*adopted);
+      MarkRunning(pod, replica, slot);
       return true;
     }
   }
   // It ended while no node agent watched: its shim wrote how. (A stale
   // file cannot be this run's: the path names the pod's uid and the run.)
   if (std::optional<runtime::ExitStatus> exit = runtime::ReadExitFile(exit_path)) {
-    RETURN_IF_ERROR(OnExit(pod, replica, *exit));
+    OnExit(pod, replica, slot, *exit);
     return true;
   }
   return false;
 }
 
-Status NodeAgent::MarkRunning(api::Pod& pod, Replica& replica) {
-  api::ContainerStatus& status = ContainerStatusOf(pod);
+void NodeAgent::MarkRunning(api::Pod& pod, Replica& replica, const Slot& slot) {
+  ContainerRun& run = replica.runs[slot.spec->name];
+  api::ContainerStatus& status = StatusOf(pod, slot);
   std::string now = FormatRfc3339(options_.clock->Now());
-  const runtime::Process& process = *replica.process;
+  const runtime::Process& process = *run.process;
   // Under a shim, the pid and its start time identify it to a later node
   // agent ("trainyard://<pid>-<start time>").
-  replica.container_id =
-      options_.shim.empty() ? fmt::format("trainyard://{}", process.pid())
-                            : fmt::format("trainyard://{}-{}", process.pid(), process.start_time());
-  replica.exit.reset();
-  status.container_id = replica.container_id;
-  status.restart_count = replica.run;
+  run.container_id = options_.shim.empty()
+                         ? fmt::format("trainyard://{}", process.pid())
+                         : fmt::format("trainyard://{}-{}", process.pid(), process.start_time());
+  run.exit.reset();
+  run.restart_at.reset();
+  status.container_id = run.container_id;
+  status.restart_count = run.run;
   status.state = api::ContainerState{};
   status.state.running = api::ContainerStateRunning{.started_at = now};
   status.ready = true;
-  replica.restart_at.reset();
-  pod.status.phase = "Running";
+  status.started = true;
   MarkScheduled(pod, now);
   pod.status.host_ip = options_.host;
   pod.status.pod_ip = options_.host;
   if (pod.status.start_time.empty()) pod.status.start_time = now;
-  return WriteStatus(pod);
 }
 
-Status NodeAgent::OnExit(api::Pod& pod, Replica& replica, const runtime::ExitStatus& exit,
-                         const std::string& reason, const std::string& message) {
-  api::ContainerStatus& status = ContainerStatusOf(pod);
+void NodeAgent::OnExit(api::Pod& pod, Replica& replica, const Slot& slot,
+                       const runtime::ExitStatus& exit, const std::string& reason,
+                       const std::string& message) {
+  ContainerRun& run = replica.runs[slot.spec->name];
+  api::ContainerStatus& status = StatusOf(pod, slot);
   std::string now = FormatRfc3339(options_.clock->Now());
   api::ContainerStateTerminated terminated{
       .exit_code = exit.exit_code,
@@ -354,7 +433,12 @@ Status NodeAgent::OnExit(api::Pod& pod, Replica& replica, const runtime::ExitSta
       .finished_at = now};
   status.ready = false;
   const std::string& policy = pod.spec.restart_policy;
-  bool restart = policy == "Always" || (policy == "OnFailure" && !exit.ok());
+  // A sidecar always comes back; an init container that succeeded never
+  // runs again, one that failed does unless the pod never restarts.
+  bool restart =
+      !replica.ending &&
+      (slot.sidecar || (slot.init ? !exit.ok() && policy != "Never"
+                                  : policy == "Always" || (policy == "OnFailure" && !exit.ok())));
   if (restart) {
     Duration wait = Backoff(options_, status.restart_count);
     status.last_state = api::ContainerState{};
@@ -364,15 +448,13 @@ Status NodeAgent::OnExit(api::Pod& pod, Replica& replica, const runtime::ExitSta
         .reason = std::string(api::kRestartWaitReason),
         .message = fmt::format("back-off {}s restarting failed container",
                                std::chrono::duration_cast<std::chrono::seconds>(wait).count())};
-    replica.restart_at = options_.clock->Now() + wait;
+    run.restart_at = options_.clock->Now() + wait;
   } else {
     status.state = api::ContainerState{};
     status.state.terminated = terminated;
-    pod.status.phase = exit.ok() ? "Succeeded" : "Failed";
   }
-  replica.process.reset();
-  replica.exit = exit;
-  return WriteStatus(pod);
+  run.process.reset();
+  run.exit = exit;
 }
 
 Status NodeAgent::SyncPod(const api::Pod& pod, std::optional<TimePoint>& wake) {
@@ -383,60 +465,121 @@ Status NodeAgent::SyncPod(const api::Pod& pod, std::optional<TimePoint>& wake) {
   }
   Replica& replica = replicas_[KeyOf(pod)];
   if (replica.uid != pod.metadata.uid) {
-    // A new pod under an old name: the old one's process goes first, given
+    // A new pod under an old name: the old one's processes go first, given
     // its own grace period, or its delete's (on Kubernetes the name is free
     // only then).
     TakeDeletionGrace(KeyOf(pod), replica);
     if (Stopping(replica, wake)) return OkStatus();
     RemovePodFiles(replica);
-    const api::Container& container = pod.spec.containers.front();
-    replica =
-        Replica{.uid = pod.metadata.uid,
-                .log_path = LogPath(pod.metadata.namespace_, pod.metadata.name, container.name),
-                .exit_prefix = ExitPrefix(exits_dir_, pod)};
+    replica = Replica{.uid = pod.metadata.uid};
+    for (const Slot& slot : SlotsOf(pod)) {
+      const std::string& name = slot.spec->name;
+      replica.log_paths[name] = LogPath(pod.metadata.namespace_, pod.metadata.name, name);
+      replica.exit_prefixes[name] = ExitPrefix(exits_dir_, pod, name);
+    }
   }
   replica.grace = GraceOf(pod);
   gone_.erase(KeyOf(pod));  // stored again (a failed commit took its delete back)
-  // Most steps change nothing: the pod is copied only to be written.
-  api::Pod changed;
-  auto edit = [&]() -> api::Pod& { return changed = pod; };
-  auto remember = [&](TimePoint t) { wake = wake ? std::min(*wake, t) : t; };
-  if (replica.process) {
-    if (std::optional<runtime::ExitStatus> exit = replica.process->TryWait()) {
-      RETURN_IF_ERROR(OnExit(edit(), replica, *exit));
-    } else if (pod.status.container_statuses.empty() ||
-               pod.status.container_statuses.front().container_id != replica.container_id) {
-      return MarkRunning(edit(), replica);  // the store took the record back
+  if (api::HasFinished(pod) && !replica.Active()) return OkStatus();
+  // Most syncs change nothing: the pod is written only when its status
+  // moved.
+  api::Pod edited = pod;
+  RETURN_IF_ERROR(Advance(edited, replica, wake));
+  if (edited.status == pod.status) return OkStatus();
+  return WriteStatus(edited);
+}
+
+Status NodeAgent::Advance(api::Pod& pod, Replica& replica, std::optional<TimePoint>& wake) {
+  EnsureStatuses(pod);
+  TimePoint now = options_.clock->Now();
+  std::vector<Slot> slots = SlotsOf(pod);
+  for (const Slot& slot : slots) {
+    ContainerRun& run = replica.runs[slot.spec->name];
+    const api::ContainerStatus& status = StatusOf(pod, slot);
+    if (run.process) {
+      if (std::optional<runtime::ExitStatus> exit = run.process->TryWait()) {
+        OnExit(pod, replica, slot, *exit);
+      } else if (status.container_id != run.container_id) {
+        MarkRunning(pod, replica, slot);  // the store took the record back
+      }
+    } else if (run.restart_at) {
+      continue;
+    } else if (status.state.running) {
+      // This node agent saw it end, but the store took the record back;
+      // or it ran under an earlier trainyard.
+      if (run.exit && run.run == status.restart_count) {
+        OnExit(pod, replica, slot, *run.exit);
+      } else {
+        Recover(pod, replica, slot);
+      }
+    } else if (status.state.waiting && status.state.waiting->reason == api::kRestartWaitReason &&
+               !replica.ending) {
+      run.restart_at = now;  // waiting to restart when trainyard started: now
     }
-  } else if (api::HasFinished(pod)) {
-    return OkStatus();
-  } else if (!replica.restart_at && pod.status.container_statuses.empty() &&
-             (pod.status.phase.empty() || pod.status.phase == "Pending")) {
-    return Start(edit(), replica);  // never started: new, or waited for room
-  } else if (!replica.restart_at && !pod.status.container_statuses.empty() &&
-             pod.status.container_statuses.front().state.waiting) {
-    // Waiting to restart when trainyard started: restart it now.
-    replica.restart_at = options_.clock->Now();
-  } else if (!replica.restart_at) {
-    return Recover(edit(), replica);  // it ran under an earlier trainyard
   }
-  if (replica.restart_at) {
-    if (options_.clock->Now() >= *replica.restart_at) {
-      api::Pod& restarting = edit();
-      ContainerStatusOf(restarting).restart_count += 1;
-      return Start(restarting, replica);
+  for (const Slot& slot : slots) {
+    ContainerRun& run = replica.runs[slot.spec->name];
+    if (!run.restart_at || replica.ending) continue;
+    if (now < *run.restart_at) {
+      wake = wake ? std::min(*wake, *run.restart_at) : *run.restart_at;
+      continue;
     }
-    remember(*replica.restart_at);
+    StatusOf(pod, slot).restart_count += 1;
+    RETURN_IF_ERROR(Start(pod, replica, slot));
+  }
+  if (!replica.ending) RETURN_IF_ERROR(StartNext(pod, replica));
+  UpdatePhase(pod, replica, wake);
+  return OkStatus();
+}
+
+Status NodeAgent::StartNext(api::Pod& pod, Replica& replica) {
+  for (const Slot& slot : SlotsOf(pod)) {
+    ContainerRun& run = replica.runs[slot.spec->name];
+    const api::ContainerStatus& status = StatusOf(pod, slot);
+    if (slot.sidecar) {
+      // Started in its turn, it runs on beside the rest.
+      if (!Started(status, run)) RETURN_IF_ERROR(Start(pod, replica, slot));
+      continue;
+    }
+    if (slot.init) {
+      if (status.state.terminated && status.state.terminated->exit_code == 0) continue;
+      // Running, restarting or failed for good: nothing after it starts.
+      if (Started(status, run)) return OkStatus();
+      return Start(pod, replica, slot);  // the next waits for this one's end
+    }
+    if (!Started(status, run)) RETURN_IF_ERROR(Start(pod, replica, slot));
   }
   return OkStatus();
 }
 
-Status NodeAgent::Recover(api::Pod& pod, Replica& replica) {
-  const api::ContainerStatus& status = ContainerStatusOf(pod);
-  // This node agent saw it end, but the store took the record back.
-  if (replica.exit && replica.run == status.restart_count)
-    return OnExit(pod, replica, *replica.exit);
-  std::string exit_path = ExitPath(pod, status.restart_count);
+void NodeAgent::UpdatePhase(api::Pod& pod, Replica& replica, std::optional<TimePoint>& wake) {
+  bool init_failed = false, all_ended = true, all_succeeded = true, any_started = false;
+  for (const Slot& slot : SlotsOf(pod)) {
+    const ContainerRun& run = replica.runs[slot.spec->name];
+    const api::ContainerStatus& status = StatusOf(pod, slot);
+    const auto& ended = status.state.terminated;
+    if (slot.init) {
+      init_failed = init_failed || (!slot.sidecar && ended && ended->exit_code != 0);
+      continue;
+    }
+    any_started = any_started || Started(status, run);
+    all_ended = all_ended && ended.has_value() && !run.restart_at;
+    all_succeeded = all_succeeded && ended && ended->exit_code == 0;
+  }
+  if (init_failed || all_ended) {
+    // The pod ends: what still runs of it (its sidecars) is stopped first.
+    replica.ending = true;
+    if (Stopping(replica, wake)) return;
+    pod.status.phase = !init_failed && all_succeeded ? "Succeeded" : "Failed";
+    return;
+  }
+  pod.status.phase = any_started ? "Running" : "Pending";
+}
+
+void NodeAgent::Recover(api::Pod& pod, Replica& replica, const Slot& slot) {
+  ContainerRun& run = replica.runs[slot.spec->name];
+  const api::ContainerStatus& status = StatusOf(pod, slot);
+  std::string exit_path = ExitPath(pod, slot.spec->name, status.restart_count);
   strays_.erase(exit_path);  // recorded: no stray
   // "trainyard://<pid>-<start time>": a shim's, which may still run.
   std::string id = status.container_id.substr(
@@ -447,20 +590,21 @@ Status NodeAgent::Recover(api::Pod& pod, Replica& replica) {
     uint64_t start = std::strtoull(id.c_str() + dash + 1, nullptr, 10);
     Result<runtime::Process> adopted = runtime::Process::Adopt(pid, start, exit_path);
     if (adopted.ok()) {
-      replica.process = std::move(*adopted);
+      run.process = std::move(*adopted);
       replica.volumes = VolumeDirsOf(pod);
-      replica.run = status.restart_count;
-      replica.container_id = status.container_id;
-      return OkStatus();  // still running: nothing to write
+      run.run = status.restart_count;
+      run.container_id = status.container_id;
+      return;  // still running: nothing to write
     }
     // It ended while no trainyard watched: its shim wrote how.
     if (std::optional<runtime::ExitStatus> exit = runtime::ReadExitFile(exit_path)) {
-      return OnExit(pod, replica, *exit);
+      OnExit(pod, replica, slot, *exit);
+      return;
     }
   }
   // It died with an earlier trainyard (PDEATHSIG), or its shim was killed:
   // report that, and let the restart policy decide.
-  return OnExit(pod, replica, runtime::ExitStatus{137, SIGKILL});
+  OnExit(pod, replica, slot, runtime::ExitStatus{137, SIGKILL});
 }
 
 Duration NodeAgent::GraceOf(const api::Pod& pod) const {
@@ -484,20 +628,26 @@ void NodeAgent::TakeDeletionGrace(const std::string& key, Replica& replica) {
 }
 
 bool NodeAgent::Stopping(Replica& replica, std::optional<TimePoint>& wake) {
-  if (!replica.process || replica.process->TryWait()) return false;
-  TimePoint now = options_.clock->Now();
-  if (!replica.kill_at) {
-    replica.process->Signal(SIGTERM);
-    replica.kill_at = now + replica.grace;
+  bool running = false;
+  for (auto& [name, run] : replica.runs) {
+    running = running || (run.process && !run.process->TryWait());
   }
-  if (now >= *replica.kill_at) replica.process->Signal(SIGKILL);
+  if (!running) return false;
+  TimePoint now = options_.clock->Now();
+  bool first = !replica.kill_at;
+  if (first) replica.kill_at = now + replica.grace;
+  for (auto& [name, run] : replica.runs) {
+    if (!run.process || run.process->TryWait()) continue;
+    if (first) run.process->Signal(SIGTERM);
+    if (now >= *replica.kill_at) run.process->Signal(SIGKILL);
+  }
   wake = wake ? std::min(*wake, *replica.kill_at) : *replica.kill_at;
   return true;
 }
 
 void NodeAgent::NoteActivity(const std::string& key) {
   auto it = replicas_.find(key);
-  if (it != replicas_.end() && (it->second.process || it->second.restart_at)) {
+  if (it != replicas_.end() && it->second.Active()) {
     active_.insert(key);
   } else {
     active_.erase(key);
@@ -508,7 +658,8 @@ void NodeAgent::StopOrphans(std::optional<TimePoint>& wake) {
   for (auto key = gone_.begin(); key != gone_.end();) {
     auto it = replicas_.find(*key);
     Replica* replica = it == replicas_.end() ? nullptr : &it->second;
-    if (replica == nullptr || !replica->process || replica->process->TryWait()) {
+    if (replica != nullptr) TakeDeletionGrace(*key, *replica);
+    if (replica == nullptr || !Stopping(*replica, wake)) {
       if (replica != nullptr) {
         RemovePodFiles(*replica);  // the pod is gone: so are its emptyDirs and logs
         replicas_.erase(it);
@@ -517,8 +668,6 @@ void NodeAgent::StopOrphans(std::optional<TimePoint>& wake) {
       key = gone_.erase(key);
       continue;
     }
-    TakeDeletionGrace(*key, *replica);
-    Stopping(*replica, wake);
     ++key;
   }
 }
@@ -533,8 +682,12 @@ bool NodeAgent::Claimable(const std::string& exit_path) {
   Result<api::Json> doc = options_.store->Get(key);
   if (!doc.ok()) return false;
   Result<const api::Pod*> pod = Decoded(*doc);
-  return pod.ok() && !(*pod)->spec.containers.empty() && !api::HasFinished(**pod) &&
-         ExitPrefix(exits_dir_, **pod) == ExitPrefixOf(exit_path);
+  if (!pod.ok() || api::HasFinished(**pod)) return false;
+  std::string prefix = ExitPrefixOf(exit_path);
+  for (const Slot& slot : SlotsOf(**pod)) {
+    if (ExitPrefix(exits_dir_, **pod, slot.spec->name) == prefix) return true;
+  }
+  return false;
 }
 
 void NodeAgent::StopStrays() {
@@ -550,8 +703,9 @@ void NodeAgent::StopStrays() {
       fmt::print(stderr, "trainyard: stopping a replica of no stored pod (shim {}, {})\n", shim.pid,
                  it->first);
       // Under a key no pod has: StopOrphans stops it, as a deleted pod's.
-      replicas_["stray " + it->first] =
-          Replica{.process = std::move(*adopted), .grace = options_.default_grace};
+      Replica stray{.grace = options_.default_grace};
+      stray.runs["stray"].process = std::move(*adopted);
+      replicas_["stray " + it->first] = std::move(stray);
       gone_.insert("stray " + it->first);
     }
     it = strays_.erase(it);
@@ -670,15 +824,19 @@ void NodeAgent::StopAll() {
   // Every process is told at once; each gets its own pod's grace period
   // from then (a replica saving a checkpoint on SIGTERM has all of it).
   for (auto& [key, replica] : replicas_) {
-    if (replica.process) replica.process->Signal(SIGTERM);
+    for (auto& [name, run] : replica.runs) {
+      if (run.process) run.process->Signal(SIGTERM);
+    }
   }
   auto told = std::chrono::steady_clock::now();
   for (auto& [key, replica] : replicas_) {
-    if (!replica.process) continue;
-    auto left = std::chrono::ceil<std::chrono::milliseconds>(
-        std::max(told + replica.grace - std::chrono::steady_clock::now(),
-                 std::chrono::steady_clock::duration::zero()));
-    replica.process->Stop(left);
+    for (auto& [name, run] : replica.runs) {
+      if (!run.process) continue;
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(
+          std::max(told + replica.grace - std::chrono::steady_clock::now(),
+                   std::chrono::steady_clock::duration::zero()));
+      run.process->Stop(left);
+    }
   }
   RemoveMemoryVolumes();
 }

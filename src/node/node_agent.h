@@ -1,8 +1,13 @@
 // The node agent: what a kubelet does, for this machine. It runs every pod
-// in the store as a local process (the pod's default container: the first
-// one), restarts it in place as the pod's restartPolicy says (Always,
-// OnFailure) after a growing back-off, reports the pod's phase and
-// container state, and stops the process of a pod that was deleted.
+// in the store as local processes, one per container: the init containers
+// first, in order, each to its end (a sidecar, an init container with
+// restartPolicy Always, is started and kept running beside the rest), then
+// every container at once. Each is restarted in place as its pod's
+// restartPolicy says (Always, OnFailure; an init container only on
+// failure, a sidecar always) after a growing back-off. It reports the
+// pod's phase and each container's state, stops a pod's sidecars once its
+// containers have ended, and stops the processes of a pod that was
+// deleted.
 //
 // Sync() is level-triggered and never blocks on a process: it starts what
 // should run, looks at what exited, and says when it next has work (a
@@ -95,51 +100,84 @@ class NodeAgent {
   // The log file of a pod's container.
   std::string LogPath(const std::string& namespace_, const std::string& pod,
                       const std::string& container) const;
-  // Where the shim of a pod's container's run (0 first, then one per
-  // restart) records how it ended: named by the pod's uid and the run, so
-  // that a shim names the very run it is, for a later node agent.
-  std::string ExitPath(const api::Pod& pod, int32_t run) const;
+  // Where the shim of a run of a pod's container (0 first, then one per
+  // restart) records how it ended: named by the pod's uid, the container
+  // and the run, so that a shim names the very run it is, for a later node
+  // agent.
+  std::string ExitPath(const api::Pod& pod, const std::string& container, int32_t run) const;
 
  private:
-  struct Replica {
-    std::string uid;  // of the pod it runs
+  // One container of a pod, as it runs here.
+  struct ContainerRun {
     std::optional<runtime::Process> process;
     std::optional<TimePoint> restart_at;  // waiting to restart
-    std::optional<TimePoint> kill_at;     // stopping: SIGKILL then
-    PodVolumeDirs volumes;                // set when it first starts
-    // The run (restartCount) and container id its pod's status must show:
-    // a write the store took back (a failed commit) is made again.
+    // The run (restartCount) and container id its status must show: a
+    // write the store took back (a failed commit) is made again.
     int32_t run = 0;
     std::string container_id;
     std::optional<runtime::ExitStatus> exit;  // how that run ended, once it has
-    // Its pod's log and the start of its exit files' paths (ExitPath
-    // without the run): removed with the pod.
-    std::string log_path;
-    std::string exit_prefix;
+  };
+  struct Replica {
+    std::string uid;                           // of the pod it runs
+    std::map<std::string, ContainerRun> runs;  // by container name
+    std::optional<TimePoint> kill_at;          // stopping: SIGKILL then
+    // Its containers have ended (or an init container failed for good):
+    // what still runs (its sidecars) is being stopped; nothing restarts.
+    bool ending = false;
+    PodVolumeDirs volumes;  // set when it first starts
+    // Its containers' logs and the start of their exit files' paths
+    // (ExitPath without the run), by container: removed with the pod.
+    std::map<std::string, std::string> log_paths;
+    std::map<std::string, std::string> exit_prefixes;
     // Its pod's terminationGracePeriodSeconds, kept for when the pod is
     // gone from the store.
     Duration grace{};
+    bool Running() const;  // a process of it runs
+    bool Active() const;   // a process, or a restart pending
+  };
+  // A container of a pod and its place.
+  struct Slot {
+    const api::Container* spec;
+    bool init = false;
+    bool sidecar = false;  // an init container with restartPolicy Always
   };
 
+  static std::vector<Slot> SlotsOf(const api::Pod& pod);
+  // The container's status, made if it has none.
+  static api::ContainerStatus& StatusOf(api::Pod& pod, const Slot& slot);
+  static void EnsureStatuses(api::Pod& pod);
+  static bool Started(const api::ContainerStatus& status, const ContainerRun& run);
+
   Status SyncPod(const api::Pod& pod, std::optional<TimePoint>& wake);
-  // What the pod's default container runs, its volumes made ready: env,
-  // argv and workingDir with mount paths translated, within the bounds of
+  // Takes exits, restarts what is due, starts what comes next and sets the
+  // phase: the pod's status edited, not written.
+  Status Advance(api::Pod& pod, Replica& replica, std::optional<TimePoint>& wake);
+  // Init containers in order (each to its end, a sidecar once started),
+  // then every container.
+  Status StartNext(api::Pod& pod, Replica& replica);
+  // Succeeded or Failed once its containers have ended and nothing of it
+  // runs (its sidecars are stopped first); Running once a container has
+  // started; Pending while it initialises.
+  void UpdatePhase(api::Pod& pod, Replica& replica, std::optional<TimePoint>& wake);
+  // What a container runs, its volumes made ready: env, argv and workingDir
+  // with mount paths translated, within the bounds of
   // runtime/local/expand.h.
-  Result<runtime::ProcessSpec> SpecOf(const api::Pod& pod, Replica& replica, int32_t run);
-  Status Start(api::Pod& pod, Replica& replica);
+  Result<runtime::ProcessSpec> SpecOf(const api::Pod& pod, Replica& replica,
+                                      const api::Container& container, int32_t run);
+  Status Start(api::Pod& pod, Replica& replica, const Slot& slot);
   // A run an earlier node agent started without the store recording it
   // (it crashed first): adopts its shim if it still runs, or records how
   // it ended. False when there is no such run: then it is started.
-  Result<bool> ResumeUnrecordedRun(api::Pod& pod, Replica& replica);
-  // Records the replica's process as its pod's running container.
-  Status MarkRunning(api::Pod& pod, Replica& replica);
+  Result<bool> ResumeUnrecordedRun(api::Pod& pod, Replica& replica, const Slot& slot);
+  // Records the container's process as running.
+  void MarkRunning(api::Pod& pod, Replica& replica, const Slot& slot);
   // The shims of an earlier node agent that belong to no pod that may still
   // claim them (a stored, unfinished one): stopped as orphans are.
   void StopStrays();
   bool Claimable(const std::string& exit_path);
-  // Records an exit; restarts per the pod's policy or ends the pod.
-  Status OnExit(api::Pod& pod, Replica& replica, const runtime::ExitStatus& status,
-                const std::string& reason = "", const std::string& message = "");
+  // Records an exit; restarts per the policy, or leaves it ended.
+  void OnExit(api::Pod& pod, Replica& replica, const Slot& slot, const runtime::ExitStatus& status,
+              const std::string& reason = "", const std::string& message = "");
   // Every pod, decoded (or reported once as undecodable); replicas of pods
   // no longer stored are marked gone.
   Status ReadAllPods(std::vector<const api::Pod*>& pods);
@@ -152,23 +190,24 @@ class NodeAgent {
   // Keeps active_ in step with the replica of `key` after a sync.
   void NoteActivity(const std::string& key);
   // Stops the replicas of pods no longer stored, and forgets them once
-  // their process is gone.
+  // their processes are gone.
   void StopOrphans(std::optional<TimePoint>& wake);
   // Stops `replica` without blocking: SIGTERM, then SIGKILL once its grace
-  // period is over. True while its process still runs.
+  // period is over. True while a process of it still runs.
   bool Stopping(Replica& replica, std::optional<TimePoint>& wake);
   // The grace period its delete gave the pod of `key`, in place of its
   // own: a shorter one ends a stop already under way sooner.
   void TakeDeletionGrace(const std::string& key, Replica& replica);
   Duration GraceOf(const api::Pod& pod) const;
   Status WriteStatus(const api::Pod& pod);
-  // A pod the store says runs, with no process here: an earlier node
+  // A container the store says runs, with no process here: an earlier node
   // agent's. Adopts its shim if it still runs; else records how it ended.
-  Status Recover(api::Pod& pod, Replica& replica);
+  void Recover(api::Pod& pod, Replica& replica, const Slot& slot);
   PodVolumeDirs VolumeDirsOf(const api::Pod& pod) const;
-  // A deleted pod's files, once its process is gone: its volumes, its log
-  // (a new pod under its name must not show it as its `--previous`) and
-  // its shims' exit files. The kubelet, too, removes a deleted pod's logs.
+  // A deleted pod's files, once its processes are gone: its volumes, its
+  // logs (a new pod under its name must not show them as its `--previous`)
+  // and its shims' exit files. The kubelet, too, removes a deleted pod's
+  // logs.
   void RemovePodFiles(const Replica& replica);
   // After every process is gone: no memory volume is left behind.
   void RemoveMemoryVolumes();

@@ -19,20 +19,29 @@ void AddContainer(const api::Container& c, Amounts& requests, Amounts& limits) {
   for (const auto& [name, milli] : mine) requests[name] += milli;
 }
 
-void MaxInitContainer(const api::Container& c, Amounts& requests, Amounts& limits) {
-  Amounts mine_requests, mine_limits;
-  AddContainer(c, mine_requests, mine_limits);
-  for (const auto& [name, milli] : mine_requests) requests[name] = std::max(requests[name], milli);
-  for (const auto& [name, milli] : mine_limits) limits[name] = std::max(limits[name], milli);
+void Max(const Amounts& other, Amounts& into) {
+  for (const auto& [name, milli] : other) into[name] = std::max(into[name], milli);
 }
 
 }  // namespace
 
 PodResources PodResourcesOf(const api::PodSpec& spec) {
-  PodResources out;
+  // As Kubernetes counts a pod: the most of what runs at once, while each
+  // init container runs (with the sidecars started before it) and after
+  // (the containers and every sidecar).
+  PodResources out, sidecars;
+  Amounts init_requests, init_limits;
+  for (const api::Container& c : spec.init_containers) {
+    PodResources running = sidecars;
+    AddContainer(c, running.requests, running.limits);
+    if (c.restart_policy == "Always") sidecars = running;
+    Max(running.requests, init_requests);
+    Max(running.limits, init_limits);
+  }
+  out = sidecars;
   for (const api::Container& c : spec.containers) AddContainer(c, out.requests, out.limits);
-  for (const api::Container& c : spec.init_containers)
-    MaxInitContainer(c, out.requests, out.limits);
+  Max(init_requests, out.requests);
+  Max(init_limits, out.limits);
   std::erase_if(out.requests, [](const auto& entry) { return entry.second == 0; });
   std::erase_if(out.limits, [](const auto& entry) { return entry.second == 0; });
   return out;

@@ -196,10 +196,12 @@ bool LogStream::RunOver() const {
   api::Json status = pod->value("status", api::Json::object());
   std::string phase = status.value("phase", "");
   if (phase == "Succeeded" || phase == "Failed") return true;
-  for (const api::Json& c : status.value("containerStatuses", api::Json::array())) {
-    if (c.value("name", "") != options_.container) continue;
-    api::Json state = c.value("state", api::Json::object());
-    return c.value("restartCount", 0) != restarts_ || !state.contains("running");
+  for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
+    for (const api::Json& c : api::ArrayRefAt(status, {list})) {
+      if (api::StringAt(c, {"name"}) != options_.container) continue;
+      return api::IntAt(c, {"restartCount"}) != restarts_ ||
+             !api::ObjectAt(c, {"state"}).contains("running");
+    }
   }
   return false;
 }
@@ -209,9 +211,16 @@ void LogStream::ReadCri(int64_t from, int64_t end, bool over, std::string& out) 
   std::string data = ReadRange(run_.path, from, std::min(end - from, kChunk));
   size_t used =
       RenderCriLines(data, {.timestamps = options_.timestamps, .since_ns = options_.since_ns}, out);
-  // A line longer than a chunk, or the unended last line of a run that is
-  // over, is shown as it is.
-  if (used == 0 && (static_cast<int64_t>(data.size()) == kChunk || over)) {
+  // The unended last line of a run that is over is a line too.
+  if (used == 0 && over) {
+    data.push_back('\n');
+    used = RenderCriLines(data, {.timestamps = options_.timestamps, .since_ns = options_.since_ns},
+                          out) -
+           1;
+  }
+  // A line longer than a chunk (the runtime splits lines far shorter) is
+  // shown as it is.
+  if (used == 0 && static_cast<int64_t>(data.size()) == kChunk) {
     out += data;
     used = data.size();
   }
@@ -325,8 +334,9 @@ Result<LogOptions> LogOptionsOf(const ApiRequest& request, const Clock& clock) {
                      .tail_lines = IntParam(request, "tailLines"),
                      .limit_bytes = IntParam(request, "limitBytes"),
                      .timestamps = request.Flag("timestamps")};
-  if (options.tail_lines == -1 || options.limit_bytes == -1) {
-    return InvalidArgumentError("tailLines and limitBytes must be whole numbers, 0 or more");
+  if (options.tail_lines == -1) return InvalidArgumentError("tailLines must be 0 or more");
+  if (options.limit_bytes == -1 || options.limit_bytes == 0) {
+    return InvalidArgumentError("limitBytes must be greater than 0");
   }
   std::string since_time = request.Param("sinceTime");
   std::optional<int64_t> since_seconds = IntParam(request, "sinceSeconds");
@@ -364,17 +374,13 @@ ApiResponse ApiHandler::Logs(const ApiTarget& target, const ApiRequest& request)
   std::string container = request.Param("container");
   if (container.empty()) container = first;
   bool listed = false;
-  for (const api::Json& c : containers)
-    listed = listed || (c.is_object() && c.value("name", "") == container);
+  for (const char* list : {"initContainers", "containers"}) {
+    for (const api::Json& c : api::ArrayRefAt(*pod, {"spec", list})) {
+      listed = listed || api::StringAt(c, {"name"}) == container;
+    }
+  }
   if (!listed) {
     return bad(fmt::format("container {} is not valid for pod {}", container, target.name));
-  }
-  // On an API-only server whoever plays the kubelet runs every container.
-  if (container != first && !api_only_) {
-    return bad(
-        fmt::format("container {:?} in pod {:?} is not running: trainyard runs a pod's "
-                    "first container only",
-                    container, target.name));
   }
   Result<LogOptions> options = LogOptionsOf(request, clock_);
   if (!options.ok()) return bad(std::string(options.status().message()));
@@ -383,22 +389,28 @@ ApiResponse ApiHandler::Logs(const ApiTarget& target, const ApiRequest& request)
   options->container = container;
   int32_t restarts = 0;
   bool started = false;
-  api::Json status = pod->value("status", api::Json::object());
-  for (const api::Json& c : status.value("containerStatuses", api::Json::array())) {
-    if (!c.is_object() || c.value("name", "") != container) continue;
-    restarts = c.value("restartCount", 0);
-    started = true;
+  std::string waiting = "ContainerCreating";
+  for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
+    for (const api::Json& c : api::ArrayRefAt(*pod, {"status", list})) {
+      if (api::StringAt(c, {"name"}) != container) continue;
+      restarts = static_cast<int32_t>(api::IntAt(c, {"restartCount"}));
+      // Waiting with no run behind it: nothing logged yet.
+      started = !api::ObjectAt(c, {"state"}).contains("waiting") ||
+                api::ObjectAt(c, {"lastState"}).contains("terminated") || restarts > 0;
+      waiting = api::StringAt(c, {"state", "waiting", "reason"}, waiting);
+    }
   }
   if (!started) {
-    return bad(fmt::format("container {:?} in pod {:?} is waiting to start: ContainerCreating",
-                           container, target.name));
+    return bad(fmt::format("container {:?} in pod {:?} is waiting to start: {}", container,
+                           target.name, waiting));
   }
   Result<Backend::LogRun> run =
       backend_.Log(target.namespace_, target.name, container, options->previous);
-  if (!run.ok()) {
+  if (!run.ok() && options->previous) {
     return bad(fmt::format("previous terminated container {:?} in pod {:?} not found", container,
                            target.name));
   }
+  if (!run.ok()) return bad(std::string(run.status().message()));
   auto stream = std::make_unique<LogStream>(backend_, *options, std::move(*run), restarts);
   stream->SeekTail();
   ApiResponse response;

@@ -93,6 +93,46 @@ TEST_F(RunE2eTest, SucceedsWithPrefixedLogsAndASummary) {
   EXPECT_TRUE(fs::exists(dir_ / "home" / "runs"));
 }
 
+// The master's init container prepares the data the master reads; a
+// sidecar runs beside it and is stopped once it ends.
+constexpr const char* kPreparedJob = R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: prep}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      restartPolicy: Never
+      template:
+        spec:
+          volumes: [{name: data, emptyDir: {}}]
+          initContainers:
+            - {name: fetch, image: none, command: [sh, -c, '%s'], volumeMounts: [{name: data, mountPath: /data}]}
+            - {name: logger, image: none, restartPolicy: Always, command: [sh, -c, 'trap "exit 0" TERM; while true; do sleep 0.05; done']}
+          containers:
+            - {name: pytorch, image: none, command: [sh, -c, 'cat /data/ready'], volumeMounts: [{name: data, mountPath: /data}]}
+)";
+
+std::string PreparedJob(const std::string& fetch) {
+  char buf[2048];
+  std::snprintf(buf, sizeof(buf), kPreparedJob, fetch.c_str());
+  return buf;
+}
+
+TEST_F(RunE2eTest, InitContainersPrepareAndASidecarRunsBeside) {
+  Write("job.yaml", PreparedJob("echo prepared > /data/ready"));
+  EXPECT_EQ(Run({"job.yaml"}), 0) << Output();
+  EXPECT_THAT(Output(), ::testing::HasSubstr("[master-0] prepared\n"));
+  EXPECT_THAT(Output(), ::testing::HasSubstr("PyTorchJob default/prep: Succeeded"));
+}
+
+TEST_F(RunE2eTest, AFailingInitContainerFailsTheJobAndItsContainerNeverRuns) {
+  Write("job.yaml", PreparedJob("echo no data; exit 4"));
+  EXPECT_EQ(Run({"job.yaml"}), 1) << Output();
+  EXPECT_THAT(Output(), ::testing::HasSubstr("PyTorchJob default/prep: Failed"));
+  EXPECT_THAT(Output(), ::testing::Not(::testing::HasSubstr("cat: ")));
+}
+
 TEST_F(RunE2eTest, AFailedJobExitsOne) {
   Write("job.yaml", JobExiting(3));
   EXPECT_EQ(Run({"--logs=none", "job.yaml"}), 1);

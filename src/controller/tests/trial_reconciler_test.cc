@@ -129,7 +129,7 @@ TEST_F(TrialJobTest, ATrialWaitsWhileItsOutputIsStillBeingRead) {
       TrialReconcilerOptions{.store = store_.get(),
                              .observations = store_.get(),
                              .clock = &clock_,
-                             .read_output = [&](const api::Trial&) { return reading; }});
+                             .read_output = [&](const api::Trial&, bool) { return reading; }});
   JobOf("{collector: {kind: StdOut}}");
   api::Json stored = *store_->Get({"Trial", "default", "t"});
   stored["spec"]["successCondition"] =

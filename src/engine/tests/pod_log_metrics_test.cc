@@ -36,6 +36,11 @@ class FakeLogs {
     std::lock_guard lock(mu_);
     fail_ = std::move(status);
   }
+  // Every read is cut before the answer's end.
+  void Cut(bool cut) {
+    std::lock_guard lock(mu_);
+    cut_ = cut;
+  }
   std::vector<PodLogRequest> requests() {
     std::lock_guard lock(mu_);
     return requests_;
@@ -43,20 +48,23 @@ class FakeLogs {
   // Answers with the whole log at once, in small pieces, then ends as a
   // dropped connection would (or as a run that is over does).
   PodLogSource Source() {
-    return [this](const PodLogRequest& request,
-                  const std::function<bool(std::string_view)>& on_data, kube::WatchHandle&) {
-      std::string text;
-      {
-        std::lock_guard lock(mu_);
-        requests_.push_back(request);
-        if (!fail_.ok()) return fail_;
-        text = logs_[Key(request.pod, request.previous)];
-      }
-      for (size_t i = 0; i < text.size(); i += 7) {
-        if (!on_data(std::string_view(text).substr(i, 7))) break;
-      }
-      return OkStatus();
-    };
+    return
+        [this](const PodLogRequest& request, const std::function<bool(std::string_view)>& on_data,
+               kube::WatchHandle&) -> Result<bool> {
+          std::string text;
+          bool cut = false;
+          {
+            std::lock_guard lock(mu_);
+            requests_.push_back(request);
+            if (!fail_.ok()) return fail_;
+            text = logs_[Key(request.pod, request.previous)];
+            cut = cut_;
+          }
+          for (size_t i = 0; i < text.size(); i += 7) {
+            if (!on_data(std::string_view(text).substr(i, 7))) return false;
+          }
+          return !cut;
+        };
   }
 
  private:
@@ -67,6 +75,7 @@ class FakeLogs {
   std::map<std::string, std::string> logs_;
   std::vector<PodLogRequest> requests_;
   Status fail_;
+  bool cut_ = false;
 };
 
 class PodLogMetricsTest : public ::testing::Test {
@@ -110,24 +119,26 @@ spec:
     metrics_ = std::make_unique<PodLogMetrics>(PodLogMetricsOptions{
         .store = store_.get(), .observations = store_.get(), .source = logs_.Source()});
   }
-  // What the kubelet reports of the container.
-  void SetContainer(const std::string& state, int restarts = 0) {
+  // What the kubelet reports of the container: its state, and the id of
+  // the run that ended last (none: "").
+  void SetContainer(const std::string& state, int restarts = 0, const std::string& last = "") {
     api::Json pod = *store_->Get({"Pod", "default", "t-0"});
+    api::Json status = {
+        {"name", "main"}, {"restartCount", restarts}, {"state", {{state, api::Json::object()}}}};
+    if (state != "waiting") status["containerID"] = fmt::format("c{}", restarts);
+    if (!last.empty()) status["lastState"] = {{"terminated", {{"containerID", last}}}};
     pod["status"] = {{"phase", state == "terminated" ? "Succeeded" : "Running"},
-                     {"containerStatuses",
-                      {{{"name", "main"},
-                        {"restartCount", restarts},
-                        {"state", {{state, api::Json::object()}}}}}}};
+                     {"containerStatuses", {status}}};
     ASSERT_TRUE(store_->UpdateStatus(pod).ok());
   }
   api::Trial Trial() {
     return std::get<api::Trial>(*api::DecodeObject(*store_->Get({"Trial", "default", "t"})).object);
   }
   // Collects until the trial has nothing left to wait for (or a deadline).
-  bool Settled() {
+  bool Settled(bool job_finished = false) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (std::chrono::steady_clock::now() < deadline) {
-      Result<bool> reading = metrics_->Collect(Trial());
+      Result<bool> reading = metrics_->Collect(Trial(), job_finished);
       EXPECT_TRUE(reading.ok()) << reading.status().ToString();
       if (reading.ok() && !*reading) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -204,12 +215,57 @@ TEST_F(PodLogMetricsTest, ARestartedReaderResumesWhereItWas) {
 TEST_F(PodLogMetricsTest, TheRunBeforeARestartIsReadWithPrevious) {
   logs_.Print("t-0", true, FakeLogs::Line(1, "loss=0.9"));
   logs_.Print("t-0", false, FakeLogs::Line(5, "loss=0.2"));
-  SetContainer("terminated", /*restarts=*/1);
+  SetContainer("terminated", /*restarts=*/1, /*last=*/"c0");
   ASSERT_TRUE(Settled());
   EXPECT_THAT(Values(), ::testing::UnorderedElementsAre("loss=0.9", "loss=0.2"));
   bool asked_previous = false;
   for (const PodLogRequest& r : logs_.requests()) asked_previous = asked_previous || r.previous;
   EXPECT_TRUE(asked_previous);
+}
+
+// While a container waits to restart, restartCount still counts the run
+// that ended: that run is read once, and not again once the next runs.
+TEST_F(PodLogMetricsTest, ARunWaitingToRestartIsReadOnce) {
+  logs_.Print("t-0", true, FakeLogs::Line(1, "loss=0.9"));
+  SetContainer("waiting", 0, /*last=*/"c0");
+  ASSERT_TRUE(Settled());
+  EXPECT_THAT(Values(), ElementsAre("loss=0.9"));
+  logs_.Print("t-0", false, FakeLogs::Line(5, "loss=0.2"));
+  SetContainer("terminated", 1, /*last=*/"c0");
+  ASSERT_TRUE(Settled());
+  EXPECT_THAT(Values(), ElementsAre("loss=0.9", "loss=0.2"));
+}
+
+TEST_F(PodLogMetricsTest, OnlyAReadToTheEndEndsAnEndedRunsLog) {
+  logs_.Print("t-0", false, FakeLogs::Line(1, "loss=0.5"));
+  SetContainer("terminated");
+  logs_.Cut(true);
+  for (int i = 0; i < 20; ++i) {
+    Result<bool> reading = metrics_->Collect(Trial());
+    ASSERT_TRUE(reading.ok());
+    EXPECT_TRUE(*reading) << "a cut read is no end";
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  logs_.Cut(false);
+  ASSERT_TRUE(Settled());
+  EXPECT_THAT(Values(), ElementsAre("loss=0.5"));
+}
+
+TEST_F(PodLogMetricsTest, AFinishedJobsPodsHaveEndedWhateverTheirCacheSays) {
+  SetContainer("running");
+  Result<bool> reading = metrics_->Collect(Trial(), /*job_finished=*/true);
+  ASSERT_TRUE(reading.ok());
+  EXPECT_TRUE(*reading);
+  ASSERT_TRUE(Settled(/*job_finished=*/true));
+}
+
+// The runtime stamps stdout and stderr lines apart: a line stamped before
+// the one read just before it is still new.
+TEST_F(PodLogMetricsTest, ALineStampedBeforeThePreviousOneStillCounts) {
+  logs_.Print("t-0", false, FakeLogs::Line(2, "loss=0.5") + FakeLogs::Line(1, "acc=0.9"));
+  SetContainer("terminated");
+  ASSERT_TRUE(Settled());
+  EXPECT_THAT(Values(), ElementsAre("loss=0.5", "acc=0.9"));
 }
 
 TEST_F(PodLogMetricsTest, AnUnreadableLogOfAnEndedRunIsGivenUp) {

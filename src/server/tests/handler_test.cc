@@ -401,6 +401,11 @@ TEST_F(HandlerTest, AKubeletsLogIsShownAsTheKubeletShowsIt) {
       Call("GET", path, "", "", {{"sinceTime", "2026-11-26T07:00:02Z"}, {"sinceSeconds", "1"}})
           .code,
       400);
+  EXPECT_EQ(Call("GET", path, "", "", {{"limitBytes", "0"}}).code, 400);
+  // The last line of a run that is over counts without its newline.
+  std::ofstream(backend_.log_path, std::ios::app) << "2026-11-26T07:00:05Z stdout F four";
+  EXPECT_EQ(read_all(Call("GET", path, "", "", {{"tailLines", "1"}, {"timestamps", "true"}})),
+            "2026-11-26T07:00:05Z four\n");
   std::filesystem::remove_all(dir);
 }
 

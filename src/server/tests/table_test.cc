@@ -89,5 +89,38 @@ TEST(TableTest, PodsShowReadyStatusAndRestartsAsKubectlDoes) {
                   .empty());
 }
 
+TEST(TableTest, AnInitialisingPodShowsItsInitContainersAsKubectlDoes) {
+  TimePoint now = *ParseRfc3339("2026-11-22T10:00:30Z");
+  auto pod = [](api::Json init_statuses) {
+    return api::Json{
+        {"metadata", {{"name", "p"}, {"creationTimestamp", "2026-11-22T10:00:00Z"}}},
+        {"spec",
+         {{"initContainers", {{{"name", "side"}}, {{"name", "fetch"}}}},
+          {"containers", {{{"name", "main"}}}}}},
+        {"status",
+         {{"phase", "Pending"},
+          {"initContainerStatuses", std::move(init_statuses)},
+          {"containerStatuses",
+           {{{"name", "main"}, {"state", {{"waiting", {{"reason", "PodInitializing"}}}}}}}}}}};
+  };
+  auto cells = [&](const api::Json& p) {
+    return MakeTable(*api::ResourceTypeOfKind("Pod"), {&p}, "1", {.now = now})["rows"][0]["cells"];
+  };
+  api::Json side = {
+      {"name", "side"}, {"started", true}, {"state", {{"running", api::Json::object()}}}};
+  api::Json running =
+      pod({side, {{"name", "fetch"}, {"state", {{"running", api::Json::object()}}}}});
+  EXPECT_EQ(cells(running)[2], "Init:1/2");
+  api::Json failed = pod({side,
+                          {{"name", "fetch"},
+                           {"restartCount", 3},
+                           {"state", {{"terminated", {{"exitCode", 2}, {"reason", "Error"}}}}}}});
+  EXPECT_EQ(cells(failed)[2], "Init:Error");
+  EXPECT_EQ(cells(failed)[3], "3") << "init containers' restarts count";
+  api::Json backoff =
+      pod({side, {{"name", "fetch"}, {"state", {{"waiting", {{"reason", "CrashLoopBackOff"}}}}}}});
+  EXPECT_EQ(cells(backoff)[2], "Init:CrashLoopBackOff");
+}
+
 }  // namespace
 }  // namespace trainyard::server

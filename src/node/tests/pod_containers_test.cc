@@ -1,0 +1,159 @@
+// A pod's containers as the kubelet runs them: init containers in order,
+// each to its end, before the containers; a failed one retried or failing
+// the pod under its restart policy; sidecars beside the containers,
+// stopped after them; every container with its own status and log.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "node/tests/node_agent_fixture.h"
+
+namespace trainyard::node {
+namespace {
+
+using ::testing::HasSubstr;
+
+class PodContainersTest : public testing::NodeAgentTest {
+ protected:
+  static api::Container Shell(const std::string& name, const std::string& script) {
+    api::Container c;
+    c.name = name;
+    c.image = "busybox";
+    c.command = {"sh", "-c", script};
+    return c;
+  }
+  // A pod of `containers` after `init` (a sidecar's name starts "side").
+  void AddPod(const std::string& name, const std::string& restart,
+              const std::vector<api::Container>& init,
+              const std::vector<api::Container>& containers) {
+    api::Pod pod;
+    pod.metadata.name = name;
+    pod.metadata.namespace_ = "default";
+    pod.spec.restart_policy = restart;
+    pod.spec.termination_grace_period_seconds = 5;
+    pod.spec.init_containers = init;
+    for (api::Container& c : pod.spec.init_containers) {
+      if (c.name.starts_with("side")) c.restart_policy = "Always";
+    }
+    pod.spec.containers = containers;
+    ASSERT_TRUE(store_->Create(api::EncodePod(pod)).ok());
+  }
+  std::string File(const std::string& name) {
+    std::ifstream in(dir_ / name);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+};
+
+TEST_F(PodContainersTest, InitContainersRunInOrderBeforeTheContainers) {
+  AddPod("p", "Never",
+         {Shell("fetch", "echo one > data"), Shell("prepare", "test -e data && echo two >> data")},
+         {Shell("main", "cat data")});
+  // While the first runs, the pod initialises.
+  ASSERT_TRUE(SyncUntil([&] {
+    api::Pod pod = Pod("p");
+    return !pod.status.init_container_statuses.empty();
+  }));
+  EXPECT_EQ(Pod("p").status.phase, "Pending");
+  ASSERT_TRUE(SyncUntil([&] { return PhaseIs("p", "Succeeded"); }));
+  EXPECT_EQ(Log("p"), "one\ntwo\n");
+  api::Pod pod = Pod("p");
+  ASSERT_EQ(pod.status.init_container_statuses.size(), 2u);
+  for (const api::ContainerStatus& s : pod.status.init_container_statuses) {
+    ASSERT_TRUE(s.state.terminated) << s.name;
+    EXPECT_EQ(s.state.terminated->exit_code, 0);
+  }
+  EXPECT_EQ(pod.status.container_statuses.at(0).state.terminated->reason, "Completed");
+}
+
+TEST_F(PodContainersTest, AFailedInitContainerFailsANeverPodAndNothingAfterItRuns) {
+  AddPod("p", "Never", {Shell("fetch", "echo cannot fetch; exit 2"), Shell("next", "touch next")},
+         {Shell("main", "touch main")});
+  ASSERT_TRUE(SyncUntil([&] { return PhaseIs("p", "Failed"); }));
+  api::Pod pod = Pod("p");
+  EXPECT_EQ(pod.status.init_container_statuses.at(0).state.terminated->exit_code, 2);
+  EXPECT_EQ(pod.status.init_container_statuses.at(1).state.waiting->reason, "PodInitializing");
+  EXPECT_EQ(pod.status.container_statuses.at(0).state.waiting->reason, "PodInitializing");
+  EXPECT_FALSE(fs::exists(dir_ / "next"));
+  EXPECT_FALSE(fs::exists(dir_ / "main"));
+  EXPECT_EQ(Log("p", "fetch"), "cannot fetch\n");
+}
+
+TEST_F(PodContainersTest, AFailedInitContainerIsRetriedUnderOnFailure) {
+  AddPod("p", "OnFailure",
+         {Shell("fetch", "if [ -e tried ]; then exit 0; else touch tried; exit 1; fi")},
+         {Shell("main", "echo ran")});
+  ASSERT_TRUE(SyncUntil([&] {
+    api::Pod pod = Pod("p");
+    return !pod.status.init_container_statuses.empty() &&
+           pod.status.init_container_statuses[0].state.waiting &&
+           pod.status.init_container_statuses[0].state.waiting->reason == "CrashLoopBackOff";
+  }));
+  EXPECT_EQ(Pod("p").status.phase, "Pending");
+  clock_.Advance(std::chrono::seconds(1));
+  ASSERT_TRUE(SyncUntil([&] { return PhaseIs("p", "Succeeded"); }));
+  EXPECT_EQ(Pod("p").status.init_container_statuses.at(0).restart_count, 1);
+  EXPECT_EQ(Log("p"), "ran\n");
+}
+
+TEST_F(PodContainersTest, ASidecarRunsBesideTheContainersAndIsStoppedAfterThem) {
+  AddPod("p", "Never",
+         {Shell("sidecar",
+                "trap 'echo stopped >> side; exit 0' TERM; echo up > side; "
+                "while true; do sleep 0.05; done"),
+          Shell("after", "test -e side")},
+         {Shell("main", "cat side")});
+  ASSERT_TRUE(SyncUntil([&] { return PhaseIs("p", "Succeeded"); })) << Log("p", "sidecar");
+  EXPECT_EQ(Log("p"), "up\n") << "it ran beside the main container";
+  EXPECT_EQ(File("side"), "up\nstopped\n") << "stopped once the main container ended";
+  api::Pod pod = Pod("p");
+  EXPECT_TRUE(pod.status.init_container_statuses.at(0).state.terminated);
+  EXPECT_EQ(pod.status.init_container_statuses.at(0).started, true);
+  EXPECT_EQ(agent_->running(), 0u);
+}
+
+TEST_F(PodContainersTest, EveryContainerRunsWithItsOwnStatusAndLog) {
+  AddPod("p", "Never", {}, {Shell("a", "echo from a"), Shell("b", "echo from b; exit 3")});
+  ASSERT_TRUE(SyncUntil([&] { return PhaseIs("p", "Failed"); }));
+  api::Pod pod = Pod("p");
+  ASSERT_EQ(pod.status.container_statuses.size(), 2u);
+  EXPECT_EQ(pod.status.container_statuses[0].state.terminated->exit_code, 0);
+  EXPECT_EQ(pod.status.container_statuses[1].state.terminated->exit_code, 3);
+  EXPECT_EQ(Log("p", "a"), "from a\n");
+  EXPECT_EQ(Log("p", "b"), "from b\n");
+}
+
+TEST_F(PodContainersTest, APodSucceedsOnlyOnceEveryContainerHas) {
+  AddPod("p", "Never", {}, {Shell("quick", "exit 0"), Shell("slow", "sleep 0.3")});
+  ASSERT_TRUE(SyncUntil([&] {
+    api::Pod pod = Pod("p");
+    return pod.status.container_statuses.size() == 2 &&
+           pod.status.container_statuses[0].state.terminated;
+  }));
+  api::Pod pod = Pod("p");
+  if (!pod.status.container_statuses[1].state.terminated) {
+    EXPECT_EQ(pod.status.phase, "Running");
+  }
+  ASSERT_TRUE(SyncUntil([&] { return PhaseIs("p", "Succeeded"); }));
+}
+
+// The store is the record: a new node agent (after a crash) never runs a
+// finished init container again.
+TEST_F(PodContainersTest, ANewNodeAgentDoesNotRunAFinishedInitContainerAgain) {
+  AddPod("p", "OnFailure", {Shell("fetch", "echo fetched >> inits")},
+         {Shell("main", "while [ ! -e go ]; do sleep 0.05; done")});
+  ASSERT_TRUE(SyncUntil([&] { return PhaseIs("p", "Running"); }));
+  agent_ = MakeAgent("");  // the old one's processes die with it
+  ASSERT_TRUE(SyncUntil([&] {
+    api::Pod pod = Pod("p");
+    return pod.status.container_statuses.at(0).state.waiting.has_value();
+  }));
+  std::ofstream(dir_ / "go").put('\n');
+  clock_.Advance(std::chrono::seconds(1));
+  ASSERT_TRUE(SyncUntil([&] { return PhaseIs("p", "Succeeded"); }));
+  EXPECT_EQ(File("inits"), "fetched\n");
+  EXPECT_EQ(Pod("p").status.container_statuses.at(0).restart_count, 1);
+}
+
+}  // namespace
+}  // namespace trainyard::node
