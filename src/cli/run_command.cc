@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <set>
 #include <thread>
 
 #include "api/pod_object.h"
@@ -56,9 +58,26 @@ struct JobView {
   bool succeeded = false;
 };
 
+// How a pod's containers ended when it says more than their exit codes
+// ("master-0 OOMKilled"), as `get pods` would show it.
+void NoteEnds(const api::Pod& pod, const std::string& job, std::set<std::string>& notes) {
+  std::string name = pod.metadata.name;
+  if (name.starts_with(job + "-")) name = name.substr(job.size() + 1);
+  for (const auto* list : {&pod.status.init_container_statuses, &pod.status.container_statuses}) {
+    for (const api::ContainerStatus& c : *list) {
+      for (const api::ContainerState* state : {&c.state, &c.last_state}) {
+        if (!state->terminated) continue;
+        const std::string& reason = state->terminated->reason;
+        if (reason != "Completed" && reason != "Error") notes.insert(name + " " + reason);
+      }
+    }
+  }
+}
+
 // "Running: master 1/1 running, worker 2/2 running, 1 restart, 12s"
 std::string DescribeProgress(engine::Engine& engine, const JobView& view, Duration elapsed) {
   std::map<std::string, std::map<std::string, int>> phases;  // type -> phase -> count
+  std::set<std::string> notes;
   int restarts = 0;
   Result<store::ObjectStore::ListResult> pods = engine.store().List("Pod", view.key.namespace_);
   if (pods.ok()) {
@@ -73,6 +92,7 @@ std::string DescribeProgress(engine::Engine& engine, const JobView& view, Durati
       std::string phase = pod->status.phase.empty() ? "pending" : AsciiLower(pod->status.phase);
       ++phases[type][phase];
       restarts += controller::RestartsOf(*pod);
+      NoteEnds(*pod, view.key.name, notes);
     }
   }
   std::string text = fmt::format("{}: {}", view.key.name, view.state);
@@ -86,6 +106,7 @@ std::string DescribeProgress(engine::Engine& engine, const JobView& view, Durati
     for (const auto& [phase, n] : counts) parts.push_back(fmt::format("{}/{} {}", n, total, phase));
     text += fmt::format(", {} {}", type, fmt::join(parts, " "));
   }
+  for (const std::string& note : notes) text += ", " + note;
   if (restarts > 0) text += fmt::format(", {} restart{}", restarts, restarts == 1 ? "" : "s");
   text += fmt::format(", {}s", std::chrono::duration_cast<std::chrono::seconds>(elapsed).count());
   return text;

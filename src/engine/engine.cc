@@ -144,7 +144,8 @@ Status Engine::Init() {
       .keep_logs = options_.keep_logs,
       .run_as = options_.run_as,
       .host_access = {.baseline_namespaces = options_.baseline_namespaces,
-                      .own_dirs = {metrics_dir, trial_dirs}}});
+                      .own_dirs = {metrics_dir, trial_dirs}},
+      .cgroups = &cgroups_});
   metrics_collector_ = std::make_unique<MetricsCollector>(MetricsCollectorOptions{
       .store = store_.get(),
       .log_path = [node = node_.get()](

@@ -26,6 +26,7 @@
 #include "engine/metrics_collector.h"
 #include "engine/reconcile_queue.h"
 #include "engine/scheduler_step.h"
+#include "node/cgroups.h"
 #include "node/node_agent.h"
 #include "runtime/local/credentials.h"
 #include "runtime/local/machine.h"
@@ -153,6 +154,8 @@ class Engine {
   std::vector<std::unique_ptr<controller::Reconciler>> reconcilers_;
   controller::TrialReconciler* trial_reconciler_ = nullptr;  // in reconcilers_, for SetApi
   std::unique_ptr<SchedulerStep> scheduler_;
+  // Where containers' limits are enforced (before node_, which uses it).
+  node::Cgroups cgroups_ = node::Cgroups::Detect();
   std::unique_ptr<node::NodeAgent> node_;
   std::string node_name_;
   int wake_pipe_[2] = {-1, -1};

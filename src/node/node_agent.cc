@@ -113,11 +113,33 @@ void NodeAgent::EnsureStatuses(api::Pod& pod) {
 
 // Whether a container has run (or is about to run again) at all.
 bool NodeAgent::Started(const api::ContainerStatus& status, const ContainerRun& run) {
-  return run.process || run.restart_at || status.state.running || status.state.terminated ||
-         status.last_state.terminated || status.restart_count > 0;
+  return run.process || run.restart_at || run.exit || status.state.running ||
+         status.state.terminated || status.last_state.terminated || status.restart_count > 0;
 }
 
 namespace {
+
+// The control group of a container's run: named by the pod's uid, so
+// that a later node agent finds it.
+std::string GroupName(const api::Pod& pod, const std::string& container, int32_t run) {
+  return fmt::format("{}_{}_{}", pod.metadata.uid, container, run);
+}
+
+// A container's limits as the kubelet sets them (a CPU request defaults to
+// its limit, as Kubernetes defaults it).
+CgroupLimits LimitsOf(const api::Container& c) {
+  CgroupLimits limits;
+  const auto& l = c.resources.limits;
+  const auto& r = c.resources.requests;
+  if (auto it = l.find("memory"); it != l.end()) limits.memory_bytes = it->second.milli() / 1000;
+  if (auto it = l.find("cpu"); it != l.end()) limits.cpu_limit_milli = it->second.milli();
+  if (auto it = r.find("cpu"); it != r.end()) {
+    limits.cpu_request_milli = it->second.milli();
+  } else {
+    limits.cpu_request_milli = limits.cpu_limit_milli;
+  }
+  return limits;
+}
 
 // The ExitPrefix of an exit path ("<prefix><run>.exit"), or "".
 std::string ExitPrefixOf(const std::string& exit_path) {
@@ -231,11 +253,12 @@ void NodeAgent::RemovePodFiles(const Replica& replica) {
       fs::remove(log + ".runs", ec);
     }
   }
-  // Runs before the one before the last had theirs removed as they went.
+  // Most runs had theirs removed as they went; not one that failed to
+  // start, nor the last.
   for (const auto& [name, prefix] : replica.exit_prefixes) {
     auto run = replica.runs.find(name);
     int32_t last = run == replica.runs.end() ? 0 : run->second.run;
-    for (int32_t n : {last, last - 1}) {
+    for (int32_t n = 0; n <= last + 1; ++n) {
       fs::remove(prefix + std::to_string(n) + std::string(kExitSuffix), ec);
     }
   }
@@ -327,7 +350,26 @@ Result<runtime::ProcessSpec> NodeAgent::SpecOf(const api::Pod& pod, Replica& rep
       .shim = options_.shim,
       .exit_path = ExitPath(pod, container.name, run),
       .detach = options_.detach,
-      .user = user};
+      .user = user,
+      .cgroups = CgroupsFor(pod, container, run)};
+}
+
+std::vector<std::string> NodeAgent::CgroupsFor(const api::Pod& pod, const api::Container& container,
+                                               int32_t run) {
+  CgroupLimits limits = LimitsOf(container);
+  if (!limits.any()) return {};
+  std::string problem =
+      options_.cgroups == nullptr ? "no control groups are used here" : options_.cgroups->problem();
+  Result<std::vector<std::string>> made = FailedPreconditionError(problem);
+  if (problem.empty()) made = options_.cgroups->Make(GroupName(pod, container.name, run), limits);
+  if (made.ok()) return *made;
+  if (!std::exchange(said_no_limits_, true)) {
+    fmt::print(stderr,
+               "trainyard: warning: containers' memory and CPU limits are not enforced on this "
+               "machine ({}); their replicas run without them\n",
+               made.status().message());
+  }
+  return {};
 }
 
 Status NodeAgent::Start(api::Pod& pod, Replica& replica, const Slot& slot) {
@@ -422,12 +464,23 @@ void NodeAgent::OnExit(api::Pod& pod, Replica& replica, const Slot& slot,
   ContainerRun& run = replica.runs[slot.spec->name];
   api::ContainerStatus& status = StatusOf(pod, slot);
   std::string now = FormatRfc3339(options_.clock->Now());
+  std::string why = reason;
+  int32_t exit_code = exit.exit_code;
+  if (options_.cgroups != nullptr && options_.cgroups->problem().empty()) {
+    std::string group = GroupName(pod, slot.spec->name, run.run);
+    // As the kubelet reports a container the kernel killed at its limit.
+    if (why.empty() && options_.cgroups->OomKilled(group)) {
+      why = "OOMKilled";
+      exit_code = 137;
+    }
+    options_.cgroups->Remove(group);
+  }
   api::ContainerStateTerminated terminated{
-      .exit_code = exit.exit_code,
+      .exit_code = exit_code,
       .signal = exit.signal != 0 ? std::optional<int32_t>(exit.signal) : std::nullopt,
-      .reason = !reason.empty() ? reason
-                : exit.ok()     ? "Completed"
-                                : "Error",
+      .reason = !why.empty() ? why
+                : exit.ok()  ? "Completed"
+                             : "Error",
       .message = message,
       .started_at = status.state.running ? status.state.running->started_at : now,
       .finished_at = now};
@@ -464,6 +517,9 @@ Status NodeAgent::SyncPod(const api::Pod& pod, std::optional<TimePoint>& wake) {
     return OkStatus();
   }
   Replica& replica = replicas_[KeyOf(pod)];
+  // Stored again (a failed commit took its delete back, or a new pod took
+  // its name): looked at on every sync while it has work, as active_.
+  gone_.erase(KeyOf(pod));
   if (replica.uid != pod.metadata.uid) {
     // A new pod under an old name: the old one's processes go first, given
     // its own grace period, or its delete's (on Kubernetes the name is free
@@ -479,7 +535,6 @@ Status NodeAgent::SyncPod(const api::Pod& pod, std::optional<TimePoint>& wake) {
     }
   }
   replica.grace = GraceOf(pod);
-  gone_.erase(KeyOf(pod));  // stored again (a failed commit took its delete back)
   if (api::HasFinished(pod) && !replica.Active()) return OkStatus();
   // Most syncs change nothing: the pod is written only when its status
   // moved.
@@ -493,43 +548,59 @@ Status NodeAgent::Advance(api::Pod& pod, Replica& replica, std::optional<TimePoi
   EnsureStatuses(pod);
   TimePoint now = options_.clock->Now();
   std::vector<Slot> slots = SlotsOf(pod);
+  for (const Slot& slot : slots) TakeExit(pod, replica, slot, now);
+  // Whether the pod ends is known before anything restarts or starts: a
+  // sidecar is not started again only to be stopped.
+  replica.ending = replica.ending || Ends(pod, replica);
   for (const Slot& slot : slots) {
     ContainerRun& run = replica.runs[slot.spec->name];
-    const api::ContainerStatus& status = StatusOf(pod, slot);
-    if (run.process) {
-      if (std::optional<runtime::ExitStatus> exit = run.process->TryWait()) {
-        OnExit(pod, replica, slot, *exit);
-      } else if (status.container_id != run.container_id) {
-        MarkRunning(pod, replica, slot);  // the store took the record back
-      }
-    } else if (run.restart_at) {
-      continue;
-    } else if (status.state.running) {
-      // This node agent saw it end, but the store took the record back;
-      // or it ran under an earlier trainyard.
-      if (run.exit && run.run == status.restart_count) {
-        OnExit(pod, replica, slot, *run.exit);
-      } else {
-        Recover(pod, replica, slot);
-      }
-    } else if (status.state.waiting && status.state.waiting->reason == api::kRestartWaitReason &&
-               !replica.ending) {
-      run.restart_at = now;  // waiting to restart when trainyard started: now
-    }
-  }
-  for (const Slot& slot : slots) {
-    ContainerRun& run = replica.runs[slot.spec->name];
-    if (!run.restart_at || replica.ending) continue;
-    if (now < *run.restart_at) {
-      wake = wake ? std::min(*wake, *run.restart_at) : *run.restart_at;
-      continue;
-    }
+    if (!run.restart_at || replica.ending || now < *run.restart_at) continue;
     StatusOf(pod, slot).restart_count += 1;
     RETURN_IF_ERROR(Start(pod, replica, slot));
   }
   if (!replica.ending) RETURN_IF_ERROR(StartNext(pod, replica));
   UpdatePhase(pod, replica, wake);
+  // Every restart still to come wakes the loop (some were set just now,
+  // by a start that failed).
+  for (const auto& [name, run] : replica.runs) {
+    if (run.restart_at) wake = wake ? std::min(*wake, *run.restart_at) : *run.restart_at;
+  }
   return OkStatus();
+}
+
+void NodeAgent::TakeExit(api::Pod& pod, Replica& replica, const Slot& slot, TimePoint now) {
+  ContainerRun& run = replica.runs[slot.spec->name];
+  const api::ContainerStatus& status = StatusOf(pod, slot);
+  bool backing_off =
+      status.state.waiting && status.state.waiting->reason == api::kRestartWaitReason;
+  if (run.process) {
+    if (std::optional<runtime::ExitStatus> exit = run.process->TryWait()) {
+      OnExit(pod, replica, slot, *exit);
+    } else if (status.container_id != run.container_id) {
+      MarkRunning(pod, replica, slot);  // the store took the record back
+    }
+  } else if (run.exit && run.run == status.restart_count && !status.state.terminated &&
+             !backing_off) {
+    // This node agent saw it end, but the store took the record back.
+    OnExit(pod, replica, slot, *run.exit);
+  } else if (run.restart_at) {
+    return;
+  } else if (status.state.running) {
+    Recover(pod, replica, slot);  // it ran under an earlier trainyard
+  } else if (backing_off && !replica.ending) {
+    run.restart_at = now;  // waiting to restart when trainyard started: now
+  }
+}
+
+bool NodeAgent::Ends(api::Pod& pod, Replica& replica) {
+  bool all_ended = true;
+  for (const Slot& slot : SlotsOf(pod)) {
+    const ContainerRun& run = replica.runs[slot.spec->name];
+    const auto& ended = StatusOf(pod, slot).state.terminated;
+    if (slot.init && !slot.sidecar && ended && ended->exit_code != 0) return true;  // for good
+    if (!slot.init) all_ended = all_ended && ended.has_value() && !run.restart_at;
+  }
+  return all_ended;
 }
 
 Status NodeAgent::StartNext(api::Pod& pod, Replica& replica) {
@@ -553,32 +624,45 @@ Status NodeAgent::StartNext(api::Pod& pod, Replica& replica) {
 }
 
 void NodeAgent::UpdatePhase(api::Pod& pod, Replica& replica, std::optional<TimePoint>& wake) {
-  bool init_failed = false, all_ended = true, all_succeeded = true, any_started = false;
+  bool init_failed = false, all_succeeded = true, any_started = false;
   for (const Slot& slot : SlotsOf(pod)) {
-    const ContainerRun& run = replica.runs[slot.spec->name];
-    const api::ContainerStatus& status = StatusOf(pod, slot);
+    ContainerRun& run = replica.runs[slot.spec->name];
+    api::ContainerStatus& status = StatusOf(pod, slot);
     const auto& ended = status.state.terminated;
+    if (replica.ending && run.restart_at) {
+      // Ending, nothing restarts: a sidecar waiting to is ended as it was.
+      run.restart_at.reset();
+      status.state = api::ContainerState{};
+      status.state.terminated = status.last_state.terminated;
+    }
     if (slot.init) {
       init_failed = init_failed || (!slot.sidecar && ended && ended->exit_code != 0);
       continue;
     }
     any_started = any_started || Started(status, run);
-    all_ended = all_ended && ended.has_value() && !run.restart_at;
     all_succeeded = all_succeeded && ended && ended->exit_code == 0;
   }
-  if (init_failed || all_ended) {
-    // The pod ends: what still runs of it (its sidecars) is stopped first.
-    replica.ending = true;
-    if (Stopping(replica, wake)) return;
-    pod.status.phase = !init_failed && all_succeeded ? "Succeeded" : "Failed";
+  if (!replica.ending) {
+    pod.status.phase = any_started ? "Running" : "Pending";
     return;
   }
-  pod.status.phase = any_started ? "Running" : "Pending";
+  // The pod ends: what still runs of it (its sidecars) is stopped first,
+  // and each end recorded before the pod's.
+  if (Stopping(replica, wake)) return;
+  for (const Slot& slot : SlotsOf(pod)) {
+    ContainerRun& run = replica.runs[slot.spec->name];
+    if (!run.process) continue;
+    if (std::optional<runtime::ExitStatus> exit = run.process->TryWait()) {
+      OnExit(pod, replica, slot, *exit);
+    }
+  }
+  pod.status.phase = !init_failed && all_succeeded ? "Succeeded" : "Failed";
 }
 
 void NodeAgent::Recover(api::Pod& pod, Replica& replica, const Slot& slot) {
   ContainerRun& run = replica.runs[slot.spec->name];
   const api::ContainerStatus& status = StatusOf(pod, slot);
+  run.run = status.restart_count;
   std::string exit_path = ExitPath(pod, slot.spec->name, status.restart_count);
   strays_.erase(exit_path);  // recorded: no stray
   // "trainyard://<pid>-<start time>": a shim's, which may still run.
@@ -730,6 +814,7 @@ Result<std::optional<Duration>> NodeAgent::Sync() {
     if (!options_.shim.empty()) {
       for (ShimProcess& shim : FindShims(exits_dir_)) strays_.emplace(shim.exit_path, shim);
     }
+    if (options_.cgroups != nullptr) options_.cgroups->RemoveStale();
   }
   // Pods are decoded only when their resourceVersion moved; syncing
   // writes, so it comes after. (Pointers into decoded_, whose entries stay

@@ -27,6 +27,7 @@
 
 #include "api/pod_object.h"
 #include "common/clock.h"
+#include "node/cgroups.h"
 #include "node/container_env.h"
 #include "node/run_as.h"
 #include "node/stray_shims.h"
@@ -79,6 +80,9 @@ struct NodeAgentOptions {
   // SIGTERM to SIGKILL for a pod without terminationGracePeriodSeconds:
   // Kubernetes' default.
   Duration default_grace = std::chrono::seconds(30);
+  // Where containers' memory and CPU limits are enforced; none, or one
+  // with a problem: they are not (said once).
+  const Cgroups* cgroups = nullptr;
 };
 
 class NodeAgent {
@@ -152,6 +156,12 @@ class NodeAgent {
   // Takes exits, restarts what is due, starts what comes next and sets the
   // phase: the pod's status edited, not written.
   Status Advance(api::Pod& pod, Replica& replica, std::optional<TimePoint>& wake);
+  // Records how a container's process ended, or what the store took back
+  // of it, or a run of an earlier trainyard.
+  void TakeExit(api::Pod& pod, Replica& replica, const Slot& slot, TimePoint now);
+  // Whether the pod ends: its containers all ended for good, or an init
+  // container failed for good.
+  bool Ends(api::Pod& pod, Replica& replica);
   // Init containers in order (each to its end, a sidecar once started),
   // then every container.
   Status StartNext(api::Pod& pod, Replica& replica);
@@ -175,7 +185,12 @@ class NodeAgent {
   // claim them (a stored, unfinished one): stopped as orphans are.
   void StopStrays();
   bool Claimable(const std::string& exit_path);
-  // Records an exit; restarts per the policy, or leaves it ended.
+  // The control groups a container's run joins, made with its limits; none
+  // when it has none or they cannot be enforced (said once).
+  std::vector<std::string> CgroupsFor(const api::Pod& pod, const api::Container& container,
+                                      int32_t run);
+  // Records an exit (OOMKilled when its group's memory ran out); restarts
+  // per the policy, or leaves it ended.
   void OnExit(api::Pod& pod, Replica& replica, const Slot& slot, const runtime::ExitStatus& status,
               const std::string& reason = "", const std::string& message = "");
   // Every pod, decoded (or reported once as undecodable); replicas of pods
@@ -230,8 +245,9 @@ class NodeAgent {
   // visits besides changed pods, so that finished ones cost nothing.
   std::set<std::string> active_;
   std::set<std::string> gone_;
-  bool full_sync_ = true;     // the next Sync looks at every pod
-  store::WatchId watch_ = 0;  // tells changed_ of pod writes
+  bool full_sync_ = true;        // the next Sync looks at every pod
+  bool said_no_limits_ = false;  // that limits are not enforced, said once
+  store::WatchId watch_ = 0;     // tells changed_ of pod writes
   std::mutex changed_mu_;
   std::set<std::string> changed_;  // guarded by changed_mu_: pods written since the last Sync
   // Guarded by changed_mu_: the grace period a delete gave a pod

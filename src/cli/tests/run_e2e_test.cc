@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "common/tests/test_dir.h"
+#include "node/cgroups.h"
 #include "runtime/local/process.h"
 
 namespace trainyard::cli {
@@ -131,6 +132,32 @@ TEST_F(RunE2eTest, AFailingInitContainerFailsTheJobAndItsContainerNeverRuns) {
   EXPECT_EQ(Run({"job.yaml"}), 1) << Output();
   EXPECT_THAT(Output(), ::testing::HasSubstr("PyTorchJob default/prep: Failed"));
   EXPECT_THAT(Output(), ::testing::Not(::testing::HasSubstr("cat: ")));
+}
+
+// Past its memory limit a replica is killed as on a cluster, and said to be.
+TEST_F(RunE2eTest, AReplicaPastItsMemoryLimitIsOomKilled) {
+  node::Cgroups cgroups = node::Cgroups::Detect();
+  if (!cgroups.problem().empty())
+    GTEST_SKIP() << "limits are not enforced here: " << cgroups.problem();
+  Write("job.yaml", R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: hog}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: none
+              command: [sh, -c, 'echo loading; exec tail /dev/zero']
+              resources: {limits: {memory: 64Mi}}
+)");
+  EXPECT_EQ(Run({"job.yaml"}), 1) << Output();
+  EXPECT_THAT(Output(), ::testing::HasSubstr("master-0 OOMKilled"));
+  EXPECT_THAT(Output(), ::testing::HasSubstr("PyTorchJob default/hog: Failed"));
 }
 
 TEST_F(RunE2eTest, AFailedJobExitsOne) {

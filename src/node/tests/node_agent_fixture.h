@@ -52,7 +52,8 @@ class NodeAgentTest : public ::testing::Test {
                                                         .pods_dir = (dir_ / "pods").string(),
                                                         .default_working_dir = dir_.string(),
                                                         .base_env = {{"PATH", "/usr/bin:/bin"}},
-                                                        .shim = shim});
+                                                        .shim = shim,
+                                                        .cgroups = &cgroups_});
   }
   void TearDown() override {
     agent_.reset();
@@ -112,6 +113,7 @@ class NodeAgentTest : public ::testing::Test {
   }
 
   fs::path dir_;
+  Cgroups cgroups_ = Cgroups::Detect();
   FakeClock clock_;
   std::unique_ptr<store::SqliteStore> store_;
   std::unique_ptr<NodeAgent> agent_;

@@ -101,7 +101,7 @@ TEST_F(PodContainersTest, ASidecarRunsBesideTheContainersAndIsStoppedAfterThem) 
          {Shell("sidecar",
                 "trap 'echo stopped >> side; exit 0' TERM; echo up > side; "
                 "while true; do sleep 0.05; done"),
-          Shell("after", "test -e side")},
+          Shell("after", "until [ -e side ]; do sleep 0.01; done")},
          {Shell("main", "cat side")});
   ASSERT_TRUE(SyncUntil([&] { return PhaseIs("p", "Succeeded"); })) << Log("p", "sidecar");
   EXPECT_EQ(Log("p"), "up\n") << "it ran beside the main container";
@@ -153,6 +153,51 @@ TEST_F(PodContainersTest, ANewNodeAgentDoesNotRunAFinishedInitContainerAgain) {
   ASSERT_TRUE(SyncUntil([&] { return PhaseIs("p", "Succeeded"); }));
   EXPECT_EQ(File("inits"), "fetched\n");
   EXPECT_EQ(Pod("p").status.container_statuses.at(0).restart_count, 1);
+}
+
+// A replica past its memory limit is killed by the kernel and reported as
+// on a cluster: OOMKilled, exit code 137, counted by the restart policy.
+TEST_F(PodContainersTest, AReplicaPastItsMemoryLimitIsOomKilled) {
+  if (!cgroups_.problem().empty())
+    GTEST_SKIP() << "limits are not enforced here: " << cgroups_.problem();
+  api::Container hog = Shell("main", "echo start; exec tail /dev/zero");
+  hog.resources.limits["memory"] = *Quantity::Parse("32Mi");
+  AddPod("p", "Never", {}, {hog});
+  ASSERT_TRUE(SyncUntil([&] { return PhaseIs("p", "Failed"); })) << Log("p");
+  api::ContainerStatus c = Pod("p").status.container_statuses.at(0);
+  ASSERT_TRUE(c.state.terminated);
+  EXPECT_EQ(c.state.terminated->reason, "OOMKilled");
+  EXPECT_EQ(c.state.terminated->exit_code, 137);
+  EXPECT_EQ(Log("p"), "start\n");
+}
+
+TEST_F(PodContainersTest, AReplicaWithinItsLimitsRunsHeldToThem) {
+  if (!cgroups_.problem().empty())
+    GTEST_SKIP() << "limits are not enforced here: " << cgroups_.problem();
+  api::Container c = Shell("main", "cat /proc/self/cgroup");
+  c.resources.limits["memory"] = *Quantity::Parse("64Mi");
+  c.resources.limits["cpu"] = *Quantity::Parse("500m");
+  AddPod("p", "Never", {}, {c});
+  ASSERT_TRUE(SyncUntil([&] { return PhaseIs("p", "Succeeded"); })) << Log("p");
+  // Its own group (named by the pod's uid, the container and the run),
+  // removed once it ended.
+  std::string group = Pod("p").metadata.uid + "_main_0";
+  EXPECT_THAT(Log("p"), HasSubstr(group));
+  EXPECT_THAT(Log("p"), HasSubstr("/trainyard/"));
+}
+
+// Operators make a pod again under the same name while the old one's
+// process is still stopping: the new one starts once it is gone.
+TEST_F(PodContainersTest, ANewPodUnderTheNameOfOneStillStoppingStartsAfterIt) {
+  AddPod("p", "Never", {},
+         {Shell("main",
+                "trap 'sleep 0.3; exit 0' TERM; echo up > old; while true; do sleep 0.05; done")});
+  ASSERT_TRUE(SyncUntil([&] { return fs::exists(dir_ / "old"); }));
+  ASSERT_TRUE(store_->Delete({"Pod", "default", "p"}).ok());
+  ASSERT_TRUE(agent_->Sync().ok());  // the old one is told to stop
+  AddPod("p", "Never", {}, {Shell("main", "echo new")});
+  ASSERT_TRUE(SyncUntil([&] { return PhaseIs("p", "Succeeded"); }));
+  EXPECT_EQ(Log("p"), "new\n");
 }
 
 }  // namespace

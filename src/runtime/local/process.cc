@@ -30,7 +30,8 @@ struct ChildFailure {
   int error;
 };
 constexpr const char* kSteps[] = {"set its process group", "open /dev/null", "change directory",
-                                  "redirect output",       "exec",           "switch to its user"};
+                                  "redirect output",       "exec",           "switch to its user",
+                                  "join its control group"};
 
 bool IsExecutableFile(const std::string& path) {
   struct stat st {};
@@ -52,7 +53,20 @@ struct Prepared {
   std::vector<std::string> storage;
   std::vector<char*> argv;
   std::vector<char*> envp;
+  std::vector<int> cgroup_fds;  // cgroup.procs of each group to join, open for writing
 };
+
+// Writes this process's pid to `fd` (a cgroup.procs): async-signal-safe.
+bool JoinCgroup(int fd) {
+  char digits[16];
+  size_t n = 0;
+  for (pid_t pid = static_cast<pid_t>(syscall(SYS_getpid)); pid > 0 || n == 0; pid /= 10) {
+    digits[n++] = static_cast<char>('0' + pid % 10);
+  }
+  char text[16];
+  for (size_t i = 0; i < n; ++i) text[i] = digits[n - 1 - i];
+  return write(fd, text, n) == static_cast<ssize_t>(n);
+}
 
 Prepared Prepare(const ProcessSpec& spec, std::string program) {
   Prepared p;
@@ -86,6 +100,9 @@ bool SwitchUser(const Credentials& user) {
 [[noreturn]] void RunChild(const Prepared& p, const ProcessSpec& spec, int log_fd, int pipe_fd,
                            pid_t parent) {
   if (setpgid(0, 0) != 0) ChildFail(pipe_fd, 0);
+  for (int fd : p.cgroup_fds) {
+    if (!JoinCgroup(fd)) ChildFail(pipe_fd, 6);
+  }
   // Under a shim the shim switches (it stays root); else this child does.
   // Before the death signal: a change of user clears it.
   if (spec.shim.empty() && spec.user && !SwitchUser(*spec.user)) ChildFail(pipe_fd, 5);
@@ -201,6 +218,22 @@ Result<Process> Process::Start(const ProcessSpec& spec) {
     program = spec.shim;
   }
   Prepared prepared = Prepare(spec.shim.empty() ? spec : shimmed, program);
+  auto close_cgroups = [&] {
+    for (int fd : prepared.cgroup_fds) close(fd);
+  };
+  for (const std::string& dir : spec.cgroups) {
+    int fd = open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+      int open_errno = errno;
+      close_cgroups();
+      close(log_fd);
+      close(pipe_fds[0]);
+      close(pipe_fds[1]);
+      return UnavailableError(
+          fmt::format("cannot join control group {}: {}", dir, strerror(open_errno)));
+    }
+    prepared.cgroup_fds.push_back(fd);
+  }
   pid_t parent = getpid();
   // vfork: the child borrows trainyard's memory until it execs, so no page
   // table is copied (fork was most of a launch's CPU). It only calls
@@ -214,6 +247,7 @@ Result<Process> Process::Start(const ProcessSpec& spec) {
   if (pid == 0) RunChild(prepared, spec, log_fd, pipe_fds[1], parent);
   int fork_errno = errno;
   pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+  close_cgroups();
   close(log_fd);
   close(pipe_fds[1]);
   if (pid < 0) {

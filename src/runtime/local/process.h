@@ -45,6 +45,10 @@ struct ProcessSpec {
   // shim, the shim stays root, so that the replica can neither kill it nor
   // write how it ended, and switches only the replica.
   std::optional<Credentials> user;
+  // Control groups (their directories) the process joins before it execs,
+  // so that all it starts is held to their limits from its first
+  // instruction.
+  std::vector<std::string> cgroups;
 };
 
 // trainyard-shim's argument that makes it run the replica as `user`:
