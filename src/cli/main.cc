@@ -53,6 +53,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--run-as", run.run_as,
                       "Run replicas as this user (default: nobody when trainyard is root, else "
                       "yourself; root only if named)");
+  run_cmd->add_flag("--without-gpus", run.without_gpus,
+                    "Run a GPU manifest on the CPU: drop its GPU requests and set "
+                    "CUDA_VISIBLE_DEVICES empty (said once per job)");
   run_cmd->add_option("--nodes", run.nodes_file,
                       "Place pods on the Node objects in this file instead of this machine "
                       "(they all still run here)");

@@ -18,6 +18,7 @@
 #include "cli/log_tail.h"
 #include "cli/manifests.h"
 #include "cli/stop_on_signals.h"
+#include "cli/without_gpus.h"
 #include "common/strings.h"
 #include "controller/conditions.h"
 #include "controller/pod_state.h"
@@ -285,8 +286,22 @@ bool IsRunnable(const api::Object& object) { return api::IsJob(object) || IsExpe
 
 }  // namespace
 
+// --without-gpus: each object's GPUs dropped, and said once per object.
+void WithoutGpus(LoadedManifests& loaded) {
+  for (LoadedObject& object : loaded.objects) {
+    int64_t gpus = DropGpus(object.document);
+    object.checked = api::DecodeAndValidate(object.document);
+    if (gpus == 0) continue;
+    fmt::print(stderr,
+               "warning: {}: --without-gpus: {} GPU{} dropped; its replicas run on the CPU, with "
+               "CUDA_VISIBLE_DEVICES empty\n",
+               object.Describe(), gpus, gpus == 1 ? "" : "s");
+  }
+}
+
 int RunRun(const RunOptions& options) {
   LoadedManifests loaded = LoadManifests(options.paths, std::cerr);
+  if (options.without_gpus) WithoutGpus(loaded);
   if (!CheckRunnable(loaded)) return 1;
   bool has_job = std::any_of(loaded.objects.begin(), loaded.objects.end(),
                              [](const auto& o) { return IsRunnable(*o.checked.object); });
@@ -418,6 +433,10 @@ int RunRun(const RunOptions& options) {
     fmt::print(stderr, "{}: {} after {:.1f}s{}\n", view.key.ToString(), view.state,
                std::chrono::duration<double>(elapsed).count(),
                view.message.empty() ? "" : " (" + view.message + ")");
+    if (!view.succeeded && view.message.find("can never fit") != std::string::npos &&
+        view.message.find("gpu") != std::string::npos && !options.without_gpus) {
+      fmt::print(stderr, "  to try it on this machine's CPU instead, run it with --without-gpus\n");
+    }
   }
   for (ExperimentView& view : experiments) {
     view.Poll();

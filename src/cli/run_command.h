@@ -24,6 +24,9 @@ struct RunOptions {
   // Whom replicas run as (runtime::MakeRunAsPolicy): empty is nobody when
   // trainyard is root, else trainyard's own user.
   std::string run_as;
+  // Try a GPU manifest on a machine without GPUs: its GPU requests are
+  // dropped and CUDA_VISIBLE_DEVICES set empty (cli/without_gpus.h).
+  bool without_gpus = false;
 };
 
 int RunRun(const RunOptions& options);

@@ -160,6 +160,34 @@ spec:
   EXPECT_THAT(Output(), ::testing::HasSubstr("PyTorchJob default/hog: Failed"));
 }
 
+// A cluster's GPU manifest tried on a machine without GPUs.
+TEST_F(RunE2eTest, WithoutGpusAGpuManifestRunsOnTheCpu) {
+  Write("job.yaml", R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: gpu}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: none
+              command: [sh, -c, 'echo "gpus=[$CUDA_VISIBLE_DEVICES]"']
+              env: [{name: CUDA_VISIBLE_DEVICES, value: "0,1"}]
+              resources: {limits: {nvidia.com/gpu: 2}}
+)");
+  EXPECT_EQ(Run({"--without-gpus", "job.yaml"}), 0) << Output();
+  EXPECT_THAT(Output(), ::testing::HasSubstr("[master-0] gpus=[]\n"));
+  EXPECT_THAT(Output(),
+              ::testing::HasSubstr("warning: PyTorchJob gpu: --without-gpus: 2 GPUs dropped"));
+  if (std::system("nvidia-smi -L >/dev/null 2>&1") == 0) return;  // this machine has GPUs
+  EXPECT_EQ(Run({"job.yaml"}), 1) << Output();
+  EXPECT_THAT(Output(), ::testing::HasSubstr("run it with --without-gpus"));
+}
+
 TEST_F(RunE2eTest, AFailedJobExitsOne) {
   Write("job.yaml", JobExiting(3));
   EXPECT_EQ(Run({"--logs=none", "job.yaml"}), 1);
