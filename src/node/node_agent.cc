@@ -247,6 +247,15 @@ PodVolumeDirs NodeAgent::VolumeDirsOf(const api::Pod& pod) const {
 void NodeAgent::RemovePodFiles(const Replica& replica) {
   RemoveVolumes(replica.volumes);
   std::error_code ec;
+  if (!replica.namespace_.empty()) {
+    std::vector<std::string> containers;
+    for (const auto& [name, log] : replica.log_paths) containers.push_back(name);
+    Status deleted = DeletePodEvents(*options_.store, replica.namespace_, replica.uid, containers);
+    if (!deleted.ok()) {
+      fmt::print(stderr, "trainyard: the events of pod {}/{} stay: {}\n", replica.namespace_,
+                 replica.name, deleted.message());
+    }
+  }
   if (!options_.keep_logs) {
     for (const auto& [name, log] : replica.log_paths) {
       fs::remove(log, ec);
@@ -268,6 +277,28 @@ void NodeAgent::RemoveMemoryVolumes() {
   std::error_code ec;
   for (auto& [key, replica] : replicas_) {
     if (!replica.volumes.memory.empty()) fs::remove_all(replica.volumes.memory, ec);
+  }
+}
+
+void NodeAgent::Event(const Replica& replica, const std::string& container, const std::string& type,
+                      const std::string& reason, const std::string& message) {
+  if (replica.namespace_.empty()) return;  // a stray's: no pod to tell of
+  auto run = replica.runs.find(container);
+  std::string node = options_.node_name.empty() ? "trainyard" : options_.node_name;
+  Status recorded = RecordContainerEvent(*options_.store, *options_.clock, node,
+                                         {.namespace_ = replica.namespace_,
+                                          .pod = replica.name,
+                                          .uid = replica.uid,
+                                          .container = container,
+                                          .init = run != replica.runs.end() && run->second.init,
+                                          .type = type,
+                                          .reason = reason,
+                                          .message = message});
+  // An event is told, not kept: one that cannot be written is said, and
+  // the pod goes on.
+  if (!recorded.ok()) {
+    fmt::print(stderr, "trainyard: event {} of pod {}/{}: {}\n", reason, replica.namespace_,
+               replica.name, recorded.message());
   }
 }
 
@@ -380,7 +411,9 @@ Status NodeAgent::Start(api::Pod& pod, Replica& replica, const Slot& slot) {
   run.run = StatusOf(pod, slot).restart_count;
   // As the kubelet reports a container that cannot start: exit code 128,
   // reason StartError; the restart policy applies as to any other exit.
+  run.init = slot.init;
   auto fail_to_start = [&](const Status& why) {
+    Event(replica, name, "Warning", "Failed", fmt::format("Error: {}", why.message()));
     OnExit(pod, replica, slot, runtime::ExitStatus{128, 0}, "StartError", why.message());
     return OkStatus();
   };
@@ -405,6 +438,7 @@ Status NodeAgent::Start(api::Pod& pod, Replica& replica, const Slot& slot) {
   if (run.run > 0) fs::remove(ExitPath(pod, name, run.run - 1), ec);
   run.process = std::move(*process);
   MarkRunning(pod, replica, slot);
+  Event(replica, name, "Normal", "Started", fmt::format("Started container {}", name));
   return OkStatus();
 }
 
@@ -472,6 +506,13 @@ void NodeAgent::OnExit(api::Pod& pod, Replica& replica, const Slot& slot,
     if (why.empty() && options_.cgroups->OomKilled(group)) {
       why = "OOMKilled";
       exit_code = 137;
+      Event(replica, slot.spec->name, "Warning", "OOMKilling",
+            fmt::format("Memory cgroup out of memory: the kernel killed a process of container "
+                        "{} at its limit of {}",
+                        slot.spec->name,
+                        slot.spec->resources.limits.count("memory")
+                            ? slot.spec->resources.limits.at("memory").text()
+                            : std::string("?")));
     }
     options_.cgroups->Remove(group);
   }
@@ -502,6 +543,9 @@ void NodeAgent::OnExit(api::Pod& pod, Replica& replica, const Slot& slot,
         .message = fmt::format("back-off {}s restarting failed container",
                                std::chrono::duration_cast<std::chrono::seconds>(wait).count())};
     run.restart_at = options_.clock->Now() + wait;
+    Event(replica, slot.spec->name, "Warning", "BackOff",
+          fmt::format("Back-off restarting failed container {} in pod {}", slot.spec->name,
+                      pod.metadata.name));
   } else {
     status.state = api::ContainerState{};
     status.state.terminated = terminated;
@@ -527,7 +571,8 @@ Status NodeAgent::SyncPod(const api::Pod& pod, std::optional<TimePoint>& wake) {
     TakeDeletionGrace(KeyOf(pod), replica);
     if (Stopping(replica, wake)) return OkStatus();
     RemovePodFiles(replica);
-    replica = Replica{.uid = pod.metadata.uid};
+    replica = Replica{
+        .uid = pod.metadata.uid, .namespace_ = pod.metadata.namespace_, .name = pod.metadata.name};
     for (const Slot& slot : SlotsOf(pod)) {
       const std::string& name = slot.spec->name;
       replica.log_paths[name] = LogPath(pod.metadata.namespace_, pod.metadata.name, name);
@@ -722,7 +767,10 @@ bool NodeAgent::Stopping(Replica& replica, std::optional<TimePoint>& wake) {
   if (first) replica.kill_at = now + replica.grace;
   for (auto& [name, run] : replica.runs) {
     if (!run.process || run.process->TryWait()) continue;
-    if (first) run.process->Signal(SIGTERM);
+    if (first) {
+      run.process->Signal(SIGTERM);
+      Event(replica, name, "Normal", "Killing", fmt::format("Stopping container {}", name));
+    }
     if (now >= *replica.kill_at) run.process->Signal(SIGKILL);
   }
   wake = wake ? std::min(*wake, *replica.kill_at) : *replica.kill_at;

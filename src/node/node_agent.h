@@ -29,6 +29,7 @@
 #include "common/clock.h"
 #include "node/cgroups.h"
 #include "node/container_env.h"
+#include "node/pod_events.h"
 #include "node/run_as.h"
 #include "node/stray_shims.h"
 #include "node/volumes.h"
@@ -120,9 +121,12 @@ class NodeAgent {
     int32_t run = 0;
     std::string container_id;
     std::optional<runtime::ExitStatus> exit;  // how that run ended, once it has
+    bool init = false;                        // an init container's
   };
   struct Replica {
-    std::string uid;                           // of the pod it runs
+    std::string uid;  // of the pod it runs
+    std::string namespace_;
+    std::string name;
     std::map<std::string, ContainerRun> runs;  // by container name
     std::optional<TimePoint> kill_at;          // stopping: SIGKILL then
     // Its containers have ended (or an init container failed for good):
@@ -189,6 +193,9 @@ class NodeAgent {
   // when it has none or they cannot be enforced (said once).
   std::vector<std::string> CgroupsFor(const api::Pod& pod, const api::Container& container,
                                       int32_t run);
+  // Records a kubelet's event about a container of `replica`'s pod.
+  void Event(const Replica& replica, const std::string& container, const std::string& type,
+             const std::string& reason, const std::string& message);
   // Records an exit (OOMKilled when its group's memory ran out); restarts
   // per the policy, or leaves it ended.
   void OnExit(api::Pod& pod, Replica& replica, const Slot& slot, const runtime::ExitStatus& status,

@@ -168,6 +168,14 @@ TEST_F(PodContainersTest, AReplicaPastItsMemoryLimitIsOomKilled) {
   ASSERT_TRUE(c.state.terminated);
   EXPECT_EQ(c.state.terminated->reason, "OOMKilled");
   EXPECT_EQ(c.state.terminated->exit_code, 137);
+  bool said = false;
+  ASSERT_TRUE(store_
+                  ->Scan("Event", "default",
+                         [&](const api::Json& e) {
+                           said = said || (e["reason"] == "OOMKilling" && e["type"] == "Warning");
+                         })
+                  .ok());
+  EXPECT_TRUE(said) << "an OOMKilling event";
   EXPECT_EQ(Log("p"), "start\n");
 }
 
@@ -198,6 +206,37 @@ TEST_F(PodContainersTest, ANewPodUnderTheNameOfOneStillStoppingStartsAfterIt) {
   AddPod("p", "Never", {}, {Shell("main", "echo new")});
   ASSERT_TRUE(SyncUntil([&] { return PhaseIs("p", "Succeeded"); }));
   EXPECT_EQ(Log("p"), "new\n");
+}
+
+// What `kubectl describe pod` shows: the kubelet's events, one per
+// container and reason, counted up in a crash loop, gone with the pod.
+TEST_F(PodContainersTest, TheKubeletsEventsAreRecordedCountedAndDeletedWithThePod) {
+  AddPod("p", "OnFailure", {}, {Shell("main", "exit 1")});
+  auto event = [&](const std::string& reason) {
+    api::Json found;
+    EXPECT_TRUE(store_
+                    ->Scan("Event", "default",
+                           [&](const api::Json& e) {
+                             if (e["reason"] == reason) found = e;
+                           })
+                    .ok());
+    return found;
+  };
+  for (int restarts = 0; restarts < 2; ++restarts) {
+    ASSERT_TRUE(SyncUntil([&] {
+      api::Json backoff = event("BackOff");
+      return backoff.is_object() && backoff.value("count", 0) == restarts + 1;
+    }));
+    clock_.Advance(std::chrono::seconds(4));
+  }
+  api::Json started = event("Started");
+  EXPECT_GE(started.value("count", 0), 2);
+  EXPECT_EQ(started["involvedObject"]["fieldPath"], "spec.containers{main}");
+  EXPECT_EQ(started["source"]["component"], "kubelet");
+  EXPECT_EQ(started["message"], "Started container main");
+  EXPECT_EQ(event("BackOff")["type"], "Warning");
+  ASSERT_TRUE(store_->Delete({"Pod", "default", "p"}).ok());
+  ASSERT_TRUE(SyncUntil([&] { return event("Started").is_null() && event("BackOff").is_null(); }));
 }
 
 }  // namespace
