@@ -596,15 +596,15 @@ Status NodeAgent::Advance(api::Pod& pod, Replica& replica, std::optional<TimePoi
   for (const Slot& slot : slots) TakeExit(pod, replica, slot, now);
   // Whether the pod ends is known before anything restarts or starts: a
   // sidecar is not started again only to be stopped.
-  replica.ending = replica.ending || Ends(pod, replica);
+  replica.ending = replica.ending || Ends(pod, replica, slots);
   for (const Slot& slot : slots) {
     ContainerRun& run = replica.runs[slot.spec->name];
     if (!run.restart_at || replica.ending || now < *run.restart_at) continue;
     StatusOf(pod, slot).restart_count += 1;
     RETURN_IF_ERROR(Start(pod, replica, slot));
   }
-  if (!replica.ending) RETURN_IF_ERROR(StartNext(pod, replica));
-  UpdatePhase(pod, replica, wake);
+  if (!replica.ending) RETURN_IF_ERROR(StartNext(pod, replica, slots));
+  UpdatePhase(pod, replica, slots, wake);
   // Every restart still to come wakes the loop (some were set just now,
   // by a start that failed).
   for (const auto& [name, run] : replica.runs) {
@@ -637,9 +637,9 @@ void NodeAgent::TakeExit(api::Pod& pod, Replica& replica, const Slot& slot, Time
   }
 }
 
-bool NodeAgent::Ends(api::Pod& pod, Replica& replica) {
+bool NodeAgent::Ends(api::Pod& pod, Replica& replica, const std::vector<Slot>& slots) {
   bool all_ended = true;
-  for (const Slot& slot : SlotsOf(pod)) {
+  for (const Slot& slot : slots) {
     const ContainerRun& run = replica.runs[slot.spec->name];
     const auto& ended = StatusOf(pod, slot).state.terminated;
     if (slot.init && !slot.sidecar && ended && ended->exit_code != 0) return true;  // for good
@@ -648,8 +648,8 @@ bool NodeAgent::Ends(api::Pod& pod, Replica& replica) {
   return all_ended;
 }
 
-Status NodeAgent::StartNext(api::Pod& pod, Replica& replica) {
-  for (const Slot& slot : SlotsOf(pod)) {
+Status NodeAgent::StartNext(api::Pod& pod, Replica& replica, const std::vector<Slot>& slots) {
+  for (const Slot& slot : slots) {
     ContainerRun& run = replica.runs[slot.spec->name];
     const api::ContainerStatus& status = StatusOf(pod, slot);
     if (slot.sidecar) {
@@ -668,9 +668,10 @@ Status NodeAgent::StartNext(api::Pod& pod, Replica& replica) {
   return OkStatus();
 }
 
-void NodeAgent::UpdatePhase(api::Pod& pod, Replica& replica, std::optional<TimePoint>& wake) {
+void NodeAgent::UpdatePhase(api::Pod& pod, Replica& replica, const std::vector<Slot>& slots,
+                            std::optional<TimePoint>& wake) {
   bool init_failed = false, all_succeeded = true, any_started = false;
-  for (const Slot& slot : SlotsOf(pod)) {
+  for (const Slot& slot : slots) {
     ContainerRun& run = replica.runs[slot.spec->name];
     api::ContainerStatus& status = StatusOf(pod, slot);
     const auto& ended = status.state.terminated;
@@ -694,7 +695,7 @@ void NodeAgent::UpdatePhase(api::Pod& pod, Replica& replica, std::optional<TimeP
   // The pod ends: what still runs of it (its sidecars) is stopped first,
   // and each end recorded before the pod's.
   if (Stopping(replica, wake)) return;
-  for (const Slot& slot : SlotsOf(pod)) {
+  for (const Slot& slot : slots) {
     ContainerRun& run = replica.runs[slot.spec->name];
     if (!run.process) continue;
     if (std::optional<runtime::ExitStatus> exit = run.process->TryWait()) {

@@ -165,14 +165,15 @@ class NodeAgent {
   void TakeExit(api::Pod& pod, Replica& replica, const Slot& slot, TimePoint now);
   // Whether the pod ends: its containers all ended for good, or an init
   // container failed for good.
-  bool Ends(api::Pod& pod, Replica& replica);
+  bool Ends(api::Pod& pod, Replica& replica, const std::vector<Slot>& slots);
   // Init containers in order (each to its end, a sidecar once started),
   // then every container.
-  Status StartNext(api::Pod& pod, Replica& replica);
+  Status StartNext(api::Pod& pod, Replica& replica, const std::vector<Slot>& slots);
   // Succeeded or Failed once its containers have ended and nothing of it
   // runs (its sidecars are stopped first); Running once a container has
   // started; Pending while it initialises.
-  void UpdatePhase(api::Pod& pod, Replica& replica, std::optional<TimePoint>& wake);
+  void UpdatePhase(api::Pod& pod, Replica& replica, const std::vector<Slot>& slots,
+                   std::optional<TimePoint>& wake);
   // What a container runs, its volumes made ready: env, argv and workingDir
   // with mount paths translated, within the bounds of
   // runtime/local/expand.h.

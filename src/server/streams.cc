@@ -411,6 +411,13 @@ ApiResponse ApiHandler::Logs(const ApiTarget& target, const ApiRequest& request)
                            target.name));
   }
   if (!run.ok()) return bad(std::string(run.status().message()));
+  if (!run->cri && (options->timestamps || options->since_ns > 0)) {
+    // Refused, not ignored: a log shown without the times asked for, or
+    // whole where only its end was wanted, would mislead.
+    return bad(
+        "this server's replica logs keep no time per line: timestamps, sinceTime and "
+        "sinceSeconds cannot be applied; ask without them (tailLines shows the end)");
+  }
   auto stream = std::make_unique<LogStream>(backend_, *options, std::move(*run), restarts);
   stream->SeekTail();
   ApiResponse response;

@@ -94,6 +94,26 @@ TEST_F(RunE2eTest, SucceedsWithPrefixedLogsAndASummary) {
   EXPECT_TRUE(fs::exists(dir_ / "home" / "runs"));
 }
 
+// A PyTorchJob `name` of one master, whose container `pytorch` has the
+// rest of its fields in `container` (YAML at the container's indent).
+std::string OneMaster(const std::string& name, const std::string& container) {
+  return R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: )" +
+         name + R"(}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: none)" +
+         container + "\n";
+}
+
 // The master's init container prepares the data the master reads; a
 // sidecar runs beside it and is stopped once it ends.
 constexpr const char* kPreparedJob = R"(
@@ -139,22 +159,9 @@ TEST_F(RunE2eTest, AReplicaPastItsMemoryLimitIsOomKilled) {
   node::Cgroups cgroups = node::Cgroups::Detect();
   if (!cgroups.problem().empty())
     GTEST_SKIP() << "limits are not enforced here: " << cgroups.problem();
-  Write("job.yaml", R"(
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata: {name: hog}
-spec:
-  pytorchReplicaSpecs:
-    Master:
-      restartPolicy: Never
-      template:
-        spec:
-          containers:
-            - name: pytorch
-              image: none
+  Write("job.yaml", OneMaster("hog", R"(
               command: [sh, -c, 'echo loading; exec tail /dev/zero']
-              resources: {limits: {memory: 64Mi}}
-)");
+              resources: {limits: {memory: 64Mi}})"));
   EXPECT_EQ(Run({"job.yaml"}), 1) << Output();
   EXPECT_THAT(Output(), ::testing::HasSubstr("master-0 OOMKilled"));
   EXPECT_THAT(Output(), ::testing::HasSubstr("PyTorchJob default/hog: Failed"));
@@ -162,23 +169,10 @@ spec:
 
 // A cluster's GPU manifest tried on a machine without GPUs.
 TEST_F(RunE2eTest, WithoutGpusAGpuManifestRunsOnTheCpu) {
-  Write("job.yaml", R"(
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata: {name: gpu}
-spec:
-  pytorchReplicaSpecs:
-    Master:
-      restartPolicy: Never
-      template:
-        spec:
-          containers:
-            - name: pytorch
-              image: none
+  Write("job.yaml", OneMaster("gpu", R"(
               command: [sh, -c, 'echo "gpus=[$CUDA_VISIBLE_DEVICES]"']
               env: [{name: CUDA_VISIBLE_DEVICES, value: "0,1"}]
-              resources: {limits: {nvidia.com/gpu: 2}}
-)");
+              resources: {limits: {nvidia.com/gpu: 2}})"));
   EXPECT_EQ(Run({"--without-gpus", "job.yaml"}), 0) << Output();
   EXPECT_THAT(Output(), ::testing::HasSubstr("[master-0] gpus=[]\n"));
   EXPECT_THAT(Output(),

@@ -357,6 +357,9 @@ TEST_F(HandlerTest, LogsShowTheRunAndItsLastLines) {
   EXPECT_EQ(Call("GET", path, "", "", {{"previous", "true"}}).code, 400);
   EXPECT_EQ(Call("GET", path, "", "", {{"container", "other"}}).code, 400);
   EXPECT_EQ(Call("GET", path, "", "", {{"tailLines", "-3"}}).code, 400);
+  // A plain log keeps no line times: what needs them is refused, not ignored.
+  EXPECT_EQ(Call("GET", path, "", "", {{"timestamps", "true"}}).code, 400);
+  EXPECT_EQ(Call("GET", path, "", "", {{"sinceSeconds", "60"}}).code, 400);
   std::filesystem::remove_all(dir);
 }
 
