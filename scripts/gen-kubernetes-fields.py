@@ -37,6 +37,9 @@ types = {
     "Container": container,
     "EnvVar": at(container, "env", "[]"),
     "EnvVarSource": value_from,
+    "EnvFromSource": at(container, "envFrom", "[]"),
+    # SecretEnvSource has the same fields.
+    "ConfigMapEnvSource": at(container, "envFrom", "[]", "configMapRef"),
     "ObjectFieldSelector": at(value_from, "fieldRef"),
     "ResourceFieldSelector": at(value_from, "resourceFieldRef"),
     "KeySelector": at(value_from, "configMapKeyRef"),

@@ -89,9 +89,6 @@ void ValidateSecret(const SecretFields& secret, ValidationResult& out) {
   if (total > kMaxSecretBytes) {
     out.errors.push_back(FieldError::TooLong(FieldPath("data"), kMaxSecretBytes));
   }
-  out.warnings.push_back(
-      "Secret: kept in the server's state as Kubernetes keeps it (base64, not encrypted); env "
-      "secretKeyRef reads it, secret volumes are not supported yet");
 }
 
 void DefaultService(ServiceFields& service) {
@@ -179,10 +176,31 @@ void ValidateClaim(const PersistentVolumeClaimFields& claim, ValidationResult& o
     out.errors.push_back(
         FieldError::NotSupported(path.Child("volumeMode"), spec.volume_mode, kVolumeModes));
   }
-  out.warnings.push_back(
-      "PersistentVolumeClaim: stored and served; pods cannot mount claims yet (a "
-      "persistentVolumeClaim volume is refused), and storageClassName and accessModes have no "
-      "local meaning");
+  // What a cluster's provisioner acts on, and this machine's one folder
+  // per claim cannot: said, never dropped in silence.
+  if (spec.storage_class_name) {
+    out.warnings.push_back(fmt::format(
+        "spec.storageClassName \"{}\": recorded only; every claim is bound to a folder of its "
+        "own under trainyard's home, on this machine's disk",
+        *spec.storage_class_name));
+  }
+  if (!spec.access_modes.empty()) {
+    out.warnings.push_back(
+        "spec.accessModes: recorded only; every pod on this machine may use the claim's folder");
+  }
+  if (spec.volume_mode == "Block") {
+    out.warnings.push_back(
+        "spec.volumeMode Block: no pod here can use it, as a claim here is a folder; use "
+        "Filesystem");
+  }
+  for (const auto& [field, value] :
+       {std::pair{"volumeName", Json(spec.volume_name)}, std::pair{"selector", spec.selector},
+        std::pair{"dataSource", spec.data_source}, std::pair{"dataSourceRef", spec.data_source_ref},
+        std::pair{"volumeAttributesClassName", spec.volume_attributes_class_name}}) {
+    if (value.is_null() || (value.is_string() && value.get<std::string>().empty())) continue;
+    out.warnings.push_back(fmt::format(
+        "spec.{}: not acted on; the claim is bound to a new, empty folder of its own", field));
+  }
 }
 
 }  // namespace

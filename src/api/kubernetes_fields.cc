@@ -9,6 +9,7 @@ namespace trainyard::api {
 const std::vector<std::string>* KubernetesFieldNames(std::string_view type) {
   static const std::map<std::string_view, std::vector<std::string>> kFields = {
       {"Affinity", {"nodeAffinity", "podAffinity", "podAntiAffinity"}},
+      {"ConfigMapEnvSource", {"name", "optional"}},
       {"ConfigMapVolumeSource", {"defaultMode", "items", "name", "optional"}},
       {"Container",
        {"args",
@@ -38,6 +39,7 @@ const std::vector<std::string>* KubernetesFieldNames(std::string_view type) {
         "workingDir"}},
       {"ContainerPort", {"containerPort", "hostIP", "hostPort", "name", "protocol"}},
       {"EmptyDirVolumeSource", {"medium", "sizeLimit"}},
+      {"EnvFromSource", {"configMapRef", "prefix", "secretRef"}},
       {"EnvVar", {"name", "value", "valueFrom"}},
       {"EnvVarSource",
        {"configMapKeyRef", "fieldRef", "fileKeyRef", "resourceFieldRef", "secretKeyRef"}},

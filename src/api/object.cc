@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "api/misplaced_fields.h"
 #include "api/object_codec.h"
 #include "api/registry.h"
 
@@ -202,6 +203,7 @@ DecodeResult DecodeObject(const Json& doc) {
   }
   CheckApiVersion(doc, type->GroupVersion(), result.errors);
   result.object = type->hooks.decode(doc, result.errors);
+  HintMisplacedFields(kind, result.errors);
   return result;
 }
 

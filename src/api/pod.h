@@ -97,6 +97,38 @@ struct EnvVar {
   bool operator==(const EnvVar&) const = default;
 };
 
+// A ConfigMap or Secret whose every key becomes a variable (envFrom).
+struct EnvFromReference {
+  static constexpr bool kReflected = true;
+  // SecretEnvSource has the same fields.
+  static constexpr std::string_view kKubernetesType = "ConfigMapEnvSource";
+  std::string name;
+  std::optional<bool> optional;
+  Json extra;  // fields Kubernetes has that trainyard does not model
+  template <class S, class V>
+  static void Fields(S& s, V& v) {
+    v("name", s.name);
+    v("optional", s.optional);
+  }
+  bool operator==(const EnvFromReference&) const = default;
+};
+
+struct EnvFromSource {
+  static constexpr bool kReflected = true;
+  static constexpr std::string_view kKubernetesType = "EnvFromSource";
+  std::string prefix;  // put before each key
+  std::optional<EnvFromReference> config_map_ref;
+  std::optional<EnvFromReference> secret_ref;
+  Json extra;  // fields Kubernetes has that trainyard does not model
+  template <class S, class V>
+  static void Fields(S& s, V& v) {
+    v("prefix", s.prefix);
+    v("configMapRef", s.config_map_ref);
+    v("secretRef", s.secret_ref);
+  }
+  bool operator==(const EnvFromSource&) const = default;
+};
+
 struct ContainerPort {
   static constexpr bool kReflected = true;
   static constexpr std::string_view kKubernetesType = "ContainerPort";
@@ -157,6 +189,7 @@ struct Container {
   std::vector<std::string> command;
   std::vector<std::string> args;
   std::string working_dir;
+  std::vector<EnvFromSource> env_from;  // applied before env, which wins
   std::vector<EnvVar> env;
   std::vector<ContainerPort> ports;
   ResourceRequirements resources;
@@ -164,7 +197,7 @@ struct Container {
   // Of an init container only: "Always" makes it a sidecar, started in
   // order and kept running beside the containers.
   std::string restart_policy;
-  Json extra;  // imagePullPolicy, envFrom, probes, securityContext, ...
+  Json extra;  // imagePullPolicy, probes, securityContext, ...
   template <class S, class V>
   static void Fields(S& s, V& v) {
     v("name", s.name);
@@ -172,6 +205,7 @@ struct Container {
     v("command", s.command);
     v("args", s.args);
     v("workingDir", s.working_dir);
+    v("envFrom", s.env_from);
     v("env", s.env);
     v("ports", s.ports);
     v("resources", s.resources);

@@ -248,6 +248,9 @@ std::vector<PrinterColumn> PersistentVolumeClaimColumns() {
   return {NameColumn(),
           {"Status", "string", "", 0,
            [](const Json& o, TimePoint) {
+             // As kubectl prints a claim held back by its finalizers.
+             if (!StringAt(o, {"metadata", "deletionTimestamp"}).empty())
+               return std::string("Terminating");
              return StringAt(o, {"status", "phase"}, "Pending");
            }},
           {"Volume", "string", "", 0,

@@ -116,6 +116,33 @@ void ValidateEnv(const std::vector<EnvVar>& env, const FieldPath& path, Validati
   }
 }
 
+// As kube-apiserver: one source each, named; a prefix must itself be a
+// valid start of a variable name.
+void ValidateEnvFrom(const std::vector<EnvFromSource>& env_from, const FieldPath& path,
+                     ValidationResult& out) {
+  for (size_t i = 0; i < env_from.size(); ++i) {
+    const EnvFromSource& from = env_from[i];
+    FieldPath item = path.Index(static_cast<int64_t>(i));
+    int sources = (from.config_map_ref ? 1 : 0) + (from.secret_ref ? 1 : 0) +
+                  (from.extra.is_object() ? static_cast<int>(from.extra.size()) : 0);
+    if (sources != 1) {
+      out.errors.push_back(FieldError::Invalid(
+          item, "", "must specify exactly one of: `configMapRef` or `secretRef`"));
+    }
+    if (!from.prefix.empty()) {
+      for (const std::string& p : EnvVarNameProblems(from.prefix)) {
+        out.errors.push_back(FieldError::Invalid(item.Child("prefix"), from.prefix, p));
+      }
+    }
+    for (const auto& [ref, name] : {std::pair{&from.config_map_ref, "configMapRef"},
+                                    std::pair{&from.secret_ref, "secretRef"}}) {
+      if (*ref && (*ref)->name.empty()) {
+        out.errors.push_back(FieldError::Required(item.Child(name).Child("name")));
+      }
+    }
+  }
+}
+
 void ValidatePorts(const std::vector<ContainerPort>& ports, const FieldPath& path,
                    ValidationResult& out) {
   std::set<std::string> names;
@@ -161,6 +188,7 @@ void ValidateContainer(const Container& c, const FieldPath& path,
     out.errors.push_back(FieldError::Invalid(path.Child("command").Index(0), "",
                                              "the program to run must not be empty"));
   }
+  ValidateEnvFrom(c.env_from, path.Child("envFrom"), out);
   ValidateEnv(c.env, path.Child("env"), out);
   ValidatePorts(c.ports, path.Child("ports"), out);
   ValidateResources(c.resources, path.Child("resources"), out);

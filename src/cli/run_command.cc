@@ -332,6 +332,8 @@ int RunRun(const RunOptions& options) {
   // (setsid and double-forked daemons too) ends with it.
   Result<std::unique_ptr<engine::Engine>> created = engine::Engine::Create(
       {.state_dir = state_dir,
+       // Beyond the run: a claim's data is there for the next one.
+       .claims_dir = home + "/claims",
        .working_dir = working_dir,
        .base_env = BaseEnv(),
        .exec_program = self,
@@ -360,8 +362,8 @@ int RunRun(const RunOptions& options) {
   }
   std::vector<JobView> jobs;
   std::vector<ExperimentView> experiments;
-  // ConfigMaps and queues go first, so that no replica starts before what
-  // it mounts, nor a job before the queue it names.
+  // ConfigMaps, Secrets, claims and queues go first, so that no replica
+  // starts before what it mounts, nor a job before the queue it names.
   for (bool want_jobs : {false, true}) {
     for (const LoadedObject& object : loaded.objects) {
       bool is_job = IsRunnable(*object.checked.object);

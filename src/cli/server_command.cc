@@ -140,6 +140,9 @@ int RunServer(const ServerOptions& options) {
   server::Metrics metrics;
   Result<std::unique_ptr<engine::Engine>> created =
       engine::Engine::Create({.state_dir = home + "/server",
+                              // Shared with `trainyard run`: a claim is the
+                              // same data whichever runs its pods.
+                              .claims_dir = home + "/claims",
                               .working_dir = fs::current_path(ec).string(),
                               .base_env = BaseEnv(),
                               .exec_program = self,

@@ -22,6 +22,18 @@ FieldPath FieldPath::Key(std::string_view key) const {
   return p;
 }
 
+FieldPath FieldPath::AnyIndex() const {
+  FieldPath p = *this;
+  p.segments_.push_back({Kind::kIndex, "*"});
+  return p;
+}
+
+FieldPath FieldPath::AnyKey() const {
+  FieldPath p = *this;
+  p.segments_.push_back({Kind::kKey, "*"});
+  return p;
+}
+
 FieldPath FieldPath::Concat(const FieldPath& rest) const {
   FieldPath p = *this;
   p.segments_.insert(p.segments_.end(), rest.segments_.begin(), rest.segments_.end());

@@ -22,6 +22,10 @@ class FieldPath {
   FieldPath Child(std::string_view name) const;
   FieldPath Index(int64_t index) const;
   FieldPath Key(std::string_view key) const;
+  // Any item of a list, any entry of a map: `[*]`, for paths that name
+  // where a field may be rather than one place it is.
+  FieldPath AnyIndex() const;
+  FieldPath AnyKey() const;
   // `rest` below this path: spec.trialTemplate.trialSpec + spec.x.
   FieldPath Concat(const FieldPath& rest) const;
 
@@ -32,13 +36,15 @@ class FieldPath {
 
   bool operator==(const FieldPath&) const = default;
 
- private:
   enum class Kind { kChild, kIndex, kKey };
   struct Segment {
     Kind kind;
-    std::string text;
+    std::string text;  // "*" in AnyIndex and AnyKey
     bool operator==(const Segment&) const = default;
   };
+  const std::vector<Segment>& segments() const { return segments_; }
+
+ private:
   std::vector<Segment> segments_;
 };
 

@@ -96,6 +96,9 @@ Status Engine::Init() {
     reconciler.exec_command = fmt::format("{} exec --state {}", ShellQuote(options_.exec_program),
                                           ShellQuote(options_.state_dir));
   }
+  if (options_.claims_dir.empty()) options_.claims_dir = options_.state_dir + "/claims";
+  reconcilers_.push_back(std::make_unique<ClaimReconciler>(ClaimReconcilerOptions{
+      .store = store_.get(), .clock = options_.clock, .claims_dir = options_.claims_dir}));
   reconcilers_.push_back(std::make_unique<controller::BatchJobReconciler>(reconciler));
   reconcilers_.push_back(std::make_unique<controller::JobReconciler>(std::move(reconciler)));
   std::string metrics_dir = options_.state_dir + "/metrics";
@@ -137,6 +140,7 @@ Status Engine::Init() {
       .pin_gpus = simulated || !options_.machine->gpus.empty(),
       .logs_dir = options_.state_dir + "/logs",
       .pods_dir = options_.state_dir + "/pods",
+      .claims_dir = options_.claims_dir,
       .default_working_dir = options_.working_dir,
       .base_env = options_.base_env,
       .shim = options_.shim,

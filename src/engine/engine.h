@@ -36,6 +36,9 @@ namespace trainyard::engine {
 
 struct EngineOptions {
   std::string state_dir;  // holds state.db and logs/
+  // Where PersistentVolumeClaims keep their data, beyond any run
+  // (engine/claim_reconciler.h); empty: <state_dir>/claims.
+  std::string claims_dir;
   std::string working_dir;
   std::vector<std::pair<std::string, std::string>> base_env;
   // The trainyard binary, for `trainyard exec` (MPI's rsh agent); empty:

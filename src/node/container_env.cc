@@ -1,8 +1,12 @@
 #include "node/container_env.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <map>
 
 #include "api/json.h"
+#include "api/names.h"
 #include "common/strings.h"
 #include "runtime/local/expand.h"
 
@@ -90,6 +94,36 @@ Result<std::optional<std::string>> KeyRef(const api::Pod& pod, const api::KeySel
   return NotFoundError(fmt::format("{} {} has no key {}", kind, ref.name, ref.key));
 }
 
+// The values of an envFrom source's object, by key: a Secret's decoded.
+// Empty when it is missing and optional.
+Result<std::map<std::string, std::string>> EnvFromValues(const api::Pod& pod,
+                                                         const api::EnvFromSource& from,
+                                                         const store::ObjectStore& store) {
+  bool secret = from.secret_ref.has_value();
+  const api::EnvFromReference& ref = secret ? *from.secret_ref : *from.config_map_ref;
+  std::string kind = secret ? "Secret" : "ConfigMap";
+  Result<api::Json> object = store.Get({kind, pod.metadata.namespace_, ref.name});
+  if (!object.ok()) {
+    if (ref.optional.value_or(false)) return std::map<std::string, std::string>();
+    return NotFoundError(
+        fmt::format("envFrom: {} {} not found; create it or set optional: true", kind, ref.name));
+  }
+  std::map<std::string, std::string> values;
+  for (const auto& [key, value] : api::ObjectAt(*object, {"data"}).items()) {
+    if (!value.is_string()) continue;
+    std::string text = value.get<std::string>();
+    if (!secret) {
+      values[key] = std::move(text);
+      continue;
+    }
+    std::optional<std::string> bytes = Base64Decode(text);
+    if (!bytes)
+      return InvalidArgumentError(fmt::format("Secret {} key {}: not base64", ref.name, key));
+    values[key] = std::move(*bytes);
+  }
+  return values;
+}
+
 // What a variable or an argument adds to execve's strings ("NAME=value"
 // and its NUL; an argument and its NUL).
 size_t EnvBytes(const EnvList& env) {
@@ -126,7 +160,7 @@ std::string PodHostname(const api::Pod& pod) {
 
 Result<EnvList> ContainerEnv(const api::Pod& pod, const api::Container& container,
                              const EnvList& base, const NodeFacts& node,
-                             const store::ObjectStore& store) {
+                             const store::ObjectStore& store, std::vector<std::string>* skipped) {
   EnvList env = base;
   env.emplace_back("HOSTNAME", PodHostname(pod));
   auto lookup = [&](std::string_view name) -> std::optional<std::string> {
@@ -145,6 +179,27 @@ Result<EnvList> ContainerEnv(const api::Pod& pod, const api::Container& containe
     }
     env.emplace_back(name, std::move(value));
   };
+  for (const api::EnvFromSource& from : container.env_from) {
+    if (!from.config_map_ref && !from.secret_ref) {
+      return InvalidArgumentError("envFrom: names neither a ConfigMap nor a Secret");
+    }
+    ASSIGN_OR_RETURN(auto values, EnvFromValues(pod, from, store));
+    std::vector<std::string> invalid;
+    for (auto& [key, value] : values) {
+      std::string name = from.prefix + key;
+      if (!api::EnvVarNameProblems(name).empty()) {
+        invalid.push_back(name);
+        continue;
+      }
+      set(name, std::move(value));
+    }
+    if (size_t bytes = EnvBytes(env); bytes > runtime::kMaxEnvAndArgvBytes) return TooMuch(bytes);
+    if (!invalid.empty() && skipped != nullptr) {
+      skipped->push_back(fmt::format(
+          "keys [{}] of {} {}", fmt::join(invalid, " "), from.secret_ref ? "Secret" : "ConfigMap",
+          from.secret_ref ? from.secret_ref->name : from.config_map_ref->name));
+    }
+  }
   for (const api::EnvVar& var : container.env) {
     if (!var.value_from) {
       // Literal values expand against what is defined before them.

@@ -1,8 +1,9 @@
 // A container's environment as the kubelet builds it: what the image gives
-// (here: `base`), HOSTNAME, then the container's env in order, each value
-// expanded against the variables before it ($(VAR)), with valueFrom
-// resolved from the pod (fieldRef), its resources (resourceFieldRef) and
-// ConfigMaps and Secrets in the store.
+// (here: `base`), HOSTNAME, every key of the ConfigMaps and Secrets its
+// envFrom names (prefixed, never expanded), then the container's env in
+// order, each value expanded against the variables before it ($(VAR)),
+// with valueFrom resolved from the pod (fieldRef), its resources
+// (resourceFieldRef) and ConfigMaps and Secrets in the store.
 #pragma once
 
 #include <string>
@@ -30,10 +31,15 @@ inline constexpr size_t kMaxHostnameLength = 63;
 std::string PodHostname(const api::Pod& pod);
 
 // Fails, naming the variable or argument, when $(VAR) expansion would pass
-// runtime::kMaxExpandedBytes for one value or kMaxEnvAndArgvBytes for all.
+// runtime::kMaxExpandedBytes for one value or kMaxEnvAndArgvBytes for all;
+// fails naming the object when a ConfigMap or Secret it needs is missing.
+// An envFrom key that is no variable name is skipped, as the kubelet skips
+// it, and said in `skipped` (the kubelet's InvalidEnvironmentVariableNames
+// event): "keys [a b] of Secret s".
 Result<EnvList> ContainerEnv(const api::Pod& pod, const api::Container& container,
                              const EnvList& base, const NodeFacts& node,
-                             const store::ObjectStore& store);
+                             const store::ObjectStore& store,
+                             std::vector<std::string>* skipped = nullptr);
 
 // command + args, each expanded against `env`, within the same bounds. A container with neither
 // cannot run here: there is no image entrypoint to fall back on.

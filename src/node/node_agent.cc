@@ -241,7 +241,8 @@ PodVolumeDirs NodeAgent::VolumeDirsOf(const api::Pod& pod) const {
   // Memory volumes count against RAM: never left behind (see StopAll).
   fs::path shm = fs::is_directory("/dev/shm") ? fs::path("/dev/shm") : pod_dir;
   return {.disk = (pod_dir / "volumes").string(),
-          .memory = (shm / ("trainyard-" + pod.metadata.uid)).string()};
+          .memory = (shm / ("trainyard-" + pod.metadata.uid)).string(),
+          .claims = options_.claims_dir};
 }
 
 void NodeAgent::RemovePodFiles(const Replica& replica) {
@@ -355,8 +356,13 @@ Status NodeAgent::WriteStatus(const api::Pod& pod) {
 
 Result<runtime::ProcessSpec> NodeAgent::SpecOf(const api::Pod& pod, Replica& replica,
                                                const api::Container& container, int32_t run) {
+  std::vector<std::string> skipped;
   ASSIGN_OR_RETURN(EnvList env, ContainerEnv(pod, container, options_.base_env, options_.facts,
-                                             *options_.store));
+                                             *options_.store, &skipped));
+  for (const std::string& keys : skipped) {
+    Event(replica, container.name, "Warning", "InvalidEnvironmentVariableNames",
+          fmt::format("{} were skipped: they are not valid environment variable names", keys));
+  }
   if (options_.pin_gpus) PinGpus(pod, env);
   RETURN_IF_ERROR(CheckHostPaths(pod, options_.host_access, *options_.store));
   replica.volumes = VolumeDirsOf(pod);

@@ -57,6 +57,8 @@ struct NodeAgentOptions {
   // <pods_dir>/<namespace>/<pod>/volumes/: the pod's emptyDir and
   // configMap volumes.
   std::string pods_dir;
+  // Where PersistentVolumeClaims keep their data (PodVolumeDirs::claims).
+  std::string claims_dir;
   std::string default_working_dir;  // for containers without workingDir
   // What a container's image would give it: PATH, HOME, LANG, ...
   std::vector<std::pair<std::string, std::string>> base_env;

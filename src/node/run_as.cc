@@ -74,6 +74,14 @@ Status GivePodFiles(const api::Pod& pod, const PodVolumeDirs& dirs, const std::s
   }
   if (fs::exists(dirs.memory, ec)) RETURN_IF_ERROR(runtime::GiveTree(dirs.memory, user));
   for (const api::Volume& volume : pod.spec.volumes) {
+    if (volume.persistent_volume_claim && !dirs.claims.empty()) {
+      ASSIGN_OR_RETURN(std::string claim, ClaimDir(dirs.claims, pod.metadata.namespace_,
+                                                   volume.persistent_volume_claim->claim_name));
+      if (!fs::exists(claim, ec)) continue;
+      RETURN_IF_ERROR(OpenTheWay(fs::path(dirs.claims).parent_path(), claim));
+      RETURN_IF_ERROR(runtime::GiveTree(claim, user));
+      continue;
+    }
     if (!volume.host_path) continue;
     const std::string& path = volume.host_path->path;
     std::optional<fs::path> own = OwnRoot(path, pod.metadata.namespace_, access.own_dirs);

@@ -34,8 +34,9 @@ Status CheckHostPaths(const api::Pod& pod, const HostAccess& access,
                       const store::ObjectStore& store);
 
 // Hands `user` what its pod writes: the pod's own folder (under
-// `pods_dir`), its memory volumes, and trainyard's own folders it mounts;
-// the folders above them become traversable (0711), never listable.
+// `pods_dir`), its memory volumes, its claims' folders, and trainyard's own
+// folders it mounts; the folders above them become traversable (0711),
+// never listable.
 Status GivePodFiles(const api::Pod& pod, const PodVolumeDirs& dirs, const std::string& pods_dir,
                     const HostAccess& access, const runtime::Credentials& user);
 

@@ -6,9 +6,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
+#include "api/json.h"
 #include "api/names.h"
-#include "api/object.h"
 #include "common/strings.h"
 
 namespace trainyard::node {
@@ -104,45 +105,82 @@ Status WriteFile(const fs::path& path, const std::string& content, int mode,
   return OkStatus();
 }
 
-// A configMap volume as files: every key, or the items listed, each with
-// its mode (defaultMode, else 0644). Rewritten on each start, so a
-// restarted replica sees the ConfigMap as it is now.
-Status PrepareConfigMap(const api::Pod& pod, const api::Volume& volume, const fs::path& dir,
-                        const store::ObjectStore& store) {
-  const api::ConfigMapVolumeSource& source = *volume.config_map;
-  bool optional = source.optional.value_or(false);
+// What a configMap or secret volume projects: the object's keys as files.
+struct KeyFiles {
+  std::string kind;  // "configmap", "secret": as kubectl names them
+  std::string name;
+  const std::vector<api::KeyToPath>* items;
+  std::optional<int32_t> default_mode;
+  bool optional = false;
+};
+
+template <class Source>
+KeyFiles KeyFilesOf(std::string kind, const std::string& name, const Source& source) {
+  return {.kind = std::move(kind),
+          .name = name,
+          .items = &source.items,
+          .default_mode = source.default_mode,
+          .optional = source.optional.value_or(false)};
+}
+
+// The keys of the ConfigMap or Secret `files` names, decoded; nullopt when
+// it does not exist.
+Result<std::optional<std::map<std::string, std::string>>> ReadKeys(
+    const api::Pod& pod, const KeyFiles& files, const store::ObjectStore& store) {
+  bool secret = files.kind == "secret";
+  Result<api::Json> stored =
+      store.Get({secret ? "Secret" : "ConfigMap", pod.metadata.namespace_, files.name});
+  if (!stored.ok()) return std::optional<std::map<std::string, std::string>>();
+  std::map<std::string, std::string> keys;
+  // A Secret keeps every value in base64 under data, a ConfigMap only
+  // those under binaryData.
+  for (const char* field : {"data", "binaryData"}) {
+    bool encoded = secret || std::string_view(field) == "binaryData";
+    for (const auto& [key, value] : api::ObjectAt(*stored, {field}).items()) {
+      if (!value.is_string()) continue;
+      std::optional<std::string> bytes =
+          encoded ? Base64Decode(value.get<std::string>()) : value.get<std::string>();
+      if (!bytes) {
+        return FailedPreconditionError(
+            fmt::format("{} \"{}\" key {}: not base64", files.kind, files.name, key));
+      }
+      keys[key] = std::move(*bytes);
+    }
+  }
+  return std::optional(std::move(keys));
+}
+
+// A configMap or secret volume as files: every key, or the items listed,
+// each with its mode (defaultMode, else 0644, as the kubelet). Rewritten on
+// each start, so a restarted replica sees the object as it is now.
+Status PrepareKeyFiles(const api::Pod& pod, const api::Volume& volume, const KeyFiles& source,
+                       const fs::path& dir, const store::ObjectStore& store) {
   std::error_code ec;
   fs::remove_all(dir, ec);
   RETURN_IF_ERROR(MakeDirectory(dir, volume.name));
-  Result<api::Json> stored = store.Get({"ConfigMap", pod.metadata.namespace_, source.name});
-  if (!stored.ok()) {
-    if (optional) return OkStatus();
-    return FailedPreconditionError(fmt::format(
-        "volume {}: configmap \"{}\" not found; create it (trainyard run accepts ConfigMaps "
-        "beside the job) or set optional: true",
-        volume.name, source.name));
+  ASSIGN_OR_RETURN(auto keys, ReadKeys(pod, source, store));
+  if (!keys) {
+    if (source.optional) return OkStatus();
+    return FailedPreconditionError(
+        fmt::format("volume {}: {} \"{}\" not found; create it (trainyard run accepts it "
+                    "beside the job) or set optional: true",
+                    volume.name, source.kind, source.name));
   }
-  api::DecodeResult decoded = api::DecodeObject(*stored);
-  const auto* map = decoded.object ? std::get_if<api::ConfigMap>(&*decoded.object) : nullptr;
-  if (map == nullptr) return InternalError("stored ConfigMap cannot be decoded");
-  std::map<std::string, std::string> files = map->data;
-  for (const auto& [key, encoded] : map->binary_data)
-    files[key] = Base64Decode(encoded).value_or("");
   int default_mode = source.default_mode.value_or(0644);
-  if (source.items.empty()) {
-    for (const auto& [key, content] : files) {
+  if (source.items->empty()) {
+    for (const auto& [key, content] : *keys) {
       ASSIGN_OR_RETURN(fs::path path, PathInside(dir, key, /*file=*/true,
                                                  fmt::format("volume {}: key", volume.name)));
       RETURN_IF_ERROR(WriteFile(path, content, default_mode, volume.name));
     }
     return OkStatus();
   }
-  for (const api::KeyToPath& item : source.items) {
-    auto it = files.find(item.key);
-    if (it == files.end()) {
-      if (optional) continue;
-      return FailedPreconditionError(fmt::format("volume {}: configmap \"{}\" has no key {}",
-                                                 volume.name, source.name, item.key));
+  for (const api::KeyToPath& item : *source.items) {
+    auto it = keys->find(item.key);
+    if (it == keys->end()) {
+      if (source.optional) continue;
+      return FailedPreconditionError(fmt::format("volume {}: {} \"{}\" has no key {}", volume.name,
+                                                 source.kind, source.name, item.key));
     }
     ASSIGN_OR_RETURN(fs::path path,
                      PathInside(dir, item.path, /*file=*/true,
@@ -150,6 +188,50 @@ Status PrepareConfigMap(const api::Pod& pod, const api::Volume& volume, const fs
     RETURN_IF_ERROR(WriteFile(path, it->second, item.mode.value_or(default_mode), volume.name));
   }
   return OkStatus();
+}
+
+// A secret volume lives in memory, as the kubelet keeps it on tmpfs: its
+// values never reach a disk. The pod's memory folder is the owner's alone.
+Result<fs::path> SecretDir(const PodVolumeDirs& dirs, const std::string& volume) {
+  RETURN_IF_ERROR(MakeDirectory(dirs.memory, volume));
+  if (chmod(dirs.memory.c_str(), 0700) != 0) {
+    return FailedPreconditionError(
+        fmt::format("volume {}: cannot make {} private", volume, dirs.memory));
+  }
+  return VolumeDir(dirs.memory, volume);
+}
+
+// A claim's directory, made when its claim exists and is not being
+// deleted (the kubelet starts no pod on a claim being deleted).
+Result<std::string> PrepareClaim(const api::Pod& pod, const api::Volume& volume,
+                                 const PodVolumeDirs& dirs, const store::ObjectStore& store) {
+  const std::string& name = volume.persistent_volume_claim->claim_name;
+  Result<api::Json> claim = store.Get({"PersistentVolumeClaim", pod.metadata.namespace_, name});
+  if (!claim.ok()) {
+    return FailedPreconditionError(fmt::format(
+        "volume {}: persistentvolumeclaim \"{}\" not found; create it (trainyard run accepts it "
+        "beside the job)",
+        volume.name, name));
+  }
+  if (!api::StringAt(*claim, {"metadata", "deletionTimestamp"}).empty()) {
+    return FailedPreconditionError(
+        fmt::format("volume {}: persistentvolumeclaim \"{}\" is being deleted", volume.name, name));
+  }
+  if (api::StringAt(*claim, {"spec", "volumeMode"}) == "Block") {
+    return FailedPreconditionError(fmt::format(
+        "volume {}: persistentvolumeclaim \"{}\" is a Block volume, and a claim here is a "
+        "folder; make it volumeMode: Filesystem",
+        volume.name, name));
+  }
+  if (dirs.claims.empty()) {
+    return FailedPreconditionError(
+        fmt::format("volume {}: claims cannot be used here (no claims folder)", volume.name));
+  }
+  Result<std::string> dir = MakeClaimDir(dirs.claims, pod.metadata.namespace_, name);
+  if (!dir.ok())
+    return FailedPreconditionError(
+        fmt::format("volume {}: {}", volume.name, dir.status().message()));
+  return *dir;
 }
 
 // Where `volume` lives on this machine, made ready.
@@ -165,19 +247,24 @@ Result<std::string> PrepareVolume(const api::Pod& pod, const api::Volume& volume
     RETURN_IF_ERROR(MakeDirectory(dir, volume.name));
     return dir.string();
   }
+  // Emptied on each start: their names must never lead elsewhere.
   if (volume.config_map) {
-    // Emptied on each start: its name must never lead elsewhere.
     ASSIGN_OR_RETURN(fs::path dir, VolumeDir(dirs.disk, volume.name));
-    RETURN_IF_ERROR(PrepareConfigMap(pod, volume, dir, store));
+    KeyFiles files = KeyFilesOf("configmap", volume.config_map->name, *volume.config_map);
+    RETURN_IF_ERROR(PrepareKeyFiles(pod, volume, files, dir, store));
     return dir.string();
   }
-  std::string kind = volume.secret                    ? "secret"
-                     : volume.persistent_volume_claim ? "persistentVolumeClaim"
-                     : !volume.extra.empty()          ? volume.extra.begin().key()
-                                                      : "this";
+  if (volume.secret) {
+    ASSIGN_OR_RETURN(fs::path dir, SecretDir(dirs, volume.name));
+    KeyFiles files = KeyFilesOf("secret", volume.secret->secret_name, *volume.secret);
+    RETURN_IF_ERROR(PrepareKeyFiles(pod, volume, files, dir, store));
+    return dir.string();
+  }
+  if (volume.persistent_volume_claim) return PrepareClaim(pod, volume, dirs, store);
+  std::string kind = !volume.extra.empty() ? volume.extra.begin().key() : "this";
   return FailedPreconditionError(fmt::format(
-      "volume {}: {} volumes are not supported by the local engine; use hostPath, emptyDir or "
-      "configMap",
+      "volume {}: {} volumes are not supported by the local engine; use hostPath, emptyDir, "
+      "configMap, secret or persistentVolumeClaim",
       volume.name, kind));
 }
 
@@ -202,6 +289,34 @@ bool EndsPath(std::string_view text, size_t at) {
 
 }  // namespace
 
+Result<std::string> ClaimDir(const std::string& claims, const std::string& namespace_,
+                             const std::string& claim) {
+  // Both are validated names; a store that bypassed validation must still
+  // never lead out of the claims folder.
+  if (!api::Dns1123LabelProblems(namespace_).empty() ||
+      !api::Dns1123SubdomainProblems(claim).empty()) {
+    return FailedPreconditionError(fmt::format(
+        "persistentvolumeclaim {}/{}: not a valid namespace and claim name", namespace_, claim));
+  }
+  return (fs::path(claims) / namespace_ / claim).string();
+}
+
+Result<std::string> MakeClaimDir(const std::string& claims, const std::string& namespace_,
+                                 const std::string& claim) {
+  ASSIGN_OR_RETURN(std::string dir, ClaimDir(claims, namespace_, claim));
+  std::error_code ec;
+  if (fs::is_directory(dir, ec)) return dir;
+  fs::create_directories(dir, ec);
+  bool closed = !ec && chmod(dir.c_str(), 0700) == 0 && chmod(claims.c_str(), 0711) == 0 &&
+                chmod(fs::path(dir).parent_path().c_str(), 0711) == 0;
+  if (!closed) {
+    return FailedPreconditionError(fmt::format("persistentvolumeclaim {}/{}: cannot create {}{}",
+                                               namespace_, claim, dir,
+                                               ec ? ": " + ec.message() : ""));
+  }
+  return dir;
+}
+
 Result<Mounts> PrepareVolumes(const api::Pod& pod, const api::Container& container,
                               const PodVolumeDirs& dirs, const store::ObjectStore& store) {
   Mounts mounts;
@@ -218,7 +333,8 @@ Result<Mounts> PrepareVolumes(const api::Pod& pod, const api::Container& contain
                        PathInside(host, mount.sub_path, /*file=*/false,
                                   fmt::format("volumeMount {}: subPath", mount.name)));
       host = sub.string();
-      if (!volume->config_map) RETURN_IF_ERROR(MakeDirectory(host, volume->name));
+      if (!volume->config_map && !volume->secret)
+        RETURN_IF_ERROR(MakeDirectory(host, volume->name));
     }
     std::string path = mount.mount_path;
     while (path.size() > 1 && path.back() == '/') path.pop_back();

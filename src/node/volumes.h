@@ -1,10 +1,11 @@
 // A pod's volumes on this machine, without containers: each volume a
 // container mounts is made ready as a directory (hostPath as is, emptyDir
-// per pod, medium Memory under /dev/shm, configMap as files), and the
-// container sees it through path translation, since creating the mount
-// path itself would need root or a mount namespace: where a mount path
-// starts a path in the command, args, env values or workingDir, it is
-// replaced by the directory that backs the volume.
+// per pod, medium Memory under /dev/shm, configMap as files, secret as
+// files in memory), and the container sees it through path translation,
+// since creating the mount path itself would need root or a mount
+// namespace: where a mount path starts a path in the command, args, env
+// values or workingDir, it is replaced by the directory that backs the
+// volume.
 #pragma once
 
 #include <cstdint>
@@ -25,11 +26,23 @@ struct Mount {
 };
 using Mounts = std::vector<Mount>;
 
-// Where a pod's emptyDir and configMap volumes live.
+// Where a pod's emptyDir, configMap and secret volumes live.
 struct PodVolumeDirs {
   std::string disk;    // <volumes>/<namespace>/<pod>
-  std::string memory;  // /dev/shm/trainyard-<pod uid>
+  std::string memory;  // /dev/shm/trainyard-<pod uid>: medium Memory and secrets
+  // Where claims keep their data, outliving pods, jobs and runs:
+  // <claims>/<namespace>/<claim> (ClaimDir). Empty: no claim can be used.
+  std::string claims;
 };
+
+// The directory a PersistentVolumeClaim is bound to; an error naming the
+// claim when its name could lead elsewhere.
+Result<std::string> ClaimDir(const std::string& claims, const std::string& namespace_,
+                             const std::string& claim);
+// ClaimDir, made when missing: the owner's alone (0700), as a claim is its
+// namespace's, below folders others may pass through but not list (0711).
+Result<std::string> MakeClaimDir(const std::string& claims, const std::string& namespace_,
+                                 const std::string& claim);
 
 // Makes every volume `container` mounts ready, and says where each is. The
 // error names the volume and what to change.
@@ -49,7 +62,8 @@ Result<Mounts> PrepareVolumes(const api::Pod& pod, const api::Container& contain
 std::optional<std::string> TranslatePaths(std::string_view text, const Mounts& mounts,
                                           size_t max_bytes = SIZE_MAX);
 
-// Removes a pod's emptyDir and configMap volumes (never a hostPath).
+// Removes a pod's emptyDir, configMap and secret volumes (never a
+// hostPath).
 void RemoveVolumes(const PodVolumeDirs& dirs);
 
 }  // namespace trainyard::node

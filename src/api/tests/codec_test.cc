@@ -206,6 +206,57 @@ spec:
                           "spec.successPolicy: Unknown field: not a field of this object"));
 }
 
+// A field written where it does not belong, but that the kind has
+// elsewhere, is said with where it belongs, indices and keys kept.
+TEST(CodecTest, AMisplacedFieldSaysWhereItBelongs) {
+  DecodeResult r = DecodeObject(ParseOne(R"(
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: x}
+spec:
+  ttlSecondsAfterFinished: 60
+  tfReplicaSpecs:
+    Worker:
+      template:
+        spec:
+          serviceAccountName: trainer
+          containers:
+            - name: tensorflow
+              image: tf
+              nodeSelector: {gpu: a100}
+              limits: {cpu: 2}
+)"));
+  EXPECT_THAT(ErrorStrings(r.errors),
+              ::testing::UnorderedElementsAre(
+                  "spec.ttlSecondsAfterFinished: Unknown field: not a field of this object; "
+                  "did you mean spec.runPolicy.ttlSecondsAfterFinished?",
+                  "spec.tfReplicaSpecs[Worker].template.spec.containers[0].nodeSelector: "
+                  "Unknown field: not a field of this object; did you mean "
+                  "spec.tfReplicaSpecs[Worker].template.spec.nodeSelector?",
+                  "spec.tfReplicaSpecs[Worker].template.spec.containers[0].limits: "
+                  "Unknown field: not a field of this object; did you mean "
+                  "spec.tfReplicaSpecs[Worker].template.spec.containers[0].resources.limits "
+                  "or spec.tfReplicaSpecs[Worker].template.spec.initContainers[*].resources"
+                  ".limits?"));
+  // A batch/v1 Job's too; a near name at its own level is the hint first.
+  DecodeResult batch = DecodeObject(ParseOne(R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: x}
+spec:
+  restartPolicy: Never
+  template: {spec: {restartPolicy: Never, containers: [{name: c, image: i}]}}
+  backofLimit: 2
+)"));
+  EXPECT_THAT(ErrorStrings(batch.errors),
+              ::testing::UnorderedElementsAre(
+                  "spec.restartPolicy: Unknown field: not a field of this object; did you mean "
+                  "spec.template.spec.restartPolicy or "
+                  "spec.template.spec.initContainers[*].restartPolicy?",
+                  "spec.backofLimit: Unknown field: not a field of this object; did you mean "
+                  "\"backoffLimit\"?"));
+}
+
 TEST(CodecTest, ValuesOutsideTheirIntegerTypeAreRejected) {
   DecodeResult r = DecodeObject(ParseOne(R"(
 apiVersion: kubeflow.org/v1

@@ -154,7 +154,9 @@ spec:
 )");
   ASSERT_TRUE(ok.object);
   EXPECT_THAT(Errors(ok), IsEmpty());
-  EXPECT_THAT(ok.result.warnings, Contains(HasSubstr("cannot mount claims yet")));
+  EXPECT_THAT(ok.result.warnings,
+              ::testing::ElementsAre(HasSubstr("spec.storageClassName \"standard\": recorded only"),
+                                     HasSubstr("spec.accessModes: recorded only")));
   Json claim = EncodeObject(*ok.object);
   EXPECT_EQ(claim["status"]["phase"], "Pending");
   EXPECT_EQ(claim["spec"]["volumeMode"], "Filesystem");
@@ -172,6 +174,22 @@ spec:
               ::testing::UnorderedElementsAre(
                   HasSubstr("spec.accessModes[0]: Unsupported value: \"ReadWriteSometimes\""),
                   "spec.resources.requests[storage]: Required value"));
+
+  // What a cluster's provisioner would act on is said, never dropped.
+  CheckedObject cloned = Check(R"(
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: checkpoints}
+spec:
+  accessModes: [ReadWriteOnce]
+  volumeMode: Block
+  dataSource: {kind: PersistentVolumeClaim, name: base}
+  resources: {requests: {storage: 1Gi}}
+)");
+  EXPECT_THAT(Errors(cloned), IsEmpty());
+  EXPECT_THAT(cloned.result.warnings,
+              ::testing::IsSupersetOf({HasSubstr("spec.volumeMode Block: no pod here can use it"),
+                                       HasSubstr("spec.dataSource: not acted on")}));
 }
 
 }  // namespace

@@ -182,6 +182,50 @@ TEST_F(RunE2eTest, WithoutGpusAGpuManifestRunsOnTheCpu) {
   EXPECT_THAT(Output(), ::testing::HasSubstr("run it with --without-gpus"));
 }
 
+// A Secret reaches the replica three ways (secretKeyRef, envFrom, a secret
+// volume); trainyard itself prints none of it, and keeps its state where
+// only its user can read it.
+TEST_F(RunE2eTest, ASecretReachesTheReplicaAndTrainyardNeverPrintsIt) {
+  Write("job.yaml", R"(
+apiVersion: v1
+kind: Secret
+metadata: {name: creds}
+stringData: {token: hunter2}
+---)" + OneMaster("secret", R"y(
+              command: [sh, -c, 'test "$TOKEN" = hunter2 && test "$S3_token" = hunter2 && test "$(cat /etc/creds/token)" = hunter2 && echo secrets-ok']
+              env: [{name: TOKEN, valueFrom: {secretKeyRef: {name: creds, key: token}}}]
+              envFrom: [{prefix: S3_, secretRef: {name: creds}}]
+              volumeMounts: [{name: creds, mountPath: /etc/creds, readOnly: true}]
+          volumes: [{name: creds, secret: {secretName: creds}}])y"));
+  EXPECT_EQ(Run({"job.yaml"}), 0) << Output();
+  EXPECT_THAT(Output(), ::testing::HasSubstr("[master-0] secrets-ok\n"));
+  EXPECT_THAT(Output(), ::testing::Not(::testing::HasSubstr("hunter2")));
+  for (const auto& entry : fs::recursive_directory_iterator(dir_ / "home")) {
+    if (entry.path().filename() != "state.db") continue;
+    EXPECT_EQ(entry.status().permissions() & fs::perms::all,
+              fs::perms::owner_read | fs::perms::owner_write);
+  }
+}
+
+// The checkpoint-and-resume pattern: what a job writes to its claim is
+// there for the next run's job, which resumes from it.
+TEST_F(RunE2eTest, ACheckpointOnAClaimOutlivesItsRunAndIsResumedFrom) {
+  Write("job.yaml", R"(
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: checkpoints}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+---)" + OneMaster("train", R"y(
+              command: [sh, -c, 'if [ -e /ckpt/step ]; then echo "resumed from step $(cat /ckpt/step)"; else echo 100 > /ckpt/step && echo fresh; fi']
+              volumeMounts: [{name: ckpt, mountPath: /ckpt}]
+          volumes: [{name: ckpt, persistentVolumeClaim: {claimName: checkpoints}}])y"));
+  EXPECT_EQ(Run({"job.yaml"}), 0) << Output();
+  EXPECT_THAT(Output(), ::testing::HasSubstr("[master-0] fresh\n"));
+  EXPECT_TRUE(fs::exists(dir_ / "home" / "claims" / "default" / "checkpoints" / "step"));
+  EXPECT_EQ(Run({"job.yaml"}), 0) << Output();
+  EXPECT_THAT(Output(), ::testing::HasSubstr("[master-0] resumed from step 100\n"));
+}
+
 TEST_F(RunE2eTest, AFailedJobExitsOne) {
   Write("job.yaml", JobExiting(3));
   EXPECT_EQ(Run({"--logs=none", "job.yaml"}), 1);

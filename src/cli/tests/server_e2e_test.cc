@@ -165,7 +165,10 @@ spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
   ASSERT_EQ(service.exit_code, 0) << service.output;
   EXPECT_THAT(service.output, HasSubstr("does not route its traffic"));
   EXPECT_THAT(Kubectl({"get", "svc"}).output, HasSubstr("23456/TCP"));
-  EXPECT_THAT(Kubectl({"get", "pvc", "checkpoints"}).output, HasSubstr("Pending"));
+  ASSERT_TRUE(Eventually([&] {
+    return Kubectl({"get", "pvc", "checkpoints"}).output.find("Bound             1Gi        RWO") !=
+           std::string::npos;
+  })) << Kubectl({"get", "pvc", "checkpoints"}).output;
   CommandResult bad = Kubectl({"apply", "-f", Write("bad-svc.yaml", R"(
 apiVersion: v1
 kind: Service
@@ -174,6 +177,52 @@ spec: {ports: [{port: 70000}]}
 )")});
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_THAT(bad.output, HasSubstr("must be between 1 and 65535"));
+}
+
+// A claim a running pod uses is not deleted until the pod ends (the
+// pvc-protection finalizer); its data stays after it. The pod also reads a
+// Secret through a secret volume.
+TEST_F(ServerE2eTest, AClaimInUseIsDeletedOnlyOnceItsPodEndsAndItsDataStays) {
+  StartServer();
+  ASSERT_EQ(
+      Kubectl({"create", "secret", "generic", "creds", "--from-literal=token=hunter2"}).exit_code,
+      0);
+  CommandResult applied = Kubectl({"apply", "-f", Write("job.yaml", R"y(
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: checkpoints}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: trainer}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      volumes:
+      - {name: ckpt, persistentVolumeClaim: {claimName: checkpoints}}
+      - {name: creds, secret: {secretName: creds}}
+      containers:
+      - name: main
+        image: debian
+        command: [sh, -c, 'cp /etc/creds/token /ckpt/copied; until [ -e /ckpt/stop ]; do sleep 0.05; done']
+        volumeMounts:
+        - {name: ckpt, mountPath: /ckpt}
+        - {name: creds, mountPath: /etc/creds}
+)y")});
+  ASSERT_EQ(applied.exit_code, 0) << applied.output;
+  fs::path data = home_ / "claims" / "default" / "checkpoints";
+  ASSERT_TRUE(Eventually([&] { return fs::exists(data / "copied"); }));
+  EXPECT_EQ(ReadFile(data / "copied"), "hunter2");
+  CommandResult deleted = Kubectl({"delete", "pvc", "checkpoints", "--wait=false"});
+  ASSERT_EQ(deleted.exit_code, 0) << deleted.output;
+  EXPECT_THAT(Kubectl({"get", "pvc", "checkpoints"}).output, HasSubstr("Terminating"));
+  std::ofstream(data / "stop") << "";
+  ASSERT_TRUE(Eventually([&] {
+    return Kubectl({"get", "pvc", "checkpoints"}).output.find("NotFound") != std::string::npos;
+  })) << Kubectl({"get", "pvc", "checkpoints"}).output;
+  EXPECT_TRUE(fs::exists(data / "copied")) << "the data outlives its claim";
 }
 
 // Debian's python3-kubernetes client: CustomObjectsApi create, list, watch

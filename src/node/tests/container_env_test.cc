@@ -104,6 +104,45 @@ TEST_F(ContainerEnvTest, SecretKeysAreDecoded) {
               ::testing::Contains(std::pair<std::string, std::string>("TOKEN", "hunter2")));
 }
 
+// envFrom: every key, prefixed, before env (which wins); a Secret's
+// decoded; a key that is no variable name skipped and said; a missing
+// object an error unless optional.
+TEST_F(ContainerEnvTest, EnvFromTakesEveryKeyBeforeEnvWhichWins) {
+  ASSERT_TRUE(store_
+                  ->Create({{"apiVersion", "v1"},
+                            {"kind", "ConfigMap"},
+                            {"metadata", {{"name", "settings"}, {"namespace", "ml"}}},
+                            {"data", {{"LR", "0.1"}, {"EPOCHS", "$(A)"}, {"bad=key", "x"}}}})
+                  .ok());
+  ASSERT_TRUE(store_
+                  ->Create({{"apiVersion", "v1"},
+                            {"kind", "Secret"},
+                            {"metadata", {{"name", "creds"}, {"namespace", "ml"}}},
+                            {"data", {{"TOKEN", "aHVudGVyMg=="}}}})
+                  .ok());
+  api::EnvFromSource settings, creds, absent;
+  settings.config_map_ref = api::EnvFromReference{.name = "settings"};
+  creds.prefix = "S3_";
+  creds.secret_ref = api::EnvFromReference{.name = "creds"};
+  absent.secret_ref = api::EnvFromReference{.name = "absent", .optional = true};
+  container_.env_from = {settings, creds, absent};
+  container_.env = {Literal("LR", "0.5")};
+  std::vector<std::string> skipped;
+  Result<EnvList> env =
+      ContainerEnv(pod_, container_, {{"PATH", "/usr/bin"}}, {4, 8LL << 30}, *store_, &skipped);
+  ASSERT_TRUE(env.ok()) << env.status().ToString();
+  EXPECT_THAT(*env, ::testing::IsSupersetOf(EnvList{{"LR", "0.5"},       // env wins
+                                                    {"EPOCHS", "$(A)"},  // never expanded
+                                                    {"S3_TOKEN", "hunter2"}}));
+  for (const auto& [k, v] : *env) EXPECT_NE(k, "bad=key");
+  EXPECT_THAT(skipped, ::testing::ElementsAre("keys [bad=key] of ConfigMap settings"));
+
+  absent.secret_ref->optional = false;
+  container_.env_from = {absent};
+  EXPECT_EQ(Build().status().message(),
+            "envFrom: Secret absent not found; create it or set optional: true");
+}
+
 TEST_F(ContainerEnvTest, ArgvExpandsAndNeedsACommand) {
   container_.command = {"python3", "train.py"};
   container_.args = {"--rank=$(RANK)", "$$(KEEP)"};

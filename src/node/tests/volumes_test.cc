@@ -26,7 +26,9 @@ class VolumesTest : public ::testing::Test {
   void SetUp() override {
     dir_ = FreshTestDir("trainyard-volumes-test");
     store_ = std::move(*store::SqliteStore::Open({.clock = &clock_}));
-    dirs_ = {.disk = (dir_ / "pod").string(), .memory = (dir_ / "shm").string()};
+    dirs_ = {.disk = (dir_ / "pod").string(),
+             .memory = (dir_ / "shm").string(),
+             .claims = (dir_ / "claims").string()};
   }
   void TearDown() override { fs::remove_all(dir_); }
 
@@ -220,14 +222,67 @@ TEST_F(VolumesTest, HostPathIsUsedAsItIsAndItsTypeIsChecked) {
   EXPECT_TRUE(fs::is_directory(host)) << "a hostPath is never removed";
 }
 
-TEST_F(VolumesTest, UnsupportedSourcesAndUnknownVolumesSayWhatToUse) {
-  api::Pod pvc = PodWith(R"(
-  containers: [{name: c, volumeMounts: [{name: d, mountPath: /data}]}]
-  volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]
+// A secret volume as the kubelet keeps it: its files in memory (tmpfs),
+// in a folder only trainyard's user (or the pod's) may enter.
+TEST_F(VolumesTest, SecretBecomesFilesInAPrivateMemoryFolder) {
+  AddConfigMap(R"(
+apiVersion: v1
+kind: Secret
+metadata: {name: creds}
+data: {token: aHVudGVyMg==, ca.crt: Y2E=}
 )");
-  EXPECT_THAT(Prepare(pvc).status().message(),
-              HasSubstr("volume d: persistentVolumeClaim volumes are not supported by the local "
-                        "engine; use hostPath, emptyDir or configMap"));
+  api::Pod pod = PodWith(R"(
+  containers: [{name: c, volumeMounts: [{name: creds, mountPath: /var/run/creds}]}]
+  volumes: [{name: creds, secret: {secretName: creds, items: [{key: token, path: t/token, mode: 0400}]}}]
+)");
+  Result<Mounts> mounts = Prepare(pod);
+  ASSERT_TRUE(mounts.ok()) << mounts.status().ToString();
+  fs::path dir = dir_ / "shm" / "creds";
+  EXPECT_EQ(mounts->at(0).host_path, dir.string());
+  EXPECT_EQ(Read(dir / "t" / "token"), "hunter2");
+  EXPECT_EQ(ModeOf(dir / "t" / "token"), 0400);
+  EXPECT_FALSE(fs::exists(dir / "ca.crt")) << "only the items listed";
+  EXPECT_EQ(ModeOf(dir_ / "shm"), 0700);
+  EXPECT_FALSE(fs::exists(dir_ / "pod" / "creds")) << "never on disk";
+
+  api::Pod absent = PodWith(R"(
+  containers: [{name: c, volumeMounts: [{name: s, mountPath: /s}]}]
+  volumes: [{name: s, secret: {secretName: absent}}]
+)");
+  EXPECT_THAT(Prepare(absent).status().message(),
+              HasSubstr("volume s: secret \"absent\" not found"));
+}
+
+// A claim's folder is the claim's, by namespace and name, and outlives the
+// pod; a claim that does not exist, or is being deleted, is no volume.
+TEST_F(VolumesTest, AClaimIsAFolderOfItsOwnThatOutlivesThePod) {
+  api::Pod pod = PodWith(R"(
+  containers: [{name: c, volumeMounts: [{name: ckpt, mountPath: /ckpt, subPath: run1}]}]
+  volumes: [{name: ckpt, persistentVolumeClaim: {claimName: checkpoints}}]
+)");
+  EXPECT_THAT(Prepare(pod).status().message(),
+              HasSubstr("volume ckpt: persistentvolumeclaim \"checkpoints\" not found"));
+  AddConfigMap(R"(
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: checkpoints}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+)");
+  Result<Mounts> mounts = Prepare(pod);
+  ASSERT_TRUE(mounts.ok()) << mounts.status().ToString();
+  fs::path claim = dir_ / "claims" / "default" / "checkpoints";
+  EXPECT_EQ(mounts->at(0).host_path, (claim / "run1").string());
+  std::ofstream(claim / "run1" / "step-1.pt") << "w";
+  RemoveVolumes(dirs_);
+  EXPECT_TRUE(fs::exists(claim / "run1" / "step-1.pt")) << "a claim's data outlives its pods";
+
+  api::Json deleting = *store_->Get({"PersistentVolumeClaim", "default", "checkpoints"});
+  deleting["metadata"]["deletionTimestamp"] = "2026-11-26T00:00:00Z";
+  ASSERT_TRUE(store_->Update(deleting).ok());
+  EXPECT_THAT(Prepare(pod).status().message(), HasSubstr("is being deleted"));
+}
+
+TEST_F(VolumesTest, UnsupportedSourcesAndUnknownVolumesSayWhatToUse) {
   api::Pod nfs = PodWith(R"(
   containers: [{name: c, volumeMounts: [{name: d, mountPath: /data}]}]
   volumes: [{name: d, nfs: {server: s, path: /x}}]

@@ -87,7 +87,7 @@ TEST_F(HandlerTest, SecretsServicesAndClaimsAreServedThroughTheirDescriptors) {
                             R"({"metadata": {"name": "creds"}, "stringData": {"token": "t0k"}})");
   ASSERT_EQ(secret.code, 201) << secret.body;
   EXPECT_EQ(Body(secret)["data"]["token"], "dDBr");
-  EXPECT_THAT(secret.warnings, ::testing::Contains(HasSubstr("Secret: kept")));
+  EXPECT_THAT(secret.warnings, ::testing::IsEmpty());
   ApiResponse bad =
       Call("POST", core + "secrets", R"({"metadata": {"name": "x"}, "data": {"k": "plain text"}})");
   EXPECT_EQ(bad.code, 422);
@@ -102,6 +102,7 @@ TEST_F(HandlerTest, SecretsServicesAndClaimsAreServedThroughTheirDescriptors) {
            R"({"metadata": {"name": "ckpt"}, "spec": {"accessModes": ["ReadWriteOnce"],
                                "resources": {"requests": {"storage": "1Gi"}}}})");
   ASSERT_EQ(claim.code, 201) << claim.body;
+  EXPECT_THAT(claim.warnings, ::testing::ElementsAre(HasSubstr("spec.accessModes: recorded only")));
 
   const std::string table = "application/json;as=Table;v=v1;g=meta.k8s.io";
   api::Json services = Body(Call("GET", core + "services", "", "", {}, table));
@@ -147,6 +148,20 @@ TEST_F(HandlerTest, UnknownFieldsAreRefusedWhenStrictAndDroppedWithAWarningOther
   ASSERT_EQ(warned.warnings.size(), 1u);
   EXPECT_THAT(warned.warnings[0], HasSubstr("spec.runPolicy.backofLimit"));
   EXPECT_FALSE(Body(warned)["spec"]["runPolicy"].contains("backofLimit"));
+
+  // A field of the kind written in the wrong place: where it belongs.
+  api::Json misplaced = api::Json::parse(kTestJob);
+  misplaced["metadata"]["name"] = "misplaced";
+  misplaced["spec"]["ttlSecondsAfterFinished"] = 60;
+  ApiResponse refused =
+      Call("POST", kJobs, misplaced.dump(), "application/json", {{"fieldValidation", "Strict"}});
+  EXPECT_EQ(refused.code, 422);
+  EXPECT_THAT(refused.body, HasSubstr("did you mean spec.runPolicy.ttlSecondsAfterFinished?"));
+  ApiResponse hinted = Call("POST", kJobs, misplaced.dump());
+  ASSERT_EQ(hinted.code, 201) << hinted.body;
+  ASSERT_EQ(hinted.warnings.size(), 1u);
+  EXPECT_THAT(hinted.warnings[0],
+              HasSubstr("did you mean spec.runPolicy.ttlSecondsAfterFinished?"));
 }
 
 TEST_F(HandlerTest, MalformedOrMismatchedRequestsGet4xxAndChangeNothing) {
