@@ -184,9 +184,14 @@ void ValidateClaim(const PersistentVolumeClaimFields& claim, ValidationResult& o
         "own under trainyard's home, on this machine's disk",
         *spec.storage_class_name));
   }
-  if (!spec.access_modes.empty()) {
-    out.warnings.push_back(
-        "spec.accessModes: recorded only; every pod on this machine may use the claim's folder");
+  // ReadWriteOnce and ReadWriteMany hold on one machine as they are; these
+  // two promise what a folder here does not enforce.
+  for (const std::string& mode : spec.access_modes) {
+    if (mode != "ReadOnlyMany" && mode != "ReadWriteOncePod") continue;
+    out.warnings.push_back(fmt::format(
+        "spec.accessModes {}: recorded only; every pod on this machine may read and write the "
+        "claim's folder",
+        mode));
   }
   if (spec.volume_mode == "Block") {
     out.warnings.push_back(
@@ -199,7 +204,9 @@ void ValidateClaim(const PersistentVolumeClaimFields& claim, ValidationResult& o
         std::pair{"volumeAttributesClassName", spec.volume_attributes_class_name}}) {
     if (value.is_null() || (value.is_string() && value.get<std::string>().empty())) continue;
     out.warnings.push_back(fmt::format(
-        "spec.{}: not acted on; the claim is bound to a new, empty folder of its own", field));
+        "spec.{}: not acted on; the claim is bound to the folder of its name under trainyard's "
+        "home, as it is",
+        field));
   }
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 
 #include "api/batch_job.h"
@@ -64,8 +65,9 @@ class FieldPaths {
 
  private:
   void Add(const FieldPath& path) {
-    if (std::find(paths.begin(), paths.end(), path) == paths.end()) paths.push_back(path);
+    if (seen_.insert(path.ToString()).second) paths.push_back(path);
   }
+  std::set<std::string> seen_;
 };
 
 std::vector<FieldPath> AllFieldPaths(std::string_view kind) {
@@ -109,7 +111,7 @@ size_t Shared(const FieldPath& place, const FieldPath& actual) {
 }
 
 // `place` with the indices and keys of `actual` where they share a prefix.
-std::string Render(const FieldPath& place, const FieldPath& actual) {
+FieldPath Render(const FieldPath& place, const FieldPath& actual) {
   size_t shared = Shared(place, actual);
   FieldPath out;
   for (size_t i = 0; i < place.segments().size(); ++i) {
@@ -126,7 +128,7 @@ std::string Render(const FieldPath& place, const FieldPath& actual) {
         break;
     }
   }
-  return out.ToString();
+  return out;
 }
 
 }  // namespace
@@ -143,21 +145,26 @@ std::vector<FieldPath> PlacesOfField(std::string_view kind, std::string_view nam
 void HintMisplacedFields(std::string_view kind, FieldErrors& errors) {
   for (FieldError& error : errors) {
     if (error.type != FieldErrorType::kUnknownField || error.path.segments().empty()) continue;
-    if (error.detail.find("did you mean") != std::string::npos) continue;
+    if (!error.belongs_at.empty() || error.detail.find("did you mean") != std::string::npos) {
+      continue;  // a near name at its own level says it already
+    }
     const FieldPath::Segment& last = error.path.segments().back();
     if (last.kind != FieldPath::Kind::kChild) continue;
     std::vector<FieldPath> places = PlacesOfField(kind, last.text);
     if (places.empty()) continue;
     // Nearest first: the most shared with where it was written, then the
-    // shortest.
+    // shortest. A second place only when it is as near: a farther one
+    // misleads more often than it helps.
+    auto nearness = [&](const FieldPath& p) {
+      return std::pair{Shared(p, error.path), -static_cast<int64_t>(p.segments().size())};
+    };
     std::stable_sort(places.begin(), places.end(), [&](const FieldPath& a, const FieldPath& b) {
-      size_t sa = Shared(a, error.path), sb = Shared(b, error.path);
-      if (sa != sb) return sa > sb;
-      return a.segments().size() < b.segments().size();
+      return nearness(a) > nearness(b);
     });
-    std::string hint = Render(places[0], error.path);
-    if (places.size() > 1) hint += " or " + Render(places[1], error.path);
-    error.detail += fmt::format("; did you mean {}?", hint);
+    error.belongs_at.push_back(Render(places[0], error.path));
+    if (places.size() > 1 && nearness(places[1]) == nearness(places[0])) {
+      error.belongs_at.push_back(Render(places[1], error.path));
+    }
   }
 }
 

@@ -19,10 +19,11 @@ namespace trainyard::api {
 // field model (the core kinds) or a name it has nowhere.
 std::vector<FieldPath> PlacesOfField(std::string_view kind, std::string_view name);
 
-// Adds "; did you mean spec.runPolicy.ttlSecondsAfterFinished?" to each
-// unknown-field error of `errors` that has no hint yet and whose name
-// belongs elsewhere in `kind`'s objects: the two places nearest it, with
-// the error's own list indices and map keys where the paths share them.
+// Gives each unknown-field error of `errors` that has no hint yet, and
+// whose name belongs elsewhere in `kind`'s objects, the place nearest it
+// (two when they are as near) in FieldError::belongs_at, with the error's
+// own list indices and map keys where the paths share them: "; did you
+// mean spec.runPolicy.ttlSecondsAfterFinished?".
 void HintMisplacedFields(std::string_view kind, FieldErrors& errors);
 
 }  // namespace trainyard::api

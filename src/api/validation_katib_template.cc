@@ -220,6 +220,7 @@ void ValidateRenderedJob(const Experiment& experiment, const tune::Space& space,
   CheckedObject checked = DecodeAndValidate(*job);
   for (FieldError e : checked.result.errors) {
     e.path = path.Concat(e.path);
+    for (FieldPath& place : e.belongs_at) place = path.Concat(place);
     out.errors.push_back(std::move(e));
   }
   if (!checked.object || t.primary_container_name.empty()) return;

@@ -41,6 +41,8 @@ inline constexpr std::string_view kTrialIndexAnnotation = "trainyard.dev/trial-i
 // word), and the PodScheduled=False reasons for "no room now" and "more
 // than the whole machine".
 inline constexpr std::string_view kRestartWaitReason = "CrashLoopBackOff";
+// Why a container waits for a ConfigMap, Secret or claim it needs.
+inline constexpr std::string_view kConfigWaitReason = "CreateContainerConfigError";
 inline constexpr std::string_view kUnschedulableReason = "Unschedulable";
 inline constexpr std::string_view kExceedsCapacityReason = "ExceedsCapacity";
 

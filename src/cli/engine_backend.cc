@@ -8,6 +8,7 @@
 #include "engine/inventory.h"
 #include "runtime/local/log_file.h"
 #include "server/cri_log.h"
+#include "server/resources.h"
 
 namespace trainyard::cli {
 
@@ -27,7 +28,7 @@ std::vector<api::Json> EngineBackend::Nodes() const {
                              {"lastTransitionTime", started_}}};
     status["addresses"] = {{{"type", "InternalIP"}, {"address", "127.0.0.1"}},
                            {{"type", "Hostname"}, {"address", node.name}}};
-    status["nodeInfo"] = {{"kubeletVersion", "v1.29.0-trainyard"},
+    status["nodeInfo"] = {{"kubeletVersion", server::kKubernetesVersion},
                           {"operatingSystem", "linux"},
                           {"architecture", "amd64"},
                           {"containerRuntimeVersion", "trainyard://local-processes"}};
@@ -44,6 +45,27 @@ Result<server::Backend::LogRun> EngineBackend::Log(const std::string& namespace_
   std::string path = engine_.node()->LogPath(namespace_, pod, container);
   ASSIGN_OR_RETURN(runtime::LogSpan span, runtime::RunSpan(path, previous));
   return LogRun{.path = path, .begin = span.begin, .end = span.end};
+}
+
+Result<std::vector<std::string>> EngineBackend::ExecArgv(
+    const std::string& namespace_, const std::string& pod, const std::string& container,
+    const std::vector<std::string>& command) const {
+  if (engine_.api_only() || engine_.exec_program().empty()) {
+    return UnavailableError(
+        "this server runs no pods (--api-only): exec into them where their kubelet runs");
+  }
+  std::vector<std::string> argv = {engine_.exec_program(),
+                                   "exec",
+                                   "--state",
+                                   engine_.state_dir(),
+                                   "-n",
+                                   namespace_,
+                                   "-c",
+                                   container,
+                                   pod,
+                                   "--"};
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
 }
 
 Result<server::Backend::LogRun> EngineBackend::KubeletLog(const std::string& namespace_,

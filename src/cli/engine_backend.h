@@ -27,6 +27,10 @@ class EngineBackend final : public server::Backend {
   std::vector<api::Json> Nodes() const override;
   Result<LogRun> Log(const std::string& namespace_, const std::string& pod,
                      const std::string& container, bool previous) const override;
+  // `trainyard exec --state <the engine's> -n NS -c CONTAINER POD -- COMMAND`.
+  Result<std::vector<std::string>> ExecArgv(const std::string& namespace_, const std::string& pod,
+                                            const std::string& container,
+                                            const std::vector<std::string>& command) const override;
 
  private:
   // What a kubelet would answer, from the logs under pod_log_dir_.

@@ -62,8 +62,11 @@ pid_t ReplicaOf(pid_t leader) {
 // read it): the process whose output goes to that pod's log under `state`,
 // as the node agent names it; only a user's own processes show theirs.
 Result<pid_t> FindByLog(const std::string& state, const ExecOptions& options) {
+  // <pod>_<container>.log; any container's when none is named.
   std::string prefix =
-      (fs::path(state) / "logs" / options.namespace_ / (options.pod + "_")).string();
+      (fs::path(state) / "logs" / options.namespace_ /
+       (options.pod + "_" + (options.container.empty() ? "" : options.container + ".log")))
+          .string();
   std::error_code ec;
   for (auto it = fs::directory_iterator("/proc", ec); !ec && it != fs::directory_iterator();
        it.increment(ec)) {
@@ -96,11 +99,27 @@ Result<pid_t> LeaderOf(const std::string& state, const ExecOptions& options,
         store::SqliteStore::ReadCommitted(db, {"Pod", options.namespace_, options.pod});
     if (!doc.ok()) return NotFoundError(fmt::format("pod {} not found in {}", who, state));
     Result<api::Pod> pod = api::DecodePod(*doc);
-    if (!pod.ok() || pod->status.container_statuses.empty() ||
-        !pod->status.container_statuses[0].state.running) {
+    if (!pod.ok() || pod->spec.containers.empty()) {
       return FailedPreconditionError(fmt::format("pod {} is not running", who));
     }
-    std::string id = pod->status.container_statuses[0].container_id;
+    std::string container =
+        options.container.empty() ? pod->spec.containers[0].name : options.container;
+    const api::ContainerStatus* status = nullptr;
+    for (const api::ContainerStatus& s : pod->status.container_statuses) {
+      if (s.name == container) status = &s;
+    }
+    for (const api::ContainerStatus& s : pod->status.init_container_statuses) {
+      if (s.name == container) status = &s;
+    }
+    if (status == nullptr && !options.container.empty()) {
+      return NotFoundError(
+          fmt::format("container {} is not valid for pod {}", options.container, who));
+    }
+    if (status == nullptr || !status->state.running) {
+      return FailedPreconditionError(
+          fmt::format("container {} of pod {} is not running", container, who));
+    }
+    std::string id = status->container_id;
     pid = std::atoi(id.substr(id.find("://") + 3).c_str());
     hostname = "HOSTNAME=" + node::PodHostname(*pod);  // cut to 63 characters
   }

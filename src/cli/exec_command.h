@@ -16,6 +16,7 @@ struct ExecOptions {
   std::string home;
   std::string namespace_ = "default";
   std::string pod;
+  std::string container;  // empty: the pod's first container
   std::vector<std::string> command;
 };
 

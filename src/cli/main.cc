@@ -72,6 +72,8 @@ int main(int argc, char** argv) {
   exec_cmd->add_option("--state", exec.state,
                        "The run's state directory (default: the newest run under --home)");
   exec_cmd->add_option("--home", exec.home, "As for run");
+  exec_cmd->add_option("-c,--container", exec.container,
+                       "The pod's container to run it beside (default: its first)");
 
   trainyard::cli::ServerOptions server;
   CLI::App* server_cmd = app.add_subcommand(

@@ -148,6 +148,8 @@ int RunServer(const ServerOptions& options) {
                               .exec_program = self,
                               .shim = shim,
                               .detach_replicas = true,
+                              // What a pod needs may be applied after it.
+                              .wait_for_config = true,
                               .run_as = *run_as,
                               // With tokens, namespaces are their users':
                               // none reaches the machine's files unless

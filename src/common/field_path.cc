@@ -171,6 +171,11 @@ std::string FieldError::ToString() const {
     out += ": ";
     out += detail;
   }
+  for (size_t i = 0; i < belongs_at.size(); ++i) {
+    out += i == 0 ? "; did you mean " : " or ";
+    out += belongs_at[i].ToString();
+    if (i + 1 == belongs_at.size()) out += "?";
+  }
   return out;
 }
 

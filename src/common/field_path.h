@@ -64,6 +64,10 @@ struct FieldError {
   FieldPath path;
   std::optional<std::string> value;  // already rendered: "\"Foo\"", "3", "null"
   std::string detail;
+  // An unknown field's places elsewhere in the object, nearest first:
+  // "; did you mean A or B?" (paths, so that they move with the error's
+  // when it is placed inside another object).
+  std::vector<FieldPath> belongs_at;
 
   static FieldError Required(FieldPath path, std::string detail = "");
   static FieldError Forbidden(FieldPath path, std::string detail);

@@ -23,14 +23,19 @@ bool HasFinalizer(const api::Json& object) {
          finalizers.end();
 }
 
-// Whether a pod that has not ended mounts the claim, as the pvc-protection
-// controller counts them.
+bool Ended(const api::Json& pod) {
+  std::string phase = api::StringAt(pod, {"status", "phase"});
+  return phase == "Succeeded" || phase == "Failed";
+}
+
+// Whether a pod placed on a node and not ended mounts the claim, as the
+// pvc-protection controller counts them (a pod still waiting for room
+// holds nothing: the node agent starts none on a claim being deleted).
 Result<bool> InUse(const store::ObjectStore& store, const std::string& namespace_,
                    const std::string& claim) {
   bool used = false;
   RETURN_IF_ERROR(store.Scan("Pod", namespace_, [&](const api::Json& pod) {
-    std::string phase = api::StringAt(pod, {"status", "phase"});
-    if (used || phase == "Succeeded" || phase == "Failed") return;
+    if (used || Ended(pod) || api::StringAt(pod, {"spec", "nodeName"}).empty()) return;
     for (const api::Json& volume : api::ArrayRefAt(pod, {"spec", "volumes"})) {
       if (api::StringAt(volume, {"persistentVolumeClaim", "claimName"}) == claim) used = true;
     }
@@ -48,7 +53,10 @@ Result<controller::ReconcileResult> ClaimReconciler::Reconcile(const store::Obje
     RETURN_IF_ERROR(ReconcileClaim(std::move(*claim)));
     return controller::ReconcileResult{};
   }
-  // A pod changed or went: a claim it held back may be free now.
+  // A pod ended or went: a claim it held back may be free now. (Most pod
+  // changes are neither, and cost one read.)
+  Result<api::Json> pod = options_.store->Get(key);
+  if (pod.ok() && !Ended(*pod)) return controller::ReconcileResult{};
   ASSIGN_OR_RETURN(store::ObjectReader::ListResult claims,
                    options_.store->List("PersistentVolumeClaim", key.namespace_));
   for (api::Json& claim : claims.items) {

@@ -6,8 +6,8 @@
 // policy: the data is the user's). A claim carries the
 // kubernetes.io/pvc-protection finalizer, so one deleted while a pod that
 // has not ended uses it stays, Terminating, until that pod ends or goes.
-// Pods are its kind too: a pod's change looks again at its namespace's
-// claims that wait to be deleted.
+// Pods are its kind too: a pod that ended or went looks again at its
+// namespace's claims that wait to be deleted.
 #pragma once
 
 #include <string>

@@ -146,6 +146,7 @@ Status Engine::Init() {
       .shim = options_.shim,
       .detach = options_.detach_replicas,
       .keep_logs = options_.keep_logs,
+      .wait_for_config = options_.wait_for_config,
       .run_as = options_.run_as,
       .host_access = {.baseline_namespaces = options_.baseline_namespaces,
                       .own_dirs = {metrics_dir, trial_dirs}},

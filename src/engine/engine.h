@@ -52,6 +52,9 @@ struct EngineOptions {
   bool detach_replicas = false;
   // Logs outlive their pods (node::NodeAgentOptions::keep_logs).
   bool keep_logs = false;
+  // Containers wait for a ConfigMap, Secret or claim that is not there yet
+  // (node::NodeAgentOptions::wait_for_config): a server's may come later.
+  bool wait_for_config = false;
   // Who each namespace's replicas run as (runtime/local/credentials.h).
   runtime::RunAsPolicy run_as;
   // Namespaces are Pod Security baseline unless labelled privileged: their
@@ -113,6 +116,8 @@ class Engine {
   // Null in an API-only engine.
   node::NodeAgent* node() { return node_.get(); }
   bool api_only() const { return options_.api_only; }
+  const std::string& state_dir() const { return options_.state_dir; }
+  const std::string& exec_program() const { return options_.exec_program; }
   const runtime::MachineFacts& machine() const { return *options_.machine; }
   // The node pods are bound to: this machine's host name.
   const std::string& node_name() const { return node_name_; }

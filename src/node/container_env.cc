@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <map>
+#include <unordered_map>
 
 #include "api/json.h"
 #include "api/names.h"
@@ -163,21 +164,23 @@ Result<EnvList> ContainerEnv(const api::Pod& pod, const api::Container& containe
                              const store::ObjectStore& store, std::vector<std::string>* skipped) {
   EnvList env = base;
   env.emplace_back("HOSTNAME", PodHostname(pod));
+  // Where each name is in `env`: an envFrom source may bring a hundred
+  // thousand keys.
+  std::unordered_map<std::string, size_t> at;
+  for (size_t i = 0; i < env.size(); ++i) at[env[i].first] = i;
   auto lookup = [&](std::string_view name) -> std::optional<std::string> {
-    for (auto it = env.rbegin(); it != env.rend(); ++it) {
-      if (it->first == name) return it->second;
-    }
-    return std::nullopt;
+    auto it = at.find(std::string(name));
+    if (it == at.end()) return std::nullopt;
+    return env[it->second].second;
   };
   // A later definition of a name replaces the earlier one, in place.
   auto set = [&](const std::string& name, std::string value) {
-    for (auto& entry : env) {
-      if (entry.first == name) {
-        entry.second = std::move(value);
-        return;
-      }
+    auto [it, added] = at.try_emplace(name, env.size());
+    if (added) {
+      env.emplace_back(name, std::move(value));
+    } else {
+      env[it->second].second = std::move(value);
     }
-    env.emplace_back(name, std::move(value));
   };
   for (const api::EnvFromSource& from : container.env_from) {
     if (!from.config_map_ref && !from.secret_ref) {

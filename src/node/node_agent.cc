@@ -424,6 +424,10 @@ Status NodeAgent::Start(api::Pod& pod, Replica& replica, const Slot& slot) {
     return OkStatus();
   };
   Result<runtime::ProcessSpec> spec = SpecOf(pod, replica, *slot.spec, run.run);
+  if (!spec.ok() && spec.status().code() == StatusCode::kNotFound && options_.wait_for_config) {
+    WaitForConfig(pod, replica, slot, spec.status());
+    return OkStatus();
+  }
   if (!spec.ok()) return fail_to_start(spec.status());
   std::error_code ec;
   fs::create_directories(fs::path(spec->log_path).parent_path(), ec);
@@ -446,6 +450,21 @@ Status NodeAgent::Start(api::Pod& pod, Replica& replica, const Slot& slot) {
   MarkRunning(pod, replica, slot);
   Event(replica, name, "Normal", "Started", fmt::format("Started container {}", name));
   return OkStatus();
+}
+
+void NodeAgent::WaitForConfig(api::Pod& pod, Replica& replica, const Slot& slot,
+                              const Status& why) {
+  ContainerRun& run = replica.runs[slot.spec->name];
+  api::ContainerStatus& status = StatusOf(pod, slot);
+  std::string message(why.message());
+  // Said once for each thing it waits for, however often it is tried.
+  bool new_reason = !status.state.waiting || status.state.waiting->message != message;
+  status.state = api::ContainerState{};
+  status.state.waiting =
+      api::ContainerStateWaiting{.reason = std::string(api::kConfigWaitReason), .message = message};
+  run.config_wait = true;
+  run.restart_at = options_.clock->Now() + Backoff(options_, run.config_tries++);
+  if (new_reason) Event(replica, slot.spec->name, "Warning", "Failed", "Error: " + message);
 }
 
 Result<bool> NodeAgent::ResumeUnrecordedRun(api::Pod& pod, Replica& replica, const Slot& slot) {
@@ -486,6 +505,8 @@ void NodeAgent::MarkRunning(api::Pod& pod, Replica& replica, const Slot& slot) {
                          : fmt::format("trainyard://{}-{}", process.pid(), process.start_time());
   run.exit.reset();
   run.restart_at.reset();
+  run.config_wait = false;
+  run.config_tries = 0;
   status.container_id = run.container_id;
   status.restart_count = run.run;
   status.state = api::ContainerState{};
@@ -606,7 +627,7 @@ Status NodeAgent::Advance(api::Pod& pod, Replica& replica, std::optional<TimePoi
   for (const Slot& slot : slots) {
     ContainerRun& run = replica.runs[slot.spec->name];
     if (!run.restart_at || replica.ending || now < *run.restart_at) continue;
-    StatusOf(pod, slot).restart_count += 1;
+    if (!std::exchange(run.config_wait, false)) StatusOf(pod, slot).restart_count += 1;
     RETURN_IF_ERROR(Start(pod, replica, slot));
   }
   if (!replica.ending) RETURN_IF_ERROR(StartNext(pod, replica, slots));
@@ -624,6 +645,8 @@ void NodeAgent::TakeExit(api::Pod& pod, Replica& replica, const Slot& slot, Time
   const api::ContainerStatus& status = StatusOf(pod, slot);
   bool backing_off =
       status.state.waiting && status.state.waiting->reason == api::kRestartWaitReason;
+  bool waiting_for_config =
+      status.state.waiting && status.state.waiting->reason == api::kConfigWaitReason;
   if (run.process) {
     if (std::optional<runtime::ExitStatus> exit = run.process->TryWait()) {
       OnExit(pod, replica, slot, *exit);
@@ -638,8 +661,9 @@ void NodeAgent::TakeExit(api::Pod& pod, Replica& replica, const Slot& slot, Time
     return;
   } else if (status.state.running) {
     Recover(pod, replica, slot);  // it ran under an earlier trainyard
-  } else if (backing_off && !replica.ending) {
-    run.restart_at = now;  // waiting to restart when trainyard started: now
+  } else if ((backing_off || waiting_for_config) && !replica.ending) {
+    run.restart_at = now;  // waiting to (re)start when trainyard started: now
+    run.config_wait = waiting_for_config;
   }
 }
 
@@ -691,7 +715,9 @@ void NodeAgent::UpdatePhase(api::Pod& pod, Replica& replica, const std::vector<S
       init_failed = init_failed || (!slot.sidecar && ended && ended->exit_code != 0);
       continue;
     }
-    any_started = any_started || Started(status, run);
+    // One waiting for its ConfigMap, Secret or claim has not started.
+    bool configuring = run.config_wait && status.restart_count == 0;
+    any_started = any_started || (Started(status, run) && !configuring);
     all_succeeded = all_succeeded && ended && ended->exit_code == 0;
   }
   if (!replica.ending) {

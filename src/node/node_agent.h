@@ -74,6 +74,11 @@ struct NodeAgentOptions {
   // keeps them: its run directory is the record of the run, and what a
   // replica stopped with its job said is still printed after it is gone.
   bool keep_logs = false;
+  // A container whose ConfigMap, Secret or claim is missing waits for it
+  // (CreateContainerConfigError, tried again with the restart back-off),
+  // as on a cluster where it may come later; otherwise it fails to start
+  // (`trainyard run`, which stored everything it was given first).
+  bool wait_for_config = false;
   // Who each namespace's replicas run as; empty: trainyard's own user.
   runtime::RunAsPolicy run_as;
   // Which host files a namespace's pods may mount (node/run_as.h).
@@ -124,6 +129,10 @@ class NodeAgent {
     std::string container_id;
     std::optional<runtime::ExitStatus> exit;  // how that run ended, once it has
     bool init = false;                        // an init container's
+    // restart_at is for a start that waits for what it needs from the
+    // store, not for a restart: no restart is counted.
+    bool config_wait = false;
+    int32_t config_tries = 0;
   };
   struct Replica {
     std::string uid;  // of the pod it runs
@@ -159,6 +168,8 @@ class NodeAgent {
   static bool Started(const api::ContainerStatus& status, const ContainerRun& run);
 
   Status SyncPod(const api::Pod& pod, std::optional<TimePoint>& wake);
+  // The container waits for a ConfigMap, Secret or claim (`why`).
+  void WaitForConfig(api::Pod& pod, Replica& replica, const Slot& slot, const Status& why);
   // Takes exits, restarts what is due, starts what comes next and sets the
   // phase: the pod's status edited, not written.
   Status Advance(api::Pod& pod, Replica& replica, std::optional<TimePoint>& wake);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -77,9 +78,15 @@ Status GivePodFiles(const api::Pod& pod, const PodVolumeDirs& dirs, const std::s
     if (volume.persistent_volume_claim && !dirs.claims.empty()) {
       ASSIGN_OR_RETURN(std::string claim, ClaimDir(dirs.claims, pod.metadata.namespace_,
                                                    volume.persistent_volume_claim->claim_name));
-      if (!fs::exists(claim, ec)) continue;
+      struct stat st {};
+      if (lstat(claim.c_str(), &st) != 0) continue;
       RETURN_IF_ERROR(OpenTheWay(fs::path(dirs.claims).parent_path(), claim));
-      RETURN_IF_ERROR(runtime::GiveTree(claim, user));
+      // Its folder, once: what the user writes in it is the user's
+      // already, and a claim may hold a dataset too large to walk at every
+      // start.
+      if (st.st_uid != user.uid && lchown(claim.c_str(), user.uid, user.gid) != 0) {
+        return UnavailableError(fmt::format("cannot hand {} to user {}", claim, user.name));
+      }
       continue;
     }
     if (!volume.host_path) continue;

@@ -161,7 +161,7 @@ Status PrepareKeyFiles(const api::Pod& pod, const api::Volume& volume, const Key
   ASSIGN_OR_RETURN(auto keys, ReadKeys(pod, source, store));
   if (!keys) {
     if (source.optional) return OkStatus();
-    return FailedPreconditionError(
+    return NotFoundError(
         fmt::format("volume {}: {} \"{}\" not found; create it (trainyard run accepts it "
                     "beside the job) or set optional: true",
                     volume.name, source.kind, source.name));
@@ -179,8 +179,8 @@ Status PrepareKeyFiles(const api::Pod& pod, const api::Volume& volume, const Key
     auto it = keys->find(item.key);
     if (it == keys->end()) {
       if (source.optional) continue;
-      return FailedPreconditionError(fmt::format("volume {}: {} \"{}\" has no key {}", volume.name,
-                                                 source.kind, source.name, item.key));
+      return NotFoundError(fmt::format("volume {}: {} \"{}\" has no key {}", volume.name,
+                                       source.kind, source.name, item.key));
     }
     ASSIGN_OR_RETURN(fs::path path,
                      PathInside(dir, item.path, /*file=*/true,
@@ -208,13 +208,13 @@ Result<std::string> PrepareClaim(const api::Pod& pod, const api::Volume& volume,
   const std::string& name = volume.persistent_volume_claim->claim_name;
   Result<api::Json> claim = store.Get({"PersistentVolumeClaim", pod.metadata.namespace_, name});
   if (!claim.ok()) {
-    return FailedPreconditionError(fmt::format(
+    return NotFoundError(fmt::format(
         "volume {}: persistentvolumeclaim \"{}\" not found; create it (trainyard run accepts it "
         "beside the job)",
         volume.name, name));
   }
   if (!api::StringAt(*claim, {"metadata", "deletionTimestamp"}).empty()) {
-    return FailedPreconditionError(
+    return NotFoundError(
         fmt::format("volume {}: persistentvolumeclaim \"{}\" is being deleted", volume.name, name));
   }
   if (api::StringAt(*claim, {"spec", "volumeMode"}) == "Block") {

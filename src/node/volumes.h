@@ -45,7 +45,9 @@ Result<std::string> MakeClaimDir(const std::string& claims, const std::string& n
                                  const std::string& claim);
 
 // Makes every volume `container` mounts ready, and says where each is. The
-// error names the volume and what to change.
+// error names the volume and what to change; NOT_FOUND when what it needs
+// from the store (a ConfigMap, a Secret, a claim, a key of one) is not
+// there yet.
 Result<Mounts> PrepareVolumes(const api::Pod& pod, const api::Container& container,
                               const PodVolumeDirs& dirs, const store::ObjectStore& store);
 

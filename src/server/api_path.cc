@@ -67,6 +67,7 @@ Result<ApiTarget> ParseApiPath(std::string_view path) {
     bool known = (rest[2] == "status" && target.resource->has_status) ||
                  (rest[2] == "log" && target.resource->has_log) ||
                  (rest[2] == "binding" && target.resource->kind == "Pod") ||
+                 (rest[2] == "exec" && target.resource->kind == "Pod") ||
                  (rest[2] == "observations" && target.resource->kind == "Trial");
     if (!known) return not_found();
   }

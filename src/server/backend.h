@@ -39,6 +39,12 @@ class Backend {
   };
   virtual Result<LogRun> Log(const std::string& namespace_, const std::string& pod,
                              const std::string& container, bool previous) const = 0;
+  // The program that runs `command` beside a running container of a pod,
+  // in its environment, directory and user (`trainyard exec`); UNAVAILABLE
+  // where no pod runs here (an API-only server has no kubelet).
+  virtual Result<std::vector<std::string>> ExecArgv(
+      const std::string& namespace_, const std::string& pod, const std::string& container,
+      const std::vector<std::string>& command) const = 0;
 };
 
 }  // namespace trainyard::server

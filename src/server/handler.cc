@@ -153,6 +153,10 @@ ApiResponse ApiHandler::Dispatch(const ApiRequest& request) {
   if (target->subresource == "log") {
     return m == "GET" ? Logs(*target, request) : not_allowed();
   }
+  if (target->subresource == "exec") {
+    // GET for WebSocket (kubectl 1.30 on), POST for SPDY (before).
+    return m == "GET" || m == "POST" ? Exec(*target, request) : not_allowed();
+  }
   if (target->subresource == "observations") {
     if (m == "GET") return Observations(*target);
     return m == "POST" ? PushObservations(*target, request) : not_allowed();

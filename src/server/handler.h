@@ -52,12 +52,24 @@ class ResponseStream {
   virtual bool Next(std::string& out, Duration wait) = 0;
 };
 
+// A command to run beside a pod's container, its streams relayed over the
+// connection the request came on (pods/exec): what the transport does
+// once it has taken the connection over.
+struct ExecSpec {
+  std::vector<std::string> argv;  // ready to execute (Backend::ExecArgv)
+  bool stdin = false;
+  bool stdout = false;
+  bool stderr = false;
+  bool tty = false;
+};
+
 struct ApiResponse {
   int code = 200;
   std::string content_type = "application/json";
   std::string body;
   std::vector<std::string> warnings;       // sent as `Warning: 299 - "..."` headers
   std::unique_ptr<ResponseStream> stream;  // set: sent after body, chunked
+  std::optional<ExecSpec> exec;            // set: the connection is upgraded for it
 };
 
 class Authorizer;
@@ -90,6 +102,9 @@ class ApiHandler {
   ApiResponse List(const ApiTarget& target, const ApiRequest& request);
   ApiResponse Watch(const ApiTarget& target, const ApiRequest& request);
   ApiResponse Logs(const ApiTarget& target, const ApiRequest& request);
+  // pods/<name>/exec: the command checked against the pod, to be run by the
+  // transport (server/exec_session.h).
+  ApiResponse Exec(const ApiTarget& target, const ApiRequest& request);
   ApiResponse Observations(const ApiTarget& target);
   ApiResponse PushObservations(const ApiTarget& target, const ApiRequest& request);
   // A push to a trial's observations with the trial's uid as its bearer

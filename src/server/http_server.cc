@@ -7,23 +7,16 @@
 #include <cstring>
 #include <mutex>
 
+#include "common/strings.h"
 #include "server/api_path.h"
+#include "server/connection.h"
 #include "server/elastic_pool.h"
+#include "server/exec_session.h"
 #include "server/stream_slots.h"
+#include "server/websocket.h"
 
 namespace trainyard::server {
 namespace {
-
-// httplib listens with a backlog of 5: a burst of clients connecting at
-// once (200 in the load test) overflows it, and each dropped connection
-// waits a second for its SYN to be sent again. Linux lets listen() be
-// called again on a listening socket to raise it; this reaches the socket.
-template <class Base>
-class WideBacklog final : public Base {
- public:
-  using Base::Base;
-  void Widen() { ::listen(this->svr_sock_, SOMAXCONN); }
-};
 
 // The query of a request target as sent, for ParseQuery: httplib's own
 // split keeps the last piece of `a=b=c`, not `b=c`.
@@ -74,20 +67,15 @@ HttpServer::HttpServer(ApiHandler& handler, HttpServerOptions options)
 HttpServer::~HttpServer() { Stop(); }
 
 Result<int> HttpServer::Bind() {
+  auto server = std::make_unique<ConnectionServer>();
   if (!options_.tls_cert.empty() || !options_.tls_key.empty()) {
     if (options_.tls_cert.empty() || options_.tls_key.empty()) {
       return InvalidArgumentError("--tls-cert and --tls-key go together");
     }
-    auto tls = std::make_unique<WideBacklog<httplib::SSLServer>>(options_.tls_cert.c_str(),
-                                                                 options_.tls_key.c_str());
-    if (!tls->is_valid()) {
-      return InvalidArgumentError(fmt::format("cannot use the certificate {} with the key {}",
-                                              options_.tls_cert, options_.tls_key));
-    }
-    http_ = std::move(tls);
-  } else {
-    http_ = std::make_unique<WideBacklog<httplib::Server>>();
+    RETURN_IF_ERROR(server->UseTls(options_.tls_cert, options_.tls_key));
   }
+  ConnectionServer* connections = server.get();
+  http_ = std::move(server);
   httplib::Server& http = *http_;
   size_t max_threads = options_.max_threads;
   http.new_task_queue = [max_threads] { return new ElasticPool(max_threads); };
@@ -98,6 +86,10 @@ Result<int> HttpServer::Bind() {
   http.set_keep_alive_max_count(1000);
   auto serve = [this](const httplib::Request& req, httplib::Response& res) {
     ApiResponse response = handler_.Handle(ToApiRequest(req));
+    if (response.exec) {
+      ServeExec(req, res, *response.exec);
+      return;
+    }
     res.status = response.code;
     for (const std::string& w : response.warnings) {
       res.set_header("Warning", fmt::format("299 - {}", api::Json(w).dump()));
@@ -106,23 +98,18 @@ Result<int> HttpServer::Bind() {
       res.set_content(response.body, response.content_type);
       return;
     }
-    std::string why;
-    std::unique_ptr<StreamSlots::Slot> slot = slots_.Acquire(ClientOf(req), why);
-    if (slot == nullptr) {
-      res.set_header("Retry-After", "1");
-      SetError(res, MakeApiError(429, "TooManyRequests", why));
-      return;
-    }
+    std::unique_ptr<StreamSlots::Slot> slot = SlotFor(req, res);
+    if (slot == nullptr) return;
     // httplib compresses when the client accepts gzip (kubectl does), and
     // its compressor holds chunks back until it has a block's worth: a
     // watch or followed log would show nothing for minutes. A stream goes
     // uncompressed. (httplib's Request is a local of its own, passed as
     // const: dropping the header from it is well defined.)
     const_cast<httplib::Request&>(req).headers.erase("Accept-Encoding");
-    auto open = std::make_shared<OpenStream>(OpenStream{
-        .stream = std::move(response.stream),
-        .slot = std::move(slot),
-        .fd = FindConnection(req.local_addr, req.local_port, req.remote_addr, req.remote_port)});
+    auto open = std::make_shared<OpenStream>(
+        OpenStream{.stream = std::move(response.stream),
+                   .slot = std::move(slot),
+                   .fd = Connection::Current() != nullptr ? Connection::Current()->socket() : -1});
     res.set_chunked_content_provider(
         response.content_type, [this, open](size_t, httplib::DataSink& sink) {
           std::string out;
@@ -162,9 +149,53 @@ Result<int> HttpServer::Bind() {
     return UnavailableError(fmt::format("cannot listen on {}:{}: {}", options_.address,
                                         options_.port, std::strerror(errno)));
   }
-  if (auto* plain = dynamic_cast<WideBacklog<httplib::Server>*>(http_.get())) plain->Widen();
-  if (auto* tls = dynamic_cast<WideBacklog<httplib::SSLServer>*>(http_.get())) tls->Widen();
+  connections->WidenBacklog();
   return port;
+}
+
+std::unique_ptr<StreamSlots::Slot> HttpServer::SlotFor(const httplib::Request& req,
+                                                       httplib::Response& res) {
+  std::string why;
+  std::unique_ptr<StreamSlots::Slot> slot = slots_.Acquire(ClientOf(req), why);
+  if (slot == nullptr) {
+    res.set_header("Retry-After", "1");
+    SetError(res, MakeApiError(429, "TooManyRequests", why));
+  }
+  return slot;
+}
+
+void HttpServer::ServeExec(const httplib::Request& req, httplib::Response& res,
+                           const ExecSpec& spec) {
+  Connection* connection = Connection::Current();
+  std::string key = req.get_header_value("Sec-WebSocket-Key");
+  std::string offered;
+  for (size_t i = 0; i < req.get_header_value_count("Sec-WebSocket-Protocol"); ++i) {
+    offered += req.get_header_value("Sec-WebSocket-Protocol", i) + ",";
+  }
+  std::string protocol = PickExecProtocol(offered);
+  if (connection == nullptr || AsciiLower(req.get_header_value("Upgrade")) != "websocket" ||
+      key.empty()) {
+    SetError(res, MakeApiError(400, "BadRequest",
+                               "exec is served over WebSocket only, which kubectl 1.30 and newer "
+                               "speak (for kubectl 1.29, set "
+                               "KUBECTL_REMOTE_COMMAND_WEBSOCKETS=true); SPDY is not supported"));
+    return;
+  }
+  if (protocol.empty()) {
+    SetError(res, MakeApiError(400, "BadRequest",
+                               "exec speaks the v5.channel.k8s.io and v4.channel.k8s.io "
+                               "subprotocols; none was offered"));
+    return;
+  }
+  std::unique_ptr<StreamSlots::Slot> slot = SlotFor(req, res);
+  if (slot == nullptr) return;
+  connection->Take();
+  std::string upgraded = fmt::format(
+      "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+      "Sec-WebSocket-Accept: {}\r\nSec-WebSocket-Protocol: {}\r\n\r\n",
+      websocket::AcceptKey(key), protocol);
+  if (!connection->WriteAll(upgraded)) return;
+  RunExecSession(*connection, spec, protocol, stopping_);
 }
 
 void HttpServer::Serve() {

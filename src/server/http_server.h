@@ -15,7 +15,9 @@
 
 namespace httplib {
 class Server;
-}
+struct Request;
+struct Response;
+}  // namespace httplib
 
 namespace trainyard::server {
 
@@ -45,6 +47,13 @@ class HttpServer {
   void Stop();
 
  private:
+  // A stream's or exec session's slot for the request's client; null, with
+  // the 429 answered, when its share or the server's is taken.
+  std::unique_ptr<StreamSlots::Slot> SlotFor(const httplib::Request& req, httplib::Response& res);
+  // Takes the connection over for a pods/exec session (an upgrade to
+  // WebSocket), or answers why it cannot.
+  void ServeExec(const httplib::Request& req, httplib::Response& res, const ExecSpec& spec);
+
   ApiHandler& handler_;
   HttpServerOptions options_;
   std::unique_ptr<httplib::Server> http_;

@@ -25,10 +25,9 @@ api::Json ResourceEntry(const Resource& r, const std::string& name, const std::s
 }  // namespace
 
 api::Json VersionDocument() {
-  // The Kubernetes API this server speaks; clients compare it with their own.
-  return {{"major", "1"},        {"minor", "29"},           {"gitVersion", "v1.29.0-trainyard"},
-          {"gitCommit", ""},     {"gitTreeState", "clean"}, {"buildDate", ""},
-          {"goVersion", "none"}, {"compiler", "trainyard"}, {"platform", "linux/amd64"}};
+  return {{"major", "1"},        {"minor", kKubernetesMinor}, {"gitVersion", kKubernetesVersion},
+          {"gitCommit", ""},     {"gitTreeState", "clean"},   {"buildDate", ""},
+          {"goVersion", "none"}, {"compiler", "trainyard"},   {"platform", "linux/amd64"}};
 }
 
 api::Json CoreVersionsDocument() {

@@ -15,6 +15,11 @@ using Resource = api::ResourceType;
 
 // The documents of /version, /api, /apis, /apis/<group>, /api/v1 and
 // /apis/<group>/<version>; the latter two null when no such group version.
+// The Kubernetes version this server speaks as (and its nodes' kubelets):
+// clients compare it with their own, and choose by it (kubectl 1.30 on
+// runs exec over WebSocket, which a 1.31 server serves).
+inline constexpr std::string_view kKubernetesMinor = "31";
+inline constexpr std::string_view kKubernetesVersion = "v1.31.0-trainyard";
 api::Json VersionDocument();
 api::Json CoreVersionsDocument();
 // `api_only`: the install kinds (api::ResourceRole::kInstall) are served

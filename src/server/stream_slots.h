@@ -50,10 +50,4 @@ class StreamSlots {
 // time, so it cannot learn of a closed connection from a failed write.
 bool PeerClosed(int fd);
 
-// The file descriptor of this process's TCP connection between the local
-// and remote address and port, or -1. (cpp-httplib does not hand its
-// handlers the socket; it is found once, when a stream starts.)
-int FindConnection(const std::string& local_addr, int local_port, const std::string& remote_addr,
-                   int remote_port);
-
 }  // namespace trainyard::server

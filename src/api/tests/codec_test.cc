@@ -235,9 +235,7 @@ spec:
                   "spec.tfReplicaSpecs[Worker].template.spec.nodeSelector?",
                   "spec.tfReplicaSpecs[Worker].template.spec.containers[0].limits: "
                   "Unknown field: not a field of this object; did you mean "
-                  "spec.tfReplicaSpecs[Worker].template.spec.containers[0].resources.limits "
-                  "or spec.tfReplicaSpecs[Worker].template.spec.initContainers[*].resources"
-                  ".limits?"));
+                  "spec.tfReplicaSpecs[Worker].template.spec.containers[0].resources.limits?"));
   // A batch/v1 Job's too; a near name at its own level is the hint first.
   DecodeResult batch = DecodeObject(ParseOne(R"(
 apiVersion: batch/v1
@@ -251,8 +249,7 @@ spec:
   EXPECT_THAT(ErrorStrings(batch.errors),
               ::testing::UnorderedElementsAre(
                   "spec.restartPolicy: Unknown field: not a field of this object; did you mean "
-                  "spec.template.spec.restartPolicy or "
-                  "spec.template.spec.initContainers[*].restartPolicy?",
+                  "spec.template.spec.restartPolicy?",
                   "spec.backofLimit: Unknown field: not a field of this object; did you mean "
                   "\"backoffLimit\"?"));
 }

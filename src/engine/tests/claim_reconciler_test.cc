@@ -54,6 +54,7 @@ spec:
   volumes: [{name: data, persistentVolumeClaim: {claimName: ckpt}}]
 )");
     pod["metadata"]["name"] = name;
+    pod["spec"]["nodeName"] = "box";
     ASSERT_TRUE(store_->Create(pod).ok());
     SetPhase(name, phase);
   }
@@ -125,6 +126,18 @@ TEST_F(ClaimReconcilerTest, ADeletedPodFreesTheClaimItHeld) {
   ASSERT_TRUE(store_->Get(kClaim).ok());
   ASSERT_TRUE(store_->Delete({"Pod", "ml", "trainer-0"}).ok());
   Reconcile({"Pod", "ml", "trainer-0"});
+  EXPECT_EQ(store_->Get(kClaim).status().code(), StatusCode::kNotFound);
+}
+
+// A pod still waiting for room is placed nowhere, and holds nothing.
+TEST_F(ClaimReconcilerTest, APodNotYetPlacedDoesNotHoldTheClaim) {
+  Reconcile(kClaim);
+  CreatePod("queued-0", "Pending");
+  api::Json pod = *store_->Get({"Pod", "ml", "queued-0"});
+  pod["spec"].erase("nodeName");
+  ASSERT_TRUE(store_->Update(pod).ok());
+  MarkDeleted();
+  Reconcile(kClaim);
   EXPECT_EQ(store_->Get(kClaim).status().code(), StatusCode::kNotFound);
 }
 

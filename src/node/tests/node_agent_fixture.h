@@ -44,8 +44,8 @@ class NodeAgentTest : public ::testing::Test {
     store_ = std::move(*store::SqliteStore::Open({.clock = &clock_}));
     agent_ = MakeAgent("");
   }
-  std::unique_ptr<NodeAgent> MakeAgent(const std::string& shim,
-                                       store::ObjectStore* store = nullptr) {
+  std::unique_ptr<NodeAgent> MakeAgent(const std::string& shim, store::ObjectStore* store = nullptr,
+                                       bool wait_for_config = false) {
     return std::make_unique<NodeAgent>(NodeAgentOptions{.store = store ? store : store_.get(),
                                                         .clock = &clock_,
                                                         .logs_dir = (dir_ / "logs").string(),
@@ -53,6 +53,7 @@ class NodeAgentTest : public ::testing::Test {
                                                         .default_working_dir = dir_.string(),
                                                         .base_env = {{"PATH", "/usr/bin:/bin"}},
                                                         .shim = shim,
+                                                        .wait_for_config = wait_for_config,
                                                         .cgroups = &cgroups_});
   }
   void TearDown() override {

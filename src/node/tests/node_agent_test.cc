@@ -92,6 +92,44 @@ TEST_F(NodeAgentTest, AProgramThatCannotStartIsAStartError) {
   EXPECT_EQ(t.message, "no-such-program-xyz: not found in PATH=/usr/bin:/bin");
 }
 
+// On a server, a container whose Secret is not there yet waits for it, as
+// the kubelet's CreateContainerConfigError, and starts once it comes: the
+// pod Pending meanwhile, no restart counted, said once.
+TEST_F(NodeAgentTest, AContainerWaitsForItsSecretAndStartsOnceItComes) {
+  agent_ = MakeAgent("", nullptr, /*wait_for_config=*/true);
+  AddPod("reader", "test \"$TOKEN\" = hunter2", "Never", {}, [](api::Pod& pod) {
+    api::EnvVarSource from;
+    from.secret_key_ref = api::KeySelector{.name = "creds", .key = "token"};
+    pod.spec.containers[0].env.push_back({.name = "TOKEN", .value_from = from});
+  });
+  ASSERT_TRUE(SyncUntil([&] {
+    std::vector<api::ContainerStatus> s = Pod("reader").status.container_statuses;
+    return !s.empty() && s[0].state.waiting &&
+           s[0].state.waiting->reason == "CreateContainerConfigError";
+  }));
+  api::Pod waiting = Pod("reader");
+  EXPECT_EQ(waiting.status.phase, "Pending");
+  EXPECT_EQ(waiting.status.container_statuses[0].state.waiting->message, "Secret creds not found");
+  clock_.Advance(std::chrono::seconds(1));
+  ASSERT_TRUE(agent_->Sync().ok());  // tried again, still missing: said once
+  ASSERT_TRUE(store_
+                  ->Create({{"apiVersion", "v1"},
+                            {"kind", "Secret"},
+                            {"metadata", {{"name", "creds"}, {"namespace", "default"}}},
+                            {"data", {{"token", "aHVudGVyMg=="}}}})
+                  .ok());
+  clock_.Advance(std::chrono::seconds(2));
+  ASSERT_TRUE(SyncUntil([&] { return PhaseIs("reader", "Succeeded"); }));
+  EXPECT_EQ(Pod("reader").status.container_statuses[0].restart_count, 0);
+  int failed = 0;
+  store::ObjectReader::ListResult events = *store_->List("Event", "default");
+  for (const api::Json& e : events.items) {
+    failed +=
+        api::StringAt(e, "reason") == "Failed" ? static_cast<int>(api::IntAt(e, {"count"})) : 0;
+  }
+  EXPECT_EQ(failed, 1);
+}
+
 TEST_F(NodeAgentTest, ExponentialExpansionIsAStartErrorNamingTheVariable) {
   AddPod("bomb", "exit 0", "Never", {}, [](api::Pod& pod) {
     auto& env = pod.spec.containers[0].env;

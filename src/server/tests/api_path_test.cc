@@ -31,7 +31,7 @@ TEST(ApiPathTest, NamesResourcesAsKubernetesLaysThemOut) {
 TEST(ApiPathTest, RefusesWhatIsNoResourceAndNamesThatCouldEscape) {
   for (const char* path :
        {"/", "/apis", "/apis/kubeflow.org/v2/pytorchjobs", "/api/v1/namespaces/a/widgets",
-        "/api/v1/namespaces/a/pods/p/exec", "/apis/kubeflow.org/v1/namespaces/a/tfjobs/t/log",
+        "/api/v1/namespaces/a/pods/p/attach", "/apis/kubeflow.org/v1/namespaces/a/tfjobs/t/log",
         "/api/v1/namespaces/a/nodes/n", "/api/v1/namespaces/a/pods/p/log/more"}) {
     EXPECT_EQ(ParseApiPath(path).status().code(), StatusCode::kNotFound) << path;
   }

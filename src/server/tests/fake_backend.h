@@ -38,8 +38,18 @@ class FakeBackend final : public Backend {
     if (previous) return NotFoundError("none");
     return LogRun{.path = log_path, .cri = log_cri};
   }
+  // The command as given, after `exec_prefix` (a shell, say): what runs
+  // "in" a pod here.
+  Result<std::vector<std::string>> ExecArgv(
+      const std::string&, const std::string&, const std::string&,
+      const std::vector<std::string>& command) const override {
+    std::vector<std::string> argv = exec_prefix;
+    argv.insert(argv.end(), command.begin(), command.end());
+    return argv;
+  }
   std::string log_path;
   bool log_cri = false;
+  std::vector<std::string> exec_prefix;
   int writes = 0;
 
  private:

@@ -1,0 +1,229 @@
+#include "server/connection.h"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <openssl/err.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace trainyard::server {
+namespace {
+
+constexpr size_t kReadBlock = 16 * 1024;  // a TLS record's worth
+thread_local Connection* current = nullptr;
+
+void AddressOf(int fd, bool peer, std::string& ip, int& port) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof(addr);
+  int rc = peer ? getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len)
+                : getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  if (rc != 0) return;
+  char text[INET6_ADDRSTRLEN] = {};
+  if (addr.ss_family == AF_INET) {
+    auto* in = reinterpret_cast<sockaddr_in*>(&addr);
+    inet_ntop(AF_INET, &in->sin_addr, text, sizeof(text));
+    port = ntohs(in->sin_port);
+  } else if (addr.ss_family == AF_INET6) {
+    auto* in6 = reinterpret_cast<sockaddr_in6*>(&addr);
+    inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof(text));
+    port = ntohs(in6->sin6_port);
+  }
+  ip = text;
+}
+
+void SetTimeout(int fd, int option, std::chrono::milliseconds timeout) {
+  timeval tv{.tv_sec = static_cast<time_t>(timeout.count() / 1000),
+             .tv_usec = static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
+  setsockopt(fd, SOL_SOCKET, option, &tv, sizeof(tv));
+}
+
+}  // namespace
+
+Connection::Connection(int fd, SSL* ssl, std::chrono::milliseconds read_timeout,
+                       std::chrono::milliseconds write_timeout)
+    : fd_(fd), ssl_(ssl), read_timeout_(read_timeout), write_timeout_(write_timeout) {
+  // What blocks past them fails, as httplib's own streams do: a client
+  // that stops reading or sends half a record holds no thread for long.
+  SetTimeout(fd_, SO_RCVTIMEO, read_timeout_);
+  SetTimeout(fd_, SO_SNDTIMEO, write_timeout_);
+}
+
+Connection::~Connection() {
+  if (current == this) current = nullptr;
+  if (ssl_ != nullptr) {
+    if (!taken_) SSL_shutdown(ssl_);
+    SSL_free(ssl_);
+  }
+}
+
+Connection* Connection::Current() { return current; }
+
+bool Connection::Poll(short events, std::chrono::milliseconds timeout) const {
+  pollfd p{.fd = fd_, .events = events, .revents = 0};
+  int n;
+  do {
+    n = ::poll(&p, 1, static_cast<int>(timeout.count()));
+  } while (n < 0 && errno == EINTR);
+  return n > 0 && (p.revents & (events | POLLHUP | POLLERR)) != 0;
+}
+
+bool Connection::HasBuffered() const {
+  return buffer_at_ < buffer_.size() || (ssl_ != nullptr && SSL_pending(ssl_) > 0);
+}
+
+bool Connection::is_readable() const { return HasBuffered() || Poll(POLLIN, read_timeout_); }
+
+bool Connection::is_writable() const {
+  pollfd p{.fd = fd_, .events = POLLOUT, .revents = 0};
+  if (::poll(&p, 1, static_cast<int>(write_timeout_.count())) <= 0) return false;
+  if ((p.revents & (POLLHUP | POLLERR)) != 0) return false;
+  // A peer that closed its end reads as end of file: nothing more to send.
+  if (HasBuffered()) return true;
+  char byte;
+  return recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT) != 0;
+}
+
+ssize_t Connection::ReadSocket(char* ptr, size_t size) {
+  if (ssl_ == nullptr) {
+    ssize_t n;
+    do {
+      n = recv(fd_, ptr, size, 0);
+    } while (n < 0 && errno == EINTR);
+    return n;
+  }
+  int n = SSL_read(ssl_, ptr, static_cast<int>(size));
+  if (n > 0) return n;
+  int error = SSL_get_error(ssl_, n);
+  ERR_clear_error();
+  return error == SSL_ERROR_ZERO_RETURN ? 0 : -1;
+}
+
+ssize_t Connection::read(char* ptr, size_t size) {
+  if (taken_) return 0;
+  ssize_t n = ReadFor(ptr, size, read_timeout_);
+  return n == -2 ? -1 : n;
+}
+
+ssize_t Connection::ReadFor(char* ptr, size_t size, std::chrono::milliseconds wait) {
+  if (buffer_at_ == buffer_.size()) {
+    if (!HasBuffered() && !Poll(POLLIN, wait)) return -2;
+    buffer_.resize(kReadBlock);
+    ssize_t n = ReadSocket(buffer_.data(), buffer_.size());
+    buffer_.resize(n > 0 ? static_cast<size_t>(n) : 0);
+    buffer_at_ = 0;
+    if (n <= 0) return n;
+  }
+  size_t n = std::min(size, buffer_.size() - buffer_at_);
+  std::copy_n(buffer_.data() + buffer_at_, n, ptr);
+  buffer_at_ += n;
+  return static_cast<ssize_t>(n);
+}
+
+ssize_t Connection::write(const char* ptr, size_t size) {
+  if (taken_) return static_cast<ssize_t>(size);  // the taker's now
+  return WriteAll(std::string_view(ptr, size)) ? static_cast<ssize_t>(size) : -1;
+}
+
+bool Connection::WriteAll(std::string_view bytes) {
+  while (!bytes.empty()) {
+    ssize_t n;
+    if (ssl_ != nullptr) {
+      int written = SSL_write(ssl_, bytes.data(), static_cast<int>(bytes.size()));
+      if (written <= 0) ERR_clear_error();
+      n = written;
+    } else {
+      do {
+        n = send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      } while (n < 0 && errno == EINTR);
+    }
+    if (n <= 0) return false;
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+void Connection::get_remote_ip_and_port(std::string& ip, int& port) const {
+  AddressOf(fd_, true, ip, port);
+}
+
+void Connection::get_local_ip_and_port(std::string& ip, int& port) const {
+  AddressOf(fd_, false, ip, port);
+}
+
+bool Connection::WaitForRequest(std::chrono::milliseconds timeout,
+                                const std::atomic<int>& listening) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (listening.load() != -1) {
+    if (HasBuffered()) return true;
+    if (Poll(POLLIN, std::chrono::milliseconds(100))) {
+      char byte;
+      ssize_t n = recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+      return n > 0;  // 0: the peer closed; an error: no request comes
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+  }
+  return false;
+}
+
+ConnectionServer::~ConnectionServer() {
+  if (tls_ != nullptr) SSL_CTX_free(tls_);
+}
+
+Status ConnectionServer::UseTls(const std::string& cert_file, const std::string& key_file) {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
+  if (ctx == nullptr) return InternalError("cannot make a TLS context");
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION);
+  bool ok = SSL_CTX_use_certificate_chain_file(ctx, cert_file.c_str()) == 1 &&
+            SSL_CTX_use_PrivateKey_file(ctx, key_file.c_str(), SSL_FILETYPE_PEM) == 1 &&
+            SSL_CTX_check_private_key(ctx) == 1;
+  ERR_clear_error();
+  if (!ok) {
+    SSL_CTX_free(ctx);
+    return InvalidArgumentError(
+        fmt::format("cannot use the certificate {} with the key {}", cert_file, key_file));
+  }
+  tls_ = ctx;
+  return OkStatus();
+}
+
+void ConnectionServer::WidenBacklog() { ::listen(svr_sock_, SOMAXCONN); }
+
+bool ConnectionServer::process_and_close_socket(int sock) {
+  std::chrono::milliseconds read_timeout(read_timeout_sec_ * 1000 + read_timeout_usec_ / 1000);
+  std::chrono::milliseconds write_timeout(write_timeout_sec_ * 1000 + write_timeout_usec_ / 1000);
+  SSL* ssl = nullptr;
+  bool ok = true;
+  if (tls_ != nullptr) {
+    ssl = SSL_new(tls_);
+    SetTimeout(sock, SO_RCVTIMEO, read_timeout);
+    SetTimeout(sock, SO_SNDTIMEO, write_timeout);
+    ok = ssl != nullptr && SSL_set_fd(ssl, sock) == 1 && SSL_accept(ssl) == 1;
+    ERR_clear_error();
+  }
+  if (ok) {
+    Connection connection(sock, ssl, read_timeout, write_timeout);
+    ssl = nullptr;  // the connection's
+    std::chrono::milliseconds keep_alive(keep_alive_timeout_sec_ * 1000);
+    for (size_t left = keep_alive_max_count_; left > 0; --left) {
+      if (!connection.WaitForRequest(keep_alive, svr_sock_)) break;
+      bool closed = false;
+      current = &connection;
+      ok = process_request(connection, left == 1, closed, nullptr);
+      current = nullptr;
+      if (!ok || closed || connection.taken()) break;
+    }
+  } else if (ssl != nullptr) {
+    SSL_free(ssl);
+  }
+  ::shutdown(sock, SHUT_RDWR);
+  ::close(sock);
+  return ok;
+}
+
+}  // namespace trainyard::server
