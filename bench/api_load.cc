@@ -56,6 +56,12 @@ int main(int argc, char** argv) {
   int watchers = argc > 3 ? std::atoi(argv[3]) : 50;
   int per_client = argc > 4 ? std::atoi(argv[4]) : 30;
   const std::string ns = "/api/v1/namespaces/default/configmaps";
+  // A server that does not answer ends the run at once: the watchers below
+  // would otherwise never all be watching.
+  if (httplib::Client probe(url); !probe.is_valid() || !probe.Get("/healthz")) {
+    std::fprintf(stderr, "api_load: no server answers at %s\n", url.c_str());
+    return 1;
+  }
 
   // Watchers first, each counting the ADDED events it sees.
   std::atomic<int> watching{0};

@@ -56,6 +56,7 @@ Result<std::vector<std::string>> EngineBackend::ExecArgv(
   }
   std::vector<std::string> argv = {engine_.exec_program(),
                                    "exec",
+                                   "--own-process-group",
                                    "--state",
                                    engine_.state_dir(),
                                    "-n",

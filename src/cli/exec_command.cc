@@ -5,7 +5,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -44,16 +46,29 @@ int FailExec(const std::string& message) {
 
 namespace {
 
+bool IsShim(pid_t pid) {
+  std::ifstream in(fmt::format("/proc/{}/comm", pid));
+  std::string comm;
+  std::getline(in, comm);
+  return comm == "trainyard-shim";
+}
+
 // The replica's own process in the group `leader` leads: the leader, or
 // under trainyard-shim the shim's child (the shim stays root; the replica
-// may run as a user of its own).
-pid_t ReplicaOf(pid_t leader) {
+// may run as a user of its own). Never the shim itself: a command run as
+// it would run as root, whoever the replica is.
+Result<pid_t> ReplicaOf(pid_t leader) {
   std::error_code ec;
   for (auto it = fs::directory_iterator("/proc", ec); !ec && it != fs::directory_iterator();
        it.increment(ec)) {
     pid_t pid = std::atoi(it->path().filename().c_str());
     std::optional<runtime::ProcStat> stat = runtime::ReadProcStat(pid);
     if (pid > 0 && stat && stat->ppid == leader && stat->pgrp == leader) return pid;
+  }
+  if (IsShim(leader)) {
+    return FailedPreconditionError(
+        "the replica's process has left its process group (setsid?) or ended; there is no "
+        "process to run the command beside");
   }
   return leader;
 }
@@ -123,7 +138,9 @@ Result<pid_t> LeaderOf(const std::string& state, const ExecOptions& options,
     pid = std::atoi(id.substr(id.find("://") + 3).c_str());
     hostname = "HOSTNAME=" + node::PodHostname(*pod);  // cut to 63 characters
   }
-  std::ifstream in(fmt::format("/proc/{}/environ", pid > 0 ? ReplicaOf(pid) : 0), std::ios::binary);
+  if (pid <= 0) return FailedPreconditionError(fmt::format("pod {} is not running", who));
+  ASSIGN_OR_RETURN(pid_t replica, ReplicaOf(pid));
+  std::ifstream in(fmt::format("/proc/{}/environ", replica), std::ios::binary);
   std::string entry;
   bool ours = hostname.empty();
   while (std::getline(in, entry, '\0')) {
@@ -183,7 +200,9 @@ int RunExec(const ExecOptions& options) {
   if (!program.ok()) return FailExec(program.status().message());
   std::error_code ec;
   // The replica's own process: under a shim (root's) the leader is not it.
-  pid_t replica = ReplicaOf(*leader);
+  Result<pid_t> replica_or = ReplicaOf(*leader);
+  if (!replica_or.ok()) return FailExec(replica_or.status().message());
+  pid_t replica = *replica_or;
   fs::path dir = fs::read_symlink(fmt::format("/proc/{}/cwd", replica), ec);
   if (ec || chdir(dir.c_str()) != 0) {
     return FailExec(fmt::format("cannot enter the replica's directory {}", dir.string()));
@@ -193,8 +212,15 @@ int RunExec(const ExecOptions& options) {
   }
   // Joining the replica's process group makes the command stop with it. It
   // works from the same session (an MPI launcher's rsh agent); from another
-  // terminal it does not, and the command then runs beside the replica.
-  setpgid(0, *leader);
+  // terminal it does not, and the command then runs beside the replica. A
+  // server's exec session keeps the group it made, to end it whole.
+  if (!options.own_process_group) setpgid(0, *leader);
+  // A terminal's kind, as a container runtime gives it to an exec on one.
+  const char* term = std::getenv("TERM");
+  bool has_term = std::any_of(env_text.begin(), env_text.end(),
+                              [](const std::string& e) { return e.starts_with("TERM="); });
+  if (term != nullptr && !has_term && isatty(STDIN_FILENO))
+    env_text.push_back(std::string("TERM=") + term);
   std::vector<char*> argv, envp;
   for (const std::string& a : options.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);

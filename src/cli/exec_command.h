@@ -17,6 +17,9 @@ struct ExecOptions {
   std::string namespace_ = "default";
   std::string pod;
   std::string container;  // empty: the pod's first container
+  // Keeps the process group it was started in rather than joining the
+  // replica's: a server's exec session ends that group whole.
+  bool own_process_group = false;
   std::vector<std::string> command;
 };
 

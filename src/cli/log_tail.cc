@@ -70,8 +70,6 @@ void LogTail::Follow(const api::Json& doc) {
       Label(*pod, api::kLabelJobRole) != "master") {
     return;
   }
-  std::string path = engine_.node()->LogPath(pod->metadata.namespace_, pod->metadata.name,
-                                             pod->spec.containers[0].name);
   std::string job = batch_job.empty() ? Label(*pod, api::kLabelJobName) : batch_job;
   // "worker-1" for a replica; for a batch pod its name after the job's.
   std::string replica = batch_job.empty()
@@ -79,7 +77,18 @@ void LogTail::Follow(const api::Json& doc) {
                                           Label(*pod, api::kLabelReplicaIndex))
                             : pod->metadata.name.substr(batch_job.size() + 1);
   if (several_jobs_) replica = job + "/" + replica;
-  files_[path].prefix = "[" + replica + "] ";
+  // Every container's log: the first container's under the replica's
+  // name, the others' (init containers, sidecars, more containers) under
+  // "replica/container", as `kubectl logs --prefix` tells them apart.
+  const std::string& first = pod->spec.containers[0].name;
+  for (const auto* list : {&pod->spec.init_containers, &pod->spec.containers}) {
+    for (const api::Container& c : *list) {
+      std::string path =
+          engine_.node()->LogPath(pod->metadata.namespace_, pod->metadata.name, c.name);
+      files_[path].prefix =
+          c.name == first ? "[" + replica + "] " : "[" + replica + "/" + c.name + "] ";
+    }
+  }
 }
 
 void LogTail::Poll(bool flush) {

@@ -1,5 +1,7 @@
 // Follows the log files of a run's pods and prints each complete line once,
-// prefixed with its replica: "[worker-1] loss=0.31".
+// prefixed with its replica: "[worker-1] loss=0.31", or with its replica
+// and container for any container but the pod's first:
+// "[master-0/fetch] downloaded".
 #pragma once
 
 #include <cstdio>

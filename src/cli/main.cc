@@ -74,6 +74,8 @@ int main(int argc, char** argv) {
   exec_cmd->add_option("--home", exec.home, "As for run");
   exec_cmd->add_option("-c,--container", exec.container,
                        "The pod's container to run it beside (default: its first)");
+  exec_cmd->add_flag("--own-process-group", exec.own_process_group,
+                     "Stay in the process group it was started in (the server's exec sessions)");
 
   trainyard::cli::ServerOptions server;
   CLI::App* server_cmd = app.add_subcommand(

@@ -53,8 +53,9 @@ Result<std::string> ResourceRef(const api::Pod& pod, const api::Container& self,
     for (const api::Container& other : pod.spec.containers) {
       if (other.name == ref.container_name) c = &other;
     }
+    // The spec's mistake, not something to wait for.
     if (c == nullptr)
-      return NotFoundError(fmt::format("container {} not found", ref.container_name));
+      return InvalidArgumentError(fmt::format("container {} not found", ref.container_name));
   }
   std::string section = ref.resource.substr(0, ref.resource.find('.'));
   std::string name = ref.resource.substr(ref.resource.find('.') + 1);

@@ -463,7 +463,9 @@ void NodeAgent::WaitForConfig(api::Pod& pod, Replica& replica, const Slot& slot,
   status.state.waiting =
       api::ContainerStateWaiting{.reason = std::string(api::kConfigWaitReason), .message = message};
   run.config_wait = true;
-  run.restart_at = options_.clock->Now() + Backoff(options_, run.config_tries++);
+  // Looked for again soon, and often: nothing wakes the agent when the
+  // object is created, and a look costs a few reads.
+  run.restart_at = options_.clock->Now() + Backoff(options_, std::min(run.config_tries++, 1));
   if (new_reason) Event(replica, slot.spec->name, "Warning", "Failed", "Error: " + message);
 }
 

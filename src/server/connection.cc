@@ -1,6 +1,7 @@
 #include "server/connection.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <netinet/in.h>
 #include <openssl/err.h>
@@ -94,13 +95,17 @@ ssize_t Connection::ReadSocket(char* ptr, size_t size) {
     do {
       n = recv(fd_, ptr, size, 0);
     } while (n < 0 && errno == EINTR);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return -2;  // taken: nothing yet
     return n;
   }
   int n = SSL_read(ssl_, ptr, static_cast<int>(size));
   if (n > 0) return n;
   int error = SSL_get_error(ssl_, n);
   ERR_clear_error();
-  return error == SSL_ERROR_ZERO_RETURN ? 0 : -1;
+  if (error == SSL_ERROR_ZERO_RETURN) return 0;
+  // Taken (non-blocking): part of a record only, so far.
+  if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) return -2;
+  return -1;
 }
 
 ssize_t Connection::read(char* ptr, size_t size) {
@@ -116,7 +121,7 @@ ssize_t Connection::ReadFor(char* ptr, size_t size, std::chrono::milliseconds wa
     ssize_t n = ReadSocket(buffer_.data(), buffer_.size());
     buffer_.resize(n > 0 ? static_cast<size_t>(n) : 0);
     buffer_at_ = 0;
-    if (n <= 0) return n;
+    if (n <= 0) return n == -2 && !taken_ ? -1 : n;
   }
   size_t n = std::min(size, buffer_.size() - buffer_at_);
   std::copy_n(buffer_.data() + buffer_at_, n, ptr);
@@ -130,21 +135,51 @@ ssize_t Connection::write(const char* ptr, size_t size) {
 }
 
 bool Connection::WriteAll(std::string_view bytes) {
+  auto deadline = std::chrono::steady_clock::now() + write_deadline_;
   while (!bytes.empty()) {
     ssize_t n;
+    bool again = false;
     if (ssl_ != nullptr) {
       int written = SSL_write(ssl_, bytes.data(), static_cast<int>(bytes.size()));
-      if (written <= 0) ERR_clear_error();
+      if (written <= 0) {
+        int error = SSL_get_error(ssl_, written);
+        again = error == SSL_ERROR_WANT_WRITE || error == SSL_ERROR_WANT_READ;
+        ERR_clear_error();
+      }
       n = written;
     } else {
       do {
         n = send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
       } while (n < 0 && errno == EINTR);
+      again = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+    }
+    if (again && taken_) {
+      // The client reads slowly: wait for room, within the deadline.
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0 || !Poll(POLLOUT, left)) return false;
+      continue;
     }
     if (n <= 0) return false;
     bytes.remove_prefix(static_cast<size_t>(n));
   }
   return true;
+}
+
+void Connection::Take(std::chrono::milliseconds write_deadline) {
+  taken_ = true;
+  write_deadline_ = write_deadline;
+  fcntl(fd_, F_SETFL, fcntl(fd_, F_GETFL) | O_NONBLOCK);
+}
+
+void Connection::Linger(std::chrono::milliseconds wait) {
+  ::shutdown(fd_, SHUT_WR);
+  auto deadline = std::chrono::steady_clock::now() + wait;
+  char buffer[4096];
+  while (std::chrono::steady_clock::now() < deadline) {
+    ssize_t n = ReadFor(buffer, sizeof(buffer), std::chrono::milliseconds(50));
+    if (n == 0 || n == -1) return;  // the client closed too
+  }
 }
 
 void Connection::get_remote_ip_and_port(std::string& ip, int& port) const {

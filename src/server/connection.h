@@ -41,8 +41,10 @@ class Connection final : public httplib::Stream {
   int socket() const override { return fd_; }
 
   // Takes the connection over from httplib: what it writes from now on
-  // goes nowhere, and no further request is read from it.
-  void Take() { taken_ = true; }
+  // goes nowhere, and no further request is read from it. The socket turns
+  // non-blocking: the taker waits on it as it likes (ReadFor), and a write
+  // waits up to `write_deadline` for a client that reads slowly.
+  void Take(std::chrono::milliseconds write_deadline);
   bool taken() const { return taken_; }
   // For the taker: bytes already received and not yet read (read before
   // waiting on the socket).
@@ -52,6 +54,10 @@ class Connection final : public httplib::Stream {
   ssize_t ReadFor(char* ptr, size_t size, std::chrono::milliseconds wait);
   // Writes all of `bytes`, or false.
   bool WriteAll(std::string_view bytes);
+  // For the taker, at its end: says it sends no more, and reads what the
+  // client still sends for up to `wait`, so that closing does not reset
+  // the connection under the client's last read.
+  void Linger(std::chrono::milliseconds wait);
 
   // Waits for a request to begin, up to `timeout`, checking `stop` every
   // 100 ms; false when none came, the peer closed, or stop turned true.
@@ -66,6 +72,7 @@ class Connection final : public httplib::Stream {
   std::chrono::milliseconds read_timeout_;
   std::chrono::milliseconds write_timeout_;
   bool taken_ = false;
+  std::chrono::milliseconds write_deadline_{0};
   // httplib reads a request's head a byte at a time: read in blocks.
   std::string buffer_;
   size_t buffer_at_ = 0;

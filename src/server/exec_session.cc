@@ -89,7 +89,14 @@ Result<Child> Spawn(const ExecSpec& spec) {
   pid_t pid = fork();
   if (pid == 0) {
     // Only async-signal-safe calls from here to execve: this process is a
-    // copy of a threaded one.
+    // copy of a threaded one. The server's signal state (SIGPIPE ignored,
+    // signals blocked) is not the command's.
+    struct sigaction default_action {};
+    default_action.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; ++sig) sigaction(sig, &default_action, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
     if (spec.tty) {
       setsid();
       int fd = open(slave.c_str(), O_RDWR);  // the session's controlling terminal
@@ -104,7 +111,9 @@ Result<Child> Spawn(const ExecSpec& spec) {
       dup2(pipes[2][1] >= 0 ? pipes[2][1] : null, 2);
     }
     // Nothing of the server's (its sockets, its store) reaches the command.
-    syscall(SYS_close_range, 3, ~0U, 0);
+    if (syscall(SYS_close_range, 3, ~0U, 0) != 0) {
+      for (int fd = 3; fd < 65536; ++fd) close(fd);  // a kernel before 5.9
+    }
     execve(argv[0], argv.data(), envp.data());
     _exit(127);
   }
@@ -122,10 +131,11 @@ Result<Child> Spawn(const ExecSpec& spec) {
     child.err = pipes[2][0];
   }
   if (pid < 0) {
+    std::string why = std::strerror(errno);
     CloseFd(child.in);
     CloseFd(child.out);
     CloseFd(child.err);
-    return UnavailableError(fmt::format("cannot start the command: {}", std::strerror(errno)));
+    return UnavailableError(fmt::format("cannot start the command: {}", why));
   }
   for (int fd : {child.in, child.out, child.err}) {
     if (fd >= 0) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -208,6 +218,7 @@ void Session::Handle(const websocket::Message& message) {
       }
       return;
     case websocket::kClose:
+      connection_.WriteAll(websocket::CloseFrame(1000));  // its close, answered
       client_open_ = false;
       return;
     case websocket::kBinary:
@@ -266,8 +277,11 @@ Session::Got Session::Relay(int& fd, char channel) {
 }
 
 void Session::Drain() {
+  // Bounded: a daemon the command left may write on and on.
+  constexpr int kMaxReads = 64;
   for (auto [fd, channel] : {std::pair{&child_.out, kStdout}, std::pair{&child_.err, kStderr}}) {
-    while (*fd >= 0 && client_open_ && Relay(*fd, channel) == Got::kData) {
+    for (int i = 0; i < kMaxReads && *fd >= 0 && client_open_; ++i) {
+      if (Relay(*fd, channel) != Got::kData) break;
     }
   }
 }
@@ -306,7 +320,8 @@ void Session::Run(const std::atomic<bool>& stopping) {
     int out = child_.out >= 0 ? add(child_.out, POLLIN) : -1;
     int err = child_.err >= 0 ? add(child_.err, POLLIN) : -1;
     int in = !to_stdin_.empty() && child_.in >= 0 ? add(child_.in, POLLOUT) : -1;
-    int timeout = connection_.HasBuffered() ? 0 : 100;  // the exit is looked for as often
+    // The exit is looked for as often.
+    int timeout = client >= 0 && connection_.HasBuffered() ? 0 : 100;
     if (poll(fds, static_cast<nfds_t>(n), timeout) < 0 && errno != EINTR) break;
     auto ready = [&](int i) { return i >= 0 && fds[i].revents != 0; };
     if (ready(client) || (client >= 0 && connection_.HasBuffered())) FromClient();
@@ -319,6 +334,7 @@ void Session::Run(const std::atomic<bool>& stopping) {
   if (!client_open_ || !exit_code_) return;
   Send(kErrorChannel, ExecStatus(*exit_code_));
   connection_.WriteAll(websocket::CloseFrame(1000));
+  connection_.Linger(std::chrono::seconds(1));
 }
 
 }  // namespace
@@ -358,6 +374,7 @@ void RunExecSession(Connection& connection, const ExecSpec& spec, const std::str
                                                   {"reason", "InternalError"}}
                                             .dump()));
     connection.WriteAll(websocket::CloseFrame(1011));
+    connection.Linger(std::chrono::seconds(1));
     return;
   }
   Session session(connection, spec, protocol == "v5.channel.k8s.io", *child);

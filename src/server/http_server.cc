@@ -189,7 +189,9 @@ void HttpServer::ServeExec(const httplib::Request& req, httplib::Response& res,
   }
   std::unique_ptr<StreamSlots::Slot> slot = SlotFor(req, res);
   if (slot == nullptr) return;
-  connection->Take();
+  // A client may stop reading for a while (a pager, Ctrl-S); one that
+  // reads nothing for this long is gone.
+  connection->Take(std::chrono::minutes(15));
   std::string upgraded = fmt::format(
       "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
       "Sec-WebSocket-Accept: {}\r\nSec-WebSocket-Protocol: {}\r\n\r\n",

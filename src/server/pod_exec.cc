@@ -46,7 +46,7 @@ ApiResponse ApiHandler::Exec(const ApiTarget& target, const ApiRequest& request)
                 .stderr = request.Flag("stderr"),
                 .tty = request.Flag("tty")};
   if (!spec.stdin && !spec.stdout && !spec.stderr) {
-    return bad("you must specify at least one of stdin, stdout, stderr");
+    return bad("you must specify at least 1 of stdin, stdout, stderr");
   }
   std::string container = request.Param("container");
   if (container.empty()) {

@@ -98,8 +98,11 @@ class ExecE2eTest : public ServerFixture {
       if (n <= 0) break;  // EIO: kubectl and its terminal are done
       shown.append(buffer, static_cast<size_t>(n));
     }
+    // kubectl closes its terminal a moment before it exits: waited for.
     int status = 0;
-    if (waitpid(pid, &status, WNOHANG) == 0) {
+    bool exited =
+        Eventually([&] { return waitpid(pid, &status, WNOHANG) == pid; }, std::chrono::seconds(10));
+    if (!exited) {
       kill(pid, SIGKILL);
       waitpid(pid, &status, 0);
     }
@@ -166,14 +169,43 @@ TEST_F(ExecE2eTest, ATerminalOfItsOwnOfKubectlsSize) {
 TEST_F(ExecE2eTest, AKubectlKilledMidwayLeavesNoCommandBehind) {
   StartServer();
   std::string pod = RunningSleeper();
+  // The command's own child too: the whole group it runs in goes.
   Result<runtime::Process> exec =
-      StartKubectl({"exec", pod, "--", "sleep", "987"}, dir_ / "killed.out");
+      StartKubectl({"exec", pod, "--", "sh", "-c", "sleep 987 & wait"}, dir_ / "killed.out");
   ASSERT_TRUE(exec.ok());
   std::string cmdline = std::string("sleep\0987\0", 10);
   ASSERT_TRUE(Eventually([&] { return Running(cmdline); })) << ReadFile(dir_ / "killed.out");
   exec->Signal(SIGKILL);
   exec->WaitFor(std::chrono::seconds(10));
   EXPECT_TRUE(Eventually([&] { return !Running(cmdline); }));
+}
+
+// A replica that left its process group (setsid) cannot be found, and
+// nothing runs in its place: never as its root-owned shim.
+TEST_F(ExecE2eTest, AReplicaThatLeftItsProcessGroupIsNotStoodInFor) {
+  StartServer();
+  CommandResult applied = Kubectl({"apply", "-f", Write("setsid.yaml", R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: escaper}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      # Out of the group, it hears no SIGTERM: the grace is its wait.
+      terminationGracePeriodSeconds: 1
+      containers:
+        - {name: main, image: none, command: [setsid, sleep, "600"]}
+)")});
+  ASSERT_EQ(applied.exit_code, 0) << applied.output;
+  std::string pod;
+  ASSERT_TRUE(Eventually([&] {
+    pod = Field("pods", ".items[?(@.status.phase==\"Running\")].metadata.name");
+    return !pod.empty();
+  }));
+  CommandResult exec = Kubectl({"exec", pod, "--", "id", "-u"});
+  EXPECT_NE(exec.exit_code, 0) << exec.output;
+  EXPECT_THAT(exec.output, HasSubstr("has left its process group"));
 }
 
 // Over TLS, a namespace's token execs into its namespace's pods and no

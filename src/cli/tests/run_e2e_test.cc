@@ -141,9 +141,10 @@ std::string PreparedJob(const std::string& fetch) {
 }
 
 TEST_F(RunE2eTest, InitContainersPrepareAndASidecarRunsBeside) {
-  Write("job.yaml", PreparedJob("echo prepared > /data/ready"));
+  Write("job.yaml", PreparedJob("echo fetched; echo prepared > /data/ready"));
   EXPECT_EQ(Run({"job.yaml"}), 0) << Output();
   EXPECT_THAT(Output(), ::testing::HasSubstr("[master-0] prepared\n"));
+  EXPECT_THAT(Output(), ::testing::HasSubstr("[master-0/fetch] fetched\n"));
   EXPECT_THAT(Output(), ::testing::HasSubstr("PyTorchJob default/prep: Succeeded"));
 }
 

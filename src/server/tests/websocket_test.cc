@@ -60,6 +60,10 @@ TEST(WebSocketTest, MessagesComeWholeHoweverTheBytesArrive) {
 TEST(WebSocketTest, WhatAClientMustNotSendIsRefused) {
   std::string unmasked = Frame(kBinary, "x");
   EXPECT_FALSE(Reader(1024).Feed(unmasked).ok());
+  // A length of 2^63 declared in the 8-byte form: refused from its header,
+  // before any payload is waited for or held.
+  std::string huge = "\x82\xff\x7f\xff\xff\xff\xff\xff\xff\xff";
+  EXPECT_THAT(Reader(1 << 20).Feed(huge).status().message(), ::testing::HasSubstr("over"));
   EXPECT_THAT(Reader(100).Feed(ClientFrame(0x82, std::string(101, 'x'))).status().message(),
               ::testing::HasSubstr("over 100 bytes"));
   // The bound holds across fragments too, before they are all in.
