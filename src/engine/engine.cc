@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "common/strings.h"
+#include "engine/claim_reconciler.h"
 #include "engine/inventory.h"
 
 namespace trainyard::engine {

@@ -275,6 +275,24 @@ spec:
   EXPECT_THAT(Output(), ::testing::HasSubstr("interrupted: stopping every replica"));
 }
 
+// A replica that left its process group (setsid) still hears the stop,
+// through its shim, and stops as it means to.
+TEST_F(RunE2eTest, CtrlCReachesAReplicaThatLeftItsProcessGroup) {
+  Write("job.yaml", OneMaster("escaper", R"y(
+              command: [setsid, sh, -c, 'trap "echo stopped-gracefully; exit 0" TERM; echo up > up; while :; do sleep 0.05; done'])y"));
+  Result<runtime::Process> p = Start({"job.yaml"});
+  ASSERT_TRUE(p.ok());
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!fs::exists(dir_ / "up") && std::chrono::steady_clock::now() < until) {
+    std::this_thread::yield();
+  }
+  ASSERT_TRUE(fs::exists(dir_ / "up")) << Output();
+  kill(p->pid(), SIGINT);
+  std::optional<runtime::ExitStatus> status = p->WaitFor(std::chrono::seconds(20));
+  ASSERT_TRUE(status.has_value());
+  EXPECT_THAT(Output(), ::testing::HasSubstr("[master-0] stopped-gracefully"));
+}
+
 // Interrupted, `trainyard run` gives each replica its pod's
 // terminationGracePeriodSeconds (not a fixed 10 s): the master saves its
 // checkpoint in 2 s of its 30, the worker that ignores SIGTERM is killed

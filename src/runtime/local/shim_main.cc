@@ -44,9 +44,17 @@
 
 namespace {
 
-constexpr int kIgnored[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+constexpr int kStopSignals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
 
 volatile sig_atomic_t g_replica = 0;
+
+// A stop sent to the group reaches the replica through it. One that left
+// the group (setsid) is sent it from here, so that it may stop gracefully
+// as well; one still in it is not sent it twice.
+void OnStop(int sig) {
+  pid_t replica = g_replica;
+  if (replica > 0 && getpgid(replica) != getpgrp()) kill(replica, sig);
+}
 
 // ShimKillSignal(): the replica goes now; its end is recorded as any other,
 // then everything it left is killed (KillDescendants).
@@ -169,7 +177,7 @@ int main(int argc, char** argv) {
   // before the fork is forwarded to it below, not lost.
   sigset_t stops;
   sigemptyset(&stops);
-  for (int sig : kIgnored) sigaddset(&stops, sig);
+  for (int sig : kStopSignals) sigaddset(&stops, sig);
   sigaddset(&stops, trainyard::runtime::ShimKillSignal());
   sigprocmask(SIG_BLOCK, &stops, nullptr);
   // Where the replica's orphans go, so that they can be found and ended.
@@ -195,15 +203,19 @@ int main(int argc, char** argv) {
     _exit(128);  // the kubelet's exit code for a container that cannot start
   }
   // Stops sent to the group before the fork reached only the shim: pass
-  // them on. Later ones reach the replica through the group; the shim
-  // outlives them to record how it ended.
+  // them on. Later ones reach the replica through the group (or OnStop);
+  // the shim outlives them to record how it ended.
   sigset_t pending;
   sigpending(&pending);
-  for (int sig : kIgnored) {
-    if (sigismember(&pending, sig)) kill(child, sig);
-    signal(sig, SIG_IGN);
-  }
   g_replica = child;
+  struct sigaction on_stop {};
+  on_stop.sa_handler = OnStop;
+  on_stop.sa_flags = SA_RESTART;
+  for (int sig : kStopSignals) {
+    if (sigismember(&pending, sig)) kill(child, sig);
+    signal(sig, SIG_IGN);  // drops what was pending: passed on just above
+    sigaction(sig, &on_stop, nullptr);
+  }
   struct sigaction on_kill {};
   on_kill.sa_handler = OnKill;
   sigaction(trainyard::runtime::ShimKillSignal(), &on_kill, nullptr);
