@@ -12,6 +12,7 @@
 #include <httplib.h>
 #include <openssl/ssl.h>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -59,8 +60,9 @@ class Connection final : public httplib::Stream {
   // the connection under the client's last read.
   void Linger(std::chrono::milliseconds wait);
 
-  // Waits for a request to begin, up to `timeout`, checking `stop` every
-  // 100 ms; false when none came, the peer closed, or stop turned true.
+  // Waits for a request to begin, up to `timeout`, checking every 100 ms
+  // that the server still listens (`listening`, its socket, is -1 once it
+  // stops); false when none came, the peer closed, or the server stopped.
   bool WaitForRequest(std::chrono::milliseconds timeout, const std::atomic<int>& listening);
 
  private:
