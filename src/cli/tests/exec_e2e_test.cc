@@ -165,16 +165,9 @@ TEST_F(ExecE2eTest, ThePythonKubernetesClientExecsWithStdinAndTheExitCode) {
   TRAINYARD_NEEDS(PythonHas("kubernetes"), "python3-kubernetes");
   StartServer();
   std::string pod = RunningSleeper();
-  Result<runtime::Process> check = runtime::Process::Start(
-      {.argv = {"/usr/bin/python3", "tests/python/exec_check.py", Kubeconfig().string(), pod},
-       .env = {{"PATH", kPath}, {"HOME", dir_.string()}},
-       .working_dir = TRAINYARD_SOURCE_DIR,
-       .log_path = (dir_ / "python.out").string()});
-  ASSERT_TRUE(check.ok()) << check.status().ToString();
-  std::optional<runtime::ExitStatus> status = check->WaitFor(std::chrono::seconds(120));
-  ASSERT_TRUE(status.has_value());
-  EXPECT_EQ(status->exit_code, 0) << ReadFile(dir_ / "python.out");
-  EXPECT_THAT(ReadFile(dir_ / "python.out"), HasSubstr("every step as expected"));
+  CommandResult check = PythonCheck("exec_check.py", {pod});
+  EXPECT_EQ(check.exit_code, 0) << check.output;
+  EXPECT_THAT(check.output, HasSubstr("every step as expected"));
 }
 
 // -i: what kubectl reads goes to the command, and so does its end.

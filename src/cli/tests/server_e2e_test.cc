@@ -230,16 +230,9 @@ spec:
 TEST_F(ServerE2eTest, ThePythonKubernetesClientCreatesListsWatchesAndDeletes) {
   TRAINYARD_NEEDS(PythonHas("kubernetes"), "python3-kubernetes");
   StartServer();
-  Result<runtime::Process> check = runtime::Process::Start(
-      {.argv = {"/usr/bin/python3", "tests/python/kube_client_check.py", Kubeconfig().string()},
-       .env = {{"PATH", kPath}, {"HOME", dir_.string()}},
-       .working_dir = TRAINYARD_SOURCE_DIR,
-       .log_path = (dir_ / "python.out").string()});
-  ASSERT_TRUE(check.ok()) << check.status().ToString();
-  std::optional<runtime::ExitStatus> status = check->WaitFor(std::chrono::seconds(120));
-  ASSERT_TRUE(status.has_value());
-  EXPECT_EQ(status->exit_code, 0) << ReadFile(dir_ / "python.out");
-  EXPECT_THAT(ReadFile(dir_ / "python.out"), HasSubstr("every step as expected"));
+  CommandResult check = PythonCheck("kube_client_check.py");
+  EXPECT_EQ(check.exit_code, 0) << check.output;
+  EXPECT_THAT(check.output, HasSubstr("every step as expected"));
 }
 
 // /metrics after a job ran: upstream's counters with their labels, and

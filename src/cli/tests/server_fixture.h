@@ -141,6 +141,22 @@ class ServerFixture : public ::testing::Test {
     std::optional<runtime::ExitStatus> status = p->WaitFor(std::chrono::seconds(60));
     return {status ? status->exit_code : -1, ReadFile(out)};
   }
+  // Debian's Python running tests/python/SCRIPT with this server's
+  // kubeconfig and `args`: its exit code and output.
+  CommandResult PythonCheck(const std::string& script, std::vector<std::string> args = {}) {
+    std::vector<std::string> argv = {"/usr/bin/python3", "tests/python/" + script,
+                                     Kubeconfig().string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    fs::path out = dir_ / ("python-" + std::to_string(++commands_) + ".out");
+    Result<runtime::Process> p =
+        runtime::Process::Start({.argv = argv,
+                                 .env = {{"PATH", kPath}, {"HOME", dir_.string()}},
+                                 .working_dir = TRAINYARD_SOURCE_DIR,
+                                 .log_path = out.string()});
+    if (!p.ok()) return {-1, p.status().ToString()};
+    std::optional<runtime::ExitStatus> status = p->WaitFor(std::chrono::seconds(120));
+    return {status ? status->exit_code : -1, ReadFile(out)};
+  }
   // A self-signed certificate for 127.0.0.1 and its key, made with openssl
   // (for --tls-cert and --tls-key); false if openssl is missing or fails.
   bool MakeCertificate(std::string& cert, std::string& key) {
