@@ -423,6 +423,19 @@ void WarnUnheededUser(const Json& extra, const FieldPath& path, ValidationResult
   }
 }
 
+// Probes and lifecycle hooks are the kubelet's to run; here a container
+// is ready once started, and stops on its signal alone: said, not dropped.
+void WarnUnrunHooks(const Json& extra, const FieldPath& path, ValidationResult& out) {
+  if (!extra.is_object()) return;
+  for (const char* field : {"livenessProbe", "readinessProbe", "startupProbe", "lifecycle"}) {
+    if (!extra.contains(field)) continue;
+    out.warnings.push_back(fmt::format(
+        "{}: not acted on: trainyard runs no probes or lifecycle hooks; a container is ready "
+        "once started and is never restarted for a probe",
+        path.Child(field).ToString()));
+  }
+}
+
 }  // namespace
 
 void ValidateResourceList(const ResourceList& list, const FieldPath& path, ValidationResult& out) {
@@ -458,6 +471,7 @@ void ValidatePodTemplate(const PodTemplateSpec& pod, const FieldPath& path,
       FieldPath item = spec_path.Child(field).Index(static_cast<int64_t>(i));
       ValidateContainer(containers[i], item, volume_names, out);
       WarnUnheededUser(containers[i].extra, item, out);
+      WarnUnrunHooks(containers[i].extra, item, out);
       if (!containers[i].name.empty() && !container_names.insert(containers[i].name).second) {
         out.errors.push_back(FieldError::Duplicate(item.Child("name"), containers[i].name));
       }

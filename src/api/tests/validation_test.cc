@@ -115,6 +115,30 @@ spec:
                           spec + "securityContext.fsGroup" + unheeded));
 }
 
+// Probes and lifecycle hooks are the kubelet's: said, never dropped.
+TEST(ValidationTest, ProbesAndLifecycleHooksAreSaidToBeUnrun) {
+  CheckedObject c = Check(R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: x}
+spec:
+  pytorchReplicaSpecs:
+    Worker:
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: i
+              readinessProbe: {tcpSocket: {port: 23456}}
+              lifecycle: {preStop: {exec: {command: [sh, -c, save]}}}
+)");
+  EXPECT_TRUE(c.result.ok());
+  std::string container = "spec.pytorchReplicaSpecs[Worker].template.spec.containers[0].";
+  EXPECT_THAT(c.result.warnings,
+              ElementsAre(::testing::StartsWith(container + "readinessProbe: not acted on"),
+                          ::testing::StartsWith(container + "lifecycle: not acted on")));
+}
+
 TEST(ValidationTest, UpdateKeepsManagedByAndQueueForEveryKind) {
   const char* base = R"(
 apiVersion: kubeflow.org/v1
