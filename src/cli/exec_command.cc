@@ -97,12 +97,19 @@ Result<pid_t> FindByLog(const std::string& state, const ExecOptions& options) {
       fmt::format("pod {}/{} is not running (or not yours)", options.namespace_, options.pod));
 }
 
-// The replica's running leader process, from the pod as the store has it
-// ("trainyard://<pid>"), checked to be that pod's still: its own group
-// leader, with the pod's HOSTNAME in its environment (a reused pid has
-// neither).
-Result<pid_t> LeaderOf(const std::string& state, const ExecOptions& options,
-                       std::vector<std::string>& environ) {
+// A running replica's processes: its group's leader (the shim, or the
+// replica itself) and the replica's own (ReplicaOf).
+struct ReplicaProcesses {
+  pid_t leader = 0;
+  pid_t replica = 0;
+};
+
+// The replica's running processes, from the pod as the store has it
+// ("trainyard://<pid>"), checked to be that pod's still: the leader its
+// own group's, the replica with the pod's HOSTNAME in its environment (a
+// reused pid has neither).
+Result<ReplicaProcesses> ProcessesOf(const std::string& state, const ExecOptions& options,
+                                     std::vector<std::string>& environ) {
   std::string who = options.namespace_ + "/" + options.pod;
   std::string db = (fs::path(state) / "state.db").string();
   pid_t pid = 0;
@@ -151,7 +158,7 @@ Result<pid_t> LeaderOf(const std::string& state, const ExecOptions& options,
     return FailedPreconditionError(
         fmt::format("pod {} is not running (process {} is gone)", who, pid));
   }
-  return pid;
+  return ReplicaProcesses{.leader = pid, .replica = replica};
 }
 
 }  // namespace
@@ -190,8 +197,10 @@ int RunExec(const ExecOptions& options) {
     if (state.empty()) return FailExec("no runs found; pass --state with a run's directory");
   }
   std::vector<std::string> env_text;
-  Result<pid_t> leader = LeaderOf(state, options, env_text);
-  if (!leader.ok()) return FailExec(leader.status().message());
+  Result<ReplicaProcesses> processes = ProcessesOf(state, options, env_text);
+  if (!processes.ok()) return FailExec(processes.status().message());
+  // Under a shim (root's) the leader is not the replica.
+  auto [leader, replica] = *processes;
   std::string path_env;
   for (const std::string& e : env_text) {
     if (e.starts_with("PATH=")) path_env = e.substr(5);
@@ -199,10 +208,6 @@ int RunExec(const ExecOptions& options) {
   Result<std::string> program = runtime::ResolveProgram(options.command[0], path_env);
   if (!program.ok()) return FailExec(program.status().message());
   std::error_code ec;
-  // The replica's own process: under a shim (root's) the leader is not it.
-  Result<pid_t> replica_or = ReplicaOf(*leader);
-  if (!replica_or.ok()) return FailExec(replica_or.status().message());
-  pid_t replica = *replica_or;
   fs::path dir = fs::read_symlink(fmt::format("/proc/{}/cwd", replica), ec);
   if (ec || chdir(dir.c_str()) != 0) {
     return FailExec(fmt::format("cannot enter the replica's directory {}", dir.string()));
@@ -214,7 +219,7 @@ int RunExec(const ExecOptions& options) {
   // works from the same session (an MPI launcher's rsh agent); from another
   // terminal it does not, and the command then runs beside the replica. A
   // server's exec session keeps the group it made, to end it whole.
-  if (!options.own_process_group) setpgid(0, *leader);
+  if (!options.own_process_group) setpgid(0, leader);
   // A terminal's kind, as a container runtime gives it to an exec on one.
   const char* term = std::getenv("TERM");
   bool has_term = std::any_of(env_text.begin(), env_text.end(),

@@ -3,12 +3,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <map>
 #include <unordered_map>
 
 #include "api/json.h"
 #include "api/names.h"
-#include "common/strings.h"
+#include "node/object_keys.h"
 #include "runtime/local/expand.h"
 
 namespace trainyard::node {
@@ -77,53 +76,31 @@ Result<std::string> ResourceRef(const api::Pod& pod, const api::Container& self,
 Result<std::optional<std::string>> KeyRef(const api::Pod& pod, const api::KeySelector& ref,
                                           const std::string& kind,
                                           const store::ObjectStore& store) {
-  Result<api::Json> object = store.Get({kind, pod.metadata.namespace_, ref.name});
-  if (object.ok()) {
-    const api::Json& data = (*object)["data"];
-    if (data.is_object() && data.contains(ref.key) && data[ref.key].is_string()) {
-      std::string value = data[ref.key].get<std::string>();
-      if (kind != "Secret") return std::optional<std::string>(std::move(value));
-      // A Secret keeps its values in base64, as Kubernetes does; the
-      // container gets the bytes.
-      std::optional<std::string> bytes = Base64Decode(value);
-      if (!bytes)
-        return InvalidArgumentError(fmt::format("Secret {} key {}: not base64", ref.name, ref.key));
-      return std::optional<std::string>(std::move(*bytes));
-    }
+  ASSIGN_OR_RETURN(std::optional<ObjectKeys> keys,
+                   ReadObjectKeys(store, kind, pod.metadata.namespace_, ref.name,
+                                  /*binary_data=*/false));
+  if (keys) {
+    if (auto it = keys->find(ref.key); it != keys->end()) return std::optional(it->second);
   }
   if (ref.optional.value_or(false)) return std::optional<std::string>();
-  if (!object.ok()) return NotFoundError(fmt::format("{} {} not found", kind, ref.name));
+  if (!keys) return NotFoundError(fmt::format("{} {} not found", kind, ref.name));
   return NotFoundError(fmt::format("{} {} has no key {}", kind, ref.name, ref.key));
 }
 
-// The values of an envFrom source's object, by key: a Secret's decoded.
-// Empty when it is missing and optional.
-Result<std::map<std::string, std::string>> EnvFromValues(const api::Pod& pod,
-                                                         const api::EnvFromSource& from,
-                                                         const store::ObjectStore& store) {
+// The values of an envFrom source's object, by key; none when it is
+// missing and optional.
+Result<ObjectKeys> EnvFromValues(const api::Pod& pod, const api::EnvFromSource& from,
+                                 const store::ObjectStore& store) {
   bool secret = from.secret_ref.has_value();
   const api::EnvFromReference& ref = secret ? *from.secret_ref : *from.config_map_ref;
   std::string kind = secret ? "Secret" : "ConfigMap";
-  Result<api::Json> object = store.Get({kind, pod.metadata.namespace_, ref.name});
-  if (!object.ok()) {
-    if (ref.optional.value_or(false)) return std::map<std::string, std::string>();
-    return NotFoundError(
-        fmt::format("envFrom: {} {} not found; create it or set optional: true", kind, ref.name));
-  }
-  std::map<std::string, std::string> values;
-  for (const auto& [key, value] : api::ObjectAt(*object, {"data"}).items()) {
-    if (!value.is_string()) continue;
-    std::string text = value.get<std::string>();
-    if (!secret) {
-      values[key] = std::move(text);
-      continue;
-    }
-    std::optional<std::string> bytes = Base64Decode(text);
-    if (!bytes)
-      return InvalidArgumentError(fmt::format("Secret {} key {}: not base64", ref.name, key));
-    values[key] = std::move(*bytes);
-  }
-  return values;
+  ASSIGN_OR_RETURN(std::optional<ObjectKeys> keys,
+                   ReadObjectKeys(store, kind, pod.metadata.namespace_, ref.name,
+                                  /*binary_data=*/false));
+  if (keys) return std::move(*keys);
+  if (ref.optional.value_or(false)) return ObjectKeys();
+  return NotFoundError(
+      fmt::format("envFrom: {} {} not found; create it or set optional: true", kind, ref.name));
 }
 
 // What a variable or an argument adds to execve's strings ("NAME=value"

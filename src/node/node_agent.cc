@@ -117,6 +117,10 @@ bool NodeAgent::Started(const api::ContainerStatus& status, const ContainerRun& 
          status.state.terminated || status.last_state.terminated || status.restart_count > 0;
 }
 
+bool NodeAgent::WaitingForConfig(const api::ContainerStatus& status) {
+  return status.state.waiting && status.state.waiting->reason == api::kConfigWaitReason;
+}
+
 namespace {
 
 // The control group of a container's run: named by the pod's uid, so
@@ -458,14 +462,14 @@ void NodeAgent::WaitForConfig(api::Pod& pod, Replica& replica, const Slot& slot,
   api::ContainerStatus& status = StatusOf(pod, slot);
   std::string message(why.message());
   // Said once for each thing it waits for, however often it is tried.
-  bool new_reason = !status.state.waiting || status.state.waiting->message != message;
+  bool new_reason = !WaitingForConfig(status) || status.state.waiting->message != message;
   status.state = api::ContainerState{};
   status.state.waiting =
       api::ContainerStateWaiting{.reason = std::string(api::kConfigWaitReason), .message = message};
-  run.config_wait = true;
-  // Looked for again soon, and often: nothing wakes the agent when the
-  // object is created, and a look costs a few reads.
-  run.restart_at = options_.clock->Now() + Backoff(options_, std::min(run.config_tries++, 1));
+  // Looked for again soon, and often (the back-off's first two steps):
+  // nothing wakes the agent when the object is created, and a look costs
+  // a few reads.
+  run.restart_at = options_.clock->Now() + Backoff(options_, new_reason ? 0 : 1);
   if (new_reason) Event(replica, slot.spec->name, "Warning", "Failed", "Error: " + message);
 }
 
@@ -507,8 +511,6 @@ void NodeAgent::MarkRunning(api::Pod& pod, Replica& replica, const Slot& slot) {
                          : fmt::format("trainyard://{}-{}", process.pid(), process.start_time());
   run.exit.reset();
   run.restart_at.reset();
-  run.config_wait = false;
-  run.config_tries = 0;
   status.container_id = run.container_id;
   status.restart_count = run.run;
   status.state = api::ContainerState{};
@@ -629,7 +631,8 @@ Status NodeAgent::Advance(api::Pod& pod, Replica& replica, std::optional<TimePoi
   for (const Slot& slot : slots) {
     ContainerRun& run = replica.runs[slot.spec->name];
     if (!run.restart_at || replica.ending || now < *run.restart_at) continue;
-    if (!std::exchange(run.config_wait, false)) StatusOf(pod, slot).restart_count += 1;
+    api::ContainerStatus& status = StatusOf(pod, slot);
+    if (!WaitingForConfig(status)) status.restart_count += 1;
     RETURN_IF_ERROR(Start(pod, replica, slot));
   }
   if (!replica.ending) RETURN_IF_ERROR(StartNext(pod, replica, slots));
@@ -647,8 +650,7 @@ void NodeAgent::TakeExit(api::Pod& pod, Replica& replica, const Slot& slot, Time
   const api::ContainerStatus& status = StatusOf(pod, slot);
   bool backing_off =
       status.state.waiting && status.state.waiting->reason == api::kRestartWaitReason;
-  bool waiting_for_config =
-      status.state.waiting && status.state.waiting->reason == api::kConfigWaitReason;
+
   if (run.process) {
     if (std::optional<runtime::ExitStatus> exit = run.process->TryWait()) {
       OnExit(pod, replica, slot, *exit);
@@ -663,9 +665,8 @@ void NodeAgent::TakeExit(api::Pod& pod, Replica& replica, const Slot& slot, Time
     return;
   } else if (status.state.running) {
     Recover(pod, replica, slot);  // it ran under an earlier trainyard
-  } else if ((backing_off || waiting_for_config) && !replica.ending) {
+  } else if ((backing_off || WaitingForConfig(status)) && !replica.ending) {
     run.restart_at = now;  // waiting to (re)start when trainyard started: now
-    run.config_wait = waiting_for_config;
   }
 }
 
@@ -718,7 +719,7 @@ void NodeAgent::UpdatePhase(api::Pod& pod, Replica& replica, const std::vector<S
       continue;
     }
     // One waiting for its ConfigMap, Secret or claim has not started.
-    bool configuring = run.config_wait && status.restart_count == 0;
+    bool configuring = WaitingForConfig(status) && status.restart_count == 0;
     any_started = any_started || (Started(status, run) && !configuring);
     all_succeeded = all_succeeded && ended && ended->exit_code == 0;
   }

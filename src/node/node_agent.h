@@ -129,10 +129,6 @@ class NodeAgent {
     std::string container_id;
     std::optional<runtime::ExitStatus> exit;  // how that run ended, once it has
     bool init = false;                        // an init container's
-    // restart_at is for a start that waits for what it needs from the
-    // store, not for a restart: no restart is counted.
-    bool config_wait = false;
-    int32_t config_tries = 0;
   };
   struct Replica {
     std::string uid;  // of the pod it runs
@@ -166,6 +162,9 @@ class NodeAgent {
   static api::ContainerStatus& StatusOf(api::Pod& pod, const Slot& slot);
   static void EnsureStatuses(api::Pod& pod);
   static bool Started(const api::ContainerStatus& status, const ContainerRun& run);
+  // Waiting for a ConfigMap, Secret or claim (WaitForConfig): its next try
+  // is a start, not a restart.
+  static bool WaitingForConfig(const api::ContainerStatus& status);
 
   Status SyncPod(const api::Pod& pod, std::optional<TimePoint>& wake);
   // The container waits for a ConfigMap, Secret or claim (`why`).

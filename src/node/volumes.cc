@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <map>
 
 #include "api/json.h"
 #include "api/names.h"
 #include "common/strings.h"
+#include "node/object_keys.h"
 
 namespace trainyard::node {
 namespace {
@@ -107,7 +107,7 @@ Status WriteFile(const fs::path& path, const std::string& content, int mode,
 
 // What a configMap or secret volume projects: the object's keys as files.
 struct KeyFiles {
-  std::string kind;  // "configmap", "secret": as kubectl names them
+  std::string_view kind;  // "ConfigMap", "Secret"
   std::string name;
   const std::vector<api::KeyToPath>* items;
   std::optional<int32_t> default_mode;
@@ -115,39 +115,12 @@ struct KeyFiles {
 };
 
 template <class Source>
-KeyFiles KeyFilesOf(std::string kind, const std::string& name, const Source& source) {
-  return {.kind = std::move(kind),
+KeyFiles KeyFilesOf(std::string_view kind, const std::string& name, const Source& source) {
+  return {.kind = kind,
           .name = name,
           .items = &source.items,
           .default_mode = source.default_mode,
           .optional = source.optional.value_or(false)};
-}
-
-// The keys of the ConfigMap or Secret `files` names, decoded; nullopt when
-// it does not exist.
-Result<std::optional<std::map<std::string, std::string>>> ReadKeys(
-    const api::Pod& pod, const KeyFiles& files, const store::ObjectStore& store) {
-  bool secret = files.kind == "secret";
-  Result<api::Json> stored =
-      store.Get({secret ? "Secret" : "ConfigMap", pod.metadata.namespace_, files.name});
-  if (!stored.ok()) return std::optional<std::map<std::string, std::string>>();
-  std::map<std::string, std::string> keys;
-  // A Secret keeps every value in base64 under data, a ConfigMap only
-  // those under binaryData.
-  for (const char* field : {"data", "binaryData"}) {
-    bool encoded = secret || std::string_view(field) == "binaryData";
-    for (const auto& [key, value] : api::ObjectAt(*stored, {field}).items()) {
-      if (!value.is_string()) continue;
-      std::optional<std::string> bytes =
-          encoded ? Base64Decode(value.get<std::string>()) : value.get<std::string>();
-      if (!bytes) {
-        return FailedPreconditionError(
-            fmt::format("{} \"{}\" key {}: not base64", files.kind, files.name, key));
-      }
-      keys[key] = std::move(*bytes);
-    }
-  }
-  return std::optional(std::move(keys));
 }
 
 // A configMap or secret volume as files: every key, or the items listed,
@@ -158,13 +131,16 @@ Status PrepareKeyFiles(const api::Pod& pod, const api::Volume& volume, const Key
   std::error_code ec;
   fs::remove_all(dir, ec);
   RETURN_IF_ERROR(MakeDirectory(dir, volume.name));
-  ASSIGN_OR_RETURN(auto keys, ReadKeys(pod, source, store));
+  ASSIGN_OR_RETURN(auto keys, ReadObjectKeys(store, source.kind, pod.metadata.namespace_,
+                                             source.name, /*binary_data=*/true));
+  // Named as kubectl names them: "configmap", "secret".
+  std::string kind = AsciiLower(source.kind);
   if (!keys) {
     if (source.optional) return OkStatus();
     return NotFoundError(
         fmt::format("volume {}: {} \"{}\" not found; create it (trainyard run accepts it "
                     "beside the job) or set optional: true",
-                    volume.name, source.kind, source.name));
+                    volume.name, kind, source.name));
   }
   int default_mode = source.default_mode.value_or(0644);
   if (source.items->empty()) {
@@ -179,8 +155,8 @@ Status PrepareKeyFiles(const api::Pod& pod, const api::Volume& volume, const Key
     auto it = keys->find(item.key);
     if (it == keys->end()) {
       if (source.optional) continue;
-      return NotFoundError(fmt::format("volume {}: {} \"{}\" has no key {}", volume.name,
-                                       source.kind, source.name, item.key));
+      return NotFoundError(fmt::format("volume {}: {} \"{}\" has no key {}", volume.name, kind,
+                                       source.name, item.key));
     }
     ASSIGN_OR_RETURN(fs::path path,
                      PathInside(dir, item.path, /*file=*/true,
@@ -250,13 +226,13 @@ Result<std::string> PrepareVolume(const api::Pod& pod, const api::Volume& volume
   // Emptied on each start: their names must never lead elsewhere.
   if (volume.config_map) {
     ASSIGN_OR_RETURN(fs::path dir, VolumeDir(dirs.disk, volume.name));
-    KeyFiles files = KeyFilesOf("configmap", volume.config_map->name, *volume.config_map);
+    KeyFiles files = KeyFilesOf("ConfigMap", volume.config_map->name, *volume.config_map);
     RETURN_IF_ERROR(PrepareKeyFiles(pod, volume, files, dir, store));
     return dir.string();
   }
   if (volume.secret) {
     ASSIGN_OR_RETURN(fs::path dir, SecretDir(dirs, volume.name));
-    KeyFiles files = KeyFilesOf("secret", volume.secret->secret_name, *volume.secret);
+    KeyFiles files = KeyFilesOf("Secret", volume.secret->secret_name, *volume.secret);
     RETURN_IF_ERROR(PrepareKeyFiles(pod, volume, files, dir, store));
     return dir.string();
   }

@@ -16,4 +16,11 @@ inline ApiError BadRequest(const std::string& message) {
 // What a GET is, in Kubernetes' words: "watch", "list" or "get".
 std::string ReadVerb(const ApiRequest& request, bool collection);
 
+// The container of `pod` a pods/log or pods/exec request names
+// (`?container=`, else the pod's first), or the 400 to answer when the pod
+// has no container of that name, init containers included.
+Result<std::string> RequestedContainer(const api::Json& pod, const ApiRequest& request);
+// That container's status, from either list; null when it has none yet.
+const api::Json* ContainerStatusOf(const api::Json& pod, const std::string& container);
+
 }  // namespace trainyard::server::internal

@@ -7,29 +7,6 @@
 #include "server/handler_internal.h"
 
 namespace trainyard::server {
-namespace {
-
-// The container's status, from either list; null when it has none yet.
-const api::Json* StatusOf(const api::Json& pod, const std::string& container) {
-  for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
-    for (const api::Json& c : api::ArrayRefAt(pod, {"status", list})) {
-      if (api::StringAt(c, {"name"}) == container) return &c;
-    }
-  }
-  return nullptr;
-}
-
-bool Listed(const api::Json& pod, const std::string& container) {
-  for (const char* list : {"initContainers", "containers"}) {
-    for (const api::Json& c : api::ArrayRefAt(pod, {"spec", list})) {
-      if (api::StringAt(c, {"name"}) == container) return true;
-    }
-  }
-  return false;
-}
-
-}  // namespace
-
 ApiResponse ApiHandler::Exec(const ApiTarget& target, const ApiRequest& request) {
   auto bad = [](const std::string& message) {
     return ErrorResponse(MakeApiError(400, "BadRequest", message));
@@ -48,25 +25,19 @@ ApiResponse ApiHandler::Exec(const ApiTarget& target, const ApiRequest& request)
   if (!spec.stdin && !spec.stdout && !spec.stderr) {
     return bad("you must specify at least 1 of stdin, stdout, stderr");
   }
-  std::string container = request.Param("container");
-  if (container.empty()) {
-    const api::Json& containers = api::ArrayRefAt(*pod, {"spec", "containers"});
-    if (!containers.empty()) container = api::StringAt(containers[0], {"name"});
-  }
-  if (!Listed(*pod, container)) {
-    return bad(fmt::format("container {} is not valid for pod {}", container, target.name));
-  }
+  Result<std::string> container = internal::RequestedContainer(*pod, request);
+  if (!container.ok()) return bad(std::string(container.status().message()));
   std::string phase = api::StringAt(*pod, {"status", "phase"});
   if (phase == "Succeeded" || phase == "Failed") {
     return bad(
         fmt::format("cannot exec into a container in a completed pod; current phase is {}", phase));
   }
-  const api::Json* status = StatusOf(*pod, container);
+  const api::Json* status = internal::ContainerStatusOf(*pod, *container);
   if (status == nullptr || !api::ObjectAt(*status, {"state"}).contains("running")) {
-    return bad(fmt::format("container {} of pod {} is not running", container, target.name));
+    return bad(fmt::format("container {} of pod {} is not running", *container, target.name));
   }
   Result<std::vector<std::string>> argv =
-      backend_.ExecArgv(target.namespace_, target.name, container, command);
+      backend_.ExecArgv(target.namespace_, target.name, *container, command);
   if (!argv.ok()) return ErrorResponse(ApiErrorOf(argv.status()));
   spec.argv = std::move(*argv);
   ApiResponse response;

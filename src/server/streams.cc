@@ -360,6 +360,29 @@ Result<LogOptions> LogOptionsOf(const ApiRequest& request, const Clock& clock) {
 
 }  // namespace
 
+Result<std::string> internal::RequestedContainer(const api::Json& pod, const ApiRequest& request) {
+  const api::Json& containers = api::ArrayRefAt(pod, {"spec", "containers"});
+  if (containers.empty()) return InvalidArgumentError("the pod has no containers");
+  std::string container = request.Param("container");
+  if (container.empty()) container = api::StringAt(containers[0], {"name"});
+  for (const char* list : {"initContainers", "containers"}) {
+    for (const api::Json& c : api::ArrayRefAt(pod, {"spec", list})) {
+      if (api::StringAt(c, {"name"}) == container) return container;
+    }
+  }
+  return InvalidArgumentError(fmt::format("container {} is not valid for pod {}", container,
+                                          api::StringAt(pod, {"metadata", "name"})));
+}
+
+const api::Json* internal::ContainerStatusOf(const api::Json& pod, const std::string& container) {
+  for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
+    for (const api::Json& c : api::ArrayRefAt(pod, {"status", list})) {
+      if (api::StringAt(c, {"name"}) == container) return &c;
+    }
+  }
+  return nullptr;
+}
+
 ApiResponse ApiHandler::Logs(const ApiTarget& target, const ApiRequest& request) {
   const Resource& r = *target.resource;
   auto bad = [](const std::string& message) {
@@ -367,21 +390,9 @@ ApiResponse ApiHandler::Logs(const ApiTarget& target, const ApiRequest& request)
   };
   Result<api::Json> pod = backend_.store().Get({"Pod", target.namespace_, target.name});
   if (!pod.ok()) return ErrorResponse(ApiErrorOf(pod.status(), &r, target.name));
-  api::Json containers =
-      pod->value("spec", api::Json::object()).value("containers", api::Json::array());
-  if (containers.empty() || !containers[0].is_object()) return bad("the pod has no containers");
-  std::string first = containers[0].value("name", "");
-  std::string container = request.Param("container");
-  if (container.empty()) container = first;
-  bool listed = false;
-  for (const char* list : {"initContainers", "containers"}) {
-    for (const api::Json& c : api::ArrayRefAt(*pod, {"spec", list})) {
-      listed = listed || api::StringAt(c, {"name"}) == container;
-    }
-  }
-  if (!listed) {
-    return bad(fmt::format("container {} is not valid for pod {}", container, target.name));
-  }
+  Result<std::string> requested = internal::RequestedContainer(*pod, request);
+  if (!requested.ok()) return bad(std::string(requested.status().message()));
+  const std::string& container = *requested;
   Result<LogOptions> options = LogOptionsOf(request, clock_);
   if (!options.ok()) return bad(std::string(options.status().message()));
   options->namespace_ = target.namespace_;
@@ -390,15 +401,12 @@ ApiResponse ApiHandler::Logs(const ApiTarget& target, const ApiRequest& request)
   int32_t restarts = 0;
   bool started = false;
   std::string waiting = "ContainerCreating";
-  for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
-    for (const api::Json& c : api::ArrayRefAt(*pod, {"status", list})) {
-      if (api::StringAt(c, {"name"}) != container) continue;
-      restarts = static_cast<int32_t>(api::IntAt(c, {"restartCount"}));
-      // Waiting with no run behind it: nothing logged yet.
-      started = !api::ObjectAt(c, {"state"}).contains("waiting") ||
-                api::ObjectAt(c, {"lastState"}).contains("terminated") || restarts > 0;
-      waiting = api::StringAt(c, {"state", "waiting", "reason"}, waiting);
-    }
+  if (const api::Json* c = internal::ContainerStatusOf(*pod, container)) {
+    restarts = static_cast<int32_t>(api::IntAt(*c, {"restartCount"}));
+    // Waiting with no run behind it: nothing logged yet.
+    started = !api::ObjectAt(*c, {"state"}).contains("waiting") ||
+              api::ObjectAt(*c, {"lastState"}).contains("terminated") || restarts > 0;
+    waiting = api::StringAt(*c, {"state", "waiting", "reason"}, waiting);
   }
   if (!started) {
     return bad(fmt::format("container {:?} in pod {:?} is waiting to start: {}", container,

@@ -115,8 +115,9 @@ spec:
                           spec + "securityContext.fsGroup" + unheeded));
 }
 
-// Probes and lifecycle hooks are the kubelet's: said, never dropped.
-TEST(ValidationTest, ProbesAndLifecycleHooksAreSaidToBeUnrun) {
+// Probes, lifecycle hooks and read-only mounts, which need a kubelet and
+// mounts of their own here: said, never dropped.
+TEST(ValidationTest, ProbesHooksAndReadOnlyMountsAreSaidToBeUnheeded) {
   CheckedObject c = Check(R"(
 apiVersion: kubeflow.org/v1
 kind: PyTorchJob
@@ -131,12 +132,19 @@ spec:
               image: i
               readinessProbe: {tcpSocket: {port: 23456}}
               lifecycle: {preStop: {exec: {command: [sh, -c, save]}}}
+              volumeMounts: [{name: data, mountPath: /data, readOnly: true}]
+          volumes: [{name: data, persistentVolumeClaim: {claimName: d, readOnly: true}}]
 )");
   EXPECT_TRUE(c.result.ok());
-  std::string container = "spec.pytorchReplicaSpecs[Worker].template.spec.containers[0].";
-  EXPECT_THAT(c.result.warnings,
-              ElementsAre(::testing::StartsWith(container + "readinessProbe: not acted on"),
-                          ::testing::StartsWith(container + "lifecycle: not acted on")));
+  std::string spec = "spec.pytorchReplicaSpecs[Worker].template.spec.";
+  std::string container = spec + "containers[0].";
+  EXPECT_THAT(
+      c.result.warnings,
+      ::testing::UnorderedElementsAre(
+          ::testing::StartsWith(spec + "volumes[0].persistentVolumeClaim.readOnly: not enforced"),
+          ::testing::StartsWith(container + "volumeMounts[0].readOnly: not enforced"),
+          ::testing::StartsWith(container + "readinessProbe: not acted on"),
+          ::testing::StartsWith(container + "lifecycle: not acted on")));
 }
 
 TEST(ValidationTest, UpdateKeepsManagedByAndQueueForEveryKind) {

@@ -114,30 +114,17 @@ spec:
          container + "\n";
 }
 
-// The master's init container prepares the data the master reads; a
-// sidecar runs beside it and is stopped once it ends.
-constexpr const char* kPreparedJob = R"(
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata: {name: prep}
-spec:
-  pytorchReplicaSpecs:
-    Master:
-      restartPolicy: Never
-      template:
-        spec:
+// The master's init container prepares the data the master reads (its
+// `fetch` script); a sidecar runs beside it and is stopped once it ends.
+std::string PreparedJob(const std::string& fetch) {
+  return OneMaster("prep", R"y(
+              command: [sh, -c, 'cat /data/ready']
+              volumeMounts: [{name: data, mountPath: /data}]
           volumes: [{name: data, emptyDir: {}}]
           initContainers:
-            - {name: fetch, image: none, command: [sh, -c, '%s'], volumeMounts: [{name: data, mountPath: /data}]}
-            - {name: logger, image: none, restartPolicy: Always, command: [sh, -c, 'trap "exit 0" TERM; while true; do sleep 0.05; done']}
-          containers:
-            - {name: pytorch, image: none, command: [sh, -c, 'cat /data/ready'], volumeMounts: [{name: data, mountPath: /data}]}
-)";
-
-std::string PreparedJob(const std::string& fetch) {
-  char buf[2048];
-  std::snprintf(buf, sizeof(buf), kPreparedJob, fetch.c_str());
-  return buf;
+            - {name: fetch, image: none, command: [sh, -c, ')y" +
+                               fetch + R"y('], volumeMounts: [{name: data, mountPath: /data}]}
+            - {name: logger, image: none, restartPolicy: Always, command: [sh, -c, 'trap "exit 0" TERM; while true; do sleep 0.05; done']})y");
 }
 
 TEST_F(RunE2eTest, InitContainersPrepareAndASidecarRunsBeside) {
