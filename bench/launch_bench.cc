@@ -15,6 +15,8 @@
 #include "api/validation.h"
 #include "api/yaml.h"
 #include "engine/engine.h"
+#include "node/sandbox.h"
+#include "runtime/local/process.h"
 
 namespace {
 
@@ -58,6 +60,48 @@ BENCHMARK(BM_SubmitToAllStarted)
     ->Arg(1)
     ->Arg(8)
     ->Arg(64)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// One replica's whole life, `true` under trainyard-shim, from Start to its
+// end recorded: what a sandbox (node/sandbox.h) adds to each replica.
+// Arg 0: no sandbox; 1: a sandbox with one volume over a directory the
+// machine has; 2: one at a new top-level path, so "/" is shadowed (each of
+// its entries bound back).
+void BM_ReplicaStartToEnd(benchmark::State& state) {
+  const int kind = static_cast<int>(state.range(0));
+  fs::path dir =
+      fs::temp_directory_path() / ("trainyard-replica-bench-" + std::to_string(getpid()));
+  fs::create_directories(dir / "volume");
+  runtime::ProcessSpec spec{.argv = {"true"},
+                            .env = {{"PATH", "/usr/bin:/bin"}},
+                            .log_path = (dir / "log").string(),
+                            .shim = TRAINYARD_SHIM,
+                            .exit_path = (dir / "exit").string()};
+  if (kind > 0) {
+    std::string bwrap = node::FindBwrap();
+    if (bwrap.empty()) {
+      state.SkipWithError("bubblewrap is not installed");
+      return;
+    }
+    std::string mount_path = kind == 1 ? "/tmp" : "/trainyard-bench-volume";
+    spec.sandbox = *node::SandboxArgs(
+        bwrap, {.hostname = "bench-0",
+                .mounts = {{.mount_path = mount_path, .host_path = (dir / "volume").string()}}});
+  }
+  for (auto _ : state) {
+    Result<runtime::Process> p = runtime::Process::Start(spec);
+    if (!p.ok() || p->WaitFor(std::chrono::seconds(10)) != runtime::ExitStatus{}) {
+      state.SkipWithError("the replica did not run");
+      break;
+    }
+  }
+  fs::remove_all(dir);
+}
+BENCHMARK(BM_ReplicaStartToEnd)
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(2)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

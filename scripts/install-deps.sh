@@ -13,6 +13,10 @@ packages=(
   # Boost.Random's Sobol sequence (header-only), for the sobol algorithm.
   libboost-dev
   clang libclang-rt-14-dev clang-format
+  # Replicas' sandboxes: volumes at their mountPath, the pod's host name
+  # (node/sandbox.h); unshare (util-linux, essential) holds their user
+  # namespace when trainyard is not root.
+  bubblewrap
   # What the examples and their end-to-end tests train with.
   python3 python3-torch python3-sklearn python3-xgboost openmpi-bin python3-mpi4py
   # The anchor the tuning benchmark compares against.

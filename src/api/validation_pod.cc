@@ -74,15 +74,6 @@ void CheckItemName(const std::string& name, const FieldPath& path,
   if (!seen.insert(name).second) out.errors.push_back(FieldError::Duplicate(path, name));
 }
 
-// A replica runs without a mount namespace of its own (docs/run.md, "Not
-// yet"): what it can write is its user's to write, read-only or not.
-std::string ReadOnlyUnenforced(const FieldPath& at) {
-  return fmt::format(
-      "{}: not enforced: replicas here see their volumes through path rewriting, not mounts, "
-      "and can write what their user may",
-      at.Child("readOnly").ToString());
-}
-
 void ValidateEnv(const std::vector<EnvVar>& env, const FieldPath& path, ValidationResult& out) {
   std::set<std::string> seen;
   for (size_t i = 0; i < env.size(); ++i) {
@@ -220,7 +211,6 @@ void ValidateContainer(const Container& c, const FieldPath& path,
     for (const std::string& p : LocalDescendingPathProblems(m.sub_path)) {
       out.errors.push_back(FieldError::Invalid(item.Child("subPath"), m.sub_path, p));
     }
-    if (m.read_only.value_or(false)) out.warnings.push_back(ReadOnlyUnenforced(item));
   }
 }
 
@@ -288,9 +278,6 @@ void ValidateVolumes(const std::vector<Volume>& volumes, const FieldPath& path,
     if (v.persistent_volume_claim && v.persistent_volume_claim->claim_name.empty()) {
       out.errors.push_back(
           FieldError::Required(item.Child("persistentVolumeClaim").Child("claimName")));
-    }
-    if (v.persistent_volume_claim && v.persistent_volume_claim->read_only.value_or(false)) {
-      out.warnings.push_back(ReadOnlyUnenforced(item.Child("persistentVolumeClaim")));
     }
   }
 }

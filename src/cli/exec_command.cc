@@ -1,8 +1,11 @@
 #include "cli/exec_command.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <grp.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -46,11 +49,45 @@ int FailExec(const std::string& message) {
 
 namespace {
 
-bool IsShim(pid_t pid) {
+std::string CommandOf(pid_t pid) {
   std::ifstream in(fmt::format("/proc/{}/comm", pid));
   std::string comm;
   std::getline(in, comm);
-  return comm == "trainyard-shim";
+  return comm;
+}
+
+bool IsShim(pid_t pid) { return CommandOf(pid) == "trainyard-shim"; }
+
+// The first child of `parent`, or 0.
+pid_t ChildOf(pid_t parent) {
+  std::error_code ec;
+  for (auto it = fs::directory_iterator("/proc", ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    pid_t pid = std::atoi(it->path().filename().c_str());
+    std::optional<runtime::ProcStat> stat = pid > 0 ? runtime::ReadProcStat(pid) : std::nullopt;
+    if (stat && stat->ppid == parent) return pid;
+  }
+  return 0;
+}
+
+// The process group `pid` is bwrap in, or 0 when it is not bwrap.
+pid_t InSandboxOf(pid_t pid) {
+  std::optional<runtime::ProcStat> stat = runtime::ReadProcStat(pid);
+  return stat && CommandOf(pid) == "bwrap" ? stat->pgrp : 0;
+}
+
+// The replica's program: `replica` itself, or in a sandbox (node/sandbox.h)
+// the child of bwrap, which only waits for it.
+Result<pid_t> ProgramOf(pid_t replica) {
+  if (CommandOf(replica) != "bwrap") return replica;
+  pid_t program = ChildOf(replica);
+  // Until it is the replica's own, bwrap's child is still making the
+  // sandbox, as trainyard's user: nothing runs beside that.
+  std::string command = program == 0 ? "" : CommandOf(program);
+  if (program == 0 || command == "bwrap" || command == "trainyard-shim") {
+    return FailedPreconditionError("the replica's sandbox is still being made; try again");
+  }
+  return program;
 }
 
 // The replica's own process in the group `leader` leads: the leader, or
@@ -87,7 +124,12 @@ Result<pid_t> FindByLog(const std::string& state, const ExecOptions& options) {
        it.increment(ec)) {
     pid_t pid = std::atoi(it->path().filename().c_str());
     std::optional<runtime::ProcStat> stat = pid > 0 ? runtime::ReadProcStat(pid) : std::nullopt;
-    if (!stat || (pid != stat->pgrp && stat->ppid != stat->pgrp)) continue;
+    // The leader, its child, or in a sandbox bwrap's child (bwrap itself
+    // may not be looked into): never a daemon that took the log along.
+    if (!stat ||
+        (pid != stat->pgrp && stat->ppid != stat->pgrp && InSandboxOf(stat->ppid) != stat->pgrp)) {
+      continue;
+    }
     pid_t group = stat->pgrp;
     std::error_code link_ec;
     std::string out = fs::read_symlink(it->path() / "fd" / "1", link_ec).string();
@@ -98,10 +140,10 @@ Result<pid_t> FindByLog(const std::string& state, const ExecOptions& options) {
 }
 
 // A running replica's processes: its group's leader (the shim, or the
-// replica itself) and the replica's own (ReplicaOf).
+// replica itself) and the replica's program (ReplicaOf, ProgramOf).
 struct ReplicaProcesses {
   pid_t leader = 0;
-  pid_t replica = 0;
+  pid_t program = 0;
 };
 
 // The replica's running processes, from the pod as the store has it
@@ -147,7 +189,8 @@ Result<ReplicaProcesses> ProcessesOf(const std::string& state, const ExecOptions
   }
   if (pid <= 0) return FailedPreconditionError(fmt::format("pod {} is not running", who));
   ASSIGN_OR_RETURN(pid_t replica, ReplicaOf(pid));
-  std::ifstream in(fmt::format("/proc/{}/environ", replica), std::ios::binary);
+  ASSIGN_OR_RETURN(pid_t program, ProgramOf(replica));
+  std::ifstream in(fmt::format("/proc/{}/environ", program), std::ios::binary);
   std::string entry;
   bool ours = hostname.empty();
   while (std::getline(in, entry, '\0')) {
@@ -158,7 +201,7 @@ Result<ReplicaProcesses> ProcessesOf(const std::string& state, const ExecOptions
     return FailedPreconditionError(
         fmt::format("pod {} is not running (process {} is gone)", who, pid));
   }
-  return ReplicaProcesses{.leader = pid, .replica = replica};
+  return ReplicaProcesses{.leader = pid, .program = program};
 }
 
 }  // namespace
@@ -188,6 +231,66 @@ Status BecomeOwnerOf(pid_t pid) {
   return OkStatus();
 }
 
+// Whether `pid` is in this process's namespace of that kind ("mnt").
+bool SharesNamespace(pid_t pid, const char* kind) {
+  struct stat ours {
+  }, theirs{};
+  return stat(fmt::format("/proc/self/ns/{}", kind).c_str(), &ours) == 0 &&
+         stat(fmt::format("/proc/{}/ns/{}", pid, kind).c_str(), &theirs) == 0 &&
+         ours.st_ino == theirs.st_ino && ours.st_dev == theirs.st_dev;
+}
+
+// Joins the namespaces of `pid` that this process is not in (a sandbox's:
+// node/sandbox.h), the user namespace first, so that the command sees
+// what the replica sees: its mounts and its host name; then its root
+// (bwrap's, not the mount namespace's first) and its directory. False
+// when `pid` is in no sandbox. PERMISSION_DENIED, having changed nothing,
+// when this process may not enter it: it runs in a sandbox of its own (an
+// MPI launcher's rsh agent).
+Result<bool> EnterSandboxOf(pid_t pid) {
+  struct Kind {
+    const char* name;
+    int flag;
+  };
+  std::vector<std::pair<int, Kind>> joins;
+  auto close_all = [&] {
+    for (const auto& [fd, kind] : joins) close(fd);
+  };
+  for (Kind kind :
+       {Kind{"user", CLONE_NEWUSER}, Kind{"mnt", CLONE_NEWNS}, Kind{"uts", CLONE_NEWUTS}}) {
+    if (SharesNamespace(pid, kind.name)) continue;
+    int fd = open(fmt::format("/proc/{}/ns/{}", pid, kind.name).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      close_all();
+      return UnavailableError(
+          fmt::format("cannot open the replica's {} namespace: {}", kind.name, strerror(errno)));
+    }
+    joins.push_back({fd, kind});
+  }
+  if (joins.empty()) return false;
+  int root = open(fmt::format("/proc/{}/root", pid).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int cwd = open(fmt::format("/proc/{}/cwd", pid).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  bool first = true;
+  for (const auto& [fd, kind] : joins) {
+    if (setns(fd, kind.flag) == 0) {
+      first = false;
+      continue;
+    }
+    int error = errno;
+    close_all();
+    std::string why =
+        fmt::format("cannot enter the replica's {} namespace: {}", kind.name, strerror(error));
+    if (first && error == EPERM) return PermissionDeniedError(why);
+    return UnavailableError(why);
+  }
+  close_all();
+  bool placed = root >= 0 && cwd >= 0 && fchdir(root) == 0 && chroot(".") == 0 && fchdir(cwd) == 0;
+  if (root >= 0) close(root);
+  if (cwd >= 0) close(cwd);
+  if (!placed) return UnavailableError("cannot enter the replica's root and directory");
+  return true;
+}
+
 }  // namespace
 
 int RunExec(const ExecOptions& options) {
@@ -200,21 +303,32 @@ int RunExec(const ExecOptions& options) {
   Result<ReplicaProcesses> processes = ProcessesOf(state, options, env_text);
   if (!processes.ok()) return FailExec(processes.status().message());
   // Under a shim (root's) the leader is not the replica.
-  auto [leader, replica] = *processes;
+  auto [leader, program] = *processes;
+  std::error_code ec;
+  fs::path dir = fs::read_symlink(fmt::format("/proc/{}/cwd", program), ec);
+  // Entered before the user is switched: entering takes root's privilege
+  // where the sandbox is root's (runtime::ProcessSpec::sandbox).
+  Result<bool> entered = EnterSandboxOf(program);
+  if (!entered.ok() && entered.status().code() != StatusCode::kPermissionDenied) {
+    return FailExec(entered.status().message());
+  }
+  if (Status became = BecomeOwnerOf(program); !became.ok()) {
+    return FailExec(became.message());
+  }
+  // Not entered (this is an MPI launcher's rsh agent in a sandbox of its
+  // own): the command runs beside the replica as without sandboxes, with
+  // its environment and directory, among this sandbox's files and under
+  // its host name (docs/run.md, "Sandboxes").
+  if ((!entered.ok() || !*entered) && (ec || chdir(dir.c_str()) != 0)) {
+    return FailExec(fmt::format("cannot enter the replica's directory {}", dir.string()));
+  }
   std::string path_env;
   for (const std::string& e : env_text) {
     if (e.starts_with("PATH=")) path_env = e.substr(5);
   }
-  Result<std::string> program = runtime::ResolveProgram(options.command[0], path_env);
-  if (!program.ok()) return FailExec(program.status().message());
-  std::error_code ec;
-  fs::path dir = fs::read_symlink(fmt::format("/proc/{}/cwd", replica), ec);
-  if (ec || chdir(dir.c_str()) != 0) {
-    return FailExec(fmt::format("cannot enter the replica's directory {}", dir.string()));
-  }
-  if (Status became = BecomeOwnerOf(replica); !became.ok()) {
-    return FailExec(became.message());
-  }
+  // Looked up as the replica would: in its PATH, among its files.
+  Result<std::string> found = runtime::ResolveProgram(options.command[0], path_env);
+  if (!found.ok()) return FailExec(found.status().message());
   // Joining the replica's process group makes the command stop with it. It
   // works from the same session (an MPI launcher's rsh agent); from another
   // terminal it does not, and the command then runs beside the replica. A
@@ -231,8 +345,8 @@ int RunExec(const ExecOptions& options) {
   argv.push_back(nullptr);
   for (std::string& e : env_text) envp.push_back(e.data());
   envp.push_back(nullptr);
-  execve(program->c_str(), argv.data(), envp.data());
-  return FailExec(fmt::format("cannot run {}: {}", *program, std::strerror(errno)));
+  execve(found->c_str(), argv.data(), envp.data());
+  return FailExec(fmt::format("cannot run {}: {}", *found, std::strerror(errno)));
 }
 
 }  // namespace trainyard::cli

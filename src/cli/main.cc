@@ -56,6 +56,10 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--without-gpus", run.without_gpus,
                     "Run a GPU manifest on the CPU: drop its GPU requests and set "
                     "CUDA_VISIBLE_DEVICES empty (said once per job)");
+  const char* no_sandbox_help =
+      "Run replicas without a sandbox of their own (bubblewrap): volumes reached through path "
+      "rewriting instead of at their mountPath, and the machine's host name";
+  run_cmd->add_flag("--no-sandbox", run.no_sandbox, no_sandbox_help);
   run_cmd->add_option("--nodes", run.nodes_file,
                       "Place pods on the Node objects in this file instead of this machine "
                       "(they all still run here)");
@@ -99,6 +103,7 @@ int main(int argc, char** argv) {
   server_cmd->add_flag("--allow-unauthenticated", server.allow_unauthenticated,
                        "Allow a non-loopback --address without --token-file (anyone who reaches "
                        "it can run anything)");
+  server_cmd->add_flag("--no-sandbox", server.no_sandbox, no_sandbox_help);
   server_cmd->add_flag("--api-only", server.api_only,
                        "Serve the store and the API only, as kube-apiserver does: no controller, "
                        "scheduler or replica runs (for `trainyard operator` and its tests)");

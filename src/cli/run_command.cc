@@ -24,6 +24,7 @@
 #include "controller/pod_state.h"
 #include "engine/engine.h"
 #include "engine/inventory.h"
+#include "node/sandbox.h"
 #include "server/handler.h"
 #include "server/http_server.h"
 
@@ -238,6 +239,13 @@ std::string ShimBeside(const std::string& self, const std::string& without) {
   return "";
 }
 
+SandboxChoice ChooseSandbox(bool no_sandbox) {
+  if (no_sandbox) return {"", "--no-sandbox"};
+  std::string bwrap = node::FindBwrap();
+  if (bwrap.empty()) return {"", "bubblewrap is not installed; apt install bubblewrap"};
+  return {bwrap, ""};
+}
+
 namespace {
 
 bool IsExperiment(const api::Object& object) {
@@ -328,6 +336,7 @@ int RunRun(const RunOptions& options) {
   }
   std::string state_dir = home + "/runs/" + RunDirName(RealClock::Get().Now());
   std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  SandboxChoice sandbox = ChooseSandbox(options.no_sandbox);
   // Each replica under a shim of its own, so that everything it starts
   // (setsid and double-forked daemons too) ends with it.
   Result<std::unique_ptr<engine::Engine>> created = engine::Engine::Create(
@@ -337,8 +346,11 @@ int RunRun(const RunOptions& options) {
        .working_dir = working_dir,
        .base_env = BaseEnv(),
        .exec_program = self,
-       .shim =
-           ShimBeside(self, "daemons a replica starts outside its process group may outlive it"),
+       .shim = ShimBeside(self,
+                          "daemons a replica starts outside its process group may outlive it, and "
+                          "replicas run without sandboxes"),
+       .bwrap = sandbox.bwrap,
+       .no_sandbox = sandbox.why_none,
        // The run's directory is its record: every replica's log stays.
        .keep_logs = true,
        .run_as = *run_as,

@@ -27,6 +27,8 @@ struct RunOptions {
   // Try a GPU manifest on a machine without GPUs: its GPU requests are
   // dropped and CUDA_VISIBLE_DEVICES set empty (cli/without_gpus.h).
   bool without_gpus = false;
+  // Replicas run without sandboxes: volumes through path rewriting.
+  bool no_sandbox = false;
 };
 
 int RunRun(const RunOptions& options);
@@ -51,5 +53,12 @@ void MakePassable(const std::vector<std::string>& dirs, const runtime::RunAsPoli
 // trainyard-shim, installed beside the trainyard binary `self`; empty,
 // with a warning that says what `without` costs, when it is missing.
 std::string ShimBeside(const std::string& self, const std::string& without);
+
+// Where replicas' sandboxes come from: bwrap's path, or "" and why not.
+struct SandboxChoice {
+  std::string bwrap;
+  std::string why_none;
+};
+SandboxChoice ChooseSandbox(bool no_sandbox);
 
 }  // namespace trainyard::cli

@@ -136,7 +136,9 @@ int RunServer(const ServerOptions& options) {
   // they outlive a crash of the server and are adopted when it restarts.
   std::string shim = ShimBeside(self,
                                 "replicas will die with the server instead of being "
-                                "adopted, and daemons they start may outlive them");
+                                "adopted, daemons they start may outlive them, and they run "
+                                "without sandboxes");
+  SandboxChoice sandbox = ChooseSandbox(options.no_sandbox);
   server::Metrics metrics;
   Result<std::unique_ptr<engine::Engine>> created =
       engine::Engine::Create({.state_dir = home + "/server",
@@ -148,6 +150,8 @@ int RunServer(const ServerOptions& options) {
                               .exec_program = self,
                               .shim = shim,
                               .detach_replicas = true,
+                              .bwrap = sandbox.bwrap,
+                              .no_sandbox = sandbox.why_none,
                               // What a pod needs may be applied after it.
                               .wait_for_config = true,
                               .run_as = *run_as,

@@ -28,6 +28,8 @@ struct ServerOptions {
   std::vector<std::string> run_as_namespace;
   // The store and the API only (engine::EngineOptions::api_only).
   bool api_only = false;
+  // Replicas run without sandboxes (cli::RunOptions::no_sandbox).
+  bool no_sandbox = false;
 };
 
 int RunServer(const ServerOptions& options);

@@ -53,5 +53,8 @@ Status OutOfRangeError(std::string m) { return {StatusCode::kOutOfRange, std::mo
 Status InternalError(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 Status UnavailableError(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
 Status UnimplementedError(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
+Status PermissionDeniedError(std::string m) {
+  return {StatusCode::kPermissionDenied, std::move(m)};
+}
 
 }  // namespace trainyard

@@ -61,6 +61,7 @@ Status OutOfRangeError(std::string message);
 Status InternalError(std::string message);
 Status UnavailableError(std::string message);
 Status UnimplementedError(std::string message);
+Status PermissionDeniedError(std::string message);
 
 // Either a value or a non-OK Status.
 template <typename T>

@@ -131,6 +131,11 @@ Status Engine::Init() {
                                                                     .clock = options_.clock,
                                                                     .nodes = options_.nodes,
                                                                     .policy = options_.policy});
+  // Sandboxes need a shim (runtime::ProcessSpec::sandbox); without one
+  // (tests, or a missing shim, said when found missing) there are none.
+  if (!options_.shim.empty()) {
+    sandboxes_ = std::make_unique<node::Sandboxes>(options_.bwrap, options_.no_sandbox);
+  }
   node_ = std::make_unique<node::NodeAgent>(node::NodeAgentOptions{
       .store = store_.get(),
       .clock = options_.clock,
@@ -151,7 +156,8 @@ Status Engine::Init() {
       .run_as = options_.run_as,
       .host_access = {.baseline_namespaces = options_.baseline_namespaces,
                       .own_dirs = {metrics_dir, trial_dirs}},
-      .cgroups = &cgroups_});
+      .cgroups = &cgroups_,
+      .sandboxes = sandboxes_.get()});
   metrics_collector_ = std::make_unique<MetricsCollector>(MetricsCollectorOptions{
       .store = store_.get(),
       .log_path = [node = node_.get()](

@@ -50,6 +50,11 @@ struct EngineOptions {
   // With a shim: replicas outlive a crash of the engine and are adopted
   // when it starts again (`trainyard server`); otherwise they die with it.
   bool detach_replicas = false;
+  // bubblewrap's path, with a shim: replicas run in sandboxes of their own
+  // (node/sandbox.h). Empty: they reach their volumes through path
+  // rewriting, for the reason no_sandbox gives.
+  std::string bwrap;
+  std::string no_sandbox = "no sandboxes were asked for";
   // Logs outlive their pods (node::NodeAgentOptions::keep_logs).
   bool keep_logs = false;
   // Containers wait for a ConfigMap, Secret or claim that is not there yet
@@ -164,6 +169,7 @@ class Engine {
   std::unique_ptr<SchedulerStep> scheduler_;
   // Where containers' limits are enforced (before node_, which uses it).
   node::Cgroups cgroups_ = node::Cgroups::Detect();
+  std::unique_ptr<node::Sandboxes> sandboxes_;
   std::unique_ptr<node::NodeAgent> node_;
   std::string node_name_;
   int wake_pipe_[2] = {-1, -1};

@@ -124,7 +124,7 @@ Status StatusOfAnswer(int code, const std::string& body) {
     case 401:
       return Status(StatusCode::kUnauthenticated, message);
     case 403:
-      return Status(StatusCode::kPermissionDenied, message);
+      return PermissionDeniedError(message);
     case 404:
       return NotFoundError(message);
     case 409:

@@ -246,7 +246,8 @@ PodVolumeDirs NodeAgent::VolumeDirsOf(const api::Pod& pod) const {
   fs::path shm = fs::is_directory("/dev/shm") ? fs::path("/dev/shm") : pod_dir;
   return {.disk = (pod_dir / "volumes").string(),
           .memory = (shm / ("trainyard-" + pod.metadata.uid)).string(),
-          .claims = options_.claims_dir};
+          .claims = options_.claims_dir,
+          .hosts_file = (pod_dir / "etc-hosts").string()};
 }
 
 void NodeAgent::RemovePodFiles(const Replica& replica) {
@@ -372,17 +373,28 @@ Result<runtime::ProcessSpec> NodeAgent::SpecOf(const api::Pod& pod, Replica& rep
   replica.volumes = VolumeDirsOf(pod);
   ASSIGN_OR_RETURN(Mounts mounts, PrepareVolumes(pod, container, replica.volumes, *options_.store));
   std::optional<runtime::Credentials> user = options_.run_as.For(pod.metadata.namespace_);
+  std::string no_sandbox =
+      options_.sandboxes == nullptr ? "no sandboxes are used here" : options_.sandboxes->Problem();
+  std::vector<std::string> sandbox;
+  if (no_sandbox.empty()) {
+    ASSIGN_OR_RETURN(sandbox, SandboxFor(pod, replica, mounts));
+  }
   if (user) {
     RETURN_IF_ERROR(
         GivePodFiles(pod, replica.volumes, options_.pods_dir, options_.host_access, *user));
     UseHomeOf(*user, container, env);
   }
-  RETURN_IF_ERROR(TranslateEnv(container, mounts, env));
-  ASSIGN_OR_RETURN(std::vector<std::string> argv, ContainerArgv(container, env));
-  RETURN_IF_ERROR(TranslateArgv(mounts, env, argv));
   std::string working_dir = container.working_dir;
-  size_t path_room = PATH_MAX;  // what chdir takes
-  RETURN_IF_ERROR(TranslateWithin(working_dir, mounts, path_room, "workingDir"));
+  if (!no_sandbox.empty()) {
+    WarnPathRewriting(no_sandbox, pod, container, replica);
+    RETURN_IF_ERROR(TranslateEnv(container, mounts, env));
+  }
+  ASSIGN_OR_RETURN(std::vector<std::string> argv, ContainerArgv(container, env));
+  if (!no_sandbox.empty()) {
+    RETURN_IF_ERROR(TranslateArgv(mounts, env, argv));
+    size_t path_room = PATH_MAX;  // what chdir takes
+    RETURN_IF_ERROR(TranslateWithin(working_dir, mounts, path_room, "workingDir"));
+  }
   return runtime::ProcessSpec{
       .argv = std::move(argv),
       .env = std::move(env),
@@ -392,7 +404,45 @@ Result<runtime::ProcessSpec> NodeAgent::SpecOf(const api::Pod& pod, Replica& rep
       .exit_path = ExitPath(pod, container.name, run),
       .detach = options_.detach,
       .user = user,
-      .cgroups = CgroupsFor(pod, container, run)};
+      .cgroups = CgroupsFor(pod, container, run),
+      .sandbox = std::move(sandbox),
+      .userns = no_sandbox.empty() ? options_.sandboxes->userns() : ""};
+}
+
+Result<std::vector<std::string>> NodeAgent::SandboxFor(const api::Pod& pod, const Replica& replica,
+                                                       const Mounts& mounts) const {
+  const std::string& hosts = replica.volumes.hosts_file;
+  std::error_code ec;
+  fs::create_directories(fs::path(hosts).parent_path(), ec);
+  std::ofstream out(hosts, std::ios::trunc);
+  out << HostsFileOf(pod, options_.host);
+  out.close();
+  if (!out) return UnavailableError(fmt::format("cannot write the pod's hosts file {}", hosts));
+  return SandboxArgs(options_.sandboxes->bwrap(),
+                     {.hostname = PodHostname(pod), .mounts = mounts, .hosts_file = hosts});
+}
+
+void NodeAgent::WarnPathRewriting(const std::string& why, const api::Pod& pod,
+                                  const api::Container& container, Replica& replica) {
+  // Said where sandboxes were looked for: not by an agent given none.
+  if (options_.sandboxes != nullptr && !std::exchange(said_path_rewriting_, true)) {
+    fmt::print(stderr,
+               "trainyard: warning: replicas run without mount namespaces ({}): they reach their "
+               "volumes through path rewriting, not at their mountPath, see the machine's host "
+               "name, and can write to readOnly mounts\n",
+               why);
+  }
+  for (const api::VolumeMount& mount : container.volume_mounts) {
+    auto volume = std::find_if(pod.spec.volumes.begin(), pod.spec.volumes.end(),
+                               [&](const api::Volume& v) { return v.name == mount.name; });
+    bool claim_read_only = volume != pod.spec.volumes.end() && volume->persistent_volume_claim &&
+                           volume->persistent_volume_claim->read_only.value_or(false);
+    if (!mount.read_only.value_or(false) && !claim_read_only) continue;
+    Event(replica, container.name, "Warning", "ReadOnlyNotEnforced",
+          fmt::format("volumeMount {} at {}: readOnly is not enforced without a mount namespace "
+                      "({})",
+                      mount.name, mount.mount_path, why));
+  }
 }
 
 std::vector<std::string> NodeAgent::CgroupsFor(const api::Pod& pod, const api::Container& container,

@@ -31,6 +31,7 @@
 #include "node/container_env.h"
 #include "node/pod_events.h"
 #include "node/run_as.h"
+#include "node/sandbox.h"
 #include "node/stray_shims.h"
 #include "node/volumes.h"
 #include "runtime/local/process.h"
@@ -91,6 +92,10 @@ struct NodeAgentOptions {
   // Where containers' memory and CPU limits are enforced; none, or one
   // with a problem: they are not (said once).
   const Cgroups* cgroups = nullptr;
+  // Where replicas run in namespaces of their own, with their volumes at
+  // their mountPath; none, or one with a problem (said once): they reach
+  // their volumes through path rewriting.
+  const Sandboxes* sandboxes = nullptr;
 };
 
 class NodeAgent {
@@ -186,11 +191,19 @@ class NodeAgent {
   // started; Pending while it initialises.
   void UpdatePhase(api::Pod& pod, Replica& replica, const std::vector<Slot>& slots,
                    std::optional<TimePoint>& wake);
-  // What a container runs, its volumes made ready: env, argv and workingDir
-  // with mount paths translated, within the bounds of
-  // runtime/local/expand.h.
+  // What a container runs, its volumes made ready: in a sandbox with them
+  // at their mount paths, or without one, env, argv and workingDir with
+  // mount paths translated, within the bounds of runtime/local/expand.h.
   Result<runtime::ProcessSpec> SpecOf(const api::Pod& pod, Replica& replica,
                                       const api::Container& container, int32_t run);
+  // The sandbox's arguments for a container of `pod` with `mounts`, its
+  // hosts file written.
+  Result<std::vector<std::string>> SandboxFor(const api::Pod& pod, const Replica& replica,
+                                              const Mounts& mounts) const;
+  // Says, once, that replicas run without sandboxes, and why; and, with an
+  // event, that `container`'s readOnly mounts are not enforced.
+  void WarnPathRewriting(const std::string& why, const api::Pod& pod,
+                         const api::Container& container, Replica& replica);
   Status Start(api::Pod& pod, Replica& replica, const Slot& slot);
   // A run an earlier node agent started without the store recording it
   // (it crashed first): adopts its shim if it still runs, or records how
@@ -265,9 +278,10 @@ class NodeAgent {
   // visits besides changed pods, so that finished ones cost nothing.
   std::set<std::string> active_;
   std::set<std::string> gone_;
-  bool full_sync_ = true;        // the next Sync looks at every pod
-  bool said_no_limits_ = false;  // that limits are not enforced, said once
-  store::WatchId watch_ = 0;     // tells changed_ of pod writes
+  bool full_sync_ = true;             // the next Sync looks at every pod
+  bool said_no_limits_ = false;       // that limits are not enforced, said once
+  bool said_path_rewriting_ = false;  // that replicas run without sandboxes, said once
+  store::WatchId watch_ = 0;          // tells changed_ of pod writes
   std::mutex changed_mu_;
   std::set<std::string> changed_;  // guarded by changed_mu_: pods written since the last Sync
   // Guarded by changed_mu_: the grace period a delete gave a pod

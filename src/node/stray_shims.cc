@@ -29,8 +29,8 @@ std::vector<ShimProcess> FindShims(const std::string& dir) {
     std::string name = it->path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     std::vector<std::string> argv = CommandLine(it->path());
-    // trainyard-shim [--as=...] EXIT_FILE PROGRAM ARGV0 [ARG...]
-    if (argv.size() > 1 && argv[1].starts_with("--as=")) argv.erase(argv.begin() + 1);
+    // trainyard-shim [--as=...] [--sandboxed] EXIT_FILE PROGRAM ARGV0 [ARG...]
+    while (argv.size() > 1 && argv[1].starts_with("--")) argv.erase(argv.begin() + 1);
     if (argv.size() < 4 || fs::path(argv[0]).filename() != "trainyard-shim" ||
         !argv[1].starts_with(prefix)) {
       continue;

@@ -314,7 +314,13 @@ Result<Mounts> PrepareVolumes(const api::Pod& pod, const api::Container& contain
     }
     std::string path = mount.mount_path;
     while (path.size() > 1 && path.back() == '/') path.pop_back();
-    mounts.push_back({std::move(path), std::move(host)});
+    bool claim_read_only = volume->persistent_volume_claim &&
+                           volume->persistent_volume_claim->read_only.value_or(false);
+    mounts.push_back({.mount_path = std::move(path),
+                      .host_path = std::move(host),
+                      .read_only = mount.read_only.value_or(false) || claim_read_only ||
+                                   volume->config_map || volume->secret,
+                      .devices = volume->host_path.has_value()});
   }
   // Longest first, so /data/cache wins over /data.
   std::stable_sort(mounts.begin(), mounts.end(), [](const Mount& a, const Mount& b) {
@@ -349,6 +355,7 @@ void RemoveVolumes(const PodVolumeDirs& dirs) {
   std::error_code ec;
   fs::remove_all(dirs.disk, ec);
   fs::remove_all(dirs.memory, ec);
+  if (!dirs.hosts_file.empty()) fs::remove(dirs.hosts_file, ec);
 }
 
 }  // namespace trainyard::node

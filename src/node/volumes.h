@@ -23,6 +23,10 @@ namespace trainyard::node {
 struct Mount {
   std::string mount_path;  // where the container expects it: "/etc/mpi"
   std::string host_path;   // where it is on this machine
+  // Mounted read-only in a sandbox: readOnly, a claim's readOnly, and
+  // configMap and secret volumes always, as the kubelet mounts them.
+  bool read_only = false;
+  bool devices = false;  // a hostPath: device files in it work
 };
 using Mounts = std::vector<Mount>;
 
@@ -33,6 +37,8 @@ struct PodVolumeDirs {
   // Where claims keep their data, outliving pods, jobs and runs:
   // <claims>/<namespace>/<claim> (ClaimDir). Empty: no claim can be used.
   std::string claims;
+  // <pod dir>/etc-hosts: the pod's /etc/hosts, in a sandbox (sandbox.h).
+  std::string hosts_file;
 };
 
 // The directory a PersistentVolumeClaim is bound to; an error naming the
@@ -65,7 +71,7 @@ std::optional<std::string> TranslatePaths(std::string_view text, const Mounts& m
                                           size_t max_bytes = SIZE_MAX);
 
 // Removes a pod's emptyDir, configMap and secret volumes (never a
-// hostPath).
+// hostPath), and its hosts file.
 void RemoveVolumes(const PodVolumeDirs& dirs);
 
 }  // namespace trainyard::node

@@ -3,8 +3,9 @@
 Usage: exec_check.py KUBECONFIG POD
 
 Runs a command through kubernetes.stream (WebSocket, the client's channel
-protocol), reads its stdout and stderr apart, sends stdin, and reads the
-exit code from the error channel. Exits 0 when every step did what
+protocol), reads its stdout and stderr apart, sees what the replica's
+sandbox holds, sends stdin, and reads the exit code from the error
+channel. Exits 0 when every step did what
 Kubernetes would; prints the step that did not otherwise.
 """
 import sys
@@ -22,6 +23,13 @@ def main():
                  stderr=True, stdin=False, stdout=True, tty=False)
     if "hello-from-the-pod" not in out:
         print(f"exec output: {out!r}")
+        return 1
+    # In the replica's sandbox: its volume at its mountPath, its host name.
+    seen = stream(api.connect_get_namespaced_pod_exec, pod, "default",
+                  command=["sh", "-c", "cat /trainyard-exec-test/scratch/mark; hostname"],
+                  stderr=True, stdin=False, stdout=True, tty=False)
+    if seen != f"pods-own\n{pod}\n":
+        print(f"sandbox view: {seen!r}")
         return 1
     session = stream(api.connect_get_namespaced_pod_exec, pod, "default",
                      command=["sh", "-c", "read line; echo \"got $line\"; exit 4"],

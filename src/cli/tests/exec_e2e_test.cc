@@ -24,11 +24,14 @@ spec:
   template:
     spec:
       restartPolicy: Never
+      # At a path this machine does not have: seen there in the sandbox.
+      volumes: [{name: scratch, emptyDir: {}}]
       containers:
         - name: main
           image: none
           env: [{name: GREETING, value: hello-from-the-pod}]
-          command: [sh, -c, 'echo ready; exec sleep 600']
+          volumeMounts: [{name: scratch, mountPath: /trainyard-exec-test/scratch}]
+          command: [sh, -c, 'echo pods-own > /trainyard-exec-test/scratch/mark; echo ready; exec sleep 600']
 )";
 
 class ExecE2eTest : public ServerFixture {
@@ -45,6 +48,29 @@ class ExecE2eTest : public ServerFixture {
                    << " runs exec over SPDY only; the server serves it over WebSocket, as kubectl "
                       "1.30 and newer speak it";
     }
+  }
+  // A running pod of a Job whose replica leaves its process group (setsid).
+  std::string ApplyEscaper() {
+    CommandResult applied = Kubectl({"apply", "-f", Write("setsid.yaml", R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: escaper}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      # Out of the group, it hears no SIGTERM: the grace is its wait.
+      terminationGracePeriodSeconds: 1
+      containers:
+        - {name: main, image: none, command: [setsid, sleep, "600"]}
+)")});
+    EXPECT_EQ(applied.exit_code, 0) << applied.output;
+    std::string pod;
+    EXPECT_TRUE(Eventually([&] {
+      pod = Field("pods", ".items[?(@.status.phase==\"Running\")].metadata.name");
+      return !pod.empty();
+    }));
+    return pod;
   }
   // The running pod of a sleeper job in `namespace_`.
   std::string RunningSleeper(const std::string& namespace_ = "default",
@@ -63,6 +89,10 @@ class ExecE2eTest : public ServerFixture {
       pod = Kubectl(get).output;
       return !pod.empty() && pod.find(' ') == std::string::npos;
     }));
+    // Ready once it said so: its mark is written.
+    std::vector<std::string> logs = {"logs", "-n", namespace_, pod};
+    logs.insert(logs.end(), auth.begin(), auth.end());
+    EXPECT_TRUE(Eventually([&] { return Kubectl(logs).output == "ready\n"; }));
     return pod;
   }
   // `script` run by sh, kubectl on its PATH and this test's kubeconfig.
@@ -163,11 +193,27 @@ TEST_F(ExecE2eTest, ACommandRunsInThePodsEnvironmentAndEndsWithItsExitCode) {
 // channel (tests/python/exec_check.py).
 TEST_F(ExecE2eTest, ThePythonKubernetesClientExecsWithStdinAndTheExitCode) {
   TRAINYARD_NEEDS(PythonHas("kubernetes"), "python3-kubernetes");
+  TRAINYARD_NEEDS(HaveBwrap(), "bubblewrap");
   StartServer();
   std::string pod = RunningSleeper();
+  // In the replica's sandbox: its volume at its mountPath, its host name.
   CommandResult check = PythonCheck("exec_check.py", {pod});
   EXPECT_EQ(check.exit_code, 0) << check.output;
   EXPECT_THAT(check.output, HasSubstr("every step as expected"));
+}
+
+// The command runs in the replica's sandbox: it sees the volume at its
+// mountPath and the pod's host name, as a container's exec does.
+TEST_F(ExecE2eTest, TheCommandSeesTheReplicasVolumesAndHostName) {
+  NeedKubectlThatExecsOverWebSocket();
+  TRAINYARD_NEEDS(HaveBwrap(), "bubblewrap");
+  StartServer();
+  std::string pod = RunningSleeper();
+  CommandResult seen =
+      Kubectl({"exec", pod, "--", "sh", "-c", "cat /trainyard-exec-test/scratch/mark; hostname"});
+  EXPECT_EQ(seen.exit_code, 0) << seen.output;
+  EXPECT_EQ(seen.output, "pods-own\n" + pod + "\n");
+  EXPECT_FALSE(fs::exists("/trainyard-exec-test")) << "the mount point was made on the machine";
 }
 
 // -i: what kubectl reads goes to the command, and so does its end.
@@ -210,33 +256,30 @@ TEST_F(ExecE2eTest, AKubectlKilledMidwayLeavesNoCommandBehind) {
   EXPECT_TRUE(Eventually([&] { return !Running(cmdline); }));
 }
 
-// A replica that left its process group (setsid) cannot be found, and
-// nothing runs in its place: never as its root-owned shim.
-TEST_F(ExecE2eTest, AReplicaThatLeftItsProcessGroupIsNotStoodInFor) {
+// Without a sandbox, a replica that left its process group (setsid)
+// cannot be found, and nothing runs in its place: never as its root-owned
+// shim.
+TEST_F(ExecE2eTest, WithoutASandboxAReplicaThatLeftItsProcessGroupIsNotStoodInFor) {
   NeedKubectlThatExecsOverWebSocket();
-  StartServer();
-  CommandResult applied = Kubectl({"apply", "-f", Write("setsid.yaml", R"(
-apiVersion: batch/v1
-kind: Job
-metadata: {name: escaper}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      # Out of the group, it hears no SIGTERM: the grace is its wait.
-      terminationGracePeriodSeconds: 1
-      containers:
-        - {name: main, image: none, command: [setsid, sleep, "600"]}
-)")});
-  ASSERT_EQ(applied.exit_code, 0) << applied.output;
-  std::string pod;
-  ASSERT_TRUE(Eventually([&] {
-    pod = Field("pods", ".items[?(@.status.phase==\"Running\")].metadata.name");
-    return !pod.empty();
-  }));
+  StartServer({"--no-sandbox"});
+  std::string pod = ApplyEscaper();
+  ASSERT_FALSE(pod.empty());
   CommandResult exec = Kubectl({"exec", pod, "--", "id", "-u"});
   EXPECT_NE(exec.exit_code, 0) << exec.output;
   EXPECT_THAT(exec.output, HasSubstr("has left its process group"));
+}
+
+// In a sandbox, bwrap stays in the group and names the replica's process,
+// wherever it went: the command runs beside it, as its user.
+TEST_F(ExecE2eTest, InASandboxAReplicaThatLeftItsProcessGroupIsFoundThroughIt) {
+  NeedKubectlThatExecsOverWebSocket();
+  TRAINYARD_NEEDS(HaveBwrap(), "bubblewrap");
+  StartServer();
+  std::string pod = ApplyEscaper();
+  ASSERT_FALSE(pod.empty());
+  CommandResult exec = Kubectl({"exec", pod, "--", "sh", "-c", "id -u; hostname"});
+  EXPECT_EQ(exec.exit_code, 0) << exec.output;
+  EXPECT_EQ(exec.output, fmt::format("{}\n{}\n", ReplicaUid(), pod));
 }
 
 // Over TLS, a namespace's token execs into its namespace's pods and no

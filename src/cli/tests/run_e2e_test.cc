@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/tests/needs.h"
 #include "common/tests/test_dir.h"
 #include "node/cgroups.h"
 #include "runtime/local/process.h"
@@ -212,6 +213,80 @@ spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
   EXPECT_TRUE(fs::exists(dir_ / "home" / "claims" / "default" / "checkpoints" / "step"));
   EXPECT_EQ(Run({"job.yaml"}), 0) << Output();
   EXPECT_THAT(Output(), ::testing::HasSubstr("[master-0] resumed from step 100\n"));
+}
+
+// A script with hard-coded paths, of a job whose volumes are mounted at
+// paths this machine does not have: a claim, an emptyDir, and a read-only
+// ConfigMap.
+std::string HardCodedPathsJob() {
+  return R"(
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings}
+data: {greeting: hello}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: results}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+---)" + OneMaster("paths", R"y(
+              workingDir: /trainyard-e2e/scratch
+              command: [sh, -c]
+              args:
+                - |
+                  cat /trainyard-e2e/config/greeting; echo
+                  echo saved > /trainyard-e2e/results/out && cat /trainyard-e2e/results/out
+                  echo here > local && cat /trainyard-e2e/scratch/local
+                  if (echo changed > /trainyard-e2e/config/greeting) 2>/dev/null; then echo wrote-read-only; else echo read-only-refused; fi
+                  echo "host $(hostname) at $(getent hosts $(hostname) | cut -d' ' -f1)"
+              volumeMounts:
+                - {name: config, mountPath: /trainyard-e2e/config}
+                - {name: results, mountPath: /trainyard-e2e/results}
+                - {name: scratch, mountPath: /trainyard-e2e/scratch}
+          volumes:
+            - {name: config, configMap: {name: settings}}
+            - {name: results, persistentVolumeClaim: {claimName: results}}
+            - {name: scratch, emptyDir: {}})y");
+}
+
+bool HaveBwrap() { return runtime::ResolveProgram("bwrap", "/usr/bin:/bin").ok(); }
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Scripts with hard-coded paths run unchanged: in its sandbox the replica
+// finds each volume at its very mountPath, read-only where a container
+// would, and its pod's name as its host name, which resolves; nothing is
+// made on the machine for it.
+TEST_F(RunE2eTest, InASandboxVolumesAreAtTheirMountPathAndThePodNamesTheHost) {
+  TRAINYARD_NEEDS(HaveBwrap(), "bubblewrap");
+  Write("job.yaml", HardCodedPathsJob());
+  EXPECT_EQ(Run({"job.yaml"}), 0) << Output();
+  for (const char* line :
+       {"hello", "saved", "here", "read-only-refused", "host paths-master-0 at 127.0.0.1"}) {
+    EXPECT_THAT(Output(), ::testing::HasSubstr(std::string("[master-0] ") + line + "\n"));
+  }
+  EXPECT_EQ(ReadFile(dir_ / "home" / "claims" / "default" / "results" / "out"), "saved\n");
+  EXPECT_FALSE(fs::exists("/trainyard-e2e")) << "a mount point was made on the machine";
+  EXPECT_THAT(Output(), ::testing::Not(::testing::HasSubstr("path rewriting")));
+}
+
+// Without sandboxes the same script still runs, its paths rewritten to the
+// volumes' folders; the run says so once, and that readOnly goes unheeded.
+TEST_F(RunE2eTest, WithoutASandboxPathsAreRewrittenAndTheRunSaysSoOnce) {
+  Write("job.yaml", HardCodedPathsJob());
+  EXPECT_EQ(Run({"--no-sandbox", "job.yaml"}), 0) << Output();
+  for (const char* line : {"hello", "saved", "here", "wrote-read-only"}) {
+    EXPECT_THAT(Output(), ::testing::HasSubstr(std::string("[master-0] ") + line + "\n"));
+  }
+  std::string said = "replicas run without mount namespaces (--no-sandbox)";
+  EXPECT_EQ(Output().find(said), Output().rfind(said)) << Output();
+  EXPECT_THAT(Output(), ::testing::HasSubstr(said));
+  EXPECT_EQ(ReadFile(dir_ / "home" / "claims" / "default" / "results" / "out"), "saved\n");
 }
 
 TEST_F(RunE2eTest, AFailedJobExitsOne) {

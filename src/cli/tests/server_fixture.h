@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -49,6 +50,13 @@ spec:
 )";
 
 inline bool HaveKubectl() { return runtime::ResolveProgram("kubectl", kPath).ok(); }
+
+// bubblewrap, which gives replicas sandboxes (node/sandbox.h).
+inline bool HaveBwrap() { return runtime::ResolveProgram("bwrap", kPath).ok(); }
+
+// Whom a run's or a server's replicas run as: nobody when trainyard is
+// root, else trainyard's own user.
+inline uid_t ReplicaUid() { return geteuid() == 0 ? 65534 : geteuid(); }
 
 inline bool PythonHas(const std::string& modules) {
   return system(("/usr/bin/python3 -c 'import " + modules + "' 2>/dev/null").c_str()) == 0;

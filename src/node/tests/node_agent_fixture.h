@@ -45,7 +45,8 @@ class NodeAgentTest : public ::testing::Test {
     agent_ = MakeAgent("");
   }
   std::unique_ptr<NodeAgent> MakeAgent(const std::string& shim, store::ObjectStore* store = nullptr,
-                                       bool wait_for_config = false) {
+                                       bool wait_for_config = false,
+                                       const Sandboxes* sandboxes = nullptr) {
     return std::make_unique<NodeAgent>(NodeAgentOptions{.store = store ? store : store_.get(),
                                                         .clock = &clock_,
                                                         .logs_dir = (dir_ / "logs").string(),
@@ -54,7 +55,8 @@ class NodeAgentTest : public ::testing::Test {
                                                         .base_env = {{"PATH", "/usr/bin:/bin"}},
                                                         .shim = shim,
                                                         .wait_for_config = wait_for_config,
-                                                        .cgroups = &cgroups_});
+                                                        .cgroups = &cgroups_,
+                                                        .sandboxes = sandboxes});
   }
   void TearDown() override {
     agent_.reset();

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "common/tests/needs.h"
 #include "node/tests/node_agent_fixture.h"
 
 namespace trainyard::node {
@@ -153,6 +154,55 @@ TEST_F(PodContainersTest, ANewNodeAgentDoesNotRunAFinishedInitContainerAgain) {
   ASSERT_TRUE(SyncUntil([&] { return PhaseIs("p", "Succeeded"); }));
   EXPECT_EQ(File("inits"), "fetched\n");
   EXPECT_EQ(Pod("p").status.container_statuses.at(0).restart_count, 1);
+}
+
+// A pod whose container writes to a readOnly emptyDir at /trainyard-ro.
+void AddReadOnlyWriter(store::ObjectStore& store) {
+  api::Pod pod;
+  pod.metadata.name = "ro";
+  pod.metadata.namespace_ = "default";
+  pod.spec.restart_policy = "Never";
+  api::Volume volume;
+  volume.name = "data";
+  volume.empty_dir.emplace();
+  pod.spec.volumes.push_back(volume);
+  api::Container c;
+  c.name = "main";
+  c.image = "busybox";
+  c.command = {"sh", "-c", "echo x > /trainyard-ro/f && echo wrote"};
+  c.volume_mounts.push_back({.name = "data", .mount_path = "/trainyard-ro", .read_only = true});
+  pod.spec.containers.push_back(c);
+  ASSERT_TRUE(store.Create(api::EncodePod(pod)).ok());
+}
+
+bool SaidReadOnlyNotEnforced(store::ObjectStore& store) {
+  bool said = false;
+  EXPECT_TRUE(store
+                  .Scan("Event", "default",
+                        [&](const api::Json& e) {
+                          said = said ||
+                                 (e["reason"] == "ReadOnlyNotEnforced" && e["type"] == "Warning");
+                        })
+                  .ok());
+  return said;
+}
+
+TEST_F(PodContainersTest, WithoutASandboxAReadOnlyMountIsSaidToBeUnenforced) {
+  AddReadOnlyWriter(*store_);
+  ASSERT_TRUE(SyncUntil([&] { return PhaseIs("ro", "Succeeded"); })) << Log("ro");
+  EXPECT_EQ(Log("ro"), "wrote\n");
+  EXPECT_TRUE(SaidReadOnlyNotEnforced(*store_));
+}
+
+TEST_F(PodContainersTest, InASandboxAReadOnlyMountIsReadOnly) {
+  Sandboxes sandboxes(FindBwrap(), "bubblewrap is not installed");
+  TRAINYARD_NEEDS(sandboxes.Problem().empty(), "bubblewrap that works here");
+  agent_ = MakeAgent(TRAINYARD_SHIM, nullptr, false, &sandboxes);
+  AddReadOnlyWriter(*store_);
+  ASSERT_TRUE(SyncUntil([&] { return PhaseIs("ro", "Failed"); })) << Log("ro");
+  EXPECT_THAT(Log("ro"), HasSubstr("Read-only file system"));
+  EXPECT_FALSE(SaidReadOnlyNotEnforced(*store_));
+  agent_.reset();  // before the sandboxes it uses
 }
 
 // A replica past its memory limit is killed by the kernel and reported as

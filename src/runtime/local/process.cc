@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <sstream>
@@ -29,9 +30,14 @@ struct ChildFailure {
   int step;
   int error;
 };
-constexpr const char* kSteps[] = {"set its process group", "open /dev/null", "change directory",
-                                  "redirect output",       "exec",           "switch to its user",
-                                  "join its control group"};
+constexpr const char* kSteps[] = {"set its process group",
+                                  "open /dev/null",
+                                  "change directory",
+                                  "redirect output",
+                                  "exec",
+                                  "switch to its user",
+                                  "join its control group",
+                                  "keep its user namespace"};
 
 bool IsExecutableFile(const std::string& path) {
   struct stat st {};
@@ -54,6 +60,7 @@ struct Prepared {
   std::vector<char*> argv;
   std::vector<char*> envp;
   std::vector<int> cgroup_fds;  // cgroup.procs of each group to join, open for writing
+  int userns_fd = -1;           // ProcessSpec::userns, open
 };
 
 // Writes this process's pid to `fd` (a cgroup.procs): async-signal-safe.
@@ -86,6 +93,18 @@ Prepared Prepare(const ProcessSpec& spec, std::string program) {
   ChildFailure failure{step, errno};
   [[maybe_unused]] ssize_t n = write(pipe_fd, &failure, sizeof(failure));
   _exit(127);
+}
+
+// Closes every fd from 3 up but `a` and `b` (each -1, or 3 and up):
+// async-signal-safe.
+void CloseAllBut(int a, int b) {
+  unsigned from = 3;
+  for (int keep : {std::min(a, b), std::max(a, b)}) {
+    if (keep < 3) continue;
+    if (static_cast<unsigned>(keep) > from) close_range(from, static_cast<unsigned>(keep) - 1, 0);
+    from = static_cast<unsigned>(keep) + 1;
+  }
+  close_range(from, ~0U, 0);
 }
 
 // Becomes `user`. Raw system calls: glibc's wrappers would signal every
@@ -132,10 +151,23 @@ bool SwitchUser(const Credentials& user) {
   if (null_fd < 0) ChildFail(pipe_fd, 1);
   if (!spec.working_dir.empty() && chdir(spec.working_dir.c_str()) != 0) ChildFail(pipe_fd, 2);
   if (dup2(null_fd, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0) ChildFail(pipe_fd, 3);
-  // Leave the child only stdin, stdout, stderr and the failure pipe (which
-  // closes itself on exec).
-  if (pipe_fd > 3) close_range(3, static_cast<unsigned>(pipe_fd) - 1, 0);
-  close_range(static_cast<unsigned>(pipe_fd) + 1, ~0U, 0);
+  // The user namespace its sandboxes join goes to its agreed fd, which
+  // the failure pipe leaves first; kept open across exec.
+  int keep = -1;
+  if (p.userns_fd >= 0) {
+    if (pipe_fd == kSandboxUsernsFd) {
+      pipe_fd = fcntl(pipe_fd, F_DUPFD_CLOEXEC, kSandboxUsernsFd + 1);
+      if (pipe_fd < 0) _exit(127);
+    }
+    bool placed = p.userns_fd == kSandboxUsernsFd
+                      ? fcntl(kSandboxUsernsFd, F_SETFD, 0) == 0
+                      : dup2(p.userns_fd, kSandboxUsernsFd) == kSandboxUsernsFd;
+    if (!placed) ChildFail(pipe_fd, 7);
+    keep = kSandboxUsernsFd;
+  }
+  // Leave the child only stdin, stdout, stderr, that fd, and the failure
+  // pipe (which closes itself on exec).
+  CloseAllBut(pipe_fd, keep);
   execve(p.program.c_str(), p.argv.data(), p.envp.data());
   ChildFail(pipe_fd, 4);
 }
@@ -184,14 +216,59 @@ Result<std::string> ResolveProgram(const std::string& program, const std::string
   return NotFoundError(fmt::format("{}: not found in PATH={}", program, path));
 }
 
+namespace {
+
+// What a shim runs for `spec`, and the program it execs: trainyard-shim
+// [--as=...] [--sandboxed] EXIT_FILE PROGRAM ARGV0 ARG..., in a sandbox
+// with bwrap as PROGRAM and `trainyard-shim --exec [--as=...]` as bwrap's.
+ProcessSpec Shimmed(const ProcessSpec& spec, const std::string& program) {
+  ProcessSpec shimmed = spec;
+  shimmed.argv = {spec.shim};
+  // In a sandbox the user is switched to inside it, by `--exec`: bwrap
+  // runs as trainyard, root in no user namespace of its own or otherwise
+  // in the one `userns` names, so that all sandboxes share one (an MPI
+  // launcher's rsh agent looks into its workers' processes, which the
+  // kernel refuses across user namespaces).
+  bool sandboxed = !spec.sandbox.empty();
+  if (spec.user && !sandboxed) shimmed.argv.push_back(ShimUserArg(*spec.user));
+  if (sandboxed) shimmed.argv.push_back("--sandboxed");
+  shimmed.argv.push_back(spec.exit_path);
+  shimmed.argv.push_back(program);
+  if (sandboxed) {
+    shimmed.argv.insert(shimmed.argv.end(), spec.sandbox.begin(), spec.sandbox.end());
+    shimmed.argv.insert(shimmed.argv.end(), {"--info-fd", std::to_string(kSandboxInfoFd)});
+    if (!spec.userns.empty()) {
+      shimmed.argv.insert(shimmed.argv.end(), {"--userns", std::to_string(kSandboxUsernsFd)});
+    }
+    if (!spec.working_dir.empty()) {
+      shimmed.argv.insert(shimmed.argv.end(), {"--chdir", spec.working_dir});
+    }
+    shimmed.argv.insert(shimmed.argv.end(), {"--", spec.shim, "--exec"});
+    if (spec.user) shimmed.argv.push_back(ShimUserArg(*spec.user));
+    shimmed.working_dir.clear();  // entered in the sandbox, not here
+  }
+  shimmed.argv.insert(shimmed.argv.end(), spec.argv.begin(), spec.argv.end());
+  return shimmed;
+}
+
+}  // namespace
+
 Result<Process> Process::Start(const ProcessSpec& spec) {
   if (spec.argv.empty()) return InvalidArgumentError("nothing to run: no command and no args");
+  if (!spec.sandbox.empty() && spec.shim.empty()) {
+    return InvalidArgumentError("a sandboxed process needs a shim");
+  }
   std::string path_env;
   for (const auto& [name, value] : spec.env) {
     if (name == "PATH") path_env = value;
   }
-  ASSIGN_OR_RETURN(std::string program, ResolveProgram(spec.argv[0], path_env));
-  if (!spec.working_dir.empty()) {
+  // In a sandbox the program and the directory are the sandbox's to find:
+  // its mounts may be what holds them.
+  std::string program = spec.sandbox.empty() ? "" : spec.sandbox[0];
+  if (spec.sandbox.empty()) {
+    ASSIGN_OR_RETURN(program, ResolveProgram(spec.argv[0], path_env));
+  }
+  if (!spec.working_dir.empty() && spec.sandbox.empty()) {
     struct stat st {};
     if (stat(spec.working_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
       return NotFoundError(fmt::format("working directory {} does not exist", spec.working_dir));
@@ -208,19 +285,27 @@ Result<Process> Process::Start(const ProcessSpec& spec) {
   }
   ProcessSpec shimmed;
   if (!spec.shim.empty()) {
-    // trainyard-shim EXIT_FILE PROGRAM ARGV0 ARG...; a stale exit file from
-    // an earlier run must not be read as this one's.
-    shimmed = spec;
-    shimmed.argv = {spec.shim, spec.exit_path, program};
-    if (spec.user) shimmed.argv.insert(shimmed.argv.begin() + 1, ShimUserArg(*spec.user));
-    shimmed.argv.insert(shimmed.argv.end(), spec.argv.begin(), spec.argv.end());
+    shimmed = Shimmed(spec, program);
+    // A stale exit file from an earlier run must not be read as this one's.
     unlink(spec.exit_path.c_str());
     program = spec.shim;
   }
   Prepared prepared = Prepare(spec.shim.empty() ? spec : shimmed, program);
   auto close_cgroups = [&] {
     for (int fd : prepared.cgroup_fds) close(fd);
+    if (prepared.userns_fd >= 0) close(prepared.userns_fd);
   };
+  if (!spec.userns.empty()) {
+    prepared.userns_fd = open(spec.userns.c_str(), O_RDONLY | O_CLOEXEC);
+    if (prepared.userns_fd < 0) {
+      int open_errno = errno;
+      close(log_fd);
+      close(pipe_fds[0]);
+      close(pipe_fds[1]);
+      return UnavailableError(
+          fmt::format("cannot open the user namespace {}: {}", spec.userns, strerror(open_errno)));
+    }
+  }
   for (const std::string& dir : spec.cgroups) {
     int fd = open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -244,7 +329,9 @@ Result<Process> Process::Start(const ProcessSpec& spec) {
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &saved);
   pid_t pid = vfork();
-  if (pid == 0) RunChild(prepared, spec, log_fd, pipe_fds[1], parent);
+  // The spec the child runs is chosen there: no local variable may be
+  // live across vfork (the child could clobber it).
+  if (pid == 0) RunChild(prepared, spec.shim.empty() ? spec : shimmed, log_fd, pipe_fds[1], parent);
   int fork_errno = errno;
   pthread_sigmask(SIG_SETMASK, &saved, nullptr);
   close_cgroups();

@@ -49,6 +49,17 @@ struct ProcessSpec {
   // so that all it starts is held to their limits from its first
   // instruction.
   std::vector<std::string> cgroups;
+  // Set (under a shim only): bubblewrap's path and arguments, up to its
+  // program. The replica runs inside that sandbox, in namespaces of its
+  // own; argv[0] is looked up, and working_dir entered, in there.
+  std::vector<std::string> sandbox;
+  // Set: a user namespace (its /proc/<pid>/ns/user) that the process gets
+  // open at kSandboxUsernsFd, for bwrap's --userns, which a sandbox then
+  // joins (added to `sandbox`'s arguments). All of an unprivileged
+  // trainyard's sandboxes share one, so that their processes may look into
+  // each other's, as an MPI launcher's rsh agent does into its workers';
+  // the kernel refuses that across user namespaces.
+  std::string userns;
 };
 
 // trainyard-shim's argument that makes it run the replica as `user`:

@@ -1,4 +1,5 @@
-// trainyard-shim [--as=UID:GID:G1,G2,...] EXIT_FILE PROGRAM ARGV0 [ARG...]
+// trainyard-shim [--as=UID:GID:G1,G2,...] [--sandboxed] EXIT_FILE PROGRAM ARGV0 [ARG...]
+// trainyard-shim --exec [--as=UID:GID:G1,G2,...] ARGV0 [ARG...]
 //
 // The parent of one replica under `trainyard server`, so that the replica
 // outlives a crash of the server and its end is still known: it runs
@@ -25,6 +26,18 @@
 // shim stays root: the replica can neither signal the shim nor forge the
 // exit file (which lies where it cannot write).
 //
+// With --sandboxed, PROGRAM is bubblewrap (bwrap), given `--info-fd
+// kSandboxInfoFd`, whose own program is `trainyard-shim --exec` and then
+// the replica's: the replica runs in namespaces of its own. bwrap stays,
+// as the parent that waits for the replica inside, and would die of the
+// group's SIGTERM at once, ending the replica's graceful stop: so it is
+// started with the stop signals blocked, and `--exec` unblocks them just
+// before the replica's program, which it runs as the user its --as names
+// (bwrap, like the shim, stays trainyard's), looked up in the replica's
+// own PATH inside the sandbox. bwrap exits with the replica's exit code,
+// or 128 + the signal that killed it, which is recorded as that signal.
+// Its --info-fd names the replica's pid, for OnStop.
+//
 // Only libc, and nothing that allocates after fork: it starts with every
 // replica, so it must start fast.
 #include <dirent.h>
@@ -46,14 +59,16 @@ namespace {
 
 constexpr int kStopSignals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
 
-volatile sig_atomic_t g_replica = 0;
+volatile sig_atomic_t g_replica = 0;  // the shim's child
+// The replica's own process: the child, or in a sandbox bwrap's child.
+volatile sig_atomic_t g_program = 0;
 
 // A stop sent to the group reaches the replica through it. One that left
 // the group (setsid) is sent it from here, so that it may stop gracefully
 // as well; one still in it is not sent it twice.
 void OnStop(int sig) {
-  pid_t replica = g_replica;
-  if (replica > 0 && getpgid(replica) != getpgrp()) kill(replica, sig);
+  pid_t program = g_program;
+  if (program > 0 && getpgid(program) != getpgrp()) kill(program, sig);
 }
 
 // ShimKillSignal(): the replica goes now; its end is recorded as any other,
@@ -113,10 +128,15 @@ void KillDescendants() {
   }
 }
 
-void WriteExit(const char* path, int status) {
+// How the replica ended: `status` is its own, or in a sandbox bwrap's, who
+// exits with 128 + the signal that killed the replica.
+void WriteExit(const char* path, int status, bool sandboxed) {
   char text[32];
-  int n = WIFEXITED(status) ? snprintf(text, sizeof(text), "exit %d\n", WEXITSTATUS(status))
-                            : snprintf(text, sizeof(text), "signal %d\n", WTERMSIG(status));
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  int n = sandboxed && code > 128 && code < 128 + NSIG
+              ? snprintf(text, sizeof(text), "signal %d\n", code - 128)
+          : code >= 0 ? snprintf(text, sizeof(text), "exit %d\n", code)
+                      : snprintf(text, sizeof(text), "signal %d\n", WTERMSIG(status));
   // One small write to a new file: whole or absent, never torn, even if the
   // shim is killed in between.
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -154,9 +174,71 @@ bool SwitchTo(const User& user) {
          setresuid(user.uid, user.uid, user.uid) == 0;
 }
 
+// `trainyard-shim --exec [--as=...] ARGV0 [ARG...]`, bwrap's program in a
+// sandbox: the replica's program, as its user, with the stop signals bwrap
+// was started with blocked unblocked (one that came meanwhile lands on the
+// program), looked up in the replica's PATH inside the
+// sandbox, and only stdin, stdout and stderr open, as a container's
+// process starts.
+int ExecReplica(char** argv) {
+  User user;
+  if (argv[0] != nullptr && strncmp(argv[0], "--as=", 5) == 0) {
+    if (!ParseUser(argv[0], user)) {
+      fprintf(stderr, "trainyard-shim: bad %s\n", argv[0]);
+      return 128;
+    }
+    ++argv;
+  }
+  if (argv[0] == nullptr) {
+    fprintf(stderr, "trainyard-shim --exec: nothing to run\n");
+    return 128;
+  }
+  pid_t bwrap = getppid();
+  if (user.set && !SwitchTo(user)) {
+    fprintf(stderr, "trainyard-shim: cannot run as user %u: %s\n", user.uid, strerror(errno));
+    return 128;
+  }
+  // A change of user cleared bwrap's --die-with-parent: set again.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != bwrap) return 137;  // bwrap died before the line above
+  for (int sig : kStopSignals) signal(sig, SIG_DFL);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  close_range(3, ~0U, 0);
+  execvp(argv[0], argv);
+  fprintf(stderr, "trainyard: cannot run %s: %s\n", argv[0], strerror(errno));
+  return 128;  // the kubelet's exit code for a container that cannot start
+}
+
+// The replica's pid in a sandbox, from bwrap's --info-fd ("child-pid": N
+// in a JSON object, its first member); 0 when bwrap ended before it said
+// (it failed). Read to its end: bwrap writes on after the pid, and would
+// die of SIGPIPE on a pipe closed early.
+pid_t ReadSandboxedPid(int fd) {
+  char info[256];
+  char rest[256];
+  size_t used = 0;
+  for (;;) {
+    bool full = used == sizeof(info) - 1;
+    ssize_t n =
+        full ? read(fd, rest, sizeof(rest)) : read(fd, info + used, sizeof(info) - 1 - used);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    if (!full) used += static_cast<size_t>(n);
+  }
+  info[used] = '\0';
+  const char* key = "\"child-pid\":";
+  const char* at = strstr(info, key);
+  if (at == nullptr) return 0;
+  long pid = strtol(at + strlen(key), nullptr, 10);
+  return pid > 0 ? static_cast<pid_t>(pid) : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 2 && strcmp(argv[1], "--exec") == 0) return ExecReplica(argv + 2);
   User user;
   if (argc > 1 && strncmp(argv[1], "--as=", 5) == 0) {
     if (!ParseUser(argv[1], user)) {
@@ -166,13 +248,26 @@ int main(int argc, char** argv) {
     ++argv;
     --argc;
   }
+  bool sandboxed = argc > 1 && strcmp(argv[1], "--sandboxed") == 0;
+  if (sandboxed) {
+    ++argv;
+    --argc;
+  }
   if (argc < 4) {
     fprintf(stderr,
-            "usage: trainyard-shim [--as=UID:GID:GROUPS] EXIT_FILE PROGRAM ARGV0 [ARG...]\n");
+            "usage: trainyard-shim [--as=UID:GID:GROUPS] [--sandboxed] EXIT_FILE PROGRAM ARGV0 "
+            "[ARG...]\n"
+            "       trainyard-shim --exec [--as=UID:GID:GROUPS] ARGV0 [ARG...]\n");
     return 2;
   }
   const char* exit_file = argv[1];
   const char* program = argv[2];
+  // Where bwrap says which pid the replica has.
+  int info[2] = {-1, -1};
+  if (sandboxed && pipe(info) != 0) {
+    fprintf(stderr, "trainyard-shim: pipe: %s\n", strerror(errno));
+    return 128;
+  }
   // Blocked, not ignored, until the replica exists: a stop that comes
   // before the fork is forwarded to it below, not lost.
   sigset_t stops;
@@ -196,23 +291,40 @@ int main(int argc, char** argv) {
     }
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != shim) _exit(137);  // the shim died before the line above
-    // Whatever stop reached it since the fork is pending, and lands now.
-    sigprocmask(SIG_UNBLOCK, &stops, nullptr);
+    if (sandboxed) {
+      close(info[0]);
+      if (info[1] != trainyard::runtime::kSandboxInfoFd) {
+        dup2(info[1], trainyard::runtime::kSandboxInfoFd);
+        close(info[1]);
+      }
+    } else {
+      // Whatever stop reached it since the fork is pending, and lands now.
+      sigprocmask(SIG_UNBLOCK, &stops, nullptr);
+    }
+    // In a sandbox they stay blocked, through bwrap (which never unblocks
+    // them) to `--exec`, which unblocks them before the replica's program:
+    // a stop that comes during the sandbox's set-up lands then.
     execv(program, argv + 3);
     fprintf(stderr, "trainyard-shim: cannot run %s: %s\n", program, strerror(errno));
     _exit(128);  // the kubelet's exit code for a container that cannot start
+  }
+  g_replica = child;
+  g_program = child;
+  if (sandboxed) {
+    close(info[1]);
+    g_program = ReadSandboxedPid(info[0]);
+    close(info[0]);
   }
   // Stops sent to the group before the fork reached only the shim: pass
   // them on. Later ones reach the replica through the group (or OnStop);
   // the shim outlives them to record how it ended.
   sigset_t pending;
   sigpending(&pending);
-  g_replica = child;
   struct sigaction on_stop {};
   on_stop.sa_handler = OnStop;
   on_stop.sa_flags = SA_RESTART;
   for (int sig : kStopSignals) {
-    if (sigismember(&pending, sig)) kill(child, sig);
+    if (sigismember(&pending, sig) && g_program > 0) kill(g_program, sig);
     signal(sig, SIG_IGN);  // drops what was pending: passed on just above
     sigaction(sig, &on_stop, nullptr);
   }
@@ -227,7 +339,7 @@ int main(int argc, char** argv) {
     // Otherwise an orphan of the replica's that ended, reaped; or EINTR.
     if (pid < 0 && errno != EINTR) return 128;
   }
-  WriteExit(exit_file, status);
+  WriteExit(exit_file, status, sandboxed);
   KillDescendants();  // what the replica left anywhere
   kill(0, SIGKILL);   // what joined its group from outside (trainyard exec), and the shim
   return 0;

@@ -14,4 +14,13 @@ namespace trainyard::runtime {
 // A real-time signal: no replica sends one to its group by accident.
 inline int ShimKillSignal() { return SIGRTMIN + 3; }
 
+// The descriptor on which a --sandboxed shim's bwrap is to write its
+// --info-fd JSON (the replica's pid): trainyard puts `--info-fd 3` in
+// bwrap's arguments, and the shim opens it there.
+inline constexpr int kSandboxInfoFd = 3;
+
+// Where the user namespace a sandbox joins is open (ProcessSpec::userns),
+// from trainyard's child through the shim to bwrap: `--userns 5`.
+inline constexpr int kSandboxUsernsFd = 5;
+
 }  // namespace trainyard::runtime

@@ -19,6 +19,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/tests/needs.h"
 #include "common/tests/test_dir.h"
 
 namespace trainyard::runtime {
@@ -325,6 +326,91 @@ TEST_F(ProcessTest, UnderAShimTheReplicasOwnEndIsReported) {
   // A graceful stop reaches the replica; the shim outlives it to record it.
   Process stopped = *Process::Start(UnderShim(Shell("exec sleep 100"), dir_));
   EXPECT_EQ(stopped.Stop(seconds(10)), (ExitStatus{128 + SIGTERM, SIGTERM}));
+}
+
+// bubblewrap on this machine, or "" (a sandbox's tests then skip).
+std::string Bwrap() {
+  Result<std::string> found = ResolveProgram("bwrap", "/usr/bin:/bin");
+  return found.ok() ? *found : "";
+}
+
+// `spec` under a shim, in a sandbox with a host name of its own.
+ProcessSpec Sandboxed(ProcessSpec spec, const fs::path& dir) {
+  spec = UnderShim(std::move(spec), dir);
+  spec.sandbox = {Bwrap(),         "--dev-bind",       "/", "/", "--unshare-uts", "--hostname",
+                  "sandboxed-pod", "--die-with-parent"};
+  return spec;
+}
+
+// In a sandbox, bwrap waits for the replica: it must neither die of the
+// group's SIGTERM (which would end the replica's graceful stop at once) nor
+// blur how the replica ended.
+TEST_F(ProcessTest, InASandboxTheReplicaStopsGracefullyAndItsEndIsItsOwn) {
+  TRAINYARD_NEEDS(!Bwrap().empty(), "bubblewrap");
+  // Looked up in its own PATH, in its own directory, with its host name.
+  Process exited = *Process::Start(Sandboxed(Shell("hostname; pwd; exit 3"), dir_));
+  EXPECT_EQ(exited.WaitFor(seconds(10)), (ExitStatus{3, 0}));
+  EXPECT_EQ(Log(), "sandboxed-pod\n" + dir_.string() + "\n");
+  Process killed = *Process::Start(Sandboxed(Shell("kill -KILL $$"), dir_));
+  EXPECT_EQ(killed.WaitFor(seconds(10)), (ExitStatus{128 + SIGKILL, SIGKILL}));
+  // A TERM handled: the replica's own exit code, after its handler ran.
+  Process polite = *Process::Start(Sandboxed(
+      Shell("trap 'echo stopping; exit 5' TERM; touch ready; while :; do sleep 0.05; done"), dir_));
+  auto until = std::chrono::steady_clock::now() + seconds(10);
+  while (!fs::exists(dir_ / "ready") && std::chrono::steady_clock::now() < until) {
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(polite.Stop(seconds(10)), (ExitStatus{5, 0}));
+  EXPECT_THAT(Log(), ::testing::HasSubstr("stopping\n"));
+  // One that left the group hears the stop from the shim.
+  fs::remove(dir_ / "ready");
+  Process away = *Process::Start(Sandboxed(
+      Shell("exec setsid sh -c 'trap \"exit 6\" TERM; touch ready; while :; do sleep 0.05; done'"),
+      dir_));
+  until = std::chrono::steady_clock::now() + seconds(10);
+  while (!fs::exists(dir_ / "ready") && std::chrono::steady_clock::now() < until) {
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(away.Stop(seconds(10)), (ExitStatus{6, 0}));
+  // A program that is not there: the kubelet's exit code for it, and why.
+  Process missing = *Process::Start(Sandboxed({.argv = {"no-such-program"},
+                                               .env = {{"PATH", "/usr/bin:/bin"}},
+                                               .log_path = (dir_ / "log").string()},
+                                              dir_));
+  EXPECT_EQ(missing.WaitFor(seconds(10)), (ExitStatus{128, 0}));
+  EXPECT_THAT(Log(), ::testing::HasSubstr("cannot run no-such-program: No such file"));
+}
+
+// A stop that comes while the sandbox is still being made is not lost:
+// the replica hears it once it runs, long before the grace period ends.
+TEST_F(ProcessTest, InASandboxAStopAtOnceReachesTheReplica) {
+  TRAINYARD_NEEDS(!Bwrap().empty(), "bubblewrap");
+  for (int i = 0; i < 5; ++i) {
+    Process p = *Process::Start(Sandboxed(Shell("exec sleep 100"), dir_));
+    auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(p.Stop(seconds(30)), (ExitStatus{128 + SIGTERM, SIGTERM}));
+    EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(10));
+  }
+}
+
+TEST_F(ProcessTest, InASandboxNothingAReplicaStartedOutlivesIt) {
+  TRAINYARD_NEEDS(!Bwrap().empty(), "bubblewrap");
+  {
+    Daemons daemons(dir_ / "daemons");
+    Process p = *Process::Start(Sandboxed(Shell(DaemonsThen("exit 4")), dir_));
+    ASSERT_TRUE(daemons.Read());
+    EXPECT_EQ(p.WaitFor(seconds(10)), (ExitStatus{4, 0}));
+    EXPECT_TRUE(daemons.AllEnd());
+  }
+  fs::remove(dir_ / "daemons");
+  {
+    Daemons daemons(dir_ / "daemons");
+    std::optional<Process> p =
+        *Process::Start(Sandboxed(Shell("trap '' TERM; " + DaemonsThen("sleep 1000")), dir_));
+    ASSERT_TRUE(daemons.Read());
+    EXPECT_EQ(p->Stop(milliseconds(0)), (ExitStatus{128 + SIGKILL, SIGKILL}));
+    EXPECT_TRUE(daemons.AllEnd());
+  }
 }
 
 // A trainyard that dies (here: a forked child that starts a replica and
