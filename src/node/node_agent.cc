@@ -10,6 +10,7 @@
 #include <fstream>
 #include <utility>
 
+#include "api/json.h"
 #include "api/reflect.h"
 #include "node/container_env.h"
 #include "runtime/local/expand.h"
@@ -431,6 +432,10 @@ void NodeAgent::WarnPathRewriting(const std::string& why, const api::Pod& pod,
                "volumes through path rewriting, not at their mountPath, see the machine's host "
                "name, and can write to readOnly mounts\n",
                why);
+  }
+  if (api::FindAt(pod.spec.extra, {"hostAliases"}) != nullptr) {
+    Event(replica, container.name, "Warning", "HostAliasesNotApplied",
+          fmt::format("hostAliases are written to /etc/hosts only in a sandbox ({})", why));
   }
   for (const api::VolumeMount& mount : container.volume_mounts) {
     auto volume = std::find_if(pod.spec.volumes.begin(), pod.spec.volumes.end(),

@@ -200,8 +200,9 @@ class NodeAgent {
   // hosts file written.
   Result<std::vector<std::string>> SandboxFor(const api::Pod& pod, const Replica& replica,
                                               const Mounts& mounts) const;
-  // Says, once, that replicas run without sandboxes, and why; and, with an
-  // event, that `container`'s readOnly mounts are not enforced.
+  // Says, once, that replicas run without sandboxes, and why; and, with
+  // events, that `container`'s readOnly mounts are not enforced and its
+  // pod's hostAliases not applied.
   void WarnPathRewriting(const std::string& why, const api::Pod& pod,
                          const api::Container& container, Replica& replica);
   Status Start(api::Pod& pod, Replica& replica, const Slot& slot);

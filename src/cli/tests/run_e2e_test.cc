@@ -239,10 +239,12 @@ spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
                   echo here > local && cat /trainyard-e2e/scratch/local
                   if (echo changed > /trainyard-e2e/config/greeting) 2>/dev/null; then echo wrote-read-only; else echo read-only-refused; fi
                   echo "host $(hostname) at $(getent hosts $(hostname) | cut -d' ' -f1)"
+                  echo "alias at $(getent hosts db | cut -d' ' -f1)"
               volumeMounts:
                 - {name: config, mountPath: /trainyard-e2e/config}
                 - {name: results, mountPath: /trainyard-e2e/results}
                 - {name: scratch, mountPath: /trainyard-e2e/scratch}
+          hostAliases: [{ip: 10.1.2.3, hostnames: [db]}]
           volumes:
             - {name: config, configMap: {name: settings}}
             - {name: results, persistentVolumeClaim: {claimName: results}}
@@ -266,8 +268,8 @@ TEST_F(RunE2eTest, InASandboxVolumesAreAtTheirMountPathAndThePodNamesTheHost) {
   TRAINYARD_NEEDS(HaveBwrap(), "bubblewrap");
   Write("job.yaml", HardCodedPathsJob());
   EXPECT_EQ(Run({"job.yaml"}), 0) << Output();
-  for (const char* line :
-       {"hello", "saved", "here", "read-only-refused", "host paths-master-0 at 127.0.0.1"}) {
+  for (const char* line : {"hello", "saved", "here", "read-only-refused",
+                           "host paths-master-0 at 127.0.0.1", "alias at 10.1.2.3"}) {
     EXPECT_THAT(Output(), ::testing::HasSubstr(std::string("[master-0] ") + line + "\n"));
   }
   EXPECT_EQ(ReadFile(dir_ / "home" / "claims" / "default" / "results" / "out"), "saved\n");

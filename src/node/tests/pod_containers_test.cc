@@ -156,12 +156,15 @@ TEST_F(PodContainersTest, ANewNodeAgentDoesNotRunAFinishedInitContainerAgain) {
   EXPECT_EQ(Pod("p").status.container_statuses.at(0).restart_count, 1);
 }
 
-// A pod whose container writes to a readOnly emptyDir at /trainyard-ro.
+// A pod whose container writes to a readOnly emptyDir at /trainyard-ro,
+// with a host alias.
 void AddReadOnlyWriter(store::ObjectStore& store) {
   api::Pod pod;
   pod.metadata.name = "ro";
   pod.metadata.namespace_ = "default";
   pod.spec.restart_policy = "Never";
+  pod.spec.extra =
+      api::Json::parse(R"({"hostAliases": [{"ip": "10.1.2.3", "hostnames": ["db"]}]})");
   api::Volume volume;
   volume.name = "data";
   volume.empty_dir.emplace();
@@ -175,23 +178,24 @@ void AddReadOnlyWriter(store::ObjectStore& store) {
   ASSERT_TRUE(store.Create(api::EncodePod(pod)).ok());
 }
 
-bool SaidReadOnlyNotEnforced(store::ObjectStore& store) {
+// Whether a Warning event of `reason` was recorded.
+bool Warned(store::ObjectStore& store, const std::string& reason) {
   bool said = false;
   EXPECT_TRUE(store
                   .Scan("Event", "default",
                         [&](const api::Json& e) {
-                          said = said ||
-                                 (e["reason"] == "ReadOnlyNotEnforced" && e["type"] == "Warning");
+                          said = said || (e["reason"] == reason && e["type"] == "Warning");
                         })
                   .ok());
   return said;
 }
 
-TEST_F(PodContainersTest, WithoutASandboxAReadOnlyMountIsSaidToBeUnenforced) {
+TEST_F(PodContainersTest, WithoutASandboxReadOnlyAndHostAliasesAreSaidToBeUnheeded) {
   AddReadOnlyWriter(*store_);
   ASSERT_TRUE(SyncUntil([&] { return PhaseIs("ro", "Succeeded"); })) << Log("ro");
   EXPECT_EQ(Log("ro"), "wrote\n");
-  EXPECT_TRUE(SaidReadOnlyNotEnforced(*store_));
+  EXPECT_TRUE(Warned(*store_, "ReadOnlyNotEnforced"));
+  EXPECT_TRUE(Warned(*store_, "HostAliasesNotApplied"));
 }
 
 TEST_F(PodContainersTest, InASandboxAReadOnlyMountIsReadOnly) {
@@ -201,7 +205,8 @@ TEST_F(PodContainersTest, InASandboxAReadOnlyMountIsReadOnly) {
   AddReadOnlyWriter(*store_);
   ASSERT_TRUE(SyncUntil([&] { return PhaseIs("ro", "Failed"); })) << Log("ro");
   EXPECT_THAT(Log("ro"), HasSubstr("Read-only file system"));
-  EXPECT_FALSE(SaidReadOnlyNotEnforced(*store_));
+  EXPECT_FALSE(Warned(*store_, "ReadOnlyNotEnforced"));
+  EXPECT_FALSE(Warned(*store_, "HostAliasesNotApplied"));
   agent_.reset();  // before the sandboxes it uses
 }
 
