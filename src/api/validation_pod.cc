@@ -74,6 +74,30 @@ void CheckItemName(const std::string& name, const FieldPath& path,
   if (!seen.insert(name).second) out.errors.push_back(FieldError::Duplicate(path, name));
 }
 
+// What a volumeMount asks of a container runtime that a replica's sandbox
+// does not do (node/sandbox.h): said, not dropped. subPathExpr most of all,
+// since without it the whole volume is mounted.
+void WarnUnheededMountFields(const Json& extra, const FieldPath& path, ValidationResult& out) {
+  if (!extra.is_object()) return;
+  if (extra.contains("subPathExpr")) {
+    out.warnings.push_back(fmt::format(
+        "{}: not acted on: the whole volume is mounted; use subPath with the path spelled out",
+        path.Child("subPathExpr").ToString()));
+  }
+  const Json* propagation =
+      extra.contains("mountPropagation") ? &extra["mountPropagation"] : nullptr;
+  if (propagation != nullptr && *propagation != "None") {
+    out.warnings.push_back(
+        fmt::format("{}: not acted on: mounts made after the replica starts are not propagated",
+                    path.Child("mountPropagation").ToString()));
+  }
+  if (extra.contains("recursiveReadOnly")) {
+    out.warnings.push_back(fmt::format(
+        "{}: not acted on: a readOnly mount is read-only, mounts beneath it are not made so",
+        path.Child("recursiveReadOnly").ToString()));
+  }
+}
+
 void ValidateEnv(const std::vector<EnvVar>& env, const FieldPath& path, ValidationResult& out) {
   std::set<std::string> seen;
   for (size_t i = 0; i < env.size(); ++i) {
@@ -211,6 +235,7 @@ void ValidateContainer(const Container& c, const FieldPath& path,
     for (const std::string& p : LocalDescendingPathProblems(m.sub_path)) {
       out.errors.push_back(FieldError::Invalid(item.Child("subPath"), m.sub_path, p));
     }
+    WarnUnheededMountFields(m.extra, item, out);
   }
 }
 

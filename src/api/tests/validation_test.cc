@@ -119,7 +119,7 @@ spec:
 // mounts of their own here: said, never dropped.
 // readOnly mounts are enforced in a replica's sandbox; the node agent
 // says so where it has none (node_agent.cc, WarnPathRewriting).
-TEST(ValidationTest, ProbesAndHooksAreSaidToBeUnheededAndReadOnlyMountsAreNot) {
+TEST(ValidationTest, ProbesHooksAndMountOptionsAreSaidToBeUnheededAndReadOnlyIsNot) {
   CheckedObject c = Check(R"(
 apiVersion: kubeflow.org/v1
 kind: PyTorchJob
@@ -134,16 +134,22 @@ spec:
               image: i
               readinessProbe: {tcpSocket: {port: 23456}}
               lifecycle: {preStop: {exec: {command: [sh, -c, save]}}}
-              volumeMounts: [{name: data, mountPath: /data, readOnly: true}]
+              volumeMounts:
+                - {name: data, mountPath: /data, readOnly: true, subPathExpr: $(POD_NAME),
+                   mountPropagation: HostToContainer, recursiveReadOnly: Enabled}
           volumes: [{name: data, persistentVolumeClaim: {claimName: d, readOnly: true}}]
 )");
   EXPECT_TRUE(c.result.ok());
   std::string spec = "spec.pytorchReplicaSpecs[Worker].template.spec.";
   std::string container = spec + "containers[0].";
-  EXPECT_THAT(c.result.warnings,
-              ::testing::UnorderedElementsAre(
-                  ::testing::StartsWith(container + "readinessProbe: not acted on"),
-                  ::testing::StartsWith(container + "lifecycle: not acted on")));
+  EXPECT_THAT(
+      c.result.warnings,
+      ::testing::UnorderedElementsAre(
+          ::testing::StartsWith(container + "volumeMounts[0].subPathExpr: not acted on"),
+          ::testing::StartsWith(container + "volumeMounts[0].mountPropagation: not acted on"),
+          ::testing::StartsWith(container + "volumeMounts[0].recursiveReadOnly: not acted on"),
+          ::testing::StartsWith(container + "readinessProbe: not acted on"),
+          ::testing::StartsWith(container + "lifecycle: not acted on")));
 }
 
 TEST(ValidationTest, UpdateKeepsManagedByAndQueueForEveryKind) {

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/tests/server_fixture.h"
 #include "common/tests/needs.h"
 #include "common/tests/test_dir.h"
 #include "node/cgroups.h"
@@ -251,14 +252,8 @@ spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
             - {name: scratch, emptyDir: {}})y");
 }
 
-bool HaveBwrap() { return runtime::ResolveProgram("bwrap", "/usr/bin:/bin").ok(); }
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::HaveBwrap;
+using testing::ReadFile;
 
 // Scripts with hard-coded paths run unchanged: in its sandbox the replica
 // finds each volume at its very mountPath, read-only where a container
