@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "api/core_hooks.h"
 #include "api/names.h"
 #include "api/validation_internal.h"
 #include "common/strings.h"
@@ -13,57 +14,6 @@ namespace trainyard::api {
 namespace {
 
 constexpr size_t kMaxSecretBytes = 1024 * 1024;
-
-// The hooks of a CoreObject kind whose top-level fields are `Typed`.
-template <class Typed>
-Typed TypedFields(const Object& object) {
-  Typed typed;
-  FieldErrors ignored;  // reported when the object was decoded
-  DecodeFields(
-      std::get<CoreObject>(object).fields, FieldPath(), [&](auto& v) { Typed::Fields(typed, v); },
-      nullptr, ignored);
-  return typed;
-}
-
-template <class Typed>
-ObjectHooks CoreHooks(std::string kind, void (*set_defaults)(Typed&),
-                      void (*validate)(const Typed&, ValidationResult&)) {
-  ObjectHooks hooks;
-  hooks.decode = [kind](const Json& doc, FieldErrors& errors) -> Object {
-    CoreObject object{.kind = kind};
-    Json rest = Json::object();
-    for (const auto& [key, value] : doc.items()) {
-      if (key == "metadata") {
-        if (!value.is_null()) Decode(value, FieldPath("metadata"), object.metadata, errors);
-      } else if (key != "apiVersion" && key != "kind") {
-        rest[key] = value;
-      }
-    }
-    Typed typed;
-    DecodeFields(
-        rest, FieldPath(), [&](auto& v) { Typed::Fields(typed, v); }, nullptr, errors);
-    object.fields = Encode(typed);
-    return object;
-  };
-  hooks.set_defaults = [set_defaults](Object& object) {
-    Typed typed = TypedFields<Typed>(object);
-    set_defaults(typed);
-    std::get<CoreObject>(object).fields = Encode(typed);
-  };
-  hooks.validate = [validate](const Object& object, ValidationResult& out) {
-    validate(TypedFields<Typed>(object), out);
-  };
-  hooks.encode = [](const Object& object) {
-    const auto& core = std::get<CoreObject>(object);
-    Json out = Json::object();
-    out["apiVersion"] = kCoreGroupVersion;
-    out["kind"] = core.kind;
-    out["metadata"] = Encode(core.metadata);
-    for (const auto& [key, value] : core.fields.items()) out[key] = value;
-    return out;
-  };
-  return hooks;
-}
 
 void DefaultSecret(SecretFields& secret) {
   if (secret.type.empty()) secret.type = "Opaque";
@@ -213,16 +163,16 @@ void ValidateClaim(const PersistentVolumeClaimFields& claim, ValidationResult& o
 }  // namespace
 
 ObjectHooks SecretHooks() {
-  return CoreHooks<SecretFields>("Secret", DefaultSecret, ValidateSecret);
+  return internal::CoreHooks<SecretFields>("Secret", DefaultSecret, ValidateSecret);
 }
 
 ObjectHooks ServiceHooks() {
-  return CoreHooks<ServiceFields>("Service", DefaultService, ValidateService);
+  return internal::CoreHooks<ServiceFields>("Service", DefaultService, ValidateService);
 }
 
 ObjectHooks PersistentVolumeClaimHooks() {
-  return CoreHooks<PersistentVolumeClaimFields>("PersistentVolumeClaim", DefaultClaim,
-                                                ValidateClaim);
+  return internal::CoreHooks<PersistentVolumeClaimFields>("PersistentVolumeClaim", DefaultClaim,
+                                                          ValidateClaim);
 }
 
 }  // namespace trainyard::api

@@ -1,8 +1,8 @@
-// A core/v1 object that trainyard stores and serves but models through its
+// An object that trainyard stores and serves but models through its
 // descriptor alone (api/registry.h): Secret, Service,
-// PersistentVolumeClaim. The descriptor's hooks decode, default and
-// validate `fields` through the kind's typed structs (api/core_kinds.h),
-// so that adding such a kind touches no code outside its own file.
+// PersistentVolumeClaim, and Trainer v2's kinds and JobSet. The descriptor's hooks decode, default
+// and validate `fields` through the kind's typed structs (api/core_kinds.h), so that adding such a
+// kind touches no code outside its own file.
 #pragma once
 
 #include <string>
@@ -14,6 +14,7 @@ namespace trainyard::api {
 
 struct CoreObject {
   std::string kind;  // "Secret"
+  std::string api_version = "v1";
   ObjectMeta metadata;
   // Every top-level field but apiVersion, kind and metadata, as decoded.
   Json fields = Json::object();

@@ -145,7 +145,7 @@ std::string_view ApiVersion(const Object& object) {
                                [](const BatchJob&) { return kBatchGroupVersion; },
                                [](const ConfigMap&) { return kCoreGroupVersion; },
                                [](const PolicyObject& o) { return o.info().group_version; },
-                               [](const CoreObject&) { return kCoreGroupVersion; },
+                               [](const CoreObject& o) { return std::string_view(o.api_version); },
                                [](const auto&) { return kKatibGroupVersion; }},
                     object);
 }

@@ -35,6 +35,8 @@ PrinterColumn AgeColumn();
 std::vector<PrinterColumn> PodColumns();
 std::vector<PrinterColumn> BatchJobColumns();
 std::vector<PrinterColumn> TrainingJobColumns();
+std::vector<PrinterColumn> TrainJobColumns();
+std::vector<PrinterColumn> JobSetColumns();
 std::vector<PrinterColumn> EventColumns();
 std::vector<PrinterColumn> LeaseColumns();
 // NAME and AGE, for kinds kept only to be listed.

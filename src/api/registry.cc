@@ -7,6 +7,7 @@
 #include "api/defaults.h"
 #include "api/kinds.h"
 #include "api/object_codec.h"
+#include "api/trainer_kinds.h"
 #include "api/validation_internal.h"
 #include "common/strings.h"
 
@@ -247,12 +248,53 @@ void AddInstallTypes(std::vector<ResourceType>& out) {
   }
 }
 
+// Kubeflow Trainer v2: TrainJob runs replicas through the JobSet its
+// runtime makes; the runtimes configure it.
+void AddTrainerTypes(std::vector<ResourceType>& out) {
+  out.push_back({.group = std::string(kTrainerGroup),
+                 .version = "v1alpha1",
+                 .kind = "TrainJob",
+                 .plural = "trainjobs",
+                 .singular = "trainjob",
+                 .has_status = true,
+                 .verbs = kAllVerbs,
+                 .role = ResourceRole::kJob,
+                 .hooks = TrainJobHooks(),
+                 .label_names = true,
+                 .columns = TrainJobColumns});
+  for (bool cluster : {false, true}) {
+    std::string kind = cluster ? "ClusterTrainingRuntime" : "TrainingRuntime";
+    out.push_back({.group = std::string(kTrainerGroup),
+                   .version = "v1alpha1",
+                   .kind = kind,
+                   .plural = AsciiLower(kind) + "s",
+                   .singular = AsciiLower(kind),
+                   .namespaced = !cluster,
+                   .verbs = kAllVerbs,
+                   .role = ResourceRole::kConfig,
+                   .hooks = TrainingRuntimeHooks(kind),
+                   .columns = NameAgeColumns});
+  }
+  out.push_back({.group = "jobset.x-k8s.io",
+                 .version = "v1alpha2",
+                 .kind = "JobSet",
+                 .plural = "jobsets",
+                 .singular = "jobset",
+                 .has_status = true,
+                 .verbs = kAllVerbs,
+                 .role = ResourceRole::kJob,
+                 .hooks = JobSetHooks(),
+                 .label_names = true,
+                 .columns = JobSetColumns});
+}
+
 std::vector<ResourceType> MakeTypes() {
   std::vector<ResourceType> out = CoreTypes();
   out.push_back(LeaseType());
   AddInstallTypes(out);
   AddPolicyTypes(out);
   AddJobTypes(out);
+  AddTrainerTypes(out);
   out.push_back(KatibType<Experiment>(ExperimentColumns));
   out.push_back(KatibType<Trial>(TrialColumns));
   out.push_back(KatibType<Suggestion>(SuggestionColumns));

@@ -1,8 +1,10 @@
 #include "api/validation.h"
 
+#include "api/core_hooks.h"
 #include "api/defaults.h"
 #include "api/names.h"
 #include "api/registry.h"
+#include "api/trainer_kinds.h"
 #include "api/validation_internal.h"
 #include "common/strings.h"
 
@@ -104,6 +106,17 @@ FieldErrors ValidateUpdate(const Object& old_object, const Object& new_object) {
   const auto* new_experiment = std::get_if<Experiment>(&new_object);
   if (old_experiment != nullptr && new_experiment != nullptr) {
     internal::ValidateExperimentUpdate(*old_experiment, *new_experiment, errors);
+    return errors;
+  }
+  const auto* old_core = std::get_if<CoreObject>(&old_object);
+  const auto* new_core = std::get_if<CoreObject>(&new_object);
+  if (old_core != nullptr && new_core != nullptr && old_core->kind == "TrainJob" &&
+      new_core->kind == "TrainJob") {
+    for (FieldError& e :
+         ValidateTrainJobUpdate(internal::TypedFields<TrainJobFields>(old_object),
+                                internal::TypedFields<TrainJobFields>(new_object))) {
+      errors.push_back(std::move(e));
+    }
     return errors;
   }
   const auto* old_job = std::get_if<TrainingJob>(&old_object);

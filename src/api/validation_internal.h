@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +30,16 @@ struct PodTemplateRules {
 void ValidatePodTemplate(const PodTemplateSpec& pod, const FieldPath& path,
                          const PodTemplateRules& rules, ValidationResult& out);
 void ValidateResourceList(const ResourceList& list, const FieldPath& path, ValidationResult& out);
+// A container's env: names valid and unique, one source each.
+void ValidateEnv(const std::vector<EnvVar>& env, const FieldPath& path, ValidationResult& out);
+// A pod's volumes: names valid and unique (collected into `names`), one source each.
+void ValidateVolumes(const std::vector<Volume>& volumes, const FieldPath& path,
+                     std::set<std::string>& names, ValidationResult& out);
+void ValidateTolerations(const std::vector<Toleration>& tolerations, const FieldPath& path,
+                         ValidationResult& out);
+// A batch/v1 JobSpec at `path` (spec of a Job, or of a JobSet's job template).
+void ValidateBatchJobSpec(const BatchJobSpec& spec, const FieldPath& path,
+                          const PodTemplateRules& rules, ValidationResult& out);
 
 void ValidateTrainingJob(const TrainingJob& job, ValidationResult& out);
 void ValidateBatchJob(const BatchJob& job, ValidationResult& out);

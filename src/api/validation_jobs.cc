@@ -351,8 +351,13 @@ void ValidatePodFailurePolicy(const BatchJobSpec& spec, const FieldPath& path,
 }  // namespace
 
 void ValidateBatchJob(const BatchJob& job, ValidationResult& out) {
-  const BatchJobSpec& spec = job.spec;
-  FieldPath path("spec");
+  ValidateBatchJobSpec(
+      job.spec, FieldPath("spec"),
+      {.restart_policies = {"OnFailure", "Never"}, .restart_policy_required = true}, out);
+}
+
+void ValidateBatchJobSpec(const BatchJobSpec& spec, const FieldPath& path,
+                          const PodTemplateRules& rules, ValidationResult& out) {
   CheckMin(spec.parallelism, 0, path.Child("parallelism"), out);
   CheckMin(spec.completions, 0, path.Child("completions"), out);
   CheckMin(spec.active_deadline_seconds, 1, path.Child("activeDeadlineSeconds"), out);
@@ -377,9 +382,7 @@ void ValidateBatchJob(const BatchJob& job, ValidationResult& out) {
           FieldError::Required(containers_path.Index(static_cast<int64_t>(i)).Child("image")));
     }
   }
-  ValidatePodTemplate(spec.template_, template_path,
-                      {.restart_policies = {"OnFailure", "Never"}, .restart_policy_required = true},
-                      out);
+  ValidatePodTemplate(spec.template_, template_path, rules, out);
   ValidatePodFailurePolicy(spec, path.Child("podFailurePolicy"), out);
 }
 

@@ -93,7 +93,13 @@ bool ValidateSource(const TrialTemplate& t, ValidationResult& out) {
   return true;
 }
 
-std::vector<std::string> TrialKindNames() { return JobKindNames(); }
+// The job kinds a trial may run: TrainJob and JobSet wait for the trial
+// controller to learn their success and failure conditions.
+std::vector<std::string> TrialKindNames() {
+  std::vector<std::string> kinds = JobKindNames();
+  std::erase_if(kinds, [](const std::string& k) { return k == "TrainJob" || k == "JobSet"; });
+  return kinds;
+}
 
 }  // namespace
 

@@ -98,6 +98,8 @@ void WarnUnheededMountFields(const Json& extra, const FieldPath& path, Validatio
   }
 }
 
+}  // namespace
+
 void ValidateEnv(const std::vector<EnvVar>& env, const FieldPath& path, ValidationResult& out) {
   std::set<std::string> seen;
   for (size_t i = 0; i < env.size(); ++i) {
@@ -139,6 +141,8 @@ void ValidateEnv(const std::vector<EnvVar>& env, const FieldPath& path, Validati
     }
   }
 }
+
+namespace {
 
 // As kube-apiserver: one source each, named; a prefix must itself be a
 // valid start of a variable name.
@@ -275,6 +279,8 @@ int CountVolumeSources(const Volume& v) {
   return n;
 }
 
+}  // namespace
+
 void ValidateVolumes(const std::vector<Volume>& volumes, const FieldPath& path,
                      std::set<std::string>& names, ValidationResult& out) {
   for (size_t i = 0; i < volumes.size(); ++i) {
@@ -342,6 +348,8 @@ void ValidateTolerations(const std::vector<Toleration>& tolerations, const Field
     }
   }
 }
+
+namespace {
 
 bool IsInteger(const std::string& s) {
   int64_t value = 0;

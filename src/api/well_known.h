@@ -46,4 +46,26 @@ inline constexpr std::string_view kConfigWaitReason = "CreateContainerConfigErro
 inline constexpr std::string_view kUnschedulableReason = "Unschedulable";
 inline constexpr std::string_view kExceedsCapacityReason = "ExceedsCapacity";
 
+// Kubeflow Trainer v2: the label that says which step of a TrainJob a
+// runtime's replicated job is, its values, and the containers each step's
+// pods must have; the runtime label that marks a deprecated runtime.
+inline constexpr std::string_view kAncestorStepLabel =
+    "trainer.kubeflow.org/trainjob-ancestor-step";
+inline constexpr std::string_view kAncestorTrainer = "trainer";
+inline constexpr std::string_view kAncestorDatasetInitializer = "dataset-initializer";
+inline constexpr std::string_view kAncestorModelInitializer = "model-initializer";
+inline constexpr std::string_view kNodeContainer = "node";
+inline constexpr std::string_view kLauncherJob = "launcher";
+inline constexpr std::string_view kRuntimeSupportLabel = "trainer.kubeflow.org/support";
+inline constexpr std::string_view kTrainJobController = "trainer.kubeflow.org/trainjob-controller";
+inline constexpr std::string_view kMultiKueueController = "kueue.x-k8s.io/multikueue";
+
+// JobSet's labels on its Jobs and their pods.
+inline constexpr std::string_view kJobSetNameLabel = "jobset.sigs.k8s.io/jobset-name";
+inline constexpr std::string_view kReplicatedJobNameLabel = "jobset.sigs.k8s.io/replicatedjob-name";
+inline constexpr std::string_view kReplicatedJobReplicasLabel =
+    "jobset.sigs.k8s.io/replicatedjob-replicas";
+inline constexpr std::string_view kJobIndexLabel = "jobset.sigs.k8s.io/job-index";
+inline constexpr std::string_view kJobSetRestartAttemptLabel = "jobset.sigs.k8s.io/restart-attempt";
+
 }  // namespace trainyard::api

@@ -80,7 +80,14 @@ std::optional<int64_t> ParseRfc3339Nanos(std::string_view s) {
   if (pos != s.size()) return std::nullopt;
   int64_t seconds =
       DaysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offset_seconds;
-  return seconds * 1'000'000'000 + nanos;
+  // int64 nanoseconds reach only the years 1678 to 2262; a time outside them is refused rather
+  // than wrapped into a wrong one.
+  int64_t result;
+  if (__builtin_mul_overflow(seconds, int64_t{1'000'000'000}, &result) ||
+      __builtin_add_overflow(result, nanos, &result)) {
+    return std::nullopt;
+  }
+  return result;
 }
 
 std::optional<int64_t> ParseRfc3339Micros(std::string_view s) {

@@ -269,13 +269,16 @@ spec:
 }
 
 TEST(CodecTest, KindAndApiVersionAreChecked) {
-  EXPECT_THAT(ErrorStrings(DecodeObject(ParseOne("apiVersion: v1\nkind: StatefulSet\n")).errors),
-              ElementsAre("kind: Unsupported value: \"StatefulSet\": supported values: "
-                          "\"PyTorchJob\", \"TFJob\", \"XGBoostJob\", \"MPIJob\", \"PaddleJob\", "
-                          "\"JAXJob\", \"Job\", \"ConfigMap\", \"Secret\", \"Service\", "
-                          "\"PersistentVolumeClaim\", \"ClusterQueue\", \"LocalQueue\", "
-                          "\"ResourceFlavor\", \"PriorityClass\", \"ResourceQuota\", "
-                          "\"Experiment\", \"Trial\", \"Suggestion\""));
+  EXPECT_THAT(
+      ErrorStrings(DecodeObject(ParseOne("apiVersion: v1\nkind: StatefulSet\n")).errors),
+      ElementsAre(
+          "kind: Unsupported value: \"StatefulSet\": supported values: "
+          "\"PyTorchJob\", \"TFJob\", \"XGBoostJob\", \"MPIJob\", \"PaddleJob\", "
+          "\"JAXJob\", \"Job\", \"TrainJob\", \"JobSet\", \"ConfigMap\", \"Secret\", \"Service\", "
+          "\"PersistentVolumeClaim\", \"TrainingRuntime\", \"ClusterTrainingRuntime\", "
+          "\"ClusterQueue\", \"LocalQueue\", "
+          "\"ResourceFlavor\", \"PriorityClass\", \"ResourceQuota\", "
+          "\"Experiment\", \"Trial\", \"Suggestion\""));
   EXPECT_THAT(
       ErrorStrings(
           DecodeObject(

@@ -45,6 +45,14 @@ TEST(MetricsParserTest, LeadingRfc3339TokenIsTheTimestamp) {
   EXPECT_EQ(parser.ParseLine("INFO 2024-01-01T00:00:00Z loss=0.1")[0].timestamp_us, std::nullopt);
 }
 
+// int64 nanoseconds span 1678 to 2262; times beyond are refused, never wrapped.
+TEST(Rfc3339Test, TimesBeyondInt64NanosecondsAreRefused) {
+  EXPECT_EQ(ParseRfc3339Nanos("0189-01-01T00:00:00Z"), std::nullopt);
+  EXPECT_EQ(ParseRfc3339Nanos("9999-12-31T23:59:59Z"), std::nullopt);
+  EXPECT_EQ(ParseRfc3339Nanos("1700-01-01T00:00:00Z"), int64_t{-8520336000} * 1'000'000'000);
+  EXPECT_EQ(ParseRfc3339Nanos("2262-01-01T00:00:00Z"), int64_t{9214646400} * 1'000'000'000);
+}
+
 TEST(MetricsParserTest, CustomFiltersUseTheirFirstTwoGroups) {
   // Katib's file-metrics-collector example.
   MetricsParser parser =

@@ -1,0 +1,496 @@
+// Trainer v2's kinds and JobSet: defaults as their CRDs and webhooks set
+// them, and their rules: the CRDs' schema and CEL rules, the runtime
+// webhook's ancestor-step rules, JobSet's webhook rules, with upstream's
+// messages.
+#include "api/trainer_kinds.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <regex>
+#include <set>
+
+#include "api/core_hooks.h"
+#include "api/names.h"
+#include "api/validation_internal.h"
+#include "api/well_known.h"
+#include "common/strings.h"
+
+namespace trainyard::api {
+namespace {
+
+using internal::CheckMin;
+
+// The limits the CRDs' schemas set on list lengths.
+constexpr size_t kMaxEnv = 128;
+constexpr size_t kMaxRuntimePatches = 16;
+constexpr size_t kMaxDependsOn = 5;
+
+void CheckMaxItems(size_t size, size_t max, const FieldPath& path, ValidationResult& out) {
+  if (size > max) {
+    out.errors.push_back(FieldError::InvalidRendered(
+        path, "", fmt::format("Too many: {}: must have at most {} items", size, max)));
+  }
+}
+
+bool In(std::string_view value, std::initializer_list<std::string_view> values) {
+  return std::find(values.begin(), values.end(), value) != values.end();
+}
+
+// --- TrainJob ---
+
+void DefaultTrainJob(TrainJobFields& job) {
+  TrainJobSpec& spec = job.spec;
+  if (spec.runtime_ref.api_group.empty()) spec.runtime_ref.api_group = std::string(kTrainerGroup);
+  if (spec.runtime_ref.kind.empty()) spec.runtime_ref.kind = "ClusterTrainingRuntime";
+  if (!spec.suspend) spec.suspend = false;
+  if (!spec.managed_by) spec.managed_by = std::string(kTrainJobController);
+}
+
+void ValidateInitializerSource(const InitializerSource& source, const FieldPath& path,
+                               ValidationResult& out) {
+  // The CRD's rule: a scheme, "://", then something.
+  static const std::regex kUri("^[A-Za-z][A-Za-z0-9+.-]*://.+$");
+  if (!source.storage_uri.empty() && !std::regex_match(source.storage_uri, kUri)) {
+    out.errors.push_back(
+        FieldError::Invalid(path.Child("storageUri"), source.storage_uri,
+                            "storageUri may be empty, or it must be a valid URI (scheme://...)"));
+  }
+  CheckMaxItems(source.env.size(), kMaxEnv, path.Child("env"), out);
+  internal::ValidateEnv(source.env, path.Child("env"), out);
+}
+
+void ValidateTrainer(const TrainerSpec& trainer, const FieldPath& path, ValidationResult& out) {
+  CheckMin(trainer.num_nodes, 0, path.Child("numNodes"), out);
+  CheckMaxItems(trainer.command.size(), kMaxEnv, path.Child("command"), out);
+  CheckMaxItems(trainer.args.size(), kMaxEnv, path.Child("args"), out);
+  CheckMaxItems(trainer.env.size(), kMaxEnv, path.Child("env"), out);
+  internal::ValidateEnv(trainer.env, path.Child("env"), out);
+  const Json& procs = trainer.num_proc_per_node;
+  FieldPath procs_path = path.Child("numProcPerNode");
+  if (procs.is_number_integer()) {
+    if (procs.get<int64_t>() < 1) {
+      out.errors.push_back(FieldError::Invalid(
+          procs_path, procs.get<int64_t>(), "numProcPerNode must be greater than or equal to 1"));
+    }
+  } else if (procs.is_string()) {
+    // v2.0 and v2.1 took these words; the current CRD takes integers only.
+    if (!In(procs.get<std::string>(), {"auto", "cpu", "gpu"})) {
+      out.errors.push_back(FieldError::NotSupported(procs_path, procs.get<std::string>(),
+                                                    {"auto", "cpu", "gpu", "an integer"}));
+    }
+  } else if (!procs.is_null()) {
+    out.errors.push_back(FieldError::InvalidRendered(procs_path, RenderValue(procs),
+                                                     "must be an integer, or auto, cpu or gpu"));
+  }
+  if (trainer.resources_per_node) {
+    internal::ValidateResourceList(trainer.resources_per_node->limits,
+                                   path.Child("resourcesPerNode").Child("limits"), out);
+    internal::ValidateResourceList(trainer.resources_per_node->requests,
+                                   path.Child("resourcesPerNode").Child("requests"), out);
+  }
+}
+
+void ValidateContainerPatches(const std::vector<ContainerPatch>& containers, const FieldPath& path,
+                              ValidationResult& out) {
+  std::set<std::string> names;
+  for (size_t i = 0; i < containers.size(); ++i) {
+    FieldPath at = path.Index(static_cast<int64_t>(i));
+    if (containers[i].name.empty()) out.errors.push_back(FieldError::Required(at.Child("name")));
+    if (!names.insert(containers[i].name).second) {
+      out.errors.push_back(FieldError::Duplicate(at.Child("name"), containers[i].name));
+    }
+    CheckMaxItems(containers[i].env.size(), kMaxEnv, at.Child("env"), out);
+    internal::ValidateEnv(containers[i].env, at.Child("env"), out);
+  }
+}
+
+void ValidateRuntimePatch(const RuntimePatch& patch, const FieldPath& path, ValidationResult& out) {
+  if (patch.manager.empty()) out.errors.push_back(FieldError::Required(path.Child("manager")));
+  if (!patch.training_runtime_spec || !patch.training_runtime_spec->template_) return;
+  const JobSetTemplatePatch& jobset = *patch.training_runtime_spec->template_;
+  FieldPath jobset_path = path.Child("trainingRuntimeSpec").Child("template");
+  internal::ValidateLabels(jobset.metadata.labels, jobset_path.Child("metadata").Child("labels"),
+                           out);
+  if (!jobset.spec) return;
+  std::set<std::string> names;
+  const std::vector<ReplicatedJobPatch>& jobs = jobset.spec->replicated_jobs;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    FieldPath at = jobset_path.Child("spec").Child("replicatedJobs").Index(static_cast<int64_t>(i));
+    if (jobs[i].name.empty()) out.errors.push_back(FieldError::Required(at.Child("name")));
+    if (!names.insert(jobs[i].name).second) {
+      out.errors.push_back(FieldError::Duplicate(at.Child("name"), jobs[i].name));
+    }
+    if (!jobs[i].template_ || !jobs[i].template_->spec || !jobs[i].template_->spec->template_) {
+      continue;
+    }
+    const PodTemplatePatch& pod = *jobs[i].template_->spec->template_;
+    FieldPath pod_path = at.Child("template").Child("spec").Child("template");
+    internal::ValidateLabels(pod.metadata.labels, pod_path.Child("metadata").Child("labels"), out);
+    if (!pod.spec) continue;
+    FieldPath spec_path = pod_path.Child("spec");
+    std::set<std::string> volumes;
+    internal::ValidateVolumes(pod.spec->volumes, spec_path.Child("volumes"), volumes, out);
+    ValidateContainerPatches(pod.spec->init_containers, spec_path.Child("initContainers"), out);
+    ValidateContainerPatches(pod.spec->containers, spec_path.Child("containers"), out);
+    internal::ValidateLabels(pod.spec->node_selector, spec_path.Child("nodeSelector"), out);
+    internal::ValidateTolerations(pod.spec->tolerations, spec_path.Child("tolerations"), out);
+    CheckMin(pod.spec->termination_grace_period_seconds, 0,
+             spec_path.Child("terminationGracePeriodSeconds"), out);
+  }
+}
+
+void ValidateTrainJob(const TrainJobFields& job, ValidationResult& out) {
+  const TrainJobSpec& spec = job.spec;
+  FieldPath path("spec");
+  FieldPath ref = path.Child("runtimeRef");
+  if (spec.runtime_ref.name.empty()) out.errors.push_back(FieldError::Required(ref.Child("name")));
+  if (spec.runtime_ref.api_group != kTrainerGroup) {
+    out.errors.push_back(FieldError::NotSupported(ref.Child("apiGroup"), spec.runtime_ref.api_group,
+                                                  {std::string(kTrainerGroup)}));
+  }
+  if (!In(spec.runtime_ref.kind, {"ClusterTrainingRuntime", "TrainingRuntime"})) {
+    out.errors.push_back(FieldError::NotSupported(ref.Child("kind"), spec.runtime_ref.kind,
+                                                  {"ClusterTrainingRuntime", "TrainingRuntime"}));
+  }
+  if (spec.managed_by && !In(*spec.managed_by, {kTrainJobController, kMultiKueueController})) {
+    out.errors.push_back(FieldError::Invalid(
+        path.Child("managedBy"), *spec.managed_by,
+        "ManagedBy must be trainer.kubeflow.org/trainjob-controller or kueue.x-k8s.io/multikueue "
+        "if set"));
+  }
+  CheckMin(spec.active_deadline_seconds, 1, path.Child("activeDeadlineSeconds"), out);
+  if (spec.initializer) {
+    FieldPath init = path.Child("initializer");
+    if (spec.initializer->dataset) {
+      ValidateInitializerSource(*spec.initializer->dataset, init.Child("dataset"), out);
+    }
+    if (spec.initializer->model) {
+      ValidateInitializerSource(*spec.initializer->model, init.Child("model"), out);
+    }
+  }
+  if (spec.trainer) ValidateTrainer(*spec.trainer, path.Child("trainer"), out);
+  FieldPath patches = path.Child("runtimePatches");
+  CheckMaxItems(spec.runtime_patches.size(), kMaxRuntimePatches, patches, out);
+  std::set<std::string> managers;
+  for (size_t i = 0; i < spec.runtime_patches.size(); ++i) {
+    FieldPath at = patches.Index(static_cast<int64_t>(i));
+    ValidateRuntimePatch(spec.runtime_patches[i], at, out);
+    if (!managers.insert(spec.runtime_patches[i].manager).second) {
+      out.errors.push_back(
+          FieldError::Duplicate(at.Child("manager"), spec.runtime_patches[i].manager));
+    }
+  }
+}
+
+// --- JobSet ---
+
+// What JobSet's CRD defaults, in a runtime's template and a JobSet alike.
+void DefaultJobSetSchema(JobSetSpec& spec) {
+  for (ReplicatedJob& job : spec.replicated_jobs) {
+    if (job.group_name.empty()) job.group_name = "default";
+    if (!job.replicas) job.replicas = 1;
+  }
+  if (spec.failure_policy && spec.failure_policy->restart_strategy.empty()) {
+    spec.failure_policy->restart_strategy = "Recreate";
+  }
+}
+
+// What JobSet's mutating webhook adds to a JobSet it admits.
+void DefaultJobSet(JobSetFields& jobset) {
+  JobSetSpec& spec = jobset.spec;
+  DefaultJobSetSchema(spec);
+  if (!spec.success_policy) spec.success_policy = JobSetSuccessPolicy{.operator_ = "All"};
+  if (!spec.startup_policy) {
+    spec.startup_policy = JobSetStartupPolicy{.startup_policy_order = "AnyOrder"};
+  }
+  if (!spec.network) spec.network = JobSetNetwork{};
+  if (!spec.network->enable_dns_hostnames) spec.network->enable_dns_hostnames = true;
+  for (ReplicatedJob& job : spec.replicated_jobs) {
+    BatchJobSpec& batch = job.template_.spec;
+    if (!batch.completion_mode) batch.completion_mode = "Indexed";
+    // batch/v1's default: a Job that sets neither runs one pod to one completion.
+    if (!batch.parallelism && !batch.completions) batch.parallelism = batch.completions = 1;
+    if (batch.template_.spec.restart_policy.empty()) {
+      batch.template_.spec.restart_policy = "OnFailure";
+    }
+  }
+}
+
+void ValidateDependsOn(const std::vector<ReplicatedJob>& jobs, size_t index, const FieldPath& at,
+                       ValidationResult& out) {
+  const std::vector<DependsOn>& depends = jobs[index].depends_on;
+  CheckMaxItems(depends.size(), kMaxDependsOn, at.Child("dependsOn"), out);
+  for (size_t d = 0; d < depends.size(); ++d) {
+    FieldPath dep = at.Child("dependsOn").Index(static_cast<int64_t>(d));
+    if (!In(depends[d].status, {"Ready", "Complete"})) {
+      out.errors.push_back(
+          FieldError::NotSupported(dep.Child("status"), depends[d].status, {"Ready", "Complete"}));
+    }
+    // JobSet's rule: a replicated job depends only on ones listed before it,
+    // so the order is a sequence and never a cycle.
+    bool earlier = std::any_of(jobs.begin(), jobs.begin() + static_cast<ptrdiff_t>(index),
+                               [&](const ReplicatedJob& j) { return j.name == depends[d].name; });
+    if (!earlier) {
+      out.errors.push_back(
+          FieldError::Invalid(dep.Child("name"), depends[d].name,
+                              "replicatedJob must depend on one of the previous replicatedJobs"));
+    }
+  }
+}
+
+// The rules of a JobSetSpec at `path`, a JobSet's or a runtime template's.
+void ValidateJobSetSpec(const JobSetSpec& spec, const FieldPath& path,
+                        const internal::PodTemplateRules& pod_rules, ValidationResult& out) {
+  FieldPath jobs_path = path.Child("replicatedJobs");
+  if (spec.replicated_jobs.empty()) out.errors.push_back(FieldError::Required(jobs_path));
+  std::set<std::string> names;
+  bool depends = false;
+  for (size_t i = 0; i < spec.replicated_jobs.size(); ++i) {
+    const ReplicatedJob& job = spec.replicated_jobs[i];
+    FieldPath at = jobs_path.Index(static_cast<int64_t>(i));
+    for (const std::string& p : Dns1035LabelProblems(job.name)) {
+      out.errors.push_back(FieldError::Invalid(at.Child("name"), job.name, p));
+    }
+    if (!names.insert(job.name).second) {
+      out.errors.push_back(FieldError::Duplicate(at.Child("name"), job.name));
+    }
+    CheckMin(job.replicas, 0, at.Child("replicas"), out);
+    ValidateDependsOn(spec.replicated_jobs, i, at, out);
+    depends = depends || !job.depends_on.empty();
+    internal::ValidateLabels(job.template_.metadata.labels,
+                             at.Child("template").Child("metadata").Child("labels"), out);
+    // The claims of volumeClaimPolicies are volumes of every pod that mounts them.
+    BatchJobSpec with_claims = job.template_.spec;
+    for (const VolumeClaimPolicy& policy : spec.volume_claim_policies) {
+      for (const ClaimTemplate& claim : policy.templates) {
+        with_claims.template_.spec.volumes.push_back(
+            {.name = claim.metadata.name,
+             .persistent_volume_claim =
+                 PersistentVolumeClaimVolumeSource{.claim_name = claim.metadata.name}});
+      }
+    }
+    internal::ValidateBatchJobSpec(with_claims, at.Child("template").Child("spec"), pod_rules, out);
+  }
+  if (depends && spec.startup_policy && spec.startup_policy->startup_policy_order == "InOrder") {
+    out.errors.push_back(FieldError::Invalid(path.Child("startupPolicy"), "InOrder",
+                                             "StartupPolicy and DependsOn APIs are mutually "
+                                             "exclusive"));
+  }
+  if (spec.success_policy) {
+    FieldPath sp = path.Child("successPolicy");
+    if (!In(spec.success_policy->operator_, {"All", "Any"})) {
+      out.errors.push_back(FieldError::NotSupported(
+          sp.Child("operator"), spec.success_policy->operator_, {"All", "Any"}));
+    }
+    for (const std::string& target : spec.success_policy->target_replicated_jobs) {
+      if (!names.contains(target)) {
+        out.errors.push_back(FieldError::Invalid(sp.Child("targetReplicatedJobs"), target,
+                                                 "invalid replicatedJob name does not appear "
+                                                 "in .spec.ReplicatedJobs"));
+      }
+    }
+  }
+  if (spec.failure_policy) {
+    FieldPath fp = path.Child("failurePolicy");
+    CheckMin(spec.failure_policy->max_restarts, 0, fp.Child("maxRestarts"), out);
+    if (!In(spec.failure_policy->restart_strategy,
+            {"Recreate", "BlockingRecreate", "InPlaceRestart"})) {
+      out.errors.push_back(FieldError::NotSupported(
+          fp.Child("restartStrategy"), spec.failure_policy->restart_strategy,
+          {"Recreate", "BlockingRecreate", "InPlaceRestart"}));
+    }
+    for (size_t r = 0; r < spec.failure_policy->rules.size(); ++r) {
+      const JobSetFailureRule& rule = spec.failure_policy->rules[r];
+      FieldPath at = fp.Child("rules").Index(static_cast<int64_t>(r));
+      static const std::vector<std::string> kActions = {
+          "FailJobSet", "RestartJobSet", "RestartJobSetAndIgnoreMaxRestarts", "RestartJob",
+          "RestartJobAndIgnoreMaxRestarts"};
+      if (std::find(kActions.begin(), kActions.end(), rule.action) == kActions.end()) {
+        out.errors.push_back(FieldError::NotSupported(at.Child("action"), rule.action, kActions));
+      }
+      if (rule.name.empty()) out.errors.push_back(FieldError::Required(at.Child("name")));
+    }
+  }
+  CheckMin(spec.ttl_seconds_after_finished, 0, path.Child("ttlSecondsAfterFinished"), out);
+}
+
+void ValidateJobSet(const JobSetFields& jobset, ValidationResult& out) {
+  ValidateJobSetSpec(jobset.spec, FieldPath("spec"),
+                     {.restart_policies = {"OnFailure", "Never"}, .restart_policy_required = true},
+                     out);
+}
+
+// --- TrainingRuntime and ClusterTrainingRuntime ---
+
+void DefaultRuntime(TrainingRuntimeFields& runtime) {
+  TrainingRuntimeSpec& spec = runtime.spec;
+  DefaultJobSetSchema(spec.template_.spec);
+  if (spec.ml_policy && spec.ml_policy->mpi) {
+    MpiPolicy& mpi = *spec.ml_policy->mpi;
+    if (!mpi.num_proc_per_node) mpi.num_proc_per_node = 1;
+    if (mpi.mpi_implementation.empty()) mpi.mpi_implementation = "OpenMPI";
+    if (mpi.ssh_auth_mount_path.empty()) mpi.ssh_auth_mount_path = "/root/.ssh";
+    if (!mpi.run_launcher_as_node) mpi.run_launcher_as_node = false;
+  }
+  if (spec.ml_policy && spec.ml_policy->flux && !spec.ml_policy->flux->num_proc_per_node) {
+    spec.ml_policy->flux->num_proc_per_node = 1;
+  }
+  if (spec.pod_group_policy && spec.pod_group_policy->coscheduling &&
+      !spec.pod_group_policy->coscheduling->schedule_timeout_seconds) {
+    spec.pod_group_policy->coscheduling->schedule_timeout_seconds = 60;
+  }
+}
+
+void ValidateMlPolicy(const MlPolicy& policy, const FieldPath& path, ValidationResult& out) {
+  int policies = (policy.torch ? 1 : 0) + (policy.mpi ? 1 : 0) + (policy.jax ? 1 : 0) +
+                 (policy.xgboost ? 1 : 0) + (policy.flux ? 1 : 0);
+  if (policies > 1) {
+    out.errors.push_back(
+        FieldError::InvalidRendered(path, "", "Only one of the policy can be configured"));
+  }
+  CheckMin(policy.num_nodes, 1, path.Child("numNodes"), out);
+  if (policy.mpi) {
+    FieldPath mpi = path.Child("mpi");
+    if (policy.mpi->num_proc_per_node && *policy.mpi->num_proc_per_node < 1) {
+      out.errors.push_back(FieldError::Invalid(mpi.Child("numProcPerNode"),
+                                               *policy.mpi->num_proc_per_node,
+                                               "NumProcPerNode in mpiPolicy must be >= 1"));
+    }
+    if (policy.mpi->mpi_implementation != "OpenMPI") {
+      out.errors.push_back(FieldError::NotSupported(mpi.Child("mpiImplementation"),
+                                                    policy.mpi->mpi_implementation, {"OpenMPI"}));
+    }
+  }
+  if (policy.flux && policy.flux->num_proc_per_node && *policy.flux->num_proc_per_node < 1) {
+    out.errors.push_back(FieldError::Invalid(path.Child("flux").Child("numProcPerNode"),
+                                             *policy.flux->num_proc_per_node,
+                                             "NumProcPerNode in fluxPolicy must be >= 1"));
+  }
+  if (policy.torch && policy.torch->env_injection) {
+    FieldPath targets = path.Child("torch").Child("envInjection").Child("targets");
+    const std::vector<TorchEnvTarget>& list = policy.torch->env_injection->targets;
+    CheckMaxItems(list.size(), 16, targets, out);
+    for (size_t i = 0; i < list.size(); ++i) {
+      FieldPath at = targets.Index(static_cast<int64_t>(i));
+      if (std::find(list[i].container_names.begin(), list[i].container_names.end(),
+                    kNodeContainer) != list[i].container_names.end()) {
+        out.errors.push_back(FieldError::Invalid(
+            at.Child("containerNames"), "node",
+            "containerNames must not include the main node container because PET_* envs are "
+            "always injected into it"));
+      }
+    }
+  }
+}
+
+// The runtime webhook's rules for the steps a TrainJob's parts go to: the
+// launcher and each labelled step are one Job, whose pods have the step's
+// container.
+void ValidateAncestorSteps(const JobSetSpec& spec, const FieldPath& path, ValidationResult& out) {
+  for (size_t i = 0; i < spec.replicated_jobs.size(); ++i) {
+    const ReplicatedJob& job = spec.replicated_jobs[i];
+    FieldPath at = path.Child("replicatedJobs").Index(static_cast<int64_t>(i));
+    auto step = job.template_.metadata.labels.find(std::string(kAncestorStepLabel));
+    bool ancestor = step != job.template_.metadata.labels.end() &&
+                    In(step->second,
+                       {kAncestorTrainer, kAncestorDatasetInitializer, kAncestorModelInitializer});
+    if ((job.name == kLauncherJob || ancestor) && job.replicas.value_or(1) != 1) {
+      out.errors.push_back(
+          FieldError::Invalid(at.Child("replicas"), *job.replicas, "always must be 1"));
+    }
+    if (!ancestor) continue;
+    std::string container =
+        step->second == kAncestorTrainer ? std::string(kNodeContainer) : step->second;
+    const std::vector<Container>& containers = job.template_.spec.template_.spec.containers;
+    bool has = std::any_of(containers.begin(), containers.end(),
+                           [&](const Container& c) { return c.name == container; });
+    if (!has) {
+      out.errors.push_back(FieldError::InvalidRendered(
+          at.Child("template").Child("spec").Child("template").Child("spec").Child("containers"),
+          "", "must contain the required container for the ancestor: " + step->second));
+    }
+  }
+}
+
+void ValidateRuntime(const TrainingRuntimeFields& runtime, ValidationResult& out) {
+  const TrainingRuntimeSpec& spec = runtime.spec;
+  FieldPath path("spec");
+  if (spec.ml_policy) ValidateMlPolicy(*spec.ml_policy, path.Child("mlPolicy"), out);
+  if (spec.pod_group_policy && spec.pod_group_policy->coscheduling &&
+      spec.pod_group_policy->volcano) {
+    out.errors.push_back(FieldError::InvalidRendered(
+        path.Child("podGroupPolicy"), "", "only one of coscheduling and volcano may be set"));
+  }
+  FieldPath template_spec = path.Child("template").Child("spec");
+  // A runtime's pods may leave restartPolicy to JobSet's default.
+  ValidateJobSetSpec(spec.template_.spec, template_spec,
+                     {.restart_policies = {"OnFailure", "Never"}}, out);
+  ValidateAncestorSteps(spec.template_.spec, template_spec, out);
+}
+
+// The runtime label that marks a deprecated runtime gets a warning, as upstream.
+void WarnDeprecatedRuntime(const Object& object, ValidationResult& out) {
+  const ObjectMeta& meta = Metadata(object);
+  auto it = meta.labels.find(std::string(kRuntimeSupportLabel));
+  if (it != meta.labels.end() && it->second == "deprecated") {
+    out.warnings.push_back(fmt::format(
+        "{} \"{}\" is labelled {}=deprecated: it will be removed in a future release of "
+        "Kubeflow Trainer; see https://www.kubeflow.org/docs/components/trainer/operator-guides/"
+        "runtime/#runtime-deprecation-policy",
+        KindName(object), meta.name, kRuntimeSupportLabel));
+  }
+}
+
+}  // namespace
+
+ObjectHooks TrainJobHooks() {
+  return internal::CoreHooks<TrainJobFields>("TrainJob", DefaultTrainJob, ValidateTrainJob,
+                                             kTrainerGroupVersion);
+}
+
+ObjectHooks TrainingRuntimeHooks(std::string kind) {
+  ObjectHooks hooks = internal::CoreHooks<TrainingRuntimeFields>(
+      std::move(kind), DefaultRuntime, ValidateRuntime, kTrainerGroupVersion);
+  hooks.validate = [rules = hooks.validate](const Object& object, ValidationResult& out) {
+    rules(object, out);
+    WarnDeprecatedRuntime(object, out);
+  };
+  return hooks;
+}
+
+ObjectHooks JobSetHooks() {
+  return internal::CoreHooks<JobSetFields>("JobSet", DefaultJobSet, ValidateJobSet,
+                                           kJobSetGroupVersion);
+}
+
+TrainJobFields TrainJobFieldsOf(const Object& object) {
+  return internal::TypedFields<TrainJobFields>(object);
+}
+TrainingRuntimeFields TrainingRuntimeFieldsOf(const Object& object) {
+  return internal::TypedFields<TrainingRuntimeFields>(object);
+}
+JobSetFields JobSetFieldsOf(const Object& object) {
+  return internal::TypedFields<JobSetFields>(object);
+}
+
+FieldErrors ValidateTrainJobUpdate(const TrainJobFields& old_job, const TrainJobFields& new_job) {
+  FieldErrors errors;
+  const TrainJobSpec& before = old_job.spec;
+  const TrainJobSpec& after = new_job.spec;
+  FieldPath path("spec");
+  auto immutable = [&](bool same, const char* field) {
+    if (!same)
+      errors.push_back(FieldError::InvalidRendered(path.Child(field), "", "field is immutable"));
+  };
+  // The CRD's rules: what the runtime made from the job never changes under it.
+  immutable(before.runtime_ref == after.runtime_ref, "runtimeRef");
+  immutable(before.initializer == after.initializer, "initializer");
+  immutable(before.trainer == after.trainer, "trainer");
+  immutable(before.managed_by == after.managed_by, "managedBy");
+  immutable(before.active_deadline_seconds == after.active_deadline_seconds,
+            "activeDeadlineSeconds");
+  return errors;
+}
+
+}  // namespace trainyard::api

@@ -1,0 +1,249 @@
+// The JobSet a TrainJob becomes, against golden files written by hand
+// from reference §8.3 (tests/data/trainer), for upstream's examples and
+// default runtimes (../shared/conformance/trainer-v2; skipped, with a
+// message, when absent), and what a runtime refuses to run.
+#include "controller/trainjob_build.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "api/tests/test_util.h"
+#include "api/trainer_kinds.h"
+#include "api/validation.h"
+#include "api/yaml.h"
+
+namespace trainyard::controller {
+namespace {
+
+namespace fs = std::filesystem;
+using api::Json;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+// Every document of a YAML file, decoded, defaulted and valid.
+std::vector<api::Object> Objects(const fs::path& path) {
+  Result<std::vector<api::SourceDocument>> docs =
+      api::ParseManifests(api::testing::ReadFile(path), path.string());
+  EXPECT_TRUE(docs.ok()) << docs.status().ToString();
+  std::vector<api::Object> out;
+  if (!docs.ok()) return out;
+  for (const api::SourceDocument& doc : *docs) {
+    api::CheckedObject checked = api::DecodeAndValidate(doc.value);
+    EXPECT_THAT(api::testing::ErrorStrings(checked.result.errors), IsEmpty()) << path;
+    if (checked.object) out.push_back(*checked.object);
+  }
+  return out;
+}
+
+const api::Object* OfKind(const std::vector<api::Object>& objects, std::string_view kind) {
+  for (const api::Object& o : objects) {
+    if (api::KindName(o) == kind) return &o;
+  }
+  return nullptr;
+}
+
+TrainJobSource JobFrom(const api::Object& object) {
+  TrainJobSource job{.meta = api::Metadata(object), .spec = api::TrainJobFieldsOf(object).spec};
+  if (job.meta.namespace_.empty()) job.meta.namespace_ = "default";
+  job.meta.uid = "uid-1";
+  return job;
+}
+
+RuntimeSource RuntimeFrom(const api::Object& object) {
+  return {.kind = std::string(api::KindName(object)),
+          .meta = api::Metadata(object),
+          .spec = api::TrainingRuntimeFieldsOf(object).spec};
+}
+
+// The golden JobSet, with $TRAINJOB_COMMAND standing for the TrainJob's command.
+Json Golden(const std::string& name, const TrainJobSource& job) {
+  std::string text =
+      api::testing::ReadFile(api::testing::SourceDir() / "tests/data/trainer" / name);
+  Json golden = api::testing::ParseOne(text);
+  Json command = api::Encode(job.spec.trainer->command);
+  for (Json& rjob : golden["spec"]["replicatedJobs"]) {
+    for (Json& c : rjob["template"]["spec"]["template"]["spec"]["containers"]) {
+      if (c.value("command", Json()) == "$TRAINJOB_COMMAND") c["command"] = command;
+    }
+  }
+  return golden;
+}
+
+struct Built {
+  TrainJobObjects objects;
+  Json golden;
+};
+
+Built Build(const api::Object& job_object, const api::Object& runtime_object,
+            const std::string& golden) {
+  TrainJobSource job = JobFrom(job_object);
+  RuntimeSource runtime = RuntimeFrom(runtime_object);
+  EXPECT_THAT(api::testing::ErrorStrings(CheckAgainstRuntime(job, runtime)), IsEmpty());
+  BuildOptions options{.rendezvous_host = ClusterRendezvousHost(job, runtime)};
+  return {BuildTrainJobObjects(job, runtime, options), Golden(golden, job)};
+}
+
+#define EXPECT_SAME_MANIFEST(golden, actual)                        \
+  do {                                                              \
+    std::string where;                                              \
+    EXPECT_TRUE(api::testing::SameManifest(golden, actual, &where)) \
+        << where << "\nbuilt:\n"                                    \
+        << api::ToYaml(actual) << "\ngolden:\n"                     \
+        << api::ToYaml(golden);                                     \
+  } while (0)
+
+#define REQUIRE_TRAINER(dir)                                                \
+  std::optional<fs::path> dir = api::testing::ConformanceDir("trainer-v2"); \
+  if (!dir) GTEST_SKIP() << "../shared/conformance/trainer-v2 is absent: JobSets not checked"
+
+fs::path Runtime(const fs::path& root, const char* file) {
+  return root / "manifests/base/runtimes" / file;
+}
+
+TEST(TrainJobBuildTest, MultiNodeExampleOnTheTorchRuntime) {
+  REQUIRE_TRAINER(root);
+  auto job = Objects(*root / "examples/yaml/01-multi-node.yaml");
+  auto runtime = Objects(Runtime(*root, "torch_distributed.yaml"));
+  Built built = Build(job[0], runtime[0], "multi-node.jobset.yaml");
+  EXPECT_SAME_MANIFEST(built.golden, built.objects.jobset);
+  EXPECT_THAT(built.objects.config_maps, IsEmpty());
+}
+
+TEST(TrainJobBuildTest, RuntimePatchesExample) {
+  REQUIRE_TRAINER(root);
+  auto job = Objects(*root / "examples/yaml/02-runtime-patches.yaml");
+  auto runtime = Objects(Runtime(*root, "torch_distributed.yaml"));
+  Built built = Build(job[0], runtime[0], "runtime-patches.jobset.yaml");
+  EXPECT_SAME_MANIFEST(built.golden, built.objects.jobset);
+}
+
+TEST(TrainJobBuildTest, MultiStepExampleWithItsDatasetInitializer) {
+  REQUIRE_TRAINER(root);
+  auto objects = Objects(*root / "examples/yaml/05-multi-step.yaml");
+  Built built = Build(*OfKind(objects, "TrainJob"), *OfKind(objects, "TrainingRuntime"),
+                      "multi-step.jobset.yaml");
+  EXPECT_SAME_MANIFEST(built.golden, built.objects.jobset);
+}
+
+TEST(TrainJobBuildTest, DeepSpeedOnMpiWithTheLauncherAsANode) {
+  REQUIRE_TRAINER(root);
+  auto job = Objects(api::testing::SourceDir() / "tests/data/trainer/deepspeed.trainjob.yaml");
+  auto runtime = Objects(Runtime(*root, "deepspeed_distributed.yaml"));
+  Built built = Build(job[0], runtime[0], "deepspeed.jobset.yaml");
+  EXPECT_SAME_MANIFEST(built.golden, built.objects.jobset);
+  ASSERT_EQ(built.objects.config_maps.size(), 1u);
+  const Json& hostfile = built.objects.config_maps[0];
+  EXPECT_EQ(api::StringAt(hostfile, {"metadata", "name"}), "ds-mpi-hostfile");
+  EXPECT_EQ(
+      api::StringAt(hostfile, {"data", "hostfile"}),
+      api::testing::ReadFile(api::testing::SourceDir() / "tests/data/trainer/deepspeed.hostfile"));
+}
+
+TEST(TrainJobBuildTest, XgboostAndJaxRuntimes) {
+  REQUIRE_TRAINER(root);
+  fs::path data = api::testing::SourceDir() / "tests/data/trainer";
+  for (auto [name, runtime_file] : {std::pair{"xgboost", "xgboost_distributed.yaml"},
+                                    std::pair{"jax", "jax_distributed.yaml"}}) {
+    auto job = Objects(data / (std::string(name) + ".trainjob.yaml"));
+    auto runtime = Objects(Runtime(*root, runtime_file));
+    Built built = Build(job[0], runtime[0], std::string(name) + ".jobset.yaml");
+    EXPECT_SAME_MANIFEST(built.golden, built.objects.jobset);
+  }
+}
+
+// A runtime of our own, so that these run without ../shared.
+constexpr const char* kTorchRuntime = R"(
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: torch}
+spec:
+  mlPolicy: {numNodes: 1, torch: {}}
+  podGroupPolicy: {coscheduling: {}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec:
+            template:
+              spec:
+                containers: [{name: node, image: torch, env: [{name: FROM_RUNTIME, value: "1"}]}]
+)";
+
+TrainJobSource JobOf(const std::string& yaml) { return JobFrom(api::testing::ValidObject(yaml)); }
+
+RuntimeSource TorchRuntime() { return RuntimeFrom(api::testing::ValidObject(kTorchRuntime)); }
+
+TEST(TrainJobBuildTest, OnOneMachineTheRendezvousIsLocalAndTheGangIsMarked) {
+  TrainJobSource job = JobOf(R"(
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: tj}
+spec:
+  runtimeRef: {name: torch}
+  suspend: true
+  trainer: {numNodes: 2, numProcPerNode: 3, command: [torchrun, train.py]}
+)");
+  TrainJobObjects built = BuildTrainJobObjects(
+      job, TorchRuntime(), {.rendezvous_host = "127.0.0.1", .rendezvous_port = 31000});
+  const Json& rjob = built.jobset["spec"]["replicatedJobs"][0];
+  const Json& pod = rjob["template"]["spec"]["template"];
+  EXPECT_EQ(api::StringAt(pod, {"metadata", "labels", "scheduling.x-k8s.io/pod-group"}), "tj");
+  const Json& node = pod["spec"]["containers"][0];
+  std::map<std::string, std::string> env;
+  for (const Json& var : node["env"]) env[var["name"]] = var.value("value", "<from>");
+  EXPECT_EQ(env, (std::map<std::string, std::string>{{"FROM_RUNTIME", "1"},
+                                                     {"PET_NNODES", "2"},
+                                                     {"PET_NPROC_PER_NODE", "3"},
+                                                     {"PET_NODE_RANK", "<from>"},
+                                                     {"PET_MASTER_ADDR", "127.0.0.1"},
+                                                     {"PET_MASTER_PORT", "31000"}}));
+  EXPECT_EQ(node["ports"], Json::parse(R"([{"containerPort": 31000, "protocol": "TCP"}])"));
+  EXPECT_EQ(built.jobset["spec"]["suspend"], true);
+}
+
+TEST(TrainJobBuildTest, WhatTheRuntimeCannotGiveIsRefusedWithUpstreamsMessages) {
+  TrainJobSource job = JobOf(R"(
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: tj}
+spec:
+  runtimeRef: {name: torch}
+  initializer: {model: {storageUri: "hf://org/model"}}
+  trainer:
+    env: [{name: PET_NNODES, value: "9"}, {name: PET_MASTER_PORT, value: "1"}]
+  runtimePatches:
+  - manager: me
+    trainingRuntimeSpec:
+      template:
+        spec:
+          replicatedJobs:
+          - name: workers
+          - name: node
+            template:
+              spec:
+                template:
+                  spec:
+                    containers: [{name: node, env: [{name: X, value: "1"}]}, {name: helper}]
+)");
+  EXPECT_THAT(
+      api::testing::ErrorStrings(CheckAgainstRuntime(job, TorchRuntime())),
+      ElementsAre(
+          "spec.runtimeRef: Invalid value: must have model-initializer job when trainJob is "
+          "configured with input modelConfig",
+          "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0].name: "
+          "Invalid value: \"workers\": must not have replicated job that doesn't exist in the "
+          "runtime job template",
+          "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[1].template."
+          "spec.template.spec.containers[0].env: Invalid value: must not have envs for the "
+          "dataset-initializer, model-initializer, node containers",
+          "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[1].template."
+          "spec.template.spec.containers[1].name: Invalid value: \"helper\": must not have "
+          "container that doesn't exist in the runtime job node",
+          "spec.trainer.env: Invalid value: must not have reserved envs, invalid envs "
+          "configured: [PET_MASTER_PORT PET_NNODES]"));
+}
+
+}  // namespace
+}  // namespace trainyard::controller
