@@ -134,6 +134,12 @@ void SetDefaults(Object& object) {
   ResourceTypeOfKind(KindName(object))->hooks.set_defaults(object);
 }
 
+void SetDefaults(CoreObject& object) {
+  Object whole = std::move(object);
+  SetDefaults(whole);
+  object = std::get<CoreObject>(std::move(whole));
+}
+
 std::string EffectiveCleanPodPolicy(const TrainingJob& job) {
   if (job.spec.run_policy && job.spec.run_policy->clean_pod_policy) {
     return *job.spec.run_policy->clean_pod_policy;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <regex>
 #include <set>
 
@@ -60,29 +61,49 @@ void ValidateInitializerSource(const InitializerSource& source, const FieldPath&
   internal::ValidateEnv(source.env, path.Child("env"), out);
 }
 
+// numProcPerNode: an integer of at least 1, or (as v2.0 and v2.1 took it)
+// auto, cpu or gpu.
+void ValidateProcsPerNode(const Json& procs, const FieldPath& path, ValidationResult& out) {
+  if (procs.is_number_integer()) {
+    int64_t n = procs.get<int64_t>();
+    if (n < 1 || n > std::numeric_limits<int32_t>::max()) {
+      out.errors.push_back(
+          FieldError::Invalid(path, n,
+                              n < 1 ? "numProcPerNode must be greater than or equal to 1"
+                                    : "must be less than or equal to 2147483647"));
+    }
+  } else if (procs.is_string()) {
+    if (!In(procs.get<std::string>(), {"auto", "cpu", "gpu"})) {
+      out.errors.push_back(FieldError::NotSupported(path, procs.get<std::string>(),
+                                                    {"auto", "cpu", "gpu", "an integer"}));
+    }
+  } else if (!procs.is_null()) {
+    out.errors.push_back(FieldError::InvalidRendered(path, RenderValue(procs),
+                                                     "must be an integer, or auto, cpu or gpu"));
+  }
+}
+
+// Only labels and annotations of a template's metadata may be patched, as upstream's schema says.
+void ForbidPatchedIdentity(const EmbeddedMeta& meta, const FieldPath& path, ValidationResult& out) {
+  if (!meta.name.empty() || !meta.namespace_.empty() || !meta.finalizers.empty()) {
+    out.errors.push_back(FieldError::Forbidden(
+        path, "a runtime patch may set only labels and annotations of this metadata"));
+  }
+}
+
 void ValidateTrainer(const TrainerSpec& trainer, const FieldPath& path, ValidationResult& out) {
   CheckMin(trainer.num_nodes, 0, path.Child("numNodes"), out);
+  // The trainer's Indexed Job runs one pod per node.
+  if (trainer.num_nodes && *trainer.num_nodes > internal::kMaxIndexedPods) {
+    out.errors.push_back(FieldError::Invalid(
+        path.Child("numNodes"), *trainer.num_nodes,
+        fmt::format("must be less than or equal to {}", internal::kMaxIndexedPods)));
+  }
   CheckMaxItems(trainer.command.size(), kMaxEnv, path.Child("command"), out);
   CheckMaxItems(trainer.args.size(), kMaxEnv, path.Child("args"), out);
   CheckMaxItems(trainer.env.size(), kMaxEnv, path.Child("env"), out);
   internal::ValidateEnv(trainer.env, path.Child("env"), out);
-  const Json& procs = trainer.num_proc_per_node;
-  FieldPath procs_path = path.Child("numProcPerNode");
-  if (procs.is_number_integer()) {
-    if (procs.get<int64_t>() < 1) {
-      out.errors.push_back(FieldError::Invalid(
-          procs_path, procs.get<int64_t>(), "numProcPerNode must be greater than or equal to 1"));
-    }
-  } else if (procs.is_string()) {
-    // v2.0 and v2.1 took these words; the current CRD takes integers only.
-    if (!In(procs.get<std::string>(), {"auto", "cpu", "gpu"})) {
-      out.errors.push_back(FieldError::NotSupported(procs_path, procs.get<std::string>(),
-                                                    {"auto", "cpu", "gpu", "an integer"}));
-    }
-  } else if (!procs.is_null()) {
-    out.errors.push_back(FieldError::InvalidRendered(procs_path, RenderValue(procs),
-                                                     "must be an integer, or auto, cpu or gpu"));
-  }
+  ValidateProcsPerNode(trainer.num_proc_per_node, path.Child("numProcPerNode"), out);
   if (trainer.resources_per_node) {
     internal::ValidateResourceList(trainer.resources_per_node->limits,
                                    path.Child("resourcesPerNode").Child("limits"), out);
@@ -112,6 +133,7 @@ void ValidateRuntimePatch(const RuntimePatch& patch, const FieldPath& path, Vali
   FieldPath jobset_path = path.Child("trainingRuntimeSpec").Child("template");
   internal::ValidateLabels(jobset.metadata.labels, jobset_path.Child("metadata").Child("labels"),
                            out);
+  ForbidPatchedIdentity(jobset.metadata, jobset_path.Child("metadata"), out);
   if (!jobset.spec) return;
   std::set<std::string> names;
   const std::vector<ReplicatedJobPatch>& jobs = jobset.spec->replicated_jobs;
@@ -127,6 +149,8 @@ void ValidateRuntimePatch(const RuntimePatch& patch, const FieldPath& path, Vali
     const PodTemplatePatch& pod = *jobs[i].template_->spec->template_;
     FieldPath pod_path = at.Child("template").Child("spec").Child("template");
     internal::ValidateLabels(pod.metadata.labels, pod_path.Child("metadata").Child("labels"), out);
+    ForbidPatchedIdentity(pod.metadata, pod_path.Child("metadata"), out);
+    ForbidPatchedIdentity(jobs[i].template_->metadata, at.Child("template").Child("metadata"), out);
     if (!pod.spec) continue;
     FieldPath spec_path = pod_path.Child("spec");
     std::set<std::string> volumes;
@@ -239,6 +263,29 @@ void ValidateDependsOn(const std::vector<ReplicatedJob>& jobs, size_t index, con
   }
 }
 
+void ValidateClaimPolicies(const std::vector<VolumeClaimPolicy>& policies, const FieldPath& path,
+                           ValidationResult& out) {
+  CheckMaxItems(policies.size(), 50, path, out);
+  for (size_t p = 0; p < policies.size(); ++p) {
+    FieldPath at = path.Index(static_cast<int64_t>(p));
+    std::string when = StringAt(policies[p].retention_policy, "whenDeleted");
+    if (!when.empty() && !In(when, {"Delete", "Retain"})) {
+      out.errors.push_back(FieldError::NotSupported(
+          at.Child("retentionPolicy").Child("whenDeleted"), when, {"Delete", "Retain"}));
+    }
+    CheckMaxItems(policies[p].templates.size(), 50, at.Child("templates"), out);
+    for (size_t t = 0; t < policies[p].templates.size(); ++t) {
+      FieldPath name =
+          at.Child("templates").Index(static_cast<int64_t>(t)).Child("metadata").Child("name");
+      const std::string& claim = policies[p].templates[t].metadata.name;
+      if (claim.empty()) out.errors.push_back(FieldError::Required(name));
+      for (const std::string& problem : Dns1123LabelProblems(claim.empty() ? "x" : claim)) {
+        out.errors.push_back(FieldError::Invalid(name, claim, problem));
+      }
+    }
+  }
+}
+
 // The rules of a JobSetSpec at `path`, a JobSet's or a runtime template's.
 void ValidateJobSetSpec(const JobSetSpec& spec, const FieldPath& path,
                         const internal::PodTemplateRules& pod_rules, ValidationResult& out) {
@@ -272,6 +319,20 @@ void ValidateJobSetSpec(const JobSetSpec& spec, const FieldPath& path,
     }
     internal::ValidateBatchJobSpec(with_claims, at.Child("template").Child("spec"), pod_rules, out);
   }
+  // trainyard's bound on what one JobSet makes: its Jobs' pods together.
+  int64_t pods = 0;  // stops growing past the bound, so it never overflows
+  for (const ReplicatedJob& job : spec.replicated_jobs) {
+    if (pods > internal::kMaxIndexedPods) break;
+    pods += std::min<int64_t>(job.replicas.value_or(1), internal::kMaxIndexedPods + 1) *
+            std::clamp<int64_t>(job.template_.spec.parallelism.value_or(1), 1,
+                                internal::kMaxIndexedPods + 1);
+  }
+  if (pods > internal::kMaxIndexedPods) {
+    out.errors.push_back(
+        FieldError::InvalidRendered(jobs_path, "",
+                                    fmt::format("its Jobs would run {} pods together: at most {}",
+                                                pods, internal::kMaxIndexedPods)));
+  }
   if (depends && spec.startup_policy && spec.startup_policy->startup_policy_order == "InOrder") {
     out.errors.push_back(FieldError::Invalid(path.Child("startupPolicy"), "InOrder",
                                              "StartupPolicy and DependsOn APIs are mutually "
@@ -294,18 +355,17 @@ void ValidateJobSetSpec(const JobSetSpec& spec, const FieldPath& path,
   if (spec.failure_policy) {
     FieldPath fp = path.Child("failurePolicy");
     CheckMin(spec.failure_policy->max_restarts, 0, fp.Child("maxRestarts"), out);
-    if (!In(spec.failure_policy->restart_strategy,
-            {"Recreate", "BlockingRecreate", "InPlaceRestart"})) {
+    // JobSet's other strategies and its one-Job restarts are not run here:
+    // refused with what is, rather than run as something else.
+    if (spec.failure_policy->restart_strategy != "Recreate") {
       out.errors.push_back(FieldError::NotSupported(
-          fp.Child("restartStrategy"), spec.failure_policy->restart_strategy,
-          {"Recreate", "BlockingRecreate", "InPlaceRestart"}));
+          fp.Child("restartStrategy"), spec.failure_policy->restart_strategy, {"Recreate"}));
     }
     for (size_t r = 0; r < spec.failure_policy->rules.size(); ++r) {
       const JobSetFailureRule& rule = spec.failure_policy->rules[r];
       FieldPath at = fp.Child("rules").Index(static_cast<int64_t>(r));
-      static const std::vector<std::string> kActions = {
-          "FailJobSet", "RestartJobSet", "RestartJobSetAndIgnoreMaxRestarts", "RestartJob",
-          "RestartJobAndIgnoreMaxRestarts"};
+      static const std::vector<std::string> kActions = {"FailJobSet", "RestartJobSet",
+                                                        "RestartJobSetAndIgnoreMaxRestarts"};
       if (std::find(kActions.begin(), kActions.end(), rule.action) == kActions.end()) {
         out.errors.push_back(FieldError::NotSupported(at.Child("action"), rule.action, kActions));
       }
@@ -313,12 +373,36 @@ void ValidateJobSetSpec(const JobSetSpec& spec, const FieldPath& path,
     }
   }
   CheckMin(spec.ttl_seconds_after_finished, 0, path.Child("ttlSecondsAfterFinished"), out);
+  ValidateClaimPolicies(spec.volume_claim_policies, path.Child("volumeClaimPolicies"), out);
 }
 
 void ValidateJobSet(const JobSetFields& jobset, ValidationResult& out) {
   ValidateJobSetSpec(jobset.spec, FieldPath("spec"),
                      {.restart_policies = {"OnFailure", "Never"}, .restart_policy_required = true},
                      out);
+}
+
+// The names a JobSet gives its Jobs (`<jobset>-<job>-<index>`) and their
+// pods' hosts (`<job name>-<index>`) are DNS labels, as JobSet's webhook
+// checks: a JobSet whose longest would not be is refused.
+void ValidateChildNames(const std::string& jobset, const JobSetSpec& spec, ValidationResult& out) {
+  for (size_t i = 0; i < spec.replicated_jobs.size(); ++i) {
+    const ReplicatedJob& job = spec.replicated_jobs[i];
+    std::string longest = fmt::format("{}-{}-{}", jobset, job.name,
+                                      std::max<int64_t>(0, job.replicas.value_or(1) - 1));
+    std::string host = fmt::format(
+        "{}-{}", longest, std::max<int64_t>(0, job.template_.spec.completions.value_or(1) - 1));
+    for (const std::string& name : {longest, host}) {
+      if (name.size() <= 63) continue;
+      out.errors.push_back(FieldError::Invalid(
+          FieldPath("spec").Child("replicatedJobs").Index(static_cast<int64_t>(i)).Child("name"),
+          job.name,
+          fmt::format("{} would be longer than 63 characters: shorten the JobSet's name or this "
+                      "one",
+                      name == host ? "its pods' host name " + name : "its Job's name " + name)));
+      break;
+    }
+  }
 }
 
 // --- TrainingRuntime and ClusterTrainingRuntime ---
@@ -367,6 +451,10 @@ void ValidateMlPolicy(const MlPolicy& policy, const FieldPath& path, ValidationR
                                              *policy.flux->num_proc_per_node,
                                              "NumProcPerNode in fluxPolicy must be >= 1"));
   }
+  if (policy.torch) {
+    ValidateProcsPerNode(policy.torch->num_proc_per_node,
+                         path.Child("torch").Child("numProcPerNode"), out);
+  }
   if (policy.torch && policy.torch->env_injection) {
     FieldPath targets = path.Child("torch").Child("envInjection").Child("targets");
     const std::vector<TorchEnvTarget>& list = policy.torch->env_injection->targets;
@@ -381,6 +469,65 @@ void ValidateMlPolicy(const MlPolicy& policy, const FieldPath& path, ValidationR
             "always injected into it"));
       }
     }
+  }
+}
+
+// torch's envInjection names containers of the runtime's jobs.
+void ValidateInjectionTargets(const MlPolicy& policy, const JobSetSpec& spec, const FieldPath& path,
+                              ValidationResult& out) {
+  if (!policy.torch || !policy.torch->env_injection) return;
+  FieldPath targets = path.Child("mlPolicy").Child("torch").Child("envInjection").Child("targets");
+  const std::vector<TorchEnvTarget>& list = policy.torch->env_injection->targets;
+  for (size_t i = 0; i < list.size(); ++i) {
+    FieldPath at = targets.Index(static_cast<int64_t>(i));
+    auto job = std::find_if(spec.replicated_jobs.begin(), spec.replicated_jobs.end(),
+                            [&](const ReplicatedJob& r) { return r.name == list[i].job_name; });
+    if (job == spec.replicated_jobs.end()) {
+      out.errors.push_back(FieldError::NotFound(at.Child("jobName"), list[i].job_name,
+                                                "no replicated job of this name in the template"));
+      continue;
+    }
+    const PodSpec& pod = job->template_.spec.template_.spec;
+    for (size_t c = 0; c < list[i].container_names.size(); ++c) {
+      const std::string& name = list[i].container_names[c];
+      bool has = false;
+      for (const auto* containers : {&pod.init_containers, &pod.containers}) {
+        for (const Container& container : *containers) has = has || container.name == name;
+      }
+      if (!has) {
+        out.errors.push_back(
+            FieldError::NotFound(at.Child("containerNames").Index(static_cast<int64_t>(c)), name,
+                                 "no container of this name in the job " + list[i].job_name));
+      }
+    }
+  }
+}
+
+// Policies trainyard reads but does not act on say so; Flux, which it
+// cannot build, is refused.
+void WarnUnheededPolicies(const TrainingRuntimeSpec& spec, const FieldPath& path,
+                          ValidationResult& out) {
+  FieldPath ml = path.Child("mlPolicy");
+  if (spec.ml_policy && spec.ml_policy->flux) {
+    out.warnings.push_back(ml.Child("flux").ToString() +
+                           ": trainyard does not build Flux's JobSet yet: a TrainJob naming this "
+                           "runtime fails with that reason");
+  }
+  if (spec.ml_policy && spec.ml_policy->torch && spec.ml_policy->torch->elastic_policy) {
+    out.warnings.push_back(ml.Child("torch").Child("elasticPolicy").ToString() +
+                           ": not acted on: a JobSet's Jobs are not elastic (upstream's torch "
+                           "plugin does not act on it either); the trainer runs numNodes nodes");
+  }
+  FieldPath group = path.Child("podGroupPolicy");
+  if (spec.pod_group_policy && spec.pod_group_policy->coscheduling) {
+    out.warnings.push_back(group.Child("coscheduling").ToString() +
+                           ": no PodGroup is made: on one machine each of the JobSet's Jobs is "
+                           "scheduled as a gang of its own, without a schedule timeout");
+  }
+  if (spec.pod_group_policy && spec.pod_group_policy->volcano) {
+    out.warnings.push_back(group.Child("volcano").ToString() +
+                           ": no PodGroup is made: on one machine each of the JobSet's Jobs is "
+                           "scheduled as a gang of its own; networkTopology is not acted on");
   }
 }
 
@@ -427,6 +574,8 @@ void ValidateRuntime(const TrainingRuntimeFields& runtime, ValidationResult& out
   ValidateJobSetSpec(spec.template_.spec, template_spec,
                      {.restart_policies = {"OnFailure", "Never"}}, out);
   ValidateAncestorSteps(spec.template_.spec, template_spec, out);
+  if (spec.ml_policy) ValidateInjectionTargets(*spec.ml_policy, spec.template_.spec, path, out);
+  WarnUnheededPolicies(spec, path, out);
 }
 
 // The runtime label that marks a deprecated runtime gets a warning, as upstream.
@@ -460,8 +609,13 @@ ObjectHooks TrainingRuntimeHooks(std::string kind) {
 }
 
 ObjectHooks JobSetHooks() {
-  return internal::CoreHooks<JobSetFields>("JobSet", DefaultJobSet, ValidateJobSet,
-                                           kJobSetGroupVersion);
+  ObjectHooks hooks = internal::CoreHooks<JobSetFields>("JobSet", DefaultJobSet, ValidateJobSet,
+                                                        kJobSetGroupVersion);
+  hooks.validate = [rules = hooks.validate](const Object& object, ValidationResult& out) {
+    rules(object, out);
+    ValidateChildNames(Metadata(object).name, JobSetFieldsOf(object).spec, out);
+  };
+  return hooks;
 }
 
 TrainJobFields TrainJobFieldsOf(const Object& object) {
@@ -490,6 +644,13 @@ FieldErrors ValidateTrainJobUpdate(const TrainJobFields& old_job, const TrainJob
   immutable(before.managed_by == after.managed_by, "managedBy");
   immutable(before.active_deadline_seconds == after.active_deadline_seconds,
             "activeDeadlineSeconds");
+  if (before.runtime_patches != after.runtime_patches && !before.suspend.value_or(false) &&
+      !after.suspend.value_or(false)) {
+    errors.push_back(FieldError::Forbidden(
+        path.Child("runtimePatches"),
+        "RuntimePatches can only be modified when the TrainJob is suspended before or after the "
+        "update"));
+  }
   return errors;
 }
 

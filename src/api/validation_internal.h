@@ -37,6 +37,8 @@ void ValidateVolumes(const std::vector<Volume>& volumes, const FieldPath& path,
                      std::set<std::string>& names, ValidationResult& out);
 void ValidateTolerations(const std::vector<Toleration>& tolerations, const FieldPath& path,
                          ValidationResult& out);
+// Kubernetes' most completions and parallelism of an Indexed Job.
+inline constexpr int32_t kMaxIndexedPods = 100'000;
 // A batch/v1 JobSpec at `path` (spec of a Job, or of a JobSet's job template).
 void ValidateBatchJobSpec(const BatchJobSpec& spec, const FieldPath& path,
                           const PodTemplateRules& rules, ValidationResult& out);

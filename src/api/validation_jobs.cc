@@ -372,6 +372,19 @@ void ValidateBatchJobSpec(const BatchJobSpec& spec, const FieldPath& path,
     out.errors.push_back(
         FieldError::Required(path.Child("completions"), "when completion mode is Indexed"));
   }
+  // Kubernetes' bound on an Indexed Job, which also bounds what a
+  // controller makes for it.
+  if (spec.completion_mode == "Indexed") {
+    for (const auto& [field, value] :
+         {std::pair{"completions", spec.completions}, std::pair{"parallelism", spec.parallelism}}) {
+      if (value && *value > kMaxIndexedPods) {
+        out.errors.push_back(FieldError::Invalid(
+            path.Child(field), *value,
+            fmt::format("must be less than or equal to {} when completion mode is Indexed",
+                        kMaxIndexedPods)));
+      }
+    }
+  }
   FieldPath template_path = path.Child("template");
   FieldPath containers_path = template_path.Child("spec").Child("containers");
   const std::vector<Container>& containers = spec.template_.spec.containers;

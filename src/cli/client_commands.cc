@@ -130,6 +130,25 @@ Result<Session> Open(const ClientCommand& command, const std::string& kind) {
 
 }  // namespace
 
+namespace {
+
+// Whether applying `manifest` left the object as it was: the same spec,
+// and the labels and annotations it gives already there. Not by
+// resourceVersion, which a controller's write between the two requests
+// (a status, its own annotation) moves too.
+bool SameAsApplied(const api::Json& manifest, const api::Json& before, const api::Json& after) {
+  if (api::ObjectAt(before, {"spec"}) != api::ObjectAt(after, {"spec"})) return false;
+  for (const char* map : {"labels", "annotations"}) {
+    for (const auto& [key, value] : api::ObjectAt(manifest, {"metadata", map}).items()) {
+      const api::Json& had = api::ObjectAt(before, {"metadata", map});
+      if (!had.contains(key) || had[key] != value) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 int RunApply(const ClientCommand& command, const std::vector<std::string>& paths) {
   LoadedManifests loaded = LoadManifests(paths, std::cerr);
   bool valid = loaded.unreadable == 0;
@@ -161,11 +180,10 @@ int RunApply(const ClientCommand& command, const std::vector<std::string>& paths
       // keep there (the controller's annotations, the status) stays.
       Result<ApiAnswer> current = (*client)->Get(ObjectPath(*r, ns, name));
       if (!current.ok()) return Fail(current.status().message());
-      std::string before = api::StringAt(current->body["metadata"], "resourceVersion");
       created = (*client)->Send("PATCH", ObjectPath(*r, ns, name) + "?fieldValidation=Strict", doc,
                                 "application/merge-patch+json");
       if (!created.ok()) return Fail(created.status().message());
-      verb = created->ok() && api::StringAt(created->body["metadata"], "resourceVersion") == before
+      verb = created->ok() && current->ok() && SameAsApplied(doc, current->body, created->body)
                  ? "unchanged"
                  : "configured";
     }

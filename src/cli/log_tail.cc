@@ -76,6 +76,13 @@ void LogTail::Follow(const api::Json& doc) {
                             ? fmt::format("{}-{}", Label(*pod, api::kLabelReplicaType),
                                           Label(*pod, api::kLabelReplicaIndex))
                             : pod->metadata.name.substr(batch_job.size() + 1);
+  // A JobSet's (a TrainJob's) pod: "node-0-1", its host name after the JobSet's.
+  std::string jobset = Label(*pod, api::kJobSetNameLabel);
+  std::string host = api::StringAt(pod->spec.extra, "hostname");
+  if (!jobset.empty() && host.starts_with(jobset + "-")) {
+    job = jobset;
+    replica = host.substr(jobset.size() + 1);
+  }
   if (several_jobs_) replica = job + "/" + replica;
   // Every container's log: the first container's under the replica's
   // name, the others' (init containers, sidecars, more containers) under

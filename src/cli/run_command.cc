@@ -87,10 +87,14 @@ std::string DescribeProgress(engine::Engine& engine, const JobView& view, Durati
       Result<api::Pod> pod = api::DecodePod(doc);
       if (!pod.ok()) continue;
       bool batch = view.key.kind == "Job";
-      auto job = pod->metadata.labels.find(
-          std::string(batch ? api::kBatchJobNameLabel : api::kLabelJobName));
+      bool jobset = view.key.kind == "TrainJob" || view.key.kind == "JobSet";
+      auto job = pod->metadata.labels.find(std::string(batch    ? api::kBatchJobNameLabel
+                                                       : jobset ? api::kJobSetNameLabel
+                                                                : api::kLabelJobName));
       if (job == pod->metadata.labels.end() || job->second != view.key.name) continue;
-      std::string type = batch ? "pod" : pod->metadata.labels[std::string(api::kLabelReplicaType)];
+      std::string type = batch    ? "pod"
+                         : jobset ? pod->metadata.labels[std::string(api::kReplicatedJobNameLabel)]
+                                  : pod->metadata.labels[std::string(api::kLabelReplicaType)];
       std::string phase = pod->status.phase.empty() ? "pending" : AsciiLower(pod->status.phase);
       ++phases[type][phase];
       restarts += controller::RestartsOf(*pod);
@@ -128,10 +132,35 @@ void RefreshBatch(const api::BatchJob& job, JobView& view) {
   if (!view.finished && job.status.active.value_or(0) > 0) view.state = "Running";
 }
 
+// A TrainJob or JobSet: metav1 conditions; Complete (Completed) or
+// Failed end it; otherwise Running once a Job of it is active, as
+// upstream's users asked it to say (kubeflow/trainer#2713).
+void RefreshJobSetLike(const api::Json& stored, JobView& view) {
+  view.state = "Created";
+  view.message.clear();
+  for (const api::Json& c : api::ArrayRefAt(stored, {"status", "conditions"})) {
+    if (api::StringAt(c, "status") != "True") continue;
+    std::string type = api::StringAt(c, "type");
+    view.state = type == "Complete" || type == "Completed" ? "Succeeded" : type;
+    view.message = api::StringAt(c, "message");
+    view.finished = view.finished || view.state == "Succeeded" || type == "Failed";
+    view.succeeded = view.state == "Succeeded";
+  }
+  if (view.finished || view.state == "Suspended") return;
+  const char* jobs = view.key.kind == "TrainJob" ? "jobsStatus" : "replicatedJobsStatus";
+  for (const api::Json& s : api::ArrayRefAt(stored, {"status", jobs})) {
+    if (api::IntAt(s, {"active"}) > 0) view.state = "Running";
+  }
+}
+
 void Refresh(engine::Engine& engine, JobView& view) {
   Result<api::Json> stored = engine.store().Get(view.key);
   if (!stored.ok()) {
     view.finished = true;  // deleted (ttlSecondsAfterFinished): it had finished
+    return;
+  }
+  if (view.key.kind == "TrainJob" || view.key.kind == "JobSet") {
+    RefreshJobSetLike(*stored, view);
     return;
   }
   api::DecodeResult decoded = api::DecodeObject(*stored);
@@ -290,7 +319,9 @@ class PushEndpoint {
 
 // What `run` waits for: jobs and experiments. Their trials' jobs are the
 // experiments' business.
-bool IsRunnable(const api::Object& object) { return api::IsJob(object) || IsExperiment(object); }
+bool IsRunnable(const api::Object& object) {
+  return api::IsJobKind(api::KindName(object)) || IsExperiment(object);
+}
 
 }  // namespace
 

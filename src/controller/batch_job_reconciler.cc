@@ -103,6 +103,11 @@ api::Pod BuildPod(const api::BatchJob& job, int index, std::mt19937& random) {
     return pod;
   }
   pod.metadata.name = fmt::format("{}-{}-{}", job.metadata.name, index, suffix);
+  // As Kubernetes: an Indexed Job's pod is host `<job>-<index>`, the name
+  // a JobSet's subdomain gives its peers.
+  if (!pod.spec.extra.contains("hostname")) {
+    pod.spec.extra["hostname"] = fmt::format("{}-{}", job.metadata.name, index);
+  }
   pod.metadata.labels[std::string(api::kBatchCompletionIndex)] = std::to_string(index);
   pod.metadata.annotations[std::string(api::kBatchCompletionIndex)] = std::to_string(index);
   for (api::Container& c : pod.spec.containers) {

@@ -115,7 +115,7 @@ void CheckReservedEnv(const TrainJobSource& job, const api::MlPolicy& policy, Fi
     }
     used.insert(name);
   }
-  if (policy.torch && !used.empty()) {
+  if (!policy.xgboost && !used.empty()) {
     errors.push_back(FieldError::InvalidRendered(
         env_path, "",
         fmt::format("must not have reserved envs, invalid envs configured: [{}]",
@@ -137,6 +137,12 @@ FieldErrors CheckAgainstRuntime(const TrainJobSource& job, const RuntimeSource& 
   CheckPatches(job, spec, errors);
   api::MlPolicy policy = runtime.spec.ml_policy.value_or(api::MlPolicy{});
   CheckReservedEnv(job, policy, errors);
+  if (policy.flux) {
+    errors.push_back(FieldError::InvalidRendered(
+        FieldPath("spec").Child("runtimeRef"), "",
+        "trainyard does not build Flux's JobSet yet: use a runtime with a torch, MPI, JAX or "
+        "XGBoost policy"));
+  }
   if (policy.mpi && policy.mpi->run_launcher_as_node.value_or(false) && job.spec.trainer &&
       job.spec.trainer->num_nodes.value_or(1) >= 2) {
     bool launcher = false, node = false;

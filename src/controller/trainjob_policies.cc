@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 
 #include "api/well_known.h"
 #include "common/strings.h"
@@ -111,8 +112,10 @@ std::vector<std::string> TorchtuneWords(const TrainJobSource& job, const Runtime
                                         const PolicyPlan& plan, const BuildOptions& options,
                                         const Json& runtime_node) {
   const std::vector<std::string>& args = job.spec.trainer->args;
-  bool int_procs = !plan.procs_per_node.empty() && std::isdigit(plan.procs_per_node[0]);
-  int64_t devices = int_procs ? std::stoll(plan.procs_per_node) : plan.gpus;
+  // An integer (validated to at most 2^31-1), else the word auto or gpu: the GPUs.
+  int64_t devices = plan.gpus;
+  const std::string& procs = plan.procs_per_node;
+  std::from_chars(procs.data(), procs.data() + procs.size(), devices);
   bool qlora = HasConfigKey(args, "model.quantize_base") && !HasConfigKey(args, "model.use_dora");
   bool lora = HasConfigKey(args, "model.lora_attn_modules");
   std::string recipe = "full_finetune_distributed";
@@ -332,8 +335,17 @@ std::vector<std::string> ReservedEnv(const api::MlPolicy& policy) {
     return {"PET_MASTER_ADDR", "PET_MASTER_PORT", "PET_NNODES", "PET_NODE_RANK",
             "PET_NPROC_PER_NODE"};
   }
-  if (policy.xgboost)
+  if (policy.xgboost) {
     return {"DMLC_NUM_WORKER", "DMLC_TASK_ID", "DMLC_TRACKER_PORT", "DMLC_TRACKER_URI"};
+  }
+  if (policy.jax) {
+    return {"JAX_COORDINATOR_ADDRESS", "JAX_COORDINATOR_PORT", "JAX_NUM_PROCESSES",
+            "JAX_PROCESS_ID"};
+  }
+  if (policy.mpi) {
+    return {"OMPI_MCA_orte_default_hostfile", "OMPI_MCA_orte_keep_fqdn_hostnames",
+            "OMPI_MCA_orte_set_default_slots", "OMPI_MCA_plm_rsh_args"};
+  }
   return {};
 }
 

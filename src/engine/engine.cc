@@ -101,6 +101,8 @@ Status Engine::Init() {
   reconcilers_.push_back(std::make_unique<ClaimReconciler>(ClaimReconcilerOptions{
       .store = store_.get(), .clock = options_.clock, .claims_dir = options_.claims_dir}));
   reconcilers_.push_back(std::make_unique<controller::BatchJobReconciler>(reconciler));
+  reconcilers_.push_back(std::make_unique<controller::JobSetReconciler>(reconciler));
+  reconcilers_.push_back(std::make_unique<controller::TrainJobReconciler>(reconciler));
   reconcilers_.push_back(std::make_unique<controller::JobReconciler>(std::move(reconciler)));
   std::string metrics_dir = options_.state_dir + "/metrics";
   std::string trial_dirs = options_.state_dir + "/trials";

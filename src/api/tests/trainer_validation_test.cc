@@ -57,6 +57,35 @@ TEST(TrainJobTest, WhatTheRuntimeWasGivenNeverChangesButSuspendDoes) {
   EXPECT_THAT(ErrorStrings(ValidateUpdate(old_job, Checked(suspended.dump()))), IsEmpty());
 }
 
+TEST(TrainJobTest, RuntimePatchesChangeOnlyAroundASuspension) {
+  Object running = Checked(kTrainJob);
+  Json patched = ParseOne(kTrainJob);
+  patched["spec"]["runtimePatches"] = Json::parse(R"([{"manager": "kueue"}])");
+  EXPECT_THAT(ErrorStrings(ValidateUpdate(running, Checked(patched.dump()))),
+              ElementsAre("spec.runtimePatches: Forbidden: RuntimePatches can only be modified "
+                          "when the TrainJob is suspended before or after the update"));
+  patched["spec"]["suspend"] = true;
+  EXPECT_THAT(ErrorStrings(ValidateUpdate(running, Checked(patched.dump()))), IsEmpty());
+}
+
+TEST(JobSetTest, NamesItsJobsAndHostsCouldNotHoldAreRefused) {
+  CheckedObject checked = DecodeAndValidate(ParseOne(R"(
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: a-jobset-whose-name-is-long-enough-to-matter-here-today, namespace: default}
+spec:
+  replicatedJobs:
+  - name: workers
+    replicas: 10
+    template: {spec: {parallelism: 4, completions: 4,
+                      template: {spec: {containers: [{name: w, image: i}]}}}}
+)"));
+  EXPECT_THAT(ErrorStrings(checked.result.errors),
+              ElementsAre("spec.replicatedJobs[0].name: Invalid value: \"workers\": its Job's name "
+                          "a-jobset-whose-name-is-long-enough-to-matter-here-today-workers-9 would "
+                          "be longer than 63 characters: shorten the JobSet's name or this one"));
+}
+
 TEST(TrainingRuntimeTest, MpiDefaultsAreTheCrds) {
   Object runtime = Checked(R"(
 apiVersion: trainer.kubeflow.org/v1alpha1

@@ -83,6 +83,18 @@ TEST_F(ExamplesE2eTest, ElasticTorchrunWorkersRendezvousAndAgree) {
                     "test accuracy 0\\.9[0-9]+, weights [0-9a-f]+, all ranks agree");
 }
 
+// Trainer v2: a TrainJob on the torch-distributed runtime, three nodes of
+// torchrun meeting at node 0 (PET_MASTER_ADDR and PET_MASTER_PORT).
+TEST_F(ExamplesE2eTest, TrainJobTrainsOnThreeTorchrunNodesAndRanksAgree) {
+  TRAINYARD_NEEDS(PythonHas("torch, sklearn"), "python3-torch and python3-sklearn");
+  std::string out = RunExample("trainjob-digits.yaml");
+  ExpectEachPrinted(out, {"node-0-0", "node-0-1", "node-0-2"},
+                    "rank [0-2]/3 joined 127\\.0\\.0\\.1:[0-9]+");
+  ExpectEachPrinted(out, {"node-0-0", "node-0-1", "node-0-2"},
+                    "test accuracy 0\\.9[0-9]+, weights [0-9a-f]+, all ranks agree");
+  EXPECT_THAT(out, ::testing::HasSubstr("TrainJob default/trainjob-digits: Succeeded after"));
+}
+
 // Three xgboost workers, the Master among them, join the Master's tracker.
 TEST_F(ExamplesE2eTest, XGBoostWorkersJoinOneTrackerAndAgree) {
   TRAINYARD_NEEDS(PythonHas("xgboost, sklearn"), "python3-xgboost and python3-sklearn");

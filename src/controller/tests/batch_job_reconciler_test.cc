@@ -163,6 +163,7 @@ TEST_F(BatchJobReconcilerTest, IndexedPodsCarryTheirIndex) {
     std::string index = p.metadata.annotations.at("batch.kubernetes.io/job-completion-index");
     indexes.push_back(index);
     EXPECT_THAT(p.metadata.name, MatchesRegex("t-" + index + "-[a-z0-9]{5}"));
+    EXPECT_EQ(p.spec.extra["hostname"], "t-" + index);
     const api::EnvVar& env = p.spec.containers[0].env.back();
     EXPECT_EQ(env.name, "JOB_COMPLETION_INDEX");
     EXPECT_EQ(env.value, index);

@@ -1,0 +1,164 @@
+// Trainer v2 under `trainyard run`, as a user runs it: the real binary and
+// real processes; the TrainJob becomes a JobSet, its Jobs and their pods.
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli/tests/server_fixture.h"
+#include "common/tests/needs.h"
+#include "common/tests/test_dir.h"
+#include "runtime/local/process.h"
+
+namespace trainyard::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using testing::HaveBwrap;
+
+class TrainJobE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = FreshTestDir("trainyard-trainjob-e2e"); }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  int Run(const std::string& manifest) {
+    std::ofstream(dir_ / "job.yaml") << manifest;
+    Result<runtime::Process> p = runtime::Process::Start(
+        {.argv = {TRAINYARD_BINARY, "run", "--home", (dir_ / "home").string(), "job.yaml"},
+         .env = {{"PATH", "/usr/bin:/bin"}},
+         .working_dir = dir_.string(),
+         .log_path = (dir_ / "out").string()});
+    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    if (!p.ok()) return -1;
+    std::optional<runtime::ExitStatus> status = p->WaitFor(std::chrono::seconds(60));
+    EXPECT_TRUE(status.has_value());
+    return status ? status->exit_code : -1;
+  }
+  std::string Output() {
+    std::ifstream in(dir_ / "out");
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+  fs::path dir_;
+};
+
+// A runtime of two steps sharing the claim of its volumeClaimPolicies: the
+// initializer writes what it was told (STORAGE_URI) where the trainer's
+// two nodes read it, and they start only once it has completed.
+constexpr const char* kTwoSteps = R"y(
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata: {name: two-steps}
+spec:
+  template:
+    spec:
+      volumeClaimPolicies:
+      - templates:
+        - metadata: {name: initializer}
+          spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+      replicatedJobs:
+      - name: dataset-initializer
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: dataset-initializer}}
+          spec:
+            template:
+              spec:
+                containers:
+                - name: dataset-initializer
+                  image: none
+                  command: [sh, -c, 'sleep 1; echo "$STORAGE_URI" > /workspace/source; echo fetched']
+                  volumeMounts: [{name: initializer, mountPath: /workspace}]
+      - name: node
+        dependsOn: [{name: dataset-initializer, status: Complete}]
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec:
+            template:
+              spec:
+                containers:
+                - name: node
+                  image: none
+                  volumeMounts: [{name: initializer, mountPath: /workspace}]
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: steps}
+spec:
+  runtimeRef: {kind: TrainingRuntime, name: two-steps}
+  initializer:
+    dataset: {storageUri: "file:///data/digits"}
+  trainer:
+    numNodes: 2
+    command: [sh, -c, 'echo "node $JOB_COMPLETION_INDEX of $HOSTNAME read $(cat /workspace/source)"']
+)y";
+
+TEST_F(TrainJobE2eTest, TheInitializerCompletesBeforeTheNodesWhichReadWhatItWrote) {
+  TRAINYARD_NEEDS(HaveBwrap(), "bubblewrap");
+  EXPECT_EQ(Run(kTwoSteps), 0) << Output();
+  std::string out = Output();
+  EXPECT_THAT(out, HasSubstr("[dataset-initializer-0-0] fetched\n"));
+  for (const char* node : {"0", "1"}) {
+    EXPECT_THAT(out, HasSubstr(fmt::format("[node-0-{}] node {} of steps-node-0-{} read "
+                                           "file:///data/digits\n",
+                                           node, node, node)));
+  }
+  EXPECT_THAT(out, HasSubstr("TrainJob default/steps: Succeeded after"));
+}
+
+TEST_F(TrainJobE2eTest, AJobWhoseRuntimeIsMissingFailsAndSaysWhich) {
+  EXPECT_EQ(Run(R"(
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: lost}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer: {command: ["true"]}
+)"),
+            1)
+      << Output();
+  EXPECT_THAT(Output(), HasSubstr("TrainJob default/lost: Failed after"));
+  EXPECT_THAT(Output(), HasSubstr("ClusterTrainingRuntime torch-distributed was not found"));
+}
+
+class TrainJobServerE2eTest : public testing::ServerFixture {};
+
+// kubectl against the server: the example's runtime and TrainJob applied,
+// upstream's printer columns, the JobSet and pods it makes, and the story
+// `describe` tells.
+TEST_F(TrainJobServerE2eTest, KubectlAppliesATrainJobAndSeesItComplete) {
+  TRAINYARD_NEEDS(testing::PythonHas("torch, sklearn"), "python3-torch and python3-sklearn");
+  StartServer();
+  testing::CommandResult applied = Kubectl({"apply", "-f", "examples/trainjob-digits.yaml"});
+  ASSERT_EQ(applied.exit_code, 0) << applied.output;
+  EXPECT_THAT(applied.output,
+              HasSubstr("clustertrainingruntime.trainer.kubeflow.org/torch-distributed created"));
+  EXPECT_THAT(applied.output, HasSubstr("trainjob.trainer.kubeflow.org/trainjob-digits created"));
+  ASSERT_TRUE(testing::Eventually(
+      [&] {
+        return Field("trainjob/trainjob-digits", ".status.conditions[-1:].type") == "Complete";
+      },
+      std::chrono::seconds(120)))
+      << Kubectl({"get", "trainjob", "trainjob-digits", "-o", "yaml"}).output;
+  EXPECT_THAT(Kubectl({"get", "trainjobs"}).output,
+              ::testing::ContainsRegex("NAME +STATE +AGE\ntrainjob-digits +Complete +"));
+  EXPECT_THAT(Kubectl({"get", "jobsets"}).output,
+              ::testing::ContainsRegex("trainjob-digits +Completed +0 +True +false"));
+  testing::CommandResult pods =
+      Kubectl({"get", "pods", "-l", "jobset.sigs.k8s.io/jobset-name=trainjob-digits", "-o",
+               "jsonpath={.items[*].spec.hostname}"});
+  EXPECT_EQ(pods.output,
+            "trainjob-digits-node-0-0 trainjob-digits-node-0-1 trainjob-digits-node-0-2")
+      << pods.output;
+  testing::CommandResult described = Kubectl({"describe", "trainjob", "trainjob-digits"});
+  EXPECT_THAT(described.output, ::testing::ContainsRegex("Normal +Created .* Created JobSet"));
+  EXPECT_THAT(described.output, ::testing::ContainsRegex("Normal +AllJobsCompleted "));
+}
+
+}  // namespace
+}  // namespace trainyard::cli

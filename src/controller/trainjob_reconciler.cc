@@ -1,0 +1,351 @@
+#include "controller/trainjob_reconciler.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "api/trainer_kinds.h"
+#include "api/validation.h"
+#include "api/well_known.h"
+#include "controller/events.h"
+#include "controller/owned.h"
+#include "controller/reconcile_steps.h"
+#include "controller/trainjob_build.h"
+
+namespace trainyard::controller {
+namespace {
+
+using api::Json;
+
+// How often a TrainJob whose runtime is missing looks for it again.
+constexpr Duration kRuntimeRecheck = std::chrono::seconds(5);
+constexpr std::string_view kRendezvousKey = "rendezvous";
+constexpr int64_t kCenturySeconds = int64_t{100} * 365 * 24 * 3600;
+
+struct TrainJobContext {
+  const ReconcilerOptions& options;
+  Json stored;
+  api::ObjectMeta meta;
+  api::TrainJobSpec spec;
+  api::TrainJobStatus status;
+  TimePoint now;
+  std::string now_text;
+};
+
+api::MetaCondition* FindCondition(api::TrainJobStatus& status, std::string_view type) {
+  auto it = std::find_if(status.conditions.begin(), status.conditions.end(),
+                         [&](const api::MetaCondition& c) { return c.type == type; });
+  return it == status.conditions.end() ? nullptr : &*it;
+}
+
+bool IsTrue(api::TrainJobStatus& status, std::string_view type) {
+  api::MetaCondition* c = FindCondition(status, type);
+  return c != nullptr && c->status == "True";
+}
+
+Status Record(TrainJobContext& ctx, const std::string& type, const std::string& reason,
+              const std::string& message) {
+  return RecordEvent(*ctx.options.store, *ctx.options.clock,
+                     {.api_version = std::string(api::kTrainerGroupVersion),
+                      .kind = "TrainJob",
+                      .meta = &ctx.meta},
+                     type, reason, message);
+}
+
+// Sets a condition; an event says so when its status changes.
+Status SetCondition(TrainJobContext& ctx, const std::string& type, const std::string& status,
+                    const std::string& reason, const std::string& message) {
+  api::MetaCondition next{.type = type,
+                          .status = status,
+                          .last_transition_time = ctx.now_text,
+                          .reason = reason,
+                          .message = message};
+  api::MetaCondition* existing = FindCondition(ctx.status, type);
+  bool changed = existing == nullptr || existing->status != status;
+  if (existing == nullptr) {
+    ctx.status.conditions.push_back(std::move(next));
+  } else {
+    if (!changed) next.last_transition_time = existing->last_transition_time;
+    *existing = std::move(next);
+  }
+  if (!changed) return OkStatus();
+  return Record(ctx, type == "Failed" ? "Warning" : "Normal", reason, message);
+}
+
+bool IsFinished(TrainJobContext& ctx) {
+  api::MetaCondition* failed = FindCondition(ctx.status, "Failed");
+  bool failed_for_good = failed != nullptr && failed->status == "True" &&
+                         failed->reason != "TrainingRuntimeNotSupported";
+  return IsTrue(ctx.status, "Complete") || failed_for_good;
+}
+
+// The port of the job's rendezvous on this machine, kept on the job so
+// that a rebuilt JobSet keeps it.
+Result<int> RendezvousPort(TrainJobContext& ctx) {
+  std::string text = ctx.meta.annotations[std::string(api::kPortsAnnotation)];
+  Json ports = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (ports.is_object() && ports.value(kRendezvousKey, Json()).is_number_integer()) {
+    return ports[kRendezvousKey].get<int>();
+  }
+  ASSIGN_OR_RETURN(int port, ctx.options.ports->Allocate());
+  Json annotation = {{std::string(kRendezvousKey), port}};
+  ctx.stored["metadata"]["annotations"][std::string(api::kPortsAnnotation)] = annotation.dump();
+  ASSIGN_OR_RETURN(ctx.stored, ctx.options.store->Update(ctx.stored));
+  ctx.meta.annotations[std::string(api::kPortsAnnotation)] = annotation.dump();
+  return port;
+}
+
+void ReleasePort(TrainJobContext& ctx) {
+  auto it = ctx.meta.annotations.find(std::string(api::kPortsAnnotation));
+  if (it == ctx.meta.annotations.end() || ctx.options.ports == nullptr) return;
+  Json ports = Json::parse(it->second, nullptr, /*allow_exceptions=*/false);
+  if (ports.is_object() && ports.value(kRendezvousKey, Json()).is_number_integer()) {
+    ctx.options.ports->Release(ports[kRendezvousKey].get<int>());
+  }
+}
+
+// The runtime the job names; nullopt when there is none of that name.
+Result<std::optional<RuntimeSource>> ReadRuntime(TrainJobContext& ctx) {
+  const api::RuntimeRef& ref = ctx.spec.runtime_ref;
+  bool cluster = ref.kind == "ClusterTrainingRuntime";
+  Result<Json> stored =
+      ctx.options.store->Get({ref.kind, cluster ? "" : ctx.meta.namespace_, ref.name});
+  if (stored.status().code() == StatusCode::kNotFound) return std::optional<RuntimeSource>();
+  if (!stored.ok()) return stored.status();
+  api::CheckedObject checked = api::DecodeAndValidate(*stored);
+  if (!checked.object) return InvalidArgumentError(ref.kind + " " + ref.name + " cannot be read");
+  return std::optional<RuntimeSource>(
+      RuntimeSource{.kind = ref.kind,
+                    .meta = api::Metadata(*checked.object),
+                    .spec = api::TrainingRuntimeFieldsOf(*checked.object).spec});
+}
+
+// Suspended, as upstream words it; the start of the deadline's clock.
+Status ApplySuspendCondition(TrainJobContext& ctx) {
+  if (ctx.spec.suspend.value_or(false)) {
+    return SetCondition(ctx, "Suspended", "True", "Suspended", "TrainJob is suspended");
+  }
+  if (IsTrue(ctx.status, "Suspended")) {
+    return SetCondition(ctx, "Suspended", "False", "Resumed", "TrainJob is resumed");
+  }
+  return OkStatus();
+}
+
+// How long until activeDeadlineSeconds, counted from creation or the last
+// resume; nullopt when none applies. Zero or less: past it.
+std::optional<Duration> DeadlineLeft(TrainJobContext& ctx) {
+  if (!ctx.spec.active_deadline_seconds || ctx.spec.suspend.value_or(false)) return std::nullopt;
+  std::string start = ctx.meta.creation_timestamp;
+  if (api::MetaCondition* s = FindCondition(ctx.status, "Suspended"); s && s->status == "False") {
+    start = s->last_transition_time;
+  }
+  TimePoint begin = ParseRfc3339(start).value_or(ctx.now);
+  // Past a century is never: int64 nanoseconds hold about 292 years.
+  int64_t seconds = std::min<int64_t>(*ctx.spec.active_deadline_seconds, kCenturySeconds);
+  return begin + std::chrono::seconds(seconds) - ctx.now;
+}
+
+Status DeleteJobSet(TrainJobContext& ctx) {
+  return DeleteIfPresent(*ctx.options.store, {"JobSet", ctx.meta.namespace_, ctx.meta.name});
+}
+
+// The JobSet of the TrainJob's name: ours (its controller is the job), or
+// another's (a user's, or one of an earlier job of that name not yet
+// collected), which the job waits for.
+struct JobSetState {
+  std::optional<Json> ours;
+  bool foreign = false;
+};
+
+Result<JobSetState> ReadJobSet(TrainJobContext& ctx) {
+  Result<Json> jobset = ctx.options.store->Get({"JobSet", ctx.meta.namespace_, ctx.meta.name});
+  if (jobset.status().code() == StatusCode::kNotFound) return JobSetState{};
+  if (!jobset.ok()) return jobset.status();
+  for (const Json& owner : api::ArrayRefAt(*jobset, {"metadata", "ownerReferences"})) {
+    if (owner.value("controller", false) && api::StringAt(owner, "uid") == ctx.meta.uid) {
+      return JobSetState{.ours = std::move(*jobset)};
+    }
+  }
+  return JobSetState{.foreign = true};
+}
+
+bool Suspended(const Json& jobset) {
+  const Json* suspend = api::FindAt(jobset, {"spec", "suspend"});
+  return suspend != nullptr && *suspend == true;
+}
+
+// Writes the JobSet (and ConfigMaps) the runtime makes: created when
+// missing; rebuilt while the job or the JobSet is suspended, as upstream.
+Status ApplyObjects(TrainJobContext& ctx, const TrainJobObjects& objects,
+                    const std::optional<Json>& existing) {
+  for (const Json& config_map : objects.config_maps) {
+    Result<Json> created = ctx.options.store->Create(config_map);
+    if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
+      return created.status();
+    }
+  }
+  if (!existing) {
+    RETURN_IF_ERROR(ctx.options.store->Create(objects.jobset).status());
+    return Record(ctx, "Normal", "Created", fmt::format("Created JobSet {}", ctx.meta.name));
+  }
+  if ((*existing)["spec"] == objects.jobset["spec"]) return OkStatus();
+  Json updated = *existing;
+  updated["spec"] = objects.jobset["spec"];
+  return ctx.options.store->Update(std::move(updated)).status();
+}
+
+// Complete and Failed from the JobSet, reason and message as they are;
+// jobsStatus from its replicatedJobsStatus.
+Status MirrorJobSet(TrainJobContext& ctx, const Json& jobset) {
+  ctx.status.jobs_status.clear();
+  for (const Json& s : api::ArrayRefAt(jobset, {"status", "replicatedJobsStatus"})) {
+    api::ReplicatedJobStatus status;
+    FieldErrors ignored;
+    api::Decode(s, FieldPath(), status, ignored);
+    ctx.status.jobs_status.push_back(std::move(status));
+  }
+  for (const Json& c : api::ArrayRefAt(jobset, {"status", "conditions"})) {
+    std::string type = api::StringAt(c, "type");
+    if (api::StringAt(c, "status") != "True" || (type != "Completed" && type != "Failed")) continue;
+    RETURN_IF_ERROR(SetCondition(ctx, type == "Completed" ? "Complete" : "Failed", "True",
+                                 api::StringAt(c, "reason"), api::StringAt(c, "message")));
+  }
+  return OkStatus();
+}
+
+Result<BuildOptions> OptionsFor(TrainJobContext& ctx, const RuntimeSource& runtime) {
+  TrainJobSource job{.meta = ctx.meta, .spec = ctx.spec};
+  if (ctx.options.cluster) {
+    return BuildOptions{.rendezvous_host = ClusterRendezvousHost(job, runtime)};
+  }
+  ASSIGN_OR_RETURN(int port, RendezvousPort(ctx));
+  return BuildOptions{.rendezvous_host = ctx.options.host, .rendezvous_port = port};
+}
+
+// What the runtime cannot do for the job, each said as a line.
+std::vector<std::string> Problems(TrainJobContext& ctx, const RuntimeSource& runtime) {
+  std::vector<std::string> lines;
+  for (const FieldError& e : CheckAgainstRuntime({.meta = ctx.meta, .spec = ctx.spec}, runtime)) {
+    lines.push_back(e.ToString());
+  }
+  if (runtime.spec.ml_policy && runtime.spec.ml_policy->mpi && !ctx.options.cluster) {
+    lines.push_back(
+        "spec.runtimeRef: trainyard does not run MPI runtimes on one machine yet: run the job "
+        "as an MPIJob, or on a cluster with `trainyard operator`");
+  }
+  return lines;
+}
+
+// What the JobSet built for the job breaks (a name too long, too many pods).
+std::vector<std::string> Problems(const TrainJobObjects& built) {
+  std::vector<std::string> lines;
+  for (const FieldError& e : api::DecodeAndValidate(built.jobset).result.errors) {
+    lines.push_back("the JobSet it makes: " + e.ToString());
+  }
+  return lines;
+}
+
+// Fails the job for good: what its runtime makes of it cannot run.
+Status FailForProblems(TrainJobContext& ctx, const std::vector<std::string>& lines) {
+  RETURN_IF_ERROR(DeleteJobSet(ctx));
+  return SetCondition(
+      ctx, "Failed", "True", "TrainJobResourcesCreationFailed",
+      "TrainJob resources reconciliation failed: " + fmt::format("{}", fmt::join(lines, "; ")));
+}
+
+// The job's runtime, read and checked, and what it makes written.
+Result<ReconcileResult> Build(TrainJobContext& ctx, const std::optional<Json>& existing) {
+  ASSIGN_OR_RETURN(std::optional<RuntimeSource> runtime, ReadRuntime(ctx));
+  const api::RuntimeRef& ref = ctx.spec.runtime_ref;
+  if (!runtime) {
+    RETURN_IF_ERROR(SetCondition(
+        ctx, "Failed", "True", "TrainingRuntimeNotSupported",
+        fmt::format("unsupported runtime: {} {} was not found: create it, or name one that exists",
+                    ref.kind, ref.name)));
+    return ReconcileResult{kRuntimeRecheck};
+  }
+  // The runtime came: the job goes on, as upstream clears the condition.
+  std::erase_if(ctx.status.conditions,
+                [](const api::MetaCondition& c) { return c.type == "Failed"; });
+  if (std::vector<std::string> problems = Problems(ctx, *runtime); !problems.empty()) {
+    RETURN_IF_ERROR(FailForProblems(ctx, problems));
+    return ReconcileResult{};
+  }
+  ASSIGN_OR_RETURN(BuildOptions options, OptionsFor(ctx, *runtime));
+  TrainJobObjects built =
+      BuildTrainJobObjects({.meta = ctx.meta, .spec = ctx.spec}, *runtime, options);
+  if (std::vector<std::string> problems = Problems(built); !problems.empty()) {
+    RETURN_IF_ERROR(FailForProblems(ctx, problems));
+    return ReconcileResult{};
+  }
+  RETURN_IF_ERROR(ApplyObjects(ctx, built, existing));
+  return ReconcileResult{};
+}
+
+Result<ReconcileResult> Step(TrainJobContext& ctx) {
+  if (IsFinished(ctx)) return ReconcileResult{};
+  RETURN_IF_ERROR(ApplySuspendCondition(ctx));
+  ASSIGN_OR_RETURN(JobSetState jobset, ReadJobSet(ctx));
+  if (jobset.foreign) {
+    RETURN_IF_ERROR(Record(ctx, "Warning", "TrainJobResourcesCreationFailed",
+                           fmt::format("JobSet {} exists and is not this TrainJob's: the job "
+                                       "waits for the name",
+                                       ctx.meta.name)));
+    return ReconcileResult{kRuntimeRecheck};
+  }
+  // The JobSet's end first: one that ended in time is not past the deadline.
+  if (jobset.ours) RETURN_IF_ERROR(MirrorJobSet(ctx, *jobset.ours));
+  if (IsFinished(ctx)) return ReconcileResult{};
+  std::optional<Duration> left = DeadlineLeft(ctx);
+  if (left && *left <= Duration::zero()) {
+    RETURN_IF_ERROR(DeleteJobSet(ctx));
+    RETURN_IF_ERROR(SetCondition(ctx, "Failed", "True", "DeadlineExceeded",
+                                 "TrainJob exceeded its active deadline"));
+    return ReconcileResult{};
+  }
+  ReconcileResult result;
+  // A running JobSet is the job's: its runtime is not read again, so a
+  // runtime edited or deleted meanwhile changes nothing under it.
+  bool running = jobset.ours && !ctx.spec.suspend.value_or(false) && !Suspended(*jobset.ours);
+  if (!running) {
+    ASSIGN_OR_RETURN(result, Build(ctx, jobset.ours));
+  }
+  if (left && (!result.requeue_after || *left < *result.requeue_after)) {
+    result.requeue_after = *left;
+  }
+  return result;
+}
+
+}  // namespace
+
+Result<ReconcileResult> TrainJobReconciler::Reconcile(const store::ObjectKey& key) {
+  ASSIGN_OR_RETURN(std::optional<Loaded<api::CoreObject>> loaded,
+                   LoadObject<api::CoreObject>(*options_.store, key));
+  if (!loaded) {
+    RETURN_IF_ERROR(DeleteEventsOf(*options_.store, key));
+    return ReconcileResult{};
+  }
+  api::TrainJobFields fields = api::TrainJobFieldsOf(loaded->object);
+  // MultiKueue's, say: another controller runs it.
+  if (fields.spec.managed_by.value_or(std::string(api::kTrainJobController)) !=
+      api::kTrainJobController) {
+    return ReconcileResult{};
+  }
+  TimePoint now = options_.clock->Now();
+  TrainJobContext ctx{.options = options_,
+                      .stored = std::move(loaded->stored),
+                      .meta = loaded->object.metadata,
+                      .spec = std::move(fields.spec),
+                      .status = std::move(fields.status),
+                      .now = now,
+                      .now_text = FormatRfc3339(now)};
+  bool was_finished = IsFinished(ctx);
+  ASSIGN_OR_RETURN(ReconcileResult result, Step(ctx));
+  RETURN_IF_ERROR(WriteStatusIfChanged(*options_.store, ctx.stored, api::Encode(ctx.status)));
+  // Given back once, when the finish is stored: by then another job may hold it.
+  if (!was_finished && IsFinished(ctx)) ReleasePort(ctx);
+  return result;
+}
+
+}  // namespace trainyard::controller
