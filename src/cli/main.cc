@@ -6,6 +6,7 @@
 
 #include "cli/client_commands.h"
 #include "cli/exec_command.h"
+#include "cli/initialize_command.h"
 #include "cli/install_manifests.h"
 #include "cli/operator_command.h"
 #include "cli/run_command.h"
@@ -82,6 +83,16 @@ int main(int argc, char** argv) {
                      "Stay in the process group it was started in (the server's exec sessions)");
 
   trainyard::cli::ServerOptions server;
+  trainyard::cli::InitializeOptions initialize;
+  CLI::App* initialize_cmd = app.add_subcommand(
+      "initialize",
+      "Fetch a TrainJob's dataset or model (STORAGE_URI) into DEST, as Kubeflow's "
+      "initializer images do; run by the TrainJob controller in an initializer step");
+  initialize_cmd->add_option("what", initialize.what, "dataset or model")
+      ->required()
+      ->check(CLI::IsMember({"dataset", "model"}));
+  initialize_cmd->add_option("destination", initialize.destination, "Where: /workspace/dataset")
+      ->required();
   CLI::App* server_cmd = app.add_subcommand(
       "server", "Keep the control plane up behind a Kubernetes-style API (kubectl works with it)");
   server_cmd
@@ -274,6 +285,7 @@ int main(int argc, char** argv) {
   if (validate_cmd->parsed()) return trainyard::cli::RunValidate(validate, std::cout, std::cerr);
   if (run_cmd->parsed()) return trainyard::cli::RunRun(run);
   if (exec_cmd->parsed()) return trainyard::cli::RunExec(exec);
+  if (initialize_cmd->parsed()) return trainyard::cli::RunInitialize(initialize);
   if (server_cmd->parsed()) return trainyard::cli::RunServer(server);
   if (operator_cmd->parsed()) return trainyard::cli::RunOperator(op);
   if (manifests_cmd->parsed()) {

@@ -34,6 +34,9 @@ struct ReconcilerOptions {
   // What an MPIJob's rsh agent runs a command in a replica with; see
   // controller/mpi_config.h.
   std::string exec_command = "kubectl exec";
+  // The trainyard binary a TrainJob's initializer steps run on one machine
+  // (controller/trainjob_build.h); empty: none.
+  std::string trainyard_program;
   // On Kubernetes (`trainyard operator`): each replica is reached through
   // a headless Service the controller makes, at its template's port, as
   // upstream does; set, no port is allocated and `host` is unused.

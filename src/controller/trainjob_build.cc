@@ -46,12 +46,32 @@ void UpsertEnv(Json& container, const std::vector<api::EnvVar>& env) {
   for (const api::EnvVar& var : env) UpsertNamed(container["env"], api::Encode(var));
 }
 
-// An initializer step: one pod, its container told where the data is.
+// Whether `image` is Kubeflow's image for `step` (ghcr.io/kubeflow/trainer/
+// dataset-initializer:TAG, or any registry's of that name).
+bool IsInitializerImage(const std::string& image, const std::string& step) {
+  std::string repository = image.substr(0, image.find_first_of("@"));
+  size_t tag =
+      repository.find(':', repository.rfind('/') == std::string::npos ? 0 : repository.rfind('/'));
+  if (tag != std::string::npos) repository.resize(tag);
+  return repository == step || repository.ends_with("/" + step);
+}
+
+// An initializer step: one pod, its container told where the data is. On
+// one machine Kubeflow's initializer image, whose program is inside it,
+// becomes `trainyard initialize`, which does its work here.
 void BuildInitializer(Json& rjob, const std::string& step,
-                      const std::optional<api::InitializerSource>& source) {
+                      const std::optional<api::InitializerSource>& source,
+                      const BuildOptions& options) {
   rjob["replicas"] = 1;
   Json* container = ContainerOf(rjob, step);
-  if (!source || container == nullptr) return;
+  if (container == nullptr) return;
+  if (!options.initializer_program.empty() && !container->contains("command") &&
+      IsInitializerImage(api::StringAt(*container, "image"), step)) {
+    std::string what = step == api::kAncestorDatasetInitializer ? "dataset" : "model";
+    (*container)["command"] =
+        Json::array({options.initializer_program, "initialize", what, "/workspace/" + what});
+  }
+  if (!source) return;
   if (!source->storage_uri.empty()) {
     UpsertNamed((*container)["env"], EnvValue("STORAGE_URI", source->storage_uri));
   }
@@ -140,8 +160,10 @@ TrainJobObjects BuildTrainJobObjects(const TrainJobSource& job, const RuntimeSou
   for (Json& rjob : spec["replicatedJobs"]) {
     std::string step = trainjob::AncestorStepOf(rjob);
     std::string name = api::StringAt(rjob, "name");
-    if (step == api::kAncestorDatasetInitializer) BuildInitializer(rjob, step, init.dataset);
-    if (step == api::kAncestorModelInitializer) BuildInitializer(rjob, step, init.model);
+    if (step == api::kAncestorDatasetInitializer) {
+      BuildInitializer(rjob, step, init.dataset, options);
+    }
+    if (step == api::kAncestorModelInitializer) BuildInitializer(rjob, step, init.model, options);
     if (step == api::kAncestorTrainer) {
       rjob["replicas"] = 1;
       SetPodCount(rjob, plan.trainer_pods);

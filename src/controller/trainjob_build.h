@@ -26,6 +26,10 @@ struct BuildOptions {
   std::string rendezvous_host;
   int rendezvous_port = 29500;
   std::string mpi_rsh_agent;  // empty: over SSH
+  // On one machine: the trainyard binary, whose `initialize` stands for
+  // Kubeflow's initializer images (their program is in the image); empty
+  // on a cluster, where the images run.
+  std::string initializer_program;
 };
 
 struct TrainJobSource {

@@ -220,7 +220,9 @@ Result<BuildOptions> OptionsFor(TrainJobContext& ctx, const RuntimeSource& runti
     return BuildOptions{.rendezvous_host = ClusterRendezvousHost(job, runtime)};
   }
   ASSIGN_OR_RETURN(int port, RendezvousPort(ctx));
-  return BuildOptions{.rendezvous_host = ctx.options.host, .rendezvous_port = port};
+  return BuildOptions{.rendezvous_host = ctx.options.host,
+                      .rendezvous_port = port,
+                      .initializer_program = ctx.options.trainyard_program};
 }
 
 // What the runtime cannot do for the job, each said as a line.

@@ -96,6 +96,7 @@ Status Engine::Init() {
   if (!options_.exec_program.empty()) {
     reconciler.exec_command = fmt::format("{} exec --state {}", ShellQuote(options_.exec_program),
                                           ShellQuote(options_.state_dir));
+    reconciler.trainyard_program = options_.exec_program;
   }
   if (options_.claims_dir.empty()) options_.claims_dir = options_.state_dir + "/claims";
   reconcilers_.push_back(std::make_unique<ClaimReconciler>(ClaimReconcilerOptions{

@@ -111,6 +111,83 @@ TEST_F(TrainJobE2eTest, TheInitializerCompletesBeforeTheNodesWhichReadWhatItWrot
   EXPECT_THAT(out, HasSubstr("TrainJob default/steps: Succeeded after"));
 }
 
+// Kubeflow's dataset-initializer image, whose program is inside it, runs
+// here as `trainyard initialize`: a file:// storageUri is copied into
+// /workspace/dataset, on the claim both steps mount.
+constexpr const char* kInitializerRuntime = R"y(
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: with-dataset}
+spec:
+  mlPolicy: {numNodes: 1, torch: {}}
+  template:
+    spec:
+      volumeClaimPolicies:
+      - templates:
+        - metadata: {name: initializer}
+          spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+      replicatedJobs:
+      - name: dataset-initializer
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: dataset-initializer}}
+          spec:
+            backoffLimit: 0
+            template:
+              spec:
+                containers:
+                - name: dataset-initializer
+                  image: ghcr.io/kubeflow/trainer/dataset-initializer
+                  volumeMounts: [{name: initializer, mountPath: /workspace}]
+      - name: node
+        dependsOn: [{name: dataset-initializer, status: Complete}]
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec:
+            template:
+              spec:
+                containers:
+                - name: node
+                  image: pytorch/pytorch
+                  volumeMounts: [{name: initializer, mountPath: /workspace}]
+)y";
+
+std::string DatasetJob(const std::string& name, const std::string& uri) {
+  return fmt::format(R"y(---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {{name: {}}}
+spec:
+  runtimeRef: {{name: with-dataset}}
+  initializer:
+    dataset: {{storageUri: "{}"}}
+  trainer:
+    command: [sh, -c, 'echo "read $(cat /workspace/dataset/rows.csv)"']
+)y",
+                     name, uri);
+}
+
+TEST_F(TrainJobE2eTest, KubeflowsDatasetInitializerCopiesAFileUriForTheTrainer) {
+  TRAINYARD_NEEDS(HaveBwrap(), "bubblewrap");
+  fs::create_directories(dir_ / "data");
+  std::ofstream(dir_ / "data" / "rows.csv") << "1,2,3\n";
+  EXPECT_EQ(Run(std::string(kInitializerRuntime) +
+                DatasetJob("local", "file://" + (dir_ / "data").string())),
+            0)
+      << Output();
+  EXPECT_THAT(Output(), HasSubstr("[dataset-initializer-0-0] dataset from file://"));
+  EXPECT_THAT(Output(), HasSubstr("[node-0-0] read 1,2,3\n"));
+}
+
+TEST_F(TrainJobE2eTest, AStoreThisMachineCannotReachFailsTheInitializerSayingWhich) {
+  TRAINYARD_NEEDS(HaveBwrap(), "bubblewrap");
+  EXPECT_EQ(Run(std::string(kInitializerRuntime) + DatasetJob("hub", "hf://tatsu-lab/alpaca")), 1)
+      << Output();
+  EXPECT_THAT(Output(), HasSubstr("dataset-initializer: cannot fetch hf://tatsu-lab/alpaca: "
+                                  "trainyard fetches only file:// URIs on this machine"));
+  EXPECT_THAT(Output(), ::testing::Not(HasSubstr("[node-0-0]")));
+  EXPECT_THAT(Output(), HasSubstr("TrainJob default/hub: Failed after"));
+}
+
 TEST_F(TrainJobE2eTest, AJobWhoseRuntimeIsMissingFailsAndSaysWhich) {
   EXPECT_EQ(Run(R"(
 apiVersion: trainer.kubeflow.org/v1alpha1

@@ -203,6 +203,53 @@ spec:
   EXPECT_EQ(built.jobset["spec"]["suspend"], true);
 }
 
+// Kubeflow's initializer image has its program inside: on one machine it
+// becomes `trainyard initialize`; a container with a command of its own,
+// or on a cluster, is left as it is.
+TEST(TrainJobBuildTest, OnOneMachineKubeflowsInitializerImageRunsTrainyardInitialize) {
+  RuntimeSource runtime = RuntimeFrom(api::testing::ValidObject(R"(
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: init}
+spec:
+  template:
+    spec:
+      replicatedJobs:
+      - name: dataset-initializer
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: dataset-initializer}}
+          spec: {template: {spec: {containers: [
+            {name: dataset-initializer, image: "ghcr.io/kubeflow/trainer/dataset-initializer:v2"}]}}}
+      - name: model-initializer
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: model-initializer}}
+          spec: {template: {spec: {containers: [
+            {name: model-initializer, image: mine, command: [fetch]}]}}}
+)"));
+  TrainJobSource job = JobOf(R"(
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: tj}
+spec:
+  runtimeRef: {name: init}
+  initializer: {dataset: {storageUri: "file:///data"}}
+)");
+  auto command = [](const TrainJobObjects& built, int rjob) {
+    return built
+        .jobset["spec"]["replicatedJobs"][rjob]["template"]["spec"]["template"]["spec"]
+               ["containers"][0]
+        .value("command", Json());
+  };
+  TrainJobObjects local = BuildTrainJobObjects(
+      job, runtime, {.rendezvous_host = "127.0.0.1", .initializer_program = "/bin/trainyard"});
+  EXPECT_EQ(command(local, 0),
+            Json::parse(R"(["/bin/trainyard", "initialize", "dataset", "/workspace/dataset"])"));
+  EXPECT_EQ(command(local, 1), Json::parse(R"(["fetch"])"));
+  TrainJobObjects cluster =
+      BuildTrainJobObjects(job, runtime, {.rendezvous_host = "tj-node-0-0.tj"});
+  EXPECT_EQ(command(cluster, 0), Json());
+}
+
 TEST(TrainJobBuildTest, WhatTheRuntimeCannotGiveIsRefusedWithUpstreamsMessages) {
   TrainJobSource job = JobOf(R"(
 apiVersion: trainer.kubeflow.org/v1alpha1
