@@ -10,6 +10,7 @@
 #include "api/kinds.h"
 #include "api/registry.h"
 #include "api/validation_internal.h"
+#include "api/well_known.h"
 #include "common/strings.h"
 #include "tune/metrics.h"
 #include "tune/space.h"
@@ -93,12 +94,32 @@ bool ValidateSource(const TrialTemplate& t, ValidationResult& out) {
   return true;
 }
 
-// The job kinds a trial may run: TrainJob and JobSet wait for the trial
-// controller to learn their success and failure conditions.
+// The job kinds a trial may run: a JobSet has no default conditions in
+// Katib, and is not one of its trial kinds.
 std::vector<std::string> TrialKindNames() {
   std::vector<std::string> kinds = JobKindNames();
-  std::erase_if(kinds, [](const std::string& k) { return k == "TrainJob" || k == "JobSet"; });
+  std::erase_if(kinds, [](const std::string& k) { return k == "JobSet"; });
   return kinds;
+}
+
+// A TrainJob's pods are its runtime's: what a trial would mount into them
+// (a metrics file or folder, a pbt trial's directory) has no way in yet.
+void CheckTrainJobTrial(const ExperimentSpec& spec, const FieldPath& path, ValidationResult& out) {
+  const auto& mc = spec.metrics_collector_spec;
+  std::string collector = mc && mc->collector ? mc->collector->kind : "StdOut";
+  if (collector == "File" || collector == "TensorFlowEvent") {
+    Error(out, FieldError::Invalid(
+                   FieldPath("spec").Child("metricsCollectorSpec").Child("collector").Child("kind"),
+                   collector,
+                   "a TrainJob trial's pods come from its runtime, into which trainyard mounts no "
+                   "metrics folder yet: collect with StdOut or Push"));
+  }
+  if (spec.algorithm && spec.algorithm->algorithm_name == "pbt") {
+    Error(out, FieldError::Invalid(path.Child("kind"), "TrainJob",
+                                   "pbt hands checkpoints on through a folder trainyard mounts "
+                                   "into the trial's pods, which a TrainJob's runtime makes: use "
+                                   "another kind of trial for pbt"));
+  }
 }
 
 }  // namespace
@@ -125,6 +146,7 @@ void ValidateTemplateDocument(const ExperimentSpec& spec, const Json& document,
                                     "APIVersion and Kind in spec.trialTemplate must be specified"));
   } else {
     std::vector<std::string> kinds = TrialKindNames();
+    if (kind->get<std::string>() == "TrainJob") CheckTrainJobTrial(spec, path, out);
     if (std::find(kinds.begin(), kinds.end(), kind->get<std::string>()) == kinds.end()) {
       Error(out,
             FieldError::Invalid(path.Child("kind"), kind->get<std::string>(),
@@ -230,6 +252,15 @@ void ValidateRenderedJob(const Experiment& experiment, const tune::Space& space,
     out.errors.push_back(std::move(e));
   }
   if (!checked.object || t.primary_container_name.empty()) return;
+  // A TrainJob's containers are its runtime's; its trainer's is `node`.
+  if (KindName(*checked.object) == "TrainJob") {
+    if (t.primary_container_name != kNodeContainer) {
+      out.errors.push_back(FieldError::Invalid(
+          kTemplate.Child("primaryContainerName"), t.primary_container_name,
+          "a TrainJob's trainer runs in its runtime's container node: name that one"));
+    }
+    return;
+  }
   std::vector<std::string> containers = ContainerNames(*checked.object);
   if (std::find(containers.begin(), containers.end(), t.primary_container_name) ==
       containers.end()) {

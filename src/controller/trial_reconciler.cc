@@ -127,6 +127,15 @@ api::Json BuildJob(const api::Trial& trial, const std::optional<TrialDir>& dir,
                                                {"controller", true},
                                                {"blockOwnerDeletion", true}}});
   api::Json& spec = job["spec"];
+  // A TrainJob's pods come from its runtime: the trial's variables reach
+  // its trainer's node container through the TrainJob's own env
+  // (validation keeps the collectors that mount volumes away from it).
+  if (job.value("kind", "") == "TrainJob") {
+    api::Json& trainer_env = spec["trainer"]["env"];
+    if (!trainer_env.is_array()) trainer_env = api::Json::array();
+    for (const auto& [name, value] : env) trainer_env.push_back({{"name", name}, {"value", value}});
+    return job;
+  }
   if (spec.contains("template")) AddToPodTemplate(trial, extra, env, spec["template"]);
   for (auto& [field, value] : spec.items()) {
     if (!field.ends_with("ReplicaSpecs") || !value.is_object()) continue;
@@ -264,7 +273,7 @@ Status SettleJob(Context& ctx, const store::ObjectKey& job_key) {
   if (JobFinished(*job)) return OkStatus();
   api::Json& spec = (*job)["spec"];
   bool changed = false;
-  if (job_key.kind == "Job") {
+  if (job_key.kind == "Job" || job_key.kind == "TrainJob") {
     changed = !spec.value("suspend", false);
     spec["suspend"] = true;
   } else {

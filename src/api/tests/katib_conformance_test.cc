@@ -1,8 +1,8 @@
 // Conformance against Katib v0.19's own examples in ../shared/conformance:
 // every Experiment is accepted, or refused as Katib's webhook refuses it, or
 // refused with a clear reason where it needs what trainyard does not do
-// (neural architecture search, Argo or Tekton trials, TrainJob trials, a
-// custom metrics collector); and every one survives a read-write-read round
+// (neural architecture search, Argo or Tekton trials, a custom metrics
+// collector); and every one survives a read-write-read round
 // trip. Skips, with a message, when ../shared is absent.
 #include <gtest/gtest.h>
 
@@ -58,7 +58,6 @@ const std::map<std::string, std::string>& Refused() {
       {"nas/enas-gpu.yaml", "not supported by trainyard"},
       {"argo/argo-workflow.yaml", "trainyard cannot run a Workflow as a trial"},
       {"tekton/pipeline-run.yaml", "trainyard cannot run a PipelineRun as a trial"},
-      {"kubeflow-trainer/trainjob-pytorch.yaml", "trainyard cannot run a TrainJob as a trial"},
       {"metrics-collector/custom-metrics-collector.yaml",
        "does not collect metrics of kind Custom"},
   };

@@ -188,6 +188,59 @@ TEST_F(TrainJobE2eTest, AStoreThisMachineCannotReachFailsTheInitializerSayingWhi
   EXPECT_THAT(Output(), HasSubstr("TrainJob default/hub: Failed after"));
 }
 
+// Katib trials that are TrainJobs, as Katib's kubeflow-trainer example
+// writes them: the trial's parameter reaches the trainer, the metric is
+// read from node 0's log (Katib's primaryPodLabels for a TrainJob), and
+// the best trial is found.
+constexpr const char* kTrainJobTrials = R"y(
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: torch-distributed}
+spec:
+  mlPolicy: {numNodes: 1, torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec: {template: {spec: {containers: [{name: node, image: pytorch/pytorch}]}}}
+---
+apiVersion: kubeflow.org/v1beta1
+kind: Experiment
+metadata: {name: tuned}
+spec:
+  objective: {type: minimize, objectiveMetricName: loss}
+  algorithm: {algorithmName: grid}
+  parallelTrialCount: 2
+  maxTrialCount: 2
+  parameters:
+  - name: lr
+    parameterType: categorical
+    feasibleSpace: {list: ["0.3", "0.1"]}
+  trialTemplate:
+    primaryContainerName: node
+    trialParameters:
+    - {name: learningRate, reference: lr}
+    trialSpec:
+      apiVersion: trainer.kubeflow.org/v1alpha1
+      kind: TrainJob
+      spec:
+        runtimeRef: {name: torch-distributed}
+        trainer:
+          numNodes: 2
+          command: [sh, -c, 'if [ "$PET_NODE_RANK" = 0 ]; then echo "loss=${trialParameters.learningRate}"; else echo loss=99; fi']
+)y";
+
+TEST_F(TrainJobE2eTest, KatibTrialsThatAreTrainJobsFindTheBest) {
+  EXPECT_EQ(Run(kTrainJobTrials), 0) << Output();
+  std::string out = Output();
+  EXPECT_THAT(out, HasSubstr("Experiment default/tuned: Succeeded"));
+  EXPECT_THAT(out, HasSubstr("  lr = 0.1\n"));
+  // Node 0's value, not node 1's (99): the primary pod's.
+  EXPECT_THAT(out, HasSubstr("loss: min 0.1, max 0.1, latest 0.1"));
+}
+
 TEST_F(TrainJobE2eTest, AJobWhoseRuntimeIsMissingFailsAndSaysWhich) {
   EXPECT_EQ(Run(R"(
 apiVersion: trainer.kubeflow.org/v1alpha1
