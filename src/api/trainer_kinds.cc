@@ -521,13 +521,13 @@ void WarnUnheededPolicies(const TrainingRuntimeSpec& spec, const FieldPath& path
   FieldPath group = path.Child("podGroupPolicy");
   if (spec.pod_group_policy && spec.pod_group_policy->coscheduling) {
     out.warnings.push_back(group.Child("coscheduling").ToString() +
-                           ": no PodGroup is made: on one machine each of the JobSet's Jobs is "
-                           "scheduled as a gang of its own, without a schedule timeout");
+                           ": on one machine the TrainJob's pods are one gang, but no PodGroup "
+                           "is made and scheduleTimeoutSeconds is not acted on");
   }
   if (spec.pod_group_policy && spec.pod_group_policy->volcano) {
     out.warnings.push_back(group.Child("volcano").ToString() +
-                           ": no PodGroup is made: on one machine each of the JobSet's Jobs is "
-                           "scheduled as a gang of its own; networkTopology is not acted on");
+                           ": on one machine the TrainJob's pods are one gang, but no PodGroup "
+                           "is made and networkTopology is not acted on");
   }
 }
 

@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 
 #include "api/object.h"
 #include "api/pod_object.h"
 #include "api/scheduling.h"
+#include "api/well_known.h"
 #include "common/strings.h"
 #include "scheduler/decision.h"
 
@@ -152,9 +154,28 @@ class Builder {
     return StringAt(doc, {"metadata", "namespace"}) + "/" + StringAt(doc, {"metadata", "name"});
   }
 
+  // A TrainJob's pods whose runtime asks for a gang (its podGroupPolicy
+  // marks them with the TrainJob's name): one gang for all its Jobs'
+  // pods, owned by the TrainJob; nullopt for any other pod.
+  std::optional<Json> TrainJobGangOf(const Json& doc) {
+    if (StringAt(doc, {"metadata", "labels", std::string(api::kJobSetNameLabel).c_str()}).empty()) {
+      return std::nullopt;
+    }
+    std::string group = StringAt(doc, {"metadata", "labels", "scheduling.x-k8s.io/pod-group"});
+    if (group.empty()) {
+      group = StringAt(doc, {"metadata", "annotations", "scheduling.k8s.io/group-name"});
+    }
+    if (group.empty()) return std::nullopt;
+    Result<Json> job = store_.Get({"TrainJob", StringAt(doc, {"metadata", "namespace"}), group});
+    if (!job.ok()) return std::nullopt;
+    return std::move(*job);
+  }
+
   Status AddPod(Json doc) {
     std::string phase = StringAt(doc, {"status", "phase"});
     if (phase == "Succeeded" || phase == "Failed") return OkStatus();
+    if (std::optional<Json> train_job = TrainJobGangOf(doc))
+      return AddToGang(std::move(doc), *train_job);
     Json owner = doc;
     if (const Json* ref = ControllerOf(doc)) {
       // A gang's pods name the same job: read it once.
@@ -176,8 +197,12 @@ class Builder {
                                 {"uid", ref->value("uid", "")},
                                 {"deletionTimestamp", FormatRfc3339(TimePoint())}}}};
     }
+    if (const Json* ref = ControllerOf(doc)) gang_of_owner_[ref->value("uid", "")] = GangId(owner);
+    return AddToGang(std::move(doc), std::move(owner));
+  }
+
+  Status AddToGang(Json doc, Json owner) {
     std::string id = GangId(owner);
-    if (const Json* ref = ControllerOf(doc)) gang_of_owner_[ref->value("uid", "")] = id;
     auto [it, inserted] = index_.emplace(id, out_.snapshot.gangs.size());
     if (inserted) {
       out_.snapshot.gangs.emplace_back();

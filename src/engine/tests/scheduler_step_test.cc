@@ -2,6 +2,7 @@
 // decisions carried out, reasons and queue status written.
 #include "engine/scheduler_step.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -75,6 +76,39 @@ class SchedulerStepTest : public ::testing::Test {
   std::unique_ptr<store::SqliteStore> store_;
   std::unique_ptr<SchedulerStep> step_;
 };
+
+// A TrainJob whose runtime asks for a gang: the pods of all its Jobs are
+// placed together or not at all; without the ask each Job is a gang.
+TEST_F(SchedulerStepTest, ATrainJobsPodGroupIsOneGangAcrossItsJobs) {
+  for (const char* name : {"grouped", "apart"}) {
+    Apply(fmt::format(R"({{"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+      "metadata": {{"name": "{}", "namespace": "default"}},
+      "spec": {{"runtimeRef": {{"name": "torch"}}}}}})",
+                      name));
+  }
+  auto add = [&](const std::string& job, const std::string& pod, bool grouped) {
+    if (!store_->Get({"PyTorchJob", "default", job}).ok()) AddJob(job, 0, 0);
+    AddPod(pod, job, 1);
+    api::Json doc = *store_->Get({"Pod", "default", pod});
+    std::string train_job = grouped ? "grouped" : "apart";
+    doc["metadata"]["labels"]["jobset.sigs.k8s.io/jobset-name"] = train_job;
+    if (grouped) doc["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] = train_job;
+    ASSERT_TRUE(store_->Update(doc).ok());
+  };
+  // Three GPUs asked, two on the machine: the group waits whole.
+  add("grouped-init-0", "grouped-init-0-0", true);
+  add("grouped-node-0", "grouped-node-0-0", true);
+  add("grouped-node-0", "grouped-node-0-1", true);
+  ASSERT_TRUE(step_->Sync().ok());
+  for (const char* pod : {"grouped-init-0-0", "grouped-node-0-0", "grouped-node-0-1"}) {
+    EXPECT_EQ(Pod(pod).spec.node_name, "") << pod;
+  }
+  EXPECT_THAT(Waiting("grouped-init-0-0"), ::testing::HasSubstr("Insufficient nvidia.com/gpu"));
+  // Without a pod group, the Job that fits starts alone.
+  add("apart-init-0", "apart-init-0-0", false);
+  ASSERT_TRUE(step_->Sync().ok());
+  EXPECT_EQ(Pod("apart-init-0-0").spec.node_name, "box");
+}
 
 TEST_F(SchedulerStepTest, BindsWholeGangsWithGpuIdsAndSaysWhyOthersWait) {
   AddJob("a", 2, 1);
