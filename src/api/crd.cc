@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "api/reflect.h"
+#include "api/trainer.h"
 #include "api/training_job.h"
 #include "common/strings.h"
 
@@ -158,6 +159,40 @@ Json KatibCustomResourceDefinition(const std::string& kind) {
                 {{"openAPIV3Schema",
                   {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}},
                {"subresources", {{"status", Json::object()}}}}}}}}};
+}
+
+Json TrainerCustomResourceDefinition(const std::string& kind) {
+  bool job = kind == "TrainJob";
+  std::string plural = AsciiLower(kind) + "s";
+  Json spec = job ? SchemaOf(TrainJobSpec{}) : SchemaOf(TrainingRuntimeSpec{});
+  Json properties = {{"apiVersion", {{"type", "string"}}},
+                     {"kind", {{"type", "string"}}},
+                     {"metadata", {{"type", "object"}}},
+                     {"spec", std::move(spec)}};
+  if (job) properties["status"] = SchemaOf(TrainJobStatus{});
+  Json version = {
+      {"name", "v1alpha1"},
+      {"served", true},
+      {"storage", true},
+      {"schema", {{"openAPIV3Schema", {{"type", "object"}, {"properties", properties}}}}}};
+  if (job) {
+    version["additionalPrinterColumns"] = PrinterColumns();
+    version["subresources"] = {{"status", Json::object()}};
+  }
+  return {{"apiVersion", "apiextensions.k8s.io/v1"},
+          {"kind", "CustomResourceDefinition"},
+          {"metadata",
+           {{"name", plural + "." + std::string(kTrainerGroup)},
+            {"labels", {{"app.kubernetes.io/part-of", "trainyard"}}}}},
+          {"spec",
+           {{"group", std::string(kTrainerGroup)},
+            {"names",
+             {{"kind", kind},
+              {"listKind", kind + "List"},
+              {"plural", plural},
+              {"singular", AsciiLower(kind)}}},
+            {"scope", kind == "ClusterTrainingRuntime" ? "Cluster" : "Namespaced"},
+            {"versions", Json::array({std::move(version)})}}}};
 }
 
 }  // namespace trainyard::api

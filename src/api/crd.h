@@ -35,4 +35,9 @@ Json JobCustomResourceDefinition(JobKind kind);
 // and controller do, as trainyard's validation does).
 Json KatibCustomResourceDefinition(const std::string& kind);
 
+// The trainer.kubeflow.org/v1alpha1 CustomResourceDefinition of
+// "TrainJob", "TrainingRuntime" or "ClusterTrainingRuntime", its schema
+// from the same field lists, for `trainyard operator --trainer`.
+Json TrainerCustomResourceDefinition(const std::string& kind);
+
 }  // namespace trainyard::api

@@ -27,6 +27,11 @@ std::vector<api::Json> Crds() {
   for (const char* kind : {"Experiment", "Suggestion", "Trial"}) {
     out.push_back(api::KatibCustomResourceDefinition(kind));
   }
+  // Kubeflow Trainer v2's, for `trainyard operator --trainer` (JobSet's
+  // come with JobSet, whose controller runs what it makes).
+  for (const char* kind : {"ClusterTrainingRuntime", "TrainJob", "TrainingRuntime"}) {
+    out.push_back(api::TrainerCustomResourceDefinition(kind));
+  }
   return out;
 }
 
@@ -84,7 +89,15 @@ api::Json ClusterRole() {
         Rule({"kubeflow.org"}, {"experiments/status", "suggestions/status", "trials/status"},
              {"get", "update"}),
         Rule({"batch"}, {"jobs"}, {"create", "delete", "get", "list", "update", "watch"}),
-        Rule({""}, {"pods/log"}, {"get"})}}};
+        Rule({""}, {"pods/log"}, {"get"}),
+        // --trainer: TrainJobs and their runtimes are read, a TrainJob's
+        // status written, its JobSet made, rebuilt while suspended, and
+        // deleted past its deadline.
+        Rule({"trainer.kubeflow.org"}, {"trainjobs", "trainingruntimes", "clustertrainingruntimes"},
+             {"get", "list", "watch"}),
+        Rule({"trainer.kubeflow.org"}, {"trainjobs/status"}, {"get", "update"}),
+        Rule({"jobset.x-k8s.io"}, {"jobsets"},
+             {"create", "delete", "get", "list", "update", "watch"})}}};
 }
 
 // The webhook certificate's Secret, in the operator's namespace only.

@@ -195,6 +195,9 @@ int main(int argc, char** argv) {
                    "How often candidates try and the leader renews")
       ->capture_default_str();
 
+  operator_cmd->add_flag("--trainer", op.trainer,
+                         "Also run Kubeflow Trainer v2's TrainJobs: each becomes the JobSet its "
+                         "runtime makes, which the cluster's JobSet controller runs");
   operator_cmd->add_flag("--katib", op.katib,
                          "Also reconcile Katib's Experiments, Trials and Suggestions (trials "
                          "push their metrics: the Push collector)");

@@ -58,8 +58,11 @@ Result<std::vector<std::string>> JobKinds(const std::vector<std::string>& scheme
 // minResources are ordered by; and for trainyard's own scheduler, the
 // Nodes. Nothing else is cached.
 std::vector<std::string> WatchedKinds(const std::vector<std::string>& job_kinds,
-                                      const std::string& gang_scheduler, bool katib) {
+                                      const std::string& gang_scheduler, bool katib, bool trainer) {
   std::vector<std::string> kinds = job_kinds;
+  if (trainer) {
+    kinds.insert(kinds.end(), {"TrainJob", "TrainingRuntime", "ClusterTrainingRuntime", "JobSet"});
+  }
   // Katib's kinds, and batch/v1 Jobs, which trials may run (the cluster's
   // job controller runs them; a trial follows its job).
   if (katib) kinds.insert(kinds.end(), {"Experiment", "Trial", "Suggestion", "Job"});
@@ -70,6 +73,8 @@ std::vector<std::string> WatchedKinds(const std::vector<std::string>& job_kinds,
   if (gang_scheduler == kOwnScheduler) kinds.emplace_back("Node");
   if (std::find(job_kinds.begin(), job_kinds.end(), "MPIJob") != job_kinds.end()) {
     kinds.insert(kinds.end(), {"ConfigMap", "ServiceAccount", "Role", "RoleBinding"});
+  } else if (trainer) {
+    kinds.emplace_back("ConfigMap");  // an MPI runtime's hostfile
   }
   return kinds;
 }
@@ -321,10 +326,10 @@ int RunOperator(const OperatorOptions& options) {
     Status made = MakeElector(options, *config, lease_client, elector);
     if (!made.ok()) return fail(2, made.message());
   }
-  kube::KubeStore store(
-      {.client = client->get(),
-       .kinds = WatchedKinds(*job_kinds, options.gang_scheduler_name, options.katib),
-       .namespace_ = ns});
+  kube::KubeStore store({.client = client->get(),
+                         .kinds = WatchedKinds(*job_kinds, options.gang_scheduler_name,
+                                               options.katib, options.trainer),
+                         .namespace_ = ns});
   // Signals are taken by one thread; every other starts with them blocked.
   engine::ClusterController* running = nullptr;
   std::mutex running_mu;
@@ -387,7 +392,8 @@ int RunOperator(const OperatorOptions& options) {
                    .pytorch_init_max_tries = options.pytorch_init_container_max_tries,
                    .gang_scheduler = options.gang_scheduler_name,
                    .mpi_kubectl_delivery_image = options.mpi_kubectl_delivery_image},
-       .katib = KatibOf(options, observations.get(), config->namespace_, **client)});
+       .katib = KatibOf(options, observations.get(), config->namespace_, **client),
+       .trainer = options.trainer});
   acting = true;
   {
     std::lock_guard lock(running_mu);

@@ -43,6 +43,9 @@ struct OperatorOptions {
   // taking pushes on the metrics address; trials push to katib_push_url
   // (empty: http://<webhook service>.<operator namespace>.svc:<metrics port>).
   bool katib = false;
+  // Kubeflow Trainer v2's TrainJobs too (--trainer): each becomes the
+  // JobSet its runtime makes, for the cluster's JobSet controller.
+  bool trainer = false;
   std::string state_dir;
   std::string katib_push_url;
 };

@@ -231,10 +231,12 @@ std::vector<std::string> Problems(TrainJobContext& ctx, const RuntimeSource& run
   for (const FieldError& e : CheckAgainstRuntime({.meta = ctx.meta, .spec = ctx.spec}, runtime)) {
     lines.push_back(e.ToString());
   }
-  if (runtime.spec.ml_policy && runtime.spec.ml_policy->mpi && !ctx.options.cluster) {
-    lines.push_back(
-        "spec.runtimeRef: trainyard does not run MPI runtimes on one machine yet: run the job "
-        "as an MPIJob, or on a cluster with `trainyard operator`");
+  if (runtime.spec.ml_policy && runtime.spec.ml_policy->mpi) {
+    lines.push_back(ctx.options.cluster
+                        ? "spec.runtimeRef: trainyard does not make an MPI runtime's SSH key "
+                          "Secret yet: run the job as an MPIJob"
+                        : "spec.runtimeRef: trainyard does not run MPI runtimes on one machine "
+                          "yet: run the job as an MPIJob");
   }
   return lines;
 }

@@ -6,6 +6,7 @@
 
 #include "controller/experiment_reconciler.h"
 #include "controller/job_reconciler.h"
+#include "controller/trainjob_reconciler.h"
 #include "controller/trial_reconciler.h"
 
 namespace trainyard::engine {
@@ -66,6 +67,8 @@ ClusterController::ClusterController(ClusterControllerOptions options)
                                      .ports = &no_ports,
                                      .exec_command = options_.exec_command,
                                      .cluster = options_.cluster};
+  if (options_.trainer)
+    reconcilers_.push_back(std::make_unique<controller::TrainJobReconciler>(jobs));
   reconcilers_.push_back(std::make_unique<OnlyKinds>(
       std::make_unique<controller::JobReconciler>(std::move(jobs)), options_.job_kinds));
   if (options_.katib) {

@@ -49,6 +49,8 @@ struct ClusterControllerOptions {
     PodLogSource pod_logs;
   };
   std::optional<Katib> katib;
+  // Kubeflow Trainer v2's TrainJobs too (`trainyard operator --trainer`).
+  bool trainer = false;
   ReconcileQueue::OnReconcile on_reconcile;
 };
 

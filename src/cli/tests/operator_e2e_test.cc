@@ -105,9 +105,11 @@ TEST_F(OperatorE2eTest, UpstreamsPodsAndServicesAndConditionsOnTheApiServer) {
   EXPECT_EQ(Names("deployments"), "trainyard-operator");
   std::string crds = Kubectl({"get", "crds", "-o", "jsonpath={.items[*].metadata.name}"}).output;
   EXPECT_EQ(crds,
-            "experiments.kubeflow.org jaxjobs.kubeflow.org mpijobs.kubeflow.org "
-            "paddlejobs.kubeflow.org pytorchjobs.kubeflow.org suggestions.kubeflow.org "
-            "tfjobs.kubeflow.org trials.kubeflow.org xgboostjobs.kubeflow.org");
+            "clustertrainingruntimes.trainer.kubeflow.org experiments.kubeflow.org "
+            "jaxjobs.kubeflow.org mpijobs.kubeflow.org paddlejobs.kubeflow.org "
+            "pytorchjobs.kubeflow.org suggestions.kubeflow.org tfjobs.kubeflow.org "
+            "trainingruntimes.trainer.kubeflow.org trainjobs.trainer.kubeflow.org "
+            "trials.kubeflow.org xgboostjobs.kubeflow.org");
   EXPECT_EQ(Field("clusterrole/trainyard-operator", ".rules[2].resources"),
             R"(["pods","services"])");
   std::string metrics = "127.0.0.1:" + std::to_string(FreePort());

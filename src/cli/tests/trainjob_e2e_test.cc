@@ -6,8 +6,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "api/validation.h"
+#include "api/yaml.h"
+#include "cli/tests/operator_fixture.h"
 #include "cli/tests/server_fixture.h"
 #include "common/tests/needs.h"
 #include "common/tests/test_dir.h"
@@ -288,6 +292,60 @@ TEST_F(TrainJobServerE2eTest, KubectlAppliesATrainJobAndSeesItComplete) {
   testing::CommandResult described = Kubectl({"describe", "trainjob", "trainjob-digits"});
   EXPECT_THAT(described.output, ::testing::ContainsRegex("Normal +Created .* Created JobSet"));
   EXPECT_THAT(described.output, ::testing::ContainsRegex("Normal +AllJobsCompleted "));
+}
+
+// `trainyard operator --trainer` against an API server: upstream's
+// 01-multi-node TrainJob on upstream's torch-distributed runtime becomes
+// the JobSet of the golden file written by hand from upstream's plugins,
+// left to the cluster's JobSet controller.
+class TrainJobOperatorE2eTest : public testing::OperatorE2eTest {};
+
+TEST_F(TrainJobOperatorE2eTest, TheOperatorMakesTheJobSetUpstreamWould) {
+  std::optional<fs::path> conformance;
+  for (fs::path dir = TRAINYARD_SOURCE_DIR; !dir.empty() && dir != dir.parent_path();
+       dir = dir.parent_path()) {
+    if (fs::exists(dir.parent_path() / "shared" / "conformance" / "trainer-v2")) {
+      conformance = dir.parent_path() / "shared" / "conformance" / "trainer-v2";
+      break;
+    }
+  }
+  if (!conformance) GTEST_SKIP() << "../shared/conformance/trainer-v2 is absent";
+  StartCluster(/*install=*/true);
+  StartOperator({"--trainer"});
+  ASSERT_EQ(Kubectl({"apply", "-f",
+                     (*conformance / "manifests/base/runtimes/torch_distributed.yaml").string()})
+                .exit_code,
+            0);
+  testing::CommandResult applied =
+      InKubeflow({"apply", "-f", (*conformance / "examples/yaml/01-multi-node.yaml").string()});
+  ASSERT_EQ(applied.exit_code, 0) << applied.output;
+  ASSERT_TRUE(testing::Eventually([&] {
+    return InKubeflow({"get", "jobset", "multi-node-example"}).exit_code == 0;
+  })) << OperatorLog();
+  auto as_json = [](const std::string& text) {
+    return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  };
+  nlohmann::json jobset =
+      as_json(InKubeflow({"get", "jobset", "multi-node-example", "-o", "json"}).output);
+  Result<std::vector<api::SourceDocument>> golden =
+      api::ParseManifests(testing::ReadFile(fs::path(TRAINYARD_SOURCE_DIR) /
+                                            "tests/data/trainer/multi-node.jobset.yaml"),
+                          "golden");
+  ASSERT_TRUE(golden.ok());
+  nlohmann::json command = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
+                                 ["spec"]["containers"][0]["command"];
+  EXPECT_EQ(command[0], "torchrun");
+  // The golden JobSet as the API server keeps it: with JobSet's webhook's defaults.
+  api::Json doc = (*golden)[0].value;
+  doc["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]
+     ["command"] = api::Json::parse(command.dump());
+  api::CheckedObject defaulted = api::DecodeAndValidate(doc);
+  ASSERT_TRUE(defaulted.object && defaulted.result.ok());
+  nlohmann::json expected = as_json(api::EncodeObject(*defaulted.object)["spec"].dump());
+  EXPECT_EQ(jobset["spec"], expected) << jobset["spec"].dump(2);
+  EXPECT_EQ(jobset["metadata"]["ownerReferences"][0]["kind"], "TrainJob");
+  EXPECT_THAT(InKubeflow({"describe", "trainjob", "multi-node-example"}).output,
+              ::testing::ContainsRegex("Normal +Created .* Created JobSet multi-node-example"));
 }
 
 }  // namespace
