@@ -13,6 +13,7 @@
 #include "api/json.h"
 #include "api/reflect.h"
 #include "node/container_env.h"
+#include "node/host_torchrun.h"
 #include "runtime/local/expand.h"
 #include "runtime/local/log_file.h"
 
@@ -391,6 +392,12 @@ Result<runtime::ProcessSpec> NodeAgent::SpecOf(const api::Pod& pod, Replica& rep
     RETURN_IF_ERROR(TranslateEnv(container, mounts, env));
   }
   ASSIGN_OR_RETURN(std::vector<std::string> argv, ContainerArgv(container, env));
+  std::string adapted = AdaptTorchrunToHost(argv, env);
+  if (!adapted.empty()) {
+    Event(replica, container.name, "Normal", "TorchrunAdapted", adapted);
+    if (!std::exchange(said_torchrun_adapted_, true))
+      fmt::print(stderr, "trainyard: {}\n", adapted);
+  }
   if (!no_sandbox.empty()) {
     RETURN_IF_ERROR(TranslateArgv(mounts, env, argv));
     size_t path_room = PATH_MAX;  // what chdir takes

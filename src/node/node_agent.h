@@ -279,10 +279,11 @@ class NodeAgent {
   // visits besides changed pods, so that finished ones cost nothing.
   std::set<std::string> active_;
   std::set<std::string> gone_;
-  bool full_sync_ = true;             // the next Sync looks at every pod
-  bool said_no_limits_ = false;       // that limits are not enforced, said once
-  bool said_path_rewriting_ = false;  // that replicas run without sandboxes, said once
-  store::WatchId watch_ = 0;          // tells changed_ of pod writes
+  bool full_sync_ = true;               // the next Sync looks at every pod
+  bool said_no_limits_ = false;         // that limits are not enforced, said once
+  bool said_path_rewriting_ = false;    // that replicas run without sandboxes, said once
+  bool said_torchrun_adapted_ = false;  // that torchrun commands are adapted, said once
+  store::WatchId watch_ = 0;            // tells changed_ of pod writes
   std::mutex changed_mu_;
   std::set<std::string> changed_;  // guarded by changed_mu_: pods written since the last Sync
   // Guarded by changed_mu_: the grace period a delete gave a pod
