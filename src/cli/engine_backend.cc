@@ -5,6 +5,8 @@
 #include <filesystem>
 
 #include "api/json.h"
+#include "api/validation.h"
+#include "controller/trainjob_admission.h"
 #include "engine/inventory.h"
 #include "runtime/local/log_file.h"
 #include "server/cri_log.h"
@@ -45,6 +47,16 @@ Result<server::Backend::LogRun> EngineBackend::Log(const std::string& namespace_
   std::string path = engine_.node()->LogPath(namespace_, pod, container);
   ASSIGN_OR_RETURN(runtime::LogSpan span, runtime::RunSpan(path, previous));
   return LogRun{.path = path, .begin = span.begin, .end = span.end};
+}
+
+Result<server::Backend::Admission> EngineBackend::Admit(const api::Json& object,
+                                                        bool update) const {
+  if (engine_.api_only() || api::StringAt(object, {"kind"}) != "TrainJob") return Admission{};
+  api::CheckedObject decoded = api::DecodeAndValidate(object);
+  if (!decoded.object) return Admission{};  // refused on its own already
+  ASSIGN_OR_RETURN(controller::Admission admitted,
+                   controller::AdmitTrainJob(engine_.store().committed(), *decoded.object, update));
+  return Admission{.errors = std::move(admitted.errors), .warnings = std::move(admitted.warnings)};
 }
 
 Result<std::vector<std::string>> EngineBackend::ExecArgv(

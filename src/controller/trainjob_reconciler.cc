@@ -11,6 +11,7 @@
 #include "controller/events.h"
 #include "controller/owned.h"
 #include "controller/reconcile_steps.h"
+#include "controller/trainjob_admission.h"
 #include "controller/trainjob_build.h"
 
 namespace trainyard::controller {
@@ -103,22 +104,6 @@ void ReleasePort(TrainJobContext& ctx) {
   if (ports.is_object() && ports.value(kRendezvousKey, Json()).is_number_integer()) {
     ctx.options.ports->Release(ports[kRendezvousKey].get<int>());
   }
-}
-
-// The runtime the job names; nullopt when there is none of that name.
-Result<std::optional<RuntimeSource>> ReadRuntime(TrainJobContext& ctx) {
-  const api::RuntimeRef& ref = ctx.spec.runtime_ref;
-  bool cluster = ref.kind == "ClusterTrainingRuntime";
-  Result<Json> stored =
-      ctx.options.store->Get({ref.kind, cluster ? "" : ctx.meta.namespace_, ref.name});
-  if (stored.status().code() == StatusCode::kNotFound) return std::optional<RuntimeSource>();
-  if (!stored.ok()) return stored.status();
-  api::CheckedObject checked = api::DecodeAndValidate(*stored);
-  if (!checked.object) return InvalidArgumentError(ref.kind + " " + ref.name + " cannot be read");
-  return std::optional<RuntimeSource>(
-      RuntimeSource{.kind = ref.kind,
-                    .meta = api::Metadata(*checked.object),
-                    .spec = api::TrainingRuntimeFieldsOf(*checked.object).spec});
 }
 
 // Suspended, as upstream words it; the start of the deadline's clock.
@@ -260,7 +245,8 @@ Status FailForProblems(TrainJobContext& ctx, const std::vector<std::string>& lin
 
 // The job's runtime, read and checked, and what it makes written.
 Result<ReconcileResult> Build(TrainJobContext& ctx, const std::optional<Json>& existing) {
-  ASSIGN_OR_RETURN(std::optional<RuntimeSource> runtime, ReadRuntime(ctx));
+  ASSIGN_OR_RETURN(std::optional<RuntimeSource> runtime,
+                   ReadRuntime(*ctx.options.store, ctx.spec.runtime_ref, ctx.meta.namespace_));
   const api::RuntimeRef& ref = ctx.spec.runtime_ref;
   if (!runtime) {
     RETURN_IF_ERROR(SetCondition(

@@ -1,13 +1,13 @@
 #include "node/host_torchrun.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <array>
 #include <fstream>
 #include <regex>
 #include <string_view>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "runtime/local/process.h"
 
@@ -16,14 +16,13 @@ namespace {
 
 // torchrun's own options that take a value, in torch 1.13's spelling.
 constexpr std::array<std::string_view, 15> kValueOptions = {
-    "--nnodes",      "--nproc_per_node", "--rdzv_backend",     "--rdzv_endpoint",
-    "--rdzv_id",     "--rdzv_conf",      "--max_restarts",     "--monitor_interval",
-    "--start_method", "--role",          "--log_dir",          "--redirects",
-    "--tee",         "--node_rank",      "--master_addr"};
+    "--nnodes",       "--nproc_per_node", "--rdzv_backend", "--rdzv_endpoint",
+    "--rdzv_id",      "--rdzv_conf",      "--max_restarts", "--monitor_interval",
+    "--start_method", "--role",           "--log_dir",      "--redirects",
+    "--tee",          "--node_rank",      "--master_addr"};
 // Its options without a value, and --master_port, in torch 1.13's spelling.
 constexpr std::array<std::string_view, 5> kOtherOptions = {"--master_port", "--standalone",
-                                                           "--module", "--no_python",
-                                                           "--run_path"};
+                                                           "--module", "--no_python", "--run_path"};
 
 bool Known(std::string_view option) {
   auto in = [&](const auto& list) {
@@ -94,7 +93,8 @@ std::vector<std::string> RenameTorch2Flags(std::vector<std::string>& argv) {
 
 std::string AdaptTorchrunToHost(std::vector<std::string>& argv, EnvList& env) {
   if (argv.empty() || !IsTorchrun(argv[0])) return "";
-  auto path = std::find_if(env.begin(), env.end(), [](const auto& kv) { return kv.first == "PATH"; });
+  auto path =
+      std::find_if(env.begin(), env.end(), [](const auto& kv) { return kv.first == "PATH"; });
   Result<std::string> program =
       runtime::ResolveProgram(argv[0], path == env.end() ? "" : path->second);
   if (!program.ok() || !IsTorch1UnderPython311(*program)) return "";

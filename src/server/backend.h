@@ -7,8 +7,10 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "api/json.h"
+#include "common/field_path.h"
 #include "store/committed_reader.h"
 #include "store/control_store.h"
 
@@ -42,6 +44,18 @@ class Backend {
   // The program that runs `command` beside a running container of a pod,
   // in its environment, directory and user (`trainyard exec`); UNAVAILABLE
   // where no pod runs here (an API-only server has no kubelet).
+  // What admission refuses in `object` (valid on its own, about to be
+  // created, or with `update` to replace the stored one) for what it
+  // says of other objects, as upstream's webhooks do (a TrainJob against
+  // its runtime), and the warnings it is admitted with. None here: an
+  // API-only server is a kube-apiserver, with no webhooks of its own.
+  struct Admission {
+    FieldErrors errors;
+    std::vector<std::string> warnings;
+  };
+  virtual Result<Admission> Admit(const api::Json& /*object*/, bool /*update*/) const {
+    return Admission{};
+  }
   virtual Result<std::vector<std::string>> ExecArgv(
       const std::string& namespace_, const std::string& pod, const std::string& container,
       const std::vector<std::string>& command) const = 0;

@@ -134,6 +134,9 @@ class ApiHandler {
   // The 403 for an object whose pods its namespace's Pod Security level
   // forbids (pod_security.h); none on a server without tokens.
   std::optional<ApiError> PodSecurity(const ApiTarget& target, const api::Json& object) const;
+  // The 422 for what the backend's admission refuses (Backend::Admit);
+  // its warnings added to `checked`'s.
+  std::optional<ApiError> Admit(const ApiTarget& target, Checked& checked, bool update) const;
   // `updated`'s status in place of `stored`'s, checked as the whole object
   // it makes: the object to hand UpdateStatus, or the error.
   std::variant<Checked, ApiError> StatusReplaced(const ApiTarget& target, const api::Json& stored,

@@ -292,6 +292,17 @@ std::optional<ApiError> ApiHandler::PodSecurity(const ApiTarget& target,
                               ns.ok() ? &*ns : nullptr);
 }
 
+std::optional<ApiError> ApiHandler::Admit(const ApiTarget& target, Checked& checked,
+                                          bool update) const {
+  Result<Backend::Admission> admission = backend_.Admit(checked.object, update);
+  std::string name = api::StringAt(checked.object, {"metadata", "name"});
+  if (!admission.ok()) return ApiErrorOf(admission.status(), target.resource, name);
+  if (!admission->errors.empty()) return InvalidError(*target.resource, name, admission->errors);
+  checked.warnings.insert(checked.warnings.end(), admission->warnings.begin(),
+                          admission->warnings.end());
+  return std::nullopt;
+}
+
 ApiResponse ApiHandler::Write(const ApiTarget& target, const std::string& name, int code,
                               const CheckedWrite& write, std::vector<std::string> warnings) {
   std::optional<ApiError> own;
@@ -319,6 +330,7 @@ ApiResponse ApiHandler::Create(const ApiTarget& target, const ApiRequest& reques
   if (auto* e = std::get_if<ApiError>(&checked)) return ErrorResponse(*e);
   Checked& ok = std::get<Checked>(checked);
   if (std::optional<ApiError> e = PodSecurity(target, ok.object)) return ErrorResponse(*e);
+  if (std::optional<ApiError> e = Admit(target, ok, /*update=*/false)) return ErrorResponse(*e);
   ok.object["metadata"].erase("deletionTimestamp");  // the server's to set
   std::string name = api::StringAt(ok.object, {"metadata", "name"});
   if (IsDryRun(request)) return Object(201, ok.object);
@@ -350,6 +362,7 @@ ApiResponse ApiHandler::Replace(const ApiTarget& target, const ApiRequest& reque
   if (auto* e = std::get_if<ApiError>(&checked)) return ErrorResponse(*e);
   Checked& ok = std::get<Checked>(checked);
   if (std::optional<ApiError> e = PodSecurity(target, ok.object)) return ErrorResponse(*e);
+  if (std::optional<ApiError> e = Admit(target, ok, /*update=*/true)) return ErrorResponse(*e);
   if (IsDryRun(request)) return Object(200, ok.object);
   return Write(
       target, target.name, 200,
@@ -419,6 +432,7 @@ std::variant<ApiHandler::Checked, ApiError> ApiHandler::Patched(const ApiTarget&
   if (ok == nullptr) return checked;
   if (std::optional<ApiError> e = CheckUpdate(r, target.name, stored, ok->object)) return *e;
   if (std::optional<ApiError> e = PodSecurity(target, ok->object)) return *e;
+  if (std::optional<ApiError> e = Admit(target, *ok, /*update=*/true)) return *e;
   ok->object["metadata"]["resourceVersion"] =
       api::StringAt(stored, {"metadata", "resourceVersion"});
   return checked;

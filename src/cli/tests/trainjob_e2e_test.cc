@@ -325,6 +325,50 @@ TEST_F(TrainJobServerE2eTest, KubectlAppliesATrainJobAndSeesItComplete) {
   EXPECT_THAT(described.output, ::testing::ContainsRegex("Normal +AllJobsCompleted "));
 }
 
+// As upstream's webhook: a TrainJob whose runtime is missing, or asks what
+// its runtime cannot give, is refused at admission with the field, and
+// nothing is stored.
+TEST_F(TrainJobServerE2eTest, ATrainJobItsRuntimeCannotRunIsRefusedAndNothingStored) {
+  StartServer();
+  std::ofstream(dir_ / "job.yaml") << R"(
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: orphan}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer:
+    numNodes: 2
+)";
+  testing::CommandResult refused = Kubectl({"apply", "-f", (dir_ / "job.yaml").string()});
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_THAT(refused.output,
+              HasSubstr("spec.runtimeRef: Invalid value: clustertrainingruntimes.trainer.kubeflow."
+                        "org \"torch-distributed\" not found: specified clusterTrainingRuntime "
+                        "must be created before the TrainJob is created"));
+  std::ofstream(dir_ / "runtime.yaml") << R"(
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: torch-distributed}
+spec:
+  mlPolicy: {numNodes: 1, torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec: {template: {spec: {containers: [{name: node, image: torch}]}}}
+)";
+  ASSERT_EQ(Kubectl({"apply", "-f", (dir_ / "runtime.yaml").string()}).exit_code, 0);
+  std::ofstream(dir_ / "job.yaml", std::ios::app)
+      << "    env: [{name: PET_MASTER_PORT, value: '1234'}]\n";
+  refused = Kubectl({"apply", "-f", (dir_ / "job.yaml").string()});
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_THAT(refused.output, HasSubstr("must not have reserved envs, invalid envs configured: "
+                                        "[PET_MASTER_PORT]"));
+  EXPECT_EQ(Kubectl({"get", "trainjobs", "-o", "name"}).output.find("orphan"), std::string::npos);
+}
+
 // `trainyard operator --trainer` against an API server: upstream's
 // 01-multi-node TrainJob on upstream's torch-distributed runtime becomes
 // the JobSet of the golden file written by hand from upstream's plugins,

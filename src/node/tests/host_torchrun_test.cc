@@ -57,20 +57,21 @@ TEST_F(HostTorchrunTest, DebiansTorchrunIsTorch1UnderPython311AndPipsTorch2IsNot
 }
 
 TEST_F(HostTorchrunTest, OnlyTorchrunsOwnOptionsAreRenamedNeverTheScripts) {
-  std::vector<std::string> argv = {"torchrun",     "--nproc-per-node", "2",
-                                   "--master-port=29400", "--no-python",  "--standalone",
-                                   "python3",      "--no-python",      "--log-dir"};
+  std::vector<std::string> argv = {
+      "torchrun",    "--nproc-per-node", "2",       "--master-port=29400",
+      "--no-python", "--standalone",     "python3", "--no-python",
+      "--log-dir"};
   std::vector<std::string> renamed = RenameTorch2Flags(argv);
-  EXPECT_THAT(argv, ElementsAre("torchrun", "--nproc_per_node", "2", "--master_port=29400",
-                                "--no_python", "--standalone", "python3", "--no-python",
-                                "--log-dir"));
+  EXPECT_THAT(argv,
+              ElementsAre("torchrun", "--nproc_per_node", "2", "--master_port=29400", "--no_python",
+                          "--standalone", "python3", "--no-python", "--log-dir"));
   EXPECT_THAT(renamed, ElementsAre("--nproc-per-node as --nproc_per_node",
                                    "--master-port as --master_port", "--no-python as --no_python"));
 }
 
 TEST_F(HostTorchrunTest, AValueThatLooksLikeAFlagIsNotRenamedAndTorch2OnlyFlagsStay) {
   std::vector<std::string> argv = {"torchrun", "--rdzv-conf", "--x-y", "--local-ranks-filter",
-                                   "0", "train.py"};
+                                   "0",        "train.py"};
   RenameTorch2Flags(argv);
   EXPECT_EQ(argv[1], "--rdzv_conf");
   EXPECT_EQ(argv[2], "--x-y") << "the value of --rdzv-conf";

@@ -1,0 +1,58 @@
+#include "controller/trainjob_admission.h"
+
+#include <fmt/format.h>
+
+#include "api/trainer_kinds.h"
+#include "api/validation.h"
+#include "api/well_known.h"
+
+namespace trainyard::controller {
+
+Result<std::optional<RuntimeSource>> ReadRuntime(const store::ObjectReader& store,
+                                                 const api::RuntimeRef& ref,
+                                                 const std::string& namespace_) {
+  bool cluster = ref.kind == "ClusterTrainingRuntime";
+  Result<api::Json> stored = store.Get({ref.kind, cluster ? "" : namespace_, ref.name});
+  if (stored.status().code() == StatusCode::kNotFound) return std::optional<RuntimeSource>();
+  if (!stored.ok()) return stored.status();
+  api::CheckedObject checked = api::DecodeAndValidate(*stored);
+  if (!checked.object) return InvalidArgumentError(ref.kind + " " + ref.name + " cannot be read");
+  return std::optional<RuntimeSource>(
+      RuntimeSource{.kind = ref.kind,
+                    .meta = api::Metadata(*checked.object),
+                    .spec = api::TrainingRuntimeFieldsOf(*checked.object).spec});
+}
+
+Result<Admission> AdmitTrainJob(const store::ObjectReader& store, const api::Object& trainjob,
+                                bool update) {
+  Admission out;
+  api::TrainJobFields job = api::TrainJobFieldsOf(trainjob);
+  api::ObjectMeta meta = api::Metadata(trainjob);
+  const api::RuntimeRef& ref = job.spec.runtime_ref;
+  FieldPath path = FieldPath("spec").Child("runtimeRef");
+  ASSIGN_OR_RETURN(std::optional<RuntimeSource> runtime,
+                   ReadRuntime(store, ref, meta.namespace_));
+  if (!runtime) {
+    if (update) return out;
+    bool cluster = ref.kind == "ClusterTrainingRuntime";
+    out.errors.push_back(FieldError::InvalidRendered(
+        path, "",
+        fmt::format("{}.trainer.kubeflow.org \"{}\" not found: specified {} must be created "
+                    "before the TrainJob is created",
+                    cluster ? "clustertrainingruntimes" : "trainingruntimes", ref.name,
+                    cluster ? "clusterTrainingRuntime" : "trainingRuntime")));
+    return out;
+  }
+  const RuntimeSource& found = *runtime;
+  auto support = found.meta.labels.find(std::string(api::kRuntimeSupportLabel));
+  if (support != found.meta.labels.end() && support->second == "deprecated") {
+    out.warnings.push_back(fmt::format(
+        "Referenced {} \"{}\" is deprecated and will be removed in a future release of Kubeflow "
+        "Trainer",
+        found.kind, ref.name));
+  }
+  out.errors = CheckAgainstRuntime({.meta = meta, .spec = job.spec}, found);
+  return out;
+}
+
+}  // namespace trainyard::controller
