@@ -30,8 +30,7 @@ Result<Admission> AdmitTrainJob(const store::ObjectReader& store, const api::Obj
   api::ObjectMeta meta = api::Metadata(trainjob);
   const api::RuntimeRef& ref = job.spec.runtime_ref;
   FieldPath path = FieldPath("spec").Child("runtimeRef");
-  ASSIGN_OR_RETURN(std::optional<RuntimeSource> runtime,
-                   ReadRuntime(store, ref, meta.namespace_));
+  ASSIGN_OR_RETURN(std::optional<RuntimeSource> runtime, ReadRuntime(store, ref, meta.namespace_));
   if (!runtime) {
     if (update) return out;
     bool cluster = ref.kind == "ClusterTrainingRuntime";

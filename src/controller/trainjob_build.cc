@@ -47,13 +47,15 @@ void UpsertEnv(Json& container, const std::vector<api::EnvVar>& env) {
 }
 
 // Whether `image` is Kubeflow's image for `step` (ghcr.io/kubeflow/trainer/
-// dataset-initializer:TAG, or any registry's of that name).
+// dataset-initializer:TAG, or a mirror's of that path); an image of the
+// step's name from anyone else has its own program, and runs as written.
 bool IsInitializerImage(const std::string& image, const std::string& step) {
   std::string repository = image.substr(0, image.find_first_of("@"));
   size_t tag =
       repository.find(':', repository.rfind('/') == std::string::npos ? 0 : repository.rfind('/'));
   if (tag != std::string::npos) repository.resize(tag);
-  return repository == step || repository.ends_with("/" + step);
+  std::string kubeflows = "kubeflow/trainer/" + step;
+  return repository == kubeflows || repository.ends_with("/" + kubeflows);
 }
 
 // An initializer step: one pod, its container told where the data is. On
@@ -132,6 +134,45 @@ Json OwnerReferenceTo(const TrainJobSource& job) {
 }
 
 }  // namespace
+
+std::vector<std::string> LocalInitializerProblems(const Json& jobset, const std::string& program) {
+  std::vector<std::string> lines;
+  if (program.empty()) return lines;
+  for (const Json& rjob : api::ArrayRefAt(jobset, {"spec", "replicatedJobs"})) {
+    for (const Json& container :
+         api::ArrayRefAt(rjob, {"template", "spec", "template", "spec", "containers"})) {
+      const Json& command = api::ArrayRefAt(container, {"command"});
+      if (command.size() < 4 || command[0] != program || command[1] != "initialize" ||
+          !command[3].is_string()) {
+        continue;
+      }
+      std::string at = fmt::format("replicated job {}, container {}", api::StringAt(rjob, "name"),
+                                   api::StringAt(container, "name"));
+      std::string destination = command[3].get<std::string>();
+      bool mounted = false;
+      for (const Json& mount : api::ArrayRefAt(container, {"volumeMounts"})) {
+        std::string path = api::StringAt(mount, "mountPath");
+        while (path.size() > 1 && path.ends_with('/')) path.pop_back();
+        mounted = mounted ||
+                  (path != "/" && (destination == path || destination.starts_with(path + "/")));
+      }
+      if (!mounted) {
+        lines.push_back(fmt::format(
+            "{}: no volume is mounted at {} (or above it), so on this machine the initializer "
+            "would write to the machine's own {}, shared by every job; mount one there, as "
+            "upstream's runtimes mount their `initializer` volume at /workspace",
+            at, destination, destination));
+      }
+      if (!api::ArrayRefAt(container, {"args"}).empty()) {
+        lines.push_back(fmt::format(
+            "{}: has args, but on this machine Kubeflow's initializer image runs as `trainyard "
+            "initialize`, which takes none; give what it needs in its env (STORAGE_URI)",
+            at));
+      }
+    }
+  }
+  return lines;
+}
 
 const api::ReplicatedJob* TrainerJobOf(const api::JobSetSpec& spec) {
   for (const api::ReplicatedJob& job : spec.replicated_jobs) {

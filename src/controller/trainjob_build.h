@@ -63,6 +63,15 @@ FieldErrors CheckAgainstRuntime(const TrainJobSource& job, const RuntimeSource& 
 TrainJobObjects BuildTrainJobObjects(const TrainJobSource& job, const RuntimeSource& runtime,
                                      const BuildOptions& options);
 
+// On one machine, what keeps an initializer step that `program
+// initialize` stands in for (BuildOptions::initializer_program) from
+// running as it would on a cluster, each said as a line of `jobset`'s
+// (built) replicated job and container: no volume mounted at its
+// destination (it would write to this machine's own /workspace, shared by
+// every job), or args, which `initialize` does not take.
+std::vector<std::string> LocalInitializerProblems(const api::Json& jobset,
+                                                  const std::string& program);
+
 // The replicated job a runtime runs its trainer in: the one labelled
 // trainer.kubeflow.org/trainjob-ancestor-step=trainer; nullptr if none.
 const api::ReplicatedJob* TrainerJobOf(const api::JobSetSpec& spec);

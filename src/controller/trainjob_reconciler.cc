@@ -265,7 +265,11 @@ Result<ReconcileResult> Build(TrainJobContext& ctx, const std::optional<Json>& e
   ASSIGN_OR_RETURN(BuildOptions options, OptionsFor(ctx, *runtime));
   TrainJobObjects built =
       BuildTrainJobObjects({.meta = ctx.meta, .spec = ctx.spec}, *runtime, options);
-  if (std::vector<std::string> problems = Problems(built); !problems.empty()) {
+  std::vector<std::string> problems = Problems(built);
+  for (std::string& line : LocalInitializerProblems(built.jobset, options.initializer_program)) {
+    problems.push_back(std::move(line));
+  }
+  if (!problems.empty()) {
     RETURN_IF_ERROR(FailForProblems(ctx, problems));
     return ReconcileResult{};
   }

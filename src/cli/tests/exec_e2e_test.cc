@@ -2,6 +2,7 @@
 // kubectl over WebSocket, commands run beside a real replica, with and
 // without stdin, on a terminal of its own, over TLS with a namespace's
 // token.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <poll.h>
 #include <pty.h>

@@ -198,7 +198,7 @@ TEST_F(TrainJobE2eTest, AStoreThisMachineCannotReachFailsTheInitializerSayingWhi
   EXPECT_EQ(Run(std::string(kInitializerRuntime) + DatasetJob("hub", "hf://tatsu-lab/alpaca")), 1)
       << Output();
   EXPECT_THAT(Output(), HasSubstr("dataset-initializer: cannot fetch hf://tatsu-lab/alpaca: "
-                                  "trainyard fetches only file:// URIs on this machine"));
+                                  "trainyard fetches only file:// URIs and paths on this machine"));
   EXPECT_THAT(Output(), ::testing::Not(HasSubstr("[node-0-0]")));
   EXPECT_THAT(Output(), HasSubstr("TrainJob default/hub: Failed after"));
 }

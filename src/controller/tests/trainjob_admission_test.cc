@@ -44,9 +44,10 @@ class TrainJobAdmissionTest : public ::testing::Test {
     return *checked.object;
   }
   static api::Object Job(const std::string& ref, const std::string& trainer = "{numNodes: 2}") {
-    return Decode("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
-                  "metadata: {name: tj, namespace: team-a}\nspec:\n  runtimeRef: " +
-                  ref + "\n  trainer: " + trainer + "\n");
+    return Decode(
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
+        "metadata: {name: tj, namespace: team-a}\nspec:\n  runtimeRef: " +
+        ref + "\n  trainer: " + trainer + "\n");
   }
   Admission Admit(const api::Object& job, bool update = false) {
     Result<Admission> admitted = AdmitTrainJob(*store_, job, update);
@@ -85,11 +86,10 @@ TEST_F(TrainJobAdmissionTest, WhatTheRuntimeCannotDoIsRefusedAndADeprecatedOneWa
                                  "{numNodes: 2, env: [{name: PET_NNODES, value: '9'}]}"));
   EXPECT_THAT(Errors(reserved), ElementsAre(HasSubstr("spec.trainer.env: Invalid value: "
                                                       "must not have reserved envs")));
-  EXPECT_THAT(Errors(Admit(Decode(
-                  "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
-                  "metadata: {name: tj, namespace: team-a}\nspec:\n"
-                  "  runtimeRef: {name: torch, kind: TrainingRuntime}\n"
-                  "  initializer: {dataset: {storageUri: 'hf://x'}}\n"))),
+  EXPECT_THAT(Errors(Admit(Decode("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
+                                  "metadata: {name: tj, namespace: team-a}\nspec:\n"
+                                  "  runtimeRef: {name: torch, kind: TrainingRuntime}\n"
+                                  "  initializer: {dataset: {storageUri: 'hf://x'}}\n"))),
               ElementsAre(HasSubstr("must have dataset-initializer job when trainJob is "
                                     "configured with input datasetConfig")));
 }

@@ -248,6 +248,32 @@ spec:
   TrainJobObjects cluster =
       BuildTrainJobObjects(job, runtime, {.rendezvous_host = "tj-node-0-0.tj"});
   EXPECT_EQ(command(cluster, 0), Json());
+  EXPECT_THAT(LocalInitializerProblems(cluster.jobset, "/bin/trainyard"), IsEmpty());
+  // This runtime mounts nothing at /workspace: here it would write to the
+  // machine's own, so it is refused; a mount there (or above) is enough.
+  EXPECT_THAT(LocalInitializerProblems(local.jobset, "/bin/trainyard"),
+              ElementsAre(::testing::HasSubstr(
+                  "replicated job dataset-initializer, container dataset-initializer: no volume "
+                  "is mounted at /workspace/dataset (or above it)")));
+  Json& container = local.jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
+                                ["spec"]["containers"][0];
+  container["volumeMounts"] =
+      Json::parse(R"([{"name": "initializer", "mountPath": "/workspace/"}])");
+  EXPECT_THAT(LocalInitializerProblems(local.jobset, "/bin/trainyard"), IsEmpty());
+  container["volumeMounts"][0]["mountPath"] = "/workspace/data";
+  EXPECT_THAT(LocalInitializerProblems(local.jobset, "/bin/trainyard"), ::testing::SizeIs(1));
+  container["volumeMounts"][0]["mountPath"] = "/workspace/dataset";
+  container["args"] = Json::array({"--verbose"});
+  EXPECT_THAT(LocalInitializerProblems(local.jobset, "/bin/trainyard"),
+              ElementsAre(::testing::HasSubstr("has args")));
+  // Someone else's image of that name runs as written.
+  container.erase("command");
+  container["image"] = "example.com/team/dataset-initializer:v1";
+  runtime.spec.template_.spec.replicated_jobs[0].template_.spec.template_.spec.containers[0].image =
+      "example.com/team/dataset-initializer:v1";
+  TrainJobObjects theirs = BuildTrainJobObjects(
+      job, runtime, {.rendezvous_host = "127.0.0.1", .initializer_program = "/bin/trainyard"});
+  EXPECT_EQ(command(theirs, 0), Json());
 }
 
 TEST(TrainJobBuildTest, WhatTheRuntimeCannotGiveIsRefusedWithUpstreamsMessages) {
