@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "api/gjson.h"
 #include "api/object.h"
 #include "api/registry.h"
@@ -80,6 +82,25 @@ std::vector<ExtraMount> TrialMounts(const MetricsFile& file, const std::optional
   return mounts;
 }
 
+// The trial's variables in a container's (or a TrainJob trainer's) `env`,
+// each replacing one of its name: the trial's value wins, and a list keyed
+// by name (a TrainJob's, on a cluster) is never given a duplicate.
+void SetTrialEnv(api::Json& env, const EnvVars& trial_env) {
+  if (!env.is_array()) env = api::Json::array();
+  for (const auto& [var_name, value] : trial_env) {
+    const std::string& name = var_name;  // Debian 12's clang cannot capture a structured binding
+    api::Json var = {{"name", name}, {"value", value}};
+    auto same = std::find_if(env.begin(), env.end(), [&](const api::Json& e) {
+      return e.is_object() && e.value("name", "") == name;
+    });
+    if (same == env.end()) {
+      env.push_back(std::move(var));
+    } else {
+      *same = std::move(var);
+    }
+  }
+}
+
 // Adds the trial's labels, owner, environment and volumes to every
 // container named primaryContainerName, in every pod template of the job.
 void AddToPodTemplate(const api::Trial& trial, const std::vector<ExtraMount>& extra,
@@ -91,9 +112,7 @@ void AddToPodTemplate(const api::Trial& trial, const std::vector<ExtraMount>& ex
   if (!containers.is_array()) return;
   for (api::Json& c : containers) {
     if (c.value("name", "") != trial.spec.primary_container_name) continue;
-    api::Json& env = c["env"];
-    if (!env.is_array()) env = api::Json::array();
-    for (const auto& [name, value] : trial_env) env.push_back({{"name", name}, {"value", value}});
+    SetTrialEnv(c["env"], trial_env);
     if (extra.empty()) continue;
     api::Json& mounts = c["volumeMounts"];
     if (!mounts.is_array()) mounts = api::Json::array();
@@ -131,9 +150,7 @@ api::Json BuildJob(const api::Trial& trial, const std::optional<TrialDir>& dir,
   // its trainer's node container through the TrainJob's own env
   // (validation keeps the collectors that mount volumes away from it).
   if (job.value("kind", "") == "TrainJob") {
-    api::Json& trainer_env = spec["trainer"]["env"];
-    if (!trainer_env.is_array()) trainer_env = api::Json::array();
-    for (const auto& [name, value] : env) trainer_env.push_back({{"name", name}, {"value", value}});
+    SetTrialEnv(spec["trainer"]["env"], env);
     return job;
   }
   if (spec.contains("template")) AddToPodTemplate(trial, extra, env, spec["template"]);

@@ -156,18 +156,32 @@ class Builder {
 
   // A TrainJob's pods whose runtime asks for a gang (its podGroupPolicy
   // marks them with the TrainJob's name): one gang for all its Jobs'
-  // pods, owned by the TrainJob; nullopt for any other pod.
+  // pods, owned by the TrainJob; nullopt for any other pod. Only the pods
+  // of the TrainJob's own JobSet (named as it, and controlled by it) join:
+  // a mark alone gains no pod another job's place.
   std::optional<Json> TrainJobGangOf(const Json& doc) {
-    if (StringAt(doc, {"metadata", "labels", std::string(api::kJobSetNameLabel).c_str()}).empty()) {
-      return std::nullopt;
-    }
+    std::string jobset =
+        StringAt(doc, {"metadata", "labels", std::string(api::kJobSetNameLabel).c_str()});
     std::string group = StringAt(doc, {"metadata", "labels", "scheduling.x-k8s.io/pod-group"});
     if (group.empty()) {
       group = StringAt(doc, {"metadata", "annotations", "scheduling.k8s.io/group-name"});
     }
-    if (group.empty()) return std::nullopt;
-    Result<Json> job = store_.Get({"TrainJob", StringAt(doc, {"metadata", "namespace"}), group});
-    if (!job.ok()) return std::nullopt;
+    if (group.empty() || group != jobset) return std::nullopt;
+    std::string ns = StringAt(doc, {"metadata", "namespace"});
+    auto [known, added] = train_job_of_jobset_.try_emplace(ns + "/" + group);
+    if (added) known->second = TrainJobControlling(ns, group);
+    return known->second;
+  }
+
+  // The TrainJob `name` whose JobSet `name` it controls; nullopt if none.
+  std::optional<Json> TrainJobControlling(const std::string& ns, const std::string& name) {
+    Result<Json> job = store_.Get({"TrainJob", ns, name});
+    Result<Json> jobset = store_.Get({"JobSet", ns, name});
+    if (!job.ok() || !jobset.ok()) return std::nullopt;
+    const Json* owner = ControllerOf(*jobset);
+    if (owner == nullptr || owner->value("uid", "") != StringAt(*job, {"metadata", "uid"})) {
+      return std::nullopt;
+    }
     return std::move(*job);
   }
 
@@ -311,6 +325,8 @@ class Builder {
   Priorities priorities_;
   std::map<std::string, size_t> index_;
   std::map<std::string, std::string> gang_of_owner_;  // controller uid -> gang id
+  // "namespace/name" of a JobSet -> the TrainJob controlling it, if any
+  std::map<std::string, std::optional<Json>> train_job_of_jobset_;
 };
 
 }  // namespace

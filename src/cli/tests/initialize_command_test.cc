@@ -60,8 +60,9 @@ class InitializeCommandTest : public ::testing::Test {
 TEST_F(InitializeCommandTest, FileUrisLocalhostPlainPathsAndPercentEncodingNameTheSameFolder) {
   fs::rename(dir_ / "data", dir_ / "my data");
   for (const std::string& uri :
-       {"file://" + (dir_ / "my%20data").string(), "file://localhost" + (dir_ / "my%20data").string(),
-        "file:" + (dir_ / "my%20data").string(), (dir_ / "my data").string()}) {
+       {"file://" + (dir_ / "my%20data").string(),
+        "file://localhost" + (dir_ / "my%20data").string(), "file:" + (dir_ / "my%20data").string(),
+        (dir_ / "my data").string()}) {
     fs::remove_all(dir_ / "dest");
     EXPECT_EQ(Initialize(uri), 0) << uri << ": " << said;
     EXPECT_EQ(Read(dir_ / "dest" / "sub" / "more.csv"), "4\n") << uri;

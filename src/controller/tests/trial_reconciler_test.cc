@@ -81,6 +81,35 @@ TEST_F(TrialJobTest, EveryTrialIsToldItsName) {
   EXPECT_FALSE(pod["spec"]["containers"][1].contains("env"));  // only the primary container
 }
 
+// A TrainJob's trainer env is a list keyed by name on a cluster: a
+// template that sets the trial's variable itself gets the trial's value in
+// its place, not a duplicate the API server would refuse.
+TEST_F(TrialJobTest, ATrainJobTrialsVariableReplacesOneOfItsNameInTheTemplate) {
+  auto docs = api::ParseManifests(R"(apiVersion: kubeflow.org/v1beta1
+kind: Trial
+metadata: {name: t, namespace: default}
+spec:
+  objective: {type: minimize, objectiveMetricName: loss}
+  primaryContainerName: node
+  metricsCollector: {collector: {kind: StdOut}}
+  runSpec:
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    spec:
+      runtimeRef: {name: torch-distributed}
+      trainer:
+        env: [{name: KATIB_TRIAL_NAME, value: template}, {name: LR, value: "0.1"}]
+)",
+                                  "trial.yaml");
+  ASSERT_TRUE(docs.ok()) << docs.status().ToString();
+  ASSERT_TRUE(store_->Create((*docs)[0].value).ok());
+  ASSERT_TRUE(reconciler_->Reconcile({"Trial", "default", "t"}).ok());
+  api::Json job = *store_->Get({"TrainJob", "default", "t"});
+  EXPECT_EQ(job["spec"]["trainer"]["env"],
+            api::Json::parse(R"([{"name": "KATIB_TRIAL_NAME", "value": "t"},
+                                 {"name": "LR", "value": "0.1"}])"));
+}
+
 TEST_F(TrialJobTest, APushTrialIsToldWhereToPushAndWithWhatToken) {
   reconciler_->SetApi("https://127.0.0.1:8443", "/etc/trainyard/tls.crt");
   auto [main, pod] = JobOf("{collector: {kind: Push}}");

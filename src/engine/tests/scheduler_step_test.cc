@@ -80,34 +80,55 @@ class SchedulerStepTest : public ::testing::Test {
 // A TrainJob whose runtime asks for a gang: the pods of all its Jobs are
 // placed together or not at all; without the ask each Job is a gang.
 TEST_F(SchedulerStepTest, ATrainJobsPodGroupIsOneGangAcrossItsJobs) {
-  for (const char* name : {"grouped", "apart"}) {
+  for (const char* name : {"grouped", "apart", "unowned"}) {
     Apply(fmt::format(R"({{"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
       "metadata": {{"name": "{}", "namespace": "default"}},
       "spec": {{"runtimeRef": {{"name": "torch"}}}}}})",
                       name));
+    api::Json jobset = {{"apiVersion", "jobset.x-k8s.io/v1alpha2"},
+                        {"kind", "JobSet"},
+                        {"metadata", {{"name", name}, {"namespace", "default"}}},
+                        {"spec", {{"replicatedJobs", api::Json::array()}}}};
+    // The TrainJob's own JobSet; "unowned"'s is someone else's of its name.
+    if (std::string(name) != "unowned") {
+      jobset["metadata"]["ownerReferences"] = {
+          {{"apiVersion", "trainer.kubeflow.org/v1alpha1"},
+           {"kind", "TrainJob"},
+           {"name", name},
+           {"uid", (*store_->Get({"TrainJob", "default", name}))["metadata"]["uid"]},
+           {"controller", true}}};
+    }
+    ASSERT_TRUE(store_->Create(jobset).ok());
   }
-  auto add = [&](const std::string& job, const std::string& pod, bool grouped) {
+  auto add = [&](const std::string& job, const std::string& pod, const std::string& train_job,
+                 bool grouped) {
     if (!store_->Get({"PyTorchJob", "default", job}).ok()) AddJob(job, 0, 0);
     AddPod(pod, job, 1);
     api::Json doc = *store_->Get({"Pod", "default", pod});
-    std::string train_job = grouped ? "grouped" : "apart";
     doc["metadata"]["labels"]["jobset.sigs.k8s.io/jobset-name"] = train_job;
     if (grouped) doc["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] = train_job;
     ASSERT_TRUE(store_->Update(doc).ok());
   };
   // Three GPUs asked, two on the machine: the group waits whole.
-  add("grouped-init-0", "grouped-init-0-0", true);
-  add("grouped-node-0", "grouped-node-0-0", true);
-  add("grouped-node-0", "grouped-node-0-1", true);
+  add("grouped-init-0", "grouped-init-0-0", "grouped", true);
+  add("grouped-node-0", "grouped-node-0-0", "grouped", true);
+  add("grouped-node-0", "grouped-node-0-1", "grouped", true);
   ASSERT_TRUE(step_->Sync().ok());
   for (const char* pod : {"grouped-init-0-0", "grouped-node-0-0", "grouped-node-0-1"}) {
     EXPECT_EQ(Pod(pod).spec.node_name, "") << pod;
   }
   EXPECT_THAT(Waiting("grouped-init-0-0"), ::testing::HasSubstr("Insufficient nvidia.com/gpu"));
   // Without a pod group, the Job that fits starts alone.
-  add("apart-init-0", "apart-init-0-0", false);
+  add("apart-init-0", "apart-init-0-0", "apart", false);
   ASSERT_TRUE(step_->Sync().ok());
   EXPECT_EQ(Pod("apart-init-0-0").spec.node_name, "box");
+  // A mark naming a TrainJob that does not control the JobSet is no gang:
+  // each of these Jobs is its own, and the one that fits starts.
+  add("unowned-init-0", "unowned-init-0-0", "unowned", true);
+  add("unowned-node-0", "unowned-node-0-0", "unowned", true);
+  add("unowned-node-0", "unowned-node-0-1", "unowned", true);
+  ASSERT_TRUE(step_->Sync().ok());
+  EXPECT_EQ(Pod("unowned-init-0-0").spec.node_name, "box");
 }
 
 TEST_F(SchedulerStepTest, BindsWholeGangsWithGpuIdsAndSaysWhyOthersWait) {
