@@ -92,8 +92,11 @@ api::Json ClusterRole() {
         Rule({""}, {"pods/log"}, {"get"}),
         // --trainer: TrainJobs and their runtimes are read, a TrainJob's
         // status written, its JobSet made, rebuilt while suspended, and
-        // deleted past its deadline.
-        Rule({"trainer.kubeflow.org"}, {"trainjobs", "trainingruntimes", "clustertrainingruntimes"},
+        // deleted past its deadline; with --katib, trials are TrainJobs
+        // made, suspended and deleted.
+        Rule({"trainer.kubeflow.org"}, {"trainjobs"},
+             {"create", "delete", "get", "list", "update", "watch"}),
+        Rule({"trainer.kubeflow.org"}, {"trainingruntimes", "clustertrainingruntimes"},
              {"get", "list", "watch"}),
         Rule({"trainer.kubeflow.org"}, {"trainjobs/status"}, {"get", "update"}),
         Rule({"jobset.x-k8s.io"}, {"jobsets"},

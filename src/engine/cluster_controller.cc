@@ -37,8 +37,18 @@ class NoPorts final : public controller::PortAllocator {
 NoPorts no_ports;
 
 // Why an experiment cannot run on a cluster yet: File and TensorFlowEvent
-// collectors read what trial pods write to their own file system.
-std::optional<std::string> UnsupportedOnCluster(const api::Experiment& experiment) {
+// collectors read what trial pods write to their own file system; TrainJob
+// trials need the operator to follow TrainJobs and their JobSets
+// (`trainer`).
+std::optional<std::string> UnsupportedOnCluster(const api::Experiment& experiment, bool trainer) {
+  const api::Json* template_ =
+      experiment.spec.trial_template ? &experiment.spec.trial_template->trial_spec : nullptr;
+  if (!trainer && template_ != nullptr && api::StringAt(*template_, "kind") == "TrainJob") {
+    return std::string(
+        "spec.trialTemplate.trialSpec.kind TrainJob: this operator does not follow TrainJobs "
+        "and their JobSets, so it would never see its trials end: run it with --trainer as well "
+        "as --katib");
+  }
   const auto& spec = experiment.spec.metrics_collector_spec;
   std::string kind = spec && spec->collector ? spec->collector->kind : "StdOut";
   if (kind != "Push" && kind != "StdOut") {
@@ -76,12 +86,16 @@ ClusterController::ClusterController(ClusterControllerOptions options)
                                            .observations = options_.katib->observations,
                                            .source = options_.katib->pod_logs,
                                            .clock = options_.clock});
-    reconcilers_.push_back(std::make_unique<controller::ExperimentReconciler>(
-        controller::ExperimentReconcilerOptions{.store = options_.store,
-                                                .observations = options_.katib->observations,
-                                                .clock = options_.clock,
-                                                .unsupported = UnsupportedOnCluster,
-                                                .check_stored = true}));
+    reconcilers_.push_back(
+        std::make_unique<controller::ExperimentReconciler>(controller::ExperimentReconcilerOptions{
+            .store = options_.store,
+            .observations = options_.katib->observations,
+            .clock = options_.clock,
+            .unsupported =
+                [trainer = options_.trainer](const api::Experiment& experiment) {
+                  return UnsupportedOnCluster(experiment, trainer);
+                },
+            .check_stored = true}));
     reconcilers_.push_back(std::make_unique<controller::TrialReconciler>(
         controller::TrialReconcilerOptions{.store = options_.store,
                                            .observations = options_.katib->observations,

@@ -8,6 +8,7 @@
 
 #include <fstream>
 
+#include "api/tests/trainer_samples.h"
 #include "cli/tests/operator_fixture.h"
 
 namespace trainyard::cli::testing {
@@ -214,6 +215,74 @@ TEST_F(OperatorKatibE2eTest, AnExperimentWhoseMetricsAreFilesInItsPodsIsRefused)
   EXPECT_THAT(FieldIn("experiment/tune", ".status.conditions[?(@.type==\"Failed\")].message"),
               HasSubstr("collector.kind File: it reads files inside the trial pods"));
   EXPECT_EQ(Names("trials"), "");  // nothing was made for it
+}
+
+// An experiment whose trials are TrainJobs on upstream's torch runtime.
+constexpr const char* kTrainJobExperiment = R"(
+apiVersion: kubeflow.org/v1beta1
+kind: Experiment
+metadata: {name: tune}
+spec:
+  objective: {type: minimize, objectiveMetricName: loss}
+  algorithm: {algorithmName: random}
+  maxTrialCount: 1
+  parallelTrialCount: 1
+  parameters:
+  - {name: lr, parameterType: double, feasibleSpace: {min: "0.01", max: "0.1"}}
+  trialTemplate:
+    primaryContainerName: node
+    trialParameters: [{name: lr, reference: lr}]
+    trialSpec:
+      apiVersion: trainer.kubeflow.org/v1alpha1
+      kind: TrainJob
+      spec:
+        runtimeRef: {name: torch-distributed}
+        trainer: {command: [echo, "loss=${trialParameters.lr}"]}
+)";
+
+// Without --trainer the operator follows no TrainJobs: an experiment whose
+// trials are TrainJobs is refused, saying what to add, not left to wait.
+TEST_F(OperatorKatibE2eTest, TrainJobTrialsWithoutTrainerAreRefusedSayingWhatToAdd) {
+  StartKatib();
+  testing::CommandResult applied =
+      InKubeflow({"apply", "-f", Write("tune.yaml", kTrainJobExperiment)});
+  ASSERT_EQ(applied.exit_code, 0) << applied.output;
+  ASSERT_TRUE(Eventually([&] {
+    return FieldIn("experiment/tune", ".status.conditions[?(@.type==\"Failed\")].reason") ==
+           "ExperimentNotSupported";
+  })) << OperatorLog();
+  EXPECT_THAT(FieldIn("experiment/tune", ".status.conditions[?(@.type==\"Failed\")].message"),
+              HasSubstr("run it with --trainer as well as --katib"));
+  EXPECT_EQ(Names("trials"), "");
+}
+
+// With --trainer too, the trials are TrainJobs on the cluster, told the
+// trial's values, and each becomes the JobSet upstream's plugins make.
+TEST_F(OperatorKatibE2eTest, WithTrainerTrialsAreTrainJobsThatBecomeJobSets) {
+  StartCluster(/*install=*/true);
+  metrics_ = "127.0.0.1:" + std::to_string(FreePort());
+  std::vector<std::string> flags = {
+      "--katib", "--state-dir", (dir_ / "state").string(), "--metrics-bind-address",
+      metrics_,  "--trainer"};
+  StartOperator(flags);
+  ASSERT_EQ(Kubectl({"apply", "-f", Write("runtime.yaml", api::testing::kTorchDistributedRuntime)})
+                .exit_code,
+            0);
+  testing::CommandResult applied =
+      InKubeflow({"apply", "-f", Write("tune.yaml", kTrainJobExperiment)});
+  ASSERT_EQ(applied.exit_code, 0) << applied.output;
+  std::string trial;
+  ASSERT_TRUE(Eventually([&] {
+    trial = Names("trainjobs");
+    return !trial.empty() && !Names("jobsets").empty();
+  })) << OperatorLog();
+  EXPECT_EQ(FieldIn("trainjob/" + trial, ".metadata.ownerReferences[0].kind"), "Trial");
+  EXPECT_EQ(
+      FieldIn("trainjob/" + trial, ".spec.trainer.env[?(@.name==\"KATIB_TRIAL_NAME\")].value"),
+      trial);
+  EXPECT_THAT(FieldIn("jobset/" + trial,
+                      ".spec.replicatedJobs[0].template.spec.template.spec.containers[0].command"),
+              HasSubstr("loss=0.0"));
 }
 
 TEST_F(OperatorKatibE2eTest, KatibWithoutAStateDirectoryIsRefused) {

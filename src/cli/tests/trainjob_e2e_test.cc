@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "api/tests/trainer_samples.h"
 #include "api/validation.h"
 #include "api/yaml.h"
 #include "cli/tests/operator_fixture.h"
@@ -208,18 +209,6 @@ TEST_F(TrainJobE2eTest, AStoreThisMachineCannotReachFailsTheInitializerSayingWhi
 // read from node 0's log (Katib's primaryPodLabels for a TrainJob), and
 // the best trial is found.
 constexpr const char* kTrainJobTrials = R"y(
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata: {name: torch-distributed}
-spec:
-  mlPolicy: {numNodes: 1, torch: {}}
-  template:
-    spec:
-      replicatedJobs:
-      - name: node
-        template:
-          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
-          spec: {template: {spec: {containers: [{name: node, image: pytorch/pytorch}]}}}
 ---
 apiVersion: kubeflow.org/v1beta1
 kind: Experiment
@@ -248,7 +237,8 @@ spec:
 )y";
 
 TEST_F(TrainJobE2eTest, KatibTrialsThatAreTrainJobsFindTheBest) {
-  EXPECT_EQ(Run(kTrainJobTrials), 0) << Output();
+  EXPECT_EQ(Run(std::string(api::testing::kTorchDistributedRuntime) + kTrainJobTrials), 0)
+      << Output();
   std::string out = Output();
   EXPECT_THAT(out, HasSubstr("Experiment default/tuned: Succeeded"));
   EXPECT_THAT(out, HasSubstr("  lr = 0.1\n"));
@@ -345,20 +335,7 @@ spec:
               HasSubstr("spec.runtimeRef: Invalid value: clustertrainingruntimes.trainer.kubeflow."
                         "org \"torch-distributed\" not found: specified clusterTrainingRuntime "
                         "must be created before the TrainJob is created"));
-  std::ofstream(dir_ / "runtime.yaml") << R"(
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata: {name: torch-distributed}
-spec:
-  mlPolicy: {numNodes: 1, torch: {}}
-  template:
-    spec:
-      replicatedJobs:
-      - name: node
-        template:
-          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
-          spec: {template: {spec: {containers: [{name: node, image: torch}]}}}
-)";
+  std::ofstream(dir_ / "runtime.yaml") << api::testing::kTorchDistributedRuntime;
   ASSERT_EQ(Kubectl({"apply", "-f", (dir_ / "runtime.yaml").string()}).exit_code, 0);
   std::ofstream(dir_ / "job.yaml", std::ios::app)
       << "    env: [{name: PET_MASTER_PORT, value: '1234'}]\n";
