@@ -522,12 +522,14 @@ void WarnUnheededPolicies(const TrainingRuntimeSpec& spec, const FieldPath& path
   if (spec.pod_group_policy && spec.pod_group_policy->coscheduling) {
     out.warnings.push_back(group.Child("coscheduling").ToString() +
                            ": on one machine the TrainJob's pods are one gang, but no PodGroup "
-                           "is made and scheduleTimeoutSeconds is not acted on");
+                           "is made and scheduleTimeoutSeconds is not acted on (on a cluster, "
+                           "`trainyard operator --trainer` makes the PodGroup)");
   }
   if (spec.pod_group_policy && spec.pod_group_policy->volcano) {
     out.warnings.push_back(group.Child("volcano").ToString() +
                            ": on one machine the TrainJob's pods are one gang, but no PodGroup "
-                           "is made and networkTopology is not acted on");
+                           "is made and networkTopology is not acted on (on a cluster, "
+                           "`trainyard operator --trainer` makes the PodGroup)");
   }
 }
 

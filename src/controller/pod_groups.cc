@@ -22,9 +22,9 @@ int64_t PriorityOf(const store::ObjectReader& store, const api::ReplicaSpec& spe
   return pc.ok() ? api::IntAt(*pc, {"value"}, 0) : 0;
 }
 
-// A sum as Kubernetes writes one: in the binary suffixes its parts were
-// written in (1Gi + 1Gi = "2Gi") where it divides evenly, else in units.
-std::string Format(int64_t milli, bool binary) {
+}  // namespace
+
+std::string FormatSum(int64_t milli, bool binary) {
   if (binary && milli % 1000 == 0 && milli > 0) {
     int64_t units = milli / 1000;
     const char* suffixes[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
@@ -37,6 +37,8 @@ std::string Format(int64_t milli, bool binary) {
   }
   return Quantity::FromMilli(milli).text();
 }
+
+namespace {
 
 // What the first `members` pods ask for, as upstream's CalcPGMinResources
 // counts it.
@@ -65,7 +67,7 @@ api::Json MinResources(const api::TrainingJob& job, const store::ObjectReader& s
     }
   }
   api::Json out = api::Json::object();
-  for (const auto& [name, m] : milli) out[name] = Format(m, binary.contains(name));
+  for (const auto& [name, m] : milli) out[name] = FormatSum(m, binary.contains(name));
   return out;
 }
 

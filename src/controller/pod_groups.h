@@ -34,6 +34,11 @@ inline constexpr std::string_view kVolcano = "volcano";
 // scheduler-plugins' label naming a pod's group.
 inline constexpr std::string_view kPodGroupLabel = "scheduling.x-k8s.io/pod-group";
 
+// A sum of quantities as Kubernetes writes one: in the binary suffixes its
+// parts were written in (1Gi + 1Gi = "2Gi") where it divides evenly, else
+// in units.
+std::string FormatSum(int64_t milli, bool binary);
+
 // The store kind of the PodGroups `scheduler` takes.
 std::string PodGroupKind(std::string_view scheduler);
 

@@ -47,6 +47,9 @@ struct TrainJobObjects {
   api::Json jobset;  // jobset.x-k8s.io/v1alpha2 JobSet, owned by the TrainJob
   // What the JobSet's pods read: an MPI runtime's hostfile ConfigMap.
   std::vector<api::Json> config_maps;
+  // On a cluster, the PodGroup the runtime's podGroupPolicy asks for
+  // (trainjob_pod_group.h).
+  std::optional<api::Json> pod_group;
 };
 
 // Upstream's DNS name of the trainer's node 0: `<trainjob>-<job>-0-0.<subdomain>`.

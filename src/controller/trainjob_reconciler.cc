@@ -13,6 +13,7 @@
 #include "controller/reconcile_steps.h"
 #include "controller/trainjob_admission.h"
 #include "controller/trainjob_build.h"
+#include "controller/trainjob_pod_group.h"
 
 namespace trainyard::controller {
 namespace {
@@ -162,6 +163,33 @@ bool Suspended(const Json& jobset) {
 
 // Writes the JobSet (and ConfigMaps) the runtime makes: created when
 // missing; rebuilt while the job or the JobSet is suspended, as upstream.
+// The runtime's PodGroup, made before the JobSet whose pods wait for it;
+// changed only while the job is suspended, as upstream leaves a running
+// gang's group alone.
+Status ApplyPodGroup(TrainJobContext& ctx, const Json& group) {
+  Result<Json> created = ctx.options.store->Create(group);
+  if (created.ok() || created.status().code() != StatusCode::kAlreadyExists) {
+    if (created.status().code() == StatusCode::kNotFound) {
+      // Said on the job, and tried again: the CRDs may come.
+      std::string why = fmt::format(
+          "the runtime's podGroupPolicy needs {} PodGroups, which this cluster does not serve: "
+          "install its scheduler's CRDs",
+          api::StringAt(group, "apiVersion"));
+      RETURN_IF_ERROR(Record(ctx, "Warning", "PodGroupCreationFailed", why));
+      return FailedPreconditionError(why);
+    }
+    return created.status();
+  }
+  if (!ctx.spec.suspend.value_or(false)) return OkStatus();
+  std::string kind = api::StringAt(group, "apiVersion").starts_with("scheduling.x-k8s.io")
+                         ? "PodGroup.scheduling.x-k8s.io"
+                         : "PodGroup";
+  ASSIGN_OR_RETURN(Json stored, ctx.options.store->Get({kind, ctx.meta.namespace_, ctx.meta.name}));
+  if (stored["spec"] == group["spec"]) return OkStatus();
+  stored["spec"] = group["spec"];
+  return ctx.options.store->Update(std::move(stored)).status();
+}
+
 Status ApplyObjects(TrainJobContext& ctx, const TrainJobObjects& objects,
                     const std::optional<Json>& existing) {
   for (const Json& config_map : objects.config_maps) {
@@ -170,6 +198,7 @@ Status ApplyObjects(TrainJobContext& ctx, const TrainJobObjects& objects,
       return created.status();
     }
   }
+  if (objects.pod_group) RETURN_IF_ERROR(ApplyPodGroup(ctx, *objects.pod_group));
   if (!existing) {
     RETURN_IF_ERROR(ctx.options.store->Create(objects.jobset).status());
     return Record(ctx, "Normal", "Created", fmt::format("Created JobSet {}", ctx.meta.name));
@@ -265,6 +294,10 @@ Result<ReconcileResult> Build(TrainJobContext& ctx, const std::optional<Json>& e
   ASSIGN_OR_RETURN(BuildOptions options, OptionsFor(ctx, *runtime));
   TrainJobObjects built =
       BuildTrainJobObjects({.meta = ctx.meta, .spec = ctx.spec}, *runtime, options);
+  if (ctx.options.cluster) {
+    built.pod_group =
+        BuildTrainJobPodGroup({.meta = ctx.meta, .spec = ctx.spec}, runtime->spec, built.jobset);
+  }
   std::vector<std::string> problems = Problems(built);
   for (std::string& line : LocalInitializerProblems(built.jobset, options.initializer_program)) {
     problems.push_back(std::move(line));

@@ -111,6 +111,38 @@ TEST_F(TrainJobReconcilerTest, TheRuntimeMakesAJobSetWhoseRendezvousIsAPortOfThe
   EXPECT_EQ(api::StringAt(*JobSet(), {"metadata", "resourceVersion"}), version);
 }
 
+// On a cluster a runtime's podGroupPolicy gets its PodGroup, as upstream's
+// plugins build it: every pod of the JobSet, and what they ask together.
+TEST_F(TrainJobReconcilerTest, OnAClusterTheRuntimesGangPolicyGetsItsPodGroup) {
+  reconciler_ = std::make_unique<TrainJobReconciler>(ReconcilerOptions{
+      .store = store_.get(), .clock = &clock_, .cluster = ReconcilerOptions::Cluster{}});
+  std::string runtime = kRuntime;
+  runtime.replace(runtime.find("  template:"), 0,
+                  "  podGroupPolicy: {coscheduling: {scheduleTimeoutSeconds: 120}}\n");
+  Apply(runtime);
+  Submit("  suspend: true\n");
+  Json job = TrainJob();
+  job["spec"]["trainer"]["resourcesPerNode"] = {
+      {"requests", {{"cpu", "1500m"}, {"memory", "1Gi"}}}};
+  ASSERT_TRUE(store_->Update(job).ok());
+  Reconcile();
+  Result<Json> group = store_->Get({"PodGroup.scheduling.x-k8s.io", "default", "tj"});
+  ASSERT_TRUE(group.ok()) << group.status().ToString();
+  EXPECT_EQ((*group)["spec"], Json::parse(R"({"minMember": 2,
+                                              "minResources": {"cpu": "3", "memory": "2Gi"},
+                                              "scheduleTimeoutSeconds": 120})"));
+  EXPECT_EQ((*group)["metadata"]["ownerReferences"][0]["kind"], "TrainJob");
+  EXPECT_EQ(NodeEnv(*JobSet())["PET_NNODES"], "2");
+  // While suspended it follows the job (here, what each node asks for).
+  job = TrainJob();
+  job["spec"]["trainer"]["resourcesPerNode"] = {{"requests", {{"cpu", "1"}}}};
+  ASSERT_TRUE(store_->Update(job).ok());
+  Reconcile();
+  EXPECT_EQ(
+      (*store_->Get({"PodGroup.scheduling.x-k8s.io", "default", "tj"}))["spec"]["minResources"],
+      Json::parse(R"({"cpu": "2"})"));
+}
+
 TEST_F(TrainJobReconcilerTest, ARunningJobKeepsItsJobSetWhateverBecomesOfTheRuntime) {
   Apply(kRuntime);
   Submit();
