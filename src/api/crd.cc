@@ -165,6 +165,11 @@ Json TrainerCustomResourceDefinition(const std::string& kind) {
   bool job = kind == "TrainJob";
   std::string plural = AsciiLower(kind) + "s";
   Json spec = job ? SchemaOf(TrainJobSpec{}) : SchemaOf(TrainingRuntimeSpec{});
+  if (job) {
+    // As upstream's CRD: without these there is nothing to run.
+    spec["required"] = {"runtimeRef"};
+    spec["properties"]["runtimeRef"]["required"] = {"name"};
+  }
   Json properties = {{"apiVersion", {{"type", "string"}}},
                      {"kind", {{"type", "string"}}},
                      {"metadata", {{"type", "object"}}},

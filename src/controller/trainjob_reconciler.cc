@@ -310,8 +310,31 @@ Result<ReconcileResult> Build(TrainJobContext& ctx, const std::optional<Json>& e
   return ReconcileResult{};
 }
 
+// What admission would have refused in the job as stored. On a cluster no
+// webhook of trainyard's judges TrainJobs, and the CRD's schema checks
+// less than upstream's rules: such a job fails saying which field, rather
+// than being retried for ever. Fields trainyard does not know (a newer
+// upstream CRD's) are said in an event, not failed for.
+std::vector<std::string> InvalidFields(TrainJobContext& ctx) {
+  std::vector<std::string> lines;
+  for (const FieldError& e : api::DecodeAndValidate(ctx.stored).result.errors) {
+    if (e.type != FieldErrorType::kUnknownField) {
+      lines.push_back(e.ToString());
+    } else if (Status said = Record(ctx, "Warning", "FieldNotActedOn",
+                                    e.ToString() + ": trainyard does not act on it");
+               !said.ok()) {
+      lines.push_back(std::string(said.message()));
+    }
+  }
+  return lines;
+}
+
 Result<ReconcileResult> Step(TrainJobContext& ctx) {
   if (IsFinished(ctx)) return ReconcileResult{};
+  if (std::vector<std::string> invalid = InvalidFields(ctx); !invalid.empty()) {
+    RETURN_IF_ERROR(FailForProblems(ctx, invalid));
+    return ReconcileResult{};
+  }
   RETURN_IF_ERROR(ApplySuspendCondition(ctx));
   ASSIGN_OR_RETURN(JobSetState jobset, ReadJobSet(ctx));
   if (jobset.foreign) {

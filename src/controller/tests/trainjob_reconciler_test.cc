@@ -143,6 +143,21 @@ TEST_F(TrainJobReconcilerTest, OnAClusterTheRuntimesGangPolicyGetsItsPodGroup) {
       Json::parse(R"({"cpu": "2"})"));
 }
 
+// On a cluster nothing of trainyard's admits TrainJobs: what admission
+// would refuse fails the job at its field, instead of a retry for ever.
+TEST_F(TrainJobReconcilerTest, AJobNoAdmissionCheckedFailsAtItsInvalidField) {
+  Apply(kRuntime);
+  ASSERT_TRUE(store_
+                  ->Create(Json::parse(R"({"apiVersion": "trainer.kubeflow.org/v1alpha1",
+                     "kind": "TrainJob", "metadata": {"name": "tj", "namespace": "default"},
+                     "spec": {"runtimeRef": {}, "trainer": {"numNodes": 2}}})"))
+                  .ok());
+  Reconcile();
+  EXPECT_THAT(Condition("Failed"), HasSubstr("True TrainJobResourcesCreationFailed: "));
+  EXPECT_THAT(Condition("Failed"), HasSubstr("spec.runtimeRef.name: Required value"));
+  EXPECT_FALSE(JobSet().ok());
+}
+
 TEST_F(TrainJobReconcilerTest, ARunningJobKeepsItsJobSetWhateverBecomesOfTheRuntime) {
   Apply(kRuntime);
   Submit();
