@@ -139,6 +139,28 @@ Result<pid_t> FindByLog(const std::string& state, const ExecOptions& options) {
       fmt::format("pod {}/{} is not running (or not yours)", options.namespace_, options.pod));
 }
 
+// The pod a DNS name `<hostname>.<subdomain>...` names, as a Trainer MPI
+// runtime's hostfile names its nodes: the one whose running replica (in
+// `options`' namespace, logging under `state`) has that HOSTNAME.
+Result<std::string> PodOfHost(const std::string& state, const ExecOptions& options) {
+  std::string hostname = "HOSTNAME=" + options.pod.substr(0, options.pod.find('.'));
+  std::string logs = (fs::path(state) / "logs" / options.namespace_).string() + "/";
+  std::error_code ec;
+  for (auto it = fs::directory_iterator("/proc", ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    std::error_code link_ec;
+    std::string out = fs::read_symlink(it->path() / "fd" / "1", link_ec).string();
+    if (link_ec || !out.starts_with(logs)) continue;
+    std::ifstream in(it->path() / "environ", std::ios::binary);
+    for (std::string entry; std::getline(in, entry, '\0');) {
+      // <pod>_<container>.log: neither name may hold a '_'.
+      if (entry == hostname)
+        return out.substr(logs.size(), out.find('_', logs.size()) - logs.size());
+    }
+  }
+  return NotFoundError(fmt::format("no running pod of {}/{}", options.namespace_, options.pod));
+}
+
 // A running replica's processes: its group's leader (the shim, or the
 // replica itself) and the replica's program (ReplicaOf, ProgramOf).
 struct ReplicaProcesses {
@@ -301,6 +323,14 @@ int RunExec(const ExecOptions& options) {
   }
   std::vector<std::string> env_text;
   Result<ReplicaProcesses> processes = ProcessesOf(state, options, env_text);
+  if (!processes.ok() && options.pod.find('.') != std::string::npos) {
+    if (Result<std::string> pod = PodOfHost(state, options); pod.ok()) {
+      ExecOptions named = options;
+      named.pod = *pod;
+      env_text.clear();
+      processes = ProcessesOf(state, named, env_text);
+    }
+  }
   if (!processes.ok()) return FailExec(processes.status().message());
   // Under a shim (root's) the leader is not the replica.
   auto [leader, program] = *processes;

@@ -8,6 +8,25 @@
 
 namespace trainyard::controller {
 
+std::string LocalKubexecScript(const std::string& exec_command, const std::string& namespace_) {
+  // On one machine every "remote" Open MPI daemon shares the host with
+  // mpirun, and its hwloc topology sharing (rtc/hwloc) then crashes the
+  // daemon; each worker on Kubernetes is a machine of its own. Users may
+  // still set OMPI_MCA_rtc themselves. Options meant for ssh (a Trainer
+  // MPI runtime's `-o ConnectionAttempts=10`) come before the host.
+  return fmt::format(
+      "#!/bin/sh\n"
+      "set -e\n"
+      "while [ \"${{1#-}}\" != \"$1\" ]; do\n"
+      "  case \"$1\" in -[bcDEeFIiJLlmOopQRSWw]) shift 2 ;; *) shift ;; esac\n"
+      "done\n"
+      "POD_NAME=$1\n"
+      "shift\n"
+      "exec {} -n '{}' \"$POD_NAME\" -- /bin/sh -c \"export "
+      "OMPI_MCA_rtc=\\${{OMPI_MCA_rtc:-^hwloc}}; $*\"\n",
+      exec_command, namespace_);
+}
+
 api::ConfigMap MpiConfigMap(const api::TrainingJob& job, const std::string& exec_command) {
   api::ConfigMap map;
   map.metadata.name = job.metadata.name + "-config";
@@ -15,18 +34,7 @@ api::ConfigMap MpiConfigMap(const api::TrainingJob& job, const std::string& exec
   map.metadata.labels["app"] = job.metadata.name;
   map.metadata.owner_references.push_back(OwnerOf(job));
   map.data["hostfile"] = frameworks::MpiHostfile(job);
-  // On one machine every "remote" Open MPI daemon shares the host with
-  // mpirun, and its hwloc topology sharing (rtc/hwloc) then crashes the
-  // daemon; each worker on Kubernetes is a machine of its own. Users may
-  // still set OMPI_MCA_rtc themselves.
-  map.data["kubexec.sh"] = fmt::format(
-      "#!/bin/sh\n"
-      "set -e\n"
-      "POD_NAME=$1\n"
-      "shift\n"
-      "exec {} -n '{}' \"$POD_NAME\" -- /bin/sh -c \"export "
-      "OMPI_MCA_rtc=\\${{OMPI_MCA_rtc:-^hwloc}}; $*\"\n",
-      exec_command, job.metadata.namespace_);
+  map.data["kubexec.sh"] = LocalKubexecScript(exec_command, job.metadata.namespace_);
   std::string discover = "#!/bin/sh\n";
   for (int32_t i = 0; i < job.Replicas("Worker"); ++i)
     discover += fmt::format("echo {}:{}\n", frameworks::ReplicaName(job, {"Worker", i}),

@@ -23,6 +23,11 @@ namespace trainyard::controller {
 inline constexpr std::string_view kMpiConfigDir = "/etc/mpi";
 inline constexpr std::string_view kMpiConfigVolume = "mpi-job-config";
 
+// The rsh agent mpirun runs on one machine, as upstream's kubexec.sh with
+// `kubectl exec`: `exec_command -n NAMESPACE HOST -- /bin/sh -c "$*"`,
+// ssh-style options before the host (OMPI_MCA_plm_rsh_args) skipped.
+std::string LocalKubexecScript(const std::string& exec_command, const std::string& namespace_);
+
 // "<job>-config", owned by the job.
 api::ConfigMap MpiConfigMap(const api::TrainingJob& job, const std::string& exec_command);
 // The same on a cluster, with upstream's kubexec.sh word for word:

@@ -26,6 +26,9 @@ struct BuildOptions {
   std::string rendezvous_host;
   int rendezvous_port = 29500;
   std::string mpi_rsh_agent;  // empty: over SSH
+  // What the rsh agent runs where upstream's runs `kubectl exec`: on one
+  // machine "'/usr/bin/trainyard' exec --state '/run/dir'", quoted.
+  std::string mpi_exec_command;
   // On one machine: the trainyard binary, whose `initialize` stands for
   // Kubeflow's initializer images (their program is in the image); empty
   // on a cluster, where the images run.

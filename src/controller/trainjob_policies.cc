@@ -7,6 +7,7 @@
 
 #include "api/well_known.h"
 #include "common/strings.h"
+#include "controller/mpi_config.h"
 #include "controller/trainjob_json.h"
 
 namespace trainyard::controller {
@@ -212,6 +213,23 @@ std::string SubdomainOf(const TrainJobSource& job, const Json& spec) {
   return subdomain.empty() ? job.meta.name : subdomain;
 }
 
+// On one machine the node job's sshd (upstream's runtimes run one for the
+// launcher to reach) is neither needed nor runnable: its container just
+// stays up for trainyard exec to start the ranks' daemons in, as an MPIJob
+// worker without a command does.
+void RunNodesWithoutSshd(Json& spec) {
+  for (Json& rjob : spec["replicatedJobs"]) {
+    if (api::StringAt(rjob, "name") != api::kNodeContainer) continue;
+    Json* node = ContainerOf(rjob, api::kNodeContainer);
+    if (node == nullptr) continue;
+    const Json& command = api::ArrayRefAt(*node, {"command"});
+    std::string program = command.empty() || !command[0].is_string() ? "" : command[0];
+    if (program.substr(program.rfind('/') + 1) != "sshd") continue;
+    (*node)["command"] = Json::array({"sleep"});
+    (*node)["args"] = Json::array({"365d"});
+  }
+}
+
 // MPI: the hostfile (one line per node pod, with its slots) in a ConfigMap
 // mounted at /etc/mpi in the launcher; OpenMPI told where it is; the SSH
 // key Secret's volume in every node container, or the rsh agent.
@@ -231,11 +249,21 @@ void ApplyMpi(const TrainJobSource& job, const RuntimeSource& runtime, const Pol
     }
   }
   std::string config_map = job.meta.name + "-mpi-hostfile";
+  bool local = !options.mpi_rsh_agent.empty();
+  Json data = {{"hostfile", hostfile}};
+  Json items = Json::array({{{"key", "hostfile"}, {"path", "hostfile"}}});
+  if (local) {
+    // On one machine mpirun reaches the nodes through trainyard exec, not
+    // ssh: the agent rides in the hostfile's ConfigMap, as an MPIJob's.
+    data["kubexec.sh"] = LocalKubexecScript(options.mpi_exec_command, job.meta.namespace_);
+    items.push_back({{"key", "kubexec.sh"}, {"path", "kubexec.sh"}, {"mode", 0555}});
+    RunNodesWithoutSshd(spec);
+  }
   config_maps.push_back(
       Json{{"apiVersion", "v1"},
            {"kind", "ConfigMap"},
            {"metadata", {{"name", config_map}, {"namespace", job.meta.namespace_}}},
-           {"data", {{"hostfile", hostfile}}}});
+           {"data", std::move(data)}});
   std::string secret = job.meta.name + "-mpi-ssh-auth";
   for (Json& rjob : spec["replicatedJobs"]) {
     std::string name = api::StringAt(rjob, "name");
@@ -260,12 +288,10 @@ void ApplyMpi(const TrainJobSource& job, const RuntimeSource& runtime, const Pol
       }
     }
     if (name != api::kLauncherJob) continue;
-    UpsertNamed(pod["volumes"],
-                Json{{"name", "mpi-hostfile"},
-                     {"configMap",
-                      {{"name", config_map},
-                       {"items", Json::array({{{"key", "hostfile"}, {"path", "hostfile"}}})},
-                       {"defaultMode", 0444}}}});
+    UpsertNamed(
+        pod["volumes"],
+        Json{{"name", "mpi-hostfile"},
+             {"configMap", {{"name", config_map}, {"items", items}, {"defaultMode", 0444}}}});
     Json* node = ContainerOf(rjob, api::kNodeContainer);
     if (node == nullptr) continue;
     UpsertNamed((*node)["volumeMounts"], Json{{"name", "mpi-hostfile"}, {"mountPath", "/etc/mpi"}});

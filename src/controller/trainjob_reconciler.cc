@@ -236,6 +236,8 @@ Result<BuildOptions> OptionsFor(TrainJobContext& ctx, const RuntimeSource& runti
   ASSIGN_OR_RETURN(int port, RendezvousPort(ctx));
   return BuildOptions{.rendezvous_host = ctx.options.host,
                       .rendezvous_port = port,
+                      .mpi_rsh_agent = "/etc/mpi/kubexec.sh",
+                      .mpi_exec_command = ctx.options.exec_command,
                       .initializer_program = ctx.options.trainyard_program};
 }
 
@@ -245,12 +247,10 @@ std::vector<std::string> Problems(TrainJobContext& ctx, const RuntimeSource& run
   for (const FieldError& e : CheckAgainstRuntime({.meta = ctx.meta, .spec = ctx.spec}, runtime)) {
     lines.push_back(e.ToString());
   }
-  if (runtime.spec.ml_policy && runtime.spec.ml_policy->mpi) {
-    lines.push_back(ctx.options.cluster
-                        ? "spec.runtimeRef: trainyard does not make an MPI runtime's SSH key "
-                          "Secret yet: run the job as an MPIJob"
-                        : "spec.runtimeRef: trainyard does not run MPI runtimes on one machine "
-                          "yet: run the job as an MPIJob");
+  if (runtime.spec.ml_policy && runtime.spec.ml_policy->mpi && ctx.options.cluster) {
+    lines.push_back(
+        "spec.runtimeRef: trainyard does not make an MPI runtime's SSH key Secret yet: run the "
+        "job as an MPIJob");
   }
   return lines;
 }
@@ -305,6 +305,12 @@ Result<ReconcileResult> Build(TrainJobContext& ctx, const std::optional<Json>& e
   if (!problems.empty()) {
     RETURN_IF_ERROR(FailForProblems(ctx, problems));
     return ReconcileResult{};
+  }
+  if (!existing && !ctx.options.cluster && runtime->spec.ml_policy &&
+      runtime->spec.ml_policy->mpi) {
+    RETURN_IF_ERROR(Record(ctx, "Normal", "MpiThroughTrainyardExec",
+                           "on one machine mpirun reaches the nodes through trainyard exec "
+                           "(/etc/mpi/kubexec.sh), not ssh: the nodes' sshd is not run"));
   }
   RETURN_IF_ERROR(ApplyObjects(ctx, built, existing));
   return ReconcileResult{};

@@ -94,8 +94,10 @@ Status Engine::Init() {
   controller::ReconcilerOptions reconciler{
       .store = store_.get(), .clock = options_.clock, .ports = &ports_};
   if (!options_.exec_program.empty()) {
-    reconciler.exec_command = fmt::format("{} exec --state {}", ShellQuote(options_.exec_program),
-                                          ShellQuote(options_.state_dir));
+    // Absolute: the agent runs in a replica's working directory, not ours.
+    reconciler.exec_command =
+        fmt::format("{} exec --state {}", ShellQuote(options_.exec_program),
+                    ShellQuote(std::filesystem::absolute(options_.state_dir).string()));
     reconciler.trainyard_program = options_.exec_program;
   }
   if (options_.claims_dir.empty()) options_.claims_dir = options_.state_dir + "/claims";

@@ -41,10 +41,12 @@ class TrainJobE2eTest : public ::testing::Test {
   void SetUp() override { dir_ = FreshTestDir("trainyard-trainjob-e2e"); }
   void TearDown() override { fs::remove_all(dir_); }
 
-  int Run(const std::string& manifest) {
+  // `home`: relative to dir_, or absolute.
+  int Run(const std::string& manifest, const std::string& home = "") {
     std::ofstream(dir_ / "job.yaml") << manifest;
     Result<runtime::Process> p = runtime::Process::Start(
-        {.argv = {TRAINYARD_BINARY, "run", "--home", (dir_ / "home").string(), "job.yaml"},
+        {.argv = {TRAINYARD_BINARY, "run", "--home", home.empty() ? (dir_ / "home").string() : home,
+                  "job.yaml"},
          .env = {{"PATH", "/usr/bin:/bin"}},
          .working_dir = dir_.string(),
          .log_path = (dir_ / "out").string()});
@@ -279,6 +281,50 @@ TEST_F(TrainJobE2eTest, UpstreamsMultiNodeExampleTrainsOnThreeNodesUnchanged) {
   }
   EXPECT_THAT(out, HasSubstr("WORLD_SIZE: 3"));
   EXPECT_THAT(out, HasSubstr("Succeeded"));
+}
+
+// Upstream's deepspeed-distributed runtime (MPI, the launcher a node too)
+// unchanged: the nodes' sshd is not run; mpirun reaches them through
+// /etc/mpi/kubexec.sh and `trainyard exec`, which finds a pod by the DNS
+// name the hostfile gives it. A relative --home works too (the agent is
+// run from the replica's working directory).
+TEST_F(TrainJobE2eTest, UpstreamsMpiRuntimeStartsRanksInItsNodesThroughTrainyardExec) {
+  TRAINYARD_NEEDS(system("command -v mpirun >/dev/null") == 0 && testing::PythonHas("mpi4py"),
+                  "openmpi-bin and python3-mpi4py");
+  std::optional<fs::path> conformance = TrainerConformance();
+  if (!conformance) GTEST_SKIP() << "../shared/conformance/trainer-v2 is absent";
+  std::string runtime =
+      testing::ReadFile(*conformance / "manifests/base/runtimes/deepspeed_distributed.yaml");
+  EXPECT_EQ(Run(runtime + R"(
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: ds}
+spec:
+  runtimeRef: {name: deepspeed-distributed}
+  trainer:
+    numNodes: 2
+    command:
+    - mpirun
+    - --allow-run-as-root
+    - -np
+    - "2"
+    - python3
+    - -c
+    - |
+      import os
+      from mpi4py import MPI
+      c = MPI.COMM_WORLD
+      total = c.allreduce(c.Get_rank() + 1)
+      print(f"rank {c.Get_rank()}/{c.Get_size()} on {os.environ['HOSTNAME']} sum {total}")
+)",
+                "home"),
+            0)
+      << Output();
+  std::string out = Output();
+  EXPECT_THAT(out, ::testing::ContainsRegex("rank [01]/2 on ds-node-0-0 sum 3"));
+  EXPECT_THAT(out, ::testing::ContainsRegex("rank [01]/2 on ds-launcher-0-0 sum 3"));
+  EXPECT_THAT(out, HasSubstr("TrainJob default/ds: Succeeded"));
 }
 
 class TrainJobServerE2eTest : public testing::ServerFixture {};

@@ -139,6 +139,41 @@ TEST(TrainJobBuildTest, DeepSpeedOnMpiWithTheLauncherAsANode) {
       api::testing::ReadFile(api::testing::SourceDir() / "tests/data/trainer/deepspeed.hostfile"));
 }
 
+// On one machine the same runtime reaches its nodes through trainyard exec:
+// the agent rides in the hostfile's ConfigMap, the launcher is told of it,
+// no ssh key is mounted, and the nodes' sshd just stays up as a sleep.
+TEST(TrainJobBuildTest, DeepSpeedOnOneMachineRunsMpiThroughTrainyardExec) {
+  REQUIRE_TRAINER(root);
+  auto job = Objects(api::testing::SourceDir() / "tests/data/trainer/deepspeed.trainjob.yaml");
+  auto runtime = Objects(Runtime(*root, "deepspeed_distributed.yaml"));
+  TrainJobObjects built =
+      BuildTrainJobObjects(JobFrom(job[0]), RuntimeFrom(runtime[0]),
+                           {.rendezvous_host = "127.0.0.1",
+                            .mpi_rsh_agent = "/etc/mpi/kubexec.sh",
+                            .mpi_exec_command = "'/bin/trainyard' exec --state '/run/x'"});
+  ASSERT_EQ(built.config_maps.size(), 1u);
+  EXPECT_THAT(api::StringAt(built.config_maps[0], {"data", "kubexec.sh"}),
+              ::testing::HasSubstr("exec '/bin/trainyard' exec --state '/run/x' -n 'default' "
+                                   "\"$POD_NAME\""));
+  std::string text = built.jobset.dump();
+  EXPECT_EQ(text.find("mpi-ssh-auth"), std::string::npos) << text;
+  for (const Json& rjob : built.jobset["spec"]["replicatedJobs"]) {
+    const Json& pod = rjob["template"]["spec"]["template"]["spec"];
+    const Json& node = pod["containers"][0];
+    if (rjob["name"] == "node") {
+      EXPECT_EQ(node["command"], Json::parse(R"(["sleep"])"));
+      EXPECT_EQ(node["args"], Json::parse(R"(["365d"])"));
+      continue;
+    }
+    EXPECT_EQ(node["command"][0], "mpirun") << "the launcher runs the trainer's command";
+    std::map<std::string, Json> env;
+    for (const Json& var : node["env"]) env[var["name"]] = var.value("value", Json());
+    EXPECT_EQ(env["OMPI_MCA_plm_rsh_agent"], "/etc/mpi/kubexec.sh");
+    EXPECT_EQ(pod["volumes"][0]["configMap"]["items"][1],
+              Json::parse(R"({"key": "kubexec.sh", "path": "kubexec.sh", "mode": 365})"));
+  }
+}
+
 TEST(TrainJobBuildTest, XgboostAndJaxRuntimes) {
   REQUIRE_TRAINER(root);
   fs::path data = api::testing::SourceDir() / "tests/data/trainer";
