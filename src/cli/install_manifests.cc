@@ -99,6 +99,8 @@ api::Json ClusterRole() {
         Rule({"trainer.kubeflow.org"}, {"trainingruntimes", "clustertrainingruntimes"},
              {"get", "list", "watch"}),
         Rule({"trainer.kubeflow.org"}, {"trainjobs/status"}, {"get", "update"}),
+        // An MPI runtime's SSH key Secret, made once per TrainJob.
+        Rule({""}, {"secrets"}, {"create", "get"}),
         Rule({"jobset.x-k8s.io"}, {"jobsets"},
              {"create", "delete", "get", "list", "update", "watch"})}}};
 }

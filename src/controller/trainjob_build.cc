@@ -124,6 +124,8 @@ void MarkGang(const TrainJobSource& job, const api::TrainingRuntimeSpec& runtime
   }
 }
 
+}  // namespace
+
 Json OwnerReferenceTo(const TrainJobSource& job) {
   return Json{{"apiVersion", std::string(api::kTrainerGroupVersion)},
               {"kind", "TrainJob"},
@@ -132,8 +134,6 @@ Json OwnerReferenceTo(const TrainJobSource& job) {
               {"controller", true},
               {"blockOwnerDeletion", true}};
 }
-
-}  // namespace
 
 std::vector<std::string> LocalInitializerProblems(const Json& jobset, const std::string& program) {
   std::vector<std::string> lines;

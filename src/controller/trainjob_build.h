@@ -55,6 +55,9 @@ struct TrainJobObjects {
   std::optional<api::Json> pod_group;
 };
 
+// The owner reference, as controller, of what the TrainJob makes.
+api::Json OwnerReferenceTo(const TrainJobSource& job);
+
 // Upstream's DNS name of the trainer's node 0: `<trainjob>-<job>-0-0.<subdomain>`.
 std::string ClusterRendezvousHost(const TrainJobSource& job, const RuntimeSource& runtime);
 

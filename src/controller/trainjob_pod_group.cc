@@ -73,17 +73,11 @@ std::optional<Json> BuildTrainJobPodGroup(const TrainJobSource& job,
     for (const auto& [name, m] : milli)
       spec["minResources"][name] = FormatSum(m, binary.contains(name));
   }
-  Json group = {
-      {"kind", "PodGroup"},
-      {"metadata",
-       {{"name", job.meta.name},
-        {"namespace", job.meta.namespace_},
-        {"ownerReferences", Json::array({{{"apiVersion", std::string(api::kTrainerGroupVersion)},
-                                          {"kind", "TrainJob"},
-                                          {"name", job.meta.name},
-                                          {"uid", job.meta.uid},
-                                          {"controller", true},
-                                          {"blockOwnerDeletion", true}}})}}}};
+  Json group = {{"kind", "PodGroup"},
+                {"metadata",
+                 {{"name", job.meta.name},
+                  {"namespace", job.meta.namespace_},
+                  {"ownerReferences", Json::array({OwnerReferenceTo(job)})}}}};
   if (policy.coscheduling) {
     group["apiVersion"] = "scheduling.x-k8s.io/v1alpha1";
     spec["scheduleTimeoutSeconds"] = policy.coscheduling->schedule_timeout_seconds.value_or(60);

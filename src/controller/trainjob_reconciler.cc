@@ -11,6 +11,7 @@
 #include "controller/events.h"
 #include "controller/owned.h"
 #include "controller/reconcile_steps.h"
+#include "controller/ssh_auth_secret.h"
 #include "controller/trainjob_admission.h"
 #include "controller/trainjob_build.h"
 #include "controller/trainjob_pod_group.h"
@@ -190,6 +191,19 @@ Status ApplyPodGroup(TrainJobContext& ctx, const Json& group) {
   return ctx.options.store->Update(std::move(stored)).status();
 }
 
+// An MPI runtime's SSH key Secret on a cluster, made once: it is
+// immutable, and the running pods hold its key.
+Status EnsureSshAuthSecret(TrainJobContext& ctx) {
+  TrainJobSource job{.meta = ctx.meta, .spec = ctx.spec};
+  Result<Json> stored =
+      ctx.options.store->Get({"Secret", ctx.meta.namespace_, SshAuthSecretName(job)});
+  if (stored.ok() || stored.status().code() != StatusCode::kNotFound) return stored.status();
+  ASSIGN_OR_RETURN(Json secret, BuildSshAuthSecret(job));
+  Result<Json> created = ctx.options.store->Create(std::move(secret));
+  if (created.ok() || created.status().code() == StatusCode::kAlreadyExists) return OkStatus();
+  return created.status();
+}
+
 Status ApplyObjects(TrainJobContext& ctx, const TrainJobObjects& objects,
                     const std::optional<Json>& existing) {
   for (const Json& config_map : objects.config_maps) {
@@ -246,11 +260,6 @@ std::vector<std::string> Problems(TrainJobContext& ctx, const RuntimeSource& run
   std::vector<std::string> lines;
   for (const FieldError& e : CheckAgainstRuntime({.meta = ctx.meta, .spec = ctx.spec}, runtime)) {
     lines.push_back(e.ToString());
-  }
-  if (runtime.spec.ml_policy && runtime.spec.ml_policy->mpi && ctx.options.cluster) {
-    lines.push_back(
-        "spec.runtimeRef: trainyard does not make an MPI runtime's SSH key Secret yet: run the "
-        "job as an MPIJob");
   }
   return lines;
 }
@@ -311,6 +320,9 @@ Result<ReconcileResult> Build(TrainJobContext& ctx, const std::optional<Json>& e
     RETURN_IF_ERROR(Record(ctx, "Normal", "MpiThroughTrainyardExec",
                            "on one machine mpirun reaches the nodes through trainyard exec "
                            "(/etc/mpi/kubexec.sh), not ssh: the nodes' sshd is not run"));
+  }
+  if (ctx.options.cluster && runtime->spec.ml_policy && runtime->spec.ml_policy->mpi) {
+    RETURN_IF_ERROR(EnsureSshAuthSecret(ctx));
   }
   RETURN_IF_ERROR(ApplyObjects(ctx, built, existing));
   return ReconcileResult{};

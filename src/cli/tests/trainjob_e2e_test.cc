@@ -398,6 +398,35 @@ spec:
 // left to the cluster's JobSet controller.
 class TrainJobOperatorE2eTest : public testing::OperatorE2eTest {};
 
+// On a cluster an MPI runtime's pods reach each other over ssh: the
+// operator makes upstream's key Secret and hostfile before the JobSet.
+TEST_F(TrainJobOperatorE2eTest, AnMpiRuntimeGetsItsSshKeySecretAndHostfile) {
+  std::optional<fs::path> conformance = TrainerConformance();
+  if (!conformance) GTEST_SKIP() << "../shared/conformance/trainer-v2 is absent";
+  StartCluster(/*install=*/true);
+  StartOperator({"--trainer"});
+  ASSERT_EQ(
+      Kubectl({"apply", "-f",
+               (*conformance / "manifests/base/runtimes/deepspeed_distributed.yaml").string()})
+          .exit_code,
+      0);
+  std::string job = testing::ReadFile(fs::path(TRAINYARD_SOURCE_DIR) /
+                                      "tests/data/trainer/deepspeed.trainjob.yaml");
+  job.replace(job.find("  namespace: default\n"), 21, "");
+  std::ofstream(dir_ / "ds.yaml") << job;
+  testing::CommandResult applied = InKubeflow({"apply", "-f", (dir_ / "ds.yaml").string()});
+  ASSERT_EQ(applied.exit_code, 0) << applied.output;
+  ASSERT_TRUE(testing::Eventually([&] {
+    return InKubeflow({"get", "jobset", "ds"}).exit_code == 0;
+  })) << OperatorLog();
+  EXPECT_EQ(FieldIn("secret/ds-mpi-ssh-auth", ".type"), "kubernetes.io/ssh-auth");
+  EXPECT_EQ(FieldIn("secret/ds-mpi-ssh-auth", ".metadata.ownerReferences[0].name"), "ds");
+  EXPECT_FALSE(FieldIn("secret/ds-mpi-ssh-auth", ".data.ssh-privatekey").empty());
+  EXPECT_EQ(
+      FieldIn("configmap/ds-mpi-hostfile", ".data.hostfile"),
+      testing::ReadFile(fs::path(TRAINYARD_SOURCE_DIR) / "tests/data/trainer/deepspeed.hostfile"));
+}
+
 TEST_F(TrainJobOperatorE2eTest, TheOperatorMakesTheJobSetUpstreamWould) {
   std::optional<fs::path> conformance = TrainerConformance();
   if (!conformance) GTEST_SKIP() << "../shared/conformance/trainer-v2 is absent";
