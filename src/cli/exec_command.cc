@@ -140,10 +140,32 @@ Result<pid_t> FindByLog(const std::string& state, const ExecOptions& options) {
 }
 
 // The pod a DNS name `<hostname>.<subdomain>...` names, as a Trainer MPI
-// runtime's hostfile names its nodes: the one whose running replica (in
-// `options`' namespace, logging under `state`) has that HOSTNAME.
+// runtime's hostfile names its nodes. From the store where this user may
+// read it: the running pod of that host name and subdomain that is not
+// being deleted (a restarted JobSet's old pods share its names). Else (an
+// MPI launcher's own user) from the processes this user can see: the one
+// logging under `state` in the namespace whose HOSTNAME is that host.
 Result<std::string> PodOfHost(const std::string& state, const ExecOptions& options) {
-  std::string hostname = "HOSTNAME=" + options.pod.substr(0, options.pod.find('.'));
+  size_t dot = options.pod.find('.');
+  std::string host = options.pod.substr(0, dot);
+  std::string rest = dot == std::string::npos ? "" : options.pod.substr(dot + 1);
+  std::string subdomain = rest.substr(0, rest.find('.'));
+  std::string db = (fs::path(state) / "state.db").string();
+  if (access(db.c_str(), R_OK) == 0) {
+    std::string found;
+    RETURN_IF_ERROR(
+        store::SqliteStore::ScanCommitted(db, "Pod", options.namespace_, [&](const api::Json& pod) {
+          if (found.empty() && api::StringAt(pod, {"spec", "hostname"}) == host &&
+              api::StringAt(pod, {"spec", "subdomain"}) == subdomain &&
+              api::StringAt(pod, {"status", "phase"}) == "Running" &&
+              api::FindAt(pod, {"metadata", "deletionTimestamp"}) == nullptr) {
+            found = api::StringAt(pod, {"metadata", "name"});
+          }
+        }));
+    if (!found.empty()) return found;
+    return NotFoundError(fmt::format("no running pod of {}/{}", options.namespace_, options.pod));
+  }
+  std::string hostname = "HOSTNAME=" + host;
   std::string logs = (fs::path(state) / "logs" / options.namespace_).string() + "/";
   std::error_code ec;
   for (auto it = fs::directory_iterator("/proc", ec); !ec && it != fs::directory_iterator();
@@ -320,6 +342,11 @@ int RunExec(const ExecOptions& options) {
   if (state.empty()) {
     state = NewestRun(options.home.empty() ? DefaultHome() : options.home);
     if (state.empty()) return FailExec("no runs found; pass --state with a run's directory");
+  }
+  // As the kernel names the replicas' log files: absolute, no ./ or links.
+  std::error_code canonical_ec;
+  if (fs::path canonical = fs::weakly_canonical(state, canonical_ec); !canonical_ec) {
+    state = canonical.string();
   }
   std::vector<std::string> env_text;
   Result<ReplicaProcesses> processes = ProcessesOf(state, options, env_text);

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -32,10 +33,13 @@ Result<std::string> PercentDecoded(const std::string& text) {
       out += text[i];
       continue;
     }
-    if (i + 2 >= text.size() || !isxdigit(text[i + 1]) || !isxdigit(text[i + 2])) {
+    if (i + 2 >= text.size() || !isxdigit(static_cast<unsigned char>(text[i + 1])) ||
+        !isxdigit(static_cast<unsigned char>(text[i + 2]))) {
       return InvalidArgumentError(fmt::format("{} has a % not followed by two hex digits", text));
     }
-    out += static_cast<char>(std::stoi(text.substr(i + 1, 2), nullptr, 16));
+    char byte = static_cast<char>(std::stoi(text.substr(i + 1, 2), nullptr, 16));
+    if (byte == '\0') return InvalidArgumentError(fmt::format("{} names a NUL byte (%00)", text));
+    out += byte;
     i += 2;
   }
   return out;
@@ -47,6 +51,10 @@ Result<fs::path> LocalPathOf(const std::string& uri) {
   size_t colon = uri.find(':');
   std::string scheme = colon == std::string::npos ? "" : uri.substr(0, colon);
   if (uri.starts_with("/")) return fs::path(uri);
+  if (uri.find("://") == std::string::npos && scheme != "file") {
+    return InvalidArgumentError(fmt::format(
+        "{} is neither a URI nor an absolute path: give file:///its/absolute/path", uri));
+  }
   if (scheme != "file") {
     return InvalidArgumentError(fmt::format(
         "cannot fetch {}: trainyard fetches only file:// URIs and paths on this machine (no "
@@ -82,6 +90,9 @@ bool Within(const fs::path& inner, const fs::path& outer) {
 // folder made writable by its owner so that a rerun can write over it.
 class TreeCopy {
  public:
+  // `destination`: canonical; nothing of the source may lead into it.
+  explicit TreeCopy(fs::path destination) : destination_(std::move(destination)) {}
+
   Status Copy(const fs::path& from, const fs::path& to, int depth) {
     std::error_code ec;
     fs::file_status status = fs::status(from, ec);
@@ -109,14 +120,22 @@ class TreeCopy {
  private:
   Status CopyDirectory(const fs::path& from, const fs::path& to, int depth) {
     struct stat st {};
-    if (stat(from.c_str(), &st) != 0 || depth > kMaxDepth ||
-        !on_path_.insert({st.st_dev, st.st_ino}).second) {
+    if (stat(from.c_str(), &st) != 0) {
+      return NotFoundError(fmt::format("cannot read {}: {}", from.string(), strerror(errno)));
+    }
+    std::error_code ec;
+    fs::path real = fs::canonical(from, ec);
+    if (!ec && Within(real, destination_)) {
+      return InvalidArgumentError(
+          fmt::format("{} leads into the destination {}: a copy would copy itself", from.string(),
+                      destination_.string()));
+    }
+    if (depth > kMaxDepth || !on_path_.insert({st.st_dev, st.st_ino}).second) {
       return InvalidArgumentError(fmt::format(
           "{} loops back into a folder above it (a link to its own parent?), or is more than {} "
           "folders deep: not copied",
           from.string(), kMaxDepth));
     }
-    std::error_code ec;
     fs::create_directories(to, ec);
     fs::permissions(to, fs::perms::owner_all, fs::perm_options::add, ec);
     if (ec) return UnavailableError(fmt::format("cannot create {}: {}", to.string(), ec.message()));
@@ -128,6 +147,7 @@ class TreeCopy {
     return OkStatus();
   }
 
+  fs::path destination_;
   std::set<std::pair<dev_t, ino_t>> on_path_;  // the folders being copied, root to here
   int64_t files_ = 0;
   int64_t bytes_ = 0;
@@ -158,7 +178,7 @@ int RunInitialize(const InitializeOptions& options) {
                                      destination.string()));
   }
   fs::path to = fs::is_directory(from, ec) ? destination : destination / from.filename();
-  TreeCopy copy;
+  TreeCopy copy(destination);
   if (Status copied = copy.Copy(from, to, 0); !copied.ok()) {
     return Fail(options, std::string(copied.message()));
   }

@@ -247,13 +247,6 @@ bool MayStart(const JobSetContext& ctx, size_t index) {
   return !in_order || index == 0 || Reached(ctx, ctx.spec.replicated_jobs[index - 1], "Ready");
 }
 
-bool ControlledBy(const Json& object, const std::string& uid) {
-  for (const Json& owner : api::ArrayRefAt(object, {"metadata", "ownerReferences"})) {
-    if (owner.value("controller", false) && api::StringAt(owner, "uid") == uid) return true;
-  }
-  return false;
-}
-
 // Creates what the JobSet makes unless it is there. One of that name that
 // is not the JobSet's (another's leftover, or the user's) is left alone and
 // said, and the JobSet waits for its name (`ctx.blocked`).

@@ -18,7 +18,7 @@ std::string LocalKubexecScript(const std::string& exec_command, const std::strin
       "#!/bin/sh\n"
       "set -e\n"
       "while [ \"${{1#-}}\" != \"$1\" ]; do\n"
-      "  case \"$1\" in -[bcDEeFIiJLlmOopQRSWw]) shift 2 ;; *) shift ;; esac\n"
+      "  case \"$1\" in -[BbcDEeFIiJLlmOoPpQRSWw]) shift 2 ;; *) shift ;; esac\n"
       "done\n"
       "POD_NAME=$1\n"
       "shift\n"

@@ -7,6 +7,16 @@
 
 namespace trainyard::controller {
 
+bool ControlledBy(const api::Json& object, const std::string& uid) {
+  for (const api::Json& owner : api::ArrayRefAt(object, {"metadata", "ownerReferences"})) {
+    if (owner.is_object() && owner.value("controller", false) &&
+        api::StringAt(owner, "uid") == uid) {
+      return true;
+    }
+  }
+  return false;
+}
+
 Status DeleteIfPresent(store::ObjectStore& store, const store::ObjectKey& key) {
   Result<api::Json> gone = store.Delete(key);
   if (!gone.ok() && gone.status().code() != StatusCode::kNotFound) return gone.status();

@@ -15,6 +15,9 @@ namespace trainyard::controller {
 // Deletes `key`; one already gone is no error.
 Status DeleteIfPresent(store::ObjectStore& store, const store::ObjectKey& key);
 
+// Whether `object`'s controlling owner reference names `uid`.
+bool ControlledBy(const api::Json& object, const std::string& uid);
+
 // Deletes every object whose ownerReferences name `owner_uid` and no other
 // owner that still exists, through the store's owner index: the cost is
 // the dependents', not the store's.

@@ -20,7 +20,8 @@ using EvpKey = std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)>;
 // SSH's wire string: a 32-bit big-endian length, then the bytes.
 void AppendSshString(std::string& out, std::string_view bytes) {
   uint32_t n = static_cast<uint32_t>(bytes.size());
-  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((n >> shift) & 0xff));
+  for (int shift = 24; shift >= 0; shift -= 8)
+    out.push_back(static_cast<char>((n >> shift) & 0xff));
   out.append(bytes);
 }
 
@@ -79,8 +80,7 @@ Result<api::Json> BuildSshAuthSecret(const TrainJobSource& job) {
       {"metadata",
        {{"name", SshAuthSecretName(job)},
         {"namespace", job.meta.namespace_},
-        {"ownerReferences",
-         api::Json::array({OwnerReferenceTo(job)})}}},
+        {"ownerReferences", api::Json::array({OwnerReferenceTo(job)})}}},
       {"type", "kubernetes.io/ssh-auth"},
       {"immutable", true},
       {"data", {{"ssh-privatekey", Base64(private_pem)}, {"ssh-publickey", Base64(public_line)}}}};

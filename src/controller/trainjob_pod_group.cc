@@ -1,5 +1,6 @@
 #include "controller/trainjob_pod_group.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -13,33 +14,34 @@ namespace {
 
 using api::Json;
 
-// What one pod asks for: its containers' requests summed, each at least
-// what any one init container asks (Kubernetes' effective request).
-std::map<std::string, Quantity> PodRequests(const Json& pod_spec, std::set<std::string>& binary) {
+// What one pod asks for: its containers' requests summed (a resource's
+// limit where it requests none of it, as Kubernetes defaults it), each at
+// least what any one init container asks (Kubernetes' effective request).
+// Sums past what int64 milli-units hold set `overflow`.
+std::map<std::string, int64_t> PodRequests(const Json& pod_spec, std::set<std::string>& binary,
+                                           bool& overflow) {
   auto asked = [&](const Json& container) {
-    std::map<std::string, Quantity> out;
+    std::map<std::string, int64_t> out;
     const Json& resources = api::ObjectAt(container, {"resources"});
-    const Json& requests = api::ObjectAt(resources, {"requests"});
-    const Json& list = requests.empty() ? api::ObjectAt(resources, {"limits"}) : requests;
-    for (const auto& [name, value] : list.items()) {
-      if (!value.is_string()) continue;
-      Result<Quantity> q = Quantity::Parse(value.get<std::string>());
-      if (!q.ok()) continue;  // refused by validation already
-      out[name] = *q;
-      if (q->text().ends_with('i')) binary.insert(name);
+    for (const char* section : {"limits", "requests"}) {  // requests win
+      for (const auto& [name, value] : api::ObjectAt(resources, {section}).items()) {
+        if (!value.is_string()) continue;
+        Result<Quantity> q = Quantity::Parse(value.get<std::string>());
+        if (!q.ok()) continue;  // refused by validation already
+        out[name] = q->milli();
+        if (q->text().ends_with('i')) binary.insert(name);
+      }
     }
     return out;
   };
-  std::map<std::string, Quantity> sum;
+  std::map<std::string, int64_t> sum;
   for (const Json& c : api::ArrayRefAt(pod_spec, {"containers"})) {
-    for (const auto& [name, q] : asked(c)) {
-      sum[name] = Quantity::FromMilli(sum[name].milli() + q.milli());
+    for (const auto& [name, milli] : asked(c)) {
+      overflow = __builtin_add_overflow(sum[name], milli, &sum[name]) || overflow;
     }
   }
   for (const Json& c : api::ArrayRefAt(pod_spec, {"initContainers"})) {
-    for (const auto& [name, q] : asked(c)) {
-      if (q.milli() > sum[name].milli()) sum[name] = q;
-    }
+    for (const auto& [name, milli] : asked(c)) sum[name] = std::max(sum[name], milli);
   }
   return sum;
 }
@@ -61,10 +63,10 @@ std::optional<Json> BuildTrainJobPodGroup(const TrainJobSource& job,
                    api::IntAt(rjob, {"template", "spec", "parallelism"}, 1);  // each ≤ 100000
     members += pods;
     const Json& pod = api::ObjectAt(rjob, {"template", "spec", "template", "spec"});
-    for (const auto& [name, q] : PodRequests(pod, binary)) {
+    for (const auto& [name, each] : PodRequests(pod, binary, overflow)) {
       int64_t total = 0;
-      overflow = overflow || __builtin_mul_overflow(q.milli(), pods, &total) ||
-                 __builtin_add_overflow(milli[name], total, &milli[name]);
+      overflow = __builtin_mul_overflow(each, pods, &total) ||
+                 __builtin_add_overflow(milli[name], total, &milli[name]) || overflow;
     }
   }
   Json spec = {{"minMember", members}};

@@ -34,6 +34,7 @@ struct TrainJobContext {
   api::TrainJobStatus status;
   TimePoint now;
   std::string now_text;
+  std::vector<std::string> unknown_fields;  // of the stored job, each said
 };
 
 api::MetaCondition* FindCondition(api::TrainJobStatus& status, std::string_view type) {
@@ -186,8 +187,18 @@ Status ApplyPodGroup(TrainJobContext& ctx, const Json& group) {
                          ? "PodGroup.scheduling.x-k8s.io"
                          : "PodGroup";
   ASSIGN_OR_RETURN(Json stored, ctx.options.store->Get({kind, ctx.meta.namespace_, ctx.meta.name}));
-  if (stored["spec"] == group["spec"]) return OkStatus();
-  stored["spec"] = group["spec"];
+  if (!ControlledBy(stored, ctx.meta.uid)) {
+    return Record(ctx, "Warning", "PodGroupCreationFailed",
+                  fmt::format("PodGroup {} exists and is not this TrainJob's: its pods wait for "
+                              "it to go",
+                              ctx.meta.name));
+  }
+  // Only what the runtime sets: the scheduler's own fields (Volcano's
+  // queue) stay as they are.
+  Json spec = stored["spec"];
+  for (const auto& [field, value] : group["spec"].items()) spec[field] = value;
+  if (spec == stored["spec"]) return OkStatus();
+  stored["spec"] = std::move(spec);
   return ctx.options.store->Update(std::move(stored)).status();
 }
 
@@ -315,6 +326,11 @@ Result<ReconcileResult> Build(TrainJobContext& ctx, const std::optional<Json>& e
     RETURN_IF_ERROR(FailForProblems(ctx, problems));
     return ReconcileResult{};
   }
+  for (const std::string& field : existing ? std::vector<std::string>() : ctx.unknown_fields) {
+    // Said, not failed for: an event that cannot be written now is no
+    // reason to hold the job back.
+    (void)Record(ctx, "Warning", "FieldNotActedOn", field + ": trainyard does not act on it");
+  }
   if (!existing && !ctx.options.cluster && runtime->spec.ml_policy &&
       runtime->spec.ml_policy->mpi) {
     RETURN_IF_ERROR(Record(ctx, "Normal", "MpiThroughTrainyardExec",
@@ -332,17 +348,12 @@ Result<ReconcileResult> Build(TrainJobContext& ctx, const std::optional<Json>& e
 // webhook of trainyard's judges TrainJobs, and the CRD's schema checks
 // less than upstream's rules: such a job fails saying which field, rather
 // than being retried for ever. Fields trainyard does not know (a newer
-// upstream CRD's) are said in an event, not failed for.
+// upstream CRD's) are not failed for: they go to `unknown_fields`, said
+// once the JobSet is first made.
 std::vector<std::string> InvalidFields(TrainJobContext& ctx) {
   std::vector<std::string> lines;
   for (const FieldError& e : api::DecodeAndValidate(ctx.stored).result.errors) {
-    if (e.type != FieldErrorType::kUnknownField) {
-      lines.push_back(e.ToString());
-    } else if (Status said = Record(ctx, "Warning", "FieldNotActedOn",
-                                    e.ToString() + ": trainyard does not act on it");
-               !said.ok()) {
-      lines.push_back(std::string(said.message()));
-    }
+    (e.type == FieldErrorType::kUnknownField ? ctx.unknown_fields : lines).push_back(e.ToString());
   }
   return lines;
 }

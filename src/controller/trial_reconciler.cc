@@ -90,9 +90,8 @@ void SetTrialEnv(api::Json& env, const EnvVars& trial_env) {
   for (const auto& [var_name, value] : trial_env) {
     const std::string& name = var_name;  // Debian 12's clang cannot capture a structured binding
     api::Json var = {{"name", name}, {"value", value}};
-    auto same = std::find_if(env.begin(), env.end(), [&](const api::Json& e) {
-      return e.is_object() && e.value("name", "") == name;
-    });
+    auto same = std::find_if(env.begin(), env.end(),
+                             [&](const api::Json& e) { return api::StringAt(e, "name") == name; });
     if (same == env.end()) {
       env.push_back(std::move(var));
     } else {

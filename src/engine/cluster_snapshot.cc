@@ -157,8 +157,9 @@ class Builder {
   // A TrainJob's pods whose runtime asks for a gang (its podGroupPolicy
   // marks them with the TrainJob's name): one gang for all its Jobs'
   // pods, owned by the TrainJob; nullopt for any other pod. Only the pods
-  // of the TrainJob's own JobSet (named as it, and controlled by it) join:
-  // a mark alone gains no pod another job's place.
+  // of the TrainJob's own JobSet join (the JobSet named as it and
+  // controlled by it, the pod's Job controlled by that JobSet): a mark
+  // alone gains no pod another job's place, nor holds its gang back.
   std::optional<Json> TrainJobGangOf(const Json& doc) {
     std::string jobset =
         StringAt(doc, {"metadata", "labels", std::string(api::kJobSetNameLabel).c_str()});
@@ -166,15 +167,24 @@ class Builder {
     if (group.empty()) {
       group = StringAt(doc, {"metadata", "annotations", "scheduling.k8s.io/group-name"});
     }
-    if (group.empty() || group != jobset) return std::nullopt;
+    const Json* job = ControllerOf(doc);
+    if (group.empty() || group != jobset || job == nullptr || job->value("kind", "") != "Job") {
+      return std::nullopt;
+    }
     std::string ns = StringAt(doc, {"metadata", "namespace"});
     auto [known, added] = train_job_of_jobset_.try_emplace(ns + "/" + group);
     if (added) known->second = TrainJobControlling(ns, group);
-    return known->second;
+    if (!known->second ||
+        ControllerUid("Job", ns, job->value("name", "")) != known->second->second) {
+      return std::nullopt;
+    }
+    return known->second->first;
   }
 
-  // The TrainJob `name` whose JobSet `name` it controls; nullopt if none.
-  std::optional<Json> TrainJobControlling(const std::string& ns, const std::string& name) {
+  // The TrainJob `name` whose JobSet `name` it controls, and that JobSet's
+  // uid; nullopt if none.
+  std::optional<std::pair<Json, std::string>> TrainJobControlling(const std::string& ns,
+                                                                  const std::string& name) {
     Result<Json> job = store_.Get({"TrainJob", ns, name});
     Result<Json> jobset = store_.Get({"JobSet", ns, name});
     if (!job.ok() || !jobset.ok()) return std::nullopt;
@@ -182,7 +192,19 @@ class Builder {
     if (owner == nullptr || owner->value("uid", "") != StringAt(*job, {"metadata", "uid"})) {
       return std::nullopt;
     }
-    return std::move(*job);
+    return std::make_pair(std::move(*job), StringAt(*jobset, {"metadata", "uid"}));
+  }
+
+  // The uid of what controls the `kind` `name`; "" when none does.
+  std::string ControllerUid(const std::string& kind, const std::string& ns,
+                            const std::string& name) {
+    auto [known, added] = controller_uid_.try_emplace(kind + "/" + ns + "/" + name);
+    if (added) {
+      Result<Json> object = store_.Get({kind, ns, name});
+      const Json* owner = object.ok() ? ControllerOf(*object) : nullptr;
+      known->second = owner != nullptr ? owner->value("uid", "") : "";
+    }
+    return known->second;
   }
 
   Status AddPod(Json doc) {
@@ -325,8 +347,10 @@ class Builder {
   Priorities priorities_;
   std::map<std::string, size_t> index_;
   std::map<std::string, std::string> gang_of_owner_;  // controller uid -> gang id
-  // "namespace/name" of a JobSet -> the TrainJob controlling it, if any
-  std::map<std::string, std::optional<Json>> train_job_of_jobset_;
+  // "namespace/name" of a JobSet -> the TrainJob controlling it and the
+  // JobSet's uid, if any
+  std::map<std::string, std::optional<std::pair<Json, std::string>>> train_job_of_jobset_;
+  std::map<std::string, std::string> controller_uid_;  // "kind/namespace/name" -> uid
 };
 
 }  // namespace

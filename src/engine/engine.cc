@@ -95,9 +95,11 @@ Status Engine::Init() {
       .store = store_.get(), .clock = options_.clock, .ports = &ports_};
   if (!options_.exec_program.empty()) {
     // Absolute: the agent runs in a replica's working directory, not ours.
-    reconciler.exec_command =
-        fmt::format("{} exec --state {}", ShellQuote(options_.exec_program),
-                    ShellQuote(std::filesystem::absolute(options_.state_dir).string()));
+    std::error_code ec;
+    std::filesystem::path state = std::filesystem::weakly_canonical(options_.state_dir, ec);
+    if (ec) state = std::filesystem::absolute(options_.state_dir);
+    reconciler.exec_command = fmt::format("{} exec --state {}", ShellQuote(options_.exec_program),
+                                          ShellQuote(state.string()));
     reconciler.trainyard_program = options_.exec_program;
   }
   if (options_.claims_dir.empty()) options_.claims_dir = options_.state_dir + "/claims";

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <fstream>
-#include <regex>
 #include <string_view>
 
 #include "runtime/local/process.h"
@@ -55,15 +55,18 @@ bool HasEnv(const EnvList& env, std::string_view name) {
 }  // namespace
 
 bool IsTorch1UnderPython311(const std::string& path) {
-  std::ifstream in(path);
-  std::string shebang;
-  std::string line;
-  std::string head;
-  if (!std::getline(in, shebang)) return false;
-  for (int i = 0; i < 4 && std::getline(in, line); ++i) head += line + "\n";
-  static const std::regex kPython(R"(^#!\S*python3\.(\d+)\b)");
-  std::smatch minor;
-  if (!std::regex_search(shebang, minor, kPython) || std::stoi(minor[1].str()) < 11) return false;
+  // The entry script's head: a shebang and a comment naming the package.
+  std::ifstream in(path, std::ios::binary);
+  std::string head(512, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  std::string_view shebang = std::string_view(head).substr(0, head.find('\n'));
+  size_t python = shebang.find("python3.");
+  if (!shebang.starts_with("#!") || python == std::string_view::npos) return false;
+  std::string_view digits = shebang.substr(python + 8, 3);
+  int minor = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), minor);
+  if (ec != std::errc() || minor < 11) return false;
   return head.find("'torch==1.") != std::string::npos;
 }
 

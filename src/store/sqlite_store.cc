@@ -319,6 +319,34 @@ Result<api::Json> SqliteStore::ReadCommitted(const std::string& path, const Obje
   return out;
 }
 
+Status SqliteStore::ScanCommitted(const std::string& path, const std::string& kind,
+                                  const std::string& namespace_,
+                                  const std::function<void(const api::Json&)>& fn) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    sqlite3_close(db);
+    return NotFoundError(fmt::format("no store at {}", path));
+  }
+  sqlite3_busy_timeout(db, 5000);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, "SELECT body FROM objects WHERE kind = ? AND namespace = ?", -1, &st,
+                     nullptr);
+  Status out = OkStatus();
+  if (st == nullptr) out = UnavailableError(fmt::format("cannot read {}", path));
+  if (st != nullptr) {
+    sqlite3_bind_text(st, 1, kind.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, namespace_.c_str(), -1, SQLITE_TRANSIENT);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      api::Json doc = api::Json::parse(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)),
+                                       nullptr, /*allow_exceptions=*/false);
+      if (!doc.is_discarded()) fn(doc);
+    }
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(db);
+  return out;
+}
+
 int64_t SqliteStore::CurrentResourceVersion() const {
   std::lock_guard lock(mu_);
   return rv_;

@@ -44,6 +44,11 @@ class SqliteStore final : public ControlStore {
   // process beside the one that writes it (WAL lets it), without opening
   // the store for writing. NOT_FOUND when the file or the object is absent.
   static Result<api::Json> ReadCommitted(const std::string& path, const ObjectKey& key);
+  // Every committed object of `kind` in `namespace_`, read as ReadCommitted
+  // reads one, each handed to `fn`.
+  static Status ScanCommitted(const std::string& path, const std::string& kind,
+                              const std::string& namespace_,
+                              const std::function<void(const api::Json&)>& fn);
   ~SqliteStore() override;
 
   Result<api::Json> Create(api::Json object) override;

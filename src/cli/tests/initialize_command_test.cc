@@ -69,6 +69,10 @@ TEST_F(InitializeCommandTest, FileUrisLocalhostPlainPathsAndPercentEncodingNameT
   }
   EXPECT_EQ(Initialize("file://elsewhere/data"), 1);
   EXPECT_THAT(said, HasSubstr("a file URI here names this machine"));
+  EXPECT_EQ(Initialize("data/x"), 1);
+  EXPECT_THAT(said, HasSubstr("data/x is neither a URI nor an absolute path"));
+  EXPECT_EQ(Initialize("file:///data%00x"), 1);
+  EXPECT_THAT(said, HasSubstr("NUL"));
   EXPECT_EQ(Initialize("s3://bucket/data"), 1);
   EXPECT_THAT(said, HasSubstr("cannot fetch s3://bucket/data: trainyard fetches only file:// "
                               "URIs and paths on this machine (no s3:// store"));
@@ -94,6 +98,12 @@ TEST_F(InitializeCommandTest, ALoopOrAnOverlapIsRefusedNotCopiedForever) {
   EXPECT_THAT(said, HasSubstr("overlap: a copy would copy itself"));
   EXPECT_EQ(Initialize(dir_.string(), dir_ / "dest"), 1);
   EXPECT_THAT(said, HasSubstr("overlap"));
+  // A link inside the source that leads into the destination: each copy
+  // made there would be copied again.
+  fs::create_directory_symlink(dir_ / "dest", dir_ / "data" / "out");
+  EXPECT_EQ(Initialize((dir_ / "data").string()), 1);
+  EXPECT_THAT(said, HasSubstr("leads into the destination"));
+  EXPECT_FALSE(fs::exists(dir_ / "dest" / "out" / "out"));
 }
 
 TEST_F(InitializeCommandTest, ReadOnlyDataIsCopiedAndCanBeCopiedAgain) {

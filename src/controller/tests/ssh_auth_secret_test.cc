@@ -26,7 +26,10 @@ std::string Unbase64(const std::string& text) {
   int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
                           reinterpret_cast<const unsigned char*>(text.data()),
                           static_cast<int>(text.size()));
-  out.resize(n < 0 ? 0 : static_cast<size_t>(n) - (text.ends_with("==") ? 2 : text.ends_with('=') ? 1 : 0));
+  out.resize(n < 0 ? 0
+                   : static_cast<size_t>(n) - (text.ends_with("==")  ? 2
+                                               : text.ends_with('=') ? 1
+                                                                     : 0));
   return out;
 }
 

@@ -100,15 +100,44 @@ TEST_F(SchedulerStepTest, ATrainJobsPodGroupIsOneGangAcrossItsJobs) {
     }
     ASSERT_TRUE(store_->Create(jobset).ok());
   }
+  // A pod of the JobSet's Job `job` (made, controlled by the JobSet, if
+  // missing), asking for a GPU, marked with the gang when `grouped`.
   auto add = [&](const std::string& job, const std::string& pod, const std::string& train_job,
                  bool grouped) {
-    if (!store_->Get({"PyTorchJob", "default", job}).ok()) AddJob(job, 0, 0);
+    auto controller = [&](const char* kind, const std::string& name) {
+      api::Json owner = *store_->Get({kind, "default", name});
+      return api::Json::array({{{"apiVersion", owner["apiVersion"]},
+                                {"kind", kind},
+                                {"name", name},
+                                {"uid", owner["metadata"]["uid"]},
+                                {"controller", true}}});
+    };
+    if (!store_->Get({"Job", "default", job}).ok()) {
+      ASSERT_TRUE(
+          store_
+              ->Create({{"apiVersion", "batch/v1"},
+                        {"kind", "Job"},
+                        {"metadata",
+                         {{"name", job},
+                          {"namespace", "default"},
+                          {"ownerReferences", controller("JobSet", train_job)}}},
+                        {"spec", {{"template", {{"spec", {{"containers", api::Json::array()}}}}}}}})
+              .ok());
+    }
     AddPod(pod, job, 1);
     api::Json doc = *store_->Get({"Pod", "default", pod});
+    doc["metadata"]["ownerReferences"] = controller("Job", job);
     doc["metadata"]["labels"]["jobset.sigs.k8s.io/jobset-name"] = train_job;
     if (grouped) doc["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] = train_job;
     ASSERT_TRUE(store_->Update(doc).ok());
   };
+  // A pod of another kind of job bearing the gang's marks is not of it:
+  // alone, it needs nothing the gang waits for and starts.
+  AddJob("impostor", 1, 0);
+  api::Json impostor = *store_->Get({"Pod", "default", "impostor-0"});
+  impostor["metadata"]["labels"]["jobset.sigs.k8s.io/jobset-name"] = "grouped";
+  impostor["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] = "grouped";
+  ASSERT_TRUE(store_->Update(impostor).ok());
   // Three GPUs asked, two on the machine: the group waits whole.
   add("grouped-init-0", "grouped-init-0-0", "grouped", true);
   add("grouped-node-0", "grouped-node-0-0", "grouped", true);
@@ -118,6 +147,7 @@ TEST_F(SchedulerStepTest, ATrainJobsPodGroupIsOneGangAcrossItsJobs) {
     EXPECT_EQ(Pod(pod).spec.node_name, "") << pod;
   }
   EXPECT_THAT(Waiting("grouped-init-0-0"), ::testing::HasSubstr("Insufficient nvidia.com/gpu"));
+  EXPECT_EQ(Pod("impostor-0").spec.node_name, "box");
   // Without a pod group, the Job that fits starts alone.
   add("apart-init-0", "apart-init-0-0", "apart", false);
   ASSERT_TRUE(step_->Sync().ok());

@@ -54,6 +54,10 @@ TEST_F(HostTorchrunTest, DebiansTorchrunIsTorch1UnderPython311AndPipsTorch2IsNot
       "#!/usr/bin/python3.10\n# EASY-INSTALL-ENTRY-SCRIPT: 'torch==1.13.1','console_scripts'\n");
   EXPECT_FALSE(IsTorch1UnderPython311(path + "/torchrun")) << "3.10 parses the default";
   EXPECT_FALSE(IsTorch1UnderPython311(path + "/missing"));
+  PathWithTorchrun("#!/x/python3.99999999999999999999\n# 'torch==1.13'\n");
+  EXPECT_TRUE(IsTorch1UnderPython311(path + "/torchrun")) << "a long version is read, not thrown";
+  PathWithTorchrun("#!/x/python3.x\n# 'torch==1.13'\n" + std::string(100000, '#'));
+  EXPECT_FALSE(IsTorch1UnderPython311(path + "/torchrun"));
 }
 
 TEST_F(HostTorchrunTest, OnlyTorchrunsOwnOptionsAreRenamedNeverTheScripts) {
