@@ -95,17 +95,30 @@ std::vector<std::string> RenameTorch2Flags(std::vector<std::string>& argv) {
 }
 
 std::string AdaptTorchrunToHost(std::vector<std::string>& argv, EnvList& env) {
-  if (argv.empty() || !IsTorchrun(argv[0])) return "";
+  if (argv.empty()) return "";
+  // torchrun run by a shell script (Kubeflow's SDK writes `bash -c "...
+  // torchrun train.py"`): its flags are the script's to spell, but the
+  // streams' default breaks it all the same.
+  bool direct = IsTorchrun(argv[0]);
+  bool scripted = !direct && std::any_of(argv.begin() + 1, argv.end(), [](const std::string& a) {
+    return a.find("torchrun") != std::string::npos;
+  });
+  if (!direct && !scripted) return "";
   auto path =
       std::find_if(env.begin(), env.end(), [](const auto& kv) { return kv.first == "PATH"; });
   Result<std::string> program =
-      runtime::ResolveProgram(argv[0], path == env.end() ? "" : path->second);
+      runtime::ResolveProgram(direct ? argv[0] : "torchrun", path == env.end() ? "" : path->second);
   if (!program.ok() || !IsTorch1UnderPython311(*program)) return "";
-  std::vector<std::string> changes = RenameTorch2Flags(argv);
-  auto options = argv.begin() + static_cast<ptrdiff_t>(OptionsEnd(argv));
-  bool stream_flags = std::any_of(argv.begin() + 1, options, [](const std::string& arg) {
-    return arg == "-r" || arg == "-t" || arg.starts_with("--redirects") || arg.starts_with("--tee");
-  });
+  std::vector<std::string> changes;
+  bool stream_flags = false;
+  if (direct) {
+    changes = RenameTorch2Flags(argv);
+    auto options = argv.begin() + static_cast<ptrdiff_t>(OptionsEnd(argv));
+    stream_flags = std::any_of(argv.begin() + 1, options, [](const std::string& arg) {
+      return arg == "-r" || arg == "-t" || arg.starts_with("--redirects") ||
+             arg.starts_with("--tee");
+    });
+  }
   for (const char* name : {"PET_REDIRECTS", "PET_TEE"}) {
     if (stream_flags || HasEnv(env, name)) continue;
     env.emplace_back(name, "9:1");

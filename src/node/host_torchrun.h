@@ -39,8 +39,9 @@ size_t OptionsEnd(const std::vector<std::string>& argv);
 std::vector<std::string> RenameTorch2Flags(std::vector<std::string>& argv);
 
 // Adapts `argv` and `env` when argv[0] is torchrun (as found on env's PATH)
-// of torch 1.x under Python 3.11. Returns what was changed, for the pod's
-// event; empty when nothing was.
+// of torch 1.x under Python 3.11; when an argument only mentions torchrun
+// (a shell script that runs it), sets the streams' variables alone.
+// Returns what was changed, for the pod's event; empty when nothing was.
 std::string AdaptTorchrunToHost(std::vector<std::string>& argv, EnvList& env);
 
 }  // namespace trainyard::node

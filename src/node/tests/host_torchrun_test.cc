@@ -95,6 +95,18 @@ TEST_F(HostTorchrunTest, UpstreamsCommandIsAdaptedAndTheStreamsGetAParsableDefau
   EXPECT_THAT(said, HasSubstr(path + "/torchrun"));
 }
 
+// Kubeflow's SDK runs torchrun from a bash script: its flags are the
+// script's, but the streams' default would break it all the same.
+TEST_F(HostTorchrunTest, AScriptThatRunsTorchrunGetsTheStreamsVariablesOnly) {
+  std::string path = PathWithTorchrun(kDebianTorchrun);
+  std::vector<std::string> argv = {"bash", "-c", "pip list; torchrun --no-python train.py"};
+  EnvList env = {{"PATH", path}};
+  EXPECT_THAT(AdaptTorchrunToHost(argv, env), HasSubstr("adapted to it: PET_REDIRECTS=9:1"));
+  EXPECT_EQ(argv[2], "pip list; torchrun --no-python train.py");
+  EXPECT_THAT(
+      env, ElementsAre(Pair("PATH", path), Pair("PET_REDIRECTS", "9:1"), Pair("PET_TEE", "9:1")));
+}
+
 TEST_F(HostTorchrunTest, WhatTheManifestSetsItselfIsLeftAlone) {
   std::string path = PathWithTorchrun(kDebianTorchrun);
   std::vector<std::string> argv = {"torchrun", "--tee", "3", "train.py", "--redirects"};
