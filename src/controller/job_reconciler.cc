@@ -199,7 +199,10 @@ Result<frameworks::Placement> PlacementOf(Context& ctx) {
   for (const ReplicaRef& r : frameworks::AllReplicas(ctx.job)) {
     std::string key = fmt::format("{}-{}", r.type, r.index);
     if (!ports.contains(key) || !ports[key].is_number_integer()) {
-      ASSIGN_OR_RETURN(int port, ctx.options.ports->Allocate());
+      ASSIGN_OR_RETURN(int port, ctx.options.ports->Allocate(store::ObjectKey{
+                                     std::string(ctx.job.info().name), ctx.job.metadata.namespace_,
+                                     ctx.job.metadata.name}
+                                                                 .ToString()));
       ports[key] = port;
       allocated = true;
     }
@@ -571,6 +574,7 @@ Result<ReconcileResult> JobReconciler::Reconcile(const store::ObjectKey& key) {
   ASSIGN_OR_RETURN(std::optional<Loaded<api::TrainingJob>> loaded,
                    LoadObject<api::TrainingJob>(*options_.store, key));
   if (!loaded) {
+    if (options_.ports != nullptr) options_.ports->ReleaseAll(key.ToString());
     RETURN_IF_ERROR(DeleteOrphans(options_, key));
     return ReconcileResult{};
   }

@@ -32,12 +32,12 @@ Result<int> KernelPickedPort() {
 
 }  // namespace
 
-Result<int> LocalPortAllocator::Allocate() {
+Result<int> LocalPortAllocator::Allocate(const std::string& owner) {
   // The kernel hands out ephemeral ports round-robin, so a repeat of one
   // still in use by a job is rare; skip it when it happens.
   for (int attempt = 0; attempt < 64; ++attempt) {
     ASSIGN_OR_RETURN(int port, KernelPickedPort());
-    if (in_use_.insert(port).second) return port;
+    if (owners_.try_emplace(port, owner).second) return port;
   }
   return UnavailableError("cannot find a free port: every one offered is in use by a job");
 }

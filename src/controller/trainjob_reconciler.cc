@@ -92,7 +92,9 @@ Result<int> RendezvousPort(TrainJobContext& ctx) {
   if (ports.is_object() && ports.value(kRendezvousKey, Json()).is_number_integer()) {
     return ports[kRendezvousKey].get<int>();
   }
-  ASSIGN_OR_RETURN(int port, ctx.options.ports->Allocate());
+  ASSIGN_OR_RETURN(
+      int port, ctx.options.ports->Allocate(
+                    store::ObjectKey{"TrainJob", ctx.meta.namespace_, ctx.meta.name}.ToString()));
   Json annotation = {{std::string(kRendezvousKey), port}};
   ctx.stored["metadata"]["annotations"][std::string(api::kPortsAnnotation)] = annotation.dump();
   ASSIGN_OR_RETURN(ctx.stored, ctx.options.store->Update(ctx.stored));
@@ -402,6 +404,8 @@ Result<ReconcileResult> TrainJobReconciler::Reconcile(const store::ObjectKey& ke
   ASSIGN_OR_RETURN(std::optional<Loaded<api::CoreObject>> loaded,
                    LoadObject<api::CoreObject>(*options_.store, key));
   if (!loaded) {
+    // Deleted while it ran: the annotation that named its port went too.
+    if (options_.ports != nullptr) options_.ports->ReleaseAll(key.ToString());
     RETURN_IF_ERROR(DeleteEventsOf(*options_.store, key));
     return ReconcileResult{};
   }

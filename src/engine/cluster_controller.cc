@@ -30,8 +30,11 @@ class OnlyKinds final : public controller::Reconciler {
 // Ports are never allocated on a cluster (ReconcilerOptions::cluster).
 class NoPorts final : public controller::PortAllocator {
  public:
-  Result<int> Allocate() override { return InternalError("no ports are allocated on a cluster"); }
+  Result<int> Allocate(const std::string&) override {
+    return InternalError("no ports are allocated on a cluster");
+  }
   void Release(int) override {}
+  void ReleaseAll(const std::string&) override {}
 };
 
 NoPorts no_ports;

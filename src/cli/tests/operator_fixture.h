@@ -18,7 +18,7 @@
 namespace trainyard::cli::testing {
 
 // A port nobody listens on now (the allocator the engine gives replicas).
-inline int FreePort() { return *controller::LocalPortAllocator().Allocate(); }
+inline int FreePort() { return *controller::LocalPortAllocator().Allocate("test"); }
 
 class OperatorE2eTest : public ServerFixture {
  protected:

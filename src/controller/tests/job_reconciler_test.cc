@@ -251,6 +251,14 @@ TEST_F(JobReconcilerTest, AFinishedJobGivesItsPortsBack) {
   EXPECT_THAT(ports_.released(), ElementsAre(30000, 30001, 30002));
 }
 
+TEST_F(JobReconcilerTest, AJobDeletedWhileItRunsGivesItsPortsBack) {
+  Submit(PyTorch());
+  Reconcile();
+  ASSERT_TRUE(store_->Delete(key_).ok());
+  Reconcile();
+  EXPECT_THAT(ports_.released(), ElementsAre(30000, 30001, 30002));
+}
+
 TEST_F(JobReconcilerTest, CleanPodPolicyAllRemovesEveryPod) {
   Submit(PyTorch("cleanPodPolicy: All"));
   Reconcile();

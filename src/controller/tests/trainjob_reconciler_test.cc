@@ -238,6 +238,16 @@ TEST_F(TrainJobReconcilerTest, CompleteAndJobsStatusComeFromTheJobSet) {
   EXPECT_EQ(ports_.released(), std::set<int>{31000});
 }
 
+TEST_F(TrainJobReconcilerTest, AJobDeletedWhileItRunsGivesItsPortBack) {
+  Apply(kRuntime);
+  Submit();
+  Reconcile();
+  EXPECT_TRUE(ports_.released().empty());
+  ASSERT_TRUE(store_->Delete({"TrainJob", "default", "tj"}).ok());
+  Reconcile();
+  EXPECT_EQ(ports_.released(), std::set<int>{31000});
+}
+
 TEST_F(TrainJobReconcilerTest, SuspendAndResumeReachTheJobSetInUpstreamsWords) {
   Apply(kRuntime);
   Submit("  suspend: true\n");
