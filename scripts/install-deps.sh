@@ -24,6 +24,8 @@ packages=(
   # The Kubernetes client users drive the server with, in its end-to-end
   # test, and openssl for that test's certificate.
   python3-kubernetes openssl
+  # ssh-keygen, which checks the SSH key an MPI TrainJob's Secret holds.
+  openssh-client
   # promtool, which checks the server's /metrics. (Debian ships it only
   # with the Prometheus server, which systemd then starts on :9090.)
   prometheus
