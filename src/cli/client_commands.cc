@@ -12,6 +12,7 @@
 #include "api/yaml.h"
 #include "cli/describe_katib.h"
 #include "cli/manifests.h"
+#include "cli/metrics_view.h"
 #include "common/strings.h"
 #include "server/resources.h"
 
@@ -293,6 +294,18 @@ int RunDescribe(const ClientCommand& command, const std::string& kind, const std
   if (!PrintSection("Events", api.Get(EventsAbout(*r, ns, name), true))) {
     std::cout << "Events: <none>\n";
   }
+  return 0;
+}
+
+int RunMetrics(const ClientCommand& command, const std::string& kind, const std::string& name,
+               const std::string& metric) {
+  Result<Session> session = Open(command, kind);
+  if (!session.ok()) return Fail(session.status().message());
+  Result<ApiAnswer> log = session->client->Get(
+      ObjectPath(*session->resource, Namespace(command), name) + "/observations");
+  if (!log.ok()) return Fail(log.status().message());
+  if (!log->ok()) return Fail(log->Error());
+  std::cout << MetricsView(log->body, metric);
   return 0;
 }
 

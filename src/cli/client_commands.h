@@ -32,6 +32,10 @@ struct LogsOptions {
   std::string container;
 };
 int RunLogs(const ClientCommand& command, const std::string& pod, const LogsOptions& options);
+// A job's own metrics (a trial's too): `trainyard metrics pytorchjob NAME
+// [--metric loss]` (cli/metrics_view.h).
+int RunMetrics(const ClientCommand& command, const std::string& kind, const std::string& name,
+               const std::string& metric);
 
 int RunDelete(const ClientCommand& command, const std::string& kind,
               const std::vector<std::string>& names);

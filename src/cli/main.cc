@@ -262,6 +262,13 @@ int main(int argc, char** argv) {
   logs_cmd->add_option("--tail", tail, "Only the last N lines");
   logs_cmd->add_option("-c,--container", logs.container, "The container");
   client_flags(logs_cmd);
+  std::string metric;
+  CLI::App* metrics_cmd = app.add_subcommand(
+      "metrics", "A job's own metrics, or a trial's: metrics pytorchjob NAME [--metric loss]");
+  metrics_cmd->add_option("kind", kind, "The kind: pytorchjob, tfjob, ..., trial")->required();
+  metrics_cmd->add_option("name", name, "The job's name")->required();
+  metrics_cmd->add_option("--metric", metric, "Every value of this metric, with its step");
+  client_flags(metrics_cmd);
   CLI::App* delete_cmd = app.add_subcommand("delete", "Delete objects: delete pytorchjob NAME...");
   delete_cmd->add_option("kind", kind, "The kind")->required();
   delete_cmd->add_option("names", names, "Their names")->required();
@@ -301,6 +308,7 @@ int main(int argc, char** argv) {
     if (tail >= 0) logs.tail = tail;
     return trainyard::cli::RunLogs(client, pod, logs);
   }
+  if (metrics_cmd->parsed()) return trainyard::cli::RunMetrics(client, kind, name, metric);
   if (delete_cmd->parsed()) return trainyard::cli::RunDelete(client, kind, names);
   if (suspend_cmd->parsed()) return trainyard::cli::RunSuspend(client, kind, names, true);
   if (resume_cmd->parsed()) return trainyard::cli::RunSuspend(client, kind, names, false);

@@ -34,6 +34,48 @@ class CollectingTrialReconciler final : public controller::Reconciler {
   std::unique_ptr<controller::TrialReconciler> trials_;
 };
 
+// A job's own metrics are read from its master role's output while it
+// runs: before each reconcile, and at least every second until it ends.
+class CollectingJobReconciler final : public controller::Reconciler {
+ public:
+  CollectingJobReconciler(std::function<Status(const store::ObjectKey&)> collect,
+                          std::unique_ptr<controller::JobReconciler> jobs,
+                          const store::ObjectReader* store)
+      : collect_(std::move(collect)), jobs_(std::move(jobs)), store_(store) {}
+  std::vector<std::string> Kinds() const override { return jobs_->Kinds(); }
+  Result<controller::ReconcileResult> Reconcile(const store::ObjectKey& key) override {
+    RETURN_IF_ERROR(collect_(key));
+    ASSIGN_OR_RETURN(controller::ReconcileResult result, jobs_->Reconcile(key));
+    if (Running(key) && (!result.requeue_after || *result.requeue_after > kMetricsPoll)) {
+      result.requeue_after = kMetricsPoll;
+    }
+    return result;
+  }
+
+ private:
+  static constexpr Duration kMetricsPoll = std::chrono::seconds(1);
+
+  // Stored, its metrics read, and neither Succeeded nor Failed yet.
+  bool Running(const store::ObjectKey& key) const {
+    Result<api::Json> job = store_->Get(key);
+    if (!job.ok() || api::StringAt(*job, {"metadata", "annotations",
+                                          std::string(kJobMetricsAnnotation).c_str()}) == "none") {
+      return false;
+    }
+    for (const api::Json& c : api::ArrayRefAt(*job, {"status", "conditions"})) {
+      std::string type = api::StringAt(c, "type");
+      if ((type == "Succeeded" || type == "Failed") && api::StringAt(c, "status") == "True") {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  std::function<Status(const store::ObjectKey&)> collect_;
+  std::unique_ptr<controller::JobReconciler> jobs_;
+  const store::ObjectReader* store_;
+};
+
 // The name pods are bound to: this machine's, as a kubelet's node name.
 std::string NodeName() {
   char name[256] = {};
@@ -108,7 +150,9 @@ Status Engine::Init() {
   reconcilers_.push_back(std::make_unique<controller::BatchJobReconciler>(reconciler));
   reconcilers_.push_back(std::make_unique<controller::JobSetReconciler>(reconciler));
   reconcilers_.push_back(std::make_unique<controller::TrainJobReconciler>(reconciler));
-  reconcilers_.push_back(std::make_unique<controller::JobReconciler>(std::move(reconciler)));
+  reconcilers_.push_back(std::make_unique<CollectingJobReconciler>(
+      [this](const store::ObjectKey& key) { return metrics_collector_->CollectJob(key); },
+      std::make_unique<controller::JobReconciler>(std::move(reconciler)), store_.get()));
   std::string metrics_dir = options_.state_dir + "/metrics";
   std::string trial_dirs = options_.state_dir + "/trials";
   reconcilers_.push_back(std::make_unique<controller::ExperimentReconciler>(

@@ -7,7 +7,9 @@
 
 #include "api/object.h"
 #include "api/pod_object.h"
+#include "api/well_known.h"
 #include "controller/katib_status.h"
+#include "controller/reconcile_steps.h"
 #include "controller/trial_reconciler.h"
 #include "engine/primary_pods.h"
 #include "tune/tfevents.h"
@@ -21,6 +23,10 @@ constexpr int64_t kMaxReadBytes = 4 << 20;
 
 int64_t Micros(TimePoint t) {
   return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
+}
+
+std::string TrialLogId(const api::Trial& trial) {
+  return trial.metadata.namespace_ + "/" + trial.metadata.name;
 }
 
 }  // namespace
@@ -48,7 +54,7 @@ Result<const tune::MetricsParser*> MetricsCollector::ParserFor(const api::Trial&
   return entry->second.get();
 }
 
-Status MetricsCollector::ReadSource(const api::Trial& trial, const tune::MetricsParser& parser,
+Status MetricsCollector::ReadSource(const std::string& log_id, const tune::MetricsParser& parser,
                                     const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return OkStatus();  // nothing written yet
@@ -78,8 +84,7 @@ Status MetricsCollector::ReadSource(const api::Trial& trial, const tune::Metrics
     }
     start = newline + 1;
   }
-  std::string trial_id = trial.metadata.namespace_ + "/" + trial.metadata.name;
-  return options_.store->AppendObservations(trial_id, rows, path,
+  return options_.store->AppendObservations(log_id, rows, path,
                                             offset + static_cast<int64_t>(text.size()));
 }
 
@@ -157,14 +162,53 @@ Status MetricsCollector::Collect(const store::ObjectKey& key) {
   ASSIGN_OR_RETURN(const tune::MetricsParser* parser, ParserFor(*trial));
   if (kind == "File") {
     controller::MetricsFile file = controller::MetricsFileOf(*trial, options_.metrics_dir);
-    return ReadSource(*trial, *parser, file.host_path);
+    return ReadSource(TrialLogId(*trial), *parser, file.host_path);
   }
   ASSIGN_OR_RETURN(std::vector<api::Json> pods, PrimaryPodsOf(*options_.store, *trial));
   for (const api::Json& pod : pods) {
     RETURN_IF_ERROR(ReadSource(
-        *trial, *parser,
+        TrialLogId(*trial), *parser,
         options_.log_path(trial->metadata.namespace_, api::StringAt(pod, {"metadata", "name"}),
                           trial->spec.primary_container_name)));
+  }
+  return OkStatus();
+}
+
+Status MetricsCollector::CollectJob(const store::ObjectKey& key) {
+  std::string id = store::JobObservationsId(key.kind, key.namespace_, key.name);
+  Result<api::Json> stored = options_.store->Get(key);
+  if (stored.status().code() == StatusCode::kNotFound) {
+    return options_.store->DeleteObservations(id);  // the job is gone, and so is its log
+  }
+  RETURN_IF_ERROR(stored.status());
+  if (api::StringAt(*stored, {"metadata", "annotations",
+                              std::string(kJobMetricsAnnotation).c_str()}) == "none") {
+    return OkStatus();
+  }
+  if (!any_name_parser_) {
+    ASSIGN_OR_RETURN(tune::MetricsParser parser,
+                     tune::MetricsParser::Make({}, {}, tune::MetricsFormat::kText));
+    any_name_parser_ = std::make_unique<tune::MetricsParser>(std::move(parser));
+  }
+  api::DecodeResult decoded = api::DecodeObject(*stored);
+  auto* job = decoded.object ? std::get_if<api::TrainingJob>(&*decoded.object) : nullptr;
+  if (job == nullptr) return OkStatus();
+  ASSIGN_OR_RETURN(std::vector<api::Pod> pods,
+                   controller::ControlledPods(*options_.store, job->metadata.uid));
+  for (const api::Pod& pod : pods) {
+    auto role = pod.metadata.labels.find(std::string(api::kLabelJobRole));
+    if (role == pod.metadata.labels.end() || role->second != "master" ||
+        pod.spec.containers.empty()) {
+      continue;
+    }
+    // The kind's own container (pytorch, tensorflow, ...), else the first.
+    std::string container = pod.spec.containers[0].name;
+    for (const api::Container& c : pod.spec.containers) {
+      if (c.name == job->info().default_container) container = c.name;
+    }
+    RETURN_IF_ERROR(
+        ReadSource(id, *any_name_parser_,
+                   options_.log_path(pod.metadata.namespace_, pod.metadata.name, container)));
   }
   return OkStatus();
 }

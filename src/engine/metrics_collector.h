@@ -32,6 +32,10 @@ struct MetricsCollectorOptions {
   std::string metrics_dir;  // as controller::TrialReconcilerOptions::metrics_dir
 };
 
+// A job's own metrics are collected unless it is annotated with this
+// set to "none" (default: "StdOut", its master role's output).
+inline constexpr std::string_view kJobMetricsAnnotation = "trainyard.dev/metrics";
+
 // The parser of a trial's collector: its filters (Katib's default when it
 // names none), as TEXT, or JSON lines for a File collector that says so.
 Result<tune::MetricsParser> MakeMetricsParser(const api::Trial& trial);
@@ -44,10 +48,16 @@ class MetricsCollector {
   // Push trial reads nothing.
   Status Collect(const store::ObjectKey& trial_key);
 
+  // A kubeflow.org/v1 job's own metrics, as a StdOut collector with
+  // Katib's default filter reads them: every name=number its master role's
+  // container (the kind's, else the first) prints, into the job's log
+  // (store::JobObservationsId). A deleted job's log is dropped.
+  Status CollectJob(const store::ObjectKey& job_key);
+
  private:
   Result<const tune::MetricsParser*> ParserFor(const api::Trial& trial);
   // Reads `path` from the recorded offset and appends what it holds.
-  Status ReadSource(const api::Trial& trial, const tune::MetricsParser& parser,
+  Status ReadSource(const std::string& log_id, const tune::MetricsParser& parser,
                     const std::string& path);
 
   // Reads the whole records `path` has gained; `event_dir` is its
@@ -59,6 +69,7 @@ class MetricsCollector {
   MetricsCollectorOptions options_;
   std::set<std::string> corrupt_;  // event files read up to a corrupt record
   std::map<std::string, std::unique_ptr<tune::MetricsParser>> parsers_;  // by trial uid
+  std::unique_ptr<tune::MetricsParser> any_name_parser_;                 // jobs
 };
 
 }  // namespace trainyard::engine

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "api/names.h"
+#include "api/registry.h"
 
 namespace trainyard::server {
 namespace {
@@ -68,7 +69,8 @@ Result<ApiTarget> ParseApiPath(std::string_view path) {
                  (rest[2] == "log" && target.resource->has_log) ||
                  (rest[2] == "binding" && target.resource->kind == "Pod") ||
                  (rest[2] == "exec" && target.resource->kind == "Pod") ||
-                 (rest[2] == "observations" && target.resource->kind == "Trial");
+                 (rest[2] == "observations" &&
+                  (target.resource->kind == "Trial" || api::IsJobKind(target.resource->kind)));
     if (!known) return not_found();
   }
   return target;

@@ -159,7 +159,8 @@ ApiResponse ApiHandler::Dispatch(const ApiRequest& request) {
   }
   if (target->subresource == "observations") {
     if (m == "GET") return Observations(*target);
-    return m == "POST" ? PushObservations(*target, request) : not_allowed();
+    // Only a trial's code pushes; a job's metrics are read from its output.
+    return m == "POST" && r.kind == "Trial" ? PushObservations(*target, request) : not_allowed();
   }
   if (m == "GET") return collection ? List(*target, request) : Read(*target, request);
   if (m == "POST" && collection && target->subresource.empty() && Permits(r, "create")) {

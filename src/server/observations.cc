@@ -25,8 +25,11 @@ ApiResponse ApiHandler::Observations(const ApiTarget& target) {
   const Resource& r = *target.resource;
   Result<api::Json> trial = backend_.store().Get({r.kind, target.namespace_, target.name});
   if (!trial.ok()) return ErrorResponse(ApiErrorOf(trial.status(), &r, target.name));
-  Result<std::vector<store::ObservationRow>> rows =
-      backend_.store().ListObservations(target.namespace_ + "/" + target.name);
+  // A trial's log is Katib's; a job's own metrics are kept under its kind.
+  std::string id = r.kind == "Trial"
+                       ? target.namespace_ + "/" + target.name
+                       : store::JobObservationsId(r.kind, target.namespace_, target.name);
+  Result<std::vector<store::ObservationRow>> rows = backend_.store().ListObservations(id);
   if (!rows.ok()) return ErrorResponse(ApiErrorOf(rows.status(), &r, target.name));
   return Object(200, ObservationLogDocument(target.namespace_, target.name, *rows));
 }

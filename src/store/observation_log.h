@@ -19,6 +19,13 @@ struct ObservationRow {
   bool operator==(const ObservationRow&) const = default;
 };
 
+// The log a job's own metrics go to: "PyTorchJob ns/name" (a trial's is
+// "ns/name", so the two never meet).
+inline std::string JobObservationsId(const std::string& kind, const std::string& namespace_,
+                                     const std::string& name) {
+  return kind + " " + namespace_ + "/" + name;
+}
+
 class ObservationLog {
  public:
   virtual ~ObservationLog() = default;

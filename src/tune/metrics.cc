@@ -101,7 +101,10 @@ struct MetricsParser::Impl {
   std::vector<std::unique_ptr<RE2>> filters;
   MetricsFormat format;
 
-  bool IsMetric(std::string_view name) const {
+  // No names: any, whose value is a number (a job's own metrics, which
+  // no objective names in advance).
+  bool IsMetric(std::string_view name, std::string_view value) const {
+    if (names.empty()) return !name.empty() && ParseMetricValue(value).has_value();
     return std::find(names.begin(), names.end(), name) != names.end();
   }
 
@@ -114,7 +117,7 @@ std::vector<MetricSample> MetricsParser::Impl::ParseText(std::string_view line) 
   bool mentions = std::any_of(names.begin(), names.end(), [&](const std::string& name) {
     return line.find(name) != std::string_view::npos;
   });
-  if (!mentions) return samples;
+  if (!mentions && !names.empty()) return samples;
   std::optional<int64_t> timestamp = ParseRfc3339Micros(line.substr(0, line.find(' ')));
   for (const std::unique_ptr<RE2>& filter : filters) {
     re2::StringPiece input(line.data(), line.size());
@@ -124,7 +127,7 @@ std::vector<MetricSample> MetricsParser::Impl::ParseText(std::string_view line) 
            filter->Match(input, pos, line.size(), RE2::UNANCHORED, groups, 3)) {
       std::string_view name = Trim(std::string_view(groups[1].data(), groups[1].size()));
       std::string_view value = Trim(std::string_view(groups[2].data(), groups[2].size()));
-      if (IsMetric(name)) {
+      if (IsMetric(name, value)) {
         samples.push_back({std::string(name), std::string(value), timestamp});
       }
       // Go's FindAll: the next match starts after this one; an empty match

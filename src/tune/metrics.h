@@ -40,7 +40,9 @@ enum class MetricsFormat { kText, kJson };
 
 class MetricsParser {
  public:
-  // `filters` empty means the default filter. A filter that does not compile
+  // `metric_names` empty means any name whose value is a number (a
+  // job's own metrics; text format only). `filters` empty means the
+  // default filter. A filter that does not compile
   // or has fewer than two top-level groups is InvalidArgument, with Katib's
   // messages ("invalid filter: ...", "two top subexpressions are required").
   static Result<MetricsParser> Make(std::vector<std::string> metric_names,

@@ -279,6 +279,42 @@ TEST_F(ServerE2eTest, WithATokenFileKubectlNeedsATokenForItsNamespace) {
   EXPECT_THAT(elsewhere.output, HasSubstr("User \"alice\" cannot list resource \"pods\""));
 }
 
+// A job's own metrics: every name=number its master prints is collected
+// while it runs, kept after it ends, and shown by `trainyard metrics`.
+TEST_F(ServerE2eTest, AJobsOwnMetricsAreCollectedFromItsMasterAndShown) {
+  StartServer();
+  CommandResult applied = Kubectl({"apply", "-f", Write("job.yaml", R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: tracked}
+spec:
+  pytorchReplicaSpecs:
+    Master: {restartPolicy: Never, template: {spec: {containers: [{name: pytorch, image: none,
+      command: [sh, -c, 'for i in 1 2 3; do echo "epoch=$i loss=0.$((10 - 3 * i)) done"; done']}]}}}
+    Worker: {replicas: 1, restartPolicy: Never, template: {spec: {containers: [{name: pytorch,
+      image: none, command: [sh, -c, 'echo "loss=99"']}]}}}
+)")});
+  ASSERT_EQ(applied.exit_code, 0) << applied.output;
+  ASSERT_TRUE(Eventually([&] {
+    return Field("pytorchjob/tracked", ".status.conditions[?(@.type==\"Succeeded\")].status") ==
+           "True";
+  }));
+  ASSERT_TRUE(Eventually([&] {
+    return Trainyard({"metrics", "pytorchjob", "tracked"}).output.find("loss") != std::string::npos;
+  }));
+  CommandResult metrics = Trainyard({"metrics", "pytorchjob", "tracked"});
+  EXPECT_EQ(metrics.exit_code, 0) << metrics.output;
+  // The master's three values only: the worker's 99 is not the job's.
+  EXPECT_THAT(metrics.output, ::testing::ContainsRegex("epoch +3  3 +1 +3 +"));
+  EXPECT_THAT(metrics.output, ::testing::ContainsRegex("loss +3  0.1 +0.1 +0.7 +█▅▁"));
+  CommandResult loss = Trainyard({"metrics", "pytorchjob", "tracked", "--metric", "loss"});
+  EXPECT_THAT(loss.output, ::testing::ContainsRegex("STEP +VALUE +TIME\n +1  0.7 .*\n +2  0.4 "
+                                                    ".*\n +3  0.1 "));
+  // Gone with the job.
+  ASSERT_EQ(Kubectl({"delete", "pytorchjob", "tracked"}).exit_code, 0);
+  EXPECT_NE(Trainyard({"metrics", "pytorchjob", "tracked"}).exit_code, 0);
+}
+
 // trainyard's own verbs against the server: what a user without kubectl
 // does, with human output.
 TEST_F(ServerE2eTest, TrainyardsOwnVerbsApplyGetDescribeLogsSuspendAndDelete) {

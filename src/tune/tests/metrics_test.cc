@@ -35,6 +35,18 @@ TEST(MetricsParserTest, EveryMatchOnALineOfKnownNamesOnly) {
   EXPECT_TRUE(parser.ParseLine("epoch=3 lr=0.1").empty());
 }
 
+// A job's own metrics: no names given, every name=number on the line.
+TEST(MetricsParserTest, WithoutNamesEveryNumberIsAMetric) {
+  MetricsParser parser = Text({});
+  std::vector<MetricSample> samples =
+      parser.ParseLine("epoch=3 loss = 0.25 note=done accuracy=.91 x=");
+  ASSERT_EQ(samples.size(), 3u);
+  EXPECT_EQ(samples[0], (MetricSample{"epoch", "3", std::nullopt}));
+  EXPECT_EQ(samples[1], (MetricSample{"loss", "0.25", std::nullopt}));
+  EXPECT_EQ(samples[2], (MetricSample{"accuracy", ".91", std::nullopt}));
+  EXPECT_TRUE(parser.ParseLine("nothing to see").empty());
+}
+
 TEST(MetricsParserTest, LeadingRfc3339TokenIsTheTimestamp) {
   MetricsParser parser = Text({"loss"});
   EXPECT_EQ(parser.ParseLine("2024-01-01T00:00:00Z INFO loss=0.1")[0].timestamp_us,

@@ -1,0 +1,85 @@
+#include "cli/metrics_view.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <array>
+#include <map>
+
+#include "tune/metrics.h"
+
+namespace trainyard::cli {
+namespace {
+
+struct Point {
+  std::string time;
+  std::string text;
+  double value = 0;
+};
+
+// Each metric's numeric values, in order of collection.
+std::map<std::string, std::vector<Point>> Series(const api::Json& log) {
+  std::map<std::string, std::vector<Point>> out;
+  for (const api::Json& entry : api::ArrayRefAt(log, {"metricLogs"})) {
+    std::string name = api::StringAt(entry, {"metric", "name"});
+    std::string text = api::StringAt(entry, {"metric", "value"});
+    std::optional<double> value = tune::ParseMetricValue(text);
+    if (name.empty() || !value) continue;
+    out[name].push_back({api::StringAt(entry, "timeStamp"), text, *value});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Sparkline(const std::vector<double>& values, size_t width) {
+  static constexpr std::array<const char*, 8> kBars = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+  if (values.empty() || width == 0) return "";
+  size_t buckets = std::min(width, values.size());
+  std::vector<double> means(buckets, 0);
+  for (size_t b = 0; b < buckets; ++b) {
+    size_t begin = b * values.size() / buckets, end = (b + 1) * values.size() / buckets;
+    for (size_t i = begin; i < end; ++i) means[b] += values[i];
+    means[b] /= static_cast<double>(end - begin);
+  }
+  auto [low, high] = std::minmax_element(means.begin(), means.end());
+  std::string out;
+  for (double m : means) {
+    double share = *high > *low ? (m - *low) / (*high - *low) : 0.5;
+    out += kBars[std::min<size_t>(7, static_cast<size_t>(share * 8))];
+  }
+  return out;
+}
+
+std::string MetricsView(const api::Json& log, const std::string& metric) {
+  std::map<std::string, std::vector<Point>> series = Series(log);
+  if (series.empty()) return "No metrics collected yet.\n";
+  if (!metric.empty()) {
+    auto it = series.find(metric);
+    if (it == series.end()) {
+      std::vector<std::string> names;
+      for (const auto& [name, points] : series) names.push_back(name);
+      return fmt::format("No metric {}; there are: {}\n", metric, fmt::join(names, ", "));
+    }
+    std::string out = fmt::format("{:>6}  {:<14}  {}\n", "STEP", "VALUE", "TIME");
+    for (size_t i = 0; i < it->second.size(); ++i) {
+      out += fmt::format("{:>6}  {:<14}  {}\n", i + 1, it->second[i].text, it->second[i].time);
+    }
+    return out;
+  }
+  std::string out =
+      fmt::format("{:<20} {:>6}  {:<12} {:<12} {:<12} {}\n", "METRIC", "STEPS", "LAST", "MIN",
+                  "MAX", "TREND");
+  for (const auto& [name, points] : series) {
+    std::vector<double> values;
+    for (const Point& p : points) values.push_back(p.value);
+    auto [low, high] = std::minmax_element(values.begin(), values.end());
+    out += fmt::format("{:<20} {:>6}  {:<12} {:<12} {:<12} {}\n", name, points.size(),
+                       points.back().text, fmt::format("{:g}", *low), fmt::format("{:g}", *high),
+                       Sparkline(values, 32));
+  }
+  return out;
+}
+
+}  // namespace trainyard::cli
