@@ -49,7 +49,8 @@ def main():
             loss.backward()  # gradients are averaged across ranks here
             optimizer.step()
         if epoch % 5 == 4 or epoch == args.epochs - 1:
-            print(f"epoch {epoch + 1} loss {loss.item():.4f}", flush=True)
+            # name=value: what a StdOut collector reads (docs/tracking.md).
+            print(f"epoch={epoch + 1} loss={loss.item():.4f}", flush=True)
 
     with torch.no_grad():
         accuracy = (model(x_test).argmax(dim=1) == y_test).float().mean().item()
@@ -58,6 +59,7 @@ def main():
     digests = [None] * world
     dist.all_gather_object(digests, digest)
     agree = len(set(digests)) == 1
+    print(f"accuracy={accuracy:.4f}", flush=True)
     print(f"test accuracy {accuracy:.4f}, weights {digest}, "
           f"{'all ranks agree' if agree else 'RANKS DISAGREE: ' + ' '.join(digests)}", flush=True)
     dist.barrier()  # leave together

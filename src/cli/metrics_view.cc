@@ -68,9 +68,8 @@ std::string MetricsView(const api::Json& log, const std::string& metric) {
     }
     return out;
   }
-  std::string out =
-      fmt::format("{:<20} {:>6}  {:<12} {:<12} {:<12} {}\n", "METRIC", "STEPS", "LAST", "MIN",
-                  "MAX", "TREND");
+  std::string out = fmt::format("{:<20} {:>6}  {:<12} {:<12} {:<12} {}\n", "METRIC", "STEPS",
+                                "LAST", "MIN", "MAX", "TREND");
   for (const auto& [name, points] : series) {
     std::vector<double> values;
     for (const Point& p : points) values.push_back(p.value);

@@ -14,9 +14,8 @@ api::Json Log(const std::vector<std::pair<std::string, std::string>>& values) {
   api::Json log = {{"metricLogs", api::Json::array()}};
   int second = 0;
   for (const auto& [name, value] : values) {
-    log["metricLogs"].push_back(
-        {{"timeStamp", fmt::format("2026-11-27T10:00:{:02}Z", second++)},
-         {"metric", {{"name", name}, {"value", value}}}});
+    log["metricLogs"].push_back({{"timeStamp", fmt::format("2026-11-27T10:00:{:02}Z", second++)},
+                                 {"metric", {{"name", name}, {"value", value}}}});
   }
   return log;
 }

@@ -86,6 +86,11 @@ TEST_F(ServerE2eTest, KubectlAppliesWatchesFollowsDescribesSuspendsAndDeletes) {
   EXPECT_THAT(described.output, ::testing::ContainsRegex("Normal +PyTorchJobSucceeded "));
   CommandResult pods = Kubectl({"get", "pods"});
   EXPECT_THAT(pods.output, ::testing::ContainsRegex("pytorch-digits-master-0 +0/1 +Completed +0"));
+  // What the master printed as name=value, kept: loss every fifth epoch of
+  // 30 (docs/tracking.md), and the accuracy once.
+  CommandResult metrics = Trainyard({"metrics", "pytorchjob", "pytorch-digits"});
+  EXPECT_THAT(metrics.output, ::testing::ContainsRegex("\naccuracy +1  0\\.9[0-9]+ "));
+  EXPECT_THAT(metrics.output, ::testing::ContainsRegex("\nloss +6  0\\.[0-9]+ "));
 
   // Suspend and resume, as upstream documents it: a merge patch of runPolicy.suspend.
   ASSERT_EQ(Kubectl({"apply", "-f", Write("sleeper.yaml", kSleeper)}).exit_code, 0);
@@ -474,7 +479,7 @@ TEST_F(ServerCrashTest, KilledAgainAndAgainItLosesNothing) {
     return ReadFile(home_ / "server/logs/default/pytorch-digits-master-0_pytorch.log").find(text) !=
            std::string::npos;
   };
-  for (const char* moment : {"joined", "epoch 10", "epoch 25"}) {
+  for (const char* moment : {"joined", "epoch=10", "epoch=25"}) {
     ASSERT_TRUE(Eventually([&] { return master_log_has(moment); }, std::chrono::seconds(120)))
         << moment;
     KillServer();
@@ -482,6 +487,10 @@ TEST_F(ServerCrashTest, KilledAgainAndAgainItLosesNothing) {
   }
   ASSERT_TRUE(Eventually([&] { return BothFinished(); }, std::chrono::seconds(120)));
   EXPECT_EQ(Collect(), reference);
+  // Its metrics, read across the crashes: every value once, none twice.
+  CommandResult metrics = Trainyard({"metrics", "pytorchjob", "pytorch-digits"});
+  EXPECT_THAT(metrics.output, ::testing::ContainsRegex("\nloss +6  ")) << metrics.output;
+  EXPECT_THAT(metrics.output, ::testing::ContainsRegex("\nepoch +6  30 +5 +30 ")) << metrics.output;
   // A clean stop leaves nothing running; neither did the crashes.
   ASSERT_EQ(Kubectl({"delete", "pytorchjob", "--all"}).exit_code, 0);
   server_->Stop(std::chrono::seconds(20));
