@@ -34,12 +34,13 @@ class CollectingTrialReconciler final : public controller::Reconciler {
   std::unique_ptr<controller::TrialReconciler> trials_;
 };
 
-// A job's own metrics are read from its master role's output while it
-// runs: before each reconcile, and at least every second until it ends.
+// A job's own metrics are read from its output while it runs (a
+// kubeflow.org/v1 job's master role, a TrainJob's node 0): before each
+// reconcile, and at least every second until it ends.
 class CollectingJobReconciler final : public controller::Reconciler {
  public:
   CollectingJobReconciler(std::function<Status(const store::ObjectKey&)> collect,
-                          std::unique_ptr<controller::JobReconciler> jobs,
+                          std::unique_ptr<controller::Reconciler> jobs,
                           const store::ObjectReader* store)
       : collect_(std::move(collect)), jobs_(std::move(jobs)), store_(store) {}
   std::vector<std::string> Kinds() const override { return jobs_->Kinds(); }
@@ -55,7 +56,8 @@ class CollectingJobReconciler final : public controller::Reconciler {
  private:
   static constexpr Duration kMetricsPoll = std::chrono::seconds(1);
 
-  // Stored, its metrics read, and neither Succeeded nor Failed yet.
+  // Stored, its metrics read, and neither Succeeded (a TrainJob:
+  // Complete) nor Failed yet.
   bool Running(const store::ObjectKey& key) const {
     Result<api::Json> job = store_->Get(key);
     if (!job.ok() || api::StringAt(*job, {"metadata", "annotations",
@@ -64,7 +66,8 @@ class CollectingJobReconciler final : public controller::Reconciler {
     }
     for (const api::Json& c : api::ArrayRefAt(*job, {"status", "conditions"})) {
       std::string type = api::StringAt(c, "type");
-      if ((type == "Succeeded" || type == "Failed") && api::StringAt(c, "status") == "True") {
+      if ((type == "Succeeded" || type == "Complete" || type == "Failed") &&
+          api::StringAt(c, "status") == "True") {
         return false;
       }
     }
@@ -72,7 +75,7 @@ class CollectingJobReconciler final : public controller::Reconciler {
   }
 
   std::function<Status(const store::ObjectKey&)> collect_;
-  std::unique_ptr<controller::JobReconciler> jobs_;
+  std::unique_ptr<controller::Reconciler> jobs_;
   const store::ObjectReader* store_;
 };
 
@@ -149,10 +152,13 @@ Status Engine::Init() {
       .store = store_.get(), .clock = options_.clock, .claims_dir = options_.claims_dir}));
   reconcilers_.push_back(std::make_unique<controller::BatchJobReconciler>(reconciler));
   reconcilers_.push_back(std::make_unique<controller::JobSetReconciler>(reconciler));
-  reconcilers_.push_back(std::make_unique<controller::TrainJobReconciler>(reconciler));
+  auto collect = [this](const store::ObjectKey& key) {
+    return metrics_collector_->CollectJob(key);
+  };
   reconcilers_.push_back(std::make_unique<CollectingJobReconciler>(
-      [this](const store::ObjectKey& key) { return metrics_collector_->CollectJob(key); },
-      std::make_unique<controller::JobReconciler>(std::move(reconciler)), store_.get()));
+      collect, std::make_unique<controller::TrainJobReconciler>(reconciler), store_.get()));
+  reconcilers_.push_back(std::make_unique<CollectingJobReconciler>(
+      collect, std::make_unique<controller::JobReconciler>(std::move(reconciler)), store_.get()));
   std::string metrics_dir = options_.state_dir + "/metrics";
   std::string trial_dirs = options_.state_dir + "/trials";
   reconcilers_.push_back(std::make_unique<controller::ExperimentReconciler>(

@@ -174,6 +174,44 @@ Status MetricsCollector::Collect(const store::ObjectKey& key) {
   return OkStatus();
 }
 
+std::vector<std::pair<std::string, std::string>> MetricsCollector::MetricsSourcesOf(
+    const api::Json& stored) const {
+  std::vector<std::pair<std::string, std::string>> sources;
+  // A TrainJob's: node 0 of its `node` job (Katib's primary pod of one).
+  if (api::StringAt(stored, "kind") == "TrainJob") {
+    Result<std::vector<std::string>> owners = TrainJobPodOwners(*options_.store, stored);
+    for (const std::string& owner : owners.ok() ? *owners : std::vector<std::string>()) {
+      (void)options_.store->ScanOwnedBy("Pod", owner, [&](const api::Json& pod) {
+        const api::Json& labels = api::ObjectAt(pod, {"metadata", "labels"});
+        if (api::StringAt(labels, std::string(api::kReplicatedJobNameLabel).c_str()) == "node" &&
+            api::StringAt(labels, std::string(api::kBatchCompletionIndex).c_str()) == "0") {
+          sources.emplace_back(api::StringAt(pod, {"metadata", "name"}), "node");
+        }
+      });
+    }
+    return sources;
+  }
+  api::DecodeResult decoded = api::DecodeObject(stored);
+  auto* job = decoded.object ? std::get_if<api::TrainingJob>(&*decoded.object) : nullptr;
+  if (job == nullptr) return sources;
+  Result<std::vector<api::Pod>> pods =
+      controller::ControlledPods(*options_.store, job->metadata.uid);
+  for (const api::Pod& pod : pods.ok() ? *pods : std::vector<api::Pod>()) {
+    auto role = pod.metadata.labels.find(std::string(api::kLabelJobRole));
+    if (role == pod.metadata.labels.end() || role->second != "master" ||
+        pod.spec.containers.empty()) {
+      continue;
+    }
+    // The kind's own container (pytorch, tensorflow, ...), else the first.
+    std::string container = pod.spec.containers[0].name;
+    for (const api::Container& c : pod.spec.containers) {
+      if (c.name == job->info().default_container) container = c.name;
+    }
+    sources.emplace_back(pod.metadata.name, container);
+  }
+  return sources;
+}
+
 Status MetricsCollector::CollectJob(const store::ObjectKey& key) {
   std::string id = store::JobObservationsId(key.kind, key.namespace_, key.name);
   Result<api::Json> stored = options_.store->Get(key);
@@ -190,25 +228,9 @@ Status MetricsCollector::CollectJob(const store::ObjectKey& key) {
                      tune::MetricsParser::Make({}, {}, tune::MetricsFormat::kText));
     any_name_parser_ = std::make_unique<tune::MetricsParser>(std::move(parser));
   }
-  api::DecodeResult decoded = api::DecodeObject(*stored);
-  auto* job = decoded.object ? std::get_if<api::TrainingJob>(&*decoded.object) : nullptr;
-  if (job == nullptr) return OkStatus();
-  ASSIGN_OR_RETURN(std::vector<api::Pod> pods,
-                   controller::ControlledPods(*options_.store, job->metadata.uid));
-  for (const api::Pod& pod : pods) {
-    auto role = pod.metadata.labels.find(std::string(api::kLabelJobRole));
-    if (role == pod.metadata.labels.end() || role->second != "master" ||
-        pod.spec.containers.empty()) {
-      continue;
-    }
-    // The kind's own container (pytorch, tensorflow, ...), else the first.
-    std::string container = pod.spec.containers[0].name;
-    for (const api::Container& c : pod.spec.containers) {
-      if (c.name == job->info().default_container) container = c.name;
-    }
+  for (const auto& [pod, container] : MetricsSourcesOf(*stored)) {
     RETURN_IF_ERROR(
-        ReadSource(id, *any_name_parser_,
-                   options_.log_path(pod.metadata.namespace_, pod.metadata.name, container)));
+        ReadSource(id, *any_name_parser_, options_.log_path(key.namespace_, pod, container)));
   }
   return OkStatus();
 }

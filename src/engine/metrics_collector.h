@@ -48,9 +48,10 @@ class MetricsCollector {
   // Push trial reads nothing.
   Status Collect(const store::ObjectKey& trial_key);
 
-  // A kubeflow.org/v1 job's own metrics, as a StdOut collector with
-  // Katib's default filter reads them: every name=number its master role's
-  // container (the kind's, else the first) prints, into the job's log
+  // A job's own metrics, as a StdOut collector with Katib's default filter
+  // reads them: every name=number printed by a kubeflow.org/v1 job's
+  // master role's container (the kind's, else the first), or by a
+  // TrainJob's node 0 (its `node` container), into the job's log
   // (store::JobObservationsId). A deleted job's log is dropped.
   Status CollectJob(const store::ObjectKey& job_key);
 
@@ -59,6 +60,8 @@ class MetricsCollector {
   // Reads `path` from the recorded offset and appends what it holds.
   Status ReadSource(const std::string& log_id, const tune::MetricsParser& parser,
                     const std::string& path);
+  // The (pod, container)s a job's own metrics are read from.
+  std::vector<std::pair<std::string, std::string>> MetricsSourcesOf(const api::Json& job) const;
 
   // Reads the whole records `path` has gained; `event_dir` is its
   // directory as the container sees it.

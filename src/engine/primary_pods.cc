@@ -16,8 +16,9 @@ bool MatchesLabels(const api::Json& pod, const std::map<std::string, std::string
   return true;
 }
 
-// The uids of what a TrainJob's pods are owned by: the Jobs of its JobSet.
-Result<std::vector<std::string>> TrainJobPodOwners(const store::ObjectStore& store,
+}  // namespace
+
+Result<std::vector<std::string>> TrainJobPodOwners(const store::ObjectReader& store,
                                                    const api::Json& train_job) {
   std::vector<std::string> jobsets, jobs;
   RETURN_IF_ERROR(store.ScanOwnedBy("JobSet", api::StringAt(train_job, {"metadata", "uid"}),
@@ -31,8 +32,6 @@ Result<std::vector<std::string>> TrainJobPodOwners(const store::ObjectStore& sto
   }
   return jobs;
 }
-
-}  // namespace
 
 Result<std::vector<api::Json>> PrimaryPodsOf(const store::ObjectStore& store,
                                              const api::Trial& trial) {

@@ -12,6 +12,10 @@
 
 namespace trainyard::engine {
 
+// The uids of what a TrainJob's pods are owned by: the Jobs of its JobSet.
+Result<std::vector<std::string>> TrainJobPodOwners(const store::ObjectReader& store,
+                                                   const api::Json& train_job);
+
 // Found through the job's uid, so the cost is the job's pods', however many
 // others the namespace holds. None while the job is not made, or is gone.
 Result<std::vector<api::Json>> PrimaryPodsOf(const store::ObjectStore& store,

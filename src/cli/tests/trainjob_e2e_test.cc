@@ -359,6 +359,10 @@ TEST_F(TrainJobServerE2eTest, KubectlAppliesATrainJobAndSeesItComplete) {
   testing::CommandResult described = Kubectl({"describe", "trainjob", "trainjob-digits"});
   EXPECT_THAT(described.output, ::testing::ContainsRegex("Normal +Created .* Created JobSet"));
   EXPECT_THAT(described.output, ::testing::ContainsRegex("Normal +AllJobsCompleted "));
+  // Node 0's loss every fifth of 20 epochs, and its accuracy, kept.
+  testing::CommandResult metrics = Trainyard({"metrics", "trainjob", "trainjob-digits"});
+  EXPECT_THAT(metrics.output, ::testing::ContainsRegex("\nloss +4  0\\.[0-9]+ ")) << metrics.output;
+  EXPECT_THAT(metrics.output, ::testing::ContainsRegex("\naccuracy +1  0\\.9")) << metrics.output;
 }
 
 // As upstream's webhook: a TrainJob whose runtime is missing, or asks what
