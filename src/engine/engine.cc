@@ -60,10 +60,7 @@ class CollectingJobReconciler final : public controller::Reconciler {
   // Complete) nor Failed yet.
   bool Running(const store::ObjectKey& key) const {
     Result<api::Json> job = store_->Get(key);
-    if (!job.ok() || api::StringAt(*job, {"metadata", "annotations",
-                                          std::string(kJobMetricsAnnotation).c_str()}) == "none") {
-      return false;
-    }
+    if (!job.ok() || !CollectsOwnMetrics(*job)) return false;
     for (const api::Json& c : api::ArrayRefAt(*job, {"status", "conditions"})) {
       std::string type = api::StringAt(c, "type");
       if ((type == "Succeeded" || type == "Complete" || type == "Failed") &&

@@ -55,12 +55,12 @@ Result<const tune::MetricsParser*> MetricsCollector::ParserFor(const api::Trial&
 }
 
 Status MetricsCollector::ReadSource(const std::string& log_id, const tune::MetricsParser& parser,
-                                    const std::string& path) {
+                                    const std::string& path, const std::string& source) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return OkStatus();  // nothing written yet
   in.seekg(0, std::ios::end);
   int64_t size = in.tellg();
-  ASSIGN_OR_RETURN(int64_t offset, options_.store->ObservationsReadTo(path));
+  ASSIGN_OR_RETURN(int64_t offset, options_.store->ObservationsReadTo(source));
   if (size < offset) offset = 0;  // the file was replaced: read it again
   if (size == offset) return OkStatus();
   int64_t length = std::min(size - offset, kMaxReadBytes);
@@ -84,7 +84,7 @@ Status MetricsCollector::ReadSource(const std::string& log_id, const tune::Metri
     }
     start = newline + 1;
   }
-  return options_.store->AppendObservations(log_id, rows, path,
+  return options_.store->AppendObservations(log_id, rows, source,
                                             offset + static_cast<int64_t>(text.size()));
 }
 
@@ -162,14 +162,14 @@ Status MetricsCollector::Collect(const store::ObjectKey& key) {
   ASSIGN_OR_RETURN(const tune::MetricsParser* parser, ParserFor(*trial));
   if (kind == "File") {
     controller::MetricsFile file = controller::MetricsFileOf(*trial, options_.metrics_dir);
-    return ReadSource(TrialLogId(*trial), *parser, file.host_path);
+    return ReadSource(TrialLogId(*trial), *parser, file.host_path, file.host_path);
   }
   ASSIGN_OR_RETURN(std::vector<api::Json> pods, PrimaryPodsOf(*options_.store, *trial));
   for (const api::Json& pod : pods) {
-    RETURN_IF_ERROR(ReadSource(
-        TrialLogId(*trial), *parser,
+    std::string path =
         options_.log_path(trial->metadata.namespace_, api::StringAt(pod, {"metadata", "name"}),
-                          trial->spec.primary_container_name)));
+                          trial->spec.primary_container_name);
+    RETURN_IF_ERROR(ReadSource(TrialLogId(*trial), *parser, path, path));
   }
   return OkStatus();
 }
@@ -212,6 +212,14 @@ std::vector<std::pair<std::string, std::string>> MetricsCollector::MetricsSource
   return sources;
 }
 
+bool CollectsOwnMetrics(const api::Json& job) {
+  // A trial's job: its metrics go to the trial's log, read by the trial's
+  // collector with the objective's names.
+  return api::StringAt(job, {"metadata", "annotations",
+                             std::string(kJobMetricsAnnotation).c_str()}) != "none" &&
+         api::StringAt(job, {"metadata", "labels", std::string(api::kTrialLabel).c_str()}).empty();
+}
+
 Status MetricsCollector::CollectJob(const store::ObjectKey& key) {
   std::string id = store::JobObservationsId(key.kind, key.namespace_, key.name);
   Result<api::Json> stored = options_.store->Get(key);
@@ -219,18 +227,17 @@ Status MetricsCollector::CollectJob(const store::ObjectKey& key) {
     return options_.store->DeleteObservations(id);  // the job is gone, and so is its log
   }
   RETURN_IF_ERROR(stored.status());
-  if (api::StringAt(*stored, {"metadata", "annotations",
-                              std::string(kJobMetricsAnnotation).c_str()}) == "none") {
-    return OkStatus();
-  }
+  if (!CollectsOwnMetrics(*stored)) return OkStatus();
   if (!any_name_parser_) {
     ASSIGN_OR_RETURN(tune::MetricsParser parser,
                      tune::MetricsParser::Make({}, {}, tune::MetricsFormat::kText));
     any_name_parser_ = std::make_unique<tune::MetricsParser>(std::move(parser));
   }
   for (const auto& [pod, container] : MetricsSourcesOf(*stored)) {
-    RETURN_IF_ERROR(
-        ReadSource(id, *any_name_parser_, options_.log_path(key.namespace_, pod, container)));
+    RETURN_IF_ERROR(ReadSource(id, *any_name_parser_,
+                               options_.log_path(key.namespace_, pod, container),
+                               // Its own offset: a trial may read the same log.
+                               id + " " + options_.log_path(key.namespace_, pod, container)));
   }
   return OkStatus();
 }

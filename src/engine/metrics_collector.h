@@ -36,6 +36,10 @@ struct MetricsCollectorOptions {
 // set to "none" (default: "StdOut", its master role's output).
 inline constexpr std::string_view kJobMetricsAnnotation = "trainyard.dev/metrics";
 
+// Whether `job`'s own metrics are collected: not when annotated "none",
+// nor for a trial's job (the trial collects them).
+bool CollectsOwnMetrics(const api::Json& job);
+
 // The parser of a trial's collector: its filters (Katib's default when it
 // names none), as TEXT, or JSON lines for a File collector that says so.
 Result<tune::MetricsParser> MakeMetricsParser(const api::Trial& trial);
@@ -58,8 +62,10 @@ class MetricsCollector {
  private:
   Result<const tune::MetricsParser*> ParserFor(const api::Trial& trial);
   // Reads `path` from the recorded offset and appends what it holds.
+  // `source` names the read offset: the path for a trial's, the job and
+  // path for a job's (a trial's job's log is read by both).
   Status ReadSource(const std::string& log_id, const tune::MetricsParser& parser,
-                    const std::string& path);
+                    const std::string& path, const std::string& source);
   // The (pod, container)s a job's own metrics are read from.
   std::vector<std::pair<std::string, std::string>> MetricsSourcesOf(const api::Json& job) const;
 
