@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <map>
 
 #include "tune/metrics.h"
@@ -47,6 +48,7 @@ std::string Sparkline(const std::vector<double>& values, size_t width) {
   std::string out;
   for (double m : means) {
     double share = *high > *low ? (m - *low) / (*high - *low) : 0.5;
+    if (!std::isfinite(share)) share = 0.5;  // a range past double's
     out += kBars[std::min<size_t>(7, static_cast<size_t>(share * 8))];
   }
   return out;

@@ -39,15 +39,21 @@ class CollectingTrialReconciler final : public controller::Reconciler {
 // reconcile, and at least every second until it ends.
 class CollectingJobReconciler final : public controller::Reconciler {
  public:
-  CollectingJobReconciler(std::function<Status(const store::ObjectKey&)> collect,
+  CollectingJobReconciler(std::function<Result<bool>(const store::ObjectKey&)> collect,
                           std::unique_ptr<controller::Reconciler> jobs,
                           const store::ObjectReader* store)
       : collect_(std::move(collect)), jobs_(std::move(jobs)), store_(store) {}
   std::vector<std::string> Kinds() const override { return jobs_->Kinds(); }
   Result<controller::ReconcileResult> Reconcile(const store::ObjectKey& key) override {
-    RETURN_IF_ERROR(collect_(key));
+    // Metrics that cannot be read now do not hold the job back.
+    Result<bool> reading = collect_(key);
+    if (!reading.ok()) {
+      fmt::print(stderr, "trainyard: {}: its metrics: {}\n", key.ToString(),
+                 reading.status().message());
+    }
     ASSIGN_OR_RETURN(controller::ReconcileResult result, jobs_->Reconcile(key));
-    if (Running(key) && (!result.requeue_after || *result.requeue_after > kMetricsPoll)) {
+    if (reading.ok() && *reading && Running(key) &&
+        (!result.requeue_after || *result.requeue_after > kMetricsPoll)) {
       result.requeue_after = kMetricsPoll;
     }
     return result;
@@ -71,7 +77,7 @@ class CollectingJobReconciler final : public controller::Reconciler {
     return true;
   }
 
-  std::function<Status(const store::ObjectKey&)> collect_;
+  std::function<Result<bool>(const store::ObjectKey&)> collect_;
   std::unique_ptr<controller::Reconciler> jobs_;
   const store::ObjectReader* store_;
 };

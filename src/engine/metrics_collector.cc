@@ -67,8 +67,13 @@ Status MetricsCollector::ReadSource(const std::string& log_id, const tune::Metri
   std::string text(static_cast<size_t>(length), '\0');
   in.seekg(offset);
   in.read(text.data(), length);
-  // Only whole lines: a line still being written is read next time.
+  // Only whole lines: a line still being written is read next time. A
+  // whole window without one (a progress bar's \r, binary output) is
+  // passed over rather than read again for ever.
   size_t end = text.rfind('\n');
+  if (end == std::string::npos && length == kMaxReadBytes) {
+    return options_.store->AppendObservations(log_id, {}, source, offset + length);
+  }
   if (end == std::string::npos) return OkStatus();
   text.resize(end + 1);
   std::vector<store::ObservationRow> rows;
@@ -174,9 +179,9 @@ Status MetricsCollector::Collect(const store::ObjectKey& key) {
   return OkStatus();
 }
 
-std::vector<std::pair<std::string, std::string>> MetricsCollector::MetricsSourcesOf(
+std::vector<MetricsCollector::Source> MetricsCollector::MetricsSourcesOf(
     const api::Json& stored) const {
-  std::vector<std::pair<std::string, std::string>> sources;
+  std::vector<Source> sources;
   // A TrainJob's: node 0 of its `node` job (Katib's primary pod of one).
   if (api::StringAt(stored, "kind") == "TrainJob") {
     Result<std::vector<std::string>> owners = TrainJobPodOwners(*options_.store, stored);
@@ -185,7 +190,8 @@ std::vector<std::pair<std::string, std::string>> MetricsCollector::MetricsSource
         const api::Json& labels = api::ObjectAt(pod, {"metadata", "labels"});
         if (api::StringAt(labels, std::string(api::kReplicatedJobNameLabel).c_str()) == "node" &&
             api::StringAt(labels, std::string(api::kBatchCompletionIndex).c_str()) == "0") {
-          sources.emplace_back(api::StringAt(pod, {"metadata", "name"}), "node");
+          sources.push_back({api::StringAt(pod, {"metadata", "name"}),
+                             api::StringAt(pod, {"metadata", "uid"}), "node"});
         }
       });
     }
@@ -207,7 +213,7 @@ std::vector<std::pair<std::string, std::string>> MetricsCollector::MetricsSource
     for (const api::Container& c : pod.spec.containers) {
       if (c.name == job->info().default_container) container = c.name;
     }
-    sources.emplace_back(pod.metadata.name, container);
+    sources.push_back({pod.metadata.name, pod.metadata.uid, container});
   }
   return sources;
 }
@@ -220,26 +226,29 @@ bool CollectsOwnMetrics(const api::Json& job) {
          api::StringAt(job, {"metadata", "labels", std::string(api::kTrialLabel).c_str()}).empty();
 }
 
-Status MetricsCollector::CollectJob(const store::ObjectKey& key) {
+Result<bool> MetricsCollector::CollectJob(const store::ObjectKey& key) {
   std::string id = store::JobObservationsId(key.kind, key.namespace_, key.name);
   Result<api::Json> stored = options_.store->Get(key);
   if (stored.status().code() == StatusCode::kNotFound) {
-    return options_.store->DeleteObservations(id);  // the job is gone, and so is its log
+    RETURN_IF_ERROR(options_.store->DeleteObservations(id));  // gone, and so is its log
+    return false;
   }
   RETURN_IF_ERROR(stored.status());
-  if (!CollectsOwnMetrics(*stored)) return OkStatus();
+  if (!CollectsOwnMetrics(*stored)) return false;
   if (!any_name_parser_) {
     ASSIGN_OR_RETURN(tune::MetricsParser parser,
                      tune::MetricsParser::Make({}, {}, tune::MetricsFormat::kText));
     any_name_parser_ = std::make_unique<tune::MetricsParser>(std::move(parser));
   }
-  for (const auto& [pod, container] : MetricsSourcesOf(*stored)) {
-    RETURN_IF_ERROR(ReadSource(id, *any_name_parser_,
-                               options_.log_path(key.namespace_, pod, container),
-                               // Its own offset: a trial may read the same log.
-                               id + " " + options_.log_path(key.namespace_, pod, container)));
+  std::vector<Source> sources = MetricsSourcesOf(*stored);
+  for (const Source& source : sources) {
+    std::string path = options_.log_path(key.namespace_, source.pod, source.container);
+    // Its own offset, by the pod's uid: a trial may read the same log, and
+    // a pod made again under the same name starts a new one.
+    RETURN_IF_ERROR(
+        ReadSource(id, *any_name_parser_, path, fmt::format("{} {} {}", id, source.uid, path)));
   }
-  return OkStatus();
+  return !sources.empty();
 }
 
 }  // namespace trainyard::engine

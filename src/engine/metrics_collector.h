@@ -57,7 +57,8 @@ class MetricsCollector {
   // master role's container (the kind's, else the first), or by a
   // TrainJob's node 0 (its `node` container), into the job's log
   // (store::JobObservationsId). A deleted job's log is dropped.
-  Status CollectJob(const store::ObjectKey& job_key);
+  // Whether it has a pod to read (while it has, it is worth polling).
+  Result<bool> CollectJob(const store::ObjectKey& job_key);
 
  private:
   Result<const tune::MetricsParser*> ParserFor(const api::Trial& trial);
@@ -66,8 +67,13 @@ class MetricsCollector {
   // path for a job's (a trial's job's log is read by both).
   Status ReadSource(const std::string& log_id, const tune::MetricsParser& parser,
                     const std::string& path, const std::string& source);
-  // The (pod, container)s a job's own metrics are read from.
-  std::vector<std::pair<std::string, std::string>> MetricsSourcesOf(const api::Json& job) const;
+  // A pod's container a job's own metrics are read from.
+  struct Source {
+    std::string pod;
+    std::string uid;
+    std::string container;
+  };
+  std::vector<Source> MetricsSourcesOf(const api::Json& job) const;
 
   // Reads the whole records `path` has gained; `event_dir` is its
   // directory as the container sees it.

@@ -57,6 +57,7 @@ void ReconcileQueue::TakeDueTimers() {
   while (!timers_.empty() && timers_.begin()->first <= now) {
     store::ObjectKey key = timers_.begin()->second;
     timers_.erase(timers_.begin());
+    timer_of_.erase(key.ToString());
     Queue(key);
   }
 }
@@ -81,11 +82,27 @@ void ReconcileQueue::ReconcileNext() {
     if (result.status().code() != StatusCode::kAborted) {
       fmt::print(stderr, "trainyard: {}: {}\n", key.ToString(), result.status().message());
     }
-    timers_.emplace(clock_->Now() + RetryDelay(failures), key);
+    SetTimer(clock_->Now() + RetryDelay(failures), key);
     return;
   }
   failures_.erase(key.ToString());
-  if (result->requeue_after) timers_.emplace(clock_->Now() + *result->requeue_after, key);
+  if (result->requeue_after) SetTimer(clock_->Now() + *result->requeue_after, key);
+}
+
+void ReconcileQueue::SetTimer(TimePoint at, const store::ObjectKey& key) {
+  auto [known, added] = timer_of_.try_emplace(key.ToString(), at);
+  if (!added) {
+    if (known->second <= at) return;  // woken sooner already
+    auto [first, last] = timers_.equal_range(known->second);
+    for (auto it = first; it != last; ++it) {
+      if (it->second.ToString() == known->first) {
+        timers_.erase(it);
+        break;
+      }
+    }
+    known->second = at;
+  }
+  timers_.emplace(at, key);
 }
 
 std::optional<Result<controller::ReconcileResult>> ReconcileQueue::Guarded(

@@ -52,6 +52,10 @@ class ReconcileQueue {
   // Reconcile, or nullopt when it threw: said once, and the object is left
   // alone until it changes.
   std::optional<Result<controller::ReconcileResult>> Guarded(const store::ObjectKey& key);
+  // Wakes `key` at `at`, unless it is already to be woken sooner: one timer
+  // per object, so reconciles that each ask to be repeated (a running
+  // job's poll) never stack up into chains of their own.
+  void SetTimer(TimePoint at, const store::ObjectKey& key);
 
   const Clock* clock_;
   OnReconcile on_reconcile_;
@@ -59,8 +63,9 @@ class ReconcileQueue {
   std::set<std::string> queued_;
   std::vector<store::ObjectKey> queue_;
   std::multimap<TimePoint, store::ObjectKey> timers_;
-  std::map<std::string, int> failures_;  // consecutive reconcile errors per object
-  std::set<std::string> left_alone_;     // keys whose reconcile threw, said once
+  std::map<std::string, TimePoint> timer_of_;  // each key's one timer in timers_
+  std::map<std::string, int> failures_;        // consecutive reconcile errors per object
+  std::set<std::string> left_alone_;           // keys whose reconcile threw, said once
 };
 
 }  // namespace trainyard::engine

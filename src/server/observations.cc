@@ -38,7 +38,9 @@ bool ApiHandler::IsTrialsOwnPush(const ApiRequest& request) const {
   std::string token = request.BearerToken();
   if (request.method != "POST" || token.empty()) return false;
   Result<ApiTarget> target = ParseApiPath(request.path);
-  if (!target.ok() || target->subresource != "observations") return false;
+  if (!target.ok() || target->subresource != "observations" || target->resource->kind != "Trial") {
+    return false;
+  }
   Result<api::Json> trial =
       backend_.store().Get({target->resource->kind, target->namespace_, target->name});
   if (!trial.ok()) return false;
