@@ -6,6 +6,7 @@
 
 #include "api/object.h"
 #include "api/well_known.h"
+#include "cli/metrics_view.h"
 #include "common/strings.h"
 #include "controller/experiment_trials.h"
 #include "controller/katib_status.h"
@@ -117,6 +118,10 @@ void ExperimentView::PrintRow(const api::Trial& trial) {
     line += Pad(ShortValue(p, value), std::max(kMinWidth, p.name.size()));
   }
   line += ObjectiveText(*experiment_.spec.objective, trial.status.observation);
+  if (std::optional<double> value =
+          controller::ObjectiveOf(*experiment_.spec.objective, trial.status.observation)) {
+    objectives_.push_back(*value);
+  }
   fmt::print(out_, "{}\n", line);
   std::fflush(out_);
 }
@@ -182,6 +187,17 @@ void ExperimentView::PrintSummary(std::FILE* out) const {
       fmt::print(out, "  {}: min {}, max {}, latest {}\n", m.name, m.min, m.max, m.latest);
     }
   }
+  if (objectives_.size() < 2) return;
+  // The objective trial by trial, as they ended, and the best so far.
+  bool maximize = experiment_.spec.objective->type == "maximize";
+  std::vector<double> best_so_far = objectives_;
+  for (size_t i = 1; i < best_so_far.size(); ++i) {
+    best_so_far[i] = maximize ? std::max(best_so_far[i], best_so_far[i - 1])
+                              : std::min(best_so_far[i], best_so_far[i - 1]);
+  }
+  fmt::print(out, "{} over {} trials: {}, best so far: {}\n",
+             experiment_.spec.objective->objective_metric_name, objectives_.size(),
+             Sparkline(objectives_, 40), Sparkline(best_so_far, 40));
 }
 
 }  // namespace trainyard::cli

@@ -37,7 +37,8 @@ class ExperimentView {
   std::FILE* out_;
   api::Experiment experiment_;
   bool header_printed_ = false;
-  std::set<std::string> printed_;  // trials with a row
+  std::set<std::string> printed_;   // trials with a row
+  std::vector<double> objectives_;  // the rows' objective values, in the order printed
   bool finished_ = false;
   bool succeeded_ = false;
 };

@@ -246,6 +246,8 @@ TEST_F(TrainJobE2eTest, KatibTrialsThatAreTrainJobsFindTheBest) {
   EXPECT_THAT(out, HasSubstr("  lr = 0.1\n"));
   // Node 0's value, not node 1's (99): the primary pod's.
   EXPECT_THAT(out, HasSubstr("loss: min 0.1, max 0.1, latest 0.1"));
+  // The objective trial by trial, and the best so far, drawn.
+  EXPECT_THAT(out, ::testing::ContainsRegex("loss over 2 trials: .+, best so far: "));
 }
 
 TEST_F(TrainJobE2eTest, AJobWhoseRuntimeIsMissingFailsAndSaysWhich) {
