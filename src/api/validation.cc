@@ -65,6 +65,12 @@ void ValidateObjectMeta(const ObjectMeta& meta, NameRule rule, ValidationResult&
       out.errors.push_back(FieldError::Invalid(path.Child("annotations"), key, p));
     }
     annotation_bytes += key.size() + value.size();
+    if (key == kJobMetricsAnnotation && value != "StdOut" && value != "none") {
+      out.warnings.push_back(fmt::format(
+          "{}: {:?} is not acted on: the collectors of a job's own metrics are StdOut (the "
+          "default) and none; its master's output is read",
+          path.Child("annotations").Key(key).ToString(), value));
+    }
   }
   if (annotation_bytes > kMaxAnnotationBytes) {
     out.errors.push_back(FieldError::TooLong(path.Child("annotations"), kMaxAnnotationBytes));

@@ -40,20 +40,18 @@ class CollectingTrialReconciler final : public controller::Reconciler {
 class CollectingJobReconciler final : public controller::Reconciler {
  public:
   CollectingJobReconciler(std::function<Result<bool>(const store::ObjectKey&)> collect,
-                          std::unique_ptr<controller::Reconciler> jobs,
-                          const store::ObjectReader* store)
-      : collect_(std::move(collect)), jobs_(std::move(jobs)), store_(store) {}
+                          std::unique_ptr<controller::Reconciler> jobs)
+      : collect_(std::move(collect)), jobs_(std::move(jobs)) {}
   std::vector<std::string> Kinds() const override { return jobs_->Kinds(); }
   Result<controller::ReconcileResult> Reconcile(const store::ObjectKey& key) override {
     // Metrics that cannot be read now do not hold the job back.
-    Result<bool> reading = collect_(key);
-    if (!reading.ok()) {
+    Result<bool> more = collect_(key);
+    if (!more.ok()) {
       fmt::print(stderr, "trainyard: {}: its metrics: {}\n", key.ToString(),
-                 reading.status().message());
+                 more.status().message());
     }
     ASSIGN_OR_RETURN(controller::ReconcileResult result, jobs_->Reconcile(key));
-    if (reading.ok() && *reading && Running(key) &&
-        (!result.requeue_after || *result.requeue_after > kMetricsPoll)) {
+    if (more.ok() && *more && (!result.requeue_after || *result.requeue_after > kMetricsPoll)) {
       result.requeue_after = kMetricsPoll;
     }
     return result;
@@ -62,24 +60,8 @@ class CollectingJobReconciler final : public controller::Reconciler {
  private:
   static constexpr Duration kMetricsPoll = std::chrono::seconds(1);
 
-  // Stored, its metrics read, and neither Succeeded (a TrainJob:
-  // Complete) nor Failed yet.
-  bool Running(const store::ObjectKey& key) const {
-    Result<api::Json> job = store_->Get(key);
-    if (!job.ok() || !CollectsOwnMetrics(*job)) return false;
-    for (const api::Json& c : api::ArrayRefAt(*job, {"status", "conditions"})) {
-      std::string type = api::StringAt(c, "type");
-      if ((type == "Succeeded" || type == "Complete" || type == "Failed") &&
-          api::StringAt(c, "status") == "True") {
-        return false;
-      }
-    }
-    return true;
-  }
-
   std::function<Result<bool>(const store::ObjectKey&)> collect_;
   std::unique_ptr<controller::Reconciler> jobs_;
-  const store::ObjectReader* store_;
 };
 
 // The name pods are bound to: this machine's, as a kubelet's node name.
@@ -159,9 +141,9 @@ Status Engine::Init() {
     return metrics_collector_->CollectJob(key);
   };
   reconcilers_.push_back(std::make_unique<CollectingJobReconciler>(
-      collect, std::make_unique<controller::TrainJobReconciler>(reconciler), store_.get()));
+      collect, std::make_unique<controller::TrainJobReconciler>(reconciler)));
   reconcilers_.push_back(std::make_unique<CollectingJobReconciler>(
-      collect, std::make_unique<controller::JobReconciler>(std::move(reconciler)), store_.get()));
+      collect, std::make_unique<controller::JobReconciler>(std::move(reconciler))));
   std::string metrics_dir = options_.state_dir + "/metrics";
   std::string trial_dirs = options_.state_dir + "/trials";
   reconcilers_.push_back(std::make_unique<controller::ExperimentReconciler>(

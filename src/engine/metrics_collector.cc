@@ -218,13 +218,30 @@ std::vector<MetricsCollector::Source> MetricsCollector::MetricsSourcesOf(
   return sources;
 }
 
+namespace {
+
+// Succeeded (a TrainJob: Complete) or Failed: nothing more will be printed.
+bool JobEnded(const api::Json& job) {
+  for (const api::Json& c : api::ArrayRefAt(job, {"status", "conditions"})) {
+    std::string type = api::StringAt(c, "type");
+    if ((type == "Succeeded" || type == "Complete" || type == "Failed") &&
+        api::StringAt(c, "status") == "True") {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Whether `job`'s own metrics are collected: not when annotated "none",
+// nor for a trial's job, whose metrics go to the trial's log, read by the
+// trial's collector with the objective's names.
 bool CollectsOwnMetrics(const api::Json& job) {
-  // A trial's job: its metrics go to the trial's log, read by the trial's
-  // collector with the objective's names.
   return api::StringAt(job, {"metadata", "annotations",
-                             std::string(kJobMetricsAnnotation).c_str()}) != "none" &&
+                             std::string(api::kJobMetricsAnnotation).c_str()}) != "none" &&
          api::StringAt(job, {"metadata", "labels", std::string(api::kTrialLabel).c_str()}).empty();
 }
+
+}  // namespace
 
 Result<bool> MetricsCollector::CollectJob(const store::ObjectKey& key) {
   std::string id = store::JobObservationsId(key.kind, key.namespace_, key.name);
@@ -248,7 +265,7 @@ Result<bool> MetricsCollector::CollectJob(const store::ObjectKey& key) {
     RETURN_IF_ERROR(
         ReadSource(id, *any_name_parser_, path, fmt::format("{} {} {}", id, source.uid, path)));
   }
-  return !sources.empty();
+  return !sources.empty() && !JobEnded(*stored);
 }
 
 }  // namespace trainyard::engine

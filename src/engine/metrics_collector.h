@@ -32,14 +32,6 @@ struct MetricsCollectorOptions {
   std::string metrics_dir;  // as controller::TrialReconcilerOptions::metrics_dir
 };
 
-// A job's own metrics are collected unless it is annotated with this
-// set to "none" (default: "StdOut", its master role's output).
-inline constexpr std::string_view kJobMetricsAnnotation = "trainyard.dev/metrics";
-
-// Whether `job`'s own metrics are collected: not when annotated "none",
-// nor for a trial's job (the trial collects them).
-bool CollectsOwnMetrics(const api::Json& job);
-
 // The parser of a trial's collector: its filters (Katib's default when it
 // names none), as TEXT, or JSON lines for a File collector that says so.
 Result<tune::MetricsParser> MakeMetricsParser(const api::Trial& trial);
@@ -57,7 +49,8 @@ class MetricsCollector {
   // master role's container (the kind's, else the first), or by a
   // TrainJob's node 0 (its `node` container), into the job's log
   // (store::JobObservationsId). A deleted job's log is dropped.
-  // Whether it has a pod to read (while it has, it is worth polling).
+  // Whether it is worth reading again soon: it has a pod to read and has
+  // not ended.
   Result<bool> CollectJob(const store::ObjectKey& job_key);
 
  private:

@@ -115,6 +115,23 @@ spec:
                           spec + "securityContext.fsGroup" + unheeded));
 }
 
+// A collector of a job's own metrics trainyard does not have is said, not
+// taken for the one it has.
+TEST(ValidationTest, AnUnknownMetricsCollectorIsSaidToBeUnheeded) {
+  auto job = [](const std::string& collector) {
+    return "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\n"
+           "metadata: {name: x, annotations: {trainyard.dev/metrics: " +
+           collector +
+           "}}\nspec:\n  pytorchReplicaSpecs:\n"
+           "    Master: {template: {spec: {containers: [{name: pytorch, image: i}]}}}\n";
+  };
+  EXPECT_THAT(Check(job("File")).result.warnings,
+              ElementsAre("metadata.annotations[trainyard.dev/metrics]: \"File\" is not acted on: "
+                          "the collectors of a job's own metrics are StdOut (the default) and "
+                          "none; its master's output is read"));
+  EXPECT_THAT(Check(job("none")).result.warnings, ::testing::IsEmpty());
+}
+
 // Probes, lifecycle hooks and read-only mounts, which need a kubelet and
 // mounts of their own here: said, never dropped.
 // readOnly mounts are enforced in a replica's sandbox; the node agent
