@@ -34,6 +34,7 @@ test: deps format-check check opt fuzz
 
 deps:
 	@scripts/install-deps.sh
+	@scripts/web-deps.sh
 
 build:
 	@cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS) >/dev/null

@@ -29,7 +29,14 @@ packages=(
   # promtool, which checks the server's /metrics. (Debian ships it only
   # with the Prometheus server, which systemd then starts on :9090.)
   prometheus
+  # The dashboard's browser tests: Debian's headless Chromium, driven by
+  # Selenium through ChromeDriver (no test tool downloads a browser).
+  chromium chromium-driver python3-selenium
 )
+
+# Node.js and npm install the dashboard's libraries (scripts/web-deps.sh):
+# Debian's, unless they are there.
+command -v npm >/dev/null || packages+=(nodejs npm)
 
 # kubectl, for the server's end-to-end tests: Debian's, unless one is there.
 command -v kubectl >/dev/null || packages+=(kubernetes-client)

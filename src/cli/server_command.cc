@@ -223,6 +223,7 @@ int RunServer(const ServerOptions& options) {
                  everywhere ? " (every interface)" : "",
                  auth ? "" : ", with no authentication (--allow-unauthenticated)");
     }
+    if (!options.api_only) fmt::print(stderr, "  dashboard: {}/\n", url);
     fmt::print(stderr, "  state and logs: {}/server\n", home);
     if (options.api_only) {
       fmt::print(stderr,

@@ -9,6 +9,7 @@
 #include "server/selectors.h"
 #include "server/streams.h"
 #include "server/table.h"
+#include "server/ui_assets.h"
 
 namespace trainyard::server {
 
@@ -81,6 +82,7 @@ std::optional<ApiResponse> ApiHandler::Discovery(const ApiRequest& request) {
     if (doc.is_null()) return std::nullopt;
     return Object(200, doc);
   };
+  if (p == "/" || p.starts_with("/ui/")) return Dashboard(request);
   if (p == "/healthz" || p == "/readyz" || p == "/livez") {
     ApiResponse ok;
     ok.content_type = "text/plain";
@@ -117,6 +119,22 @@ std::optional<ApiResponse> ApiHandler::Discovery(const ApiRequest& request) {
     }
   }
   return std::nullopt;
+}
+
+std::optional<ApiResponse> ApiHandler::Dashboard(const ApiRequest& request) const {
+  // "/" is the dashboard for a browser; for an API client, the paths
+  // served, as kube-apiserver answers it.
+  if (request.path == "/" && request.accept.find("text/html") == std::string::npos) {
+    return Object(200, api::Json{{"paths",
+                                  {"/api", "/api/v1", "/apis", "/healthz", "/livez", "/metrics",
+                                   "/openapi/v2", "/openapi/v3", "/readyz", "/version"}}});
+  }
+  std::optional<UiAsset> asset = FindUiAsset(request.path);
+  if (!asset) return std::nullopt;
+  ApiResponse file;
+  file.content_type = std::move(asset->content_type);
+  file.body = std::move(asset->body);
+  return file;
 }
 
 bool ApiHandler::Permits(const Resource& r, std::string_view verb) const {
@@ -242,7 +260,19 @@ ApiResponse ApiHandler::List(const ApiTarget& target, const ApiRequest& request)
   for (const api::Json& item : items) {
     if (labels->Matches(item) && fields->Matches(item)) matching.push_back(&item);
   }
-  return Render(target, request, matching, rv, false);
+  std::variant<ListPage, ApiError> page = Paged(request, matching, rv);
+  if (auto* error = std::get_if<ApiError>(&page)) return ErrorResponse(*error);
+  ListPage& chunk = std::get<ListPage>(page);
+  ApiResponse response = Render(target, request, chunk.items, rv, false);
+  if (!chunk.continue_token.empty()) {
+    // Said in the list's metadata, as kube-apiserver says it, whether the
+    // answer is a List or a Table.
+    api::Json body = api::Json::parse(response.body);
+    body["metadata"]["continue"] = chunk.continue_token;
+    body["metadata"]["remainingItemCount"] = chunk.remaining;
+    response.body = body.dump();
+  }
+  return response;
 }
 
 }  // namespace trainyard::server

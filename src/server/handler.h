@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "api/json.h"
@@ -98,9 +99,21 @@ class ApiHandler {
   bool Permits(const Resource& r, std::string_view verb) const;
   ApiResponse Dispatch(const ApiRequest& request);
   std::optional<ApiResponse> Discovery(const ApiRequest& request);
+  // The dashboard's files (server/ui_assets.h), or "/"'s list of paths for
+  // a client that is no browser.
+  std::optional<ApiResponse> Dashboard(const ApiRequest& request) const;
   ApiResponse Read(const ApiTarget& target, const ApiRequest& request);
   ApiResponse List(const ApiTarget& target, const ApiRequest& request);
   ApiResponse Watch(const ApiTarget& target, const ApiRequest& request);
+  // One page of a list (`limit`, `continue`: list_pages.cc).
+  struct ListPage {
+    std::vector<const api::Json*> items;
+    std::string continue_token;  // empty: this is the last page
+    int64_t remaining = 0;
+  };
+  static std::variant<ListPage, ApiError> Paged(const ApiRequest& request,
+                                                std::vector<const api::Json*> items,
+                                                int64_t resource_version);
   ApiResponse Logs(const ApiTarget& target, const ApiRequest& request);
   // pods/<name>/exec: the command checked against the pod, to be run by the
   // transport (server/exec_session.h).

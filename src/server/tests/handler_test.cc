@@ -62,6 +62,25 @@ TEST_F(HandlerTest, DiscoveryListsTheGroupsAndResources) {
   EXPECT_EQ(Call("GET", "/apis/nothing.io/v1").code, 404);
 }
 
+TEST_F(HandlerTest, TheDashboardIsServedToBrowsersAndItsModulesAreEmbedded) {
+  ApiResponse page = Call("GET", "/", "", "", {}, "text/html,application/xhtml+xml");
+  EXPECT_EQ(page.code, 200);
+  EXPECT_THAT(page.content_type, HasSubstr("text/html"));
+  EXPECT_THAT(page.body, HasSubstr("type=\"importmap\""));
+  // Every module the page imports is in the binary.
+  for (const char* module :
+       {"/ui/app.js", "/ui/vendor/preact.module.js", "/ui/vendor/hooks.module.js",
+        "/ui/vendor/htm.module.js", "/ui/vendor/uPlot.esm.js"}) {
+    ApiResponse file = Call("GET", module);
+    EXPECT_EQ(file.code, 200) << module;
+    EXPECT_THAT(file.content_type, HasSubstr("text/javascript")) << module;
+    EXPECT_FALSE(file.body.empty()) << module;
+  }
+  EXPECT_EQ(Call("GET", "/ui/nothing.js").code, 404);
+  // An API client asking for "/" gets the paths, as from kube-apiserver.
+  EXPECT_TRUE(Body(Call("GET", "/"))["paths"].is_array());
+}
+
 TEST_F(HandlerTest, CreateStoresTheDefaultedObjectOnceAndGetReturnsIt) {
   ApiResponse created = Call("POST", kJobs, kTestJob);
   ASSERT_EQ(created.code, 201) << created.body;
@@ -278,6 +297,37 @@ TEST_F(HandlerTest, ListsFilterBySelectorAndPrintAsTables) {
                               "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"));
   EXPECT_EQ(table["kind"], "Table");
   EXPECT_EQ(table["rows"].size(), 2u);
+}
+
+TEST_F(HandlerTest, ListsArePagedByLimitAndContinueInKeyOrder) {
+  for (const char* name : {"c", "a", "e", "b", "d"}) {
+    api::Json job = api::Json::parse(kTestJob);
+    job["metadata"] = {{"name", name}};
+    ASSERT_EQ(Call("POST", kJobs, job.dump()).code, 201);
+  }
+  std::vector<std::string> seen;
+  std::string token;
+  int pages = 0;
+  do {
+    std::multimap<std::string, std::string> query = {{"limit", "2"}};
+    if (!token.empty()) query.emplace("continue", token);
+    ApiResponse page = Call("GET", kJobs, "", "", query);
+    ASSERT_EQ(page.code, 200) << page.body;
+    api::Json list = Body(page);
+    ASSERT_LE(list["items"].size(), 2u);
+    for (const api::Json& item : list["items"]) seen.push_back(item["metadata"]["name"]);
+    token = list["metadata"].value("continue", "");
+    if (!token.empty()) EXPECT_GT(list["metadata"]["remainingItemCount"].get<int64_t>(), 0);
+    ++pages;
+  } while (!token.empty() && pages < 10);
+  EXPECT_EQ(seen, (std::vector<std::string>{"a", "b", "c", "d", "e"}));
+  EXPECT_EQ(pages, 3);
+  // Kubernetes' reading of limit 0: everything, with no token.
+  api::Json all = Body(Call("GET", kJobs, "", "", {{"limit", "0"}}));
+  EXPECT_EQ(all["items"].size(), 5u);
+  EXPECT_FALSE(all["metadata"].contains("continue"));
+  EXPECT_EQ(Call("GET", kJobs, "", "", {{"continue", "not-a-token"}}).code, 400);
+  EXPECT_EQ(Call("GET", kJobs, "", "", {{"limit", "ten"}}).code, 400);
 }
 
 TEST_F(HandlerTest, AWatchSendsWhatThereIsThenEachChange) {

@@ -1,0 +1,84 @@
+// Paged lists (`limit` and `continue`), as kube-apiserver pages them: a
+// page of at most `limit` items in key order (namespace, then name), and a
+// token to ask for the rest. The token names the last key sent, so a page
+// is never repeated nor skipped over when objects come and go between
+// requests (an object created behind the token's key is not in the rest;
+// kube-apiserver would serve the rest from the first page's snapshot, and
+// leaves that object out too).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "api/object.h"
+#include "common/strings.h"
+#include "server/handler.h"
+#include "server/handler_internal.h"
+
+namespace trainyard::server {
+namespace {
+
+using internal::BadRequest;
+
+std::pair<std::string, std::string> KeyOf(const api::Json& object) {
+  return {api::StringAt(object, {"metadata", "namespace"}),
+          api::StringAt(object, {"metadata", "name"})};
+}
+
+// {"rv": resourceVersion of the first page, "ns": ..., "name": ...} in
+// base64: opaque to clients, as Kubernetes' tokens are.
+std::string MakeToken(int64_t rv, const std::pair<std::string, std::string>& last) {
+  return Base64Encode(api::Json{{"rv", rv}, {"ns", last.first}, {"name", last.second}}.dump());
+}
+
+std::optional<std::pair<std::string, std::string>> ReadToken(const std::string& token) {
+  std::optional<std::string> text = Base64Decode(token);
+  if (!text) return std::nullopt;
+  api::Json doc = api::Json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object() || !doc.value("ns", api::Json()).is_string() ||
+      !doc.value("name", api::Json()).is_string()) {
+    return std::nullopt;
+  }
+  return std::pair{doc["ns"].get<std::string>(), doc["name"].get<std::string>()};
+}
+
+}  // namespace
+
+std::variant<ApiHandler::ListPage, ApiError> ApiHandler::Paged(const ApiRequest& request,
+                                                               std::vector<const api::Json*> items,
+                                                               int64_t resource_version) {
+  std::string limit_text = request.Param("limit");
+  std::string token = request.Param("continue");
+  ListPage page;
+  if (limit_text.empty() && token.empty()) {
+    page.items = std::move(items);
+    return page;
+  }
+  std::ranges::sort(items,
+                    [](const api::Json* a, const api::Json* b) { return KeyOf(*a) < KeyOf(*b); });
+  if (!token.empty()) {
+    std::optional<std::pair<std::string, std::string>> after = ReadToken(token);
+    if (!after) {
+      return BadRequest(
+          "continue: not a token this server gave; list again without it to start over");
+    }
+    std::erase_if(items, [&](const api::Json* o) { return KeyOf(*o) <= *after; });
+  }
+  // Kubernetes reads a limit of 0, or none, as everything.
+  int64_t limit = 0;
+  const char* end = limit_text.data() + limit_text.size();
+  if (!limit_text.empty() && std::from_chars(limit_text.data(), end, limit).ptr != end) {
+    return BadRequest(fmt::format("limit: {:?} is not a whole number", limit_text));
+  }
+  if (limit <= 0 || static_cast<size_t>(limit) >= items.size()) {
+    page.items = std::move(items);
+    return page;
+  }
+  page.remaining = static_cast<int64_t>(items.size()) - limit;
+  items.resize(static_cast<size_t>(limit));
+  page.continue_token = MakeToken(resource_version, KeyOf(*items.back()));
+  page.items = std::move(items);
+  return page;
+}
+
+}  // namespace trainyard::server
