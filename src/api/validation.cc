@@ -1,5 +1,7 @@
 #include "api/validation.h"
 
+#include <fmt/format.h>
+
 #include "api/core_hooks.h"
 #include "api/defaults.h"
 #include "api/names.h"

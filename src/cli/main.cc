@@ -61,6 +61,9 @@ int main(int argc, char** argv) {
       "Run replicas without a sandbox of their own (bubblewrap): volumes reached through path "
       "rewriting instead of at their mountPath, and the machine's host name";
   run_cmd->add_flag("--no-sandbox", run.no_sandbox, no_sandbox_help);
+  run_cmd->add_flag("--ui", run.ui,
+                    "Serve the dashboard for this run on loopback (its URL is printed), and keep "
+                    "serving it after the run ends, until Ctrl-C");
   run_cmd->add_option("--nodes", run.nodes_file,
                       "Place pods on the Node objects in this file instead of this machine "
                       "(they all still run here)");

@@ -281,33 +281,29 @@ bool IsExperiment(const api::Object& object) {
   return std::holds_alternative<api::Experiment>(object);
 }
 
-bool PushesMetrics(const api::Object& object) {
-  const auto* experiment = std::get_if<api::Experiment>(&object);
-  if (experiment == nullptr) return false;
-  const auto& mc = experiment->spec.metrics_collector_spec;
-  return mc && mc->collector && mc->collector->kind == "Push";
-}
-
-// The API on loopback, while `run` runs, for trials whose code pushes its
-// metrics (the Push collector): `trainyard server` serves it anyway.
-class PushEndpoint {
+// The API on loopback, while `run` runs: for trials whose code pushes its
+// metrics (the Push collector), for replicas that log with MLflow, and for
+// the dashboard (--ui). `trainyard server` serves it anyway.
+class LocalApi {
  public:
-  explicit PushEndpoint(engine::Engine& engine)
+  explicit LocalApi(engine::Engine& engine)
       : backend_(engine, FormatRfc3339(RealClock::Get().Now())),
         handler_(backend_, RealClock::Get()),
         http_(handler_, {.address = "127.0.0.1", .port = 0}) {}
-  ~PushEndpoint() {
+  ~LocalApi() {
     if (!serving_.joinable()) return;
     http_.Stop();
     serving_.join();
   }
 
-  Status Start(engine::Engine& engine) {
+  // The URL it serves at.
+  Result<std::string> Start(engine::Engine& engine) {
     ASSIGN_OR_RETURN(int port, http_.Bind());
     signal(SIGPIPE, SIG_IGN);  // a trial gone mid-answer is the write's error, not ours
-    engine.SetApi(fmt::format("http://127.0.0.1:{}", port));
+    std::string url = fmt::format("http://127.0.0.1:{}", port);
+    engine.SetApi(url);
     serving_ = std::thread([this] { http_.Serve(); });
-    return OkStatus();
+    return url;
   }
 
  private:
@@ -394,15 +390,15 @@ int RunRun(const RunOptions& options) {
   engine::Engine& engine = **created;
   if (!engine.machine().gpu_note.empty())
     std::cerr << "warning: " << engine.machine().gpu_note << '\n';
-  std::optional<PushEndpoint> push;
-  if (std::any_of(loaded.objects.begin(), loaded.objects.end(),
-                  [](const auto& o) { return PushesMetrics(*o.checked.object); })) {
-    push.emplace(engine);
-    if (Status started = push->Start(engine); !started.ok()) {
-      std::cerr << "trainyard run: cannot serve pushed metrics: " << started.message() << '\n';
-      return 1;
-    }
+  LocalApi api(engine);
+  Result<std::string> api_url = api.Start(engine);
+  if (!api_url.ok()) {
+    std::cerr << "trainyard run: cannot serve its API on loopback (for pushed metrics, MLflow "
+                 "and the dashboard): "
+              << api_url.status().message() << '\n';
+    return 1;
   }
+  if (options.ui) fmt::print(stderr, "dashboard: {}/\n", *api_url);
   std::vector<JobView> jobs;
   std::vector<ExperimentView> experiments;
   // ConfigMaps, Secrets, claims and queues go first, so that no replica
@@ -490,6 +486,13 @@ int RunRun(const RunOptions& options) {
   }
   if (!options.quiet) fmt::print(stderr, "state and logs: {}\n", state_dir);
   if (interrupted) return 130;
+  if (options.ui) {
+    // The loop goes on, for the dashboard's writes (delete, resubmit),
+    // until a signal ends it.
+    fmt::print(stderr, "dashboard: {}/ stays up until Ctrl-C\n", *api_url);
+    (void)engine.Run([] { return false; }, [] {});
+    engine.StopAll();
+  }
   return all_succeeded ? 0 : 1;
 }
 

@@ -29,6 +29,9 @@ struct RunOptions {
   bool without_gpus = false;
   // Replicas run without sandboxes: volumes through path rewriting.
   bool no_sandbox = false;
+  // Print the dashboard's URL (the run's own API on loopback), and keep
+  // serving it after the run ends, until Ctrl-C.
+  bool ui = false;
 };
 
 int RunRun(const RunOptions& options);

@@ -276,6 +276,7 @@ Status Engine::CommitOpenGroup() {
 }
 
 void Engine::SetApi(std::string url, std::string ca_file) {
+  if (node_ != nullptr) node_->SetTrackingApi(url, ca_file);
   if (trial_reconciler_ == nullptr) return;  // API-only: no trials run here
   trial_reconciler_->SetApi(std::move(url), std::move(ca_file));
 }

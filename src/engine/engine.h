@@ -106,7 +106,8 @@ class Engine {
   using Write = std::function<Result<api::Json>(store::ControlStore&)>;
   Result<api::Json> Execute(Write write);
 
-  // Where Push trials push their metrics: the API serving this engine
+  // Where Push trials push their metrics, and where replicas log with
+  // MLflow (node/tracking_env.h): the API serving this engine
   // (controller::TrialReconcilerOptions::api_url). Call before Run().
   void SetApi(std::string url, std::string ca_file = "");
 

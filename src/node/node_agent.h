@@ -108,6 +108,13 @@ class NodeAgent {
   // Makes the next Sync look at every pod: the store changed without
   // telling its watchers (it took back a failed commit's writes).
   void Resync() { full_sync_ = true; }
+  // Where the API serving this node's store is, for the MLflow variables
+  // every replica of a job is given (node/tracking_env.h); unset: none.
+  // Call before the first Sync.
+  void SetTrackingApi(std::string url, std::string ca_file) {
+    tracking_url_ = std::move(url);
+    tracking_ca_ = std::move(ca_file);
+  }
   std::vector<int> PollFds() const;
   // Stops every process: SIGTERM to all at once, SIGKILL to each after its
   // pod's grace period. Blocks.
@@ -124,6 +131,8 @@ class NodeAgent {
   std::string ExitPath(const api::Pod& pod, const std::string& container, int32_t run) const;
 
  private:
+  std::string tracking_url_;
+  std::string tracking_ca_;
   // One container of a pod, as it runs here.
   struct ContainerRun {
     std::optional<runtime::Process> process;

@@ -8,6 +8,7 @@
 
 #include "server/api_path.h"
 #include "server/handler_internal.h"
+#include "server/mlflow_api.h"
 
 namespace trainyard::server {
 namespace {
@@ -105,6 +106,17 @@ std::optional<ApiError> Authorizer::Check(const ApiRequest& request) const {
   bool all =
       std::find(who->namespaces.begin(), who->namespaces.end(), "*") != who->namespaces.end();
   if (all) return std::nullopt;
+  auto mine = [&](const std::string& ns) {
+    return std::find(who->namespaces.begin(), who->namespaces.end(), ns) != who->namespaces.end();
+  };
+  // A namespace's tracking API is its own, as its objects are.
+  if (std::optional<MlflowPath> tracking = ParseMlflowPath(request.path)) {
+    if (mine(tracking->namespace_)) return std::nullopt;
+    return MakeApiError(403, "Forbidden",
+                        fmt::format("User \"{}\" cannot use the tracking API in the namespace "
+                                    "\"{}\"",
+                                    who->user, tracking->namespace_));
+  }
   Result<ApiTarget> target = ParseApiPath(request.path);
   if (!target.ok()) {
     // Discovery documents are for every user; /metrics names every
@@ -116,11 +128,9 @@ std::optional<ApiError> Authorizer::Check(const ApiRequest& request) const {
                                                               request.method, request.path)));
   }
   const Resource& r = *target->resource;
-  bool mine = std::find(who->namespaces.begin(), who->namespaces.end(), target->namespace_) !=
-              who->namespaces.end();
   // Cluster-wide things (namespaces, nodes) may be read; a namespace's
   // objects only by those given it.
-  if (r.namespaced ? mine : Reads(request.method)) return std::nullopt;
+  if (r.namespaced ? mine(target->namespace_) : Reads(request.method)) return std::nullopt;
   std::string where = r.namespaced
                           ? (target->namespace_.empty()
                                  ? " at the cluster scope"

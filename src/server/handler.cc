@@ -64,7 +64,7 @@ ApiResponse ApiHandler::Handle(const ApiRequest& request) {
 }
 
 ApiResponse ApiHandler::Authorized(const ApiRequest& request) {
-  if (auth_ != nullptr && !IsTrialsOwnPush(request)) {
+  if (auth_ != nullptr && !IsTrialsOwnPush(request) && !mlflow_.IsRunsOwnRequest(request)) {
     if (std::optional<ApiError> denied = auth_->Check(request)) return ErrorResponse(*denied);
   }
   try {
@@ -148,6 +148,10 @@ bool ApiHandler::Permits(const Resource& r, std::string_view verb) const {
 }
 
 ApiResponse ApiHandler::Dispatch(const ApiRequest& request) {
+  // The tracking API is trainyard's own: an API-only server, standing in
+  // for kube-apiserver, serves what kube-apiserver serves alone.
+  std::optional<MlflowPath> tracking = ParseMlflowPath(request.path);
+  if (tracking && !api_only_) return mlflow_.Handle(*tracking, request);
   if (request.method == "GET") {
     if (std::optional<ApiResponse> doc = Discovery(request)) return std::move(*doc);
   }
@@ -176,7 +180,7 @@ ApiResponse ApiHandler::Dispatch(const ApiRequest& request) {
     return m == "GET" || m == "POST" ? Exec(*target, request) : not_allowed();
   }
   if (target->subresource == "observations") {
-    if (m == "GET") return Observations(*target);
+    if (m == "GET") return Observations(*target, request);
     // Only a trial's code pushes; a job's metrics are read from its output.
     return m == "POST" && r.kind == "Trial" ? PushObservations(*target, request) : not_allowed();
   }

@@ -23,6 +23,7 @@
 #include "server/api_path.h"
 #include "server/api_status.h"
 #include "server/backend.h"
+#include "server/mlflow_api.h"
 
 namespace trainyard::server {
 
@@ -85,7 +86,12 @@ class ApiHandler {
   // only the controllers and the node agent write them.
   ApiHandler(Backend& backend, const Clock& clock, const Authorizer* auth = nullptr,
              Metrics* metrics = nullptr, bool api_only = false)
-      : backend_(backend), clock_(clock), auth_(auth), metrics_(metrics), api_only_(api_only) {}
+      : backend_(backend),
+        clock_(clock),
+        auth_(auth),
+        metrics_(metrics),
+        api_only_(api_only),
+        mlflow_(backend, clock) {}
 
   // Never throws: a request it cannot make sense of gets a 4xx Status.
   ApiResponse Handle(const ApiRequest& request);
@@ -118,7 +124,9 @@ class ApiHandler {
   // pods/<name>/exec: the command checked against the pod, to be run by the
   // transport (server/exec_session.h).
   ApiResponse Exec(const ApiTarget& target, const ApiRequest& request);
-  ApiResponse Observations(const ApiTarget& target);
+  // Katib's ObservationLog; with `series`, the values as series to draw,
+  // downsampled (server/metric_series.h).
+  ApiResponse Observations(const ApiTarget& target, const ApiRequest& request);
   ApiResponse PushObservations(const ApiTarget& target, const ApiRequest& request);
   // A push to a trial's observations with the trial's uid as its bearer
   // token: what trials are given, so that their code needs no other.
@@ -183,6 +191,7 @@ class ApiHandler {
   const Authorizer* auth_;
   Metrics* metrics_;
   bool api_only_ = false;
+  MlflowApi mlflow_;
 };
 
 ApiResponse ErrorResponse(const ApiError& error);

@@ -7,6 +7,7 @@
 //    its metrics, and they are durable before the answer.
 #include <fmt/format.h>
 
+#include <charconv>
 #include <chrono>
 #include <variant>
 
@@ -15,13 +16,46 @@
 #include "server/api_status.h"
 #include "server/handler.h"
 #include "server/handler_internal.h"
+#include "server/metric_series.h"
 #include "server/trial_observations.h"
 
 namespace trainyard::server {
 
 using internal::BadRequest;
 
-ApiResponse ApiHandler::Observations(const ApiTarget& target) {
+namespace {
+
+// ?series=true&metric=M&points=N&fromStep=A&toStep=B, each but series
+// optional; or the error that names what is wrong.
+std::variant<SeriesOptions, ApiError> SeriesOptionsOf(const ApiRequest& request) {
+  SeriesOptions options{.metric = request.Param("metric")};
+  auto number = [&](const char* name, int64_t low, int64_t high) -> std::optional<int64_t> {
+    std::string text = request.Param(name);
+    int64_t value = 0;
+    const char* end = text.data() + text.size();
+    if (text.empty() || std::from_chars(text.data(), end, value).ptr != end || value < low ||
+        value > high) {
+      return std::nullopt;
+    }
+    return value;
+  };
+  if (!request.Param("points").empty()) {
+    std::optional<int64_t> points = number("points", 1, 10'000);
+    if (!points) return BadRequest("points: want a whole number from 1 to 10000");
+    options.points = static_cast<size_t>(*points);
+  }
+  for (auto [name, into] :
+       {std::pair{"fromStep", &options.from_step}, std::pair{"toStep", &options.to_step}}) {
+    if (request.Param(name).empty()) continue;
+    *into = number(name, INT64_MIN, INT64_MAX);
+    if (!*into) return BadRequest(fmt::format("{}: want a whole number", name));
+  }
+  return options;
+}
+
+}  // namespace
+
+ApiResponse ApiHandler::Observations(const ApiTarget& target, const ApiRequest& request) {
   const Resource& r = *target.resource;
   Result<api::Json> trial = backend_.store().Get({r.kind, target.namespace_, target.name});
   if (!trial.ok()) return ErrorResponse(ApiErrorOf(trial.status(), &r, target.name));
@@ -31,6 +65,11 @@ ApiResponse ApiHandler::Observations(const ApiTarget& target) {
                        : store::JobObservationsId(r.kind, target.namespace_, target.name);
   Result<std::vector<store::ObservationRow>> rows = backend_.store().ListObservations(id);
   if (!rows.ok()) return ErrorResponse(ApiErrorOf(rows.status(), &r, target.name));
+  if (request.Flag("series")) {
+    std::variant<SeriesOptions, ApiError> options = SeriesOptionsOf(request);
+    if (auto* error = std::get_if<ApiError>(&options)) return ErrorResponse(*error);
+    return Object(200, MetricSeries(*rows, std::get<SeriesOptions>(options)));
+  }
   return Object(200, ObservationLogDocument(target.namespace_, target.name, *rows));
 }
 

@@ -16,6 +16,9 @@ struct ObservationRow {
   int64_t time_us = 0;  // the line's own timestamp, or when it was read
   std::string metric;
   std::string value;  // as reported: Katib keeps metric values as text
+  // The training step it was logged at (MLflow's); -1 when none was given,
+  // and the value's place among its metric's values stands for it.
+  int64_t step = -1;
   bool operator==(const ObservationRow&) const = default;
 };
 

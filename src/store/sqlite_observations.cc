@@ -41,14 +41,16 @@ Status SqliteStore::AppendObservations(const std::string& trial,
     // Committed reads see none of what the open group appends.
     if (in_group_) group_first_seq_.emplace(trial, seq);
     const char* insert_sql =
-        "INSERT INTO observations (trial, seq, time_us, metric, value) VALUES (?, ?, ?, ?, ?)";
+        "INSERT INTO observations (trial, seq, time_us, metric, value, step) "
+        "VALUES (?, ?, ?, ?, ?, ?)";
     for (const ObservationRow& row : rows) {
       Statement insert = Prepare(insert_sql);
       insert.Bind(1, trial)
           .Bind(2, seq++)
           .Bind(3, row.time_us)
           .Bind(4, row.metric)
-          .Bind(5, row.value);
+          .Bind(5, row.value)
+          .Bind(6, row.step);
       if (insert.Step() != SQLITE_DONE) return insert.Error(insert_sql);
     }
     return OkStatus();
@@ -65,13 +67,15 @@ Result<std::vector<ObservationRow>> SqliteStore::ListObservations(const std::str
 Result<std::vector<ObservationRow>> SqliteStore::ListObservationsLocked(const std::string& trial,
                                                                         int64_t before_seq) const {
   const char* sql =
-      "SELECT time_us, metric, value FROM observations WHERE trial = ? AND seq < ? ORDER BY seq";
+      "SELECT time_us, metric, value, step FROM observations WHERE trial = ? AND seq < ? "
+      "ORDER BY seq";
   Statement st = Prepare(sql);
   st.Bind(1, trial).Bind(2, before_seq);
   std::vector<ObservationRow> rows;
   int rc;
   while ((rc = st.Step()) == SQLITE_ROW) {
-    rows.push_back({.time_us = st.Int(0), .metric = st.Text(1), .value = st.Text(2)});
+    rows.push_back(
+        {.time_us = st.Int(0), .metric = st.Text(1), .value = st.Text(2), .step = st.Int(3)});
   }
   if (rc != SQLITE_DONE) return st.Error(sql);
   return rows;

@@ -36,7 +36,7 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS observations (
   trial TEXT NOT NULL, seq INTEGER NOT NULL, time_us INTEGER NOT NULL,
-  metric TEXT NOT NULL, value TEXT NOT NULL,
+  metric TEXT NOT NULL, value TEXT NOT NULL, step INTEGER NOT NULL DEFAULT -1,
   PRIMARY KEY (trial, seq)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS observation_sources (
   source TEXT PRIMARY KEY, trial TEXT NOT NULL, read_to INTEGER NOT NULL) WITHOUT ROWID;
@@ -176,9 +176,18 @@ Status SqliteStore::Init() {
   // commit, so an acknowledged write survives a crash or power loss.
   RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"));
   RETURN_IF_ERROR(Exec(kSchema));
+  RETURN_IF_ERROR(AddStepColumn());
   if (!in_memory) std::filesystem::remove(fresh, ec);
   RETURN_IF_ERROR(RepairCounter());
   return LoadCommitted();
+}
+
+Status SqliteStore::AddStepColumn() {
+  const char* sql = "SELECT COUNT(*) FROM pragma_table_info('observations') WHERE name = 'step'";
+  Statement st = Prepare(sql);
+  if (st.Step() != SQLITE_ROW) return st.Error(sql);
+  if (st.Int(0) > 0) return OkStatus();
+  return Exec("ALTER TABLE observations ADD COLUMN step INTEGER NOT NULL DEFAULT -1");
 }
 
 Status SqliteStore::CheckNotTruncated(const std::string& fresh) const {

@@ -123,6 +123,9 @@ class SqliteStore final : public ControlStore {
   void Place(const Slot& slot, std::optional<api::Json> object);
   void IndexOwners(const Slot& slot, const api::Json& object, bool add);
   Status Init();
+  // A store made before observations had steps gets the column, every
+  // value it holds without one (-1).
+  Status AddStepColumn();
   // Refuses a store file that is empty although this store did not just
   // create it (it was truncated): it would otherwise open as an empty
   // cluster. `fresh` is the marker file kept while a new store is made.

@@ -320,6 +320,66 @@ spec:
   EXPECT_NE(Trainyard({"metrics", "pytorchjob", "tracked"}).exit_code, 0);
 }
 
+// A replica that logs with MLflow, as MLflow's client does over REST (the
+// mlflow package is in no registry here: the calls are the client's own,
+// in order, for mlflow.start_run(), log_param, log_metric and end_run with
+// MLFLOW_RUN_ID set), with the variables the replica is given: its values
+// are the job's own metrics, beside what the server collects itself.
+TEST_F(ServerE2eTest, AReplicaLoggingWithMlflowsClientCallsLogsToItsJob) {
+  TRAINYARD_NEEDS(PythonHas("json"), "python3");
+  StartServer();
+  CommandResult applied = Kubectl({"apply", "-f", Write("job.yaml", R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: mlflowed}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: none
+            command:
+            - /usr/bin/python3
+            - -c
+            - |
+              import json, os, urllib.parse, urllib.request
+              base = os.environ["MLFLOW_TRACKING_URI"] + "/api/2.0/mlflow/"
+              run = os.environ["MLFLOW_RUN_ID"]
+              headers = {"Content-Type": "application/json",
+                         "Authorization": "Bearer " + os.environ["MLFLOW_TRACKING_TOKEN"]}
+              def get(method, **query):
+                  url = base + method + "?" + urllib.parse.urlencode(query)
+                  return json.load(urllib.request.urlopen(urllib.request.Request(url, headers=headers)))
+              def post(method, **body):
+                  body.update(run_id=run, run_uuid=run)
+                  request = urllib.request.Request(base + method, data=json.dumps(body).encode(),
+                                                   headers=headers, method="POST")
+                  return json.load(urllib.request.urlopen(request))
+              info = get("runs/get", run_id=run)["run"]["info"]
+              post("runs/update", status="RUNNING")
+              post("runs/log-parameter", key="lr", value="0.01")
+              for step, loss in enumerate([0.9, 0.5, 0.2]):
+                  post("runs/log-metric", key="mlflow_loss", value=loss,
+                       timestamp=1700000000000 + step, step=step)
+              post("runs/update", status="FINISHED", end_time=1700000009000)
+              print("logged to", info["run_name"], "as", run)
+)")});
+  ASSERT_EQ(applied.exit_code, 0) << applied.output;
+  ASSERT_TRUE(Eventually([&] {
+    return Field("pytorchjob/mlflowed", ".status.conditions[?(@.type==\"Succeeded\")].status") ==
+           "True";
+  })) << Kubectl({"logs", "mlflowed-master-0"}).output;
+  EXPECT_THAT(Kubectl({"logs", "mlflowed-master-0"}).output,
+              HasSubstr("logged to mlflowed as pytorchjob-mlflowed"));
+  CommandResult loss = Trainyard({"metrics", "pytorchjob", "mlflowed", "--metric", "mlflow_loss"});
+  EXPECT_EQ(loss.exit_code, 0) << loss.output;
+  EXPECT_THAT(loss.output, ::testing::ContainsRegex("STEP +VALUE +TIME\n +1  0.9 .*\n +2  0.5 "
+                                                    ".*\n +3  0.2 "));
+}
+
 // trainyard's own verbs against the server: what a user without kubectl
 // does, with human output.
 TEST_F(ServerE2eTest, TrainyardsOwnVerbsApplyGetDescribeLogsSuspendAndDelete) {

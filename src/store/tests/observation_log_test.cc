@@ -77,6 +77,37 @@ TEST(ObservationLogTest, RowsSurviveReopeningAndCommitWithTheGroup) {
   RemoveDb(path);
 }
 
+TEST(ObservationLogTest, StepsAreKeptAndAStoreFromBeforeStepsGetsTheColumn) {
+  std::filesystem::path path = FreshDb("steps");
+  {
+    // The observations table as stores made before steps have it.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           "CREATE TABLE observations (trial TEXT NOT NULL, seq INTEGER NOT NULL, "
+                           "time_us INTEGER NOT NULL, metric TEXT NOT NULL, value TEXT NOT NULL, "
+                           "PRIMARY KEY (trial, seq)) WITHOUT ROWID;"
+                           "INSERT INTO observations VALUES ('ns/t', 0, 1, 'loss', '0.5');",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  auto store = SqliteStore::Open({.path = path.string()});
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  ASSERT_TRUE(
+      (*store)
+          ->AppendObservations(
+              "ns/t", {{.time_us = 2, .metric = "loss", .value = "0.4", .step = 100}}, "", 0)
+          .ok());
+  auto rows = (*store)->ListObservations("ns/t");
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].step, -1);  // logged without one
+  EXPECT_EQ((*rows)[1].step, 100);
+  store->reset();
+  RemoveDb(path);
+}
+
 // A batch that fails halfway inside a write group leaves none of its rows to
 // be committed with the group.
 TEST(ObservationLogTest, ABatchThatFailsInAGroupLeavesNoneOfItsRows) {

@@ -1,0 +1,41 @@
+// The MLflow runs trainyard keeps for jobs and trials (server/mlflow_api.h):
+// each job and each trial is a run whose id names it, so that a replica is
+// given its run's id before anything is stored, and the API finds the job
+// from the id alone.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace trainyard::api {
+
+// "pytorchjob-digits", "trial-tune-x7k2": the lower-cased kind, '-', the
+// name with each '.' as '_' (MLflow's run ids are [A-Za-z0-9_-]; names
+// never hold '_').
+std::string TrackingRunId(std::string_view kind, std::string_view name);
+
+struct TrackedObject {
+  std::string kind;  // "PyTorchJob", "Trial"
+  std::string name;
+};
+// The job kind or Trial, and name, that a run id names; nothing for any
+// other id (a run a client created).
+std::optional<TrackedObject> TrackedObjectOf(std::string_view run_id);
+
+// How the store keeps a run's params, tags and state once one is logged
+// (by its id, in its namespace), and experiments clients make.
+inline constexpr std::string_view kTrackingRunKind = "MlflowRun";
+inline constexpr std::string_view kTrackingExperimentKind = "MlflowExperiment";
+
+// The variables a replica is given to log to its run with MLflow's client.
+inline constexpr std::string_view kMlflowUriEnv = "MLFLOW_TRACKING_URI";
+inline constexpr std::string_view kMlflowRunEnv = "MLFLOW_RUN_ID";
+inline constexpr std::string_view kMlflowTokenEnv = "MLFLOW_TRACKING_TOKEN";
+inline constexpr std::string_view kMlflowCaEnv = "MLFLOW_TRACKING_SERVER_CERT_PATH";
+
+// Where a namespace's tracking API is under the server's URL:
+// "<url>/mlflow/<namespace>" (MLflow's client appends /api/2.0/mlflow/...).
+std::string TrackingUri(std::string_view api_url, std::string_view namespace_);
+
+}  // namespace trainyard::api

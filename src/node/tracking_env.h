@@ -1,0 +1,33 @@
+// The MLflow variables a replica is given (api/tracking.h): where its
+// namespace's tracking API is, the run its job or trial is, and the token
+// that reaches that run alone, so that unmodified `mlflow.log_metric` calls
+// land on the job. A container that names its own tracking server
+// (MLFLOW_TRACKING_URI in its env) keeps it, untouched.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "api/pod_object.h"
+#include "node/container_env.h"
+#include "store/object_store.h"
+
+namespace trainyard::node {
+
+struct TrackedOwner {
+  std::string kind;  // a job kind, or Trial
+  std::string name;
+  std::string uid;
+};
+
+// The job or trial a pod runs for, up its controllers' chain (a TrainJob's
+// pod: Job, JobSet, TrainJob); a trial's job gives its trial. Nothing for a
+// pod of no job.
+std::optional<TrackedOwner> TrackedOwnerOf(const api::Pod& pod, const store::ObjectReader& store);
+
+// Adds the variables to `env` for a pod of `owner`, with the API at
+// `api_url` (and its CA file, for HTTPS).
+void AddTrackingEnv(const api::Pod& pod, const TrackedOwner& owner, const std::string& api_url,
+                    const std::string& ca_file, EnvList& env);
+
+}  // namespace trainyard::node

@@ -1,0 +1,238 @@
+// The tracking API's front: paths, the method table, MLflow's errors, and
+// experiments (runs are in mlflow_runs.cc).
+#include "server/mlflow_api.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+
+#include "common/strings.h"
+#include "server/handler.h"
+#include "server/mlflow_internal.h"
+#include "server/mlflow_methods.h"
+
+namespace trainyard::server {
+namespace {
+
+using mlflow::Args;
+using mlflow::Call;
+
+// MLflow's error document, with the HTTP code its client expects.
+ApiResponse MlflowError(int http, std::string_view code, std::string_view message) {
+  ApiResponse response;
+  response.code = http;
+  response.body = api::Json{{"error_code", code}, {"message", message}}.dump();
+  return response;
+}
+
+ApiResponse ErrorOf(const Status& status) {
+  const std::string& m = status.message();
+  switch (status.code()) {
+    case StatusCode::kNotFound:
+      return MlflowError(404, "RESOURCE_DOES_NOT_EXIST", m);
+    case StatusCode::kAlreadyExists:
+      return MlflowError(400, "RESOURCE_ALREADY_EXISTS", m);
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kFailedPrecondition:
+    case StatusCode::kOutOfRange:
+      return MlflowError(400, "INVALID_PARAMETER_VALUE", m);
+    case StatusCode::kUnavailable:
+      // The store, not the request: worth the client's retry.
+      return MlflowError(503, "TEMPORARILY_UNAVAILABLE", m);
+    default:
+      return MlflowError(500, "INTERNAL_ERROR", m);
+  }
+}
+
+struct Method {
+  std::string_view name;
+  std::string_view http;  // GET or POST
+  Result<api::Json> (*run)(Call&);
+  bool on_one_run;  // acts on the run its run_id names
+};
+
+constexpr Method kMethods[] = {
+    {"experiments/create", "POST", mlflow::CreateExperiment, false},
+    {"experiments/get", "GET", mlflow::GetExperiment, false},
+    {"experiments/get-by-name", "GET", mlflow::GetExperimentByName, false},
+    {"experiments/search", "POST", mlflow::SearchExperiments, false},
+    {"runs/create", "POST", mlflow::CreateRun, false},
+    {"runs/get", "GET", mlflow::GetRun, true},
+    {"runs/update", "POST", mlflow::UpdateRun, true},
+    {"runs/delete", "POST", mlflow::DeleteRun, true},
+    {"runs/restore", "POST", mlflow::RestoreRun, true},
+    {"runs/search", "POST", mlflow::SearchRuns, false},
+    {"runs/log-metric", "POST", mlflow::LogMetric, true},
+    {"runs/log-parameter", "POST", mlflow::LogParam, true},
+    {"runs/set-tag", "POST", mlflow::SetTag, true},
+    {"runs/delete-tag", "POST", mlflow::DeleteTag, true},
+    {"runs/log-batch", "POST", mlflow::LogBatch, true},
+    {"metrics/get-history", "GET", mlflow::GetMetricHistory, true},
+};
+
+const Method* FindMethod(std::string_view name) {
+  for (const Method& m : kMethods) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
+}
+
+Result<Args> ArgsOf(const Method& method, const ApiRequest& request) {
+  if (method.http == "GET") return Args::FromQuery(request.query);
+  return Args::FromBody(request.body);
+}
+
+}  // namespace
+
+std::optional<MlflowPath> ParseMlflowPath(std::string_view path) {
+  MlflowPath parsed{.namespace_ = "default", .method = ""};
+  if (path.starts_with("/mlflow/")) {
+    path.remove_prefix(8);
+    size_t slash = path.find('/');
+    if (slash == 0 || slash == std::string_view::npos) return std::nullopt;
+    parsed.namespace_ = std::string(path.substr(0, slash));
+    path.remove_prefix(slash);
+  }
+  for (std::string_view prefix : {"/api/2.0/mlflow/", "/api/2.0/preview/mlflow/"}) {
+    if (path.starts_with(prefix)) {
+      parsed.method = std::string(path.substr(prefix.size()));
+      return parsed;
+    }
+  }
+  return std::nullopt;
+}
+
+ApiResponse MlflowApi::Handle(const MlflowPath& path, const ApiRequest& request) {
+  const Method* method = FindMethod(path.method);
+  if (method == nullptr) {
+    return MlflowError(404, "ENDPOINT_NOT_FOUND",
+                       fmt::format("this server does not serve /api/2.0/mlflow/{} (see "
+                                   "docs/tracking.md for the calls it answers)",
+                                   path.method));
+  }
+  if (request.method != method->http) {
+    return MlflowError(405, "BAD_REQUEST",
+                       fmt::format("/api/2.0/mlflow/{} takes {}, not {}", method->name,
+                                   method->http, request.method));
+  }
+  Result<Args> args = ArgsOf(*method, request);
+  if (!args.ok()) return ErrorOf(args.status());
+  Call call{.backend = backend_,
+            .clock = clock_,
+            .namespace_ = path.namespace_,
+            .args = std::move(*args)};
+  Result<api::Json> answer = method->run(call);
+  if (!answer.ok()) return ErrorOf(answer.status());
+  ApiResponse response;
+  response.body = answer->dump();
+  return response;
+}
+
+bool MlflowApi::IsRunsOwnRequest(const ApiRequest& request) const {
+  std::string token = request.BearerToken();
+  std::optional<MlflowPath> path = ParseMlflowPath(request.path);
+  if (token.empty() || !path) return false;
+  const Method* method = FindMethod(path->method);
+  if (method == nullptr || !method->on_one_run || request.method != method->http) return false;
+  Result<Args> args = ArgsOf(*method, request);
+  if (!args.ok()) return false;
+  Result<std::string> run_id = args->RunId();
+  if (!run_id.ok()) return false;
+  Result<mlflow::Run> run = mlflow::LoadRun(backend_.store(), path->namespace_, *run_id);
+  return run.ok() && !run->owner_uid.empty() && run->owner_uid == token;
+}
+
+namespace mlflow {
+
+namespace {
+
+Status CheckNamespace(const store::ObjectReader& store, const std::string& ns) {
+  Result<api::Json> found = store.Get({"Namespace", "", ns});
+  if (found.status().code() == StatusCode::kNotFound) {
+    return NotFoundError(fmt::format("namespace {:?} not found: create it first", ns));
+  }
+  return found.status();
+}
+
+Result<api::Json> ExperimentByName(const store::ObjectReader& store, const std::string& ns,
+                                   const std::string& name) {
+  ASSIGN_OR_RETURN(std::vector<api::Json> all, ListExperiments(store, ns));
+  for (api::Json& e : all) {
+    if (e.value("name", "") == name) return std::move(e);
+  }
+  return NotFoundError(fmt::format("Could not find experiment with name '{}'", name));
+}
+
+// The next free id: one past the highest kept.
+std::string NextExperimentId(const std::vector<api::Json>& all) {
+  int64_t highest = 0;
+  for (const api::Json& e : all) {
+    std::string id = e.value("experiment_id", "");
+    int64_t n = 0;
+    std::from_chars(id.data(), id.data() + id.size(), n);
+    highest = std::max(highest, n);
+  }
+  return std::to_string(highest + 1);
+}
+
+}  // namespace
+
+Result<api::Json> CreateExperiment(Call& call) {
+  ASSIGN_OR_RETURN(std::string name, call.args.Required("name"));
+  if (name.size() > 500) {
+    return InvalidArgumentError("name: an experiment's name may hold 500 characters at most");
+  }
+  ASSIGN_OR_RETURN(api::Json tags, CheckedPairs(call.args.doc(), "tags", kMaxTagValue));
+  std::string location = call.args.Optional("artifact_location");
+  int64_t now = NowMillis(call.clock);
+  return call.backend.Execute([&](store::ControlStore& store) -> Result<api::Json> {
+    RETURN_IF_ERROR(CheckNamespace(store, call.namespace_));
+    if (ExperimentByName(store, call.namespace_, name).ok()) {
+      return AlreadyExistsError(fmt::format("Experiment '{}' already exists", name));
+    }
+    ASSIGN_OR_RETURN(std::vector<api::Json> all, ListExperiments(store, call.namespace_));
+    std::string id = NextExperimentId(all);
+    api::Json experiment = {
+        {"experiment_id", id},
+        {"name", name},
+        {"artifact_location", location.empty() ? "mlflow-artifacts:/" + id : location},
+        {"lifecycle_stage", "active"},
+        {"creation_time", now},
+        {"last_update_time", now},
+        {"tags", tags}};
+    RETURN_IF_ERROR(store
+                        .Create({{"apiVersion", "trainyard.dev/v1"},
+                                 {"kind", kExperimentKind},
+                                 {"metadata", {{"name", id}, {"namespace", call.namespace_}}},
+                                 {"spec", std::move(experiment)}})
+                        .status());
+    return api::Json{{"experiment_id", id}};
+  });
+}
+
+Result<api::Json> GetExperiment(Call& call) {
+  ASSIGN_OR_RETURN(std::string id, call.args.Required("experiment_id"));
+  ASSIGN_OR_RETURN(api::Json e, LoadExperiment(call.backend.store(), call.namespace_, id));
+  return api::Json{{"experiment", std::move(e)}};
+}
+
+Result<api::Json> GetExperimentByName(Call& call) {
+  ASSIGN_OR_RETURN(std::string name, call.args.Required("experiment_name"));
+  ASSIGN_OR_RETURN(api::Json e, ExperimentByName(call.backend.store(), call.namespace_, name));
+  return api::Json{{"experiment", std::move(e)}};
+}
+
+Result<api::Json> SearchExperiments(Call& call) {
+  RETURN_IF_ERROR(RefuseQueryLanguage(call.args));
+  ASSIGN_OR_RETURN(std::vector<api::Json> all,
+                   ListExperiments(call.backend.store(), call.namespace_));
+  std::string view = call.args.Optional("view_type");
+  std::erase_if(all,
+                [&](const api::Json& e) { return !InView(view, e.value("lifecycle_stage", "")); });
+  return Paged(call.args, std::move(all), "experiments");
+}
+
+}  // namespace mlflow
+}  // namespace trainyard::server

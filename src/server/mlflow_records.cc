@@ -1,0 +1,399 @@
+// The tracking API's records: a request's fields, metric values, and runs
+// and experiments as the store keeps them (mlflow_internal.h).
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <map>
+
+#include "api/object.h"
+#include "api/registry.h"
+#include "api/tracking.h"
+#include "api/yaml.h"
+#include "common/strings.h"
+#include "server/mlflow_internal.h"
+#include "server/mlflow_methods.h"
+
+namespace trainyard::server::mlflow {
+namespace {
+
+// What a log's microseconds hold: years 1678 to 2262.
+constexpr int64_t kMaxMillis = 9'000'000'000'000;
+
+std::optional<int64_t> ParseInt(std::string_view text) {
+  int64_t value = 0;
+  const char* end = text.data() + text.size();
+  if (text.empty() || std::from_chars(text.data(), end, value).ptr != end) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+Result<Args> Args::FromBody(std::string_view body) {
+  Args args;
+  if (body.empty()) return args;
+  ASSIGN_OR_RETURN(args.doc_, api::ParseJsonValue(body, "the request body"));
+  if (!args.doc_.is_object()) return InvalidArgumentError("the request body must be a JSON object");
+  return args;
+}
+
+Args Args::FromQuery(const std::multimap<std::string, std::string>& query) {
+  Args args;
+  for (const auto& [name, value] : query) {
+    if (!args.doc_.contains(name)) args.doc_[name] = value;
+  }
+  return args;
+}
+
+std::string Args::Optional(std::string_view name) const {
+  auto it = doc_.find(name);
+  return it != doc_.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+Result<std::string> Args::Required(std::string_view name) const {
+  auto it = doc_.find(name);
+  if (it != doc_.end() && !it->is_string() && !it->is_null()) {
+    return InvalidArgumentError(fmt::format("{}: must be a string", name));
+  }
+  std::string value = Optional(name);
+  if (value.empty()) {
+    return InvalidArgumentError(fmt::format("Missing value for required parameter '{}'", name));
+  }
+  return value;
+}
+
+Result<std::string> Args::RunId() const {
+  std::string id = Optional("run_id");
+  if (id.empty()) id = Optional("run_uuid");
+  if (id.empty()) return InvalidArgumentError("Missing value for required parameter 'run_id'");
+  return id;
+}
+
+Result<std::optional<int64_t>> Args::Int(std::string_view name) const {
+  auto it = doc_.find(name);
+  if (it == doc_.end() || it->is_null()) return std::optional<int64_t>();
+  if (it->is_number_integer()) return std::optional<int64_t>(it->get<int64_t>());
+  if (it->is_number_float()) {
+    // MLflow's client rounds what it is given; a JSON number may carry it.
+    double d = it->get<double>();
+    if (std::isfinite(d) && std::fabs(d) < 9.2e18) {
+      return std::optional<int64_t>(static_cast<int64_t>(std::llround(d)));
+    }
+  }
+  if (it->is_string()) {
+    if (std::optional<int64_t> v = ParseInt(it->get<std::string>())) return std::optional(*v);
+  }
+  return InvalidArgumentError(fmt::format("{}: {} is not a whole number", name, it->dump()));
+}
+
+Result<std::vector<std::string>> Args::Strings(std::string_view name) const {
+  std::vector<std::string> out;
+  auto it = doc_.find(name);
+  if (it == doc_.end() || it->is_null()) return out;
+  if (it->is_string()) return std::vector<std::string>{it->get<std::string>()};
+  if (!it->is_array()) return InvalidArgumentError(fmt::format("{}: must be a list", name));
+  for (const api::Json& item : *it) {
+    if (!item.is_string()) {
+      return InvalidArgumentError(fmt::format("{}: every entry must be a string", name));
+    }
+    out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
+Result<std::string> MetricText(const api::Json& value, std::string_view field) {
+  if (value.is_number()) {
+    double d = value.get<double>();
+    return fmt::format("{}", d);
+  }
+  if (value.is_string()) {
+    const std::string& text = value.get_ref<const std::string&>();
+    if (text == "NaN" || text == "Infinity" || text == "-Infinity") return text;
+    double d = 0;
+    const char* end = text.data() + text.size();
+    auto [ptr, ec] = std::from_chars(text.data(), end, d);
+    if (!text.empty() && ec == std::errc() && ptr == end && std::isfinite(d)) {
+      return fmt::format("{}", d);
+    }
+  }
+  return InvalidArgumentError(fmt::format(
+      "{}: {} is not a number (a number, or \"NaN\", \"Infinity\", \"-Infinity\")", field,
+      value.is_string() || value.is_number() ? value.dump() : std::string(value.type_name())));
+}
+
+api::Json MetricJson(const std::string& text) {
+  if (text == "NaN" || text == "Infinity" || text == "-Infinity") return text;
+  double d = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, d);
+  if (ec != std::errc() || ptr != end) {
+    // A collected value Katib kept as written ("+1.5", " 2"): read leniently.
+    char* stop = nullptr;
+    d = std::strtod(text.c_str(), &stop);
+  }
+  if (std::isnan(d)) return "NaN";
+  if (std::isinf(d)) return d > 0 ? "Infinity" : "-Infinity";
+  return d;
+}
+
+Result<int64_t> CheckedMillis(int64_t ms, std::string_view field) {
+  if (ms < -kMaxMillis || ms > kMaxMillis) {
+    return InvalidArgumentError(fmt::format(
+        "{}: {} is not a time in milliseconds since 1970 before the year 2262", field, ms));
+  }
+  return ms;
+}
+
+int64_t NowMillis(const Clock& clock) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock.Now().time_since_epoch())
+      .count();
+}
+
+namespace {
+
+std::string RunNotFound(const std::string& run_id) {
+  return fmt::format("Run with id={} not found", run_id);
+}
+
+// MLflow's status of a job or trial that has not set one itself.
+std::string StatusOf(const api::Json& owner) {
+  for (const api::Json& c : api::ArrayRefAt(owner, {"status", "conditions"})) {
+    if (api::StringAt(c, "status") != "True") continue;
+    std::string type = api::StringAt(c, "type");
+    if (type == "Succeeded" || type == "Complete") return "FINISHED";
+    if (type == "Failed") return "FAILED";
+  }
+  return "RUNNING";
+}
+
+int64_t CreatedMillis(const api::Json& object) {
+  std::optional<TimePoint> created =
+      ParseRfc3339(api::StringAt(object, {"metadata", "creationTimestamp"}));
+  if (!created) return 0;
+  return std::chrono::duration_cast<std::chrono::milliseconds>(created->time_since_epoch()).count();
+}
+
+// The run a job or trial is before anything was logged to it.
+Run OwnersRun(const api::TrackedObject& owned, const api::Json& owner, const std::string& ns,
+              const std::string& run_id) {
+  Run run;
+  run.info = {{"run_id", run_id},
+              {"run_uuid", run_id},
+              {"run_name", owned.name},
+              {"experiment_id", kDefaultExperiment},
+              {"user_id", ""},
+              {"status", StatusOf(owner)},
+              {"start_time", CreatedMillis(owner)},
+              {"artifact_uri", fmt::format("mlflow-artifacts:/{}/{}/artifacts", ns, run_id)},
+              {"lifecycle_stage", "active"}};
+  run.params = api::Json::array();
+  run.tags = api::Json::array({{{"key", "mlflow.runName"}, {"value", owned.name}},
+                               {{"key", "trainyard.dev/kind"}, {"value", owned.kind}}});
+  run.metrics_log = owned.kind == "Trial" ? ns + "/" + owned.name
+                                          : store::JobObservationsId(owned.kind, ns, owned.name);
+  run.owner_uid = api::StringAt(owner, {"metadata", "uid"});
+  return run;
+}
+
+}  // namespace
+
+Result<Run> LoadRun(const store::ObjectReader& store, const std::string& namespace_,
+                    const std::string& run_id) {
+  Result<api::Json> kept = store.Get({std::string(kRunKind), namespace_, run_id});
+  if (kept.ok()) {
+    const api::Json& spec = (*kept)["spec"];
+    return Run{.info = spec.value("info", api::Json::object()),
+               .params = spec.value("params", api::Json::array()),
+               .tags = spec.value("tags", api::Json::array()),
+               .metrics_log = spec.value("metricsLog", ""),
+               .owner_uid = spec.value("ownerUid", ""),
+               .stored = true};
+  }
+  if (kept.status().code() != StatusCode::kNotFound) return kept.status();
+  std::optional<api::TrackedObject> owned = api::TrackedObjectOf(run_id);
+  const api::ResourceType* type = owned ? api::ResourceTypeOfKind(owned->kind) : nullptr;
+  if (type == nullptr || api::TrackingRunId(owned->kind, owned->name) != run_id) {
+    return NotFoundError(RunNotFound(run_id));
+  }
+  Result<api::Json> owner = store.Get({type->store_kind, namespace_, owned->name});
+  if (owner.status().code() == StatusCode::kNotFound) return NotFoundError(RunNotFound(run_id));
+  RETURN_IF_ERROR(owner.status());
+  return OwnersRun(*owned, *owner, namespace_, run_id);
+}
+
+Status SaveRun(store::ObjectStore& store, const std::string& namespace_, const Run& run) {
+  std::string run_id = run.info.value("run_id", "");
+  api::Json object = {{"apiVersion", "trainyard.dev/v1"},
+                      {"kind", kRunKind},
+                      {"metadata", {{"name", run_id}, {"namespace", namespace_}}},
+                      {"spec",
+                       {{"info", run.info},
+                        {"params", run.params},
+                        {"tags", run.tags},
+                        {"metricsLog", run.metrics_log},
+                        {"ownerUid", run.owner_uid}}}};
+  if (!run.stored) return store.Create(std::move(object)).status();
+  ASSIGN_OR_RETURN(api::Json kept, store.Get({std::string(kRunKind), namespace_, run_id}));
+  object["metadata"] = kept["metadata"];
+  return store.Update(std::move(object)).status();
+}
+
+api::Json RunJson(const Run& run, const std::vector<store::ObservationRow>& metrics) {
+  // The latest value of each metric: at its highest step, then time.
+  struct Latest {
+    int64_t step = 0;
+    int64_t time_us = 0;
+    const store::ObservationRow* row = nullptr;
+  };
+  std::map<std::string, Latest> latest;
+  std::map<std::string, int64_t> seen;  // a value's place, standing for a step not given
+  for (const store::ObservationRow& row : metrics) {
+    int64_t place = seen[row.metric]++;
+    int64_t step = row.step >= 0 ? row.step : place;
+    Latest& l = latest[row.metric];
+    if (l.row == nullptr || std::pair(step, row.time_us) >= std::pair(l.step, l.time_us)) {
+      l = {step, row.time_us, &row};
+    }
+  }
+  api::Json values = api::Json::array();
+  for (const auto& [key, l] : latest) {
+    values.push_back({{"key", key},
+                      {"value", MetricJson(l.row->value)},
+                      {"timestamp", l.time_us / 1000},
+                      {"step", l.step}});
+  }
+  return {{"info", run.info},
+          {"data", {{"metrics", std::move(values)}, {"params", run.params}, {"tags", run.tags}}},
+          {"inputs", api::Json::object()}};
+}
+
+namespace {
+
+api::Json DefaultExperiment() {
+  return {{"experiment_id", kDefaultExperiment},
+          {"name", "Default"},
+          {"artifact_location", "mlflow-artifacts:/0"},
+          {"lifecycle_stage", "active"},
+          {"creation_time", 0},
+          {"last_update_time", 0},
+          {"tags", api::Json::array()}};
+}
+
+}  // namespace
+
+Result<api::Json> LoadExperiment(const store::ObjectReader& store, const std::string& namespace_,
+                                 const std::string& id) {
+  if (id == kDefaultExperiment) return DefaultExperiment();
+  Result<api::Json> kept = store.Get({std::string(kExperimentKind), namespace_, id});
+  if (kept.status().code() == StatusCode::kNotFound) {
+    return NotFoundError(fmt::format("No Experiment with id={} exists", id));
+  }
+  RETURN_IF_ERROR(kept.status());
+  return (*kept)["spec"];
+}
+
+Result<std::vector<api::Json>> ListExperiments(const store::ObjectReader& store,
+                                               const std::string& namespace_) {
+  std::vector<api::Json> all = {DefaultExperiment()};
+  RETURN_IF_ERROR(store.Scan(std::string(kExperimentKind), namespace_,
+                             [&](const api::Json& e) { all.push_back(e["spec"]); }));
+  return all;
+}
+
+Status CheckKey(const std::string& key, const std::string& field) {
+  if (key.empty()) return InvalidArgumentError(fmt::format("{}: a key may not be empty", field));
+  if (key.size() > kMaxKey) {
+    return InvalidArgumentError(
+        fmt::format("{}: the key {:?} is over {} characters", field, key.substr(0, 40), kMaxKey));
+  }
+  // MLflow's rule: letters, digits, and _ - . space / (and : in newer
+  // versions); never a path that climbs.
+  for (char c : key) {
+    bool ok = std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' ||
+              c == '.' || c == ' ' || c == '/' || c == ':';
+    if (!ok) {
+      return InvalidArgumentError(fmt::format(
+          "{}: invalid key {:?}: keys may hold only letters, digits, and _ - . space / :", field,
+          key));
+    }
+  }
+  if (key.find("..") != std::string::npos || key.front() == '/') {
+    return InvalidArgumentError(
+        fmt::format("{}: invalid key {:?}: not a relative path", field, key));
+  }
+  return OkStatus();
+}
+
+Result<api::Json> CheckedPairs(const api::Json& doc, const std::string& field, size_t max_value) {
+  api::Json pairs = api::Json::array();
+  auto it = doc.find(field);
+  if (it == doc.end() || it->is_null()) return pairs;
+  if (!it->is_array()) return InvalidArgumentError(fmt::format("{}: must be a list", field));
+  for (size_t i = 0; i < it->size(); ++i) {
+    const api::Json& pair = (*it)[i];
+    std::string at = fmt::format("{}[{}]", field, i);
+    if (!pair.is_object() || !pair.value("key", api::Json()).is_string()) {
+      return InvalidArgumentError(fmt::format("{}: must be {{key, value}}", at));
+    }
+    std::string key = pair["key"].get<std::string>();
+    RETURN_IF_ERROR(CheckKey(key, at + ".key"));
+    api::Json value = pair.value("value", api::Json(""));
+    if (value.is_number()) value = value.dump();  // written unquoted
+    if (!value.is_string()) return InvalidArgumentError(at + ".value: must be a string");
+    if (value.get_ref<const std::string&>().size() > max_value) {
+      return InvalidArgumentError(
+          fmt::format("{}.value: over {} characters (the most MLflow keeps)", at, max_value));
+    }
+    pairs.push_back({{"key", std::move(key)}, {"value", std::move(value)}});
+  }
+  return pairs;
+}
+
+Status RefuseQueryLanguage(const Args& args) {
+  for (const char* field : {"filter", "order_by"}) {
+    auto it = args.doc().find(field);
+    bool given = it != args.doc().end() && !it->is_null() &&
+                 !(it->is_string() && it->get_ref<const std::string&>().empty()) &&
+                 !(it->is_array() && it->empty());
+    if (given) {
+      return InvalidArgumentError(fmt::format(
+          "{}: this server does not read MLflow's search language; search without it and pick "
+          "from the answer",
+          field));
+    }
+  }
+  return OkStatus();
+}
+
+bool InView(const std::string& view, const std::string& stage) {
+  if (view == "ALL") return true;
+  if (view == "DELETED_ONLY") return stage == "deleted";
+  return stage != "deleted";
+}
+
+Result<api::Json> Paged(const Args& args, std::vector<api::Json> items, const std::string& field) {
+  ASSIGN_OR_RETURN(std::optional<int64_t> max, args.Int("max_results"));
+  int64_t limit = max.value_or(1000);
+  if (limit < 1 || limit > 50000) {
+    return InvalidArgumentError(
+        fmt::format("max_results: {} is out of range: from 1 to 50000", limit));
+  }
+  int64_t from = 0;
+  std::string token = args.Optional("page_token");
+  if (!token.empty()) {
+    std::optional<std::string> text = Base64Decode(token);
+    std::optional<int64_t> offset = text ? ParseInt(*text) : std::nullopt;
+    if (!offset || *offset < 0) {
+      return InvalidArgumentError("page_token: not a token this server gave");
+    }
+    from = *offset;
+  }
+  api::Json page = api::Json::array();
+  int64_t n = static_cast<int64_t>(items.size());
+  for (int64_t i = from; i < n && i < from + limit; ++i) page.push_back(std::move(items[i]));
+  api::Json answer = {{field, std::move(page)}};
+  if (from + limit < n) answer["next_page_token"] = Base64Encode(std::to_string(from + limit));
+  return answer;
+}
+
+}  // namespace trainyard::server::mlflow
