@@ -4,10 +4,12 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <random>
 #include <set>
 #include <thread>
 
@@ -25,6 +27,7 @@
 #include "engine/engine.h"
 #include "engine/inventory.h"
 #include "node/sandbox.h"
+#include "server/auth.h"
 #include "server/handler.h"
 #include "server/http_server.h"
 
@@ -281,14 +284,32 @@ bool IsExperiment(const api::Object& object) {
   return std::holds_alternative<api::Experiment>(object);
 }
 
+bool PushesMetrics(const api::Object& object) {
+  const auto* experiment = std::get_if<api::Experiment>(&object);
+  if (experiment == nullptr) return false;
+  const auto& mc = experiment->spec.metrics_collector_spec;
+  return mc && mc->collector && mc->collector->kind == "Push";
+}
+
+// A token no one can guess: 128 bits from the kernel.
+std::string RandomToken() {
+  std::random_device random;  // /dev/urandom on Linux
+  return fmt::format("{:08x}{:08x}{:08x}{:08x}", random(), random(), random(), random());
+}
+
 // The API on loopback, while `run` runs: for trials whose code pushes its
 // metrics (the Push collector), for replicas that log with MLflow, and for
-// the dashboard (--ui). `trainyard server` serves it anyway.
+// the dashboard (--ui). `trainyard server` serves it anyway. It takes a
+// token made for this run alone, so that no other user of the machine,
+// nor a web page, can reach what runs as this user; replicas reach their
+// own trial's or job's metrics with their uid, as on a server.
 class LocalApi {
  public:
   explicit LocalApi(engine::Engine& engine)
-      : backend_(engine, FormatRfc3339(RealClock::Get().Now())),
-        handler_(backend_, RealClock::Get()),
+      : token_(RandomToken()),
+        auth_(*server::Authorizer::Parse(token_ + " run *\n")),
+        backend_(engine, FormatRfc3339(RealClock::Get().Now())),
+        handler_(backend_, RealClock::Get(), &auth_),
         http_(handler_, {.address = "127.0.0.1", .port = 0}) {}
   ~LocalApi() {
     if (!serving_.joinable()) return;
@@ -305,8 +326,15 @@ class LocalApi {
     serving_ = std::thread([this] { http_.Serve(); });
     return url;
   }
+  // The dashboard, its token in the URL (the page keeps it and takes it
+  // out of the address bar).
+  std::string DashboardUrl(const std::string& url) const {
+    return fmt::format("{}/#/jobs?token={}", url, token_);
+  }
 
  private:
+  std::string token_;
+  server::Authorizer auth_;
   EngineBackend backend_;
   server::ApiHandler handler_;
   server::HttpServer http_;
@@ -393,12 +421,17 @@ int RunRun(const RunOptions& options) {
   LocalApi api(engine);
   Result<std::string> api_url = api.Start(engine);
   if (!api_url.ok()) {
-    std::cerr << "trainyard run: cannot serve its API on loopback (for pushed metrics, MLflow "
-                 "and the dashboard): "
-              << api_url.status().message() << '\n';
-    return 1;
+    // Only Push trials and the dashboard cannot do without it.
+    bool needed =
+        options.ui || std::any_of(loaded.objects.begin(), loaded.objects.end(),
+                                  [](const auto& o) { return PushesMetrics(*o.checked.object); });
+    std::cerr << fmt::format(
+        "trainyard run: {}: cannot serve its API on loopback (for pushed metrics, MLflow and "
+        "the dashboard): {}\n",
+        needed ? "error" : "warning", api_url.status().message());
+    if (needed) return 1;
   }
-  if (options.ui) fmt::print(stderr, "dashboard: {}/\n", *api_url);
+  if (options.ui && api_url.ok()) fmt::print(stderr, "dashboard: {}\n", api.DashboardUrl(*api_url));
   std::vector<JobView> jobs;
   std::vector<ExperimentView> experiments;
   // ConfigMaps, Secrets, claims and queues go first, so that no replica
@@ -489,7 +522,7 @@ int RunRun(const RunOptions& options) {
   if (options.ui) {
     // The loop goes on, for the dashboard's writes (delete, resubmit),
     // until a signal ends it.
-    fmt::print(stderr, "dashboard: {}/ stays up until Ctrl-C\n", *api_url);
+    fmt::print(stderr, "dashboard: {} stays up until Ctrl-C\n", api.DashboardUrl(*api_url));
     (void)engine.Run([] { return false; }, [] {});
     engine.StopAll();
   }

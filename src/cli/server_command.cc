@@ -199,7 +199,10 @@ int RunServer(const ServerOptions& options) {
   bool everywhere = options.address == "0.0.0.0" || options.address == "::";
   std::string url = fmt::format("{}://{}:{}", options.tls_cert.empty() ? "http" : "https",
                                 everywhere ? "127.0.0.1" : UrlHost(options.address), *port);
-  engine.SetApi(url, options.tls_cert);
+  // Replicas run in folders of their own: the certificate's path must not
+  // be relative to this one.
+  engine.SetApi(
+      url, options.tls_cert.empty() ? "" : std::filesystem::absolute(options.tls_cert).string());
   StopOnSignals stop_on_signals(engine, {SIGINT, SIGTERM});
   signal(SIGPIPE, SIG_IGN);  // a client gone mid-response is the write's error, not ours
 

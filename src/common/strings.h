@@ -31,6 +31,11 @@ std::optional<std::string> ClosestMatch(std::string_view word,
 // `s` as one word for /bin/sh: single-quoted, each ' written '\''.
 std::string ShellQuote(std::string_view s);
 
+// Whether two secrets are equal, compared without stopping at the first
+// difference, so the time taken says nothing about how much of a guess was
+// right.
+bool ConstantTimeEquals(std::string_view a, std::string_view b);
+
 // Standard base64 with padding (RFC 4648 section 4), as Kubernetes keeps a
 // ConfigMap's binaryData and a Secret's data; nullopt when malformed.
 std::optional<std::string> Base64Decode(std::string_view text);

@@ -4,6 +4,7 @@
 
 #include "api/object.h"
 #include "api/registry.h"
+#include "api/tracking.h"
 
 namespace trainyard::controller {
 
@@ -47,9 +48,13 @@ Status DeleteDependents(store::ObjectStore& store, const std::string& owner_uid)
   if (owner_uid.empty()) return OkStatus();
   // Copied out first: a scan's visitor must not call the store.
   std::vector<std::pair<store::ObjectKey, api::Json>> dependents;
-  for (const api::ResourceType& type : api::AllResourceTypes()) {
-    RETURN_IF_ERROR(store.ScanOwnedBy(type.kind, owner_uid, [&](const api::Json& object) {
-      dependents.push_back({{type.kind, api::StringAt(object, {"metadata", "namespace"}),
+  std::vector<std::string> kinds;
+  for (const api::ResourceType& type : api::AllResourceTypes()) kinds.push_back(type.kind);
+  // A job's MLflow run, which no API resource serves (api/tracking.h).
+  kinds.emplace_back(api::kTrackingRunKind);
+  for (const std::string& kind : kinds) {
+    RETURN_IF_ERROR(store.ScanOwnedBy(kind, owner_uid, [&](const api::Json& object) {
+      dependents.push_back({{kind, api::StringAt(object, {"metadata", "namespace"}),
                              api::StringAt(object, {"metadata", "name"})},
                             object});
     }));

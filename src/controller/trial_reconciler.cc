@@ -7,7 +7,6 @@
 #include "api/gjson.h"
 #include "api/object.h"
 #include "api/registry.h"
-#include "api/tracking.h"
 #include "controller/events.h"
 #include "controller/katib_status.h"
 #include "controller/owned.h"
@@ -317,9 +316,6 @@ Status ForgetTrial(const TrialReconcilerOptions& options, const store::ObjectKey
     }
   }
   RETURN_IF_ERROR(DeleteEventsOf(*options.store, key));
-  RETURN_IF_ERROR(DeleteIfPresent(
-      *options.store,
-      {std::string(api::kTrackingRunKind), key.namespace_, api::TrackingRunId("Trial", key.name)}));
   return options.observations->DeleteObservations(key.namespace_ + "/" + key.name);
 }
 

@@ -7,10 +7,8 @@
 
 #include "api/object.h"
 #include "api/pod_object.h"
-#include "api/tracking.h"
 #include "api/well_known.h"
 #include "controller/katib_status.h"
-#include "controller/owned.h"
 #include "controller/reconcile_steps.h"
 #include "controller/trial_reconciler.h"
 #include "engine/primary_pods.h"
@@ -249,11 +247,7 @@ Result<bool> MetricsCollector::CollectJob(const store::ObjectKey& key) {
   std::string id = store::JobObservationsId(key.kind, key.namespace_, key.name);
   Result<api::Json> stored = options_.store->Get(key);
   if (stored.status().code() == StatusCode::kNotFound) {
-    // Gone, and so are its log and its MLflow run.
-    RETURN_IF_ERROR(options_.store->DeleteObservations(id));
-    RETURN_IF_ERROR(controller::DeleteIfPresent(*options_.store,
-                                                {std::string(api::kTrackingRunKind), key.namespace_,
-                                                 api::TrackingRunId(key.kind, key.name)}));
+    RETURN_IF_ERROR(options_.store->DeleteObservations(id));  // gone, and so is its log
     return false;
   }
   RETURN_IF_ERROR(stored.status());

@@ -6,22 +6,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/strings.h"
 #include "server/api_path.h"
 #include "server/handler_internal.h"
 #include "server/mlflow_api.h"
 
 namespace trainyard::server {
 namespace {
-
-// Compares without stopping at the first difference, so the time taken
-// says nothing about how much of a guess was right.
-bool SameToken(const std::string& a, const std::string& b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
-  }
-  return diff == 0;
-}
 
 // The dashboard's files hold no data: its pages ask for a token, and every
 // request they make carries it.
@@ -86,7 +77,7 @@ Result<Authorizer> Authorizer::Parse(const std::string& text) {
 const Authorizer::Entry* Authorizer::Find(const std::string& token) const {
   const Entry* found = nullptr;
   for (const Entry& e : entries_) {
-    if (SameToken(e.token, token)) found = &e;
+    if (ConstantTimeEquals(e.token, token)) found = &e;
   }
   return found;
 }

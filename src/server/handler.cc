@@ -64,10 +64,14 @@ ApiResponse ApiHandler::Handle(const ApiRequest& request) {
 }
 
 ApiResponse ApiHandler::Authorized(const ApiRequest& request) {
-  if (auth_ != nullptr && !IsTrialsOwnPush(request) && !mlflow_.IsRunsOwnRequest(request)) {
-    if (std::optional<ApiError> denied = auth_->Check(request)) return ErrorResponse(*denied);
-  }
   try {
+    if (auth_ != nullptr && !IsTrialsOwnPush(request) && !mlflow_.IsRunsOwnRequest(request)) {
+      if (std::optional<ApiError> denied = auth_->Check(request)) {
+        // MLflow's client reads MLflow's error documents.
+        if (ParseMlflowPath(request.path)) return MlflowApi::Denied(*denied);
+        return ErrorResponse(*denied);
+      }
+    }
     return Dispatch(request);
   } catch (const std::exception& e) {
     // A JSON type surprise in a client's object must not take the server
@@ -267,7 +271,7 @@ ApiResponse ApiHandler::List(const ApiTarget& target, const ApiRequest& request)
   std::variant<ListPage, ApiError> page = Paged(request, matching, rv);
   if (auto* error = std::get_if<ApiError>(&page)) return ErrorResponse(*error);
   ListPage& chunk = std::get<ListPage>(page);
-  ApiResponse response = Render(target, request, chunk.items, rv, false);
+  ApiResponse response = Render(target, request, chunk.items, chunk.resource_version, false);
   if (!chunk.continue_token.empty()) {
     // Said in the list's metadata, as kube-apiserver says it, whether the
     // answer is a List or a Table.

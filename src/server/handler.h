@@ -116,6 +116,7 @@ class ApiHandler {
     std::vector<const api::Json*> items;
     std::string continue_token;  // empty: this is the last page
     int64_t remaining = 0;
+    int64_t resource_version = 0;  // the first page's
   };
   static std::variant<ListPage, ApiError> Paged(const ApiRequest& request,
                                                 std::vector<const api::Json*> items,

@@ -31,15 +31,22 @@ std::string MakeToken(int64_t rv, const std::pair<std::string, std::string>& las
   return Base64Encode(api::Json{{"rv", rv}, {"ns", last.first}, {"name", last.second}}.dump());
 }
 
-std::optional<std::pair<std::string, std::string>> ReadToken(const std::string& token) {
+struct Token {
+  int64_t resource_version;
+  std::pair<std::string, std::string> last;
+};
+
+std::optional<Token> ReadToken(const std::string& token) {
   std::optional<std::string> text = Base64Decode(token);
   if (!text) return std::nullopt;
   api::Json doc = api::Json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (!doc.is_object() || !doc.value("ns", api::Json()).is_string() ||
-      !doc.value("name", api::Json()).is_string()) {
+      !doc.value("name", api::Json()).is_string() ||
+      !doc.value("rv", api::Json()).is_number_integer()) {
     return std::nullopt;
   }
-  return std::pair{doc["ns"].get<std::string>(), doc["name"].get<std::string>()};
+  return Token{doc["rv"].get<int64_t>(),
+               {doc["ns"].get<std::string>(), doc["name"].get<std::string>()}};
 }
 
 }  // namespace
@@ -49,7 +56,7 @@ std::variant<ApiHandler::ListPage, ApiError> ApiHandler::Paged(const ApiRequest&
                                                                int64_t resource_version) {
   std::string limit_text = request.Param("limit");
   std::string token = request.Param("continue");
-  ListPage page;
+  ListPage page{.resource_version = resource_version};
   if (limit_text.empty() && token.empty()) {
     page.items = std::move(items);
     return page;
@@ -57,12 +64,15 @@ std::variant<ApiHandler::ListPage, ApiError> ApiHandler::Paged(const ApiRequest&
   std::ranges::sort(items,
                     [](const api::Json* a, const api::Json* b) { return KeyOf(*a) < KeyOf(*b); });
   if (!token.empty()) {
-    std::optional<std::pair<std::string, std::string>> after = ReadToken(token);
+    std::optional<Token> after = ReadToken(token);
     if (!after) {
       return BadRequest(
           "continue: not a token this server gave; list again without it to start over");
     }
-    std::erase_if(items, [&](const api::Json* o) { return KeyOf(*o) <= *after; });
+    std::erase_if(items, [&](const api::Json* o) { return KeyOf(*o) <= after->last; });
+    // Every page says the first page's version: a watch from it then
+    // misses no change made between the pages (it may see some twice).
+    page.resource_version = after->resource_version;
   }
   // Kubernetes reads a limit of 0, or none, as everything.
   int64_t limit = 0;
@@ -76,7 +86,7 @@ std::variant<ApiHandler::ListPage, ApiError> ApiHandler::Paged(const ApiRequest&
   }
   page.remaining = static_cast<int64_t>(items.size()) - limit;
   items.resize(static_cast<size_t>(limit));
-  page.continue_token = MakeToken(resource_version, KeyOf(*items.back()));
+  page.continue_token = MakeToken(page.resource_version, KeyOf(*items.back()));
   page.items = std::move(items);
   return page;
 }

@@ -68,7 +68,7 @@ api::Json MetricSeries(const std::vector<store::ObservationRow>& rows,
   for (const store::ObservationRow& row : rows) {
     if (!options.metric.empty() && row.metric != options.metric) continue;
     int64_t place = places[row.metric]++;
-    int64_t step = row.step >= 0 ? row.step : place;
+    int64_t step = row.step != store::kNoStep ? row.step : place;
     if ((options.from_step && step < *options.from_step) ||
         (options.to_step && step > *options.to_step)) {
       continue;

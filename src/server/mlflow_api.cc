@@ -46,30 +46,37 @@ ApiResponse ErrorOf(const Status& status) {
   }
 }
 
+// Who may call a method with a job's or trial's own token: its replicas.
+enum class Scope {
+  kRun,          // acts on the run its run_id names: that run's replicas
+  kExperiments,  // reads or names an experiment: any job's replicas
+  kNamespace,    // only a namespace's token
+};
+
 struct Method {
   std::string_view name;
   std::string_view http;  // GET or POST
   Result<api::Json> (*run)(Call&);
-  bool on_one_run;  // acts on the run its run_id names
+  Scope scope;
 };
 
 constexpr Method kMethods[] = {
-    {"experiments/create", "POST", mlflow::CreateExperiment, false},
-    {"experiments/get", "GET", mlflow::GetExperiment, false},
-    {"experiments/get-by-name", "GET", mlflow::GetExperimentByName, false},
-    {"experiments/search", "POST", mlflow::SearchExperiments, false},
-    {"runs/create", "POST", mlflow::CreateRun, false},
-    {"runs/get", "GET", mlflow::GetRun, true},
-    {"runs/update", "POST", mlflow::UpdateRun, true},
-    {"runs/delete", "POST", mlflow::DeleteRun, true},
-    {"runs/restore", "POST", mlflow::RestoreRun, true},
-    {"runs/search", "POST", mlflow::SearchRuns, false},
-    {"runs/log-metric", "POST", mlflow::LogMetric, true},
-    {"runs/log-parameter", "POST", mlflow::LogParam, true},
-    {"runs/set-tag", "POST", mlflow::SetTag, true},
-    {"runs/delete-tag", "POST", mlflow::DeleteTag, true},
-    {"runs/log-batch", "POST", mlflow::LogBatch, true},
-    {"metrics/get-history", "GET", mlflow::GetMetricHistory, true},
+    {"experiments/create", "POST", mlflow::CreateExperiment, Scope::kExperiments},
+    {"experiments/get", "GET", mlflow::GetExperiment, Scope::kExperiments},
+    {"experiments/get-by-name", "GET", mlflow::GetExperimentByName, Scope::kExperiments},
+    {"experiments/search", "POST", mlflow::SearchExperiments, Scope::kExperiments},
+    {"runs/create", "POST", mlflow::CreateRun, Scope::kNamespace},
+    {"runs/get", "GET", mlflow::GetRun, Scope::kRun},
+    {"runs/update", "POST", mlflow::UpdateRun, Scope::kRun},
+    {"runs/delete", "POST", mlflow::DeleteRun, Scope::kRun},
+    {"runs/restore", "POST", mlflow::RestoreRun, Scope::kRun},
+    {"runs/search", "POST", mlflow::SearchRuns, Scope::kNamespace},
+    {"runs/log-metric", "POST", mlflow::LogMetric, Scope::kRun},
+    {"runs/log-parameter", "POST", mlflow::LogParam, Scope::kRun},
+    {"runs/set-tag", "POST", mlflow::SetTag, Scope::kRun},
+    {"runs/delete-tag", "POST", mlflow::DeleteTag, Scope::kRun},
+    {"runs/log-batch", "POST", mlflow::LogBatch, Scope::kRun},
+    {"metrics/get-history", "GET", mlflow::GetMetricHistory, Scope::kRun},
 };
 
 const Method* FindMethod(std::string_view name) {
@@ -122,7 +129,11 @@ ApiResponse MlflowApi::Handle(const MlflowPath& path, const ApiRequest& request)
   Call call{.backend = backend_,
             .clock = clock_,
             .namespace_ = path.namespace_,
-            .args = std::move(*args)};
+            .args = std::move(*args),
+            .caller_run =
+                method->scope == Scope::kExperiments
+                    ? mlflow::RunOfToken(backend_.store(), path.namespace_, request.BearerToken())
+                    : ""};
   Result<api::Json> answer = method->run(call);
   if (!answer.ok()) return ErrorOf(answer.status());
   ApiResponse response;
@@ -130,18 +141,28 @@ ApiResponse MlflowApi::Handle(const MlflowPath& path, const ApiRequest& request)
   return response;
 }
 
+ApiResponse MlflowApi::Denied(const ApiError& error) {
+  return MlflowError(error.code, error.code == 401 ? "UNAUTHENTICATED" : "PERMISSION_DENIED",
+                     error.body.value("message", "denied"));
+}
+
 bool MlflowApi::IsRunsOwnRequest(const ApiRequest& request) const {
   std::string token = request.BearerToken();
   std::optional<MlflowPath> path = ParseMlflowPath(request.path);
   if (token.empty() || !path) return false;
   const Method* method = FindMethod(path->method);
-  if (method == nullptr || !method->on_one_run || request.method != method->http) return false;
+  if (method == nullptr || method->scope == Scope::kNamespace || request.method != method->http) {
+    return false;
+  }
+  if (method->scope == Scope::kExperiments) {
+    return !mlflow::RunOfToken(backend_.store(), path->namespace_, token).empty();
+  }
   Result<Args> args = ArgsOf(*method, request);
   if (!args.ok()) return false;
   Result<std::string> run_id = args->RunId();
   if (!run_id.ok()) return false;
   Result<mlflow::Run> run = mlflow::LoadRun(backend_.store(), path->namespace_, *run_id);
-  return run.ok() && !run->owner_uid.empty() && run->owner_uid == token;
+  return run.ok() && !run->owner_uid.empty() && ConstantTimeEquals(run->owner_uid, token);
 }
 
 namespace mlflow {
@@ -163,6 +184,26 @@ Result<api::Json> ExperimentByName(const store::ObjectReader& store, const std::
     if (e.value("name", "") == name) return std::move(e);
   }
   return NotFoundError(fmt::format("Could not find experiment with name '{}'", name));
+}
+
+// The caller's job's run into experiment `id` (Call::caller_run), in the
+// write that is under way.
+Status MoveRun(store::ControlStore& store, const Call& call, const std::string& id) {
+  if (call.caller_run.empty()) return OkStatus();
+  ASSIGN_OR_RETURN(Run run, LoadRun(store, call.namespace_, call.caller_run));
+  if (run.info.value("experiment_id", "") == id) return OkStatus();
+  run.info["experiment_id"] = id;
+  return SaveRun(store, call.namespace_, run);
+}
+
+Status MoveCallersRun(Call& call, const std::string& id) {
+  if (call.caller_run.empty()) return OkStatus();
+  return call.backend
+      .Execute([&](store::ControlStore& store) -> Result<api::Json> {
+        RETURN_IF_ERROR(MoveRun(store, call, id));
+        return api::Json();
+      })
+      .status();
 }
 
 // The next free id: one past the highest kept.
@@ -208,19 +249,22 @@ Result<api::Json> CreateExperiment(Call& call) {
                                  {"metadata", {{"name", id}, {"namespace", call.namespace_}}},
                                  {"spec", std::move(experiment)}})
                         .status());
+    RETURN_IF_ERROR(MoveRun(store, call, id));
     return api::Json{{"experiment_id", id}};
   });
 }
 
 Result<api::Json> GetExperiment(Call& call) {
-  ASSIGN_OR_RETURN(std::string id, call.args.Required("experiment_id"));
+  ASSIGN_OR_RETURN(std::string id, call.args.Id("experiment_id"));
   ASSIGN_OR_RETURN(api::Json e, LoadExperiment(call.backend.store(), call.namespace_, id));
+  RETURN_IF_ERROR(MoveCallersRun(call, id));
   return api::Json{{"experiment", std::move(e)}};
 }
 
 Result<api::Json> GetExperimentByName(Call& call) {
   ASSIGN_OR_RETURN(std::string name, call.args.Required("experiment_name"));
   ASSIGN_OR_RETURN(api::Json e, ExperimentByName(call.backend.store(), call.namespace_, name));
+  RETURN_IF_ERROR(MoveCallersRun(call, e.value("experiment_id", "")));
   return api::Json{{"experiment", std::move(e)}};
 }
 

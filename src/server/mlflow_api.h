@@ -26,6 +26,7 @@
 #include <string_view>
 
 #include "common/clock.h"
+#include "server/api_status.h"
 #include "server/backend.h"
 
 namespace trainyard::server {
@@ -55,6 +56,10 @@ class MlflowApi {
   // token, that job's or trial's uid: what its replicas are given as
   // MLFLOW_TRACKING_TOKEN, good for their own run alone.
   bool IsRunsOwnRequest(const ApiRequest& request) const;
+
+  // The API's 401 or 403 as MLflow's error document (UNAUTHENTICATED,
+  // PERMISSION_DENIED).
+  static ApiResponse Denied(const ApiError& error);
 
  private:
   Backend& backend_;

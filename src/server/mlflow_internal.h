@@ -32,6 +32,8 @@ class Args {
   // INVALID_ARGUMENT naming the field when it is missing or empty.
   Result<std::string> Required(std::string_view name) const;
   std::string Optional(std::string_view name) const;
+  // An id given as a string, or as a number of one.
+  Result<std::string> Id(std::string_view name) const;
   // run_id, or the run_uuid older clients send.
   Result<std::string> RunId() const;
   // An int64 given as a number or as a string of one (protobuf's JSON).
@@ -67,6 +69,7 @@ struct Run {
   api::Json tags;           // [{key, value}]
   std::string metrics_log;  // the observation log its metrics go to
   std::string owner_uid;    // the job's or trial's uid; empty for a client's run
+  api::Json owner_ref;      // its ownerReference to the job or trial (null: none)
   bool stored = false;      // kept in the store (else made from its job)
 };
 
@@ -74,6 +77,10 @@ struct Run {
 // logged nothing to it yet; NOT_FOUND otherwise.
 Result<Run> LoadRun(const store::ObjectReader& store, const std::string& namespace_,
                     const std::string& run_id);
+// The run of the job or trial in `namespace_` whose uid is `token`, or "".
+std::string RunOfToken(const store::ObjectReader& store, const std::string& namespace_,
+                       const std::string& token);
+
 // Keeps `run` (created, or its kept object replaced).
 Status SaveRun(store::ObjectStore& store, const std::string& namespace_, const Run& run);
 

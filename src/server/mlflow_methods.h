@@ -15,6 +15,11 @@ struct Call {
   const Clock& clock;
   std::string namespace_;
   Args args;
+  // The run of the job or trial whose replica calls (by its token), for
+  // the experiment methods: a replica that names an experiment
+  // (mlflow.set_experiment) moves its job's run there, as MLflow's client
+  // then expects the run it was given to be in it. Empty otherwise.
+  std::string caller_run;
 };
 
 // MLflow's bounds (its store's), and ours on what one run keeps.

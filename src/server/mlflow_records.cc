@@ -62,6 +62,14 @@ Result<std::string> Args::Required(std::string_view name) const {
   return value;
 }
 
+Result<std::string> Args::Id(std::string_view name) const {
+  auto it = doc_.find(name);
+  // An id is a string; a number is taken as its digits, as MLflow's server
+  // does (experiment ids are numbers there).
+  if (it != doc_.end() && it->is_number_integer()) return std::to_string(it->get<int64_t>());
+  return Required(name);
+}
+
 Result<std::string> Args::RunId() const {
   std::string id = Optional("run_id");
   if (id.empty()) id = Optional("run_uuid");
@@ -192,40 +200,100 @@ Run OwnersRun(const api::TrackedObject& owned, const api::Json& owner, const std
   run.metrics_log = owned.kind == "Trial" ? ns + "/" + owned.name
                                           : store::JobObservationsId(owned.kind, ns, owned.name);
   run.owner_uid = api::StringAt(owner, {"metadata", "uid"});
+  run.owner_ref = {{"apiVersion", api::StringAt(owner, "apiVersion")},
+                   {"kind", owned.kind},
+                   {"name", owned.name},
+                   {"uid", run.owner_uid}};
   return run;
+}
+
+}  // namespace
+
+namespace {
+
+// The job or trial `run_id` names, as stored; nothing when it names none
+// (a client's run) or that object is gone.
+Result<std::optional<api::Json>> OwnerOf(const store::ObjectReader& store,
+                                         const std::string& namespace_, const std::string& run_id,
+                                         std::optional<api::TrackedObject>& owned) {
+  owned = api::TrackedObjectOf(run_id);
+  const api::ResourceType* type = owned ? api::ResourceTypeOfKind(owned->kind) : nullptr;
+  if (type == nullptr || api::TrackingRunId(owned->kind, owned->name) != run_id) {
+    return std::optional<api::Json>();
+  }
+  Result<api::Json> owner = store.Get({type->store_kind, namespace_, owned->name});
+  if (owner.status().code() == StatusCode::kNotFound) return std::optional<api::Json>();
+  RETURN_IF_ERROR(owner.status());
+  return std::optional<api::Json>(std::move(*owner));
 }
 
 }  // namespace
 
 Result<Run> LoadRun(const store::ObjectReader& store, const std::string& namespace_,
                     const std::string& run_id) {
+  std::optional<api::TrackedObject> owned;
+  ASSIGN_OR_RETURN(std::optional<api::Json> owner, OwnerOf(store, namespace_, run_id, owned));
   Result<api::Json> kept = store.Get({std::string(kRunKind), namespace_, run_id});
+  if (!kept.ok() && kept.status().code() != StatusCode::kNotFound) return kept.status();
   if (kept.ok()) {
     const api::Json& spec = (*kept)["spec"];
-    return Run{.info = spec.value("info", api::Json::object()),
-               .params = spec.value("params", api::Json::array()),
-               .tags = spec.value("tags", api::Json::array()),
-               .metrics_log = spec.value("metricsLog", ""),
-               .owner_uid = spec.value("ownerUid", ""),
-               .stored = true};
+    Run run{.info = spec.value("info", api::Json::object()),
+            .params = spec.value("params", api::Json::array()),
+            .tags = spec.value("tags", api::Json::array()),
+            .metrics_log = spec.value("metricsLog", ""),
+            .owner_uid = spec.value("ownerUid", ""),
+            .owner_ref = nullptr,
+            .stored = true};
+    for (const api::Json& ref : api::ArrayRefAt(*kept, {"metadata", "ownerReferences"})) {
+      run.owner_ref = ref;
+    }
+    // A job's run kept from an earlier job of the same name (deleted before
+    // its run was collected) is not this job's: this one starts afresh.
+    bool earlier = !run.owner_uid.empty() &&
+                   (!owner || api::StringAt(*owner, {"metadata", "uid"}) != run.owner_uid);
+    if (!earlier) {
+      // A replica killed, or a job failed, never says its run ended: the
+      // job's own state does.
+      if (owner && run.info.value("status", "") == "RUNNING") run.info["status"] = StatusOf(*owner);
+      return run;
+    }
   }
-  if (kept.status().code() != StatusCode::kNotFound) return kept.status();
-  std::optional<api::TrackedObject> owned = api::TrackedObjectOf(run_id);
-  const api::ResourceType* type = owned ? api::ResourceTypeOfKind(owned->kind) : nullptr;
-  if (type == nullptr || api::TrackingRunId(owned->kind, owned->name) != run_id) {
-    return NotFoundError(RunNotFound(run_id));
+  if (!owner) return NotFoundError(RunNotFound(run_id));
+  Run run = OwnersRun(*owned, *owner, namespace_, run_id);
+  run.stored = kept.ok();  // an earlier job's, to be replaced
+  return run;
+}
+
+std::string RunOfToken(const store::ObjectReader& store, const std::string& namespace_,
+                       const std::string& token) {
+  if (token.empty()) return "";
+  std::vector<std::string> kinds = api::JobKindNames();
+  kinds.emplace_back("Trial");
+  std::string found;
+  for (const std::string& kind : kinds) {
+    const api::ResourceType* type = api::ResourceTypeOfKind(kind);
+    if (type == nullptr) continue;
+    (void)store.Scan(type->store_kind, namespace_, [&](const api::Json& object) {
+      if (ConstantTimeEquals(api::StringAt(object, {"metadata", "uid"}), token)) {
+        found = api::TrackingRunId(kind, api::StringAt(object, {"metadata", "name"}));
+      }
+    });
+    if (!found.empty()) break;
   }
-  Result<api::Json> owner = store.Get({type->store_kind, namespace_, owned->name});
-  if (owner.status().code() == StatusCode::kNotFound) return NotFoundError(RunNotFound(run_id));
-  RETURN_IF_ERROR(owner.status());
-  return OwnersRun(*owned, *owner, namespace_, run_id);
+  return found;
 }
 
 Status SaveRun(store::ObjectStore& store, const std::string& namespace_, const Run& run) {
   std::string run_id = run.info.value("run_id", "");
+  api::Json metadata = {{"name", run_id}, {"namespace", namespace_}};
+  if (!run.owner_ref.is_null()) {
+    // Deleted with its job or trial, whatever the kind, by the engine's
+    // garbage collector (controller/owned.h).
+    metadata["ownerReferences"] = api::Json::array({run.owner_ref});
+  }
   api::Json object = {{"apiVersion", "trainyard.dev/v1"},
                       {"kind", kRunKind},
-                      {"metadata", {{"name", run_id}, {"namespace", namespace_}}},
+                      {"metadata", std::move(metadata)},
                       {"spec",
                        {{"info", run.info},
                         {"params", run.params},
@@ -234,7 +302,9 @@ Status SaveRun(store::ObjectStore& store, const std::string& namespace_, const R
                         {"ownerUid", run.owner_uid}}}};
   if (!run.stored) return store.Create(std::move(object)).status();
   ASSIGN_OR_RETURN(api::Json kept, store.Get({std::string(kRunKind), namespace_, run_id}));
-  object["metadata"] = kept["metadata"];
+  object["metadata"]["resourceVersion"] = kept["metadata"]["resourceVersion"];
+  object["metadata"]["uid"] = kept["metadata"]["uid"];
+  object["metadata"]["creationTimestamp"] = kept["metadata"]["creationTimestamp"];
   return store.Update(std::move(object)).status();
 }
 
@@ -249,7 +319,7 @@ api::Json RunJson(const Run& run, const std::vector<store::ObservationRow>& metr
   std::map<std::string, int64_t> seen;  // a value's place, standing for a step not given
   for (const store::ObservationRow& row : metrics) {
     int64_t place = seen[row.metric]++;
-    int64_t step = row.step >= 0 ? row.step : place;
+    int64_t step = row.step != store::kNoStep ? row.step : place;
     Latest& l = latest[row.metric];
     if (l.row == nullptr || std::pair(step, row.time_us) >= std::pair(l.step, l.time_us)) {
       l = {step, row.time_us, &row};
@@ -388,8 +458,9 @@ Result<api::Json> Paged(const Args& args, std::vector<api::Json> items, const st
     }
     from = *offset;
   }
-  api::Json page = api::Json::array();
   int64_t n = static_cast<int64_t>(items.size());
+  from = std::min(from, n);  // a token past the end: an empty page
+  api::Json page = api::Json::array();
   for (int64_t i = from; i < n && i < from + limit; ++i) page.push_back(std::move(items[i]));
   api::Json answer = {{field, std::move(page)}};
   if (from + limit < n) answer["next_page_token"] = Base64Encode(std::to_string(from + limit));

@@ -132,7 +132,7 @@ std::vector<api::Json> History(const std::vector<store::ObservationRow>& rows,
     out.push_back({{"key", key},
                    {"value", MetricJson(row.value)},
                    {"timestamp", row.time_us / 1000},
-                   {"step", row.step >= 0 ? row.step : place}});
+                   {"step", row.step != store::kNoStep ? row.step : place}});
     ++place;
   }
   return out;
@@ -141,8 +141,11 @@ std::vector<api::Json> History(const std::vector<store::ObservationRow>& rows,
 }  // namespace
 
 Result<api::Json> CreateRun(Call& call) {
-  std::string experiment = call.args.Optional("experiment_id");
-  if (experiment.empty()) experiment = std::string(kDefaultExperiment);
+  std::string experiment = std::string(kDefaultExperiment);
+  if (!call.args.Optional("experiment_id").empty() ||
+      call.args.doc().value("experiment_id", api::Json()).is_number()) {
+    ASSIGN_OR_RETURN(experiment, call.args.Id("experiment_id"));
+  }
   ASSIGN_OR_RETURN(api::Json tags, CheckedPairs(call.args.doc(), "tags", kMaxTagValue));
   ASSIGN_OR_RETURN(std::optional<int64_t> start, call.args.Int("start_time"));
   ASSIGN_OR_RETURN(int64_t start_ms,

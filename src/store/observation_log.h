@@ -12,13 +12,17 @@
 
 namespace trainyard::store {
 
+// A value logged without a step (MLflow's steps may be any int64, negative
+// ones too).
+inline constexpr int64_t kNoStep = INT64_MIN;
+
 struct ObservationRow {
   int64_t time_us = 0;  // the line's own timestamp, or when it was read
   std::string metric;
   std::string value;  // as reported: Katib keeps metric values as text
-  // The training step it was logged at (MLflow's); -1 when none was given,
-  // and the value's place among its metric's values stands for it.
-  int64_t step = -1;
+  // The training step it was logged at (MLflow's); kNoStep when none was
+  // given, and the value's place among its metric's values stands for it.
+  int64_t step = kNoStep;
   bool operator==(const ObservationRow&) const = default;
 };
 

@@ -36,7 +36,8 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS observations (
   trial TEXT NOT NULL, seq INTEGER NOT NULL, time_us INTEGER NOT NULL,
-  metric TEXT NOT NULL, value TEXT NOT NULL, step INTEGER NOT NULL DEFAULT -1,
+  metric TEXT NOT NULL, value TEXT NOT NULL,
+  step INTEGER NOT NULL DEFAULT -9223372036854775808,
   PRIMARY KEY (trial, seq)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS observation_sources (
   source TEXT PRIMARY KEY, trial TEXT NOT NULL, read_to INTEGER NOT NULL) WITHOUT ROWID;
@@ -187,7 +188,8 @@ Status SqliteStore::AddStepColumn() {
   Statement st = Prepare(sql);
   if (st.Step() != SQLITE_ROW) return st.Error(sql);
   if (st.Int(0) > 0) return OkStatus();
-  return Exec("ALTER TABLE observations ADD COLUMN step INTEGER NOT NULL DEFAULT -1");
+  return Exec(
+      "ALTER TABLE observations ADD COLUMN step INTEGER NOT NULL DEFAULT -9223372036854775808");
 }
 
 Status SqliteStore::CheckNotTruncated(const std::string& fresh) const {

@@ -124,7 +124,7 @@ class SqliteStore final : public ControlStore {
   void IndexOwners(const Slot& slot, const api::Json& object, bool add);
   Status Init();
   // A store made before observations had steps gets the column, every
-  // value it holds without one (-1).
+  // value it holds without one (kNoStep).
   Status AddStepColumn();
   // Refuses a store file that is empty although this store did not just
   // create it (it was truncated): it would otherwise open as an empty

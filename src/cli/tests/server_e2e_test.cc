@@ -380,6 +380,16 @@ spec:
                                                     ".*\n +3  0.2 "));
 }
 
+// The dashboard's page and modules, as a browser fetches them (its pages
+// are checked in Chromium by tests/browser/dashboard_test.py).
+TEST_F(ServerE2eTest, TheDashboardIsServedAndABrowserGetsListsGzippedAtMost) {
+  TRAINYARD_NEEDS(PythonHas("yaml"), "python3-yaml");
+  StartServer();
+  EXPECT_THAT(ReadFile(dir_ / "server.log"), ::testing::ContainsRegex("dashboard: http://"));
+  CommandResult check = PythonCheck("dashboard_http_check.py");
+  EXPECT_EQ(check.exit_code, 0) << check.output;
+}
+
 // trainyard's own verbs against the server: what a user without kubectl
 // does, with human output.
 TEST_F(ServerE2eTest, TrainyardsOwnVerbsApplyGetDescribeLogsSuspendAndDelete) {

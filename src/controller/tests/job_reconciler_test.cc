@@ -7,6 +7,7 @@
 
 #include "api/object.h"
 #include "api/pod_object.h"
+#include "api/tracking.h"
 #include "api/yaml.h"
 #include "controller/conditions.h"
 #include "controller/owned.h"
@@ -387,6 +388,16 @@ TEST_F(JobReconcilerTest, SuspendStopsEverythingAndResumeStartsAgain) {
 TEST_F(JobReconcilerTest, DeletingTheJobDeletesItsPodsByItsUid) {
   Submit(PyTorch());
   Reconcile();
+  // Its MLflow run's record (server/mlflow_api.h), a kind no API serves.
+  std::string old_uid = (*store_->Get(key_))["metadata"]["uid"];
+  ASSERT_TRUE(store_
+                  ->Create({{"apiVersion", "trainyard.dev/v1"},
+                            {"kind", api::kTrackingRunKind},
+                            {"metadata",
+                             {{"name", "pytorchjob-x"},
+                              {"namespace", "default"},
+                              {"ownerReferences", {{{"kind", "PyTorchJob"}, {"uid", old_uid}}}}}}})
+                  .ok());
   Result<api::Json> deleted = store_->Delete(key_);
   ASSERT_TRUE(deleted.ok());
   Submit(PyTorch());  // made again at once, before the old one's pods are gone
@@ -401,6 +412,7 @@ TEST_F(JobReconcilerTest, DeletingTheJobDeletesItsPodsByItsUid) {
     EXPECT_EQ(pod["metadata"]["ownerReferences"][0]["uid"], uid);
   }
   EXPECT_EQ(Reconcile().requeue_after, std::nullopt);
+  EXPECT_FALSE(store_->Get({std::string(api::kTrackingRunKind), "default", "pytorchjob-x"}).ok());
 }
 
 TEST_F(JobReconcilerTest, ScalingDownRemovesExtraReplicas) {

@@ -317,7 +317,9 @@ TEST_F(HandlerTest, ListsArePagedByLimitAndContinueInKeyOrder) {
     ASSERT_LE(list["items"].size(), 2u);
     for (const api::Json& item : list["items"]) seen.push_back(item["metadata"]["name"]);
     token = list["metadata"].value("continue", "");
-    if (!token.empty()) EXPECT_GT(list["metadata"]["remainingItemCount"].get<int64_t>(), 0);
+    if (!token.empty()) {
+      EXPECT_GT(list["metadata"]["remainingItemCount"].get<int64_t>(), 0);
+    }
     ++pages;
   } while (!token.empty() && pages < 10);
   EXPECT_EQ(seen, (std::vector<std::string>{"a", "b", "c", "d", "e"}));

@@ -188,6 +188,21 @@ TEST_F(MlflowApiTest, AJobIsARunAlreadyAndWhatItLogsIsTheJobsOwnMetrics) {
             400);
   EXPECT_EQ(Get("runs/get", {{"run_id", "pytorchjob-mnist"}})["run"]["data"]["params"][0]["key"],
             "lr");
+  // A replica killed never ends its run: the job's state does.
+  api::Json failed = *backend_.store().Get({"PyTorchJob", "default", "mnist"});
+  failed["status"]["conditions"] = {{{"type", "Failed"}, {"status", "True"}}};
+  ASSERT_TRUE(backend_.writable().UpdateStatus(failed).ok());
+  EXPECT_EQ(Get("runs/get", {{"run_id", "pytorchjob-mnist"}})["run"]["info"]["status"], "FAILED");
+  // A new job of the same name, its run's record left from the old one (as
+  // when both happen before the garbage collector runs): a run of its own.
+  ASSERT_TRUE(backend_.writable().Delete({"PyTorchJob", "default", "mnist"}).ok());
+  api::Json again = api::Json::parse(kTestJob);
+  again["metadata"]["namespace"] = "default";
+  ASSERT_TRUE(backend_.writable().Create(again).ok());
+  api::Json fresh = Get("runs/get", {{"run_id", "pytorchjob-mnist"}})["run"];
+  EXPECT_TRUE(fresh["data"]["params"].empty());
+  EXPECT_EQ(fresh["info"]["status"], "RUNNING");
+  Post("runs/log-parameter", {{"run_id", "pytorchjob-mnist"}, {"key", "lr"}, {"value", "0.5"}});
   // Another kind's run of the same name is no run.
   EXPECT_EQ(Get("runs/get", {{"run_id", "tfjob-mnist"}}, 404)["error_code"],
             "RESOURCE_DOES_NOT_EXIST");
@@ -275,8 +290,24 @@ TEST(MlflowAuthTest, ANamespacesTokenReachesItsTrackingAndAJobsReplicasTheirOwnR
   EXPECT_EQ(call("/mlflow/default" + log, metric, "alice-secret-1").code, 200);
   // The job's uid, what its replicas are given, logs to its run alone.
   EXPECT_EQ(call(log, metric, uid).code, 200);
-  EXPECT_EQ(call("/api/2.0/mlflow/experiments/create", {{"name", "x"}}, uid).code, 401);
-  EXPECT_EQ(call("/api/2.0/mlflow/runs/create", api::Json::object(), uid).code, 401);
+  EXPECT_EQ(call(log, {{"run_id", "pytorchjob-other"}, {"key", "loss"}, {"value", 1}}, uid).code,
+            401);
+  ApiResponse refused = call("/api/2.0/mlflow/runs/create", api::Json::object(), uid);
+  EXPECT_EQ(refused.code, 401);
+  EXPECT_EQ(api::Json::parse(refused.body)["error_code"], "UNAUTHENTICATED");
+  EXPECT_EQ(api::Json::parse(call(log, metric, "bob-secret-123").body)["error_code"],
+            "PERMISSION_DENIED");
+  // mlflow.set_experiment("mnist") in the job's code, then start_run with
+  // the run it was given: the client checks the run is in that experiment.
+  ApiResponse created = call("/api/2.0/mlflow/experiments/create", {{"name", "mnist"}}, uid);
+  ASSERT_EQ(created.code, 200) << created.body;
+  std::string experiment = api::Json::parse(created.body)["experiment_id"];
+  ApiResponse run = handler.Handle({.method = "GET",
+                                    .path = "/api/2.0/mlflow/runs/get",
+                                    .query = {{"run_id", "pytorchjob-mnist"}},
+                                    .authorization = "Bearer " + uid});
+  ASSERT_EQ(run.code, 200) << run.body;
+  EXPECT_EQ(api::Json::parse(run.body)["run"]["info"]["experiment_id"], experiment);
 }
 
 }  // namespace

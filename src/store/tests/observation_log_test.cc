@@ -96,13 +96,16 @@ TEST(ObservationLogTest, StepsAreKeptAndAStoreFromBeforeStepsGetsTheColumn) {
   ASSERT_TRUE(store.ok()) << store.status().message();
   ASSERT_TRUE(
       (*store)
-          ->AppendObservations(
-              "ns/t", {{.time_us = 2, .metric = "loss", .value = "0.4", .step = 100}}, "", 0)
+          ->AppendObservations("ns/t",
+                               {{.time_us = 2, .metric = "loss", .value = "0.4", .step = 100},
+                                {.time_us = 3, .metric = "loss", .value = "0.3", .step = -5}},
+                               "", 0)
           .ok());
   auto rows = (*store)->ListObservations("ns/t");
   ASSERT_TRUE(rows.ok());
-  ASSERT_EQ(rows->size(), 2u);
-  EXPECT_EQ((*rows)[0].step, -1);  // logged without one
+  ASSERT_EQ(rows->size(), 3u);
+  EXPECT_EQ((*rows)[2].step, -5);       // MLflow takes negative steps
+  EXPECT_EQ((*rows)[0].step, kNoStep);  // logged without one
   EXPECT_EQ((*rows)[1].step, 100);
   store->reset();
   RemoveDb(path);
