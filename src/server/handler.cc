@@ -138,6 +138,11 @@ std::optional<ApiResponse> ApiHandler::Dashboard(const ApiRequest& request) cons
   ApiResponse file;
   file.content_type = std::move(asset->content_type);
   file.body = std::move(asset->body);
+  // No other site may frame the dashboard: signed in by the token it keeps,
+  // a page under a page could be clicked through for its user.
+  file.headers = {{"X-Frame-Options", "DENY"},
+                  {"Content-Security-Policy", "frame-ancestors 'none'"},
+                  {"X-Content-Type-Options", "nosniff"}};
   return file;
 }
 

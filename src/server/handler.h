@@ -69,9 +69,10 @@ struct ApiResponse {
   int code = 200;
   std::string content_type = "application/json";
   std::string body;
-  std::vector<std::string> warnings;       // sent as `Warning: 299 - "..."` headers
-  std::unique_ptr<ResponseStream> stream;  // set: sent after body, chunked
-  std::optional<ExecSpec> exec;            // set: the connection is upgraded for it
+  std::vector<std::string> warnings;  // sent as `Warning: 299 - "..."` headers
+  std::vector<std::pair<std::string, std::string>> headers;  // sent as they are
+  std::unique_ptr<ResponseStream> stream;                    // set: sent after body, chunked
+  std::optional<ExecSpec> exec;  // set: the connection is upgraded for it
 };
 
 class Authorizer;

@@ -145,6 +145,7 @@ Result<int> HttpServer::Bind() {
     for (const std::string& w : response.warnings) {
       res.set_header("Warning", fmt::format("299 - {}", api::Json(w).dump()));
     }
+    for (const auto& [name, value] : response.headers) res.set_header(name, value);
     if (!response.stream) {
       OfferGzipAtMost(req);
       res.set_content(response.body, response.content_type);

@@ -269,6 +269,25 @@ def start_browser(artifacts):
     return driver, profile
 
 
+MLFLOW_JOB = """apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: ui-mlflow
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: none
+              command: [/usr/bin/python3, tests/python/mlflow_client_calls.py, mlflow_loss,
+                        "10:0.9", "20:0.5", "30:0.2", "40:0.1"]
+"""
+
+
+
 class DashboardTest(unittest.TestCase):
     server = None
     driver = None
@@ -292,6 +311,15 @@ class DashboardTest(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
+        # The server goes whatever the browser does: a chromedriver that hangs
+        # on quit must not leave it running.
+        try:
+            cls.quit_browser()
+        finally:
+            cls.stop_server()
+
+    @classmethod
+    def quit_browser(cls):
         if cls.driver is not None:
             try:
                 with open(os.path.join(ARGS.artifacts, "browser-console.log"), "w") as f:
@@ -299,8 +327,13 @@ class DashboardTest(unittest.TestCase):
                         f.write(f"{e['level']} {e['message']}\n")
             except Exception:
                 pass
-            cls.driver.quit()
-            shutil.rmtree(cls.profile, ignore_errors=True)
+            try:
+                cls.driver.quit()
+            finally:
+                shutil.rmtree(cls.profile, ignore_errors=True)
+
+    @classmethod
+    def stop_server(cls):
         if cls.server is not None:
             cls.server.stop()
             with open(os.path.join(ARGS.artifacts, "server.log"), "w") as f:
@@ -581,8 +614,10 @@ class DashboardTest(unittest.TestCase):
                       "the jobs list loads with the token")
             self.assertEqual(self.driver.execute_script("return localStorage.getItem('trainyard.token')"), "ui-test-token")
         finally:
-            self.driver.execute_script("localStorage.removeItem('trainyard.token')")
-            server.stop()
+            try:
+                self.driver.execute_script("localStorage.removeItem('trainyard.token')")
+            finally:
+                server.stop()
             shutil.rmtree(server.home, ignore_errors=True)
             shutil.rmtree(token_dir, ignore_errors=True)
 
@@ -618,6 +653,23 @@ class DashboardTest(unittest.TestCase):
         self.set_text("[data-testid=job-search]", "bulk-012")
         self.wait(lambda d: "10 of" in self.text("[data-testid=page-info]") and len(self.css("[data-testid=job-row]")) == 10, 10)
         self.shot("jobs-many")
+
+
+
+    def test_9_an_mlflow_metric_is_charted_by_its_steps(self):
+        # What a job logs with MLflow's client, drawn on its page by the
+        # steps it logged.
+        self.server.create_yaml("/apis/kubeflow.org/v1/namespaces/default/pytorchjobs", MLFLOW_JOB)
+        path = "/apis/kubeflow.org/v1/namespaces/default/pytorchjobs/ui-mlflow"
+        self.wait(lambda d: self.server.get(path)[1].get("status", {}).get("completionTime"), 90,
+                  "the MLflow job finishes")
+        self.open("#/jobs/PyTorchJob/default/ui-mlflow")
+        self.click("[data-testid=tab-metrics]")
+        chart = "[data-testid=chart-mlflow_loss]"
+        self.wait(lambda d: self.css(chart) and self.css(chart)[0].get_attribute("data-points") == "4", 30,
+                  "the MLflow metric's chart has its 4 values")
+        self.assertEqual(self.css(chart)[0].get_attribute("data-xmax"), "40")
+        self.shot("job-mlflow-metrics")
 
 
 def main():

@@ -31,6 +31,9 @@ def main():
     if status != 200 or "text/html" not in headers["Content-Type"] or "importmap" not in page:
         print(f"/ for a browser: {status} {headers['Content-Type']} {page[:200]!r}")
         return 1
+    if headers.get("X-Frame-Options") != "DENY":
+        print(f"/ may be framed: X-Frame-Options {headers.get('X-Frame-Options')}")
+        return 1
     imports = json.loads(re.search(r'<script type="importmap">(.*?)</script>', page, re.S)
                          .group(1))["imports"]
     for module in list(imports.values()) + ["/ui/app.js"]:

@@ -96,7 +96,11 @@ function takeTokenFromUrl() {
   const { parts, query } = parseHash();
   const given = query.get("token");
   if (!given) return;
-  setToken(given);
+  // A link must not swap a saved token for its own behind the user's back.
+  if (!token() || token() === given ||
+      confirm("This link signs you in with a token of its own, in place of the one saved. Use it?")) {
+    setToken(given);
+  }
   query.delete("token");
   const rest = query.toString();
   history.replaceState(null, "", `#/${parts.join("/")}${rest ? `?${rest}` : ""}`);

@@ -320,11 +320,10 @@ spec:
   EXPECT_NE(Trainyard({"metrics", "pytorchjob", "tracked"}).exit_code, 0);
 }
 
-// A replica that logs with MLflow, as MLflow's client does over REST (the
-// mlflow package is in no registry here: the calls are the client's own,
-// in order, for mlflow.start_run(), log_param, log_metric and end_run with
-// MLFLOW_RUN_ID set), with the variables the replica is given: its values
-// are the job's own metrics, beside what the server collects itself.
+// A replica that logs with MLflow, as MLflow's client does over REST
+// (tests/python/mlflow_client_calls.py: the mlflow package is in no
+// registry here), with the variables the replica is given: its values are
+// the job's own metrics, beside what the server collects itself.
 TEST_F(ServerE2eTest, AReplicaLoggingWithMlflowsClientCallsLogsToItsJob) {
   TRAINYARD_NEEDS(PythonHas("json"), "python3");
   StartServer();
@@ -341,31 +340,8 @@ spec:
           containers:
           - name: pytorch
             image: none
-            command:
-            - /usr/bin/python3
-            - -c
-            - |
-              import json, os, urllib.parse, urllib.request
-              base = os.environ["MLFLOW_TRACKING_URI"] + "/api/2.0/mlflow/"
-              run = os.environ["MLFLOW_RUN_ID"]
-              headers = {"Content-Type": "application/json",
-                         "Authorization": "Bearer " + os.environ["MLFLOW_TRACKING_TOKEN"]}
-              def get(method, **query):
-                  url = base + method + "?" + urllib.parse.urlencode(query)
-                  return json.load(urllib.request.urlopen(urllib.request.Request(url, headers=headers)))
-              def post(method, **body):
-                  body.update(run_id=run, run_uuid=run)
-                  request = urllib.request.Request(base + method, data=json.dumps(body).encode(),
-                                                   headers=headers, method="POST")
-                  return json.load(urllib.request.urlopen(request))
-              info = get("runs/get", run_id=run)["run"]["info"]
-              post("runs/update", status="RUNNING")
-              post("runs/log-parameter", key="lr", value="0.01")
-              for step, loss in enumerate([0.9, 0.5, 0.2]):
-                  post("runs/log-metric", key="mlflow_loss", value=loss,
-                       timestamp=1700000000000 + step, step=step)
-              post("runs/update", status="FINISHED", end_time=1700000009000)
-              print("logged to", info["run_name"], "as", run)
+            command: [/usr/bin/python3, tests/python/mlflow_client_calls.py, mlflow_loss,
+                      "0:0.9", "1:0.5", "2:0.2"]
 )")});
   ASSERT_EQ(applied.exit_code, 0) << applied.output;
   ASSERT_TRUE(Eventually([&] {

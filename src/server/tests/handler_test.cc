@@ -67,6 +67,9 @@ TEST_F(HandlerTest, TheDashboardIsServedToBrowsersAndItsModulesAreEmbedded) {
   EXPECT_EQ(page.code, 200);
   EXPECT_THAT(page.content_type, HasSubstr("text/html"));
   EXPECT_THAT(page.body, HasSubstr("type=\"importmap\""));
+  // Framed by no other site.
+  EXPECT_THAT(page.headers, ::testing::Contains(std::pair<std::string, std::string>(
+                                "Content-Security-Policy", "frame-ancestors 'none'")));
   // Every module the page imports is in the binary.
   for (const char* module :
        {"/ui/app.js", "/ui/vendor/preact.module.js", "/ui/vendor/hooks.module.js",

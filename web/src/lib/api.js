@@ -70,9 +70,12 @@ export async function listAll(path, { params = {}, signal, limit = 500, onPage }
   return { items, resourceVersion };
 }
 
+// Resolves after `ms`, or at once when `signal` aborts; its listener goes
+// with it either way (a watch's signal lives as long as its page).
 const sleep = (ms, signal) => new Promise((resolve) => {
-  const t = setTimeout(resolve, ms);
-  signal?.addEventListener("abort", () => { clearTimeout(t); resolve(); }, { once: true });
+  const on = () => { clearTimeout(t); resolve(); };
+  const t = setTimeout(() => { signal?.removeEventListener("abort", on); resolve(); }, ms);
+  signal?.addEventListener("abort", on, { once: true });
 });
 
 // A browser keeps at most 6 HTTP/1.1 connections to a server, and a watch
@@ -124,14 +127,29 @@ export function watchList(path, { params = {}, onSync, onEvent, onError, signal 
           continue;
         }
         if (result.rv) rv = result.rv;
-        backoff = 500;
-        if (result.gone) { needList = true; await sleep(backoff, signal); }
-        // A poll that found the list no longer empty streams at once, if it can.
-        else if (!slot && !(wasEmpty && !empty && freeSlots > 0)) await sleep(POLL_MS, signal);
+        if (result.gone) {
+          // Gone again and again: each re-list waits longer.
+          needList = true;
+          await sleep(backoff, signal);
+          backoff = Math.min(backoff * 2, 15000);
+          continue;
+        }
+        // A stream that ended at once with nothing (a proxy closing it, say)
+        // waits before the next, rather than spinning.
+        if (slot && result.quick) {
+          await sleep(backoff, signal);
+          backoff = Math.min(backoff * 2, 15000);
+        } else {
+          backoff = 500;
+          // A poll that found the list no longer empty streams at once, if it can.
+          if (!slot && !(wasEmpty && !empty && freeSlots > 0)) await sleep(POLL_MS, signal);
+        }
       } catch (err) {
         if (signal.aborted) return;
         onError?.(err);
-        needList = true;
+        // The list is still good: a watch that failed (the server busy, a
+        // stream limit) resumes from where it was; a failed list is retried.
+        if (!rv) needList = true;
         if (slot) { freeSlots++; slot = false; }
         await sleep(backoff, signal);
         backoff = Math.min(backoff * 2, 15000);
@@ -157,6 +175,7 @@ async function watchOnce(path, params, rv, long, signal, onEvent) {
   (long ? watchStats.streaming++ : watchStats.polling++);
   let lastRv = "";
   let gone = false;
+  const started = Date.now();
   try {
     const q = { ...params, watch: 1, resourceVersion: rv, allowWatchBookmarks: true, timeoutSeconds: long ? 240 : 2 };
     const res = await request(withQuery(path, q), { signal: ctl.signal, raw: true });
@@ -193,7 +212,8 @@ async function watchOnce(path, params, rv, long, signal, onEvent) {
     signal.removeEventListener("abort", abort);
     (long ? watchStats.streaming-- : watchStats.polling--);
   }
-  return { rv: lastRv, gone };
+  // A held stream that ended within a second with no event.
+  return { rv: lastRv, gone, quick: long && !lastRv && Date.now() - started < 1000 };
 }
 
 // Streams a text body (logs) to onText until done or aborted.
@@ -227,10 +247,22 @@ export function resourcesOf(apiVersion) {
 }
 
 // The collection path of a kind in a namespace, from discovery.
+// A DNS-1123 subdomain: what a namespace or name must be, checked before
+// it goes into a path (a "/", "#" or ".." would send the request elsewhere).
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+export function checkedName(what, value) {
+  if (!DNS_SUBDOMAIN.test(value) || value.length > 253) {
+    throw new Error(`${what} ${JSON.stringify(value)} is not a valid name (lower-case letters, digits, '-' and '.')`);
+  }
+  return value;
+}
+
 export async function collectionPath(apiVersion, kind, namespace) {
+  if (!/^([a-z0-9.-]+\/)?v[0-9a-z]+$/.test(apiVersion)) throw new Error(`apiVersion ${JSON.stringify(apiVersion)} is not one`);
   const list = await resourcesOf(apiVersion);
   const r = (list.resources || []).find((x) => x.kind === kind && !x.name.includes("/"));
   if (!r) throw new Error(`the server does not serve ${kind} in ${apiVersion}`);
   const base = apiVersion.includes("/") ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
-  return { path: r.namespaced ? `${base}/namespaces/${namespace || "default"}/${r.name}` : `${base}/${r.name}`, namespaced: r.namespaced, plural: r.name };
+  const ns = r.namespaced ? checkedName("namespace", namespace || "default") : "";
+  return { path: r.namespaced ? `${base}/namespaces/${encodeURIComponent(ns)}/${r.name}` : `${base}/${r.name}`, namespaced: r.namespaced, plural: r.name };
 }

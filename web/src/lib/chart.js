@@ -9,9 +9,13 @@ const INT_INCRS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 
 export const color = (i) => PALETTE[i % PALETTE.length];
 
 // series: [{label, stroke?, points?, width?}] for data[1..]; data: [xs, ys...]
-export function Chart({ title, series, data, time = false, height = 220, testid, xLabel, yLabel, logY = false }) {
+// onZoom(from, to): the x range the user dragged over; (null, null) when a
+// double-click asks for the whole again.
+export function Chart({ title, series, data, time = false, height = 220, testid, xLabel, yLabel, logY = false, onZoom }) {
   const box = useRef(null);
   const plot = useRef(null);
+  const zoomed = useRef(onZoom);
+  zoomed.current = onZoom;
   const shape = JSON.stringify([series.map((s) => [s.label, s.stroke, !!s.points]), time, height, logY, xLabel]);
   useEffect(() => {
     const el = box.current;
@@ -23,6 +27,12 @@ export function Chart({ title, series, data, time = false, height = 220, testid,
       scales: { x: { time, range: singleRange }, y: logY ? { distr: 3 } : {} },
       axes: [time ? { label: xLabel } : { label: xLabel, incrs: INT_INCRS }, { label: yLabel, size: 60 }],
       legend: { live: true },
+      hooks: {
+        setSelect: [(u) => {
+          if (!zoomed.current || u.select.width < 2) return;
+          zoomed.current(u.posToVal(u.select.left, "x"), u.posToVal(u.select.left + u.select.width, "x"));
+        }],
+      },
       series: [
         { label: xLabel || (time ? "time" : "step") },
         ...series.map((s, i) => ({
@@ -41,10 +51,12 @@ export function Chart({ title, series, data, time = false, height = 220, testid,
       if (plot.current && Math.abs(plot.current.width - w) > 4) plot.current.setSize({ width: w, height });
     });
     ro.observe(el);
-    return () => { ro.disconnect(); plot.current?.destroy(); plot.current = null; };
+    const whole = () => zoomed.current?.(null, null);
+    el.addEventListener("dblclick", whole);
+    return () => { ro.disconnect(); el.removeEventListener("dblclick", whole); plot.current?.destroy(); plot.current = null; };
   }, [shape]);
   useEffect(() => { plot.current?.setData(data); }, [data]);
-  return html`<div class="chart" ref=${box} data-testid=${testid} data-series=${series.length} data-points=${data[0]?.length || 0}></div>`;
+  return html`<div class="chart" ref=${box} data-testid=${testid} data-series=${series.length} data-points=${data[0]?.length || 0} data-xmax=${data[0]?.length ? data[0][data[0].length - 1] : ""}></div>`;
 }
 
 // The x range: one x value alone gets a small range around it (uPlot's

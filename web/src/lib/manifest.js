@@ -49,9 +49,15 @@ function headerOfYaml(text) {
         inMeta = true; metaIndent = -1;
         const flow = m[2].match(/^\{(.*)\}/);
         if (flow) {
-          for (const part of flow[1].split(",")) {
-            const [k, ...v] = part.split(":");
-            if (k.trim() === "name" || k.trim() === "namespace" || k.trim() === "generateName") out[k.trim() === "generateName" ? "name" : k.trim()] ||= unquote(v.join(":"));
+          // A flow mapping may nest ({annotations: {a: "x, namespace: y"}}):
+          // read only a plain one, and say so otherwise.
+          if (/[{}\[\]"']/.test(flow[1])) {
+            out.unsure = "write metadata as a block (one field a line) for the page to route it";
+          } else {
+            for (const part of flow[1].split(",")) {
+              const [k, ...v] = part.split(":");
+              if (k.trim() === "name" || k.trim() === "namespace" || k.trim() === "generateName") out[k.trim() === "generateName" ? "name" : k.trim()] ||= unquote(v.join(":"));
+            }
           }
           inMeta = false;
         }

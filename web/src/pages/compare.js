@@ -5,7 +5,7 @@ import { html, formatNumber, stateClass, jobHref } from "../lib/util.js";
 import { get, listAll } from "../lib/api.js";
 import { JOB_KINDS, TRIAL, kindInfo, collection, objectPath, stateOf, isFinished } from "../lib/kinds.js";
 import { Chart, align, color } from "../lib/chart.js";
-import { seriesOf, XAxisSwitch } from "../lib/metrics.js";
+import { seriesOf, seriesPath, XAxisSwitch } from "../lib/metrics.js";
 
 const parseItems = (q) => (q.get("items") || "").split(",").filter(Boolean).map((s) => {
   const [kind, ns, ...name] = s.split("/");
@@ -42,7 +42,7 @@ function useItemData(items) {
         if (finished.has(it.id)) continue;
         const path = objectPath(kindInfo(it.kind), it.ns, it.name);
         try {
-          const [obj, log] = await Promise.all([get(path), get(`${path}/observations`).catch(() => null)]);
+          const [obj, log] = await Promise.all([get(path), get(seriesPath(path)).catch(() => null)]);
           updates[it.id] = { obj, log };
           if (isFinished(stateOf(obj))) finished.add(it.id);
         } catch (e) { updates[it.id] = { error: e.message }; finished.add(it.id); }

@@ -9,7 +9,7 @@ import { get, del } from "../lib/api.js";
 import { useConfirm } from "../lib/confirm.js";
 import { Chart, align, color } from "../lib/chart.js";
 import { ParallelCoordinates } from "../lib/parcoords.js";
-import { seriesOf, XAxisSwitch } from "../lib/metrics.js";
+import { seriesOf, seriesPath, XAxisSwitch } from "../lib/metrics.js";
 
 // A trial's value of `metric` as the experiment's strategy reads it.
 export function trialMetric(trial, metric, strategy = "latest") {
@@ -165,7 +165,7 @@ function TrialCurves({ trials, ns, metrics }) {
         await Promise.all(todo.slice(i, i + 2).map(async (t) => {
           const finished = isFinished(stateOf(t));
           try {
-            updates[t.metadata.name] = await get(`${objectPath(TRIAL, ns, t.metadata.name)}/observations`);
+            updates[t.metadata.name] = await get(seriesPath(objectPath(TRIAL, ns, t.metadata.name)));
             if (finished) done.current.add(t.metadata.name);
           } catch { /* retried next tick */ }
         }));

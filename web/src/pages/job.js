@@ -7,7 +7,7 @@ import { kindInfo, collection, objectPath, stateOf, isFinished, isSuspended, sus
 import { mergePatch, del } from "../lib/api.js";
 import { useConfirm } from "../lib/confirm.js";
 import { LogViewer } from "../lib/logs.js";
-import { MetricCharts } from "../lib/metrics.js";
+import { MetricCharts, seriesPath } from "../lib/metrics.js";
 
 export function JobPage({ kind, ns, name }) {
   const info = kindInfo(kind);
@@ -148,9 +148,9 @@ function Logs({ obj }) {
 
 function Metrics({ path, finished }) {
   // Poll while it runs; once more when it has finished.
-  const { value, error } = usePoll(`${path}/observations`, 2000, !finished, [finished]);
+  const { value, error } = usePoll(seriesPath(path), 2000, !finished, [finished]);
   if (error && !value) return html`<p class="muted">Metrics unavailable: ${error.message}</p>`;
-  return html`<div data-testid="metrics"><${MetricCharts} log=${value} /></div>`;
+  return html`<div data-testid="metrics"><${MetricCharts} answer=${value} objectPath=${path} /></div>`;
 }
 
 function Events({ ns, name }) {

@@ -7,6 +7,7 @@ import { splitDocuments } from "../lib/manifest.js";
 import { JOB_KINDS } from "../lib/kinds.js";
 
 async function post(doc, ns, dryRun) {
+  if (doc.unsure) throw new Error(doc.unsure);
   const target = await collectionPath(doc.apiVersion, doc.kind, doc.namespace || ns);
   const path = withQuery(target.path, { dryRun: dryRun ? "All" : "", fieldValidation: "Strict" });
   const created = await request(path, { method: "POST", body: doc.text, contentType: doc.contentType });
