@@ -10,6 +10,8 @@
 
 #include "api/tests/trainer_samples.h"
 #include "cli/tests/operator_fixture.h"
+#include "common/clock.h"
+#include "common/strings.h"
 
 namespace trainyard::cli::testing {
 namespace {

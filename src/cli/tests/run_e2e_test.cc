@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -332,6 +333,60 @@ spec:
   EXPECT_EQ(status->exit_code, 130);
   for (pid_t pid : pids) EXPECT_NE(kill(pid, 0), 0) << pid << " outlived the run";
   EXPECT_THAT(Output(), ::testing::HasSubstr("interrupted: stopping every replica"));
+}
+
+// `run --ui`: the run's own API on loopback, behind a token printed with
+// the dashboard's URL alone; a replica logs to its job with MLflow's
+// calls using its uid; the dashboard stays up after the run until Ctrl-C.
+TEST_F(RunE2eTest, WithUiTheRunsDashboardStaysUpBehindItsTokenUntilCtrlC) {
+  TRAINYARD_NEEDS(fs::exists("/usr/bin/python3"), "python3");
+  Write("job.yaml", OneMaster("tracked", R"y(
+              command: [/usr/bin/python3, )y" +
+                                             std::string(TRAINYARD_SOURCE_DIR) +
+                                             R"y(/tests/python/mlflow_client_calls.py,
+                        mlflow_loss, "7:0.25"])y"));
+  Result<runtime::Process> p = Start({"--ui", "job.yaml"});
+  ASSERT_TRUE(p.ok());
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (Output().find("stays up until Ctrl-C") == std::string::npos &&
+         std::chrono::steady_clock::now() < until) {
+    std::this_thread::yield();
+  }
+  std::string out = Output();
+  ASSERT_THAT(out, ::testing::HasSubstr("stays up until Ctrl-C")) << out;
+  EXPECT_THAT(out, ::testing::HasSubstr("default/tracked: Succeeded"));
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      out, m, std::regex(R"((http://127\.0\.0\.1:[0-9]+)/#/jobs\?token=([0-9a-f]{32}))")))
+      << out;
+  // GET path with the token (or none): the status, then the body.
+  auto get = [&](const std::string& path, const std::string& token) {
+    std::string script =
+        "import sys, urllib.request, urllib.error\n"
+        "r = urllib.request.Request(sys.argv[1], headers={'Authorization': 'Bearer ' + "
+        "sys.argv[2]})\n"
+        "try:\n  b = urllib.request.urlopen(r); print(b.status); print(b.read().decode())\n"
+        "except urllib.error.HTTPError as e:\n  print(e.code)\n";
+    Write("get.py", script);
+    std::string command = "/usr/bin/python3 " + (dir_ / "get.py").string() + " '" + m[1].str() +
+                          path + "' '" + token + "' > " + (dir_ / "got").string();
+    EXPECT_EQ(system(command.c_str()), 0);
+    std::ifstream in(dir_ / "got");
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  };
+  const std::string observations =
+      "/apis/kubeflow.org/v1/namespaces/default/pytorchjobs/tracked/observations";
+  EXPECT_THAT(get(observations, ""), ::testing::StartsWith("401"));
+  EXPECT_THAT(get(observations, "not-the-token"), ::testing::StartsWith("401"));
+  std::string logged = get(observations, m[2].str());
+  EXPECT_THAT(logged, ::testing::StartsWith("200"));
+  EXPECT_THAT(logged, ::testing::HasSubstr("mlflow_loss"));
+  kill(p->pid(), SIGINT);
+  std::optional<runtime::ExitStatus> status = p->WaitFor(std::chrono::seconds(30));
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(status->exit_code, 0);
 }
 
 // A replica that left its process group (setsid) still hears the stop,

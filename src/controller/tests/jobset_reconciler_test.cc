@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "api/object.h"
+#include "api/validation.h"
 #include "api/yaml.h"
 #include "store/sqlite_store.h"
 

@@ -5,12 +5,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "common/tests/needs.h"
 #include "node/tests/node_agent_fixture.h"
 
 namespace trainyard::node {
 namespace {
 
+namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
 class PodContainersTest : public testing::NodeAgentTest {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "server/handler.h"
+#include "store/sqlite_store.h"
 
 namespace trainyard::server {
 namespace {
