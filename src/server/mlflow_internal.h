@@ -71,6 +71,10 @@ struct Run {
   std::string owner_uid;    // the job's or trial's uid; empty for a client's run
   api::Json owner_ref;      // its ownerReference to the job or trial (null: none)
   bool stored = false;      // kept in the store (else made from its job)
+  // What its job or trial was run with (a trial's assignments, a job's
+  // command and env): shown with the params, never kept, never in the way
+  // of a param the code logs under the same key.
+  api::Json derived_params = api::Json::array();
 };
 
 // The run `run_id` in `namespace_`: kept, or a job's or trial's that has

@@ -2,6 +2,7 @@
 // and experiments as the store keeps them (mlflow_internal.h).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <map>
@@ -181,6 +182,77 @@ int64_t CreatedMillis(const api::Json& object) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(created->time_since_epoch()).count();
 }
 
+// The container a job's parameters are read from: its master role's (or
+// its first role's) first container, a TrainJob's trainer, a batch Job's
+// or JobSet's first.
+const api::Json* MainContainer(const std::string& kind, const api::Json& job) {
+  const api::Json* spec = api::FindAt(job, {"spec"});
+  if (spec == nullptr || !spec->is_object()) return nullptr;
+  auto first = [](const api::Json* pod_spec) -> const api::Json* {
+    const api::Json* containers = pod_spec ? api::FindAt(*pod_spec, {"containers"}) : nullptr;
+    return containers && containers->is_array() && !containers->empty() ? &(*containers)[0]
+                                                                        : nullptr;
+  };
+  if (kind == "TrainJob") return api::FindAt(*spec, {"trainer"});
+  if (kind == "Job") return first(api::FindAt(*spec, {"template", "spec"}));
+  if (kind == "JobSet") {
+    const api::Json* jobs = api::FindAt(*spec, {"replicatedJobs"});
+    if (jobs == nullptr || !jobs->is_array() || jobs->empty()) return nullptr;
+    return first(api::FindAt((*jobs)[0], {"template", "spec", "template", "spec"}));
+  }
+  for (const auto& [key, roles] : spec->items()) {
+    if (!key.ends_with("ReplicaSpecs") || !roles.is_object() || roles.empty()) continue;
+    for (const char* master : {"Master", "Chief", "Launcher"}) {
+      if (roles.contains(master)) return first(api::FindAt(roles[master], {"template", "spec"}));
+    }
+    return first(api::FindAt(roles.begin().value(), {"template", "spec"}));
+  }
+  return nullptr;
+}
+
+// An argument as a shell would need it written: as it is when it holds
+// nothing a shell reads specially.
+std::string QuotedIfNeeded(const std::string& arg) {
+  bool plain = !arg.empty() && std::all_of(arg.begin(), arg.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+           std::string_view("_-./=:,@%+").find(c) != std::string_view::npos;
+  });
+  return plain ? arg : ShellQuote(arg);
+}
+
+// What a job or trial was run with, as MLflow params: a trial's parameter
+// assignments; a job's main container's command and arguments
+// (`trainyard.command`) and literal env values (`trainyard.env.NAME`;
+// never a value from a Secret or ConfigMap).
+api::Json DerivedParams(const std::string& kind, const api::Json& owner) {
+  api::Json params = api::Json::array();
+  auto add = [&](std::string key, std::string value) {
+    if (value.size() > kMaxParamValue) value.resize(kMaxParamValue);
+    params.push_back({{"key", std::move(key)}, {"value", std::move(value)}});
+  };
+  if (kind == "Trial") {
+    for (const api::Json& p : api::ArrayRefAt(owner, {"spec", "parameterAssignments"})) {
+      add(api::StringAt(p, "name"), api::StringAt(p, "value"));
+    }
+    return params;
+  }
+  const api::Json* container = MainContainer(kind, owner);
+  if (container == nullptr) return params;
+  std::vector<std::string> argv;
+  for (const char* field : {"command", "args"}) {
+    for (const api::Json& a : api::ArrayRefAt(*container, {field})) {
+      if (a.is_string()) argv.push_back(QuotedIfNeeded(a.get<std::string>()));
+    }
+  }
+  if (!argv.empty()) add("trainyard.command", Join(argv, " "));
+  for (const api::Json& e : api::ArrayRefAt(*container, {"env"})) {
+    if (e.contains("value") && e["value"].is_string()) {
+      add("trainyard.env." + api::StringAt(e, "name"), e["value"].get<std::string>());
+    }
+  }
+  return params;
+}
+
 // The run a job or trial is before anything was logged to it.
 Run OwnersRun(const api::TrackedObject& owned, const api::Json& owner, const std::string& ns,
               const std::string& run_id) {
@@ -195,6 +267,7 @@ Run OwnersRun(const api::TrackedObject& owned, const api::Json& owner, const std
               {"artifact_uri", fmt::format("mlflow-artifacts:/{}/{}/artifacts", ns, run_id)},
               {"lifecycle_stage", "active"}};
   run.params = api::Json::array();
+  run.derived_params = DerivedParams(owned.kind, owner);
   run.tags = api::Json::array({{{"key", "mlflow.runName"}, {"value", owned.name}},
                                {{"key", "trainyard.dev/kind"}, {"value", owned.kind}}});
   run.metrics_log = owned.kind == "Trial" ? ns + "/" + owned.name
@@ -255,6 +328,7 @@ Result<Run> LoadRun(const store::ObjectReader& store, const std::string& namespa
       // A replica killed, or a job failed, never says its run ended: the
       // job's own state does.
       if (owner && run.info.value("status", "") == "RUNNING") run.info["status"] = StatusOf(*owner);
+      if (owner) run.derived_params = DerivedParams(owned->kind, *owner);
       return run;
     }
   }
@@ -332,9 +406,18 @@ api::Json RunJson(const Run& run, const std::vector<store::ObservationRow>& metr
                       {"timestamp", l.time_us / 1000},
                       {"step", l.step}});
   }
-  return {{"info", run.info},
-          {"data", {{"metrics", std::move(values)}, {"params", run.params}, {"tags", run.tags}}},
-          {"inputs", api::Json::object()}};
+  // What the job was run with, unless its code logged the same key itself.
+  api::Json params = run.params;
+  for (const api::Json& derived : run.derived_params) {
+    bool logged = std::any_of(run.params.begin(), run.params.end(), [&](const api::Json& p) {
+      return p.value("key", "") == derived.value("key", "");
+    });
+    if (!logged) params.push_back(derived);
+  }
+  return {
+      {"info", run.info},
+      {"data", {{"metrics", std::move(values)}, {"params", std::move(params)}, {"tags", run.tags}}},
+      {"inputs", api::Json::object()}};
 }
 
 namespace {

@@ -157,6 +157,8 @@ TEST_F(MlflowApiTest, AJobIsARunAlreadyAndWhatItLogsIsTheJobsOwnMetrics) {
   EXPECT_EQ(run["info"]["experiment_id"], "0");
   EXPECT_EQ(run["info"]["status"], "RUNNING");
   EXPECT_EQ(run["info"]["lifecycle_stage"], "active");
+  // What it was run with: its master's command (and literal env).
+  EXPECT_EQ(run["data"]["params"], (api::Json{{{"key", "trainyard.command"}, {"value", "true"}}}));
   // mlflow.start_run() with MLFLOW_RUN_ID: runs/get, then runs/update.
   Post("runs/update", {{"run_id", "pytorchjob-mnist"}, {"status", "RUNNING"}});
   Post("runs/log-metric", {{"run_id", "pytorchjob-mnist"},
@@ -200,7 +202,7 @@ TEST_F(MlflowApiTest, AJobIsARunAlreadyAndWhatItLogsIsTheJobsOwnMetrics) {
   again["metadata"]["namespace"] = "default";
   ASSERT_TRUE(backend_.writable().Create(again).ok());
   api::Json fresh = Get("runs/get", {{"run_id", "pytorchjob-mnist"}})["run"];
-  EXPECT_TRUE(fresh["data"]["params"].empty());
+  EXPECT_THAT(fresh["data"]["params"].dump(), ::testing::Not(HasSubstr("\"lr\"")));
   EXPECT_EQ(fresh["info"]["status"], "RUNNING");
   Post("runs/log-parameter", {{"run_id", "pytorchjob-mnist"}, {"key", "lr"}, {"value", "0.5"}});
   // Another kind's run of the same name is no run.
