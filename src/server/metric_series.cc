@@ -19,36 +19,39 @@ struct Point {
 // becomes a point.
 api::Json Downsampled(const std::string& name, const std::vector<Point>& points, size_t max) {
   api::Json steps = api::Json::array(), times = api::Json::array();
-  api::Json lows = api::Json::array(), highs = api::Json::array();
-  auto emit = [&](const Point& first, double low, double high) {
+  api::Json lows = api::Json::array(), highs = api::Json::array(), lasts = api::Json::array();
+  auto emit = [&](const Point& first, double low, double high, double last) {
     steps.push_back(first.step);
     times.push_back(first.time_s);
     lows.push_back(low);
     highs.push_back(high);
+    lasts.push_back(last);
   };
   if (points.size() <= max) {
-    for (const Point& p : points) emit(p, p.value, p.value);
+    for (const Point& p : points) emit(p, p.value, p.value, p.value);
   } else {
     // Steps need not be in order (MLflow takes any): bucket by step.
     std::vector<Point> sorted = points;
     std::stable_sort(sorted.begin(), sorted.end(),
                      [](const Point& a, const Point& b) { return a.step < b.step; });
-    int64_t first = sorted.front().step;
-    double span = static_cast<double>(sorted.back().step - first) + 1;
+    // In double: steps may span all of int64, past what a difference holds.
+    double first = static_cast<double>(sorted.front().step);
+    double span = static_cast<double>(sorted.back().step) - first + 1;
+    auto bucket_of = [&](const Point& p) {
+      double at = (static_cast<double>(p.step) - first) / span * static_cast<double>(max);
+      return static_cast<size_t>(std::clamp(at, 0.0, static_cast<double>(max - 1)));
+    };
     size_t i = 0;
     while (i < sorted.size()) {
-      auto bucket = static_cast<size_t>(static_cast<double>(sorted[i].step - first) / span *
-                                        static_cast<double>(max));
+      size_t bucket = bucket_of(sorted[i]);
       const Point& start = sorted[i];
-      double low = start.value, high = start.value;
-      for (++i; i < sorted.size(); ++i) {
-        auto b = static_cast<size_t>(static_cast<double>(sorted[i].step - first) / span *
-                                     static_cast<double>(max));
-        if (b != bucket) break;
+      double low = start.value, high = start.value, last = start.value;
+      for (++i; i < sorted.size() && bucket_of(sorted[i]) == bucket; ++i) {
         low = std::min(low, sorted[i].value);
         high = std::max(high, sorted[i].value);
+        last = sorted[i].value;
       }
-      emit(start, low, high);
+      emit(start, low, high, last);
     }
   }
   return {{"name", name},
@@ -56,7 +59,8 @@ api::Json Downsampled(const std::string& name, const std::vector<Point>& points,
           {"step", std::move(steps)},
           {"time", std::move(times)},
           {"min", std::move(lows)},
-          {"max", std::move(highs)}};
+          {"max", std::move(highs)},
+          {"value", std::move(lasts)}};
 }
 
 }  // namespace

@@ -22,8 +22,9 @@ struct SeriesOptions {
 };
 
 // {"kind": "MetricSeries", "series": [{"name", "count" (values in range),
-// "step": [...], "time": [seconds], "min": [...], "max": [...]}]}: each
-// point the first step and time of its bucket. A value logged without a
+// "step": [...], "time": [seconds], "min": [...], "max": [...], "value":
+// [...]}]}: each point the first step and time of its bucket, its lowest,
+// highest and last value (a curve to compare by). A value logged without a
 // step stands at its place among its metric's values (from 0); values that
 // are no finite number are left out.
 api::Json MetricSeries(const std::vector<store::ObservationRow>& rows,

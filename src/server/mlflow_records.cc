@@ -227,7 +227,12 @@ std::string QuotedIfNeeded(const std::string& arg) {
 api::Json DerivedParams(const std::string& kind, const api::Json& owner) {
   api::Json params = api::Json::array();
   auto add = [&](std::string key, std::string value) {
-    if (value.size() > kMaxParamValue) value.resize(kMaxParamValue);
+    if (value.size() > kMaxParamValue) {
+      // Cut at a character's start: half a UTF-8 character is no JSON.
+      size_t n = kMaxParamValue;
+      while (n > 0 && (static_cast<unsigned char>(value[n]) & 0xC0) == 0x80) --n;
+      value.resize(n);
+    }
     params.push_back({{"key", std::move(key)}, {"value", std::move(value)}});
   };
   if (kind == "Trial") {
@@ -246,8 +251,9 @@ api::Json DerivedParams(const std::string& kind, const api::Json& owner) {
   }
   if (!argv.empty()) add("trainyard.command", Join(argv, " "));
   for (const api::Json& e : api::ArrayRefAt(*container, {"env"})) {
-    if (e.contains("value") && e["value"].is_string()) {
-      add("trainyard.env." + api::StringAt(e, "name"), e["value"].get<std::string>());
+    std::string name = api::StringAt(e, "name");
+    if (!name.empty() && e.contains("value") && e["value"].is_string()) {
+      add("trainyard.env." + name, e["value"].get<std::string>());
     }
   }
   return params;

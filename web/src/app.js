@@ -96,9 +96,11 @@ function takeTokenFromUrl() {
   const { parts, query } = parseHash();
   const given = query.get("token");
   if (!given) return;
-  // A link must not swap a saved token for its own behind the user's back.
-  if (!token() || token() === given ||
-      confirm("This link signs you in with a token of its own, in place of the one saved. Use it?")) {
+  // A link must not sign anyone in behind their back (as another identity,
+  // or in place of their own): it asks first.
+  if (token() === given ||
+      confirm(token() ? "This link signs you in with a token of its own, in place of the one saved. Use it?"
+                      : "This link signs you in with the token it carries (trainyard run --ui prints such links). Use it?")) {
     setToken(given);
   }
   query.delete("token");

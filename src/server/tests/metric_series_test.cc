@@ -43,6 +43,17 @@ TEST(MetricSeriesTest, ALongSeriesKeepsEachBucketsLowAndHigh) {
   for (const api::Json& v : loss["max"]) highest = std::max(highest, v.get<double>());
   EXPECT_EQ(highest, 100.0);  // the spike survives
   EXPECT_EQ(loss["min"].back().get<double>(), 1.0 / 10'000);
+  EXPECT_EQ(loss["value"].back().get<double>(), 1.0 / 10'000);  // the bucket's last
+}
+
+TEST(MetricSeriesTest, StepsAcrossAllOfInt64AreBucketed) {
+  std::vector<store::ObservationRow> rows;
+  for (int i = 0; i < 3000; ++i) {
+    int64_t step = i == 0 ? INT64_MIN + 1 : (i == 2999 ? INT64_MAX : int64_t{i});
+    rows.push_back({.time_us = i, .metric = "x", .value = "1", .step = step});
+  }
+  api::Json series = MetricSeries(rows, {.points = 10});
+  EXPECT_LE(series["series"][0]["step"].size(), 10u);
 }
 
 TEST(MetricSeriesTest, AZoomedRangeIsAskedAgainInFullDetail) {

@@ -16,6 +16,9 @@ export function Chart({ title, series, data, time = false, height = 220, testid,
   const plot = useRef(null);
   const zoomed = useRef(onZoom);
   zoomed.current = onZoom;
+  // A range the user dragged over stays in view when new data comes (a
+  // running job's next poll), until a double-click.
+  const userZoomed = useRef(false);
   const shape = JSON.stringify([series.map((s) => [s.label, s.stroke, !!s.points]), time, height, logY, xLabel]);
   useEffect(() => {
     const el = box.current;
@@ -29,8 +32,9 @@ export function Chart({ title, series, data, time = false, height = 220, testid,
       legend: { live: true },
       hooks: {
         setSelect: [(u) => {
-          if (!zoomed.current || u.select.width < 2) return;
-          zoomed.current(u.posToVal(u.select.left, "x"), u.posToVal(u.select.left + u.select.width, "x"));
+          if (u.select.width < 2) return;
+          userZoomed.current = true;
+          zoomed.current?.(u.posToVal(u.select.left, "x"), u.posToVal(u.select.left + u.select.width, "x"));
         }],
       },
       series: [
@@ -51,11 +55,11 @@ export function Chart({ title, series, data, time = false, height = 220, testid,
       if (plot.current && Math.abs(plot.current.width - w) > 4) plot.current.setSize({ width: w, height });
     });
     ro.observe(el);
-    const whole = () => zoomed.current?.(null, null);
+    const whole = () => { userZoomed.current = false; zoomed.current?.(null, null); };
     el.addEventListener("dblclick", whole);
     return () => { ro.disconnect(); el.removeEventListener("dblclick", whole); plot.current?.destroy(); plot.current = null; };
   }, [shape]);
-  useEffect(() => { plot.current?.setData(data); }, [data]);
+  useEffect(() => { plot.current?.setData(data, !userZoomed.current); }, [data]);
   return html`<div class="chart" ref=${box} data-testid=${testid} data-series=${series.length} data-points=${data[0]?.length || 0} data-xmax=${data[0]?.length ? data[0][data[0].length - 1] : ""}></div>`;
 }
 

@@ -26,6 +26,22 @@ function headerOfObject(d) {
   return { apiVersion: d?.apiVersion || "", kind: d?.kind || "", name: d?.metadata?.name || d?.metadata?.generateName || "", namespace: d?.metadata?.namespace || "" };
 }
 
+// "a: 1, b: 'x, y'" -> ["a: 1", " b: 'x, y'"]; null when a quote is left open.
+function splitOutsideQuotes(text) {
+  const parts = [];
+  let cur = "";
+  let quote = "";
+  for (const c of text) {
+    if (quote) { if (c === quote) quote = ""; cur += c; continue; }
+    if (c === '"' || c === "'") { quote = c; cur += c; continue; }
+    if (c === ",") { parts.push(cur); cur = ""; continue; }
+    cur += c;
+  }
+  if (quote) return null;
+  parts.push(cur);
+  return parts;
+}
+
 function unquote(v) {
   v = v.replace(/\s+#.*$/, "").trim();
   if ((v.startsWith('"') && v.endsWith('"')) || (v.startsWith("'") && v.endsWith("'"))) return v.slice(1, -1);
@@ -47,14 +63,16 @@ function headerOfYaml(text) {
       else if (m[1] === "kind") out.kind = unquote(m[2]);
       else if (m[1] === "metadata") {
         inMeta = true; metaIndent = -1;
-        const flow = m[2].match(/^\{(.*)\}/);
+        const flow = m[2].replace(/\s+#.*$/, "").match(/^\{(.*)\}$/);
         if (flow) {
           // A flow mapping may nest ({annotations: {a: "x, namespace: y"}}):
-          // read only a plain one, and say so otherwise.
-          if (/[{}\[\]"']/.test(flow[1])) {
+          // read only a flat one, its commas outside quotes, and say so
+          // otherwise.
+          const parts = splitOutsideQuotes(flow[1]);
+          if (/[{}[\]]/.test(flow[1].replace(/"[^"]*"|'[^']*'/g, "")) || !parts) {
             out.unsure = "write metadata as a block (one field a line) for the page to route it";
           } else {
-            for (const part of flow[1].split(",")) {
+            for (const part of parts) {
               const [k, ...v] = part.split(":");
               if (k.trim() === "name" || k.trim() === "namespace" || k.trim() === "generateName") out[k.trim() === "generateName" ? "name" : k.trim()] ||= unquote(v.join(":"));
             }

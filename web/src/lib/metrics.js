@@ -16,12 +16,12 @@ export function seriesPath(objectPath, extra = {}) {
 }
 
 // {name: [{step, t, v, lo, hi}]} from a MetricSeries answer: v is the
-// bucket's highest value (lo its lowest); a metric not downsampled has
-// lo == hi == v.
+// bucket's last value, lo and hi its lowest and highest; a metric not
+// downsampled has lo == hi == v.
 export function seriesOf(answer) {
   const out = {};
   for (const s of answer?.series || []) {
-    out[s.name] = s.step.map((step, i) => ({ step, t: s.time[i], v: s.max[i], lo: s.min[i], hi: s.max[i] }));
+    out[s.name] = s.step.map((step, i) => ({ step, t: s.time[i], v: s.value?.[i] ?? s.max[i], lo: s.min[i], hi: s.max[i] }));
   }
   return out;
 }
