@@ -115,13 +115,20 @@ export function JobsPage({ ns }) {
   </section>`;
 }
 
+// Experiments a page at a time, as jobs are: the newest first.
+const EXPERIMENTS_PER_PAGE = 100;
+
 function ExperimentsTable({ ns, now }) {
   const list = useWatchedList(collection(EXPERIMENT, ns));
   const rows = useMemo(() => [...list.items.values()].sort((a, b) => ts(b.metadata.creationTimestamp) - ts(a.metadata.creationTimestamp)), [list.version, ns]);
+  const [page, setPage] = useState(0);
+  const pages = Math.max(1, Math.ceil(rows.length / EXPERIMENTS_PER_PAGE));
+  const current = Math.min(page, pages - 1);
+  const shown = rows.slice(current * EXPERIMENTS_PER_PAGE, (current + 1) * EXPERIMENTS_PER_PAGE);
   return html`<h2>Experiments</h2>
     <table class="grid" id="experiments-table" data-testid="experiments-table">
       <thead><tr><th>Namespace</th><th>Name</th><th>State</th><th>Age</th><th>Trials</th><th>Objective</th><th>Best</th></tr></thead>
-      <tbody>${rows.slice(0, 200).map((e) => {
+      <tbody>${shown.map((e) => {
         const s = stateOf(e);
         const st = e.status || {};
         const obj = e.spec?.objective || {};
@@ -138,5 +145,10 @@ function ExperimentsTable({ ns, now }) {
         </tr>`;
       })}</tbody>
     </table>
+    ${pages > 1 ? html`<div class="pager">
+      <button disabled=${current === 0} onClick=${() => setPage(current - 1)} data-testid="experiments-prev">‹ prev</button>
+      <span data-testid="experiments-page-info">page ${current + 1} of ${pages} · ${rows.length} experiments</span>
+      <button disabled=${current >= pages - 1} onClick=${() => setPage(current + 1)} data-testid="experiments-next">next ›</button>
+    </div>` : null}
     ${list.synced && !rows.length ? html`<p class="muted">No experiments.</p>` : null}`;
 }
