@@ -203,7 +203,7 @@ def main():
               f"(each: {', '.join(f'{t:.0f}' for t in paints)})")
         print(f"jobs page, all {args.jobs} jobs listed: median {statistics.median(wholes):.0f} ms "
               f"(each: {', '.join(f'{t:.0f}' for t in wholes)})")
-        driver.save_screenshot(os.path.join(args.artifacts, "jobs-10k.png"))
+        driver.save_screenshot(os.path.join(args.artifacts, f"jobs-{args.jobs}.png"))
         rows = driver.find_elements(By.CSS_SELECTOR, "[data-testid=job-row]")
         names = [r.get_attribute("data-name") for r in rows[:5]]
         lags = state_change(driver, api, url, names)

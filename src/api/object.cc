@@ -262,4 +262,14 @@ template Json internal::EncodeKatib<Experiment>(const Experiment&);
 template Json internal::EncodeKatib<Trial>(const Trial&);
 template Json internal::EncodeKatib<Suggestion>(const Suggestion&);
 
+std::optional<std::string> JobOutcome(const Json& job) {
+  for (const Json& c : ArrayRefAt(job, {"status", "conditions"})) {
+    if (StringAt(c, "status") != "True") continue;
+    std::string type = StringAt(c, "type");
+    if (type == "Succeeded" || type == "Complete") return "Succeeded";
+    if (type == "Failed") return "Failed";
+  }
+  return std::nullopt;
+}
+
 }  // namespace trainyard::api

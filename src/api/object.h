@@ -44,4 +44,9 @@ DecodeResult DecodeObject(const Json& document);
 // Writes an object back; DecodeObject(EncodeObject(x)) == x.
 Json EncodeObject(const Object& object);
 
+// How a stored job of any kind ended, from its conditions: "Succeeded"
+// (a TrainJob's or batch Job's Complete too) or "Failed"; nothing while it
+// has not.
+std::optional<std::string> JobOutcome(const Json& job);
+
 }  // namespace trainyard::api

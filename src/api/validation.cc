@@ -67,12 +67,6 @@ void ValidateObjectMeta(const ObjectMeta& meta, NameRule rule, ValidationResult&
       out.errors.push_back(FieldError::Invalid(path.Child("annotations"), key, p));
     }
     annotation_bytes += key.size() + value.size();
-    if (key == kJobMetricsAnnotation && value != "StdOut" && value != "none") {
-      out.warnings.push_back(fmt::format(
-          "{}: {:?} is not acted on: the collectors of a job's own metrics are StdOut (the "
-          "default) and none; its master's output is read",
-          path.Child("annotations").Key(key).ToString(), value));
-    }
   }
   if (annotation_bytes > kMaxAnnotationBytes) {
     out.errors.push_back(FieldError::TooLong(path.Child("annotations"), kMaxAnnotationBytes));
@@ -81,6 +75,32 @@ void ValidateObjectMeta(const ObjectMeta& meta, NameRule rule, ValidationResult&
 
 }  // namespace internal
 
+namespace {
+
+// trainyard.dev/metrics is read where a job's own output is collected
+// (kubeflow.org/v1 jobs, TrainJobs), and takes StdOut or none; anywhere
+// else, or with another value, it is said to do nothing.
+void CheckMetricsAnnotation(const ResourceType& type, const ObjectMeta& meta,
+                            ValidationResult& out) {
+  auto it = meta.annotations.find(std::string(kJobMetricsAnnotation));
+  if (it == meta.annotations.end()) return;
+  std::string where = FieldPath("metadata").Child("annotations").Key(it->first).ToString();
+  bool collected = !type.framework.empty() || type.kind == "TrainJob";
+  if (!collected) {
+    out.warnings.push_back(fmt::format(
+        "{}: not acted on: the output of a {} is not read for metrics (only kubeflow.org/v1 "
+        "jobs' and TrainJobs' are); its code may log them with MLflow (docs/tracking.md)",
+        where, type.kind));
+  } else if (it->second != "StdOut" && it->second != "none") {
+    out.warnings.push_back(fmt::format(
+        "{}: {:?} is not acted on: the collectors of a job's own metrics are StdOut (the "
+        "default) and none; its master's output is read",
+        where, it->second));
+  }
+}
+
+}  // namespace
+
 ValidationResult Validate(const Object& object) {
   ValidationResult out;
   const ResourceType& type = *ResourceTypeOfKind(KindName(object));
@@ -88,6 +108,7 @@ ValidationResult Validate(const Object& object) {
       Metadata(object),
       type.label_names ? internal::NameRule::kDns1035Label : internal::NameRule::kDns1123Subdomain,
       out);
+  CheckMetricsAnnotation(type, Metadata(object), out);
   type.hooks.validate(object, out);
   return out;
 }

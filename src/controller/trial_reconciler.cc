@@ -264,18 +264,6 @@ Status FollowJob(Context& ctx, const api::Json& job) {
   return RecordTrialEvent(ctx, "Warning", "MetricsUnavailable", "Metrics are not available");
 }
 
-bool JobFinished(const api::Json& job) {
-  for (const api::Json& c :
-       job.value("status", api::Json::object()).value("conditions", api::Json::array())) {
-    std::string type = c.value("type", "");
-    if ((type == "Complete" || type == "Succeeded" || type == "Failed") &&
-        c.value("status", "") == "True") {
-      return true;
-    }
-  }
-  return false;
-}
-
 // A finished trial keeps no running job: the job is deleted unless the
 // template retains it, in which case an unfinished one is suspended.
 Status SettleJob(Context& ctx, const store::ObjectKey& job_key) {
@@ -286,7 +274,7 @@ Status SettleJob(Context& ctx, const store::ObjectKey& job_key) {
     RETURN_IF_ERROR(DeleteIfPresent(*ctx.options.store, job_key));
     return RecordTrialEvent(ctx, "Normal", "JobDeleted", "Job is deleted");
   }
-  if (JobFinished(*job)) return OkStatus();
+  if (api::JobOutcome(*job).has_value()) return OkStatus();
   api::Json& spec = (*job)["spec"];
   bool changed = false;
   if (job_key.kind == "Job" || job_key.kind == "TrainJob") {
@@ -377,7 +365,8 @@ Result<ReconcileResult> TrialReconciler::Reconcile(const store::ObjectKey& key) 
   }
   RETURN_IF_ERROR(job.status());
   if (options_.read_output) {
-    ASSIGN_OR_RETURN(bool reading, options_.read_output(ctx.trial, JobFinished(*job)));
+    ASSIGN_OR_RETURN(bool reading,
+                     options_.read_output(ctx.trial, api::JobOutcome(*job).has_value()));
     if (reading) {
       // Concluding now could miss its last values (and deleting its job
       // would end the read).

@@ -220,18 +220,6 @@ std::vector<MetricsCollector::Source> MetricsCollector::MetricsSourcesOf(
 
 namespace {
 
-// Succeeded (a TrainJob: Complete) or Failed: nothing more will be printed.
-bool JobEnded(const api::Json& job) {
-  for (const api::Json& c : api::ArrayRefAt(job, {"status", "conditions"})) {
-    std::string type = api::StringAt(c, "type");
-    if ((type == "Succeeded" || type == "Complete" || type == "Failed") &&
-        api::StringAt(c, "status") == "True") {
-      return true;
-    }
-  }
-  return false;
-}
-
 // Whether `job`'s own metrics are collected: not when annotated "none",
 // nor for a trial's job, whose metrics go to the trial's log, read by the
 // trial's collector with the objective's names.
@@ -265,7 +253,8 @@ Result<bool> MetricsCollector::CollectJob(const store::ObjectKey& key) {
     RETURN_IF_ERROR(
         ReadSource(id, *any_name_parser_, path, fmt::format("{} {} {}", id, source.uid, path)));
   }
-  return !sources.empty() && !JobEnded(*stored);
+  // Ended: nothing more will be printed.
+  return !sources.empty() && !api::JobOutcome(*stored);
 }
 
 }  // namespace trainyard::engine

@@ -670,6 +670,10 @@ class DashboardTest(unittest.TestCase):
                   "the MLflow metric's chart has its 4 values")
         self.assertEqual(self.css(chart)[0].get_attribute("data-xmax"), "40")
         self.shot("job-mlflow-metrics")
+        # A route may spell the kind as kubectl takes it.
+        self.open("#/jobs/pytorchjobs/default/ui-mlflow")
+        self.wait(lambda d: self.css("[data-testid=job-name]") and
+                  self.text("[data-testid=job-name]") == "ui-mlflow", 20, "a lower-case kind routes")
 
 
 def main():

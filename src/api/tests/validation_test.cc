@@ -130,6 +130,15 @@ TEST(ValidationTest, AnUnknownMetricsCollectorIsSaidToBeUnheeded) {
                           "the collectors of a job's own metrics are StdOut (the default) and "
                           "none; its master's output is read"));
   EXPECT_THAT(Check(job("none")).result.warnings, ::testing::IsEmpty());
+  // A kind whose output trainyard does not read: said, whatever the value.
+  EXPECT_THAT(Check("apiVersion: batch/v1\nkind: Job\n"
+                    "metadata: {name: x, annotations: {trainyard.dev/metrics: StdOut}}\n"
+                    "spec:\n  template:\n    spec:\n      restartPolicy: Never\n"
+                    "      containers: [{name: c, image: i}]\n")
+                  .result.warnings,
+              ElementsAre("metadata.annotations[trainyard.dev/metrics]: not acted on: the output "
+                          "of a Job is not read for metrics (only kubeflow.org/v1 jobs' and "
+                          "TrainJobs' are); its code may log them with MLflow (docs/tracking.md)"));
 }
 
 // Probes, lifecycle hooks and read-only mounts, which need a kubelet and

@@ -15,7 +15,12 @@ export const EXPERIMENT = { kind: "Experiment", group: "kubeflow.org", version: 
 export const TRIAL = { kind: "Trial", group: "kubeflow.org", version: "v1beta1", plural: "trials" };
 
 const ALL = [...JOB_KINDS, EXPERIMENT, TRIAL];
-export const kindInfo = (kind) => ALL.find((k) => k.kind === kind);
+// A kind as a route may name it: "PyTorchJob", or as kubectl takes it,
+// "pytorchjob" or "pytorchjobs".
+export const kindInfo = (kind) => {
+  const k = String(kind || "").toLowerCase();
+  return ALL.find((x) => x.kind.toLowerCase() === k || x.plural === k);
+};
 
 export function collection(info, ns) {
   const base = info.group ? `/apis/${info.group}/${info.version}` : `/api/${info.version}`;

@@ -9,9 +9,10 @@ import { useConfirm } from "../lib/confirm.js";
 import { LogViewer } from "../lib/logs.js";
 import { MetricCharts, seriesPath } from "../lib/metrics.js";
 
-export function JobPage({ kind, ns, name }) {
-  const info = kindInfo(kind);
-  if (!info) return html`<div class="error">Unknown kind ${kind}.</div>`;
+export function JobPage({ kind: named, ns, name }) {
+  const info = kindInfo(named);
+  if (!info) return html`<div class="error">Unknown kind ${named}.</div>`;
+  const { kind } = info;  // as objects name it, however the route spelt it
   const { obj, synced, error } = useWatchedObject(collection(info, ns), name);
   const [dialog, ask] = useConfirm();
   const [tab, setTab] = useState("overview");
@@ -107,7 +108,7 @@ function Replicas({ obj, onLogs }) {
   const { pods, synced } = usePods(obj);
   if (!pods.length) return html`<p class="muted" data-testid="no-pods">${synced ? "No pods." : "loading…"}</p>`;
   return html`<table class="grid" data-testid="replicas-table">
-    <thead><tr><th>Pod</th><th>Phase</th><th>Container</th><th>State</th><th>Restarts</th><th>Last exit</th></tr></thead>
+    <thead><tr><th>Pod</th><th>Phase</th><th>Container</th><th>State</th><th>Restarts</th><th>Previous run's exit</th></tr></thead>
     <tbody>${pods.flatMap((p) => {
       const statuses = p.status?.containerStatuses?.length ? p.status.containerStatuses : (p.spec?.containers || []).map((c) => ({ name: c.name }));
       return statuses.map((cs, i) => {
