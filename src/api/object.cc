@@ -266,7 +266,8 @@ std::optional<std::string> JobOutcome(const Json& job) {
   for (const Json& c : ArrayRefAt(job, {"status", "conditions"})) {
     if (StringAt(c, "status") != "True") continue;
     std::string type = StringAt(c, "type");
-    if (type == "Succeeded" || type == "Complete") return "Succeeded";
+    // kubeflow.org/v1's, a batch Job's and a TrainJob's, a JobSet's.
+    if (type == "Succeeded" || type == "Complete" || type == "Completed") return "Succeeded";
     if (type == "Failed") return "Failed";
   }
   return std::nullopt;

@@ -45,8 +45,8 @@ DecodeResult DecodeObject(const Json& document);
 Json EncodeObject(const Object& object);
 
 // How a stored job of any kind ended, from its conditions: "Succeeded"
-// (a TrainJob's or batch Job's Complete too) or "Failed"; nothing while it
-// has not.
+// (a TrainJob's or batch Job's Complete, a JobSet's Completed, too) or
+// "Failed"; nothing while it has not.
 std::optional<std::string> JobOutcome(const Json& job);
 
 }  // namespace trainyard::api

@@ -1,8 +1,11 @@
 #include "api/tracking.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "api/registry.h"
+#include "api/well_known.h"
 #include "common/strings.h"
 
 namespace trainyard::api {
@@ -26,8 +29,49 @@ std::optional<TrackedObject> TrackedObjectOf(std::string_view run_id) {
   return std::nullopt;
 }
 
+namespace {
+
+// The controller among an object's owners.
+const Json* ControllerOf(const Json& object) {
+  for (const Json& ref : ArrayRefAt(object, {"metadata", "ownerReferences"})) {
+    if (ref.is_object() && ref.value("controller", false)) return &ref;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::optional<TrackedOwner> TrackedOwnerUp(std::string kind, std::string name,
+                                           const ObjectLookup& get) {
+  std::optional<TrackedOwner> found;
+  // Pod, Job, JobSet, TrainJob: three steps up at most; a few more spare.
+  for (int depth = 0; depth < 6; ++depth) {
+    std::optional<Json> object = get(kind, name);
+    if (!object) break;
+    std::string uid = StringAt(*object, {"metadata", "uid"});
+    if (kind == "Trial") return TrackedOwner{kind, name, uid};
+    std::string trial = StringAt(*object, {"metadata", "labels", std::string(kTrialLabel).c_str()});
+    if (!trial.empty()) {
+      std::optional<Json> t = get("Trial", trial);
+      if (!t) break;
+      return TrackedOwner{"Trial", trial, StringAt(*t, {"metadata", "uid"})};
+    }
+    if (IsJobKind(kind)) found = TrackedOwner{kind, name, uid};
+    const Json* up = ControllerOf(*object);
+    if (up == nullptr) break;
+    kind = StringAt(*up, "kind");
+    name = StringAt(*up, "name");
+  }
+  return found;
+}
+
 std::string TrackingUri(std::string_view api_url, std::string_view namespace_) {
   return std::string(api_url) + "/mlflow/" + std::string(namespace_);
+}
+
+std::string ArtifactsDirOf(std::string_view root, std::string_view namespace_,
+                           std::string_view uid) {
+  return fmt::format("{}/{}/{}", root, namespace_, uid);
 }
 
 }  // namespace trainyard::api

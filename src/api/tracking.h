@@ -4,9 +4,12 @@
 // from the id alone.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "api/json.h"
 
 namespace trainyard::api {
 
@@ -23,6 +26,20 @@ struct TrackedObject {
 // other id (a run a client created).
 std::optional<TrackedObject> TrackedObjectOf(std::string_view run_id);
 
+// The job or trial whose run an object's replicas log to: a trial's job
+// gives its trial; else the topmost job kind up the controllers' chain
+// from `kind`/`name` (a TrainJob's Job: JobSet, TrainJob). `get` reads an
+// object of the namespace by kind and name (nothing when missing).
+struct TrackedOwner {
+  std::string kind;  // a job kind, or Trial
+  std::string name;
+  std::string uid;
+};
+using ObjectLookup =
+    std::function<std::optional<Json>(const std::string& kind, const std::string& name)>;
+std::optional<TrackedOwner> TrackedOwnerUp(std::string kind, std::string name,
+                                           const ObjectLookup& get);
+
 // How the store keeps a run's params, tags and state once one is logged
 // (by its id, in its namespace), and experiments clients make.
 inline constexpr std::string_view kTrackingRunKind = "MlflowRun";
@@ -37,5 +54,15 @@ inline constexpr std::string_view kMlflowCaEnv = "MLFLOW_TRACKING_SERVER_CERT_PA
 // Where a namespace's tracking API is under the server's URL:
 // "<url>/mlflow/<namespace>" (MLflow's client appends /api/2.0/mlflow/...).
 std::string TrackingUri(std::string_view api_url, std::string_view namespace_);
+
+// A job's output folder: what its replicas write there is kept as the
+// job's artifacts after the replicas are gone, until the job is deleted.
+// Each replica is told where it is in TRAINYARD_OUTPUT_DIR, and its MLflow
+// run's artifact_uri is the same folder, so `mlflow.log_artifact` copies
+// there too. A trial's jobs share their trial's. Named by the owner's uid,
+// so a new job under an old name starts empty: <root>/<namespace>/<uid>.
+inline constexpr std::string_view kOutputDirEnv = "TRAINYARD_OUTPUT_DIR";
+std::string ArtifactsDirOf(std::string_view root, std::string_view namespace_,
+                           std::string_view uid);
 
 }  // namespace trainyard::api

@@ -4,6 +4,7 @@
 
 #include "api/core_hooks.h"
 #include "api/defaults.h"
+#include "api/job_metrics.h"
 #include "api/names.h"
 #include "api/registry.h"
 #include "api/trainer_kinds.h"
@@ -77,26 +78,22 @@ void ValidateObjectMeta(const ObjectMeta& meta, NameRule rule, ValidationResult&
 
 namespace {
 
-// trainyard.dev/metrics is read where a job's own output is collected
-// (kubeflow.org/v1 jobs, TrainJobs), and takes StdOut or none; anywhere
-// else, or with another value, it is said to do nothing.
+// trainyard.dev/metrics (and -filter) choose how a job's own metrics are
+// collected (api/job_metrics.h): refused when unusable, and said to do
+// nothing on a kind that is no job.
 void CheckMetricsAnnotation(const ResourceType& type, const ObjectMeta& meta,
                             ValidationResult& out) {
-  auto it = meta.annotations.find(std::string(kJobMetricsAnnotation));
-  if (it == meta.annotations.end()) return;
-  std::string where = FieldPath("metadata").Child("annotations").Key(it->first).ToString();
-  bool collected = !type.framework.empty() || type.kind == "TrainJob";
-  if (!collected) {
-    out.warnings.push_back(fmt::format(
-        "{}: not acted on: the output of a {} is not read for metrics (only kubeflow.org/v1 "
-        "jobs' and TrainJobs' are); its code may log them with MLflow (docs/tracking.md)",
-        where, type.kind));
-  } else if (it->second != "StdOut" && it->second != "none") {
-    out.warnings.push_back(fmt::format(
-        "{}: {:?} is not acted on: the collectors of a job's own metrics are StdOut (the "
-        "default) and none; its master's output is read",
-        where, it->second));
+  bool annotated = false;
+  for (std::string_view key : {kJobMetricsAnnotation, kJobMetricsFilterAnnotation}) {
+    if (!meta.annotations.contains(std::string(key))) continue;
+    annotated = true;
+    if (type.role != ResourceRole::kJob) {
+      out.warnings.push_back(
+          fmt::format("{}: not acted on: a {} is no job, and has no metrics of its own to collect",
+                      FieldPath("metadata").Child("annotations").Key(key).ToString(), type.kind));
+    }
   }
+  if (annotated && type.role == ResourceRole::kJob) JobMetricsSpecOf(meta.annotations, &out.errors);
 }
 
 }  // namespace

@@ -36,8 +36,8 @@ inline constexpr std::string_view kGpusAnnotation = "trainyard.dev/gpus";
 inline constexpr std::string_view kPortsAnnotation = "trainyard.dev/ports";
 inline constexpr std::string_view kRecreationsAnnotation = "trainyard.dev/recreations";
 inline constexpr std::string_view kTrialIndexAnnotation = "trainyard.dev/trial-index";
-// Which collector reads a job's own metrics (docs/tracking.md): "StdOut",
-// the default, or "none".
+// Which collector reads a job's own metrics (api/job_metrics.h,
+// docs/tracking.md): "StdOut", the default, and the others.
 inline constexpr std::string_view kJobMetricsAnnotation = "trainyard.dev/metrics";
 
 // Why a container waits to be restarted after a back-off (the kubelet's

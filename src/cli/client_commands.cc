@@ -10,6 +10,7 @@
 #include "api/object.h"
 #include "api/well_known.h"
 #include "api/yaml.h"
+#include "cli/client_session.h"
 #include "cli/describe_katib.h"
 #include "cli/manifests.h"
 #include "cli/metrics_view.h"
@@ -19,28 +20,9 @@
 namespace trainyard::cli {
 namespace {
 
-std::string Namespace(const ClientCommand& c) {
-  return c.namespace_.empty() ? "default" : c.namespace_;
-}
-
-std::string CollectionPath(const server::Resource& r, const std::string& ns) {
-  std::string base = r.group.empty() ? "/api/v1" : fmt::format("/apis/{}/{}", r.group, r.version);
-  return r.namespaced && !ns.empty() ? fmt::format("{}/namespaces/{}/{}", base, ns, r.plural)
-                                     : fmt::format("{}/{}", base, r.plural);
-}
-
-std::string ObjectPath(const server::Resource& r, const std::string& ns, const std::string& name) {
-  return CollectionPath(r, ns) + "/" + name;
-}
-
 // "pytorchjob.kubeflow.org/mnist", as kubectl names what it acted on.
 std::string Named(const server::Resource& r, const std::string& name) {
   return fmt::format("{}{}/{}", AsciiLower(r.kind), r.group.empty() ? "" : "." + r.group, name);
-}
-
-int Fail(const std::string& message) {
-  std::cerr << "error: " << message << '\n';
-  return 1;
 }
 
 std::string Cell(const api::Json& cell) {
@@ -92,10 +74,6 @@ void PrintObject(const api::Json& object, const std::string& output, std::ostrea
   }
 }
 
-Result<std::unique_ptr<ApiClient>> Connect(const ClientCommand& c) {
-  return ApiClient::Connect(c.connection);
-}
-
 // The events about one object, as kubectl describe asks for them.
 std::string EventsAbout(const server::Resource& r, const std::string& ns, const std::string& name) {
   return CollectionPath(*api::ResourceTypeOfKind("Event"), ns) +
@@ -113,25 +91,6 @@ bool PrintSection(const std::string& title, const Result<ApiAnswer>& table) {
   for (std::string line; std::getline(lines, line);) std::cout << "  " << line << '\n';
   return true;
 }
-
-// What a verb on a kind needs: the resource the word names, and a client.
-struct Session {
-  const server::Resource* resource;
-  std::unique_ptr<ApiClient> client;
-};
-
-Result<Session> Open(const ClientCommand& command, const std::string& kind) {
-  const server::Resource* r = api::ResolveResourceType(kind);
-  if (r == nullptr) {
-    return NotFoundError(fmt::format("the server doesn't have a resource type {:?}", kind));
-  }
-  ASSIGN_OR_RETURN(std::unique_ptr<ApiClient> client, Connect(command));
-  return Session{r, std::move(client)};
-}
-
-}  // namespace
-
-namespace {
 
 // Whether applying `manifest` left the object as it was: the same spec,
 // and the labels and annotations it gives already there. Not by
@@ -170,7 +129,7 @@ int RunApply(const ClientCommand& command, const std::vector<std::string>& paths
       return Fail(fmt::format("{}: the server does not serve {}", object.where,
                               api::StringAt(doc, "kind")));
     std::string ns = api::StringAt(doc["metadata"], "namespace");
-    if (ns.empty()) ns = Namespace(command);
+    if (ns.empty()) ns = NamespaceOf(command);
     std::string name = api::StringAt(doc["metadata"], "name");
     Result<ApiAnswer> created =
         (*client)->Send("POST", CollectionPath(*r, ns) + "?fieldValidation=Strict", doc);
@@ -200,12 +159,12 @@ int RunApply(const ClientCommand& command, const std::vector<std::string>& paths
 
 int RunGet(const ClientCommand& command, const std::string& kind,
            const std::vector<std::string>& names) {
-  Result<Session> session = Open(command, kind);
+  Result<Session> session = OpenSession(command, kind);
   if (!session.ok()) return Fail(session.status().message());
   const server::Resource* r = session->resource;
   ApiClient& api = *session->client;
   bool table = command.output.empty() || command.output == "wide";
-  std::string ns = command.all_namespaces ? "" : Namespace(command);
+  std::string ns = command.all_namespaces ? "" : NamespaceOf(command);
   std::vector<std::string> paths;
   if (names.empty()) paths.push_back(CollectionPath(*r, ns));
   for (const std::string& name : names) paths.push_back(ObjectPath(*r, ns, name));
@@ -231,11 +190,11 @@ int RunGet(const ClientCommand& command, const std::string& kind,
 }
 
 int RunDescribe(const ClientCommand& command, const std::string& kind, const std::string& name) {
-  Result<Session> session = Open(command, kind);
+  Result<Session> session = OpenSession(command, kind);
   if (!session.ok()) return Fail(session.status().message());
   const server::Resource* r = session->resource;
   ApiClient& api = *session->client;
-  std::string ns = Namespace(command);
+  std::string ns = NamespaceOf(command);
   Result<ApiAnswer> object = api.Get(ObjectPath(*r, ns, name));
   if (!object.ok()) return Fail(object.status().message());
   if (!object->ok()) return Fail(object->Error());
@@ -299,10 +258,10 @@ int RunDescribe(const ClientCommand& command, const std::string& kind, const std
 
 int RunMetrics(const ClientCommand& command, const std::string& kind, const std::string& name,
                const std::string& metric) {
-  Result<Session> session = Open(command, kind);
+  Result<Session> session = OpenSession(command, kind);
   if (!session.ok()) return Fail(session.status().message());
   Result<ApiAnswer> log = session->client->Get(
-      ObjectPath(*session->resource, Namespace(command), name) + "/observations");
+      ObjectPath(*session->resource, NamespaceOf(command), name) + "/observations");
   if (!log.ok()) return Fail(log.status().message());
   if (!log->ok()) return Fail(log->Error());
   std::cout << MetricsView(log->body, metric);
@@ -312,7 +271,8 @@ int RunMetrics(const ClientCommand& command, const std::string& kind, const std:
 int RunLogs(const ClientCommand& command, const std::string& pod, const LogsOptions& options) {
   Result<std::unique_ptr<ApiClient>> client = Connect(command);
   if (!client.ok()) return Fail(client.status().message());
-  std::string path = ObjectPath(*api::ResourceTypeOfKind("Pod"), Namespace(command), pod) + "/log?";
+  std::string path =
+      ObjectPath(*api::ResourceTypeOfKind("Pod"), NamespaceOf(command), pod) + "/log?";
   if (options.follow) path += "follow=true&";
   if (options.previous) path += "previous=true&";
   if (options.tail) path += fmt::format("tailLines={}&", *options.tail);
@@ -349,14 +309,14 @@ int ForEachName(const std::vector<std::string>& names,
 
 int RunDelete(const ClientCommand& command, const std::string& kind,
               const std::vector<std::string>& names) {
-  Result<Session> session = Open(command, kind);
+  Result<Session> session = OpenSession(command, kind);
   if (!session.ok()) return Fail(session.status().message());
   const server::Resource& r = *session->resource;
   ApiClient& api = *session->client;
   return ForEachName(
       names,
       [&](const std::string& name) {
-        return api.Send("DELETE", ObjectPath(r, Namespace(command), name), nullptr);
+        return api.Send("DELETE", ObjectPath(r, NamespaceOf(command), name), nullptr);
       },
       [&](const std::string& name) {
         // kubectl's words: `pytorchjob.kubeflow.org "mnist" deleted`.
@@ -367,7 +327,7 @@ int RunDelete(const ClientCommand& command, const std::string& kind,
 
 int RunSuspend(const ClientCommand& command, const std::string& kind,
                const std::vector<std::string>& names, bool suspend) {
-  Result<Session> session = Open(command, kind);
+  Result<Session> session = OpenSession(command, kind);
   if (!session.ok()) return Fail(session.status().message());
   const server::Resource& r = *session->resource;
   if (r.group != "kubeflow.org" && r.group != "batch") {
@@ -380,7 +340,7 @@ int RunSuspend(const ClientCommand& command, const std::string& kind,
   return ForEachName(
       names,
       [&](const std::string& name) {
-        return api.Send("PATCH", ObjectPath(r, Namespace(command), name), patch,
+        return api.Send("PATCH", ObjectPath(r, NamespaceOf(command), name), patch,
                         "application/merge-patch+json");
       },
       [&](const std::string& name) {
@@ -391,7 +351,7 @@ int RunSuspend(const ClientCommand& command, const std::string& kind,
 int RunEvents(const ClientCommand& command, const std::string& about) {
   Result<std::unique_ptr<ApiClient>> client = Connect(command);
   if (!client.ok()) return Fail(client.status().message());
-  std::string ns = command.all_namespaces ? "" : Namespace(command);
+  std::string ns = command.all_namespaces ? "" : NamespaceOf(command);
   std::string path = CollectionPath(*api::ResourceTypeOfKind("Event"), ns);
   if (!about.empty()) {
     size_t slash = about.find('/');

@@ -27,6 +27,9 @@ class EngineBackend final : public server::Backend {
   std::vector<api::Json> Nodes() const override;
   Result<LogRun> Log(const std::string& namespace_, const std::string& pod,
                      const std::string& container, bool previous) const override;
+  std::string ArtifactsDir() const override {
+    return engine_.api_only() ? "" : engine_.artifacts_dir();
+  }
   // `trainyard exec --state <the engine's> -n NS -c CONTAINER POD -- COMMAND`.
   // A TrainJob against its runtime (controller/trainjob_admission.h), as
   // upstream's webhook; nothing on an API-only server, as kube-apiserver.

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "cli/artifacts_command.h"
 #include "cli/client_commands.h"
 #include "cli/exec_command.h"
 #include "cli/initialize_command.h"
@@ -272,6 +273,17 @@ int main(int argc, char** argv) {
   metrics_cmd->add_option("name", name, "The job's name")->required();
   metrics_cmd->add_option("--metric", metric, "Every value of this metric, with its step");
   client_flags(metrics_cmd);
+  trainyard::cli::ArtifactsOptions artifacts;
+  CLI::App* artifacts_cmd = app.add_subcommand(
+      "artifacts",
+      "What a job's replicas wrote to $TRAINYARD_OUTPUT_DIR: artifacts pytorchjob NAME [PATH]");
+  artifacts_cmd->add_option("kind", artifacts.kind, "The kind: pytorchjob, ..., trial")->required();
+  artifacts_cmd->add_option("name", artifacts.name, "The job's name")->required();
+  artifacts_cmd->add_option("path", artifacts.path, "One file to download (else: list them)");
+  artifacts_cmd->add_option("-o,--output", artifacts.output,
+                            "Where the file goes: a path, or - for stdout (default: its own "
+                            "name here)");
+  client_flags(artifacts_cmd);
   CLI::App* delete_cmd = app.add_subcommand("delete", "Delete objects: delete pytorchjob NAME...");
   delete_cmd->add_option("kind", kind, "The kind")->required();
   delete_cmd->add_option("names", names, "Their names")->required();
@@ -312,6 +324,7 @@ int main(int argc, char** argv) {
     return trainyard::cli::RunLogs(client, pod, logs);
   }
   if (metrics_cmd->parsed()) return trainyard::cli::RunMetrics(client, kind, name, metric);
+  if (artifacts_cmd->parsed()) return trainyard::cli::RunArtifacts(client, artifacts);
   if (delete_cmd->parsed()) return trainyard::cli::RunDelete(client, kind, names);
   if (suspend_cmd->parsed()) return trainyard::cli::RunSuspend(client, kind, names, true);
   if (resume_cmd->parsed()) return trainyard::cli::RunSuspend(client, kind, names, false);

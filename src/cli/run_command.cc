@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "api/pod_object.h"
+#include "api/tracking.h"
 #include "api/well_known.h"
 #include "cli/engine_backend.h"
 #include "cli/experiment_view.h"
@@ -61,6 +62,7 @@ struct JobView {
   std::string message;
   bool finished = false;
   bool succeeded = false;
+  std::string output_dir;  // its replicas' TRAINYARD_OUTPUT_DIR
 };
 
 // How a pod's containers ended when it says more than their exit codes
@@ -162,6 +164,8 @@ void Refresh(engine::Engine& engine, JobView& view) {
     view.finished = true;  // deleted (ttlSecondsAfterFinished): it had finished
     return;
   }
+  view.output_dir = api::ArtifactsDirOf(engine.artifacts_dir(), view.key.namespace_,
+                                        api::StringAt(*stored, {"metadata", "uid"}));
   if (view.key.kind == "TrainJob" || view.key.kind == "JobSet") {
     RefreshJobSetLike(*stored, view);
     return;
@@ -507,6 +511,10 @@ int RunRun(const RunOptions& options) {
     fmt::print(stderr, "{}: {} after {:.1f}s{}\n", view.key.ToString(), view.state,
                std::chrono::duration<double>(elapsed).count(),
                view.message.empty() ? "" : " (" + view.message + ")");
+    std::error_code ec;
+    if (!view.output_dir.empty() && !std::filesystem::is_empty(view.output_dir, ec) && !ec) {
+      fmt::print(stderr, "  artifacts: {}\n", view.output_dir);
+    }
     if (!view.succeeded && view.message.find("can never fit") != std::string::npos &&
         view.message.find("gpu") != std::string::npos && !options.without_gpus) {
       fmt::print(stderr, "  to try it on this machine's CPU instead, run it with --without-gpus\n");

@@ -34,9 +34,9 @@ class CollectingTrialReconciler final : public controller::Reconciler {
   std::unique_ptr<controller::TrialReconciler> trials_;
 };
 
-// A job's own metrics are read from its output while it runs (a
-// kubeflow.org/v1 job's master role, a TrainJob's node 0): before each
-// reconcile, and at least every second until it ends.
+// A job's own metrics are read while it runs (its main replica's output,
+// or files in its output folder: MetricsCollector::CollectJob): before
+// each reconcile, and at least every second until it ends.
 class CollectingJobReconciler final : public controller::Reconciler {
  public:
   CollectingJobReconciler(std::function<Result<bool>(const store::ObjectKey&)> collect,
@@ -135,11 +135,13 @@ Status Engine::Init() {
   if (options_.claims_dir.empty()) options_.claims_dir = options_.state_dir + "/claims";
   reconcilers_.push_back(std::make_unique<ClaimReconciler>(ClaimReconcilerOptions{
       .store = store_.get(), .clock = options_.clock, .claims_dir = options_.claims_dir}));
-  reconcilers_.push_back(std::make_unique<controller::BatchJobReconciler>(reconciler));
-  reconcilers_.push_back(std::make_unique<controller::JobSetReconciler>(reconciler));
   auto collect = [this](const store::ObjectKey& key) {
     return metrics_collector_->CollectJob(key);
   };
+  reconcilers_.push_back(std::make_unique<CollectingJobReconciler>(
+      collect, std::make_unique<controller::BatchJobReconciler>(reconciler)));
+  reconcilers_.push_back(std::make_unique<CollectingJobReconciler>(
+      collect, std::make_unique<controller::JobSetReconciler>(reconciler)));
   reconcilers_.push_back(std::make_unique<CollectingJobReconciler>(
       collect, std::make_unique<controller::TrainJobReconciler>(reconciler)));
   reconcilers_.push_back(std::make_unique<CollectingJobReconciler>(
@@ -189,6 +191,7 @@ Status Engine::Init() {
       .logs_dir = options_.state_dir + "/logs",
       .pods_dir = options_.state_dir + "/pods",
       .claims_dir = options_.claims_dir,
+      .artifacts_dir = artifact_dirs_.root(),
       .default_working_dir = options_.working_dir,
       .base_env = options_.base_env,
       .shim = options_.shim,
@@ -206,13 +209,16 @@ Status Engine::Init() {
                       const std::string& ns, const std::string& pod,
                       const std::string& container) { return node->LogPath(ns, pod, container); },
       .clock = options_.clock,
-      .metrics_dir = options_.state_dir + "/metrics"});
+      .metrics_dir = options_.state_dir + "/metrics",
+      .artifacts_dir = artifact_dirs_.root()});
   reconcilers_.push_back(std::make_unique<CollectingTrialReconciler>(metrics_collector_.get(),
                                                                      std::move(trial_reconciler)));
   for (const auto& reconciler : reconcilers_) queue_.Register(reconciler.get());
   Result<store::WatchId> watch =
       store_->Watch(0, [this](const store::WatchEvent& e) { OnEvent(e); });
   RETURN_IF_ERROR(watch.status());
+  // Folders of jobs deleted just before a crash.
+  artifact_dirs_.Sweep(*store_);
   return QueueEveryJob();
 }
 
@@ -245,6 +251,7 @@ void Engine::OnEvent(const store::WatchEvent& event) {
   if (event.type == store::EventType::kDeleted) {
     std::string uid = api::StringAt(event.object, {"metadata", "uid"});
     if (!uid.empty()) collect_.push_back(std::move(uid));
+    artifact_dirs_.OnDeleted(event.object);
   }
 }
 
@@ -272,7 +279,13 @@ Status Engine::OpenGroup() {
 Status Engine::CommitOpenGroup() {
   if (!group_open_) return OkStatus();
   group_open_ = false;
-  return store_->CommitGroup();
+  Status committed = store_->CommitGroup();
+  if (committed.ok()) {
+    artifact_dirs_.Committed();
+  } else {
+    artifact_dirs_.Abandon();
+  }
+  return committed;
 }
 
 void Engine::SetApi(std::string url, std::string ca_file) {

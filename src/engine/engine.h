@@ -25,6 +25,7 @@
 #include "controller/ports.h"
 #include "controller/trainjob_reconciler.h"
 #include "controller/trial_reconciler.h"
+#include "engine/artifact_dirs.h"
 #include "engine/metrics_collector.h"
 #include "engine/reconcile_queue.h"
 #include "engine/scheduler_step.h"
@@ -125,6 +126,9 @@ class Engine {
   node::NodeAgent* node() { return node_.get(); }
   bool api_only() const { return options_.api_only; }
   const std::string& state_dir() const { return options_.state_dir; }
+  // Where jobs' output folders are (api::ArtifactsDirOf); "" without a
+  // state directory.
+  const std::string& artifacts_dir() const { return artifact_dirs_.root(); }
   const std::string& exec_program() const { return options_.exec_program; }
   const runtime::MachineFacts& machine() const { return *options_.machine; }
   // The node pods are bound to: this machine's host name.
@@ -190,6 +194,7 @@ class Engine {
   // thread, which is the loop thread too).
   ReconcileQueue queue_{options_.clock, options_.on_reconcile};
   std::vector<std::string> collect_;  // uids of deleted owners, dependents to delete
+  ArtifactDirs artifact_dirs_{options_.state_dir.empty() ? "" : options_.state_dir + "/artifacts"};
   bool group_open_ = false;
   int failed_steps_ = 0;      // in a row
   std::string last_failure_;  // the last failed step's error

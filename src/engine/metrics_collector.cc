@@ -1,13 +1,20 @@
 #include "engine/metrics_collector.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "api/job_metrics.h"
 #include "api/object.h"
 #include "api/pod_object.h"
+#include "api/registry.h"
+#include "api/tracking.h"
 #include "api/well_known.h"
+#include "common/strings.h"
 #include "controller/katib_status.h"
 #include "controller/reconcile_steps.h"
 #include "controller/trial_reconciler.h"
@@ -56,17 +63,35 @@ Result<const tune::MetricsParser*> MetricsCollector::ParserFor(const api::Trial&
 
 Status MetricsCollector::ReadSource(const std::string& log_id, const tune::MetricsParser& parser,
                                     const std::string& path, const std::string& source) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return OkStatus();  // nothing written yet
-  in.seekg(0, std::ios::end);
-  int64_t size = in.tellg();
+  // A replica may have put a link or a FIFO where its metrics file goes:
+  // neither is followed nor opened (a FIFO would hold the loop).
+  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  struct stat st {};
+  if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+    close(fd);
+    fd = -1;
+  }
+  if (fd < 0) return OkStatus();  // nothing written yet
+  return ReadOpened(OpenedArtifact{.fd = fd, .size = static_cast<int64_t>(st.st_size)}, log_id,
+                    parser, source);
+}
+
+Status MetricsCollector::ReadOpened(OpenedArtifact file, const std::string& log_id,
+                                    const tune::MetricsParser& parser, const std::string& source) {
+  struct Closer {
+    int fd;
+    ~Closer() { close(fd); }
+  } closer{file.fd};
+  int64_t size = file.size;
   ASSIGN_OR_RETURN(int64_t offset, options_.store->ObservationsReadTo(source));
   if (size < offset) offset = 0;  // the file was replaced: read it again
   if (size == offset) return OkStatus();
   int64_t length = std::min(size - offset, kMaxReadBytes);
   std::string text(static_cast<size_t>(length), '\0');
-  in.seekg(offset);
-  in.read(text.data(), length);
+  ssize_t got = pread(file.fd, text.data(), text.size(), offset);
+  if (got < 0) return OkStatus();  // read again next time
+  text.resize(static_cast<size_t>(got));
+  length = got;
   // Only whole lines: a line still being written is read next time. A
   // whole window without one (a progress bar's \r, binary output) is
   // passed over rather than read again for ever.
@@ -179,6 +204,41 @@ Status MetricsCollector::Collect(const store::ObjectKey& key) {
   return OkStatus();
 }
 
+std::vector<MetricsCollector::Source> MetricsCollector::BatchSourcesOf(
+    const api::Json& stored) const {
+  // A JobSet's: its first replicated job's first Job (job-index 0); a
+  // Job's: itself.
+  std::vector<std::string> jobs;
+  if (api::StringAt(stored, "kind") == "JobSet") {
+    const api::Json& rjs = api::ArrayRefAt(stored, {"spec", "replicatedJobs"});
+    std::string first = rjs.empty() ? "" : api::StringAt(rjs[0], "name");
+    (void)options_.store->ScanOwnedBy(
+        "Job", api::StringAt(stored, {"metadata", "uid"}), [&](const api::Json& job) {
+          const api::Json& labels = api::ObjectAt(job, {"metadata", "labels"});
+          if (api::StringAt(labels, std::string(api::kReplicatedJobNameLabel).c_str()) == first &&
+              api::StringAt(labels, std::string(api::kJobIndexLabel).c_str()) == "0") {
+            jobs.push_back(api::StringAt(job, {"metadata", "uid"}));
+          }
+        });
+  } else {
+    jobs.push_back(api::StringAt(stored, {"metadata", "uid"}));
+  }
+  std::vector<Source> sources;
+  for (const std::string& job : jobs) {
+    (void)options_.store->ScanOwnedBy("Pod", job, [&](const api::Json& pod) {
+      std::string index = api::StringAt(
+          pod, {"metadata", "labels", std::string(api::kBatchCompletionIndex).c_str()});
+      const api::Json& containers = api::ArrayRefAt(pod, {"spec", "containers"});
+      if ((index.empty() || index == "0") && !containers.empty()) {
+        sources.push_back({api::StringAt(pod, {"metadata", "name"}),
+                           api::StringAt(pod, {"metadata", "uid"}),
+                           api::StringAt(containers[0], "name")});
+      }
+    });
+  }
+  return sources;
+}
+
 std::vector<MetricsCollector::Source> MetricsCollector::MetricsSourcesOf(
     const api::Json& stored) const {
   std::vector<Source> sources;
@@ -197,6 +257,8 @@ std::vector<MetricsCollector::Source> MetricsCollector::MetricsSourcesOf(
     }
     return sources;
   }
+  std::string kind = api::StringAt(stored, "kind");
+  if (kind == "Job" || kind == "JobSet") return BatchSourcesOf(stored);
   api::DecodeResult decoded = api::DecodeObject(stored);
   auto* job = decoded.object ? std::get_if<api::TrainingJob>(&*decoded.object) : nullptr;
   if (job == nullptr) return sources;
@@ -220,16 +282,81 @@ std::vector<MetricsCollector::Source> MetricsCollector::MetricsSourcesOf(
 
 namespace {
 
-// Whether `job`'s own metrics are collected: not when annotated "none",
-// nor for a trial's job, whose metrics go to the trial's log, read by the
-// trial's collector with the objective's names.
-bool CollectsOwnMetrics(const api::Json& job) {
-  return api::StringAt(job, {"metadata", "annotations",
-                             std::string(api::kJobMetricsAnnotation).c_str()}) != "none" &&
-         api::StringAt(job, {"metadata", "labels", std::string(api::kTrialLabel).c_str()}).empty();
+// Whether `job` has metrics of its own: not a trial's job, whose metrics
+// go to the trial's log, read by the trial's collector with the
+// objective's names; nor a job that is part of another job (a TrainJob's
+// JobSet and Jobs), whose metrics are that job's.
+bool HasOwnMetrics(const api::Json& job) {
+  if (!api::StringAt(job, {"metadata", "labels", std::string(api::kTrialLabel).c_str()}).empty()) {
+    return false;
+  }
+  for (const api::Json& ref : api::ArrayRefAt(job, {"metadata", "ownerReferences"})) {
+    if (ref.is_object() && ref.value("controller", false) &&
+        api::IsJobKind(api::StringAt(ref, "kind"))) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace
+
+Result<const tune::MetricsParser*> MetricsCollector::JobParser(
+    const std::vector<std::string>& filters) {
+  std::string key = Join(filters, "\n");
+  auto it = job_parsers_.find(key);
+  if (it != job_parsers_.end()) return it->second.get();
+  // Few jobs name filters of their own; a bound all the same.
+  if (job_parsers_.size() >= 64) job_parsers_.clear();
+  ASSIGN_OR_RETURN(tune::MetricsParser parser,
+                   tune::MetricsParser::Make({}, filters, tune::MetricsFormat::kText));
+  auto [entry, inserted] =
+      job_parsers_.emplace(key, std::make_unique<tune::MetricsParser>(std::move(parser)));
+  return entry->second.get();
+}
+
+Status MetricsCollector::ReadJobEvents(const std::string& log_id, const std::string& folder,
+                                       const std::string& dir) {
+  Result<ArtifactListing> files = ListArtifacts(folder, dir, /*recursive=*/true, 1000);
+  if (!files.ok()) return OkStatus();  // nothing written there yet
+  for (const Artifact& file : files->items) {
+    // TensorFlow, tensorboardX and torch all name their files
+    // events.out.tfevents.<time>.<host>...: anything else is not read.
+    if (file.path.substr(file.path.rfind('/') + 1).find("tfevents") == std::string::npos) continue;
+    std::string source = log_id + " " + folder + "/" + file.path;
+    if (corrupt_.contains(source)) continue;
+    Result<OpenedArtifact> opened = OpenArtifact(folder, file.path);
+    if (!opened.ok()) continue;
+    struct Closer {
+      int fd;
+      ~Closer() { close(fd); }
+    } closer{opened->fd};
+    ASSIGN_OR_RETURN(int64_t offset, options_.store->ObservationsReadTo(source));
+    if (opened->size < offset) offset = 0;  // replaced: read it again
+    if (opened->size == offset) continue;
+    std::string data(static_cast<size_t>(std::min(opened->size - offset, kMaxReadBytes)), '\0');
+    ssize_t got = pread(opened->fd, data.data(), data.size(), offset);
+    if (got <= 0) continue;
+    data.resize(static_cast<size_t>(got));
+    tune::TfEventsRead read = tune::ReadTfEvents(data);
+    if (read.corrupt) corrupt_.insert(source);
+    if (read.consumed == 0) continue;
+    // Every scalar is a metric, at its own step, named by its tag after
+    // the file's folder under `dir` (TensorBoard's run: "test/accuracy").
+    std::string run = file.path.substr(0, file.path.rfind('/') + 1);
+    if (!dir.empty()) run = run.substr(std::min(run.size(), dir.size() + 1));
+    std::vector<store::ObservationRow> rows;
+    for (const tune::TfScalar& scalar : read.scalars) {
+      rows.push_back({.time_us = static_cast<int64_t>(scalar.wall_time * 1e6),
+                      .metric = run + scalar.tag,
+                      .value = scalar.value,
+                      .step = scalar.step});
+    }
+    RETURN_IF_ERROR(options_.store->AppendObservations(
+        log_id, rows, source, offset + static_cast<int64_t>(read.consumed)));
+  }
+  return OkStatus();
+}
 
 Result<bool> MetricsCollector::CollectJob(const store::ObjectKey& key) {
   std::string id = store::JobObservationsId(key.kind, key.namespace_, key.name);
@@ -239,22 +366,48 @@ Result<bool> MetricsCollector::CollectJob(const store::ObjectKey& key) {
     return false;
   }
   RETURN_IF_ERROR(stored.status());
-  if (!CollectsOwnMetrics(*stored)) return false;
-  if (!any_name_parser_) {
-    ASSIGN_OR_RETURN(tune::MetricsParser parser,
-                     tune::MetricsParser::Make({}, {}, tune::MetricsFormat::kText));
-    any_name_parser_ = std::make_unique<tune::MetricsParser>(std::move(parser));
+  if (!HasOwnMetrics(*stored)) return false;
+  std::map<std::string, std::string> annotations;
+  for (const auto& [k, v] : api::ObjectAt(*stored, {"metadata", "annotations"}).items()) {
+    if (v.is_string()) annotations.emplace(k, v.get<std::string>());
   }
+  // Checked when the job was admitted; what is left unusable reads nothing.
+  api::JobMetricsSpec spec = api::JobMetricsSpecOf(annotations);
+  bool ended = api::JobOutcome(*stored).has_value();
+  std::string folder = options_.artifacts_dir.empty()
+                           ? ""
+                           : api::ArtifactsDirOf(options_.artifacts_dir, key.namespace_,
+                                                 api::StringAt(*stored, {"metadata", "uid"}));
+  switch (spec.kind) {
+    case api::JobMetricsSpec::Kind::kPush:
+    case api::JobMetricsSpec::Kind::kNone:
+      return false;
+    case api::JobMetricsSpec::Kind::kFile: {
+      if (folder.empty()) return false;
+      ASSIGN_OR_RETURN(const tune::MetricsParser* parser, JobParser(spec.filters));
+      Result<OpenedArtifact> file = OpenArtifact(folder, spec.path);
+      if (file.ok()) {
+        RETURN_IF_ERROR(ReadOpened(*file, id, *parser, id + " " + folder + "/" + spec.path));
+      }
+      return !ended;
+    }
+    case api::JobMetricsSpec::Kind::kTensorFlowEvent:
+      if (folder.empty()) return false;
+      RETURN_IF_ERROR(ReadJobEvents(id, folder, spec.path));
+      return !ended;
+    case api::JobMetricsSpec::Kind::kStdOut:
+      break;
+  }
+  ASSIGN_OR_RETURN(const tune::MetricsParser* parser, JobParser(spec.filters));
   std::vector<Source> sources = MetricsSourcesOf(*stored);
   for (const Source& source : sources) {
     std::string path = options_.log_path(key.namespace_, source.pod, source.container);
     // Its own offset, by the pod's uid: a trial may read the same log, and
     // a pod made again under the same name starts a new one.
-    RETURN_IF_ERROR(
-        ReadSource(id, *any_name_parser_, path, fmt::format("{} {} {}", id, source.uid, path)));
+    RETURN_IF_ERROR(ReadSource(id, *parser, path, fmt::format("{} {} {}", id, source.uid, path)));
   }
   // Ended: nothing more will be printed.
-  return !sources.empty() && !api::JobOutcome(*stored);
+  return !sources.empty() && !ended;
 }
 
 }  // namespace trainyard::engine

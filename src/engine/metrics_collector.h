@@ -15,6 +15,7 @@
 #include <string>
 
 #include "api/katib.h"
+#include "common/artifact_files.h"
 #include "common/clock.h"
 #include "controller/trial_reconciler.h"
 #include "store/control_store.h"
@@ -30,6 +31,9 @@ struct MetricsCollectorOptions {
       log_path;
   const Clock* clock = nullptr;
   std::string metrics_dir;  // as controller::TrialReconcilerOptions::metrics_dir
+  // Where jobs' output folders are (api::ArtifactsDirOf), for a job's File
+  // and TensorFlowEvent collectors; empty: none.
+  std::string artifacts_dir;
 };
 
 // The parser of a trial's collector: its filters (Katib's default when it
@@ -44,13 +48,17 @@ class MetricsCollector {
   // Push trial reads nothing.
   Status Collect(const store::ObjectKey& trial_key);
 
-  // A job's own metrics, as a StdOut collector with Katib's default filter
-  // reads them: every name=number printed by a kubeflow.org/v1 job's
-  // master role's container (the kind's, else the first), or by a
-  // TrainJob's node 0 (its `node` container), into the job's log
-  // (store::JobObservationsId). A deleted job's log is dropped.
-  // Whether it is worth reading again soon: it has a pod to read and has
-  // not ended.
+  // A job's own metrics, into the job's log (store::JobObservationsId),
+  // by the collector its annotations choose (api/job_metrics.h): StdOut
+  // reads every name=number (or what its filters match) printed by a
+  // kubeflow.org/v1 job's master role's container (the kind's, else the
+  // first), a TrainJob's node 0 (its `node` container), a batch Job's
+  // pod of completion index 0 (a Job without indexes: each of its pods),
+  // or a JobSet's first replicated job's first pod; File, a file of its
+  // output folder; TensorFlowEvent, every scalar of the event files under
+  // a folder of it, at its step. A deleted job's log is dropped. Whether
+  // it is worth reading again soon: it has something to read and has not
+  // ended.
   Result<bool> CollectJob(const store::ObjectKey& job_key);
 
  private:
@@ -60,6 +68,15 @@ class MetricsCollector {
   // path for a job's (a trial's job's log is read by both).
   Status ReadSource(const std::string& log_id, const tune::MetricsParser& parser,
                     const std::string& path, const std::string& source);
+  // Reads an opened file (whose descriptor it takes) as ReadSource does.
+  Status ReadOpened(OpenedArtifact file, const std::string& log_id,
+                    const tune::MetricsParser& parser, const std::string& source);
+  // The parser of a job's own metrics: any name, with `filters` (Katib's
+  // default when none).
+  Result<const tune::MetricsParser*> JobParser(const std::vector<std::string>& filters);
+  // Every scalar of the event files under `dir` of a job's `folder`.
+  Status ReadJobEvents(const std::string& log_id, const std::string& folder,
+                       const std::string& dir);
   // A pod's container a job's own metrics are read from.
   struct Source {
     std::string pod;
@@ -67,6 +84,8 @@ class MetricsCollector {
     std::string container;
   };
   std::vector<Source> MetricsSourcesOf(const api::Json& job) const;
+  // A batch Job's or a JobSet's (MetricsSourcesOf).
+  std::vector<Source> BatchSourcesOf(const api::Json& job) const;
 
   // Reads the whole records `path` has gained; `event_dir` is its
   // directory as the container sees it.
@@ -76,8 +95,8 @@ class MetricsCollector {
 
   MetricsCollectorOptions options_;
   std::set<std::string> corrupt_;  // event files read up to a corrupt record
-  std::map<std::string, std::unique_ptr<tune::MetricsParser>> parsers_;  // by trial uid
-  std::unique_ptr<tune::MetricsParser> any_name_parser_;                 // jobs
+  std::map<std::string, std::unique_ptr<tune::MetricsParser>> parsers_;      // by trial uid
+  std::map<std::string, std::unique_ptr<tune::MetricsParser>> job_parsers_;  // by filters
 };
 
 }  // namespace trainyard::engine

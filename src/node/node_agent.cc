@@ -14,6 +14,7 @@
 #include "api/reflect.h"
 #include "node/container_env.h"
 #include "node/host_torchrun.h"
+#include "node/output_dir.h"
 #include "node/tracking_env.h"
 #include "runtime/local/expand.h"
 #include "runtime/local/log_file.h"
@@ -372,15 +373,20 @@ Result<runtime::ProcessSpec> NodeAgent::SpecOf(const api::Pod& pod, Replica& rep
           fmt::format("{} were skipped: they are not valid environment variable names", keys));
   }
   if (options_.pin_gpus) PinGpus(pod, env);
-  if (!tracking_url_.empty()) {
-    if (std::optional<TrackedOwner> owner = TrackedOwnerOf(pod, *options_.store)) {
-      AddTrackingEnv(pod, *owner, tracking_url_, tracking_ca_, env);
-    }
+  std::optional<TrackedOwner> owner = TrackedOwnerOf(pod, *options_.store);
+  if (owner && !tracking_url_.empty()) {
+    AddTrackingEnv(pod, *owner, tracking_url_, tracking_ca_, env);
   }
   RETURN_IF_ERROR(CheckHostPaths(pod, options_.host_access, *options_.store));
   replica.volumes = VolumeDirsOf(pod);
   ASSIGN_OR_RETURN(Mounts mounts, PrepareVolumes(pod, container, replica.volumes, *options_.store));
   std::optional<runtime::Credentials> user = options_.run_as.For(pod.metadata.namespace_);
+  if (owner && !options_.artifacts_dir.empty()) {
+    ASSIGN_OR_RETURN(Mount output, PrepareOutputDir(options_.artifacts_dir, pod.metadata.namespace_,
+                                                    owner->uid, user));
+    AddOutputDirEnv(container, output.host_path, env);
+    mounts.push_back(std::move(output));
+  }
   std::string no_sandbox =
       options_.sandboxes == nullptr ? "no sandboxes are used here" : options_.sandboxes->Problem();
   std::vector<std::string> sandbox;

@@ -60,6 +60,8 @@ struct NodeAgentOptions {
   std::string pods_dir;
   // Where PersistentVolumeClaims keep their data (PodVolumeDirs::claims).
   std::string claims_dir;
+  // Where jobs' output folders are (api::ArtifactsDirOf); empty: none.
+  std::string artifacts_dir;
   std::string default_working_dir;  // for containers without workingDir
   // What a container's image would give it: PATH, HOME, LANG, ...
   std::vector<std::pair<std::string, std::string>> base_env;

@@ -99,6 +99,19 @@ Status GivePodFiles(const api::Pod& pod, const PodVolumeDirs& dirs, const std::s
   return OkStatus();
 }
 
+Status GiveOutputDir(const std::string& root, const std::string& dir,
+                     const runtime::Credentials& user) {
+  RETURN_IF_ERROR(OpenTheWay(fs::path(root).parent_path(), dir));
+  struct stat st {};
+  if (lstat(dir.c_str(), &st) != 0) return NotFoundError(fmt::format("{} is gone", dir));
+  // Its folder alone, as a claim's: what the user writes there is the
+  // user's already.
+  if (st.st_uid != user.uid && lchown(dir.c_str(), user.uid, user.gid) != 0) {
+    return UnavailableError(fmt::format("cannot hand {} to user {}", dir, user.name));
+  }
+  return OkStatus();
+}
+
 void UseHomeOf(const runtime::Credentials& user, const api::Container& container, EnvList& env) {
   bool own = std::any_of(container.env.begin(), container.env.end(),
                          [](const api::EnvVar& v) { return v.name == "HOME"; });

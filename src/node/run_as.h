@@ -40,6 +40,11 @@ Status CheckHostPaths(const api::Pod& pod, const HostAccess& access,
 Status GivePodFiles(const api::Pod& pod, const PodVolumeDirs& dirs, const std::string& pods_dir,
                     const HostAccess& access, const runtime::Credentials& user);
 
+// Hands `user` a job's output folder (api::ArtifactsDirOf) under `root`:
+// the folder itself, and a way to it (0711) from above `root`.
+Status GiveOutputDir(const std::string& root, const std::string& dir,
+                     const runtime::Credentials& user);
+
 // HOME as the image would have it for `user` (its home in the user
 // database), unless the container sets HOME itself.
 void UseHomeOf(const runtime::Credentials& user, const api::Container& container, EnvList& env);

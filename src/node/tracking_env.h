@@ -9,16 +9,13 @@
 #include <string>
 
 #include "api/pod_object.h"
+#include "api/tracking.h"
 #include "node/container_env.h"
 #include "store/object_store.h"
 
 namespace trainyard::node {
 
-struct TrackedOwner {
-  std::string kind;  // a job kind, or Trial
-  std::string name;
-  std::string uid;
-};
+using api::TrackedOwner;
 
 // The job or trial a pod runs for, up its controllers' chain (a TrainJob's
 // pod: Job, JobSet, TrainJob); a trial's job gives its trial. Nothing for a

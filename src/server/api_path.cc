@@ -69,6 +69,8 @@ Result<ApiTarget> ParseApiPath(std::string_view path) {
                  (rest[2] == "log" && target.resource->has_log) ||
                  (rest[2] == "binding" && target.resource->kind == "Pod") ||
                  (rest[2] == "exec" && target.resource->kind == "Pod") ||
+                 (rest[2] == "artifacts" &&
+                  (target.resource->kind == "Trial" || api::IsJobKind(target.resource->kind))) ||
                  (rest[2] == "observations" &&
                   (target.resource->kind == "Trial" || api::IsJobKind(target.resource->kind)));
     if (!known) return not_found();

@@ -41,6 +41,9 @@ class Backend {
   };
   virtual Result<LogRun> Log(const std::string& namespace_, const std::string& pod,
                              const std::string& container, bool previous) const = 0;
+  // Where jobs' output folders are (api::ArtifactsDirOf); "" where no
+  // job runs (an API-only server).
+  virtual std::string ArtifactsDir() const { return ""; }
   // The program that runs `command` beside a running container of a pod,
   // in its environment, directory and user (`trainyard exec`); UNAVAILABLE
   // where no pod runs here (an API-only server has no kubelet).

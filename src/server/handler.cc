@@ -193,6 +193,9 @@ ApiResponse ApiHandler::Dispatch(const ApiRequest& request) {
     // Only a trial's code pushes; a job's metrics are read from its output.
     return m == "POST" && r.kind == "Trial" ? PushObservations(*target, request) : not_allowed();
   }
+  if (target->subresource == "artifacts") {
+    return m == "GET" ? Artifacts(*target, request) : not_allowed();
+  }
   if (m == "GET") return collection ? List(*target, request) : Read(*target, request);
   if (m == "POST" && collection && target->subresource.empty() && Permits(r, "create")) {
     return Create(*target, request);

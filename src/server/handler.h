@@ -130,6 +130,8 @@ class ApiHandler {
   // downsampled (server/metric_series.h).
   ApiResponse Observations(const ApiTarget& target, const ApiRequest& request);
   ApiResponse PushObservations(const ApiTarget& target, const ApiRequest& request);
+  // What a job's replicas left in its output folder (artifacts_api.cc).
+  ApiResponse Artifacts(const ApiTarget& target, const ApiRequest& request);
   // A push to a trial's observations with the trial's uid as its bearer
   // token: what trials are given, so that their code needs no other.
   bool IsTrialsOwnPush(const ApiRequest& request) const;

@@ -182,11 +182,23 @@ Result<int> HttpServer::Bind() {
     http.Patch(pattern, serve);
     http.Delete(pattern, serve);
   }
-  http.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+  size_t limit_mib = options_.max_body_bytes >> 20;
+  http.set_error_handler([limit_mib](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
-    if (res.status == 413) {
-      SetError(res, MakeApiError(413, "RequestEntityTooLarge",
-                                 "the request is too large: the limit is 3 MiB"));
+    if (res.status == 413 && req.path.find("/api/2.0/mlflow-artifacts/") != std::string::npos) {
+      // MLflow's client shows the message: the way for a large file is the
+      // job's own output folder, which has no such limit.
+      res.set_content(api::Json{{"error_code", "INVALID_PARAMETER_VALUE"},
+                                {"message", fmt::format("an artifact uploaded is at most {} MiB; "
+                                                        "a job writes larger ones to its "
+                                                        "$TRAINYARD_OUTPUT_DIR (docs/tracking.md)",
+                                                        limit_mib)}}
+                          .dump(),
+                      "application/json");
+    } else if (res.status == 413) {
+      SetError(res, MakeApiError(
+                        413, "RequestEntityTooLarge",
+                        fmt::format("the request is too large: the limit is {} MiB", limit_mib)));
     } else {
       SetError(res, MakeApiError(res.status, "BadRequest", "the request cannot be served"));
     }

@@ -19,32 +19,8 @@ namespace {
 using mlflow::Args;
 using mlflow::Call;
 
-// MLflow's error document, with the HTTP code its client expects.
-ApiResponse MlflowError(int http, std::string_view code, std::string_view message) {
-  ApiResponse response;
-  response.code = http;
-  response.body = api::Json{{"error_code", code}, {"message", message}}.dump();
-  return response;
-}
-
-ApiResponse ErrorOf(const Status& status) {
-  const std::string& m = status.message();
-  switch (status.code()) {
-    case StatusCode::kNotFound:
-      return MlflowError(404, "RESOURCE_DOES_NOT_EXIST", m);
-    case StatusCode::kAlreadyExists:
-      return MlflowError(400, "RESOURCE_ALREADY_EXISTS", m);
-    case StatusCode::kInvalidArgument:
-    case StatusCode::kFailedPrecondition:
-    case StatusCode::kOutOfRange:
-      return MlflowError(400, "INVALID_PARAMETER_VALUE", m);
-    case StatusCode::kUnavailable:
-      // The store, not the request: worth the client's retry.
-      return MlflowError(503, "TEMPORARILY_UNAVAILABLE", m);
-    default:
-      return MlflowError(500, "INTERNAL_ERROR", m);
-  }
-}
+using mlflow::ErrorOf;
+using mlflow::MlflowError;
 
 // Who may call a method with a job's or trial's own token: its replicas.
 enum class Scope {
@@ -77,6 +53,7 @@ constexpr Method kMethods[] = {
     {"runs/delete-tag", "POST", mlflow::DeleteTag, Scope::kRun},
     {"runs/log-batch", "POST", mlflow::LogBatch, Scope::kRun},
     {"metrics/get-history", "GET", mlflow::GetMetricHistory, Scope::kRun},
+    {"artifacts/list", "GET", mlflow::ListRunArtifacts, Scope::kRun},
 };
 
 const Method* FindMethod(std::string_view name) {
@@ -93,6 +70,39 @@ Result<Args> ArgsOf(const Method& method, const ApiRequest& request) {
 
 }  // namespace
 
+namespace mlflow {
+
+// MLflow's error document, with the HTTP code its client expects.
+ApiResponse MlflowError(int http, std::string_view code, std::string_view message) {
+  ApiResponse response;
+  response.code = http;
+  response.body = api::Json{{"error_code", code}, {"message", message}}.dump();
+  return response;
+}
+
+ApiResponse ErrorOf(const Status& status) {
+  const std::string& m = status.message();
+  switch (status.code()) {
+    case StatusCode::kNotFound:
+      return MlflowError(404, "RESOURCE_DOES_NOT_EXIST", m);
+    case StatusCode::kAlreadyExists:
+      return MlflowError(400, "RESOURCE_ALREADY_EXISTS", m);
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kFailedPrecondition:
+    case StatusCode::kOutOfRange:
+      return MlflowError(400, "INVALID_PARAMETER_VALUE", m);
+    case StatusCode::kPermissionDenied:
+      return MlflowError(403, "PERMISSION_DENIED", m);
+    case StatusCode::kUnavailable:
+      // The store, not the request: worth the client's retry.
+      return MlflowError(503, "TEMPORARILY_UNAVAILABLE", m);
+    default:
+      return MlflowError(500, "INTERNAL_ERROR", m);
+  }
+}
+
+}  // namespace mlflow
+
 std::optional<MlflowPath> ParseMlflowPath(std::string_view path) {
   MlflowPath parsed{.namespace_ = "default", .method = ""};
   if (path.starts_with("/mlflow/")) {
@@ -108,10 +118,16 @@ std::optional<MlflowPath> ParseMlflowPath(std::string_view path) {
       return parsed;
     }
   }
+  if (path.starts_with("/api/2.0/mlflow-artifacts/")) {
+    parsed.method = std::string(path.substr(26));
+    parsed.artifacts_service = true;
+    return parsed;
+  }
   return std::nullopt;
 }
 
 ApiResponse MlflowApi::Handle(const MlflowPath& path, const ApiRequest& request) {
+  if (path.artifacts_service) return HandleArtifacts(path, request);
   const Method* method = FindMethod(path.method);
   if (method == nullptr) {
     return MlflowError(404, "ENDPOINT_NOT_FOUND",
@@ -149,7 +165,7 @@ ApiResponse MlflowApi::Denied(const ApiError& error) {
 bool MlflowApi::IsRunsOwnRequest(const ApiRequest& request) const {
   std::string token = request.BearerToken();
   std::optional<MlflowPath> path = ParseMlflowPath(request.path);
-  if (token.empty() || !path) return false;
+  if (token.empty() || !path || path->artifacts_service) return false;
   const Method* method = FindMethod(path->method);
   if (method == nullptr || method->scope == Scope::kNamespace || request.method != method->http) {
     return false;

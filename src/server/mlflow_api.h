@@ -39,10 +39,14 @@ struct ApiResponse;
 struct MlflowPath {
   std::string namespace_;
   std::string method;
+  // Of MLflow's artifacts service (/api/2.0/mlflow-artifacts/<method>,
+  // mlflow_artifacts.cc), not its tracking API.
+  bool artifacts_service = false;
 };
 // "/mlflow/<ns>/api/2.0/mlflow/<method>", or "/api/2.0/mlflow/<method>"
 // for "default" (also with "preview/" before "mlflow", as older clients
-// write it); nothing for any other path.
+// write it), and the same with "mlflow-artifacts" for "mlflow"; nothing
+// for any other path.
 std::optional<MlflowPath> ParseMlflowPath(std::string_view path);
 
 class MlflowApi {
@@ -51,6 +55,8 @@ class MlflowApi {
 
   // Never throws; every answer is MLflow's JSON.
   ApiResponse Handle(const MlflowPath& path, const ApiRequest& request);
+  // The artifacts service, for runs a client made (mlflow_artifacts.cc).
+  ApiResponse HandleArtifacts(const MlflowPath& path, const ApiRequest& request);
 
   // Whether `request` acts on one run of a job or trial and bears, as its
   // token, that job's or trial's uid: what its replicas are given as

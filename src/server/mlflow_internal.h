@@ -89,7 +89,16 @@ std::string RunOfToken(const store::ObjectReader& store, const std::string& name
 Status SaveRun(store::ObjectStore& store, const std::string& namespace_, const Run& run);
 
 // MLflow's Run: {info, data: {metrics (the latest of each), params, tags}, inputs}.
-api::Json RunJson(const Run& run, const std::vector<store::ObservationRow>& metrics);
+// A job's or trial's run shows its output folder, `output_dir` (where
+// its replicas write), as its artifact_uri, so that MLflow's client
+// copies `log_artifact`s straight there.
+api::Json RunJson(const Run& run, const std::vector<store::ObservationRow>& metrics,
+                  const std::string& output_dir);
+
+// Where a run's artifacts are under `root` (api::ArtifactsDirOf): its job's
+// or trial's output folder, or, for a run a client made, a folder named
+// by the run; "" without a root.
+std::string RunArtifactsDir(const std::string& root, const std::string& namespace_, const Run& run);
 
 // Experiments: "0" and those clients made.
 Result<api::Json> LoadExperiment(const store::ObjectReader& store, const std::string& namespace_,

@@ -241,7 +241,15 @@ Status SaveRun(store::ObjectStore& store, const std::string& namespace_, const R
   return store.Update(std::move(object)).status();
 }
 
-api::Json RunJson(const Run& run, const std::vector<store::ObservationRow>& metrics) {
+std::string RunArtifactsDir(const std::string& root, const std::string& namespace_,
+                            const Run& run) {
+  if (root.empty()) return "";
+  std::string folder = run.owner_uid.empty() ? run.info.value("run_id", "") : run.owner_uid;
+  return api::ArtifactsDirOf(root, namespace_, folder);
+}
+
+api::Json RunJson(const Run& run, const std::vector<store::ObservationRow>& metrics,
+                  const std::string& output_dir) {
   // The latest value of each metric: at its highest step, then time.
   struct Latest {
     int64_t step = 0;
@@ -273,8 +281,10 @@ api::Json RunJson(const Run& run, const std::vector<store::ObservationRow>& metr
     });
     if (!logged) params.push_back(derived);
   }
+  api::Json info = run.info;
+  if (!run.owner_uid.empty() && !output_dir.empty()) info["artifact_uri"] = "file://" + output_dir;
   return {
-      {"info", run.info},
+      {"info", std::move(info)},
       {"data", {{"metrics", std::move(values)}, {"params", std::move(params)}, {"tags", run.tags}}},
       {"inputs", api::Json::object()}};
 }

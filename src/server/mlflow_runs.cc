@@ -117,7 +117,8 @@ Result<api::Json> UpdateInfo(Call& call, const Change& change) {
     ASSIGN_OR_RETURN(Run run, LoadRun(store, call.namespace_, run_id));
     change(run);
     RETURN_IF_ERROR(SaveRun(store, call.namespace_, run));
-    return api::Json{{"run_info", run.info}};
+    std::string dir = RunArtifactsDir(call.backend.ArtifactsDir(), call.namespace_, run);
+    return api::Json{{"run_info", RunJson(run, {}, dir)["info"]}};
   });
 }
 
@@ -183,7 +184,7 @@ Result<api::Json> CreateRun(Call& call) {
           fmt::format("namespace {:?} not found: create it first", call.namespace_));
     }
     RETURN_IF_ERROR(SaveRun(store, call.namespace_, run));
-    return api::Json{{"run", RunJson(run, {})}};
+    return api::Json{{"run", RunJson(run, {}, "")}};
   });
 }
 
@@ -193,7 +194,8 @@ Result<api::Json> GetRun(Call& call) {
   ASSIGN_OR_RETURN(Run run, LoadRun(store, call.namespace_, run_id));
   ASSIGN_OR_RETURN(std::vector<store::ObservationRow> rows,
                    store.ListObservations(run.metrics_log));
-  return api::Json{{"run", RunJson(run, rows)}};
+  std::string dir = RunArtifactsDir(call.backend.ArtifactsDir(), call.namespace_, run);
+  return api::Json{{"run", RunJson(run, rows, dir)}};
 }
 
 Result<api::Json> UpdateRun(Call& call) {
@@ -251,7 +253,8 @@ Result<api::Json> SearchRuns(Call& call) {
     if (!run.ok()) continue;  // deleted since the scan
     ASSIGN_OR_RETURN(std::vector<store::ObservationRow> rows,
                      store.ListObservations(run->metrics_log));
-    runs.push_back(RunJson(*run, rows));
+    std::string dir = RunArtifactsDir(call.backend.ArtifactsDir(), call.namespace_, *run);
+    runs.push_back(RunJson(*run, rows, dir));
   }
   // Newest first, as MLflow orders a search with no order_by.
   std::stable_sort(runs.begin(), runs.end(), [](const api::Json& a, const api::Json& b) {

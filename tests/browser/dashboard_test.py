@@ -670,6 +670,21 @@ class DashboardTest(unittest.TestCase):
                   "the MLflow metric's chart has its 4 values")
         self.assertEqual(self.css(chart)[0].get_attribute("data-xmax"), "40")
         self.shot("job-mlflow-metrics")
+        # Its artifacts: what mlflow.log_artifact copied and what it wrote
+        # to its output folder, listed and downloaded with the token.
+        self.click("[data-testid=tab-artifacts]")
+        self.wait_css("[data-testid=artifact-row]", count=2)
+        self.assertEqual([r.get_attribute("data-path") for r in self.css("[data-testid=artifact-row]")],
+                         ["model.txt", "notes.txt"])
+        downloads = tempfile.mkdtemp(prefix="ty-ui-downloads-")
+        self.driver.execute_cdp_cmd("Page.setDownloadBehavior",
+                                    {"behavior": "allow", "downloadPath": downloads})
+        self.css("[data-testid=artifact-download]")[0].click()
+        got = os.path.join(downloads, "model.txt")
+        self.wait(lambda d: os.path.exists(got) and open(got).read() == "weights\n", 20,
+                  "the artifact is downloaded whole")
+        shutil.rmtree(downloads, ignore_errors=True)
+        self.shot("job-artifacts")
         # A route may spell the kind as kubectl takes it.
         self.open("#/jobs/pytorchjobs/default/ui-mlflow")
         self.wait(lambda d: self.css("[data-testid=job-name]") and

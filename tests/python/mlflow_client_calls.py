@@ -1,6 +1,6 @@
 """What MLflow's client sends, run in a replica: the REST calls of
-mlflow.start_run() (with MLFLOW_RUN_ID set), log_param, log_metric and
-end_run, in that order, with the variables trainyard gives replicas. The
+mlflow.start_run() (with MLFLOW_RUN_ID set), log_param, log_metric,
+log_artifact and end_run, in that order, with the variables trainyard gives replicas. The
 mlflow package is in no registry this project builds from, so the tests
 make its calls themselves, in the shapes of MLflow's REST documentation.
 
@@ -30,6 +30,16 @@ def post(method, **body):
     return json.load(urllib.request.urlopen(request))
 
 
+def log_artifact(artifact_uri, name, text):
+    """mlflow.log_artifact of a file with a file: artifact_uri (its
+    LocalArtifactRepository): a copy into that folder."""
+    assert artifact_uri.startswith("file://"), artifact_uri
+    folder = urllib.parse.urlparse(artifact_uri).path
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, name), "w") as out:
+        out.write(text)
+
+
 def main():
     metric, points = sys.argv[1], sys.argv[2:]
     info = get("runs/get", run_id=RUN)["run"]["info"]
@@ -39,6 +49,10 @@ def main():
         step, value = point.split(":")
         post("runs/log-metric", key=metric, value=float(value),
              timestamp=1700000000000 + n, step=int(step))
+    log_artifact(info["artifact_uri"], "notes.txt", "what mlflow.log_artifact copied\n")
+    # What code that knows trainyard does: write to the job's output folder.
+    with open(os.path.join(os.environ["TRAINYARD_OUTPUT_DIR"], "model.txt"), "w") as out:
+        out.write("weights\n")
     post("runs/update", status="FINISHED", end_time=1700000009000)
     print("logged to", info["run_name"], "as", RUN)
 

@@ -8,6 +8,7 @@
 
 #include <set>
 
+#include "api/object.h"
 #include "api/tests/test_util.h"
 #include "api/validation.h"
 
@@ -191,6 +192,20 @@ spec:
               ::testing::IsSupersetOf({HasSubstr("spec.volumeMode Block: no pod here can use it"),
                                        HasSubstr("spec.accessModes ReadOnlyMany: recorded only"),
                                        HasSubstr("spec.dataSource: not acted on")}));
+}
+
+// Every kind's words for an end: kubeflow.org/v1's Succeeded, a batch
+// Job's and TrainJob's Complete, a JobSet's Completed; Failed for all.
+TEST(JobOutcomeTest, EachKindsEndIsRead) {
+  auto with = [](const std::string& type, const std::string& status = "True") {
+    return Json{{"status", {{"conditions", {{{"type", type}, {"status", status}}}}}}};
+  };
+  for (const char* done : {"Succeeded", "Complete", "Completed"}) {
+    EXPECT_EQ(JobOutcome(with(done)), "Succeeded") << done;
+  }
+  EXPECT_EQ(JobOutcome(with("Failed")), "Failed");
+  EXPECT_EQ(JobOutcome(with("Completed", "False")), std::nullopt);
+  EXPECT_EQ(JobOutcome(with("Running")), std::nullopt);
 }
 
 }  // namespace

@@ -115,30 +115,47 @@ spec:
                           spec + "securityContext.fsGroup" + unheeded));
 }
 
-// A collector of a job's own metrics trainyard does not have is said, not
-// taken for the one it has.
-TEST(ValidationTest, AnUnknownMetricsCollectorIsSaidToBeUnheeded) {
-  auto job = [](const std::string& collector) {
+// A job's collector (api/job_metrics.h): Katib's, with paths in its
+// output folder; anything else refused with what would do.
+TEST(ValidationTest, AJobsMetricsCollectorIsKatibsOrRefused) {
+  auto job = [](const std::string& annotations) {
     return "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\n"
-           "metadata: {name: x, annotations: {trainyard.dev/metrics: " +
-           collector +
+           "metadata: {name: x, annotations: {" +
+           annotations +
            "}}\nspec:\n  pytorchReplicaSpecs:\n"
            "    Master: {template: {spec: {containers: [{name: pytorch, image: i}]}}}\n";
   };
-  EXPECT_THAT(Check(job("File")).result.warnings,
-              ElementsAre("metadata.annotations[trainyard.dev/metrics]: \"File\" is not acted on: "
-                          "the collectors of a job's own metrics are StdOut (the default) and "
-                          "none; its master's output is read"));
-  EXPECT_THAT(Check(job("none")).result.warnings, ::testing::IsEmpty());
-  // A kind whose output trainyard does not read: said, whatever the value.
-  EXPECT_THAT(Check("apiVersion: batch/v1\nkind: Job\n"
-                    "metadata: {name: x, annotations: {trainyard.dev/metrics: StdOut}}\n"
-                    "spec:\n  template:\n    spec:\n      restartPolicy: Never\n"
-                    "      containers: [{name: c, image: i}]\n")
+  auto errors = [&](const std::string& annotations) {
+    CheckedObject c = Check(job(annotations));
+    EXPECT_THAT(c.result.warnings, IsEmpty());
+    return ErrorStrings(c.result.errors);
+  };
+  for (std::string ok : {"StdOut", "File", "'File:logs/metrics.log'", "TensorFlowEvent",
+                         "'TensorFlowEvent:tb'", "Push", "none"}) {
+    EXPECT_THAT(errors("trainyard.dev/metrics: " + ok), IsEmpty()) << ok;
+  }
+  EXPECT_THAT(errors("trainyard.dev/metrics: StdOut, trainyard.dev/metrics-filter: "
+                     "'([a-z]+):\\s*([0-9.]+)'"),
+              IsEmpty());
+  EXPECT_THAT(errors("trainyard.dev/metrics: Prometheus"),
+              ElementsAre(::testing::StartsWith(
+                  "metadata.annotations[trainyard.dev/metrics]: Invalid value: \"Prometheus\": "
+                  "want StdOut, File[:<path>], TensorFlowEvent[:<dir>], Push or none")));
+  EXPECT_THAT(errors("trainyard.dev/metrics: 'File:/var/log/m.log'"),
+              ElementsAre(::testing::HasSubstr("want a path relative to the job's output folder")));
+  EXPECT_THAT(errors("trainyard.dev/metrics: 'File:../m.log'"),
+              ElementsAre(::testing::HasSubstr("want a path within the job's output folder")));
+  EXPECT_THAT(errors("trainyard.dev/metrics-filter: '(unclosed'"),
+              ElementsAre(::testing::StartsWith(
+                  "metadata.annotations[trainyard.dev/metrics-filter]: Invalid value")));
+  EXPECT_THAT(errors("trainyard.dev/metrics: Push, trainyard.dev/metrics-filter: '(a)(b)'"),
+              ElementsAre(::testing::HasSubstr("for the StdOut and File collectors alone")));
+  // On what is no job: said to do nothing.
+  EXPECT_THAT(Check("apiVersion: v1\nkind: ConfigMap\n"
+                    "metadata: {name: x, annotations: {trainyard.dev/metrics: StdOut}}\n")
                   .result.warnings,
-              ElementsAre("metadata.annotations[trainyard.dev/metrics]: not acted on: the output "
-                          "of a Job is not read for metrics (only kubeflow.org/v1 jobs' and "
-                          "TrainJobs' are); its code may log them with MLflow (docs/tracking.md)"));
+              ElementsAre("metadata.annotations[trainyard.dev/metrics]: not acted on: a "
+                          "ConfigMap is no job, and has no metrics of its own to collect"));
 }
 
 // Probes, lifecycle hooks and read-only mounts, which need a kubelet and

@@ -72,7 +72,7 @@ spec:
       template:
         spec:
           containers:
-            - {name: pytorch, image: none, command: [sh, -c, 'until [ -e rank-1 ] && [ -e rank-2 ]; do sleep 0.01; done; echo "master rank $RANK of $WORLD_SIZE"; exit %d']}
+            - {name: pytorch, image: none, command: [sh, -c, 'until [ -e rank-1 ] && [ -e rank-2 ]; do sleep 0.01; done; echo "master rank $RANK of $WORLD_SIZE"; echo saved > $TRAINYARD_OUTPUT_DIR/model.txt; exit %d']}
     Worker:
       replicas: 2
       template:
@@ -95,6 +95,12 @@ TEST_F(RunE2eTest, SucceedsWithPrefixedLogsAndASummary) {
   EXPECT_THAT(out, ::testing::HasSubstr("[worker-1] worker rank 2\n"));
   EXPECT_THAT(out, ::testing::HasSubstr("PyTorchJob default/hello: Succeeded after"));
   EXPECT_TRUE(fs::exists(dir_ / "home" / "runs"));
+  // What the master wrote to its output folder is kept, and said where.
+  std::smatch where;
+  ASSERT_TRUE(std::regex_search(out, where, std::regex("\n  artifacts: (/\\S+)\n"))) << out;
+  std::string saved;
+  std::getline(std::ifstream(fs::path(where[1].str()) / "model.txt"), saved);
+  EXPECT_EQ(saved, "saved");
 }
 
 // A PyTorchJob `name` of one master, whose container `pytorch` has the

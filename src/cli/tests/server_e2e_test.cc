@@ -46,7 +46,7 @@ spec:
 )";
 
 std::string Format(const char* pattern, const std::string& arg) {
-  char buf[2048];
+  char buf[8192];
   std::snprintf(buf, sizeof(buf), pattern, arg.c_str());
   return buf;
 }
@@ -320,6 +320,80 @@ spec:
   EXPECT_NE(Trainyard({"metrics", "pytorchjob", "tracked"}).exit_code, 0);
 }
 
+// Katib's collectors, chosen per job by annotation: a file in its output
+// folder read with a filter of its own (what it prints is not read), its
+// event files by TensorBoard's run/tag names and steps; and a batch Job's
+// and a JobSet's output.
+TEST_F(ServerE2eTest, AJobsCollectorIsChosenByItsAnnotation) {
+  TRAINYARD_NEEDS(PythonHas("struct"), "python3");
+  StartServer();
+  CommandResult applied = Kubectl({"apply", "-f",
+                                   Write("jobs.yaml", Format(R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: filed
+  annotations:
+    trainyard.dev/metrics: File:logs/train.log
+    trainyard.dev/metrics-filter: '([a-z]+):\s*([0-9.]+)'
+spec:
+  pytorchReplicaSpecs:
+    Master: {restartPolicy: Never, template: {spec: {containers: [{name: pytorch, image: none,
+      command: [sh, -c, 'mkdir -p $TRAINYARD_OUTPUT_DIR/logs; echo loss=99; for v in 0.5 0.25; do echo "loss: $v" >> $TRAINYARD_OUTPUT_DIR/logs/train.log; done']}]}}}
+---
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: boarded
+  annotations: {trainyard.dev/metrics: 'TensorFlowEvent:tb'}
+spec:
+  pytorchReplicaSpecs:
+    Master: {restartPolicy: Never, template: {spec: {containers: [{name: pytorch, image: none,
+      command: [sh, -c, '/usr/bin/python3 %s/tests/python/write_tfevents.py 0.3 $TRAINYARD_OUTPUT_DIR/tb']}]}}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: batched}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: none, command: [sh, -c, 'echo acc=0.75']}]
+---
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: setted}
+spec:
+  replicatedJobs:
+  - name: main
+    replicas: 1
+    template:
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers: [{name: c, image: none, command: [sh, -c, 'echo acc=0.5']}]
+)",
+                                                             TRAINYARD_SOURCE_DIR))});
+  ASSERT_EQ(applied.exit_code, 0) << applied.output;
+  auto metric = [&](const std::string& kind, const std::string& name, const std::string& m) {
+    return Trainyard({"metrics", kind, name, "--metric", m}).output;
+  };
+  ASSERT_TRUE(Eventually([&] {
+    return Field("pytorchjob/filed", ".status.conditions[-1:].type") == "Succeeded" &&
+           Field("pytorchjob/boarded", ".status.conditions[-1:].type") == "Succeeded" &&
+           Field("job/batched", ".status.conditions[-1:].type") == "Complete" &&
+           Field("jobset/setted", ".status.conditions[-1:].type") == "Completed";
+  }));
+  EXPECT_THAT(metric("pytorchjob", "filed", "loss"),
+              ::testing::ContainsRegex("STEP +VALUE +TIME\n +1  0.5 .*\n +2  0.25 [^\n]*\n$"));
+  EXPECT_THAT(metric("pytorchjob", "boarded", "test/accuracy"),
+              ::testing::ContainsRegex(" +1  0.9 .*\n +2  0.95 .*\n +3  0.96666664 "));
+  EXPECT_THAT(Trainyard({"metrics", "pytorchjob", "boarded"}).output, HasSubstr("train/accuracy"));
+  EXPECT_THAT(metric("job", "batched", "acc"), ::testing::ContainsRegex(" +1  0.75 "));
+  EXPECT_THAT(metric("jobset", "setted", "acc"), ::testing::ContainsRegex(" +1  0.5 "));
+}
+
 // A replica that logs with MLflow, as MLflow's client does over REST
 // (tests/python/mlflow_client_calls.py: the mlflow package is in no
 // registry here), with the variables the replica is given: its values are
@@ -354,6 +428,27 @@ spec:
   EXPECT_EQ(loss.exit_code, 0) << loss.output;
   EXPECT_THAT(loss.output, ::testing::ContainsRegex("STEP +VALUE +TIME\n +1  0.9 .*\n +2  0.5 "
                                                     ".*\n +3  0.2 "));
+  // Its artifacts: what log_artifact copied and what it wrote to its
+  // output folder, kept after its replica is gone.
+  const std::string artifacts =
+      "/apis/kubeflow.org/v1/namespaces/default/pytorchjobs/mlflowed/artifacts";
+  CommandResult listed = Kubectl({"get", "--raw", artifacts});
+  EXPECT_THAT(listed.output,
+              ::testing::ContainsRegex(R"("path":"model.txt".*"path":"notes.txt","size":32)"));
+  EXPECT_EQ(Kubectl({"get", "--raw", artifacts + "?path=model.txt"}).output, "weights\n");
+  CommandResult got = Trainyard({"artifacts", "pytorchjob", "mlflowed"});
+  EXPECT_THAT(got.output, ::testing::ContainsRegex("PATH +SIZE +MODIFIED\nmodel.txt +8 B"));
+  fs::path copy = dir_ / "notes-copy.txt";
+  EXPECT_EQ(Trainyard({"artifacts", "pytorchjob", "mlflowed", "notes.txt", "-o", copy.string()})
+                .exit_code,
+            0);
+  EXPECT_EQ(ReadFile(copy), "what mlflow.log_artifact copied\n");
+  // Deleted with its job.
+  std::string uid = Field("pytorchjob/mlflowed", ".metadata.uid");
+  fs::path folder = home_ / "server" / "artifacts" / "default" / uid;
+  EXPECT_TRUE(fs::exists(folder / "model.txt"));
+  ASSERT_EQ(Kubectl({"delete", "pytorchjob", "mlflowed"}).exit_code, 0);
+  EXPECT_TRUE(Eventually([&] { return !fs::exists(folder); }));
 }
 
 // The dashboard's page and modules, as a browser fetches them (its pages

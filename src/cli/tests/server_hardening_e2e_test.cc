@@ -267,7 +267,7 @@ spec:
         - name: c
           image: none
           volumeMounts: [{name: scratch, mountPath: /scratch}]
-          command: [sh, -c, 'id -u; head -c 6 STATE/state.db || echo no-db; ls STATE/logs || echo no-logs; echo mine > /scratch/x && cat /scratch/x']
+          command: [sh, -c, 'id -u; head -c 6 STATE/state.db || echo no-db; ls STATE/logs || echo no-logs; ls STATE/artifacts/default || echo no-list; echo out > $TRAINYARD_OUTPUT_DIR/o; echo mine > /scratch/x && cat /scratch/x']
 )";
 
 TEST_F(ServerHardeningE2eTest, AReplicaOfARootServerIsNobodyAndReachesOnlyItsOwnFiles) {
@@ -284,6 +284,13 @@ TEST_F(ServerHardeningE2eTest, AReplicaOfARootServerIsNobodyAndReachesOnlyItsOwn
   EXPECT_THAT(log.output, HasSubstr("no-db"));
   EXPECT_THAT(log.output, HasSubstr("no-logs"));
   EXPECT_THAT(log.output, ::testing::EndsWith("mine\n"));
+  // Its output folder is its own to write; the folder of every job's is
+  // not for it to list.
+  EXPECT_THAT(log.output, HasSubstr("no-list"));
+  EXPECT_EQ(
+      Kubectl({"get", "--raw", "/apis/batch/v1/namespaces/default/jobs/whoami/artifacts?path=o"})
+          .output,
+      "out\n");
   // MPI's ranks start inside the workers through `trainyard exec`, which a
   // launcher that is nobody's runs without reading the store.
   TRAINYARD_NEEDS(runtime::ResolveProgram("mpirun", kPath).ok() && PythonHas("mpi4py"),

@@ -47,7 +47,9 @@ class FakeBackend final : public Backend {
     argv.insert(argv.end(), command.begin(), command.end());
     return argv;
   }
+  std::string ArtifactsDir() const override { return artifacts_dir; }
   std::string log_path;
+  std::string artifacts_dir;  // "": none, as an API-only server
   bool log_cri = false;
   std::vector<std::string> exec_prefix;
   int writes = 0;

@@ -1,5 +1,6 @@
 // A job's page (any job kind, or a Katib Trial): state and actions,
-// conditions over time, replicas, logs, metrics, events and the manifest.
+// conditions over time, replicas, logs, metrics, artifacts, events and the
+// manifest.
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { html, formatTime, age, formatDuration, ts, toYaml, stateClass, experimentHref, keyOf } from "../lib/util.js";
 import { useWatchedList, useWatchedObject, usePoll, useNow } from "../lib/hooks.js";
@@ -8,6 +9,7 @@ import { mergePatch, del } from "../lib/api.js";
 import { useConfirm } from "../lib/confirm.js";
 import { LogViewer } from "../lib/logs.js";
 import { MetricCharts, seriesPath } from "../lib/metrics.js";
+import { Artifacts } from "../lib/artifacts.js";
 
 export function JobPage({ kind: named, ns, name }) {
   const info = kindInfo(named);
@@ -46,7 +48,7 @@ export function JobPage({ kind: named, ns, name }) {
     action: async () => { await del(path); location.hash = "#/jobs"; },
   });
 
-  const tabs = [["overview", "Overview"], ["logs", "Logs"], ["metrics", "Metrics"], ["events", "Events"], ["manifest", "Manifest"]];
+  const tabs = [["overview", "Overview"], ["logs", "Logs"], ["metrics", "Metrics"], ["artifacts", "Artifacts"], ["events", "Events"], ["manifest", "Manifest"]];
   return html`<section id="job-page" data-testid="job-page" data-state=${state}>
     <div class="toolbar">
       <h1><span class="muted">${kind}</span> ${ns}/<span data-testid="job-name">${name}</span></h1>
@@ -72,6 +74,7 @@ export function JobPage({ kind: named, ns, name }) {
       <h2>Events</h2><${Events} ns=${ns} name=${name} />` : null}
     ${tab === "logs" ? html`<${Logs} obj=${obj} />` : null}
     ${tab === "metrics" ? html`<${Metrics} path=${path} finished=${finished} />` : null}
+    ${tab === "artifacts" ? html`<${Artifacts} path=${path} finished=${finished} />` : null}
     ${tab === "events" ? html`<${Events} ns=${ns} name=${name} />` : null}
     ${tab === "manifest" ? html`<${Manifest} obj=${obj} />` : null}
     ${dialog}

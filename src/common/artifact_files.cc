@@ -1,0 +1,254 @@
+#include "common/artifact_files.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <random>
+
+namespace trainyard {
+namespace {
+
+constexpr size_t kMaxPathBytes = 4096;
+constexpr int kMaxDepth = 32;
+
+// A descriptor closed when it goes.
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  Fd& operator=(Fd&& other) noexcept {
+    std::swap(fd_, other.fd_);
+    return *this;
+  }
+  ~Fd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  int get() const { return fd_; }
+  int release() { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_;
+};
+
+std::vector<std::string> PartsOf(std::string_view path) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t slash = path.find('/', start);
+    if (slash == std::string_view::npos) slash = path.size();
+    parts.emplace_back(path.substr(start, slash - start));
+    start = slash + 1;
+  }
+  return parts;
+}
+
+constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+
+// The directory `parts` names under `root`, each step refusing a link.
+Result<Fd> OpenDirBeneath(const std::string& root, const std::vector<std::string>& parts) {
+  Fd dir(open(root.c_str(), kDirFlags));
+  if (dir.get() < 0) return NotFoundError(fmt::format("{} is not there", root));
+  for (const std::string& part : parts) {
+    Fd next(openat(dir.get(), part.c_str(), kDirFlags));
+    if (next.get() < 0) return NotFoundError(fmt::format("no folder {:?} there", part));
+    dir = std::move(next);
+  }
+  return dir;
+}
+
+// Whether `st` may be shown as an artifact of the folder whose own stat is
+// `root`: on the folder's filesystem (a mount a replica made there, FUSE
+// say, could hold a reader), and, for a file, its one name (a hard link a
+// replica made to a file it may not read, /etc/shadow, is no artifact).
+bool Contained(const struct stat& st, const struct stat& root) {
+  if (st.st_dev != root.st_dev) return false;
+  return S_ISDIR(st.st_mode) || (S_ISREG(st.st_mode) && st.st_nlink == 1);
+}
+
+// Names trainyard gives uploads being written: never listed.
+constexpr std::string_view kUploadPrefix = ".trainyard-upload-";
+
+TimePoint ModifiedOf(const struct stat& st) {
+  return TimePoint(std::chrono::duration_cast<Duration>(
+      std::chrono::seconds(st.st_mtim.tv_sec) + std::chrono::nanoseconds(st.st_mtim.tv_nsec)));
+}
+
+struct Walk {
+  bool recursive;
+  size_t limit;
+  struct stat root;
+  // Every name read and folder opened counts, shown or not: a replica's
+  // million links or empty folders cost a listing no more than this.
+  size_t budget = 100'000;
+  ArtifactListing out;
+};
+
+// Adds the entries of the open directory `fd` (at `prefix`) to the walk.
+// Returns false once the limit is reached.
+bool ListDir(int fd, const std::string& prefix, int depth, Walk& walk) {
+  int own = dup(fd);
+  if (own < 0) return true;
+  DIR* d = fdopendir(own);
+  if (d == nullptr) {
+    close(own);
+    return true;
+  }
+  std::vector<std::string> names;
+  while (dirent* e = readdir(d)) {
+    std::string_view name = e->d_name;
+    if (name == "." || name == ".." || name.starts_with(kUploadPrefix)) continue;
+    if (walk.budget == 0) {
+      walk.out.truncated = true;
+      break;
+    }
+    --walk.budget;
+    names.emplace_back(name);
+  }
+  closedir(d);
+  std::sort(names.begin(), names.end());
+  for (const std::string& name : names) {
+    struct stat st {};
+    if (fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    std::string path = prefix.empty() ? name : prefix + "/" + name;
+    bool directory = S_ISDIR(st.st_mode);
+    // Links, FIFOs, sockets, devices, hard links, other filesystems.
+    if (!Contained(st, walk.root)) continue;
+    if (!directory || !walk.recursive) {
+      if (walk.out.items.size() == walk.limit) {
+        walk.out.truncated = true;
+        return false;
+      }
+      walk.out.items.push_back({.path = path,
+                                .directory = directory,
+                                .size = directory ? 0 : static_cast<int64_t>(st.st_size),
+                                .modified = ModifiedOf(st)});
+      continue;
+    }
+    if (depth + 1 >= kMaxDepth || walk.budget == 0) {
+      walk.out.truncated = true;
+      continue;
+    }
+    --walk.budget;
+    Fd sub(openat(fd, name.c_str(), kDirFlags));
+    if (sub.get() >= 0 && !ListDir(sub.get(), path, depth + 1, walk)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Status CheckArtifactPath(std::string_view path) {
+  if (path.size() > kMaxPathBytes) {
+    return InvalidArgumentError(fmt::format("path: longer than {} bytes", kMaxPathBytes));
+  }
+  if (path.find('\0') != std::string_view::npos) {
+    return InvalidArgumentError("path: holds a NUL byte");
+  }
+  for (const std::string& part : PartsOf(path)) {
+    if (part.empty() || part == "." || part == "..") {
+      return InvalidArgumentError(fmt::format(
+          "path {:?}: want a path relative to the job's output folder, of names separated "
+          "by '/' (no empty, '.' or '..' names)",
+          path));
+    }
+  }
+  return OkStatus();
+}
+
+Result<ArtifactListing> ListArtifacts(const std::string& root, std::string_view dir, bool recursive,
+                                      size_t limit) {
+  std::vector<std::string> parts;
+  if (!dir.empty()) {
+    RETURN_IF_ERROR(CheckArtifactPath(dir));
+    parts = PartsOf(dir);
+  }
+  struct stat st {};
+  if (dir.empty() && lstat(root.c_str(), &st) != 0) return ArtifactListing{};
+  ASSIGN_OR_RETURN(Fd top, OpenDirBeneath(root, {}));
+  Walk walk{.recursive = recursive, .limit = limit, .root = {}, .out = {}};
+  if (fstat(top.get(), &walk.root) != 0) return ArtifactListing{};
+  ASSIGN_OR_RETURN(Fd fd, OpenDirBeneath(root, parts));
+  struct stat here {};
+  if (fstat(fd.get(), &here) != 0 || !Contained(here, walk.root)) {
+    return NotFoundError(fmt::format("no folder {:?} there", std::string(dir)));
+  }
+  ListDir(fd.get(), std::string(dir), 0, walk);
+  return std::move(walk.out);
+}
+
+Result<OpenedArtifact> OpenArtifact(const std::string& root, std::string_view path) {
+  RETURN_IF_ERROR(CheckArtifactPath(path));
+  std::vector<std::string> parts = PartsOf(path);
+  std::string name = std::move(parts.back());
+  parts.pop_back();
+  ASSIGN_OR_RETURN(Fd dir, OpenDirBeneath(root, parts));
+  // O_NONBLOCK: a FIFO must not hold the request until a writer comes.
+  Fd file(openat(dir.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  struct stat st {};
+  struct stat top {};
+  if (file.get() < 0 || fstat(file.get(), &st) != 0 || stat(root.c_str(), &top) != 0 ||
+      !S_ISREG(st.st_mode) || !Contained(st, top) ||
+      std::string_view(name).starts_with(kUploadPrefix)) {
+    return NotFoundError(fmt::format("no file {:?} in the job's artifacts", std::string(path)));
+  }
+  return OpenedArtifact{.fd = file.release(), .size = static_cast<int64_t>(st.st_size)};
+}
+
+Status WriteArtifact(const std::string& root, std::string_view path, std::string_view content) {
+  RETURN_IF_ERROR(CheckArtifactPath(path));
+  std::vector<std::string> parts = PartsOf(path);
+  std::string name = std::move(parts.back());
+  parts.pop_back();
+  // The run's folder is the server's alone (the folders above it are the
+  // caller's to make as it wants them).
+  std::error_code ec;
+  if (std::filesystem::create_directories(root, ec)) {
+    std::filesystem::permissions(root, std::filesystem::perms::owner_all, ec);
+  }
+  Fd dir(open(root.c_str(), kDirFlags));
+  if (dir.get() < 0) return UnavailableError(fmt::format("cannot open {}", root));
+  for (const std::string& part : parts) {
+    mkdirat(dir.get(), part.c_str(), 0700);
+    Fd next(openat(dir.get(), part.c_str(), kDirFlags));
+    if (next.get() < 0) {
+      return FailedPreconditionError(fmt::format("{:?} is a file, not a folder", part));
+    }
+    dir = std::move(next);
+  }
+  // Made afresh under a name no one can guess (O_EXCL: never a file, a
+  // link or a FIFO someone put there first), never listed, renamed into
+  // place once whole.
+  static std::atomic<uint64_t> writes{0};
+  std::string temp = fmt::format("{}{}-{}-{:016x}", kUploadPrefix, getpid(), ++writes,
+                                 std::random_device()() * 0x100000000ULL + std::random_device()());
+  Fd out(openat(dir.get(), temp.c_str(),
+                O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600));
+  if (out.get() < 0) {
+    return FailedPreconditionError(
+        fmt::format("cannot write {:?}: {}", std::string(path), std::strerror(errno)));
+  }
+  for (size_t done = 0; done < content.size();) {
+    ssize_t n = write(out.get(), content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      unlinkat(dir.get(), temp.c_str(), 0);
+      return UnavailableError(
+          fmt::format("cannot write {:?}: the disk may be full", std::string(path)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (fsync(out.get()) != 0 || renameat(dir.get(), temp.c_str(), dir.get(), name.c_str()) != 0) {
+    unlinkat(dir.get(), temp.c_str(), 0);
+    return FailedPreconditionError(fmt::format("cannot put {:?} in place", std::string(path)));
+  }
+  return OkStatus();
+}
+}  // namespace trainyard

@@ -1,0 +1,57 @@
+// A job's artifacts: the files under its output folder (api::ArtifactsDirOf),
+// read on behalf of whoever may read the job (the API), or for its metrics
+// (engine/metrics_collector.h). The folder's contents are the replicas' to
+// shape, so nothing here follows a symbolic link: a link planted there to
+// /etc/shadow is no artifact, and neither is a FIFO that would hold a
+// reader forever.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+
+namespace trainyard {
+
+struct Artifact {
+  std::string path;  // relative to the folder, '/'-separated
+  bool directory = false;
+  int64_t size = 0;  // bytes; 0 for a directory
+  TimePoint modified;
+};
+
+struct ArtifactListing {
+  std::vector<Artifact> items;  // in path order
+  bool truncated = false;       // more than the limit asked for
+};
+
+// INVALID_ARGUMENT unless `path` is a relative path of plain names (no
+// "", ".", ".." or NUL) of at most 4096 bytes.
+Status CheckArtifactPath(std::string_view path);
+
+// The files (and, unless `recursive`, directories) under `dir` of `root`
+// ("" the root itself): recursively, every regular file; else its entries
+// alone, as MLflow lists a level. At most `limit` entries, 32 levels deep.
+// NOT_FOUND when `dir` is not a directory there; an empty listing when the
+// root is missing (a job that wrote nothing).
+Result<ArtifactListing> ListArtifacts(const std::string& root, std::string_view dir, bool recursive,
+                                      size_t limit);
+
+// A regular file's descriptor and size: NOT_FOUND for anything else, or
+// where a link lies on the way.
+struct OpenedArtifact {
+  int fd = -1;  // the caller's to close
+  int64_t size = 0;
+};
+Result<OpenedArtifact> OpenArtifact(const std::string& root, std::string_view path);
+
+// Writes `content` to `path` under `root` (whose folders it makes, `root`
+// itself 0700),
+// through a temporary file renamed into place: a reader never sees half a
+// file. FAILED_PRECONDITION where a link or file lies on the way.
+Status WriteArtifact(const std::string& root, std::string_view path, std::string_view content);
+
+}  // namespace trainyard

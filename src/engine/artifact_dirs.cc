@@ -1,0 +1,149 @@
+#include "engine/artifact_dirs.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <filesystem>
+#include <set>
+
+#include "api/object.h"
+#include "api/registry.h"
+#include "api/tracking.h"
+
+namespace trainyard::engine {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kTrash = ".trash";
+
+// The kinds whose objects own an output folder, as stores key them.
+std::vector<std::string> OwnerKinds() {
+  std::vector<std::string> kinds = {"Trial", std::string(api::kTrackingRunKind)};
+  for (const std::string& kind : api::JobKindNames()) {
+    kinds.push_back(api::ResourceTypeOfKind(kind)->store_kind);
+  }
+  return kinds;
+}
+
+bool OwnsFolder(std::string_view kind) {
+  return kind == "Trial" || kind == api::kTrackingRunKind || api::IsJobKind(kind);
+}
+
+// The name of the folder `object` owns: its uid; a client's MLflow run's
+// is named by the run's id, its object's name (mlflow::RunArtifactsDir).
+std::string FolderName(const api::Json& object) {
+  bool run = api::StringAt(object, "kind") == api::kTrackingRunKind;
+  return api::StringAt(object, {"metadata", run ? "name" : "uid"});
+}
+
+std::string Absolute(const std::string& root) {
+  if (root.empty()) return root;
+  std::error_code ec;
+  fs::path absolute = fs::absolute(root, ec);
+  return ec ? root : absolute.lexically_normal().string();
+}
+
+}  // namespace
+
+ArtifactDirs::ArtifactDirs(const std::string& root) : root_(Absolute(root)) {
+  if (!root_.empty()) emptier_ = std::thread([this] { Empty(); });
+}
+
+ArtifactDirs::~ArtifactDirs() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (emptier_.joinable()) emptier_.join();
+}
+
+void ArtifactDirs::OnDeleted(const api::Json& object) {
+  if (root_.empty() || !OwnsFolder(api::StringAt(object, "kind"))) return;
+  std::string folder = FolderName(object);
+  std::string ns = api::StringAt(object, {"metadata", "namespace"});
+  // A name or namespace that could step out of the root names no folder.
+  for (const std::string& part : {folder, ns}) {
+    if (part.empty() || part.find('/') != std::string::npos || part.starts_with('.')) return;
+  }
+  doomed_.emplace_back(std::move(ns), std::move(folder));
+}
+
+void ArtifactDirs::Committed() {
+  for (const auto& [ns, folder] : doomed_) Trash(api::ArtifactsDirOf(root_, ns, folder));
+  doomed_.clear();
+}
+
+void ArtifactDirs::Trash(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return;
+  static std::atomic<uint64_t> trashed{0};
+  fs::path bin = fs::path(root_) / kTrash;
+  fs::create_directories(bin, ec);
+  fs::path to = bin / fmt::format("{}-{}", fs::path(dir).filename().string(), ++trashed);
+  fs::rename(dir, to, ec);
+  if (ec) {
+    // Nothing waits on it; a folder left is swept at the next start.
+    fmt::print(stderr, "trainyard: cannot remove {}: {}\n", dir, ec.message());
+    return;
+  }
+  {
+    std::lock_guard lock(mu_);
+    trash_.push_back(to.string());
+  }
+  wake_.notify_one();
+}
+
+void ArtifactDirs::Empty() {
+  std::unique_lock lock(mu_);
+  while (true) {
+    wake_.wait(lock, [&] { return stop_ || !trash_.empty(); });
+    if (stop_) return;
+    std::string dir = std::move(trash_.front());
+    trash_.pop_front();
+    lock.unlock();
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    if (ec) fmt::print(stderr, "trainyard: cannot remove {}: {}\n", dir, ec.message());
+    lock.lock();
+  }
+}
+
+void ArtifactDirs::Sweep(const store::ObjectStore& store) {
+  std::error_code ec;
+  if (root_.empty() || !fs::is_directory(root_, ec)) return;
+  std::set<std::pair<std::string, std::string>> live;  // namespace, folder
+  for (const std::string& kind : OwnerKinds()) {
+    Status scanned = store.Scan(kind, "", [&](const api::Json& object) {
+      live.emplace(api::StringAt(object, {"metadata", "namespace"}), FolderName(object));
+    });
+    if (!scanned.ok()) {
+      fmt::print(stderr, "trainyard: artifacts are not swept: {}\n", scanned.message());
+      return;  // nothing is known gone
+    }
+  }
+  std::vector<std::string> gone;
+  for (fs::directory_iterator ns(root_, ec), end; !ec && ns != end; ns.increment(ec)) {
+    std::error_code inner;
+    std::string name = ns->path().filename().string();
+    if (name == kTrash) {
+      for (fs::directory_iterator t(ns->path(), inner); !inner && t != end; t.increment(inner)) {
+        gone.push_back(t->path().string());
+      }
+      continue;
+    }
+    if (!ns->is_directory(inner)) continue;
+    for (fs::directory_iterator dir(ns->path(), inner); !inner && dir != end;
+         dir.increment(inner)) {
+      if (!live.contains({name, dir->path().filename().string()})) Trash(dir->path().string());
+    }
+  }
+  {
+    std::lock_guard lock(mu_);
+    for (std::string& dir : gone) trash_.push_back(std::move(dir));
+  }
+  wake_.notify_one();
+}
+
+}  // namespace trainyard::engine

@@ -1,0 +1,54 @@
+// A job's output folder, as a replica is given it.
+#include "node/output_dir.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+
+#include "common/tests/test_dir.h"
+
+namespace trainyard::node {
+namespace {
+
+namespace fs = std::filesystem;
+
+int ModeOf(const fs::path& path) {
+  struct stat st {};
+  EXPECT_EQ(stat(path.c_str(), &st), 0) << path;
+  return static_cast<int>(st.st_mode & 07777);
+}
+
+TEST(OutputDirTest, AJobsFolderIsItsReplicasAloneAndPassedThroughAbove) {
+  fs::path dir = FreshTestDir("output-dir");
+  std::string root = (dir / "artifacts").string();
+  Result<Mount> mount = PrepareOutputDir(root, "ml", "0f3c-uid", std::nullopt);
+  ASSERT_TRUE(mount.ok()) << mount.status().ToString();
+  EXPECT_EQ(mount->host_path, root + "/ml/0f3c-uid");
+  EXPECT_EQ(mount->mount_path, mount->host_path);  // the same path in a sandbox
+  EXPECT_FALSE(mount->read_only);
+  EXPECT_EQ(ModeOf(mount->host_path), 0700);
+  EXPECT_EQ(ModeOf(root + "/ml"), 0711);
+  EXPECT_EQ(ModeOf(root), 0711);
+  for (std::string bad : {"", "../x", "a/b", "UP"}) {
+    EXPECT_EQ(PrepareOutputDir(root, "ml", bad, std::nullopt).status().code(),
+              StatusCode::kInvalidArgument)
+        << bad;
+  }
+  fs::remove_all(dir);
+}
+
+TEST(OutputDirTest, TheVariableIsTheJobsUnlessTheContainerSetsItsOwn) {
+  EnvList env = {{"TRAINYARD_OUTPUT_DIR", "/from/trainyards/own/env"}};
+  api::Container plain;
+  AddOutputDirEnv(plain, "/state/artifacts/ml/u", env);
+  EXPECT_EQ(env, (EnvList{{"TRAINYARD_OUTPUT_DIR", "/state/artifacts/ml/u"}}));
+  api::Container own;
+  own.env.push_back({.name = "TRAINYARD_OUTPUT_DIR", .value = "/mine"});
+  EnvList with_own = {{"TRAINYARD_OUTPUT_DIR", "/mine"}};
+  AddOutputDirEnv(own, "/state/artifacts/ml/u", with_own);
+  EXPECT_EQ(with_own, (EnvList{{"TRAINYARD_OUTPUT_DIR", "/mine"}}));
+}
+
+}  // namespace
+}  // namespace trainyard::node

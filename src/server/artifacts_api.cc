@@ -1,0 +1,71 @@
+// GET .../<jobs>/NAME/artifacts: what the job's replicas wrote to their
+// output folder (api::ArtifactsDirOf), listed; with ?path=, that file.
+// A trial's jobs, and a TrainJob's, answer with their owner's folder, the
+// one their replicas were given.
+#include <fmt/format.h>
+
+#include "api/registry.h"
+#include "api/tracking.h"
+#include "server/artifacts.h"
+#include "server/handler.h"
+#include "server/handler_internal.h"
+
+namespace trainyard::server {
+namespace {
+
+using internal::BadRequest;
+
+// The most a listing shows; a folder with more is said to be cut short.
+constexpr size_t kMaxListed = 10'000;
+api::Json ListingDocument(const api::TrackedOwner& owner, const ArtifactListing& listing) {
+  api::Json items = api::Json::array();
+  for (const Artifact& a : listing.items) {
+    items.push_back({{"path", a.path}, {"size", a.size}, {"modified", FormatRfc3339(a.modified)}});
+  }
+  return {{"apiVersion", "trainyard.dev/v1"},
+          {"kind", "ArtifactList"},
+          {"owner", {{"kind", owner.kind}, {"name", owner.name}}},
+          {"truncated", listing.truncated},
+          {"items", std::move(items)}};
+}
+
+}  // namespace
+
+ApiResponse ApiHandler::Artifacts(const ApiTarget& target, const ApiRequest& request) {
+  const Resource& r = *target.resource;
+  std::string root = backend_.ArtifactsDir();
+  if (root.empty()) {
+    return ErrorResponse(MakeApiError(
+        404, "NotFound", "this server runs no jobs (it is API-only), so it keeps no artifacts"));
+  }
+  Result<api::Json> object = backend_.store().Get({r.store_kind, target.namespace_, target.name});
+  if (!object.ok()) return ErrorResponse(ApiErrorOf(object.status(), &r, target.name));
+  auto get = [&](const std::string& kind, const std::string& name) -> std::optional<api::Json> {
+    const api::ResourceType* type = api::ResourceTypeOfKind(kind);
+    if (type == nullptr) return std::nullopt;
+    Result<api::Json> found = backend_.store().Get({type->store_kind, target.namespace_, name});
+    if (!found.ok()) return std::nullopt;
+    return std::move(*found);
+  };
+  std::optional<api::TrackedOwner> owner = api::TrackedOwnerUp(r.kind, target.name, get);
+  if (!owner)
+    owner = api::TrackedOwner{r.kind, target.name, api::StringAt(*object, {"metadata", "uid"})};
+  std::string dir = api::ArtifactsDirOf(root, target.namespace_, owner->uid);
+  std::string path = request.Param("path");
+  if (path.empty()) {
+    Result<ArtifactListing> listing = ListArtifacts(dir, "", true, kMaxListed);
+    if (!listing.ok()) return ErrorResponse(ApiErrorOf(listing.status(), &r, target.name));
+    return Object(200, ListingDocument(*owner, *listing));
+  }
+  if (Status bad = CheckArtifactPath(path); !bad.ok()) {
+    return ErrorResponse(BadRequest(std::string(bad.message())));
+  }
+  Result<OpenedArtifact> file = OpenArtifact(dir, path);
+  if (!file.ok()) {
+    return ErrorResponse(MakeApiError(
+        404, "NotFound", fmt::format("{} {:?} has no artifact {:?}", r.kind, target.name, path)));
+  }
+  return ArtifactDownload(*file, path);
+}
+
+}  // namespace trainyard::server
