@@ -11,6 +11,7 @@
 
 #include "api/json.h"
 #include "cli/client_session.h"
+#include "common/strings.h"
 
 namespace trainyard::cli {
 namespace {
@@ -45,6 +46,12 @@ int List(Session& session, const std::string& path) {
     std::cout << fmt::format("{:<{}}   {:>9}   {}\n", api::StringAt(item, "path"), width,
                              HumanBytes(item.value("size", int64_t{0})),
                              api::StringAt(item, "modified"));
+  }
+  const api::Json& owner = api::ObjectAt(answer->body, {"owner"});
+  if (owner.contains("deleted")) {
+    std::cerr << fmt::format("({} {} was deleted at {}; its artifacts are kept until {})\n",
+                             AsciiLower(api::StringAt(owner, "kind")), api::StringAt(owner, "name"),
+                             api::StringAt(owner, "deleted"), api::StringAt(owner, "keptUntil"));
   }
   if (answer->body.value("truncated", false)) {
     std::cerr << fmt::format("(the first {} alone: there are more)\n", items.size());

@@ -30,6 +30,7 @@ class EngineBackend final : public server::Backend {
   std::string ArtifactsDir() const override {
     return engine_.api_only() ? "" : engine_.artifacts_dir();
   }
+  Duration ArtifactsRetention() const override { return engine_.artifacts_retention(); }
   // `trainyard exec --state <the engine's> -n NS -c CONTAINER POD -- COMMAND`.
   // A TrainJob against its runtime (controller/trainjob_admission.h), as
   // upstream's webhook; nothing on an API-only server, as kube-apiserver.

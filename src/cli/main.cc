@@ -119,6 +119,11 @@ int main(int argc, char** argv) {
                        "Allow a non-loopback --address without --token-file (anyone who reaches "
                        "it can run anything)");
   server_cmd->add_flag("--no-sandbox", server.no_sandbox, no_sandbox_help);
+  server_cmd
+      ->add_option("--keep-artifacts", server.keep_artifacts,
+                   "How long a deleted job's artifacts are kept (a duration: 168h, 30m; 0s "
+                   "removes them with the job)")
+      ->capture_default_str();
   server_cmd->add_flag("--api-only", server.api_only,
                        "Serve the store and the API only, as kube-apiserver does: no controller, "
                        "scheduler or replica runs (for `trainyard operator` and its tests)");

@@ -138,6 +138,12 @@ int RunServer(const ServerOptions& options) {
                                 "replicas will die with the server instead of being "
                                 "adopted, daemons they start may outlive them, and they run "
                                 "without sandboxes");
+  std::optional<Duration> keep_artifacts = ParseGoDuration(options.keep_artifacts);
+  if (!keep_artifacts || *keep_artifacts < Duration::zero()) {
+    std::cerr << "trainyard server: --keep-artifacts " << options.keep_artifacts
+              << ": want a duration such as 168h, 30m or 0s\n";
+    return 2;
+  }
   SandboxChoice sandbox = ChooseSandbox(options.no_sandbox);
   server::Metrics metrics;
   Result<std::unique_ptr<engine::Engine>> created =
@@ -152,6 +158,7 @@ int RunServer(const ServerOptions& options) {
                               .detach_replicas = true,
                               .bwrap = sandbox.bwrap,
                               .no_sandbox = sandbox.why_none,
+                              .artifacts_retention = *keep_artifacts,
                               // What a pod needs may be applied after it.
                               .wait_for_config = true,
                               .run_as = *run_as,

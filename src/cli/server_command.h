@@ -30,6 +30,9 @@ struct ServerOptions {
   bool api_only = false;
   // Replicas run without sandboxes (cli::RunOptions::no_sandbox).
   bool no_sandbox = false;
+  // How long a deleted job's artifacts are kept, as a Go duration ("0s":
+  // they go with it).
+  std::string keep_artifacts = "168h";
 };
 
 int RunServer(const ServerOptions& options);

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <random>
 
@@ -251,4 +252,56 @@ Status WriteArtifact(const std::string& root, std::string_view path, std::string
   }
   return OkStatus();
 }
+
+Status WriteArtifactOwner(const std::string& folder, const ArtifactOwner& owner) {
+  // One field a line: kind, name, uid, and the deletion's RFC 3339 time.
+  std::string text = fmt::format("{}\n{}\n{}\n{}\n", owner.kind, owner.name, owner.uid,
+                                 owner.deleted ? FormatRfc3339(*owner.deleted) : "");
+  std::string path = folder + ".owner";
+  std::string temp = path + ".new";
+  {
+    std::ofstream out(temp, std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) return UnavailableError(fmt::format("cannot write {}", temp));
+  }
+  std::error_code ec;
+  std::filesystem::rename(temp, path, ec);
+  if (ec) return UnavailableError(fmt::format("cannot write {}: {}", path, ec.message()));
+  return OkStatus();
+}
+
+std::optional<ArtifactOwner> ReadArtifactOwner(const std::string& folder) {
+  std::ifstream in(folder + ".owner");
+  ArtifactOwner owner;
+  std::string deleted;
+  if (!std::getline(in, owner.kind) || !std::getline(in, owner.name) ||
+      !std::getline(in, owner.uid)) {
+    return std::nullopt;
+  }
+  std::getline(in, deleted);
+  if (!deleted.empty()) owner.deleted = ParseRfc3339(deleted);
+  return owner;
+}
+
+std::string DeletedOwnersFolder(const std::string& namespace_dir, std::string_view kind,
+                                std::string_view name) {
+  namespace fs = std::filesystem;
+  std::string found;
+  TimePoint latest = TimePoint::min();
+  std::error_code ec;
+  for (fs::directory_iterator it(namespace_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string path = it->path().string();
+    if (!path.ends_with(".owner")) continue;
+    std::string folder = path.substr(0, path.size() - 6);
+    std::optional<ArtifactOwner> owner = ReadArtifactOwner(folder);
+    if (owner && owner->deleted && owner->kind == kind && owner->name == name &&
+        *owner->deleted >= latest) {
+      latest = *owner->deleted;
+      found = folder;
+    }
+  }
+  return found;
+}
+
 }  // namespace trainyard

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,5 +54,23 @@ Result<OpenedArtifact> OpenArtifact(const std::string& root, std::string_view pa
 // through a temporary file renamed into place: a reader never sees half a
 // file. FAILED_PRECONDITION where a link or file lies on the way.
 Status WriteArtifact(const std::string& root, std::string_view path, std::string_view content);
+
+// Whose a job's output folder is, kept beside it in `<folder>.owner` (a
+// place the replicas cannot write): so that its artifacts outlive the job
+// for a while, and are still found by the job's kind and name.
+struct ArtifactOwner {
+  std::string kind;  // a job kind, or Trial
+  std::string name;
+  std::string uid;
+  std::optional<TimePoint> deleted;  // when its owner was deleted
+};
+// Written whole (a temporary file renamed into place).
+Status WriteArtifactOwner(const std::string& folder, const ArtifactOwner& owner);
+// Nothing when the folder has no record (a client's MLflow run's).
+std::optional<ArtifactOwner> ReadArtifactOwner(const std::string& folder);
+// The folder under `namespace_dir` whose deleted owner was `kind`/`name`,
+// the one deleted last; "" when there is none.
+std::string DeletedOwnersFolder(const std::string& namespace_dir, std::string_view kind,
+                                std::string_view name);
 
 }  // namespace trainyard

@@ -9,6 +9,7 @@
 #include "api/object.h"
 #include "api/registry.h"
 #include "api/tracking.h"
+#include "common/artifact_files.h"
 
 namespace trainyard::engine {
 namespace {
@@ -46,7 +47,8 @@ std::string Absolute(const std::string& root) {
 
 }  // namespace
 
-ArtifactDirs::ArtifactDirs(const std::string& root) : root_(Absolute(root)) {
+ArtifactDirs::ArtifactDirs(const std::string& root, const Clock* clock, Duration retention)
+    : root_(Absolute(root)), clock_(clock), retention_(retention) {
   if (!root_.empty()) emptier_ = std::thread([this] { Empty(); });
 }
 
@@ -71,12 +73,50 @@ void ArtifactDirs::OnDeleted(const api::Json& object) {
 }
 
 void ArtifactDirs::Committed() {
-  for (const auto& [ns, folder] : doomed_) Trash(api::ArtifactsDirOf(root_, ns, folder));
+  for (const auto& [ns, folder] : doomed_) OwnerGone(api::ArtifactsDirOf(root_, ns, folder));
   doomed_.clear();
+  if (!root_.empty() && clock_->Now() >= next_expiry_) {
+    // A few minutes late at most: kept days, by default.
+    next_expiry_ = clock_->Now() + std::chrono::minutes(5);
+    Expire();
+  }
+}
+
+void ArtifactDirs::OwnerGone(const std::string& folder) {
+  std::optional<ArtifactOwner> owner = ReadArtifactOwner(folder);
+  if (!owner || retention_ <= Duration::zero()) {
+    Trash(folder);
+    return;
+  }
+  if (owner->deleted) return;
+  owner->deleted = clock_->Now();
+  Status noted = WriteArtifactOwner(folder, *owner);
+  if (!noted.ok()) fmt::print(stderr, "trainyard: {}\n", noted.message());
+}
+
+void ArtifactDirs::Expire() {
+  std::error_code ec;
+  TimePoint now = clock_->Now();
+  std::vector<std::string> expired;
+  for (fs::directory_iterator ns(root_, ec), end; !ec && ns != end; ns.increment(ec)) {
+    std::error_code inner;
+    if (ns->path().filename() == kTrash || !ns->is_directory(inner)) continue;
+    for (fs::directory_iterator f(ns->path(), inner); !inner && f != end; f.increment(inner)) {
+      std::string path = f->path().string();
+      if (!path.ends_with(".owner")) continue;
+      std::string folder = path.substr(0, path.size() - 6);
+      std::optional<ArtifactOwner> owner = ReadArtifactOwner(folder);
+      if (owner && owner->deleted && *owner->deleted + retention_ <= now) {
+        expired.push_back(folder);
+      }
+    }
+  }
+  for (const std::string& folder : expired) Trash(folder);
 }
 
 void ArtifactDirs::Trash(const std::string& dir) {
   std::error_code ec;
+  fs::remove(dir + ".owner", ec);
   if (!fs::exists(dir, ec)) return;
   static std::atomic<uint64_t> trashed{0};
   fs::path bin = fs::path(root_) / kTrash;
@@ -136,9 +176,14 @@ void ArtifactDirs::Sweep(const store::ObjectStore& store) {
     if (!ns->is_directory(inner)) continue;
     for (fs::directory_iterator dir(ns->path(), inner); !inner && dir != end;
          dir.increment(inner)) {
-      if (!live.contains({name, dir->path().filename().string()})) Trash(dir->path().string());
+      std::error_code kind;
+      if (!dir->is_directory(kind)) continue;  // a record (.owner), beside its folder
+      if (!live.contains({name, dir->path().filename().string()})) {
+        OwnerGone(dir->path().string());
+      }
     }
   }
+  Expire();
   {
     std::lock_guard lock(mu_);
     for (std::string& dir : gone) trash_.push_back(std::move(dir));

@@ -1,9 +1,11 @@
-// Jobs' and trials' output folders (api::ArtifactsDirOf) go with their
-// owners: removed once an owner's deletion is durable, never before (a
-// deletion a failed commit takes back keeps its job's files), and, at
-// start, any folder whose owner is gone (a crash between the two). A
-// folder is renamed into <root>/.trash at once, and emptied there by a
-// thread of its own: a large tree must not hold the control loop.
+// Jobs' and trials' output folders (api::ArtifactsDirOf) outlive their
+// owners for a while (`retention`): an owner's deletion, once durable
+// (never before: a deletion a failed commit takes back changes nothing),
+// is noted in the folder's record (ArtifactOwner), and the folder is
+// removed `retention` later; at start, a folder whose owner is gone (a
+// crash between the two) is noted so. A folder is renamed into
+// <root>/.trash at once, and emptied there by a thread of its own: a large
+// tree must not hold the control loop.
 #pragma once
 
 #include <condition_variable>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "api/json.h"
+#include "common/clock.h"
 #include "common/status.h"
 #include "store/object_store.h"
 
@@ -23,7 +26,8 @@ namespace trainyard::engine {
 class ArtifactDirs {
  public:
   // `root` is made absolute (replicas and sandboxes see it from anywhere).
-  explicit ArtifactDirs(const std::string& root);
+  // `retention` zero: a folder goes with its owner.
+  ArtifactDirs(const std::string& root, const Clock* clock, Duration retention);
   ~ArtifactDirs();  // what is left in the trash goes at the next start
   ArtifactDirs(const ArtifactDirs&) = delete;
   ArtifactDirs& operator=(const ArtifactDirs&) = delete;
@@ -32,19 +36,30 @@ class ArtifactDirs {
   // Notes a deleted object: a job's, a trial's or a client's MLflow run's
   // folder is removed at the next Committed().
   void OnDeleted(const api::Json& object);
-  // The writes so far are durable: their owners' folders go.
+  // The writes so far are durable: their owners' folders are noted as
+  // deleted (or go, without retention; or without a record, a client's
+  // MLflow run's). At most every few minutes, folders kept their time go.
   void Committed();
   // They were taken back: their folders stay.
   void Abandon() { doomed_.clear(); }
-  // Removes every folder whose owner `store` does not hold, and empties
-  // the trash. Best effort: what cannot be removed is said, and left.
+  // Notes every folder whose owner `store` does not hold as deleted, and
+  // removes those kept their time; empties the trash. Best effort: what
+  // cannot be removed is said, and left.
   void Sweep(const store::ObjectStore& store);
+  Duration retention() const { return retention_; }
 
  private:
   void Trash(const std::string& dir);
   void Empty();
+  // The owner of `folder` is gone: noted, or the folder goes.
+  void OwnerGone(const std::string& folder);
+  // Removes the folders whose owners were deleted `retention` ago.
+  void Expire();
 
   std::string root_;
+  const Clock* clock_;
+  Duration retention_;
+  TimePoint next_expiry_ = TimePoint::min();
   std::vector<std::pair<std::string, std::string>> doomed_;  // namespace, folder
   std::mutex mu_;
   std::condition_variable wake_;

@@ -60,6 +60,8 @@ struct EngineOptions {
   std::string no_sandbox = "no sandboxes were asked for";
   // Logs outlive their pods (node::NodeAgentOptions::keep_logs).
   bool keep_logs = false;
+  // How long a job's artifacts outlive it (engine/artifact_dirs.h).
+  Duration artifacts_retention = std::chrono::hours(24 * 7);
   // Containers wait for a ConfigMap, Secret or claim that is not there yet
   // (node::NodeAgentOptions::wait_for_config): a server's may come later.
   bool wait_for_config = false;
@@ -127,8 +129,9 @@ class Engine {
   bool api_only() const { return options_.api_only; }
   const std::string& state_dir() const { return options_.state_dir; }
   // Where jobs' output folders are (api::ArtifactsDirOf); "" without a
-  // state directory.
+  // state directory. How long they outlive their jobs.
   const std::string& artifacts_dir() const { return artifact_dirs_.root(); }
+  Duration artifacts_retention() const { return artifact_dirs_.retention(); }
   const std::string& exec_program() const { return options_.exec_program; }
   const runtime::MachineFacts& machine() const { return *options_.machine; }
   // The node pods are bound to: this machine's host name.
@@ -194,7 +197,8 @@ class Engine {
   // thread, which is the loop thread too).
   ReconcileQueue queue_{options_.clock, options_.on_reconcile};
   std::vector<std::string> collect_;  // uids of deleted owners, dependents to delete
-  ArtifactDirs artifact_dirs_{options_.state_dir.empty() ? "" : options_.state_dir + "/artifacts"};
+  ArtifactDirs artifact_dirs_{options_.state_dir.empty() ? "" : options_.state_dir + "/artifacts",
+                              options_.clock, options_.artifacts_retention};
   bool group_open_ = false;
   int failed_steps_ = 0;      // in a row
   std::string last_failure_;  // the last failed step's error

@@ -383,7 +383,7 @@ Result<runtime::ProcessSpec> NodeAgent::SpecOf(const api::Pod& pod, Replica& rep
   std::optional<runtime::Credentials> user = options_.run_as.For(pod.metadata.namespace_);
   if (owner && !options_.artifacts_dir.empty()) {
     ASSIGN_OR_RETURN(Mount output, PrepareOutputDir(options_.artifacts_dir, pod.metadata.namespace_,
-                                                    owner->uid, user));
+                                                    *owner, user));
     AddOutputDirEnv(container, output.host_path, env);
     mounts.push_back(std::move(output));
   }

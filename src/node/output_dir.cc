@@ -6,13 +6,15 @@
 #include <filesystem>
 
 #include "api/tracking.h"
+#include "common/artifact_files.h"
 #include "node/run_as.h"
 
 namespace trainyard::node {
 
 Result<Mount> PrepareOutputDir(const std::string& root, const std::string& namespace_,
-                               const std::string& owner_uid,
+                               const api::TrackedOwner& owner,
                                const std::optional<runtime::Credentials>& user) {
+  const std::string& owner_uid = owner.uid;
   // The store makes uids; still, one that could step out of `root` is
   // never a folder's name.
   bool plain = !owner_uid.empty() && std::all_of(owner_uid.begin(), owner_uid.end(), [](char c) {
@@ -33,6 +35,10 @@ Result<Mount> PrepareOutputDir(const std::string& root, const std::string& names
   for (const fs::path& above : {fs::path(root), fs::path(root) / namespace_}) {
     fs::permissions(above, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec,
                     ec);
+  }
+  if (!ReadArtifactOwner(dir)) {
+    RETURN_IF_ERROR(WriteArtifactOwner(
+        dir, {.kind = owner.kind, .name = owner.name, .uid = owner.uid, .deleted = std::nullopt}));
   }
   if (user) RETURN_IF_ERROR(GiveOutputDir(root, dir, *user));
   return Mount{.mount_path = dir, .host_path = dir};

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "api/pod_object.h"
+#include "api/tracking.h"
 #include "common/status.h"
 #include "node/container_env.h"
 #include "node/volumes.h"
@@ -14,11 +15,12 @@
 
 namespace trainyard::node {
 
-// Makes the folder of the job or trial whose uid is `owner_uid` under
-// `root` (api::ArtifactsDirOf) and returns its mount; with `user`, hands
-// it to that user.
+// Makes the folder of `owner` (the job or trial whose replicas write it)
+// under `root` (api::ArtifactsDirOf), with the record of whose it is
+// (ArtifactOwner), and returns its mount; with `user`, hands it to that
+// user.
 Result<Mount> PrepareOutputDir(const std::string& root, const std::string& namespace_,
-                               const std::string& owner_uid,
+                               const api::TrackedOwner& owner,
                                const std::optional<runtime::Credentials>& user);
 
 // TRAINYARD_OUTPUT_DIR, unless the container sets it itself.

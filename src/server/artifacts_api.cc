@@ -1,8 +1,11 @@
 // GET .../<jobs>/NAME/artifacts: what the job's replicas wrote to their
 // output folder (api::ArtifactsDirOf), listed; with ?path=, that file.
 // A trial's jobs, and a TrainJob's, answer with their owner's folder, the
-// one their replicas were given.
+// one their replicas were given; a deleted job, with its folder while it
+// is kept (engine/artifact_dirs.h).
 #include <fmt/format.h>
+
+#include <variant>
 
 #include "api/registry.h"
 #include "api/tracking.h"
@@ -31,6 +34,44 @@ api::Json ListingDocument(const api::TrackedOwner& owner, const ArtifactListing&
 
 }  // namespace
 
+namespace {
+
+// Where `target`'s artifacts are: its own (or its owner's: a trial's job
+// gives its trial's) folder; a deleted job's, while kept; or the 404.
+struct Found {
+  std::string dir;
+  api::TrackedOwner owner;
+  std::optional<TimePoint> deleted;
+};
+
+std::variant<Found, ApiError> FindFolder(Backend& backend, const ApiTarget& target,
+                                         const std::string& root) {
+  const Resource& r = *target.resource;
+  Result<api::Json> object = backend.store().Get({r.store_kind, target.namespace_, target.name});
+  if (object.status().code() == StatusCode::kNotFound) {
+    // A deleted job's artifacts are kept a while: found by its kind and name.
+    std::string dir = DeletedOwnersFolder(root + "/" + target.namespace_, r.kind, target.name);
+    std::optional<ArtifactOwner> kept = dir.empty() ? std::nullopt : ReadArtifactOwner(dir);
+    if (!kept) return ApiErrorOf(object.status(), &r, target.name);
+    return Found{dir, {kept->kind, kept->name, kept->uid}, kept->deleted};
+  }
+  if (!object.ok()) return ApiErrorOf(object.status(), &r, target.name);
+  auto get = [&](const std::string& kind, const std::string& name) -> std::optional<api::Json> {
+    const api::ResourceType* type = api::ResourceTypeOfKind(kind);
+    if (type == nullptr) return std::nullopt;
+    Result<api::Json> found = backend.store().Get({type->store_kind, target.namespace_, name});
+    if (!found.ok()) return std::nullopt;
+    return std::move(*found);
+  };
+  std::optional<api::TrackedOwner> owner = api::TrackedOwnerUp(r.kind, target.name, get);
+  if (!owner) {
+    owner = api::TrackedOwner{r.kind, target.name, api::StringAt(*object, {"metadata", "uid"})};
+  }
+  return Found{api::ArtifactsDirOf(root, target.namespace_, owner->uid), *owner, std::nullopt};
+}
+
+}  // namespace
+
 ApiResponse ApiHandler::Artifacts(const ApiTarget& target, const ApiRequest& request) {
   const Resource& r = *target.resource;
   std::string root = backend_.ArtifactsDir();
@@ -38,29 +79,24 @@ ApiResponse ApiHandler::Artifacts(const ApiTarget& target, const ApiRequest& req
     return ErrorResponse(MakeApiError(
         404, "NotFound", "this server runs no jobs (it is API-only), so it keeps no artifacts"));
   }
-  Result<api::Json> object = backend_.store().Get({r.store_kind, target.namespace_, target.name});
-  if (!object.ok()) return ErrorResponse(ApiErrorOf(object.status(), &r, target.name));
-  auto get = [&](const std::string& kind, const std::string& name) -> std::optional<api::Json> {
-    const api::ResourceType* type = api::ResourceTypeOfKind(kind);
-    if (type == nullptr) return std::nullopt;
-    Result<api::Json> found = backend_.store().Get({type->store_kind, target.namespace_, name});
-    if (!found.ok()) return std::nullopt;
-    return std::move(*found);
-  };
-  std::optional<api::TrackedOwner> owner = api::TrackedOwnerUp(r.kind, target.name, get);
-  if (!owner)
-    owner = api::TrackedOwner{r.kind, target.name, api::StringAt(*object, {"metadata", "uid"})};
-  std::string dir = api::ArtifactsDirOf(root, target.namespace_, owner->uid);
+  std::variant<Found, ApiError> found = FindFolder(backend_, target, root);
+  if (auto* error = std::get_if<ApiError>(&found)) return ErrorResponse(*error);
+  const Found& where = std::get<Found>(found);
   std::string path = request.Param("path");
   if (path.empty()) {
-    Result<ArtifactListing> listing = ListArtifacts(dir, "", true, kMaxListed);
+    Result<ArtifactListing> listing = ListArtifacts(where.dir, "", true, kMaxListed);
     if (!listing.ok()) return ErrorResponse(ApiErrorOf(listing.status(), &r, target.name));
-    return Object(200, ListingDocument(*owner, *listing));
+    api::Json doc = ListingDocument(where.owner, *listing);
+    if (where.deleted) {
+      doc["owner"]["deleted"] = FormatRfc3339(*where.deleted);
+      doc["owner"]["keptUntil"] = FormatRfc3339(*where.deleted + backend_.ArtifactsRetention());
+    }
+    return Object(200, doc);
   }
   if (Status bad = CheckArtifactPath(path); !bad.ok()) {
     return ErrorResponse(BadRequest(std::string(bad.message())));
   }
-  Result<OpenedArtifact> file = OpenArtifact(dir, path);
+  Result<OpenedArtifact> file = OpenArtifact(where.dir, path);
   if (!file.ok()) {
     return ErrorResponse(MakeApiError(
         404, "NotFound", fmt::format("{} {:?} has no artifact {:?}", r.kind, target.name, path)));

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "api/json.h"
+#include "common/clock.h"
 #include "common/field_path.h"
 #include "store/committed_reader.h"
 #include "store/control_store.h"
@@ -44,6 +45,8 @@ class Backend {
   // Where jobs' output folders are (api::ArtifactsDirOf); "" where no
   // job runs (an API-only server).
   virtual std::string ArtifactsDir() const { return ""; }
+  // How long a deleted job's artifacts are kept.
+  virtual Duration ArtifactsRetention() const { return Duration::zero(); }
   // The program that runs `command` beside a running container of a pod,
   // in its environment, directory and user (`trainyard exec`); UNAVAILABLE
   // where no pod runs here (an API-only server has no kubelet).

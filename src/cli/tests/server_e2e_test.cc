@@ -443,12 +443,15 @@ spec:
                 .exit_code,
             0);
   EXPECT_EQ(ReadFile(copy), "what mlflow.log_artifact copied\n");
-  // Deleted with its job.
-  std::string uid = Field("pytorchjob/mlflowed", ".metadata.uid");
-  fs::path folder = home_ / "server" / "artifacts" / "default" / uid;
-  EXPECT_TRUE(fs::exists(folder / "model.txt"));
+  // Kept after its job is deleted (for --keep-artifacts), and found by
+  // its name.
   ASSERT_EQ(Kubectl({"delete", "pytorchjob", "mlflowed"}).exit_code, 0);
-  EXPECT_TRUE(Eventually([&] { return !fs::exists(folder); }));
+  CommandResult kept = Trainyard({"artifacts", "pytorchjob", "mlflowed"});
+  EXPECT_EQ(kept.exit_code, 0) << kept.output;
+  EXPECT_THAT(kept.output,
+              ::testing::ContainsRegex(
+                  "pytorchjob mlflowed was deleted at .*; its artifacts are kept until"));
+  EXPECT_THAT(kept.output, HasSubstr("model.txt"));
 }
 
 // The dashboard's page and modules, as a browser fetches them (its pages

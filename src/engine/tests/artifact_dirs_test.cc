@@ -9,6 +9,7 @@
 
 #include "api/tests/test_util.h"
 #include "api/tracking.h"
+#include "common/artifact_files.h"
 #include "common/tests/test_dir.h"
 #include "store/sqlite_store.h"
 
@@ -43,6 +44,12 @@ class ArtifactDirsTest : public ::testing::Test {
     fs::path folder = FolderOf(*job);
     fs::create_directories(folder);
     std::ofstream(folder / "model.pt") << "weights";
+    EXPECT_TRUE(
+        WriteArtifactOwner(folder.string(), {.kind = "PyTorchJob",
+                                             .name = name,
+                                             .uid = api::StringAt(*job, {"metadata", "uid"}),
+                                             .deleted = std::nullopt})
+            .ok());
     return *job;
   }
   fs::path FolderOf(const api::Json& job) {
@@ -55,20 +62,30 @@ class ArtifactDirsTest : public ::testing::Test {
   std::unique_ptr<store::SqliteStore> store_;
 };
 
-TEST_F(ArtifactDirsTest, AFolderGoesOnlyOnceItsJobsDeletionIsCommitted) {
-  ArtifactDirs dirs(root());
+TEST_F(ArtifactDirsTest, AJobsFolderOutlivesItForItsRetentionOnceItsDeletionIsCommitted) {
+  ArtifactDirs dirs(root(), &clock_, std::chrono::hours(1));
   api::Json kept = Job("kept");
   api::Json gone = Job("gone");
   dirs.OnDeleted(gone);
-  EXPECT_TRUE(fs::exists(FolderOf(gone)));  // not yet durable
   dirs.Committed();
-  EXPECT_FALSE(fs::exists(FolderOf(gone)));  // renamed away at once
-  EXPECT_TRUE(TrashEmptied(root()));
-  EXPECT_TRUE(fs::exists(FolderOf(kept) / "model.pt"));
-  // A deletion taken back keeps the job's files.
+  // Kept, noted as deleted, and found by its kind and name.
+  ASSERT_TRUE(fs::exists(FolderOf(gone) / "model.pt"));
+  std::optional<ArtifactOwner> owner = ReadArtifactOwner(FolderOf(gone).string());
+  ASSERT_TRUE(owner && owner->deleted);
+  EXPECT_EQ(*owner->deleted, clock_.Now());
+  EXPECT_EQ(DeletedOwnersFolder((fs::path(root()) / "ml").string(), "PyTorchJob", "gone"),
+            FolderOf(gone).string());
+  // A deletion taken back changes nothing.
   dirs.OnDeleted(kept);
   dirs.Abandon();
   dirs.Committed();
+  EXPECT_FALSE(ReadArtifactOwner(FolderOf(kept).string())->deleted);
+  // Its time out, it goes; the live job's stays.
+  clock_.Advance(std::chrono::hours(2));
+  dirs.Committed();
+  EXPECT_FALSE(fs::exists(FolderOf(gone)));
+  EXPECT_FALSE(fs::exists(FolderOf(gone).string() + ".owner"));
+  EXPECT_TRUE(TrashEmptied(root()));
   EXPECT_TRUE(fs::exists(FolderOf(kept) / "model.pt"));
   // What owns no folder is passed over.
   api::Json pod = {{"kind", "Pod"}, {"metadata", {{"namespace", "ml"}, {"uid", "u"}}}};
@@ -78,7 +95,16 @@ TEST_F(ArtifactDirsTest, AFolderGoesOnlyOnceItsJobsDeletionIsCommitted) {
   EXPECT_TRUE(fs::exists(fs::path(root()) / "ml" / "u"));
 }
 
-TEST_F(ArtifactDirsTest, AtStartAFolderWhoseJobIsGoneIsSwept) {
+TEST_F(ArtifactDirsTest, WithoutRetentionAFolderGoesWithItsJob) {
+  ArtifactDirs dirs(root(), &clock_, Duration::zero());
+  api::Json gone = Job("gone");
+  dirs.OnDeleted(gone);
+  dirs.Committed();
+  EXPECT_FALSE(fs::exists(FolderOf(gone)));  // renamed away at once
+  EXPECT_TRUE(TrashEmptied(root()));
+}
+
+TEST_F(ArtifactDirsTest, AtStartAFolderWhoseJobIsGoneIsNotedSoAndOneOfNoOwnerGoes) {
   api::Json kept = Job("kept");
   api::Json gone = Job("gone");
   ASSERT_TRUE(store_->Delete({"PyTorchJob", "ml", "gone"}).ok());
@@ -91,13 +117,16 @@ TEST_F(ArtifactDirsTest, AtStartAFolderWhoseJobIsGoneIsSwept) {
                   .ok());
   fs::path run = fs::path(root()) / "ml" / "0a1b2c";
   fs::create_directories(run);
-  ArtifactDirs dirs(root());
+  fs::path stray = fs::path(root()) / "ml" / "stray";  // no record, no owner
+  fs::create_directories(stray);
+  ArtifactDirs dirs(root(), &clock_, std::chrono::hours(1));
   dirs.Sweep(*store_);
-  EXPECT_FALSE(fs::exists(FolderOf(gone)));
-  EXPECT_TRUE(TrashEmptied(root()));
-  EXPECT_TRUE(fs::exists(FolderOf(kept) / "model.pt"));
+  EXPECT_TRUE(ReadArtifactOwner(FolderOf(gone).string())->deleted.has_value());
+  EXPECT_TRUE(fs::exists(FolderOf(gone) / "model.pt"));
+  EXPECT_FALSE(ReadArtifactOwner(FolderOf(kept).string())->deleted.has_value());
   EXPECT_TRUE(fs::exists(run));
-  // Deleted, it goes with its run.
+  EXPECT_FALSE(fs::exists(stray));
+  // A client's run deleted: its folder has no record to keep it by.
   Result<api::Json> deleted = store_->Delete({std::string(api::kTrackingRunKind), "ml", "0a1b2c"});
   ASSERT_TRUE(deleted.ok());
   dirs.OnDeleted(*deleted);

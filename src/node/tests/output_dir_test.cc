@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "common/artifact_files.h"
 #include "common/tests/test_dir.h"
 
 namespace trainyard::node {
@@ -22,7 +23,8 @@ int ModeOf(const fs::path& path) {
 TEST(OutputDirTest, AJobsFolderIsItsReplicasAloneAndPassedThroughAbove) {
   fs::path dir = FreshTestDir("output-dir");
   std::string root = (dir / "artifacts").string();
-  Result<Mount> mount = PrepareOutputDir(root, "ml", "0f3c-uid", std::nullopt);
+  Result<Mount> mount = PrepareOutputDir(
+      root, "ml", {.kind = "PyTorchJob", .name = "mnist", .uid = "0f3c-uid"}, std::nullopt);
   ASSERT_TRUE(mount.ok()) << mount.status().ToString();
   EXPECT_EQ(mount->host_path, root + "/ml/0f3c-uid");
   EXPECT_EQ(mount->mount_path, mount->host_path);  // the same path in a sandbox
@@ -30,9 +32,18 @@ TEST(OutputDirTest, AJobsFolderIsItsReplicasAloneAndPassedThroughAbove) {
   EXPECT_EQ(ModeOf(mount->host_path), 0700);
   EXPECT_EQ(ModeOf(root + "/ml"), 0711);
   EXPECT_EQ(ModeOf(root), 0711);
+  // Whose it is, beside it, where its replicas cannot write.
+  std::optional<ArtifactOwner> owner = ReadArtifactOwner(mount->host_path);
+  ASSERT_TRUE(owner.has_value());
+  EXPECT_EQ(owner->kind, "PyTorchJob");
+  EXPECT_EQ(owner->name, "mnist");
+  EXPECT_FALSE(owner->deleted.has_value());
   for (std::string bad : {"", "../x", "a/b", "UP"}) {
-    EXPECT_EQ(PrepareOutputDir(root, "ml", bad, std::nullopt).status().code(),
-              StatusCode::kInvalidArgument)
+    EXPECT_EQ(
+        PrepareOutputDir(root, "ml", {.kind = "PyTorchJob", .name = "x", .uid = bad}, std::nullopt)
+            .status()
+            .code(),
+        StatusCode::kInvalidArgument)
         << bad;
   }
   fs::remove_all(dir);

@@ -84,6 +84,27 @@ TEST_F(ArtifactsApiTest, AJobsArtifactsAreListedAndDownloaded) {
   EXPECT_EQ(got.size(), big.size());
 }
 
+// A deleted job's artifacts are still found by its kind and name while
+// they are kept.
+TEST_F(ArtifactsApiTest, ADeletedJobsKeptArtifactsAreFoundByItsName) {
+  std::string uid = JobUid(kTestJob);
+  fs::path dir = api::ArtifactsDirOf(root_.string(), "default", uid);
+  WriteFile(dir / "model.pt", "weights");
+  ASSERT_TRUE(backend_.writable().Delete({"PyTorchJob", "default", "mnist"}).ok());
+  EXPECT_EQ(Get(job_).code, 404);  // no record of whose it was: not found
+  TimePoint deleted = clock_.Now();
+  ASSERT_TRUE(
+      WriteArtifactOwner(dir.string(),
+                         {.kind = "PyTorchJob", .name = "mnist", .uid = uid, .deleted = deleted})
+          .ok());
+  ApiResponse listed = Get(job_);
+  ASSERT_EQ(listed.code, 200) << listed.body;
+  api::Json doc = api::Json::parse(listed.body);
+  EXPECT_EQ(doc["owner"]["deleted"], FormatRfc3339(deleted));
+  EXPECT_EQ(doc["items"][0]["path"], "model.pt");
+  EXPECT_EQ(Get(job_, {{"path", "model.pt"}}).body, "weights");
+}
+
 TEST_F(ArtifactsApiTest, AnApiOnlyServerSaysItKeepsNone) {
   JobUid(kTestJob);
   backend_.artifacts_dir = "";
