@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -85,6 +86,7 @@ TimePoint ModifiedOf(const struct stat& st) {
 struct Walk {
   bool recursive;
   size_t limit;
+  std::string_view name_contains;
   struct stat root;
   // Every name read and folder opened counts, shown or not: a replica's
   // million links or empty folders cost a listing no more than this.
@@ -122,6 +124,7 @@ bool ListDir(int fd, const std::string& prefix, int depth, Walk& walk) {
     bool directory = S_ISDIR(st.st_mode);
     // Links, FIFOs, sockets, devices, hard links, other filesystems.
     if (!Contained(st, walk.root)) continue;
+    if (!directory && name.find(walk.name_contains) == std::string::npos) continue;
     if (!directory || !walk.recursive) {
       if (walk.out.items.size() == walk.limit) {
         walk.out.truncated = true;
@@ -165,7 +168,7 @@ Status CheckArtifactPath(std::string_view path) {
 }
 
 Result<ArtifactListing> ListArtifacts(const std::string& root, std::string_view dir, bool recursive,
-                                      size_t limit) {
+                                      size_t limit, std::string_view name_contains) {
   std::vector<std::string> parts;
   if (!dir.empty()) {
     RETURN_IF_ERROR(CheckArtifactPath(dir));
@@ -174,7 +177,11 @@ Result<ArtifactListing> ListArtifacts(const std::string& root, std::string_view 
   struct stat st {};
   if (dir.empty() && lstat(root.c_str(), &st) != 0) return ArtifactListing{};
   ASSIGN_OR_RETURN(Fd top, OpenDirBeneath(root, {}));
-  Walk walk{.recursive = recursive, .limit = limit, .root = {}, .out = {}};
+  Walk walk{.recursive = recursive,
+            .limit = limit,
+            .name_contains = name_contains,
+            .root = {},
+            .out = {}};
   if (fstat(top.get(), &walk.root) != 0) return ArtifactListing{};
   ASSIGN_OR_RETURN(Fd fd, OpenDirBeneath(root, parts));
   struct stat here {};
@@ -254,9 +261,11 @@ Status WriteArtifact(const std::string& root, std::string_view path, std::string
 }
 
 Status WriteArtifactOwner(const std::string& folder, const ArtifactOwner& owner) {
-  // One field a line: kind, name, uid, and the deletion's RFC 3339 time.
-  std::string text = fmt::format("{}\n{}\n{}\n{}\n", owner.kind, owner.name, owner.uid,
-                                 owner.deleted ? FormatRfc3339(*owner.deleted) : "");
+  // One field a line: kind, name, uid, and the deletion's time in
+  // nanoseconds since the epoch (two deletions a second apart still order).
+  std::string text =
+      fmt::format("{}\n{}\n{}\n{}\n", owner.kind, owner.name, owner.uid,
+                  owner.deleted ? std::to_string(owner.deleted->time_since_epoch().count()) : "");
   std::string path = folder + ".owner";
   std::string temp = path + ".new";
   {
@@ -272,15 +281,29 @@ Status WriteArtifactOwner(const std::string& folder, const ArtifactOwner& owner)
 }
 
 std::optional<ArtifactOwner> ReadArtifactOwner(const std::string& folder) {
-  std::ifstream in(folder + ".owner");
-  ArtifactOwner owner;
-  std::string deleted;
-  if (!std::getline(in, owner.kind) || !std::getline(in, owner.name) ||
-      !std::getline(in, owner.uid)) {
-    return std::nullopt;
+  Fd fd(open((folder + ".owner").c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  struct stat st {};
+  if (fd.get() < 0 || fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  char buffer[4096];
+  ssize_t n = read(fd.get(), buffer, sizeof buffer);
+  if (n <= 0) return std::nullopt;
+  std::vector<std::string> lines;
+  std::string_view text(buffer, static_cast<size_t>(n));
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) break;
+    lines.emplace_back(text.substr(start, end - start));
+    start = end + 1;
   }
-  std::getline(in, deleted);
-  if (!deleted.empty()) owner.deleted = ParseRfc3339(deleted);
+  if (lines.size() != 4) return std::nullopt;
+  ArtifactOwner owner{.kind = lines[0], .name = lines[1], .uid = lines[2], .deleted = {}};
+  if (owner.uid != std::filesystem::path(folder).filename().string()) return std::nullopt;
+  if (!lines[3].empty()) {
+    int64_t ns = 0;
+    auto [ptr, ec] = std::from_chars(lines[3].data(), lines[3].data() + lines[3].size(), ns);
+    if (ec != std::errc() || ptr != lines[3].data() + lines[3].size()) return std::nullopt;
+    owner.deleted = TimePoint(Duration(ns));
+  }
   return owner;
 }
 

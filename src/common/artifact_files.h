@@ -38,8 +38,10 @@ Status CheckArtifactPath(std::string_view path);
 // alone, as MLflow lists a level. At most `limit` entries, 32 levels deep.
 // NOT_FOUND when `dir` is not a directory there; an empty listing when the
 // root is missing (a job that wrote nothing).
+// With `name_contains`, only files whose name holds it (the event files
+// among a job's checkpoints) are listed, and count toward the limit.
 Result<ArtifactListing> ListArtifacts(const std::string& root, std::string_view dir, bool recursive,
-                                      size_t limit);
+                                      size_t limit, std::string_view name_contains = "");
 
 // A regular file's descriptor and size: NOT_FOUND for anything else, or
 // where a link lies on the way.
@@ -55,9 +57,11 @@ Result<OpenedArtifact> OpenArtifact(const std::string& root, std::string_view pa
 // file. FAILED_PRECONDITION where a link or file lies on the way.
 Status WriteArtifact(const std::string& root, std::string_view path, std::string_view content);
 
-// Whose a job's output folder is, kept beside it in `<folder>.owner` (a
-// place the replicas cannot write): so that its artifacts outlive the job
-// for a while, and are still found by the job's kind and name.
+// Whose a job's output folder is, kept beside it in `<folder>.owner` (in
+// a folder the replicas cannot write when they run as a user of their
+// own; read as a replica could have shaped it all the same): so that its
+// artifacts outlive the job for a while, and are still found by the job's
+// kind and name.
 struct ArtifactOwner {
   std::string kind;  // a job kind, or Trial
   std::string name;
@@ -66,7 +70,8 @@ struct ArtifactOwner {
 };
 // Written whole (a temporary file renamed into place).
 Status WriteArtifactOwner(const std::string& folder, const ArtifactOwner& owner);
-// Nothing when the folder has no record (a client's MLflow run's).
+// Nothing when the folder has no record (a client's MLflow run's), or one
+// that is not a small regular file naming the folder's uid.
 std::optional<ArtifactOwner> ReadArtifactOwner(const std::string& folder);
 // The folder under `namespace_dir` whose deleted owner was `kind`/`name`,
 // the one deleted last; "" when there is none.

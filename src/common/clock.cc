@@ -58,6 +58,8 @@ std::optional<Duration> ParseGoDuration(std::string_view text) {
     if (scale == 0) return std::nullopt;
     seconds += value * scale;
   }
+  // What int64 nanoseconds hold (292 years): beyond, the cast is undefined.
+  if (!(seconds < 9.2e9)) return std::nullopt;
   return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds));
 }
 

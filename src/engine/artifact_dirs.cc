@@ -3,8 +3,13 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <filesystem>
+#include <mutex>
+#include <optional>
 #include <set>
+#include <thread>
 
 #include "api/object.h"
 #include "api/registry.h"
@@ -47,18 +52,97 @@ std::string Absolute(const std::string& root) {
 
 }  // namespace
 
+struct ArtifactDirs::Emptier {
+  std::string root;
+  Duration retention;
+  std::mutex mu;
+  std::condition_variable wake;
+  std::deque<std::string> trash;       // guarded by mu: folders in .trash to remove
+  std::optional<TimePoint> expire_at;  // guarded by mu: expire as of then
+  bool stop = false;                   // guarded by mu
+
+  // Renames `dir` (and drops its record) into the trash, to be removed.
+  void Trash(const std::string& dir) {
+    std::error_code ec;
+    fs::remove(dir + ".owner", ec);
+    if (!fs::exists(dir, ec)) return;
+    static std::atomic<uint64_t> trashed{0};
+    fs::path bin = fs::path(root) / kTrash;
+    fs::create_directories(bin, ec);
+    fs::path to = bin / fmt::format("{}-{}", fs::path(dir).filename().string(), ++trashed);
+    fs::rename(dir, to, ec);
+    if (ec) {
+      // Nothing waits on it; a folder left is swept at the next start.
+      fmt::print(stderr, "trainyard: cannot remove {}: {}\n", dir, ec.message());
+      return;
+    }
+    Queue(to.string());
+  }
+  void Queue(std::string dir) {
+    {
+      std::lock_guard lock(mu);
+      trash.push_back(std::move(dir));
+    }
+    wake.notify_one();
+  }
+  // Trashes the folders whose owners were deleted `retention` before `now`.
+  void Expire(TimePoint now) {
+    std::error_code ec;
+    std::vector<std::string> expired;
+    for (fs::directory_iterator ns(root, ec), end; !ec && ns != end; ns.increment(ec)) {
+      std::error_code inner;
+      if (ns->path().filename() == kTrash || !ns->is_directory(inner)) continue;
+      for (fs::directory_iterator f(ns->path(), inner); !inner && f != end; f.increment(inner)) {
+        std::string path = f->path().string();
+        if (!path.ends_with(".owner")) continue;
+        std::string folder = path.substr(0, path.size() - 6);
+        std::optional<ArtifactOwner> owner = ReadArtifactOwner(folder);
+        // Saturating: a retention of centuries keeps, never wraps round.
+        if (owner && owner->deleted && now - *owner->deleted >= retention) {
+          expired.push_back(folder);
+        }
+      }
+    }
+    for (const std::string& folder : expired) Trash(folder);
+  }
+  void Run() {
+    std::unique_lock lock(mu);
+    while (true) {
+      wake.wait(lock, [&] { return stop || expire_at || !trash.empty(); });
+      if (stop) return;
+      if (std::optional<TimePoint> now = std::exchange(expire_at, std::nullopt)) {
+        lock.unlock();
+        Expire(*now);
+        lock.lock();
+        continue;
+      }
+      std::string dir = std::move(trash.front());
+      trash.pop_front();
+      lock.unlock();
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+      if (ec) fmt::print(stderr, "trainyard: cannot remove {}: {}\n", dir, ec.message());
+      lock.lock();
+    }
+  }
+};
+
 ArtifactDirs::ArtifactDirs(const std::string& root, const Clock* clock, Duration retention)
     : root_(Absolute(root)), clock_(clock), retention_(retention) {
-  if (!root_.empty()) emptier_ = std::thread([this] { Empty(); });
+  if (root_.empty()) return;
+  emptier_ = std::make_shared<Emptier>();
+  emptier_->root = root_;
+  emptier_->retention = retention_;
+  std::thread([emptier = emptier_] { emptier->Run(); }).detach();
 }
 
 ArtifactDirs::~ArtifactDirs() {
+  if (emptier_ == nullptr) return;
   {
-    std::lock_guard lock(mu_);
-    stop_ = true;
+    std::lock_guard lock(emptier_->mu);
+    emptier_->stop = true;
   }
-  wake_.notify_all();
-  if (emptier_.joinable()) emptier_.join();
+  emptier_->wake.notify_all();
 }
 
 void ArtifactDirs::OnDeleted(const api::Json& object) {
@@ -75,79 +159,28 @@ void ArtifactDirs::OnDeleted(const api::Json& object) {
 void ArtifactDirs::Committed() {
   for (const auto& [ns, folder] : doomed_) OwnerGone(api::ArtifactsDirOf(root_, ns, folder));
   doomed_.clear();
-  if (!root_.empty() && clock_->Now() >= next_expiry_) {
-    // A few minutes late at most: kept days, by default.
-    next_expiry_ = clock_->Now() + std::chrono::minutes(5);
-    Expire();
+  if (root_.empty() || retention_ <= Duration::zero()) return;
+  TimePoint now = clock_->Now();
+  if (now < next_expiry_) return;
+  // A few minutes late at most: kept days, by default.
+  next_expiry_ = now + std::chrono::minutes(5);
+  {
+    std::lock_guard lock(emptier_->mu);
+    emptier_->expire_at = now;
   }
+  emptier_->wake.notify_one();
 }
 
 void ArtifactDirs::OwnerGone(const std::string& folder) {
   std::optional<ArtifactOwner> owner = ReadArtifactOwner(folder);
   if (!owner || retention_ <= Duration::zero()) {
-    Trash(folder);
+    emptier_->Trash(folder);
     return;
   }
   if (owner->deleted) return;
   owner->deleted = clock_->Now();
   Status noted = WriteArtifactOwner(folder, *owner);
   if (!noted.ok()) fmt::print(stderr, "trainyard: {}\n", noted.message());
-}
-
-void ArtifactDirs::Expire() {
-  std::error_code ec;
-  TimePoint now = clock_->Now();
-  std::vector<std::string> expired;
-  for (fs::directory_iterator ns(root_, ec), end; !ec && ns != end; ns.increment(ec)) {
-    std::error_code inner;
-    if (ns->path().filename() == kTrash || !ns->is_directory(inner)) continue;
-    for (fs::directory_iterator f(ns->path(), inner); !inner && f != end; f.increment(inner)) {
-      std::string path = f->path().string();
-      if (!path.ends_with(".owner")) continue;
-      std::string folder = path.substr(0, path.size() - 6);
-      std::optional<ArtifactOwner> owner = ReadArtifactOwner(folder);
-      if (owner && owner->deleted && *owner->deleted + retention_ <= now) {
-        expired.push_back(folder);
-      }
-    }
-  }
-  for (const std::string& folder : expired) Trash(folder);
-}
-
-void ArtifactDirs::Trash(const std::string& dir) {
-  std::error_code ec;
-  fs::remove(dir + ".owner", ec);
-  if (!fs::exists(dir, ec)) return;
-  static std::atomic<uint64_t> trashed{0};
-  fs::path bin = fs::path(root_) / kTrash;
-  fs::create_directories(bin, ec);
-  fs::path to = bin / fmt::format("{}-{}", fs::path(dir).filename().string(), ++trashed);
-  fs::rename(dir, to, ec);
-  if (ec) {
-    // Nothing waits on it; a folder left is swept at the next start.
-    fmt::print(stderr, "trainyard: cannot remove {}: {}\n", dir, ec.message());
-    return;
-  }
-  {
-    std::lock_guard lock(mu_);
-    trash_.push_back(to.string());
-  }
-  wake_.notify_one();
-}
-
-void ArtifactDirs::Empty() {
-  std::unique_lock lock(mu_);
-  while (true) {
-    wake_.wait(lock, [&] { return stop_ || !trash_.empty(); });
-    if (stop_) return;
-    std::string dir = std::move(trash_.front());
-    trash_.pop_front();
-    lock.unlock();
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-    if (ec) fmt::print(stderr, "trainyard: cannot remove {}: {}\n", dir, ec.message());
-    lock.lock();
-  }
 }
 
 void ArtifactDirs::Sweep(const store::ObjectStore& store) {
@@ -163,13 +196,13 @@ void ArtifactDirs::Sweep(const store::ObjectStore& store) {
       return;  // nothing is known gone
     }
   }
-  std::vector<std::string> gone;
+  std::vector<std::string> gone, trashed;
   for (fs::directory_iterator ns(root_, ec), end; !ec && ns != end; ns.increment(ec)) {
     std::error_code inner;
     std::string name = ns->path().filename().string();
     if (name == kTrash) {
       for (fs::directory_iterator t(ns->path(), inner); !inner && t != end; t.increment(inner)) {
-        gone.push_back(t->path().string());
+        trashed.push_back(t->path().string());
       }
       continue;
     }
@@ -179,16 +212,12 @@ void ArtifactDirs::Sweep(const store::ObjectStore& store) {
       std::error_code kind;
       if (!dir->is_directory(kind)) continue;  // a record (.owner), beside its folder
       if (!live.contains({name, dir->path().filename().string()})) {
-        OwnerGone(dir->path().string());
+        gone.push_back(dir->path().string());
       }
     }
   }
-  Expire();
-  {
-    std::lock_guard lock(mu_);
-    for (std::string& dir : gone) trash_.push_back(std::move(dir));
-  }
-  wake_.notify_one();
+  for (const std::string& dir : gone) OwnerGone(dir);
+  for (std::string& dir : trashed) emptier_->Queue(std::move(dir));
 }
 
 }  // namespace trainyard::engine

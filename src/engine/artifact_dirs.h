@@ -3,16 +3,14 @@
 // (never before: a deletion a failed commit takes back changes nothing),
 // is noted in the folder's record (ArtifactOwner), and the folder is
 // removed `retention` later; at start, a folder whose owner is gone (a
-// crash between the two) is noted so. A folder is renamed into
-// <root>/.trash at once, and emptied there by a thread of its own: a large
-// tree must not hold the control loop.
+// crash between the two) is noted so. Removing is a thread's of its own:
+// a folder is renamed into <root>/.trash at once, and emptied there, and
+// the records are read for what is due there too, so that neither a large
+// tree nor many records hold the control loop.
 #pragma once
 
-#include <condition_variable>
-#include <deque>
-#include <mutex>
+#include <memory>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -28,44 +26,40 @@ class ArtifactDirs {
   // `root` is made absolute (replicas and sandboxes see it from anywhere).
   // `retention` zero: a folder goes with its owner.
   ArtifactDirs(const std::string& root, const Clock* clock, Duration retention);
-  ~ArtifactDirs();  // what is left in the trash goes at the next start
+  // A removal under way goes on (its thread lets go of nothing it needs);
+  // what is left in the trash goes at the next start.
+  ~ArtifactDirs();
   ArtifactDirs(const ArtifactDirs&) = delete;
   ArtifactDirs& operator=(const ArtifactDirs&) = delete;
   const std::string& root() const { return root_; }
+  Duration retention() const { return retention_; }
 
   // Notes a deleted object: a job's, a trial's or a client's MLflow run's
-  // folder is removed at the next Committed().
+  // folder is dealt with at the next Committed().
   void OnDeleted(const api::Json& object);
   // The writes so far are durable: their owners' folders are noted as
   // deleted (or go, without retention; or without a record, a client's
-  // MLflow run's). At most every few minutes, folders kept their time go.
+  // MLflow run's). Every few minutes, folders kept their time go.
   void Committed();
   // They were taken back: their folders stay.
   void Abandon() { doomed_.clear(); }
   // Notes every folder whose owner `store` does not hold as deleted, and
-  // removes those kept their time; empties the trash. Best effort: what
-  // cannot be removed is said, and left.
+  // empties the trash. Best effort: what cannot be removed is said, and
+  // left.
   void Sweep(const store::ObjectStore& store);
-  Duration retention() const { return retention_; }
+
+  struct Emptier;  // what the removing thread shares (artifact_dirs.cc)
 
  private:
-  void Trash(const std::string& dir);
-  void Empty();
   // The owner of `folder` is gone: noted, or the folder goes.
   void OwnerGone(const std::string& folder);
-  // Removes the folders whose owners were deleted `retention` ago.
-  void Expire();
 
   std::string root_;
   const Clock* clock_;
   Duration retention_;
   TimePoint next_expiry_ = TimePoint::min();
   std::vector<std::pair<std::string, std::string>> doomed_;  // namespace, folder
-  std::mutex mu_;
-  std::condition_variable wake_;
-  std::deque<std::string> trash_;  // guarded by mu_: folders in .trash to remove
-  bool stop_ = false;              // guarded by mu_
-  std::thread emptier_;
+  std::shared_ptr<Emptier> emptier_;
 };
 
 }  // namespace trainyard::engine

@@ -62,7 +62,8 @@ Result<const tune::MetricsParser*> MetricsCollector::ParserFor(const api::Trial&
 }
 
 Status MetricsCollector::ReadSource(const std::string& log_id, const tune::MetricsParser& parser,
-                                    const std::string& path, const std::string& source) {
+                                    const std::string& path, const std::string& source,
+                                    JobRead* job) {
   // A replica may have put a link or a FIFO where its metrics file goes:
   // neither is followed nor opened (a FIFO would hold the loop).
   int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -73,11 +74,12 @@ Status MetricsCollector::ReadSource(const std::string& log_id, const tune::Metri
   }
   if (fd < 0) return OkStatus();  // nothing written yet
   return ReadOpened(OpenedArtifact{.fd = fd, .size = static_cast<int64_t>(st.st_size)}, log_id,
-                    parser, source);
+                    parser, source, job);
 }
 
 Status MetricsCollector::ReadOpened(OpenedArtifact file, const std::string& log_id,
-                                    const tune::MetricsParser& parser, const std::string& source) {
+                                    const tune::MetricsParser& parser, const std::string& source,
+                                    JobRead* job) {
   struct Closer {
     int fd;
     ~Closer() { close(fd); }
@@ -86,15 +88,32 @@ Status MetricsCollector::ReadOpened(OpenedArtifact file, const std::string& log_
   ASSIGN_OR_RETURN(int64_t offset, options_.store->ObservationsReadTo(source));
   if (size < offset) offset = 0;  // the file was replaced: read it again
   if (size == offset) return OkStatus();
-  int64_t length = std::min(size - offset, kMaxReadBytes);
+  int64_t cap = job != nullptr ? std::min(kMaxReadBytes, job->budget) : kMaxReadBytes;
+  if (cap <= 0) {
+    job->pending = true;
+    return OkStatus();
+  }
+  int64_t length = std::min(size - offset, cap);
   std::string text(static_cast<size_t>(length), '\0');
   ssize_t got = pread(file.fd, text.data(), text.size(), offset);
   if (got < 0) return OkStatus();  // read again next time
   text.resize(static_cast<size_t>(got));
   length = got;
-  // Only whole lines: a line still being written is read next time. A
-  // whole window without one (a progress bar's \r, binary output) is
-  // passed over rather than read again for ever.
+  if (job != nullptr) {
+    job->budget -= got;
+    if (offset + got < size) job->pending = true;
+  }
+  // Only whole lines: a line still being written is read next time; once
+  // its job has ended, nothing more will be written, and the last line
+  // counts without its newline. A whole window without one (a progress
+  // bar's \r, binary output) is passed over rather than read again for
+  // ever.
+  bool ended_line = false;
+  if (job != nullptr && job->final && offset + length == size && !text.empty() &&
+      text.back() != '\n') {
+    text.push_back('\n');
+    ended_line = true;
+  }
   size_t end = text.rfind('\n');
   if (end == std::string::npos && length == kMaxReadBytes) {
     return options_.store->AppendObservations(log_id, {}, source, offset + length);
@@ -114,8 +133,8 @@ Status MetricsCollector::ReadOpened(OpenedArtifact file, const std::string& log_
     }
     start = newline + 1;
   }
-  return options_.store->AppendObservations(log_id, rows, source,
-                                            offset + static_cast<int64_t>(text.size()));
+  int64_t read = static_cast<int64_t>(text.size()) - (ended_line ? 1 : 0);
+  return options_.store->AppendObservations(log_id, rows, source, offset + read);
 }
 
 Status MetricsCollector::ReadEventFile(const api::Trial& trial, const std::string& path,
@@ -316,15 +335,20 @@ Result<const tune::MetricsParser*> MetricsCollector::JobParser(
 }
 
 Status MetricsCollector::ReadJobEvents(const std::string& log_id, const std::string& folder,
-                                       const std::string& dir) {
-  Result<ArtifactListing> files = ListArtifacts(folder, dir, /*recursive=*/true, 1000);
+                                       const std::string& dir, JobRead& job) {
+  // TensorFlow, tensorboardX and torch all name their files
+  // events.out.tfevents.<time>.<host>...: nothing else is read.
+  Result<ArtifactListing> files = ListArtifacts(folder, dir, /*recursive=*/true, 1000, "tfevents");
   if (!files.ok()) return OkStatus();  // nothing written there yet
   for (const Artifact& file : files->items) {
-    // TensorFlow, tensorboardX and torch all name their files
-    // events.out.tfevents.<time>.<host>...: anything else is not read.
-    if (file.path.substr(file.path.rfind('/') + 1).find("tfevents") == std::string::npos) continue;
-    std::string source = log_id + " " + folder + "/" + file.path;
+    // Keyed by the job's log and the file's place in its folder, wherever
+    // the state directory is.
+    std::string source = log_id + " " + job.uid + " " + file.path;
     if (corrupt_.contains(source)) continue;
+    if (job.budget <= 0) {
+      job.pending = true;
+      return OkStatus();
+    }
     Result<OpenedArtifact> opened = OpenArtifact(folder, file.path);
     if (!opened.ok()) continue;
     struct Closer {
@@ -334,12 +358,17 @@ Status MetricsCollector::ReadJobEvents(const std::string& log_id, const std::str
     ASSIGN_OR_RETURN(int64_t offset, options_.store->ObservationsReadTo(source));
     if (opened->size < offset) offset = 0;  // replaced: read it again
     if (opened->size == offset) continue;
-    std::string data(static_cast<size_t>(std::min(opened->size - offset, kMaxReadBytes)), '\0');
+    int64_t length = std::min({opened->size - offset, kMaxReadBytes, job.budget});
+    std::string data(static_cast<size_t>(length), '\0');
     ssize_t got = pread(opened->fd, data.data(), data.size(), offset);
     if (got <= 0) continue;
     data.resize(static_cast<size_t>(got));
+    job.budget -= got;
     tune::TfEventsRead read = tune::ReadTfEvents(data);
     if (read.corrupt) corrupt_.insert(source);
+    // Left unread by the bound (not a record still being written, which
+    // its writer finishes, or never will once the job has ended).
+    if (offset + got < opened->size && !read.corrupt) job.pending = true;
     if (read.consumed == 0) continue;
     // Every scalar is a metric, at its own step, named by its tag after
     // the file's folder under `dir` (TensorBoard's run: "test/accuracy").
@@ -358,10 +387,16 @@ Status MetricsCollector::ReadJobEvents(const std::string& log_id, const std::str
   return OkStatus();
 }
 
+void MetricsCollector::ForgetCorrupt(const std::string& log_id) {
+  std::string prefix = log_id + " ";
+  std::erase_if(corrupt_, [&](const std::string& source) { return source.starts_with(prefix); });
+}
+
 Result<bool> MetricsCollector::CollectJob(const store::ObjectKey& key) {
   std::string id = store::JobObservationsId(key.kind, key.namespace_, key.name);
   Result<api::Json> stored = options_.store->Get(key);
   if (stored.status().code() == StatusCode::kNotFound) {
+    ForgetCorrupt(id);
     RETURN_IF_ERROR(options_.store->DeleteObservations(id));  // gone, and so is its log
     return false;
   }
@@ -371,43 +406,54 @@ Result<bool> MetricsCollector::CollectJob(const store::ObjectKey& key) {
   for (const auto& [k, v] : api::ObjectAt(*stored, {"metadata", "annotations"}).items()) {
     if (v.is_string()) annotations.emplace(k, v.get<std::string>());
   }
-  // Checked when the job was admitted; what is left unusable reads nothing.
+  // Checked when the job was admitted; an unusable one reads nothing.
   api::JobMetricsSpec spec = api::JobMetricsSpecOf(annotations);
   bool ended = api::JobOutcome(*stored).has_value();
+  // One collection reads at most kMaxReadBytes of a job, whatever its
+  // files: the rest is read at the next, soon after.
+  JobRead job{.uid = api::StringAt(*stored, {"metadata", "uid"}), .final = ended};
   std::string folder = options_.artifacts_dir.empty()
                            ? ""
-                           : api::ArtifactsDirOf(options_.artifacts_dir, key.namespace_,
-                                                 api::StringAt(*stored, {"metadata", "uid"}));
+                           : api::ArtifactsDirOf(options_.artifacts_dir, key.namespace_, job.uid);
+  std::error_code ec;
+  bool has_folder = !folder.empty() && std::filesystem::is_directory(folder, ec);
+  bool more = false;  // while it runs: worth reading again soon
   switch (spec.kind) {
     case api::JobMetricsSpec::Kind::kPush:
     case api::JobMetricsSpec::Kind::kNone:
       return false;
     case api::JobMetricsSpec::Kind::kFile: {
-      if (folder.empty()) return false;
+      if (!has_folder) break;
       ASSIGN_OR_RETURN(const tune::MetricsParser* parser, JobParser(spec.filters));
       Result<OpenedArtifact> file = OpenArtifact(folder, spec.path);
       if (file.ok()) {
-        RETURN_IF_ERROR(ReadOpened(*file, id, *parser, id + " " + folder + "/" + spec.path));
+        RETURN_IF_ERROR(ReadOpened(*file, id, *parser, id + " " + job.uid + " " + spec.path, &job));
       }
-      return !ended;
+      more = true;
+      break;
     }
     case api::JobMetricsSpec::Kind::kTensorFlowEvent:
-      if (folder.empty()) return false;
-      RETURN_IF_ERROR(ReadJobEvents(id, folder, spec.path));
-      return !ended;
-    case api::JobMetricsSpec::Kind::kStdOut:
+      if (!has_folder) break;
+      RETURN_IF_ERROR(ReadJobEvents(id, folder, spec.path, job));
+      more = true;
       break;
+    case api::JobMetricsSpec::Kind::kStdOut: {
+      ASSIGN_OR_RETURN(const tune::MetricsParser* parser, JobParser(spec.filters));
+      std::vector<Source> sources = MetricsSourcesOf(*stored);
+      for (const Source& source : sources) {
+        std::string path = options_.log_path(key.namespace_, source.pod, source.container);
+        // Its own offset, by the pod's uid: a trial may read the same log,
+        // and a pod made again under the same name starts a new one.
+        RETURN_IF_ERROR(
+            ReadSource(id, *parser, path, fmt::format("{} {} {}", id, source.uid, path), &job));
+      }
+      more = !sources.empty();
+      break;
+    }
   }
-  ASSIGN_OR_RETURN(const tune::MetricsParser* parser, JobParser(spec.filters));
-  std::vector<Source> sources = MetricsSourcesOf(*stored);
-  for (const Source& source : sources) {
-    std::string path = options_.log_path(key.namespace_, source.pod, source.container);
-    // Its own offset, by the pod's uid: a trial may read the same log, and
-    // a pod made again under the same name starts a new one.
-    RETURN_IF_ERROR(ReadSource(id, *parser, path, fmt::format("{} {} {}", id, source.uid, path)));
-  }
-  // Ended: nothing more will be printed.
-  return !sources.empty() && !ended;
+  // Ended: nothing more will be written, once what was is read.
+  if (ended && !job.pending) ForgetCorrupt(id);
+  return job.pending || (more && !ended);
 }
 
 }  // namespace trainyard::engine

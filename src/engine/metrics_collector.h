@@ -66,17 +66,29 @@ class MetricsCollector {
   // Reads `path` from the recorded offset and appends what it holds.
   // `source` names the read offset: the path for a trial's, the job and
   // path for a job's (a trial's job's log is read by both).
+  // With `job`, a job's: within its budget, and with its last line read
+  // whole once it has ended.
+  struct JobRead {
+    std::string uid;           // the job's
+    bool final = false;        // it has ended: nothing more will be written
+    int64_t budget = 4 << 20;  // bytes this collection may still read
+    bool pending = false;      // something is left to read
+  };
   Status ReadSource(const std::string& log_id, const tune::MetricsParser& parser,
-                    const std::string& path, const std::string& source);
+                    const std::string& path, const std::string& source, JobRead* job = nullptr);
   // Reads an opened file (whose descriptor it takes) as ReadSource does.
   Status ReadOpened(OpenedArtifact file, const std::string& log_id,
-                    const tune::MetricsParser& parser, const std::string& source);
+                    const tune::MetricsParser& parser, const std::string& source,
+                    JobRead* job = nullptr);
   // The parser of a job's own metrics: any name, with `filters` (Katib's
   // default when none).
   Result<const tune::MetricsParser*> JobParser(const std::vector<std::string>& filters);
   // Every scalar of the event files under `dir` of a job's `folder`.
-  Status ReadJobEvents(const std::string& log_id, const std::string& folder,
-                       const std::string& dir);
+  Status ReadJobEvents(const std::string& log_id, const std::string& folder, const std::string& dir,
+                       JobRead& job);
+  // Forgets which of a job's event files were corrupt (it has ended, or
+  // is gone).
+  void ForgetCorrupt(const std::string& log_id);
   // A pod's container a job's own metrics are read from.
   struct Source {
     std::string pod;

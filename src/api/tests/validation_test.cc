@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "api/job_metrics.h"
 #include "api/tests/test_util.h"
 
 namespace trainyard::api {
@@ -145,6 +146,11 @@ TEST(ValidationTest, AJobsMetricsCollectorIsKatibsOrRefused) {
               ElementsAre(::testing::HasSubstr("want a path relative to the job's output folder")));
   EXPECT_THAT(errors("trainyard.dev/metrics: 'File:../m.log'"),
               ElementsAre(::testing::HasSubstr("want a path within the job's output folder")));
+  EXPECT_EQ(JobMetricsSpecOf({{"trainyard.dev/metrics", "File: m.log"}}).path, "m.log");
+  EXPECT_THAT(errors("trainyard.dev/metrics: 'File:a//b'"),
+              ElementsAre(::testing::HasSubstr("of plain names")));
+  EXPECT_THAT(errors("trainyard.dev/metrics: 'TensorFlowEvent:runs/'"), IsEmpty());
+  EXPECT_THAT(errors("trainyard.dev/metrics: None"), IsEmpty());  // Katib's spelling
   EXPECT_THAT(errors("trainyard.dev/metrics-filter: '(unclosed'"),
               ElementsAre(::testing::StartsWith(
                   "metadata.annotations[trainyard.dev/metrics-filter]: Invalid value")));

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 #include "api/tests/test_util.h"
@@ -18,14 +19,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The trash is emptied by a thread of its own: whether it is soon.
-bool TrashEmptied(const fs::path& root) {
+// Removing is a thread's of its own: whether `done` is soon.
+bool Eventually(const std::function<bool()>& done) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!fs::is_empty(root / ".trash")) {
+  while (!done()) {
     if (std::chrono::steady_clock::now() > deadline) return false;
     std::this_thread::yield();
   }
   return true;
+}
+bool TrashEmptied(const fs::path& root) {
+  return Eventually([&] { return fs::is_empty(root / ".trash"); });
 }
 
 class ArtifactDirsTest : public ::testing::Test {
@@ -80,10 +84,10 @@ TEST_F(ArtifactDirsTest, AJobsFolderOutlivesItForItsRetentionOnceItsDeletionIsCo
   dirs.Abandon();
   dirs.Committed();
   EXPECT_FALSE(ReadArtifactOwner(FolderOf(kept).string())->deleted);
-  // Its time out, it goes; the live job's stays.
+  // Its time out, it goes (by the removing thread); the live job's stays.
   clock_.Advance(std::chrono::hours(2));
   dirs.Committed();
-  EXPECT_FALSE(fs::exists(FolderOf(gone)));
+  EXPECT_TRUE(Eventually([&] { return !fs::exists(FolderOf(gone)); }));
   EXPECT_FALSE(fs::exists(FolderOf(gone).string() + ".owner"));
   EXPECT_TRUE(TrashEmptied(root()));
   EXPECT_TRUE(fs::exists(FolderOf(kept) / "model.pt"));

@@ -116,5 +116,57 @@ TEST_F(MetricsCollectorTest, ReadsEachWholeLineOnceFromTheTrialsOwnPods) {
   EXPECT_TRUE(collector_->Collect({"Trial", "default", "gone"}).ok());
 }
 
+// A job's own File collector: its file in its output folder, whole lines
+// while it runs, the last line too once it has ended, at most 4 MiB a
+// collection (the rest at the next, said to be pending).
+TEST_F(MetricsCollectorTest, AJobsFileIsReadInBoundedStepsAndItsLastLineOnceItEnds) {
+  collector_ = std::make_unique<MetricsCollector>(
+      MetricsCollectorOptions{.store = store_.get(),
+                              .log_path = [](const std::string&, const std::string&,
+                                             const std::string&) { return std::string(); },
+                              .clock = &clock_,
+                              .metrics_dir = (dir_ / "metrics").string(),
+                              .artifacts_dir = (dir_ / "artifacts").string()});
+  Result<api::Json> job = store_->Create(api::testing::ParseOne(R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: j, namespace: default, annotations: {trainyard.dev/metrics: 'File:m.log'}}
+spec: {pytorchReplicaSpecs: {}}
+)"));
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  const store::ObjectKey key{"PyTorchJob", "default", "j"};
+  // Whether it is worth collecting again soon; false on an error too.
+  auto Polls = [&](const store::ObjectKey& k) {
+    Result<bool> more = collector_->CollectJob(k);
+    EXPECT_TRUE(more.ok()) << more.status().ToString();
+    return more.ok() && *more;
+  };
+  // No folder yet (no replica started): nothing to read, nothing to poll.
+  EXPECT_EQ(Polls(key), false);
+  std::filesystem::path folder =
+      dir_ / "artifacts" / "default" / api::StringAt(*job, {"metadata", "uid"});
+  std::filesystem::create_directories(folder);
+  // 5 MiB of lines, then one still being written.
+  // Long lines, few values: 5 MiB of them stays quick to store.
+  const std::string line = "loss=1 " + std::string(1017, '.') + "\n";
+  std::string big;
+  while (big.size() < (5 << 20)) big += line;
+  std::ofstream(folder / "m.log") << big << "loss=2";
+  auto values = [&] {
+    Result<std::vector<store::ObservationRow>> rows =
+        store_->ListObservations(store::JobObservationsId("PyTorchJob", "default", "j"));
+    return rows.ok() ? rows->size() : 0u;
+  };
+  EXPECT_EQ(Polls(key), true);  // 4 MiB read, more left
+  size_t first = values();
+  EXPECT_LT(first, big.size() / line.size());
+  EXPECT_EQ(Polls(key), true);                    // running: read again soon
+  EXPECT_EQ(values(), big.size() / line.size());  // whole lines; "loss=2" is being written
+  (*job)["status"] = {{"conditions", {{{"type", "Succeeded"}, {"status", "True"}}}}};
+  ASSERT_TRUE(store_->UpdateStatus(*job).ok());
+  EXPECT_EQ(Polls(key), false);  // ended, all read
+  EXPECT_EQ(values(), big.size() / line.size() + 1);
+}
+
 }  // namespace
 }  // namespace trainyard::engine
