@@ -34,6 +34,12 @@ int List(Session& session, const std::string& path) {
   Result<ApiAnswer> answer = session.client->Get(path);
   if (!answer.ok()) return Fail(answer.status().message());
   if (!answer->ok()) return Fail(answer->Error());
+  const api::Json& owner = api::ObjectAt(answer->body, {"owner"});
+  if (owner.contains("deleted")) {
+    std::cerr << fmt::format("({} {} was deleted at {}; its artifacts are kept until {})\n",
+                             AsciiLower(api::StringAt(owner, "kind")), api::StringAt(owner, "name"),
+                             api::StringAt(owner, "deleted"), api::StringAt(owner, "keptUntil"));
+  }
   const api::Json items = api::ArrayAt(answer->body, "items");
   if (items.empty()) {
     std::cerr << "No artifacts: its replicas wrote nothing to $TRAINYARD_OUTPUT_DIR.\n";
@@ -46,12 +52,6 @@ int List(Session& session, const std::string& path) {
     std::cout << fmt::format("{:<{}}   {:>9}   {}\n", api::StringAt(item, "path"), width,
                              HumanBytes(item.value("size", int64_t{0})),
                              api::StringAt(item, "modified"));
-  }
-  const api::Json& owner = api::ObjectAt(answer->body, {"owner"});
-  if (owner.contains("deleted")) {
-    std::cerr << fmt::format("({} {} was deleted at {}; its artifacts are kept until {})\n",
-                             AsciiLower(api::StringAt(owner, "kind")), api::StringAt(owner, "name"),
-                             api::StringAt(owner, "deleted"), api::StringAt(owner, "keptUntil"));
   }
   if (answer->body.value("truncated", false)) {
     std::cerr << fmt::format("(the first {} alone: there are more)\n", items.size());
@@ -70,16 +70,27 @@ int Download(Session& session, const std::string& path, const std::string& artif
     });
     return streamed.ok() ? 0 : Fail(streamed.message());
   }
+  std::error_code ec;
+  std::string name = fs::path(artifact).filename().string();
   if (target.empty()) {
-    target = fs::path(artifact).filename().string();
-    std::error_code ec;
+    target = name;
     if (fs::exists(target, ec)) {
       return Fail(fmt::format("{} is here already: name another file with -o", target));
     }
+  } else if (fs::is_directory(target, ec)) {
+    target = (fs::path(target) / name).string();  // into the folder, as cp does
   }
   std::string part = fmt::format("{}.part-{}", target, getpid());
   std::ofstream out(part, std::ios::binary | std::ios::trunc);
-  if (!out) return Fail(fmt::format("cannot write {}", part));
+  if (!out) {
+    return Fail(fmt::format(
+        "cannot write {}: {}", target,
+        fs::exists(
+            fs::path(target).parent_path().empty() ? fs::path(".") : fs::path(target).parent_path(),
+            ec)
+            ? "it may not be written there"
+            : "its folder does not exist"));
+  }
   Status streamed = session.client->Stream(path, [&](std::string_view data) {
     out.write(data.data(), static_cast<std::streamsize>(data.size()));
     return static_cast<bool>(out);
@@ -116,7 +127,12 @@ int RunArtifacts(const ClientCommand& command, const ArtifactsOptions& options) 
   if (!session.ok()) return Fail(session.status().message());
   std::string path =
       ObjectPath(*session->resource, NamespaceOf(command), options.name) + "/artifacts";
-  if (options.path.empty()) return List(*session, path);
+  if (options.path.empty()) {
+    if (!options.output.empty()) {
+      return Fail("-o names where one file goes: name the artifact too (PATH)");
+    }
+    return List(*session, path);
+  }
   return Download(*session, path + "?path=" + UrlEncoded(options.path), options.path,
                   options.output);
 }

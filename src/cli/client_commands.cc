@@ -264,6 +264,10 @@ int RunMetrics(const ClientCommand& command, const std::string& kind, const std:
       ObjectPath(*session->resource, NamespaceOf(command), name) + "/observations");
   if (!log.ok()) return Fail(log.status().message());
   if (!log->ok()) return Fail(log->Error());
+  if (!metric.empty() && !HasMetric(log->body, metric)) {
+    std::cerr << MetricsView(log->body, metric);  // which there are
+    return 1;
+  }
   std::cout << MetricsView(log->body, metric);
   return 0;
 }

@@ -17,6 +17,7 @@ struct Point {
   std::string time;
   std::string text;
   double value = 0;
+  int64_t step = 0;  // as logged, else its place among its metric's values (from 0)
 };
 
 // Each metric's numeric values, in order of collection.
@@ -27,12 +28,20 @@ std::map<std::string, std::vector<Point>> Series(const api::Json& log) {
     std::string text = api::StringAt(entry, {"metric", "value"});
     std::optional<double> value = tune::ParseMetricValue(text);
     if (name.empty() || !value) continue;
-    out[name].push_back({api::StringAt(entry, "timeStamp"), text, *value});
+    std::vector<Point>& points = out[name];
+    int64_t step = entry.contains("step") && entry["step"].is_number_integer()
+                       ? entry["step"].get<int64_t>()
+                       : static_cast<int64_t>(points.size());
+    points.push_back({api::StringAt(entry, "timeStamp"), text, *value, step});
   }
   return out;
 }
 
 }  // namespace
+
+bool HasMetric(const api::Json& log, const std::string& metric) {
+  return Series(log).contains(metric);
+}
 
 std::string Sparkline(const std::vector<double>& values, size_t width) {
   static constexpr std::array<const char*, 8> kBars = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
@@ -65,8 +74,8 @@ std::string MetricsView(const api::Json& log, const std::string& metric) {
       return fmt::format("No metric {}; there are: {}\n", metric, fmt::join(names, ", "));
     }
     std::string out = fmt::format("{:>6}  {:<14}  {}\n", "STEP", "VALUE", "TIME");
-    for (size_t i = 0; i < it->second.size(); ++i) {
-      out += fmt::format("{:>6}  {:<14}  {}\n", i + 1, it->second[i].text, it->second[i].time);
+    for (const Point& p : it->second) {
+      out += fmt::format("{:>6}  {:<14}  {}\n", p.step, p.text, p.time);
     }
     return out;
   }

@@ -141,7 +141,8 @@ int RunServer(const ServerOptions& options) {
   std::optional<Duration> keep_artifacts = ParseGoDuration(options.keep_artifacts);
   if (!keep_artifacts || *keep_artifacts < Duration::zero()) {
     std::cerr << "trainyard server: --keep-artifacts " << options.keep_artifacts
-              << ": want a duration such as 168h, 30m or 0s\n";
+              << ": want a duration from 0s (removed with the job) to 2555000h (292 years), "
+                 "such as 168h or 30m\n";
     return 2;
   }
   SandboxChoice sandbox = ChooseSandbox(options.no_sandbox);

@@ -43,6 +43,12 @@ std::string FolderName(const api::Json& object) {
   return api::StringAt(object, {"metadata", run ? "name" : "uid"});
 }
 
+// When a folder whose owner was deleted at `deleted` is due; saturating:
+// a retention of centuries is due never.
+TimePoint DueOf(TimePoint deleted, Duration retention) {
+  return TimePoint::max() - deleted > retention ? deleted + retention : TimePoint::max();
+}
+
 std::string Absolute(const std::string& root) {
   if (root.empty()) return root;
   std::error_code ec;
@@ -59,7 +65,10 @@ struct ArtifactDirs::Emptier {
   std::condition_variable wake;
   std::deque<std::string> trash;       // guarded by mu: folders in .trash to remove
   std::optional<TimePoint> expire_at;  // guarded by mu: expire as of then
-  bool stop = false;                   // guarded by mu
+  // Guarded by mu: when the next deleted owner's folder is due, as read or
+  // noted last.
+  TimePoint next_due = TimePoint::max();
+  bool stop = false;  // guarded by mu
 
   // Renames `dir` (and drops its record) into the trash, to be removed.
   void Trash(const std::string& dir) {
@@ -89,6 +98,7 @@ struct ArtifactDirs::Emptier {
   void Expire(TimePoint now) {
     std::error_code ec;
     std::vector<std::string> expired;
+    TimePoint next = TimePoint::max();
     for (fs::directory_iterator ns(root, ec), end; !ec && ns != end; ns.increment(ec)) {
       std::error_code inner;
       if (ns->path().filename() == kTrash || !ns->is_directory(inner)) continue;
@@ -98,12 +108,17 @@ struct ArtifactDirs::Emptier {
         std::string folder = path.substr(0, path.size() - 6);
         std::optional<ArtifactOwner> owner = ReadArtifactOwner(folder);
         // Saturating: a retention of centuries keeps, never wraps round.
-        if (owner && owner->deleted && now - *owner->deleted >= retention) {
+        if (!owner || !owner->deleted) continue;
+        if (now - *owner->deleted >= retention) {
           expired.push_back(folder);
+        } else {
+          next = std::min(next, DueOf(*owner->deleted, retention));
         }
       }
     }
     for (const std::string& folder : expired) Trash(folder);
+    std::lock_guard lock(mu);
+    next_due = std::min(next_due, next);
   }
   void Run() {
     std::unique_lock lock(mu);
@@ -157,15 +172,23 @@ void ArtifactDirs::OnDeleted(const api::Json& object) {
 }
 
 void ArtifactDirs::Committed() {
+  if (!root_.empty() && retention_ > Duration::zero()) RequestExpiry();
+  // After the request: a deletion noted now stays due, whatever the read
+  // the request makes finds.
   for (const auto& [ns, folder] : doomed_) OwnerGone(api::ArtifactsDirOf(root_, ns, folder));
   doomed_.clear();
-  if (root_.empty() || retention_ <= Duration::zero()) return;
+}
+
+void ArtifactDirs::RequestExpiry() {
   TimePoint now = clock_->Now();
-  if (now < next_expiry_) return;
-  // A few minutes late at most: kept days, by default.
-  next_expiry_ = now + std::chrono::minutes(5);
   {
     std::lock_guard lock(emptier_->mu);
+    // Read again when the next deletion read or noted is due, and every
+    // few minutes all the same (records of an earlier run, a clock set
+    // back).
+    if (now < next_expiry_ && now < emptier_->next_due) return;
+    next_expiry_ = now + std::chrono::minutes(5);
+    emptier_->next_due = TimePoint::max();
     emptier_->expire_at = now;
   }
   emptier_->wake.notify_one();
@@ -179,6 +202,10 @@ void ArtifactDirs::OwnerGone(const std::string& folder) {
   }
   if (owner->deleted) return;
   owner->deleted = clock_->Now();
+  {
+    std::lock_guard lock(emptier_->mu);
+    emptier_->next_due = std::min(emptier_->next_due, DueOf(*owner->deleted, retention_));
+  }
   Status noted = WriteArtifactOwner(folder, *owner);
   if (!noted.ok()) fmt::print(stderr, "trainyard: {}\n", noted.message());
 }

@@ -53,6 +53,9 @@ class ArtifactDirs {
  private:
   // The owner of `folder` is gone: noted, or the folder goes.
   void OwnerGone(const std::string& folder);
+  // Has the removing thread trash the folders kept their time, when some
+  // may be due.
+  void RequestExpiry();
 
   std::string root_;
   const Clock* clock_;

@@ -45,14 +45,17 @@ struct Found {
 };
 
 std::variant<Found, ApiError> FindFolder(Backend& backend, const ApiTarget& target,
-                                         const std::string& root) {
+                                         const std::string& root, TimePoint now) {
   const Resource& r = *target.resource;
   Result<api::Json> object = backend.store().Get({r.store_kind, target.namespace_, target.name});
   if (object.status().code() == StatusCode::kNotFound) {
     // A deleted job's artifacts are kept a while: found by its kind and name.
     std::string dir = DeletedOwnersFolder(root + "/" + target.namespace_, r.kind, target.name);
     std::optional<ArtifactOwner> kept = dir.empty() ? std::nullopt : ReadArtifactOwner(dir);
-    if (!kept) return ApiErrorOf(object.status(), &r, target.name);
+    // Past its time, it is gone, whether or not it is removed yet.
+    if (!kept || now - *kept->deleted >= backend.ArtifactsRetention()) {
+      return ApiErrorOf(object.status(), &r, target.name);
+    }
     return Found{dir, {kept->kind, kept->name, kept->uid}, kept->deleted};
   }
   if (!object.ok()) return ApiErrorOf(object.status(), &r, target.name);
@@ -79,7 +82,7 @@ ApiResponse ApiHandler::Artifacts(const ApiTarget& target, const ApiRequest& req
     return ErrorResponse(MakeApiError(
         404, "NotFound", "this server runs no jobs (it is API-only), so it keeps no artifacts"));
   }
-  std::variant<Found, ApiError> found = FindFolder(backend_, target, root);
+  std::variant<Found, ApiError> found = FindFolder(backend_, target, root, clock_.Now());
   if (auto* error = std::get_if<ApiError>(&found)) return ErrorResponse(*error);
   const Found& where = std::get<Found>(found);
   std::string path = request.Param("path");

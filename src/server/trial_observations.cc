@@ -167,8 +167,12 @@ api::Json ObservationLogDocument(const std::string& namespace_, const std::strin
                                  const std::vector<store::ObservationRow>& rows) {
   api::Json logs = api::Json::array();
   for (const store::ObservationRow& row : rows) {
-    logs.push_back({{"timeStamp", FormatMicros(row.time_us)},
-                    {"metric", {{"name", row.metric}, {"value", row.value}}}});
+    api::Json log = {{"timeStamp", FormatMicros(row.time_us)},
+                     {"metric", {{"name", row.metric}, {"value", row.value}}}};
+    // Beyond Katib's shape: the step it was logged at (MLflow's, an event
+    // file's), when it has one.
+    if (row.step != store::kNoStep) log["step"] = row.step;
+    logs.push_back(std::move(log));
   }
   return {{"apiVersion", "kubeflow.org/v1beta1"},
           {"kind", "ObservationLog"},

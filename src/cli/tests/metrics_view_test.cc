@@ -33,8 +33,14 @@ TEST(MetricsViewTest, EachMetricIsSummedUpAndOneShownStepByStep) {
   EXPECT_THAT(summary, ::testing::ContainsRegex("accuracy +1  0.5 +0.5 +0.5 +▅"));
   EXPECT_THAT(summary, ::testing::ContainsRegex("loss +3  0.1 +0.1 +0.9 +█▄▁"));
   std::string loss = MetricsView(log, "loss");
-  EXPECT_THAT(loss, HasSubstr("     1  0.9             2026-11-27T10:00:00Z\n"));
-  EXPECT_THAT(loss, HasSubstr("     3  0.1             2026-11-27T10:00:03Z\n"));
+  EXPECT_THAT(loss, HasSubstr("     0  0.9             2026-11-27T10:00:00Z\n"));
+  EXPECT_THAT(loss, HasSubstr("     2  0.1             2026-11-27T10:00:03Z\n"));
+  // A step logged with the value is shown as it is.
+  api::Json stepped = log;
+  stepped["metricLogs"][0]["step"] = 100;
+  EXPECT_THAT(MetricsView(stepped, "loss"), HasSubstr("   100  0.9 "));
+  EXPECT_TRUE(HasMetric(log, "loss"));
+  EXPECT_FALSE(HasMetric(log, "lr"));
   EXPECT_EQ(MetricsView(log, "lr"), "No metric lr; there are: accuracy, loss\n");
   EXPECT_EQ(MetricsView(Log({}), ""), "No metrics collected yet.\n");
 }

@@ -313,8 +313,8 @@ spec:
   EXPECT_THAT(metrics.output, ::testing::ContainsRegex("epoch +3  3 +1 +3 +"));
   EXPECT_THAT(metrics.output, ::testing::ContainsRegex("loss +3  0.1 +0.1 +0.7 +█▅▁"));
   CommandResult loss = Trainyard({"metrics", "pytorchjob", "tracked", "--metric", "loss"});
-  EXPECT_THAT(loss.output, ::testing::ContainsRegex("STEP +VALUE +TIME\n +1  0.7 .*\n +2  0.4 "
-                                                    ".*\n +3  0.1 "));
+  EXPECT_THAT(loss.output, ::testing::ContainsRegex("STEP +VALUE +TIME\n +0  0.7 .*\n +1  0.4 "
+                                                    ".*\n +2  0.1 "));
   // Gone with the job.
   ASSERT_EQ(Kubectl({"delete", "pytorchjob", "tracked"}).exit_code, 0);
   EXPECT_NE(Trainyard({"metrics", "pytorchjob", "tracked"}).exit_code, 0);
@@ -386,12 +386,16 @@ spec:
            Field("jobset/setted", ".status.conditions[-1:].type") == "Completed";
   }));
   EXPECT_THAT(metric("pytorchjob", "filed", "loss"),
-              ::testing::ContainsRegex("STEP +VALUE +TIME\n +1  0.5 .*\n +2  0.25 [^\n]*\n$"));
+              ::testing::ContainsRegex("STEP +VALUE +TIME\n +0  0.5 .*\n +1  0.25 [^\n]*\n$"));
   EXPECT_THAT(metric("pytorchjob", "boarded", "test/accuracy"),
               ::testing::ContainsRegex(" +1  0.9 .*\n +2  0.95 .*\n +3  0.96666664 "));
   EXPECT_THAT(Trainyard({"metrics", "pytorchjob", "boarded"}).output, HasSubstr("train/accuracy"));
-  EXPECT_THAT(metric("job", "batched", "acc"), ::testing::ContainsRegex(" +1  0.75 "));
-  EXPECT_THAT(metric("jobset", "setted", "acc"), ::testing::ContainsRegex(" +1  0.5 "));
+  EXPECT_THAT(metric("job", "batched", "acc"), ::testing::ContainsRegex(" +0  0.75 "));
+  EXPECT_THAT(metric("jobset", "setted", "acc"), ::testing::ContainsRegex(" +0  0.5 "));
+  // A metric that is not there is an error, naming those that are.
+  CommandResult none = Trainyard({"metrics", "job", "batched", "--metric", "nope"});
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_THAT(none.output, HasSubstr("No metric nope; there are: acc"));
 }
 
 // A replica that logs with MLflow, as MLflow's client does over REST
@@ -415,7 +419,7 @@ spec:
           - name: pytorch
             image: none
             command: [/usr/bin/python3, tests/python/mlflow_client_calls.py, mlflow_loss,
-                      "0:0.9", "1:0.5", "2:0.2"]
+                      "5:0.9", "10:0.5", "15:0.2"]
 )")});
   ASSERT_EQ(applied.exit_code, 0) << applied.output;
   ASSERT_TRUE(Eventually([&] {
@@ -426,8 +430,9 @@ spec:
               HasSubstr("logged to mlflowed as pytorchjob-mlflowed"));
   CommandResult loss = Trainyard({"metrics", "pytorchjob", "mlflowed", "--metric", "mlflow_loss"});
   EXPECT_EQ(loss.exit_code, 0) << loss.output;
-  EXPECT_THAT(loss.output, ::testing::ContainsRegex("STEP +VALUE +TIME\n +1  0.9 .*\n +2  0.5 "
-                                                    ".*\n +3  0.2 "));
+  // At the steps it logged them at.
+  EXPECT_THAT(loss.output, ::testing::ContainsRegex("STEP +VALUE +TIME\n +5  0.9 .*\n +10  0.5 "
+                                                    ".*\n +15  0.2 "));
   // Its artifacts: what log_artifact copied and what it wrote to its
   // output folder, kept after its replica is gone.
   const std::string artifacts =
@@ -443,6 +448,15 @@ spec:
                 .exit_code,
             0);
   EXPECT_EQ(ReadFile(copy), "what mlflow.log_artifact copied\n");
+  // -o a folder puts it in there, as cp does; -o without a file is an error.
+  fs::create_directories(dir_ / "got");
+  EXPECT_EQ(
+      Trainyard({"artifacts", "pytorchjob", "mlflowed", "model.txt", "-o", (dir_ / "got").string()})
+          .exit_code,
+      0);
+  EXPECT_EQ(ReadFile(dir_ / "got" / "model.txt"), "weights\n");
+  EXPECT_THAT(Trainyard({"artifacts", "pytorchjob", "mlflowed", "-o", "x"}).output,
+              HasSubstr("-o names where one file goes"));
   // Kept after its job is deleted (for --keep-artifacts), and found by
   // its name.
   ASSERT_EQ(Kubectl({"delete", "pytorchjob", "mlflowed"}).exit_code, 0);

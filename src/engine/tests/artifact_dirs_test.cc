@@ -67,7 +67,7 @@ class ArtifactDirsTest : public ::testing::Test {
 };
 
 TEST_F(ArtifactDirsTest, AJobsFolderOutlivesItForItsRetentionOnceItsDeletionIsCommitted) {
-  ArtifactDirs dirs(root(), &clock_, std::chrono::hours(1));
+  ArtifactDirs dirs(root(), &clock_, std::chrono::minutes(1));
   api::Json kept = Job("kept");
   api::Json gone = Job("gone");
   dirs.OnDeleted(gone);
@@ -84,8 +84,9 @@ TEST_F(ArtifactDirsTest, AJobsFolderOutlivesItForItsRetentionOnceItsDeletionIsCo
   dirs.Abandon();
   dirs.Committed();
   EXPECT_FALSE(ReadArtifactOwner(FolderOf(kept).string())->deleted);
-  // Its time out, it goes (by the removing thread); the live job's stays.
-  clock_.Advance(std::chrono::hours(2));
+  // Its time out, it goes (by the removing thread, when it is due: not
+  // minutes later); the live job's stays.
+  clock_.Advance(std::chrono::minutes(2));
   dirs.Committed();
   EXPECT_TRUE(Eventually([&] { return !fs::exists(FolderOf(gone)); }));
   EXPECT_FALSE(fs::exists(FolderOf(gone).string() + ".owner"));

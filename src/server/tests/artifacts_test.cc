@@ -103,6 +103,9 @@ TEST_F(ArtifactsApiTest, ADeletedJobsKeptArtifactsAreFoundByItsName) {
   EXPECT_EQ(doc["owner"]["deleted"], FormatRfc3339(deleted));
   EXPECT_EQ(doc["items"][0]["path"], "model.pt");
   EXPECT_EQ(Get(job_, {{"path", "model.pt"}}).body, "weights");
+  // Past its time, it is gone, removed yet or not.
+  clock_.Advance(backend_.artifacts_retention);
+  EXPECT_EQ(Get(job_).code, 404);
 }
 
 TEST_F(ArtifactsApiTest, AnApiOnlyServerSaysItKeepsNone) {

@@ -48,8 +48,10 @@ class FakeBackend final : public Backend {
     return argv;
   }
   std::string ArtifactsDir() const override { return artifacts_dir; }
+  Duration ArtifactsRetention() const override { return artifacts_retention; }
   std::string log_path;
   std::string artifacts_dir;  // "": none, as an API-only server
+  Duration artifacts_retention = std::chrono::hours(1);
   bool log_cri = false;
   std::vector<std::string> exec_prefix;
   int writes = 0;
