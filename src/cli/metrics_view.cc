@@ -84,10 +84,12 @@ std::string MetricsView(const api::Json& log, const std::string& metric) {
   for (const auto& [name, points] : series) {
     std::vector<double> values;
     for (const Point& p : points) values.push_back(p.value);
-    auto [low, high] = std::minmax_element(values.begin(), values.end());
+    // Each as it was reported, as LAST is: 0.96666664 stays so.
+    auto [low, high] =
+        std::minmax_element(points.begin(), points.end(),
+                            [](const Point& a, const Point& b) { return a.value < b.value; });
     out += fmt::format("{:<20} {:>6}  {:<12} {:<12} {:<12} {}\n", name, points.size(),
-                       points.back().text, fmt::format("{:g}", *low), fmt::format("{:g}", *high),
-                       Sparkline(values, 32));
+                       points.back().text, low->text, high->text, Sparkline(values, 32));
   }
   return out;
 }
