@@ -28,6 +28,36 @@ std::string StatusOf(const api::Json& owner) {
   return *outcome == "Succeeded" ? "FINISHED" : "FAILED";
 }
 
+int64_t Millis(TimePoint t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+// When a job or trial ended: its ending condition's time, else its
+// completionTime; nothing while it runs.
+std::optional<int64_t> EndedMillis(const api::Json& owner) {
+  if (!api::JobOutcome(owner)) return std::nullopt;
+  for (const char* type : {"Succeeded", "Complete", "Completed", "Failed"}) {
+    for (const api::Json& c : api::ArrayRefAt(owner, {"status", "conditions"})) {
+      if (api::StringAt(c, "type") != type || api::StringAt(c, "status") != "True") continue;
+      if (std::optional<TimePoint> t = ParseRfc3339(api::StringAt(c, "lastTransitionTime"))) {
+        return Millis(*t);
+      }
+    }
+  }
+  std::optional<TimePoint> done = ParseRfc3339(api::StringAt(owner, {"status", "completionTime"}));
+  if (done) return Millis(*done);
+  return std::nullopt;
+}
+
+// A job's run its code never ended shows the job's own end.
+void ShowOwnersEnd(const api::Json& owner, Run& run) {
+  if (run.info.value("status", "") != "RUNNING") return;
+  run.info["status"] = StatusOf(owner);
+  if (std::optional<int64_t> end = EndedMillis(owner); end && !run.info.contains("end_time")) {
+    run.info["end_time"] = *end;
+  }
+}
+
 int64_t CreatedMillis(const api::Json& object) {
   std::optional<TimePoint> created =
       ParseRfc3339(api::StringAt(object, {"metadata", "creationTimestamp"}));
@@ -121,7 +151,7 @@ Run OwnersRun(const api::TrackedObject& owned, const api::Json& owner, const std
               {"run_name", owned.name},
               {"experiment_id", kDefaultExperiment},
               {"user_id", ""},
-              {"status", StatusOf(owner)},
+              {"status", "RUNNING"},
               {"start_time", CreatedMillis(owner)},
               {"artifact_uri", fmt::format("mlflow-artifacts:/{}/{}/artifacts", ns, run_id)},
               {"lifecycle_stage", "active"}};
@@ -131,6 +161,7 @@ Run OwnersRun(const api::TrackedObject& owned, const api::Json& owner, const std
                                {{"key", "trainyard.dev/kind"}, {"value", owned.kind}}});
   run.metrics_log = owned.kind == "Trial" ? ns + "/" + owned.name
                                           : store::JobObservationsId(owned.kind, ns, owned.name);
+  ShowOwnersEnd(owner, run);
   run.owner_uid = api::StringAt(owner, {"metadata", "uid"});
   run.owner_ref = {{"apiVersion", api::StringAt(owner, "apiVersion")},
                    {"kind", owned.kind},
@@ -186,7 +217,7 @@ Result<Run> LoadRun(const store::ObjectReader& store, const std::string& namespa
     if (!earlier) {
       // A replica killed, or a job failed, never says its run ended: the
       // job's own state does.
-      if (owner && run.info.value("status", "") == "RUNNING") run.info["status"] = StatusOf(*owner);
+      if (owner) ShowOwnersEnd(*owner, run);
       if (owner) run.derived_params = DerivedParams(owned->kind, *owner);
       return run;
     }

@@ -192,9 +192,12 @@ TEST_F(MlflowApiTest, AJobIsARunAlreadyAndWhatItLogsIsTheJobsOwnMetrics) {
             "lr");
   // A replica killed never ends its run: the job's state does.
   api::Json failed = *backend_.store().Get({"PyTorchJob", "default", "mnist"});
-  failed["status"]["conditions"] = {{{"type", "Failed"}, {"status", "True"}}};
+  failed["status"]["conditions"] = {
+      {{"type", "Failed"}, {"status", "True"}, {"lastTransitionTime", "2023-11-14T22:13:30Z"}}};
   ASSERT_TRUE(backend_.writable().UpdateStatus(failed).ok());
-  EXPECT_EQ(Get("runs/get", {{"run_id", "pytorchjob-mnist"}})["run"]["info"]["status"], "FAILED");
+  api::Json ended = Get("runs/get", {{"run_id", "pytorchjob-mnist"}})["run"]["info"];
+  EXPECT_EQ(ended["status"], "FAILED");
+  EXPECT_EQ(ended["end_time"], 1700000010000);  // when the job failed
   // A new job of the same name, its run's record left from the old one (as
   // when both happen before the garbage collector runs): a run of its own.
   ASSERT_TRUE(backend_.writable().Delete({"PyTorchJob", "default", "mnist"}).ok());
