@@ -69,6 +69,12 @@ std::string TrackingUri(std::string_view api_url, std::string_view namespace_) {
   return std::string(api_url) + "/mlflow/" + std::string(namespace_);
 }
 
+bool IsArtifactsFolderName(std::string_view name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+  });
+}
+
 std::string ArtifactsDirOf(std::string_view root, std::string_view namespace_,
                            std::string_view uid) {
   return fmt::format("{}/{}/{}", root, namespace_, uid);

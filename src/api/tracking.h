@@ -64,5 +64,9 @@ std::string TrackingUri(std::string_view api_url, std::string_view namespace_);
 inline constexpr std::string_view kOutputDirEnv = "TRAINYARD_OUTPUT_DIR";
 std::string ArtifactsDirOf(std::string_view root, std::string_view namespace_,
                            std::string_view uid);
+// Whether `name` may name a folder there: a namespace, a uid or a run id,
+// never one that steps out of it (stores make uids, but a name is only
+// joined to a path once checked).
+bool IsArtifactsFolderName(std::string_view name);
 
 }  // namespace trainyard::api

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "api/defaults.h"
+#include "api/job_metrics.h"
 #include "api/katib_template.h"
 #include "api/kinds.h"
 #include "api/registry.h"
@@ -201,6 +202,13 @@ void ValidateTrialTemplate(const Experiment& experiment, const std::optional<tun
   // The ConfigMap source is read when the experiment starts; its document is
   // checked then, by the same rules.
   FieldPath path = kTemplate.Child("trialSpec");
+  // A trial's job has no collector of its own: the experiment's reads it.
+  for (std::string_view key : {kJobMetricsAnnotation, kJobMetricsFilterAnnotation}) {
+    if (!ObjectAt(t.trial_spec, {"metadata", "annotations"}).contains(std::string(key))) continue;
+    out.warnings.push_back(fmt::format(
+        "{}: not acted on: a trial's metrics are collected as spec.metricsCollectorSpec says",
+        path.Child("metadata").Child("annotations").Key(key).ToString()));
+  }
   size_t before = out.errors.size();
   ValidateTemplateDocument(spec, t.trial_spec, path, out);
   if (out.errors.size() == before && space) {

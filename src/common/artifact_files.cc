@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <random>
 
@@ -20,25 +21,6 @@ namespace {
 
 constexpr size_t kMaxPathBytes = 4096;
 constexpr int kMaxDepth = 32;
-
-// A descriptor closed when it goes.
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  Fd& operator=(Fd&& other) noexcept {
-    std::swap(fd_, other.fd_);
-    return *this;
-  }
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
 
 std::vector<std::string> PartsOf(std::string_view path) {
   std::vector<std::string> parts;
@@ -149,6 +131,10 @@ bool ListDir(int fd, const std::string& prefix, int depth, Walk& walk) {
 
 }  // namespace
 
+Fd::~Fd() {
+  if (fd_ >= 0) close(fd_);
+}
+
 Status CheckArtifactPath(std::string_view path) {
   if (path.size() > kMaxPathBytes) {
     return InvalidArgumentError(fmt::format("path: longer than {} bytes", kMaxPathBytes));
@@ -207,7 +193,32 @@ Result<OpenedArtifact> OpenArtifact(const std::string& root, std::string_view pa
       std::string_view(name).starts_with(kUploadPrefix)) {
     return NotFoundError(fmt::format("no file {:?} in the job's artifacts", std::string(path)));
   }
-  return OpenedArtifact{.fd = file.release(), .size = static_cast<int64_t>(st.st_size)};
+  return OpenedArtifact{.fd = std::move(file), .size = static_cast<int64_t>(st.st_size)};
+}
+
+Result<OpenedArtifact> OpenRegularFile(const std::string& path) {
+  // O_NONBLOCK: a FIFO must not hold the reader until a writer comes (a
+  // regular file's reads are not changed by it).
+  Fd file(open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  struct stat st {};
+  if (file.get() < 0 || fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return NotFoundError(fmt::format("no regular file at {}", path));
+  }
+  return OpenedArtifact{.fd = std::move(file), .size = static_cast<int64_t>(st.st_size)};
+}
+
+std::string ReadAt(const OpenedArtifact& file, int64_t offset, int64_t max) {
+  std::string out(static_cast<size_t>(std::max<int64_t>(0, max)), '\0');
+  size_t done = 0;
+  while (done < out.size()) {
+    ssize_t n = pread(file.fd.get(), out.data() + done, out.size() - done,
+                      offset + static_cast<int64_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  out.resize(done);
+  return out;
 }
 
 Status WriteArtifact(const std::string& root, std::string_view path, std::string_view content) {
@@ -307,23 +318,30 @@ std::optional<ArtifactOwner> ReadArtifactOwner(const std::string& folder) {
   return owner;
 }
 
-std::string DeletedOwnersFolder(const std::string& namespace_dir, std::string_view kind,
-                                std::string_view name) {
+void ForEachDeletedOwner(
+    const std::string& namespace_dir,
+    const std::function<void(const std::string& folder, const ArtifactOwner& owner)>& visit) {
   namespace fs = std::filesystem;
-  std::string found;
-  TimePoint latest = TimePoint::min();
   std::error_code ec;
   for (fs::directory_iterator it(namespace_dir, ec), end; !ec && it != end; it.increment(ec)) {
     std::string path = it->path().string();
     if (!path.ends_with(".owner")) continue;
     std::string folder = path.substr(0, path.size() - 6);
     std::optional<ArtifactOwner> owner = ReadArtifactOwner(folder);
-    if (owner && owner->deleted && owner->kind == kind && owner->name == name &&
-        *owner->deleted >= latest) {
-      latest = *owner->deleted;
+    if (owner && owner->deleted) visit(folder, *owner);
+  }
+}
+
+std::string DeletedOwnersFolder(const std::string& namespace_dir, std::string_view kind,
+                                std::string_view name) {
+  std::string found;
+  TimePoint latest = TimePoint::min();
+  ForEachDeletedOwner(namespace_dir, [&](const std::string& folder, const ArtifactOwner& owner) {
+    if (owner.kind == kind && owner.name == name && *owner.deleted >= latest) {
+      latest = *owner.deleted;
       found = folder;
     }
-  }
+  });
   return found;
 }
 

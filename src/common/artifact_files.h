@@ -7,9 +7,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/clock.h"
@@ -43,17 +45,41 @@ Status CheckArtifactPath(std::string_view path);
 Result<ArtifactListing> ListArtifacts(const std::string& root, std::string_view dir, bool recursive,
                                       size_t limit, std::string_view name_contains = "");
 
-// A regular file's descriptor and size: NOT_FOUND for anything else, or
-// where a link lies on the way.
+// A descriptor closed when it goes.
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  Fd& operator=(Fd&& other) noexcept {
+    std::swap(fd_, other.fd_);
+    return *this;
+  }
+  ~Fd();
+  int get() const { return fd_; }
+  int release() { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_;
+};
+
+// A regular file, open for reading, and its size when opened.
 struct OpenedArtifact {
-  int fd = -1;  // the caller's to close
+  Fd fd;
   int64_t size = 0;
 };
+// The regular file `path` under `root`: NOT_FOUND for anything else, or
+// where a link lies on the way.
 Result<OpenedArtifact> OpenArtifact(const std::string& root, std::string_view path);
+// The regular file at `path`, whose folders are trainyard's own but whose
+// last name may be a replica's (a metrics file): NOT_FOUND for a link,
+// a FIFO or anything else there, or nothing.
+Result<OpenedArtifact> OpenRegularFile(const std::string& path);
+// At most `max` bytes of `file` from `offset` (fewer at its end, none on
+// an error).
+std::string ReadAt(const OpenedArtifact& file, int64_t offset, int64_t max);
 
 // Writes `content` to `path` under `root` (whose folders it makes, `root`
-// itself 0700),
-// through a temporary file renamed into place: a reader never sees half a
+// itself 0700), through a temporary file renamed into place: a reader never sees half a
 // file. FAILED_PRECONDITION where a link or file lies on the way.
 Status WriteArtifact(const std::string& root, std::string_view path, std::string_view content);
 
@@ -73,6 +99,11 @@ Status WriteArtifactOwner(const std::string& folder, const ArtifactOwner& owner)
 // Nothing when the folder has no record (a client's MLflow run's), or one
 // that is not a small regular file naming the folder's uid.
 std::optional<ArtifactOwner> ReadArtifactOwner(const std::string& folder);
+// Each folder under `namespace_dir` whose owner was deleted, with its
+// record.
+void ForEachDeletedOwner(
+    const std::string& namespace_dir,
+    const std::function<void(const std::string& folder, const ArtifactOwner& owner)>& visit);
 // The folder under `namespace_dir` whose deleted owner was `kind`/`name`,
 // the one deleted last; "" when there is none.
 std::string DeletedOwnersFolder(const std::string& namespace_dir, std::string_view kind,

@@ -102,19 +102,15 @@ struct ArtifactDirs::Emptier {
     for (fs::directory_iterator ns(root, ec), end; !ec && ns != end; ns.increment(ec)) {
       std::error_code inner;
       if (ns->path().filename() == kTrash || !ns->is_directory(inner)) continue;
-      for (fs::directory_iterator f(ns->path(), inner); !inner && f != end; f.increment(inner)) {
-        std::string path = f->path().string();
-        if (!path.ends_with(".owner")) continue;
-        std::string folder = path.substr(0, path.size() - 6);
-        std::optional<ArtifactOwner> owner = ReadArtifactOwner(folder);
-        // Saturating: a retention of centuries keeps, never wraps round.
-        if (!owner || !owner->deleted) continue;
-        if (now - *owner->deleted >= retention) {
-          expired.push_back(folder);
-        } else {
-          next = std::min(next, DueOf(*owner->deleted, retention));
-        }
-      }
+      ForEachDeletedOwner(ns->path().string(),
+                          [&](const std::string& folder, const ArtifactOwner& owner) {
+                            // Saturating: a retention of centuries keeps, never wraps round.
+                            if (now - *owner.deleted >= retention) {
+                              expired.push_back(folder);
+                            } else {
+                              next = std::min(next, DueOf(*owner.deleted, retention));
+                            }
+                          });
     }
     for (const std::string& folder : expired) Trash(folder);
     std::lock_guard lock(mu);
@@ -164,10 +160,7 @@ void ArtifactDirs::OnDeleted(const api::Json& object) {
   if (root_.empty() || !OwnsFolder(api::StringAt(object, "kind"))) return;
   std::string folder = FolderName(object);
   std::string ns = api::StringAt(object, {"metadata", "namespace"});
-  // A name or namespace that could step out of the root names no folder.
-  for (const std::string& part : {folder, ns}) {
-    if (part.empty() || part.find('/') != std::string::npos || part.starts_with('.')) return;
-  }
+  if (!api::IsArtifactsFolderName(folder) || !api::IsArtifactsFolderName(ns)) return;
   doomed_.emplace_back(std::move(ns), std::move(folder));
 }
 

@@ -1,12 +1,8 @@
 #include "engine/metrics_collector.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 
 #include "api/job_metrics.h"
 #include "api/object.h"
@@ -66,24 +62,14 @@ Status MetricsCollector::ReadSource(const std::string& log_id, const tune::Metri
                                     JobRead* job) {
   // A replica may have put a link or a FIFO where its metrics file goes:
   // neither is followed nor opened (a FIFO would hold the loop).
-  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  struct stat st {};
-  if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
-    close(fd);
-    fd = -1;
-  }
-  if (fd < 0) return OkStatus();  // nothing written yet
-  return ReadOpened(OpenedArtifact{.fd = fd, .size = static_cast<int64_t>(st.st_size)}, log_id,
-                    parser, source, job);
+  Result<OpenedArtifact> file = OpenRegularFile(path);
+  if (!file.ok()) return OkStatus();  // nothing written yet
+  return ReadOpened(*file, log_id, parser, source, job);
 }
 
-Status MetricsCollector::ReadOpened(OpenedArtifact file, const std::string& log_id,
+Status MetricsCollector::ReadOpened(const OpenedArtifact& file, const std::string& log_id,
                                     const tune::MetricsParser& parser, const std::string& source,
                                     JobRead* job) {
-  struct Closer {
-    int fd;
-    ~Closer() { close(fd); }
-  } closer{file.fd};
   int64_t size = file.size;
   ASSIGN_OR_RETURN(int64_t offset, options_.store->ObservationsReadTo(source));
   if (size < offset) offset = 0;  // the file was replaced: read it again
@@ -93,12 +79,9 @@ Status MetricsCollector::ReadOpened(OpenedArtifact file, const std::string& log_
     job->pending = true;
     return OkStatus();
   }
-  int64_t length = std::min(size - offset, cap);
-  std::string text(static_cast<size_t>(length), '\0');
-  ssize_t got = pread(file.fd, text.data(), text.size(), offset);
-  if (got < 0) return OkStatus();  // read again next time
-  text.resize(static_cast<size_t>(got));
-  length = got;
+  std::string text = ReadAt(file, offset, std::min(size - offset, cap));
+  int64_t length = static_cast<int64_t>(text.size());
+  int64_t got = length;
   if (job != nullptr) {
     job->budget -= got;
     if (offset + got < size) job->pending = true;
@@ -137,60 +120,26 @@ Status MetricsCollector::ReadOpened(OpenedArtifact file, const std::string& log_
   return options_.store->AppendObservations(log_id, rows, source, offset + read);
 }
 
-Status MetricsCollector::ReadEventFile(const api::Trial& trial, const std::string& path,
-                                       const std::string& event_dir) {
-  if (corrupt_.contains(path)) return OkStatus();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return OkStatus();
-  in.seekg(0, std::ios::end);
-  int64_t size = in.tellg();
-  ASSIGN_OR_RETURN(int64_t offset, options_.store->ObservationsReadTo(path));
-  if (size < offset) offset = 0;  // the file was replaced: read it again
-  if (size == offset) return OkStatus();
-  std::string data(static_cast<size_t>(std::min(size - offset, kMaxReadBytes)), '\0');
-  in.seekg(offset);
-  in.read(data.data(), static_cast<std::streamsize>(data.size()));
-  tune::TfEventsRead read = tune::ReadTfEvents(data);
-  // A corrupt record would be read and refused at every step: what came
-  // before it counts, nothing after it does (as a TFRecord reader stops).
-  if (read.corrupt) corrupt_.insert(path);
-  if (read.consumed == 0) return OkStatus();
-  std::vector<store::ObservationRow> rows;
-  for (tune::MetricSample& sample :
-       tune::MatchTfScalars(api::MetricNamesOf(trial), event_dir, read.scalars)) {
-    rows.push_back({.time_us = *sample.timestamp_us,
-                    .metric = std::move(sample.name),
-                    .value = std::move(sample.value)});
-  }
-  return options_.store->AppendObservations(trial.metadata.namespace_ + "/" + trial.metadata.name,
-                                            rows, path,
-                                            offset + static_cast<int64_t>(read.consumed));
-}
-
 Status MetricsCollector::ReadEventDirectory(const api::Trial& trial,
                                             const controller::MetricsFile& dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_directory(dir.host_path, ec)) return OkStatus();  // nothing written yet
-  std::vector<fs::path> files;
-  for (auto it = fs::recursive_directory_iterator(dir.host_path, ec);
-       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    // TensorFlow, tensorboardX and torch all name their files
-    // events.out.tfevents.<time>.<host>...: anything else is not read.
-    if (it->is_regular_file(ec) &&
-        it->path().filename().string().find("tfevents") != std::string::npos) {
-      files.push_back(it->path());
-    }
-  }
-  std::sort(files.begin(), files.end());  // older files (earlier times) first
-  for (const fs::path& file : files) {
-    // The directory as the container sees it, for Katib's "dir/metric" names.
-    std::string relative = file.parent_path().lexically_relative(dir.host_path).string();
-    std::string event_dir =
-        relative == "." ? dir.container_path : dir.container_path + "/" + relative;
-    RETURN_IF_ERROR(ReadEventFile(trial, file.string(), event_dir));
-  }
-  return OkStatus();
+  JobRead unbounded{.budget = INT64_MAX};
+  // Keyed by the file's path, as trials' event files always were; named
+  // by Katib's rule, with the directory as the container sees it.
+  return ReadEventFiles(TrialLogId(trial), dir.host_path, "", dir.host_path + "/", unbounded,
+                        [&](const std::string& path, const std::vector<tune::TfScalar>& scalars) {
+                          std::string relative = path.substr(0, path.rfind('/') + 1);
+                          std::string event_dir = dir.container_path;
+                          if (!relative.empty())
+                            event_dir += "/" + relative.substr(0, relative.size() - 1);
+                          std::vector<store::ObservationRow> rows;
+                          for (tune::MetricSample& sample : tune::MatchTfScalars(
+                                   api::MetricNamesOf(trial), event_dir, scalars)) {
+                            rows.push_back({.time_us = *sample.timestamp_us,
+                                            .metric = std::move(sample.name),
+                                            .value = std::move(sample.value)});
+                          }
+                          return rows;
+                        });
 }
 
 Status MetricsCollector::Collect(const store::ObjectKey& key) {
@@ -334,57 +283,64 @@ Result<const tune::MetricsParser*> MetricsCollector::JobParser(
   return entry->second.get();
 }
 
-Status MetricsCollector::ReadJobEvents(const std::string& log_id, const std::string& folder,
-                                       const std::string& dir, JobRead& job) {
+Status MetricsCollector::ReadEventFiles(const std::string& log_id, const std::string& folder,
+                                        const std::string& dir, const std::string& source_prefix,
+                                        JobRead& budget, const EventRows& rows_of) {
   // TensorFlow, tensorboardX and torch all name their files
-  // events.out.tfevents.<time>.<host>...: nothing else is read.
+  // events.out.tfevents.<time>.<host>...: nothing else is read. Older
+  // files (earlier times) sort first.
   Result<ArtifactListing> files = ListArtifacts(folder, dir, /*recursive=*/true, 1000, "tfevents");
   if (!files.ok()) return OkStatus();  // nothing written there yet
   for (const Artifact& file : files->items) {
-    // Keyed by the job's log and the file's place in its folder, wherever
-    // the state directory is.
-    std::string source = log_id + " " + job.uid + " " + file.path;
+    std::string source = source_prefix + file.path;
     if (corrupt_.contains(source)) continue;
-    if (job.budget <= 0) {
-      job.pending = true;
+    if (budget.budget <= 0) {
+      budget.pending = true;
       return OkStatus();
     }
     Result<OpenedArtifact> opened = OpenArtifact(folder, file.path);
     if (!opened.ok()) continue;
-    struct Closer {
-      int fd;
-      ~Closer() { close(fd); }
-    } closer{opened->fd};
     ASSIGN_OR_RETURN(int64_t offset, options_.store->ObservationsReadTo(source));
     if (opened->size < offset) offset = 0;  // replaced: read it again
     if (opened->size == offset) continue;
-    int64_t length = std::min({opened->size - offset, kMaxReadBytes, job.budget});
-    std::string data(static_cast<size_t>(length), '\0');
-    ssize_t got = pread(opened->fd, data.data(), data.size(), offset);
-    if (got <= 0) continue;
-    data.resize(static_cast<size_t>(got));
-    job.budget -= got;
+    std::string data =
+        ReadAt(*opened, offset, std::min({opened->size - offset, kMaxReadBytes, budget.budget}));
+    int64_t got = static_cast<int64_t>(data.size());
+    if (got == 0) continue;
+    budget.budget -= got;
     tune::TfEventsRead read = tune::ReadTfEvents(data);
+    // A corrupt record would be read and refused at every step: what came
+    // before it counts, nothing after it does (as a TFRecord reader stops).
     if (read.corrupt) corrupt_.insert(source);
     // Left unread by the bound (not a record still being written, which
     // its writer finishes, or never will once the job has ended).
-    if (offset + got < opened->size && !read.corrupt) job.pending = true;
+    if (offset + got < opened->size && !read.corrupt) budget.pending = true;
     if (read.consumed == 0) continue;
-    // Every scalar is a metric, at its own step, named by its tag after
-    // the file's folder under `dir` (TensorBoard's run: "test/accuracy").
-    std::string run = file.path.substr(0, file.path.rfind('/') + 1);
-    if (!dir.empty()) run = run.substr(std::min(run.size(), dir.size() + 1));
-    std::vector<store::ObservationRow> rows;
-    for (const tune::TfScalar& scalar : read.scalars) {
-      rows.push_back({.time_us = static_cast<int64_t>(scalar.wall_time * 1e6),
-                      .metric = run + scalar.tag,
-                      .value = scalar.value,
-                      .step = scalar.step});
-    }
     RETURN_IF_ERROR(options_.store->AppendObservations(
-        log_id, rows, source, offset + static_cast<int64_t>(read.consumed)));
+        log_id, rows_of(file.path.substr(dir.empty() ? 0 : dir.size() + 1), read.scalars), source,
+        offset + static_cast<int64_t>(read.consumed)));
   }
   return OkStatus();
+}
+
+Status MetricsCollector::ReadJobEvents(const std::string& log_id, const std::string& folder,
+                                       const std::string& dir, JobRead& job) {
+  // Keyed by the job's log and the file's place in its folder, wherever
+  // the state directory is.
+  return ReadEventFiles(log_id, folder, dir, log_id + " " + job.uid + " ", job,
+                        [](const std::string& path, const std::vector<tune::TfScalar>& scalars) {
+                          // Every scalar is a metric, at its own step, named by its tag
+                          // after the file's folder (TensorBoard's run: "test/accuracy").
+                          std::string run = path.substr(0, path.rfind('/') + 1);
+                          std::vector<store::ObservationRow> rows;
+                          for (const tune::TfScalar& scalar : scalars) {
+                            rows.push_back({.time_us = static_cast<int64_t>(scalar.wall_time * 1e6),
+                                            .metric = run + scalar.tag,
+                                            .value = scalar.value,
+                                            .step = scalar.step});
+                          }
+                          return rows;
+                        });
 }
 
 void MetricsCollector::ForgetCorrupt(const std::string& log_id) {

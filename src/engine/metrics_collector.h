@@ -20,6 +20,7 @@
 #include "controller/trial_reconciler.h"
 #include "store/control_store.h"
 #include "tune/metrics.h"
+#include "tune/tfevents.h"
 
 namespace trainyard::engine {
 
@@ -76,8 +77,8 @@ class MetricsCollector {
   };
   Status ReadSource(const std::string& log_id, const tune::MetricsParser& parser,
                     const std::string& path, const std::string& source, JobRead* job = nullptr);
-  // Reads an opened file (whose descriptor it takes) as ReadSource does.
-  Status ReadOpened(OpenedArtifact file, const std::string& log_id,
+  // Reads an opened file as ReadSource does.
+  Status ReadOpened(const OpenedArtifact& file, const std::string& log_id,
                     const tune::MetricsParser& parser, const std::string& source,
                     JobRead* job = nullptr);
   // The parser of a job's own metrics: any name, with `filters` (Katib's
@@ -99,10 +100,17 @@ class MetricsCollector {
   // A batch Job's or a JobSet's (MetricsSourcesOf).
   std::vector<Source> BatchSourcesOf(const api::Json& job) const;
 
-  // Reads the whole records `path` has gained; `event_dir` is its
-  // directory as the container sees it.
-  Status ReadEventFile(const api::Trial& trial, const std::string& path,
-                       const std::string& event_dir);
+  // The whole records the event files under `dir` of `folder` gained (a
+  // trial's event directory, a job's output folder), each from its stored
+  // offset (keyed `source_prefix` + its path in `folder`), within
+  // `budget`; `rows_of` makes rows of a file's scalars, given its path
+  // under `dir`.
+  using EventRows = std::function<std::vector<store::ObservationRow>(
+      const std::string& path, const std::vector<tune::TfScalar>& scalars)>;
+  Status ReadEventFiles(const std::string& log_id, const std::string& folder,
+                        const std::string& dir, const std::string& source_prefix, JobRead& budget,
+                        const EventRows& rows_of);
+  // A trial's, named by Katib's rule.
   Status ReadEventDirectory(const api::Trial& trial, const controller::MetricsFile& dir);
 
   MetricsCollectorOptions options_;

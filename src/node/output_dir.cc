@@ -15,12 +15,9 @@ Result<Mount> PrepareOutputDir(const std::string& root, const std::string& names
                                const api::TrackedOwner& owner,
                                const std::optional<runtime::Credentials>& user) {
   const std::string& owner_uid = owner.uid;
-  // The store makes uids; still, one that could step out of `root` is
-  // never a folder's name.
-  bool plain = !owner_uid.empty() && std::all_of(owner_uid.begin(), owner_uid.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
-  });
-  if (!plain) return InvalidArgumentError(fmt::format("uid {:?} names no folder", owner_uid));
+  if (!api::IsArtifactsFolderName(owner_uid)) {
+    return InvalidArgumentError(fmt::format("uid {:?} names no folder", owner_uid));
+  }
   std::string dir = api::ArtifactsDirOf(root, namespace_, owner_uid);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

@@ -6,6 +6,7 @@
 #include "api/registry.h"
 #include "api/tracking.h"
 #include "api/well_known.h"
+#include "store/object_lookup.h"
 
 namespace trainyard::node {
 
@@ -15,14 +16,8 @@ std::optional<TrackedOwner> TrackedOwnerOf(const api::Pod& pod, const store::Obj
     if (ref.controller.value_or(false)) first = &ref;
   }
   if (first == nullptr) return std::nullopt;
-  auto get = [&](const std::string& kind, const std::string& name) -> std::optional<api::Json> {
-    const api::ResourceType* type = api::ResourceTypeOfKind(kind);
-    if (type == nullptr) return std::nullopt;
-    Result<api::Json> object = store.Get({type->store_kind, pod.metadata.namespace_, name});
-    if (!object.ok()) return std::nullopt;
-    return std::move(*object);
-  };
-  return api::TrackedOwnerUp(first->kind, first->name, get);
+  return api::TrackedOwnerUp(first->kind, first->name,
+                             store::LookupIn(store, pod.metadata.namespace_));
 }
 
 void AddTrackingEnv(const api::Pod& pod, const TrackedOwner& owner, const std::string& api_url,

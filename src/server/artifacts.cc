@@ -1,8 +1,6 @@
 #include "server/artifacts.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 
@@ -12,39 +10,24 @@ namespace {
 // Files up to this size are answered whole; larger ones streamed.
 constexpr int64_t kWholeFileBytes = 1 << 20;
 
-// A file sent as it is read, a chunk at a time.
-// It ends at the size the file had when opened: a replica still
-// appending to it cannot keep the download going.
+// A file sent as it is read, a chunk at a time. It ends at the size the
+// file had when opened: a replica still appending to it cannot keep the
+// download going.
 class FileStream final : public ResponseStream {
  public:
-  FileStream(int fd, int64_t size) : fd_(fd), left_(size) {}
-  ~FileStream() override { close(fd_); }
+  explicit FileStream(OpenedArtifact file) : file_(std::move(file)) {}
   bool Next(std::string& out, Duration) override {
-    char buffer[256 * 1024];
-    size_t want = static_cast<size_t>(std::min<int64_t>(left_, sizeof buffer));
-    ssize_t n = want == 0 ? 0 : read(fd_, buffer, want);
-    if (n <= 0) return false;
-    out.append(buffer, static_cast<size_t>(n));
-    left_ -= n;
-    return left_ > 0;
+    std::string chunk = ReadAt(file_, sent_, std::min<int64_t>(file_.size - sent_, 256 * 1024));
+    if (chunk.empty()) return false;
+    sent_ += static_cast<int64_t>(chunk.size());
+    out += chunk;
+    return sent_ < file_.size;
   }
 
  private:
-  int fd_;
-  int64_t left_;
+  OpenedArtifact file_;
+  int64_t sent_ = 0;
 };
-
-std::string ReadAll(int fd, int64_t size) {
-  std::string out(static_cast<size_t>(size), '\0');
-  size_t done = 0;
-  while (done < out.size()) {
-    ssize_t n = read(fd, out.data() + done, out.size() - done);
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
-  out.resize(done);
-  return out;
-}
 
 // "best.pt" from "model/best.pt", quoted for Content-Disposition.
 std::string AttachmentOf(const std::string& path) {
@@ -62,13 +45,10 @@ ApiResponse ArtifactDownload(OpenedArtifact file, std::string_view path) {
   response.content_type = "application/octet-stream";
   response.headers = {{"Content-Disposition", AttachmentOf(std::string(path))},
                       {"X-Content-Type-Options", "nosniff"}};
-  // A regular file: O_NONBLOCK (OpenArtifact's) is dropped so reads block.
-  fcntl(file.fd, F_SETFL, fcntl(file.fd, F_GETFL) & ~O_NONBLOCK);
   if (file.size <= kWholeFileBytes) {
-    response.body = ReadAll(file.fd, file.size);
-    close(file.fd);
+    response.body = ReadAt(file, 0, file.size);
   } else {
-    response.stream = std::make_unique<FileStream>(file.fd, file.size);
+    response.stream = std::make_unique<FileStream>(std::move(file));
   }
   return response;
 }

@@ -12,6 +12,7 @@
 #include "server/artifacts.h"
 #include "server/handler.h"
 #include "server/handler_internal.h"
+#include "store/object_lookup.h"
 
 namespace trainyard::server {
 namespace {
@@ -59,14 +60,8 @@ std::variant<Found, ApiError> FindFolder(Backend& backend, const ApiTarget& targ
     return Found{dir, {kept->kind, kept->name, kept->uid}, kept->deleted};
   }
   if (!object.ok()) return ApiErrorOf(object.status(), &r, target.name);
-  auto get = [&](const std::string& kind, const std::string& name) -> std::optional<api::Json> {
-    const api::ResourceType* type = api::ResourceTypeOfKind(kind);
-    if (type == nullptr) return std::nullopt;
-    Result<api::Json> found = backend.store().Get({type->store_kind, target.namespace_, name});
-    if (!found.ok()) return std::nullopt;
-    return std::move(*found);
-  };
-  std::optional<api::TrackedOwner> owner = api::TrackedOwnerUp(r.kind, target.name, get);
+  std::optional<api::TrackedOwner> owner =
+      api::TrackedOwnerUp(r.kind, target.name, store::LookupIn(backend.store(), target.namespace_));
   if (!owner) {
     owner = api::TrackedOwner{r.kind, target.name, api::StringAt(*object, {"metadata", "uid"})};
   }
@@ -104,7 +99,7 @@ ApiResponse ApiHandler::Artifacts(const ApiTarget& target, const ApiRequest& req
     return ErrorResponse(MakeApiError(
         404, "NotFound", fmt::format("{} {:?} has no artifact {:?}", r.kind, target.name, path)));
   }
-  return ArtifactDownload(*file, path);
+  return ArtifactDownload(std::move(*file), path);
 }
 
 }  // namespace trainyard::server

@@ -109,7 +109,7 @@ ApiResponse Downloaded(const ServicePath& where) {
   if (!file.ok()) {
     return MlflowError(404, "RESOURCE_DOES_NOT_EXIST", fmt::format("no artifact {:?}", where.path));
   }
-  return ArtifactDownload(*file, where.path);
+  return ArtifactDownload(std::move(*file), where.path);
 }
 
 }  // namespace

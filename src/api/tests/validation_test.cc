@@ -164,6 +164,39 @@ TEST(ValidationTest, AJobsMetricsCollectorIsKatibsOrRefused) {
                           "ConfigMap is no job, and has no metrics of its own to collect"));
 }
 
+// A trial's job has no collector of its own: said where the template
+// names one.
+TEST(ValidationTest, ACollectorOnATrialsJobIsSaidToDoNothing) {
+  CheckedObject c = Check(R"(
+apiVersion: kubeflow.org/v1beta1
+kind: Experiment
+metadata: {name: tune}
+spec:
+  objective: {type: minimize, objectiveMetricName: loss}
+  algorithm: {algorithmName: random}
+  maxTrialCount: 4
+  parameters:
+  - {name: lr, parameterType: double, feasibleSpace: {min: '0.01', max: '0.1'}}
+  trialTemplate:
+    primaryContainerName: c
+    trialParameters: [{name: learningRate, reference: lr}]
+    trialSpec:
+      apiVersion: batch/v1
+      kind: Job
+      metadata: {annotations: {trainyard.dev/metrics: 'File:m.log'}}
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers: [{name: c, image: i, command: [train, '--lr=${trialParameters.learningRate}']}]
+)");
+  EXPECT_THAT(ErrorStrings(c.result.errors), IsEmpty());
+  EXPECT_THAT(c.result.warnings,
+              ::testing::Contains(
+                  "spec.trialTemplate.trialSpec.metadata.annotations[trainyard.dev/metrics]: not "
+                  "acted on: a trial's metrics are collected as spec.metricsCollectorSpec says"));
+}
+
 // Probes, lifecycle hooks and read-only mounts, which need a kubelet and
 // mounts of their own here: said, never dropped.
 // readOnly mounts are enforced in a replica's sandbox; the node agent
