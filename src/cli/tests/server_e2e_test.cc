@@ -218,7 +218,8 @@ spec:
 )y")});
   ASSERT_EQ(applied.exit_code, 0) << applied.output;
   fs::path data = home_ / "claims" / "default" / "checkpoints";
-  ASSERT_TRUE(Eventually([&] { return fs::exists(data / "copied"); }));
+  // cp makes the file before it writes it: waited for whole.
+  ASSERT_TRUE(Eventually([&] { return !ReadFile(data / "copied").empty(); }));
   EXPECT_EQ(ReadFile(data / "copied"), "hunter2");
   CommandResult deleted = Kubectl({"delete", "pvc", "checkpoints", "--wait=false"});
   ASSERT_EQ(deleted.exit_code, 0) << deleted.output;
