@@ -69,7 +69,13 @@ void ValidateTrialParameters(const ExperimentSpec& spec, ValidationResult& out) 
   }
 }
 
-bool ValidateSource(const TrialTemplate& t, ValidationResult& out) {
+// Where an experiment is created: its own namespace, or the default one
+// that a manifest without one goes to.
+std::string NamespaceOf(const Experiment& experiment) {
+  return experiment.metadata.namespace_.empty() ? "default" : experiment.metadata.namespace_;
+}
+
+bool ValidateSource(const TrialTemplate& t, const std::string& namespace_, ValidationResult& out) {
   bool inline_spec = !t.trial_spec.is_null();
   if (!inline_spec && !t.config_map) {
     Error(out,
@@ -90,6 +96,18 @@ bool ValidateSource(const TrialTemplate& t, ValidationResult& out) {
     Error(out, FieldError::Required(
                    kTemplate.Child("configMap"),
                    "configMapName, configMapNamespace and templatePath must be specified"));
+    return false;
+  }
+  // Katib reads the ConfigMap with its controller's rights, whatever
+  // namespace it names: a user could read another namespace's template
+  // (and the secrets it holds) through an experiment. Only the
+  // experiment's own namespace is read here.
+  if (t.config_map && t.config_map->config_map_namespace != namespace_) {
+    Error(out, FieldError::Forbidden(
+                   kTemplate.Child("configMap").Child("configMapNamespace"),
+                   fmt::format("must be the experiment's own namespace, {:?}: an experiment reads "
+                               "its trial template from no other; put the ConfigMap in {}",
+                               namespace_, namespace_)));
     return false;
   }
   return true;
@@ -198,7 +216,7 @@ void ValidateTrialTemplate(const Experiment& experiment, const std::optional<tun
                                     "successCondition and failureCondition must be specified"));
   }
   ValidateTrialParameters(spec, out);
-  if (!ValidateSource(t, out) || t.trial_spec.is_null()) return;
+  if (!ValidateSource(t, NamespaceOf(experiment), out) || t.trial_spec.is_null()) return;
   // The ConfigMap source is read when the experiment starts; its document is
   // checked then, by the same rules.
   FieldPath path = kTemplate.Child("trialSpec");

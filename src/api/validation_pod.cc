@@ -1,5 +1,6 @@
 // Validation of pod templates: containers, env, ports, resources, volumes
 // and placement, following Kubernetes' core/v1 rules.
+#include <arpa/inet.h>
 #include <fmt/format.h>
 
 #include <charconv>
@@ -484,6 +485,49 @@ void ValidateResourceList(const ResourceList& list, const FieldPath& path, Valid
   }
 }
 
+bool IsIpAddress(const std::string& text) {
+  unsigned char addr[16];
+  return inet_pton(AF_INET, text.c_str(), addr) == 1 ||
+         inet_pton(AF_INET6, text.c_str(), addr) == 1;
+}
+
+// hostAliases as kube-apiserver checks them: each an IP address and host
+// names that are DNS-1123 subdomains. They become lines of the pod's
+// /etc/hosts, which nothing else may be smuggled into.
+void ValidateHostAliases(const Json& spec_extra, const FieldPath& path, ValidationResult& out) {
+  const Json* aliases = FindAt(spec_extra, {"hostAliases"});
+  if (aliases == nullptr || aliases->is_null()) return;
+  FieldPath at = path.Child("hostAliases");
+  if (!aliases->is_array()) {
+    out.errors.push_back(FieldError::Invalid(at, aliases->dump(), "must be a list"));
+    return;
+  }
+  for (size_t i = 0; i < aliases->size(); ++i) {
+    const Json& alias = (*aliases)[i];
+    FieldPath item = at.Index(static_cast<int64_t>(i));
+    std::string ip = StringAt(alias, "ip");
+    if (!IsIpAddress(ip)) {
+      out.errors.push_back(FieldError::Invalid(
+          item.Child("ip"), ip, "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"));
+    }
+    const Json* names = FindAt(alias, {"hostnames"});
+    if (names == nullptr || names->is_null()) continue;
+    if (!names->is_array()) {
+      out.errors.push_back(
+          FieldError::Invalid(item.Child("hostnames"), names->dump(), "must be a list"));
+      continue;
+    }
+    for (size_t j = 0; j < names->size(); ++j) {
+      FieldPath name_path = item.Child("hostnames").Index(static_cast<int64_t>(j));
+      std::string name =
+          (*names)[j].is_string() ? (*names)[j].get<std::string>() : (*names)[j].dump();
+      for (const std::string& p : Dns1123SubdomainProblems(name)) {
+        out.errors.push_back(FieldError::Invalid(name_path, name, p));
+      }
+    }
+  }
+}
+
 void ValidatePodTemplate(const PodTemplateSpec& pod, const FieldPath& path,
                          const PodTemplateRules& rules, ValidationResult& out) {
   FieldPath spec_path = path.Child("spec");
@@ -529,6 +573,7 @@ void ValidatePodTemplate(const PodTemplateSpec& pod, const FieldPath& path,
         "may not be set for non-init containers"));
   }
   WarnUnheededUser(spec.extra, spec_path, out);
+  ValidateHostAliases(spec.extra, spec_path, out);
   if (spec.restart_policy.empty()) {
     if (rules.restart_policy_required) {
       out.errors.push_back(FieldError::Required(

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include "cli/engine_backend.h"
 #include "cli/run_command.h"
 #include "cli/stop_on_signals.h"
+#include "common/loopback.h"
 #include "engine/engine.h"
 #include "engine/inventory.h"
 #include "server/auth.h"
@@ -76,13 +78,9 @@ std::string UrlHost(const std::string& address) {
   return address.find(':') != std::string::npos ? "[" + address + "]" : address;
 }
 
-bool IsLoopback(const std::string& address) {
-  return address == "localhost" || address == "::1" || address.starts_with("127.");
-}
-
 // Who may do what, from --token-file; nobody checked without one.
 Result<std::optional<server::Authorizer>> LoadAuth(const ServerOptions& options) {
-  if (options.token_file.empty() && !IsLoopback(options.address) &&
+  if (options.token_file.empty() && !IsLoopbackHost(options.address) &&
       !options.allow_unauthenticated) {
     return InvalidArgumentError(fmt::format(
         "--address {} can be reached from other hosts, and without --token-file anyone who "
@@ -100,9 +98,19 @@ Result<std::optional<server::Authorizer>> LoadAuth(const ServerOptions& options)
   return std::optional<server::Authorizer>(std::move(auth));
 }
 
+// Every connection, idle or slow, holds a descriptor: the soft limit (often
+// 1,024) is raised to the hard one, as Go's runtime does for its servers.
+void RaiseDescriptorLimit() {
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur >= files.rlim_max) return;
+  files.rlim_cur = files.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &files);
+}
+
 }  // namespace
 
 int RunServer(const ServerOptions& options) {
+  RaiseDescriptorLimit();
   // Bad flags change nothing: checked before any state is made.
   Result<std::optional<server::Authorizer>> loaded = LoadAuth(options);
   if (!loaded.ok()) {
@@ -229,7 +237,7 @@ int RunServer(const ServerOptions& options) {
     }
     fmt::print(stderr, "trainyard server: serving the API on {}{}\n", url,
                options.api_only ? " (API only: nothing runs what it stores)" : "");
-    if (!IsLoopback(options.address)) {
+    if (!IsLoopbackHost(options.address)) {
       fmt::print(stderr, "  listening on {}:{}{}{}\n", UrlHost(options.address), *port,
                  everywhere ? " (every interface)" : "",
                  auth ? "" : ", with no authentication (--allow-unauthenticated)");

@@ -9,6 +9,7 @@
 #include "api/katib_space.h"
 #include "api/object.h"
 #include "api/validation.h"
+#include "common/held_dir.h"
 #include "common/strings.h"
 #include "controller/events.h"
 #include "controller/experiment_trials.h"
@@ -309,9 +310,9 @@ Status ForgetExperiment(const ExperimentReconcilerOptions& options, const store:
     // A trial's process may still be writing there as it stops: a failure
     // is an error, so the experiment is forgotten again after a back-off.
     std::string dirs = ExperimentTrialDirs(options.trial_dirs, key.namespace_, key.name);
-    std::error_code ec;
-    std::filesystem::remove_all(dirs, ec);
-    if (ec) return UnavailableError(fmt::format("cannot remove {}: {}", dirs, ec.message()));
+    // What the trials' replicas shaped goes without a link of theirs
+    // being followed.
+    RETURN_IF_ERROR(RemoveTree(dirs));
   }
   return DeleteEventsOf(*options.store, key);
 }

@@ -16,6 +16,14 @@ Result<api::Json> TrialTemplateDocument(const store::ObjectStore& store,
   const api::TrialTemplate& t = *experiment.spec.trial_template;
   if (!t.config_map) return t.trial_spec;
   const api::ConfigMapSource& source = *t.config_map;
+  // Admission refuses another namespace's ConfigMap; an experiment stored
+  // before it did is never given one either.
+  if (source.config_map_namespace != experiment.metadata.namespace_) {
+    return FailedPreconditionError(
+        fmt::format("spec.trialTemplate.configMap.configMapNamespace: must be the experiment's own "
+                    "namespace, {:?}: put the ConfigMap there",
+                    experiment.metadata.namespace_));
+  }
   Result<api::Json> map =
       store.Get({"ConfigMap", source.config_map_namespace, source.config_map_name});
   if (!map.ok()) {

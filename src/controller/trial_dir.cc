@@ -2,12 +2,15 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <vector>
 
 #include "api/names.h"
+#include "common/artifact_files.h"
+#include "common/held_dir.h"
 #include "tune/sampler.h"
 
 namespace trainyard::controller {
@@ -23,6 +26,33 @@ Status Sync(const fs::path& path) {
   bool ok = ::fsync(fd) == 0;
   ::close(fd);
   return ok ? OkStatus() : UnavailableError(fmt::format("cannot sync {}", path.string()));
+}
+
+// Copies the regular file `from` to the new file `to`, read from one
+// descriptor: what a replica shaped there is never followed (a link swapped
+// in midway), nor a file of another's it linked to by a hard link.
+Status CopyRegularFile(const fs::path& from, const fs::path& to) {
+  Result<OpenedArtifact> source = OpenRegularFile(from.string());
+  struct stat st {};
+  if (!source.ok() || fstat(source->fd.get(), &st) != 0 || st.st_nlink != 1) {
+    return OkStatus();  // not a file of its own: not copied
+  }
+  Fd target(
+      ::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 0777));
+  if (target.get() < 0) return UnavailableError(fmt::format("cannot create {}", to.string()));
+  constexpr int64_t kStep = 1 << 20;
+  for (int64_t at = 0; at < source->size; at += kStep) {
+    std::string bytes = ReadAt(*source, at, std::min(kStep, source->size - at));
+    if (bytes.empty()) break;
+    for (std::string_view left = bytes; !left.empty();) {
+      ssize_t n = ::write(target.get(), left.data(), left.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return UnavailableError(fmt::format("cannot write {}", to.string()));
+      left.remove_prefix(static_cast<size_t>(n));
+    }
+  }
+  return ::fsync(target.get()) == 0 ? OkStatus()
+                                    : UnavailableError(fmt::format("cannot sync {}", to.string()));
 }
 
 // Copies the tree `from` to the new directory `to`, file by file, and syncs
@@ -42,8 +72,7 @@ Status CopyTree(const fs::path& from, const fs::path& to, const std::atomic<bool
       fs::create_directory(target, ec);
       dirs.push_back(target);
     } else if (fs::is_regular_file(status)) {
-      fs::copy_file(it->path(), target, ec);
-      if (!ec) RETURN_IF_ERROR(Sync(target));
+      RETURN_IF_ERROR(CopyRegularFile(it->path(), target));
     }
     if (ec) break;
   }
@@ -88,7 +117,7 @@ Status PrepareTrialDir(const TrialDir& dir, bool* parent_missing, const std::ato
         fmt::format("cannot create {}: {}", target.parent_path().string(), ec.message()));
   }
   fs::path partial = target.string() + ".copying";
-  fs::remove_all(partial, ec);
+  RETURN_IF_ERROR(RemoveTree(partial.string()));
   *parent_missing = !dir.parent_path.empty() && !fs::is_directory(dir.parent_path, ec);
   bool copy = !dir.parent_path.empty() && !*parent_missing;
   Status copied = OkStatus();

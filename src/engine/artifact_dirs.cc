@@ -15,6 +15,7 @@
 #include "api/registry.h"
 #include "api/tracking.h"
 #include "common/artifact_files.h"
+#include "common/held_dir.h"
 
 namespace trainyard::engine {
 namespace {
@@ -130,9 +131,10 @@ struct ArtifactDirs::Emptier {
       std::string dir = std::move(trash.front());
       trash.pop_front();
       lock.unlock();
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-      if (ec) fmt::print(stderr, "trainyard: cannot remove {}: {}\n", dir, ec.message());
+      // A replica's files: no link of theirs is followed.
+      if (Status removed = RemoveTree(dir); !removed.ok()) {
+        fmt::print(stderr, "trainyard: cannot remove {}: {}\n", dir, removed.message());
+      }
       lock.lock();
     }
   }

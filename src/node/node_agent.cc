@@ -286,7 +286,7 @@ void NodeAgent::RemovePodFiles(const Replica& replica) {
 void NodeAgent::RemoveMemoryVolumes() {
   std::error_code ec;
   for (auto& [key, replica] : replicas_) {
-    if (!replica.volumes.memory.empty()) fs::remove_all(replica.volumes.memory, ec);
+    if (!replica.volumes.memory.empty()) (void)RemoveTree(replica.volumes.memory);
   }
 }
 
@@ -379,8 +379,9 @@ Result<runtime::ProcessSpec> NodeAgent::SpecOf(const api::Pod& pod, Replica& rep
   }
   RETURN_IF_ERROR(CheckHostPaths(pod, options_.host_access, *options_.store));
   replica.volumes = VolumeDirsOf(pod);
-  ASSIGN_OR_RETURN(Mounts mounts, PrepareVolumes(pod, container, replica.volumes, *options_.store));
   std::optional<runtime::Credentials> user = options_.run_as.For(pod.metadata.namespace_);
+  ASSIGN_OR_RETURN(Mounts mounts, PrepareVolumes(pod, container, replica.volumes, FileOwnerOf(user),
+                                                 *options_.store));
   if (owner && !options_.artifacts_dir.empty()) {
     ASSIGN_OR_RETURN(Mount output, PrepareOutputDir(options_.artifacts_dir, pod.metadata.namespace_,
                                                     *owner, user));
@@ -432,12 +433,11 @@ Result<runtime::ProcessSpec> NodeAgent::SpecOf(const api::Pod& pod, Replica& rep
 Result<std::vector<std::string>> NodeAgent::SandboxFor(const api::Pod& pod, const Replica& replica,
                                                        const Mounts& mounts) const {
   const std::string& hosts = replica.volumes.hosts_file;
-  std::error_code ec;
-  fs::create_directories(fs::path(hosts).parent_path(), ec);
-  std::ofstream out(hosts, std::ios::trunc);
-  out << HostsFileOf(pod, options_.host);
-  out.close();
-  if (!out) return UnavailableError(fmt::format("cannot write the pod's hosts file {}", hosts));
+  if (Status written = WriteHostsFile(replica.volumes, HostsFileOf(pod, options_.host));
+      !written.ok()) {
+    return UnavailableError(
+        fmt::format("cannot write the pod's hosts file {}: {}", hosts, written.message()));
+  }
   return SandboxArgs(options_.sandboxes->bwrap(),
                      {.hostname = PodHostname(pod), .mounts = mounts, .hosts_file = hosts});
 }

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "api/pod_security.h"
+#include "common/held_dir.h"
 
 namespace trainyard::node {
 namespace {
@@ -68,12 +69,11 @@ Status CheckHostPaths(const api::Pod& pod, const HostAccess& access,
 Status GivePodFiles(const api::Pod& pod, const PodVolumeDirs& dirs, const std::string& pods_dir,
                     const HostAccess& access, const runtime::Credentials& user) {
   std::error_code ec;
+  // The pod's folder stays trainyard's (volumes.h): its way is opened, and
+  // what in it is the user's was handed over as it was made.
   fs::path pod_dir = fs::path(dirs.disk).parent_path();
-  if (fs::exists(pod_dir, ec)) {
+  if (fs::exists(pod_dir, ec))
     RETURN_IF_ERROR(OpenTheWay(fs::path(pods_dir).parent_path(), pod_dir));
-    RETURN_IF_ERROR(runtime::GiveTree(pod_dir.string(), user));
-  }
-  if (fs::exists(dirs.memory, ec)) RETURN_IF_ERROR(runtime::GiveTree(dirs.memory, user));
   for (const api::Volume& volume : pod.spec.volumes) {
     if (volume.persistent_volume_claim && !dirs.claims.empty()) {
       ASSIGN_OR_RETURN(std::string claim, ClaimDir(dirs.claims, pod.metadata.namespace_,
@@ -94,7 +94,7 @@ Status GivePodFiles(const api::Pod& pod, const PodVolumeDirs& dirs, const std::s
     std::optional<fs::path> own = OwnRoot(path, pod.metadata.namespace_, access.own_dirs);
     if (!own || !fs::exists(path, ec)) continue;
     RETURN_IF_ERROR(OpenTheWay(own->parent_path(), path));
-    RETURN_IF_ERROR(runtime::GiveTree(path, user));
+    RETURN_IF_ERROR(GiveTree(path, FileOwner{user.uid, user.gid}));
   }
   return OkStatus();
 }
@@ -110,6 +110,11 @@ Status GiveOutputDir(const std::string& root, const std::string& dir,
     return UnavailableError(fmt::format("cannot hand {} to user {}", dir, user.name));
   }
   return OkStatus();
+}
+
+std::optional<FileOwner> FileOwnerOf(const std::optional<runtime::Credentials>& user) {
+  if (!user || user->uid == geteuid()) return std::nullopt;
+  return FileOwner{user->uid, user->gid};
 }
 
 void UseHomeOf(const runtime::Credentials& user, const api::Container& container, EnvList& env) {

@@ -33,8 +33,9 @@ struct HostAccess {
 Status CheckHostPaths(const api::Pod& pod, const HostAccess& access,
                       const store::ObjectStore& store);
 
-// Hands `user` what its pod writes: the pod's own folder (under
-// `pods_dir`), its memory volumes, its claims' folders, and trainyard's own
+// Opens the way for `user` to what its pod uses: the pod's own folder
+// (under `pods_dir`, trainyard's; its volumes were handed over as they
+// were made), and hands it its claims' folders and trainyard's own
 // folders it mounts; the folders above them become traversable (0711),
 // never listable.
 Status GivePodFiles(const api::Pod& pod, const PodVolumeDirs& dirs, const std::string& pods_dir,
@@ -44,6 +45,10 @@ Status GivePodFiles(const api::Pod& pod, const PodVolumeDirs& dirs, const std::s
 // the folder itself, and a way to it (0711) from above `root`.
 Status GiveOutputDir(const std::string& root, const std::string& dir,
                      const runtime::Credentials& user);
+
+// Whom the files a pod's volumes hold are handed to: `user`, unless it is
+// trainyard's own (or none).
+std::optional<FileOwner> FileOwnerOf(const std::optional<runtime::Credentials>& user);
 
 // HOME as the image would have it for `user` (its home in the user
 // database), unless the container sets HOME itself.

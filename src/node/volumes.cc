@@ -9,6 +9,7 @@
 
 #include "api/json.h"
 #include "api/names.h"
+#include "common/held_dir.h"
 #include "common/strings.h"
 #include "node/object_keys.h"
 
@@ -84,23 +85,10 @@ Result<fs::path> PathInside(const fs::path& dir, const std::string& relative, bo
 
 // A volume's own directory is named after it: only a DNS label (as
 // validation requires) can never name a path elsewhere.
-Result<fs::path> VolumeDir(const std::string& root, const std::string& volume) {
+Status VolumeName(const std::string& volume) {
   if (!api::Dns1123LabelProblems(volume).empty()) {
     return FailedPreconditionError(fmt::format(
         "volume \"{}\": the name must be a lowercase RFC 1123 label; rename the volume", volume));
-  }
-  return fs::path(root) / volume;
-}
-
-Status WriteFile(const fs::path& path, const std::string& content, int mode,
-                 const std::string& volume) {
-  RETURN_IF_ERROR(MakeDirectory(path.parent_path(), volume));
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << content;
-  out.close();
-  if (!out || chmod(path.c_str(), static_cast<mode_t>(mode)) != 0) {
-    return FailedPreconditionError(
-        fmt::format("volume {}: cannot write {}", volume, path.string()));
   }
   return OkStatus();
 }
@@ -123,14 +111,29 @@ KeyFiles KeyFilesOf(std::string_view kind, const std::string& name, const Source
           .optional = source.optional.value_or(false)};
 }
 
+// Where a key's file goes in `dir`: its folders made (trainyard's), and
+// its own name.
+Result<std::pair<HeldDir, std::string>> KeyFileAt(const HeldDir& dir, const std::string& path,
+                                                  const std::string& what) {
+  api::NameProblems problems = api::LocalDescendingPathProblems(path);
+  if (path.empty()) problems.push_back("must not be empty");
+  if (!problems.empty()) {
+    return FailedPreconditionError(fmt::format(
+        "{} \"{}\" {}; refusing to use a path outside the volume", what, path, problems.front()));
+  }
+  size_t slash = path.rfind('/');
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::string folders = slash == std::string::npos ? "" : path.substr(0, slash);
+  ASSIGN_OR_RETURN(HeldDir at, dir.Descend(folders, 0755));
+  return std::make_pair(std::move(at), std::move(name));
+}
+
 // A configMap or secret volume as files: every key, or the items listed,
-// each with its mode (defaultMode, else 0644, as the kubelet). Rewritten on
-// each start, so a restarted replica sees the object as it is now.
+// each with its mode (defaultMode, else 0644, as the kubelet) and handed
+// to the replica's user.
 Status PrepareKeyFiles(const api::Pod& pod, const api::Volume& volume, const KeyFiles& source,
-                       const fs::path& dir, const store::ObjectStore& store) {
-  std::error_code ec;
-  fs::remove_all(dir, ec);
-  RETURN_IF_ERROR(MakeDirectory(dir, volume.name));
+                       const HeldDir& dir, const std::optional<FileOwner>& owner,
+                       const store::ObjectStore& store) {
   ASSIGN_OR_RETURN(auto keys, ReadObjectKeys(store, source.kind, pod.metadata.namespace_,
                                              source.name, /*binary_data=*/true));
   // Named as kubectl names them: "configmap", "secret".
@@ -143,11 +146,19 @@ Status PrepareKeyFiles(const api::Pod& pod, const api::Volume& volume, const Key
                     volume.name, kind, source.name));
   }
   int default_mode = source.default_mode.value_or(0644);
+  auto write = [&](const std::string& path, const std::string& content, int mode,
+                   const std::string& what) -> Status {
+    ASSIGN_OR_RETURN(auto at,
+                     KeyFileAt(dir, path, fmt::format("volume {}: {}", volume.name, what)));
+    Status written = at.first.WriteFile(at.second, content, static_cast<mode_t>(mode), owner);
+    if (!written.ok()) {
+      return FailedPreconditionError(fmt::format("volume {}: {}", volume.name, written.message()));
+    }
+    return OkStatus();
+  };
   if (source.items->empty()) {
     for (const auto& [key, content] : *keys) {
-      ASSIGN_OR_RETURN(fs::path path, PathInside(dir, key, /*file=*/true,
-                                                 fmt::format("volume {}: key", volume.name)));
-      RETURN_IF_ERROR(WriteFile(path, content, default_mode, volume.name));
+      RETURN_IF_ERROR(write(key, content, default_mode, "key"));
     }
     return OkStatus();
   }
@@ -158,23 +169,37 @@ Status PrepareKeyFiles(const api::Pod& pod, const api::Volume& volume, const Key
       return NotFoundError(fmt::format("volume {}: {} \"{}\" has no key {}", volume.name, kind,
                                        source.name, item.key));
     }
-    ASSIGN_OR_RETURN(fs::path path,
-                     PathInside(dir, item.path, /*file=*/true,
-                                fmt::format("volume {}: items[].path", volume.name)));
-    RETURN_IF_ERROR(WriteFile(path, it->second, item.mode.value_or(default_mode), volume.name));
+    RETURN_IF_ERROR(write(item.path, it->second, item.mode.value_or(default_mode), "items[].path"));
   }
   return OkStatus();
 }
 
-// A secret volume lives in memory, as the kubelet keeps it on tmpfs: its
-// values never reach a disk. The pod's memory folder is the owner's alone.
-Result<fs::path> SecretDir(const PodVolumeDirs& dirs, const std::string& volume) {
-  RETURN_IF_ERROR(MakeDirectory(dirs.memory, volume));
-  if (chmod(dirs.memory.c_str(), 0700) != 0) {
-    return FailedPreconditionError(
-        fmt::format("volume {}: cannot make {} private", volume, dirs.memory));
-  }
-  return VolumeDir(dirs.memory, volume);
+// The pod's folder for volumes of one medium (on disk, or in memory),
+// trainyard's alone: only trainyard names what is in it.
+Result<HeldDir> VolumesRoot(const PodVolumeDirs& dirs, bool memory) {
+  if (memory) return HeldDir::OpenOwn(dirs.memory, 0711);
+  // The pod's folder above it too: its hosts file is written there.
+  ASSIGN_OR_RETURN(HeldDir pod, HeldDir::OpenOwn(fs::path(dirs.disk).parent_path().string(), 0711));
+  return pod.OwnChild(fs::path(dirs.disk).filename().string(), 0711);
+}
+
+// A configMap or secret volume's folder, made anew on each start (a
+// restarted replica sees the object as it is now): made whole while only
+// trainyard writes there, so nothing a replica left is followed; then, for
+// a secret, whose values no one else may read, handed to the replica's
+// user (a configMap's stays readable by all, mounted read-only anyway).
+Result<std::string> PrepareKeyVolume(const api::Pod& pod, const api::Volume& volume,
+                                     const KeyFiles& files, const PodVolumeDirs& dirs,
+                                     const std::optional<FileOwner>& owner,
+                                     const store::ObjectStore& store) {
+  bool secret = files.kind == "Secret";
+  RETURN_IF_ERROR(VolumeName(volume.name));
+  ASSIGN_OR_RETURN(HeldDir root, VolumesRoot(dirs, /*memory=*/secret));
+  RETURN_IF_ERROR(root.Remove(volume.name));
+  ASSIGN_OR_RETURN(HeldDir dir, root.Child(volume.name, secret ? 0700 : 0755));
+  RETURN_IF_ERROR(PrepareKeyFiles(pod, volume, files, dir, owner, store));
+  if (secret && owner) RETURN_IF_ERROR(GiveTree(dir.path(), *owner));
+  return dir.path();
 }
 
 // A claim's directory, made when its claim exists and is not being
@@ -212,29 +237,26 @@ Result<std::string> PrepareClaim(const api::Pod& pod, const api::Volume& volume,
 
 // Where `volume` lives on this machine, made ready.
 Result<std::string> PrepareVolume(const api::Pod& pod, const api::Volume& volume,
-                                  const PodVolumeDirs& dirs, const store::ObjectStore& store) {
+                                  const PodVolumeDirs& dirs, const std::optional<FileOwner>& owner,
+                                  const store::ObjectStore& store) {
   if (volume.host_path) {
     RETURN_IF_ERROR(PrepareHostPath(volume));
     return volume.host_path->path;
   }
   if (volume.empty_dir) {
-    bool memory = volume.empty_dir->medium == "Memory";
-    ASSIGN_OR_RETURN(fs::path dir, VolumeDir(memory ? dirs.memory : dirs.disk, volume.name));
-    RETURN_IF_ERROR(MakeDirectory(dir, volume.name));
-    return dir.string();
+    // The replica's user's from the start: trainyard never writes in it.
+    RETURN_IF_ERROR(VolumeName(volume.name));
+    ASSIGN_OR_RETURN(HeldDir root, VolumesRoot(dirs, volume.empty_dir->medium == "Memory"));
+    ASSIGN_OR_RETURN(HeldDir dir, root.Child(volume.name, 0750, owner));
+    return dir.path();
   }
-  // Emptied on each start: their names must never lead elsewhere.
   if (volume.config_map) {
-    ASSIGN_OR_RETURN(fs::path dir, VolumeDir(dirs.disk, volume.name));
     KeyFiles files = KeyFilesOf("ConfigMap", volume.config_map->name, *volume.config_map);
-    RETURN_IF_ERROR(PrepareKeyFiles(pod, volume, files, dir, store));
-    return dir.string();
+    return PrepareKeyVolume(pod, volume, files, dirs, owner, store);
   }
   if (volume.secret) {
-    ASSIGN_OR_RETURN(fs::path dir, SecretDir(dirs, volume.name));
     KeyFiles files = KeyFilesOf("Secret", volume.secret->secret_name, *volume.secret);
-    RETURN_IF_ERROR(PrepareKeyFiles(pod, volume, files, dir, store));
-    return dir.string();
+    return PrepareKeyVolume(pod, volume, files, dirs, owner, store);
   }
   if (volume.persistent_volume_claim) return PrepareClaim(pod, volume, dirs, store);
   std::string kind = !volume.extra.empty() ? volume.extra.begin().key() : "this";
@@ -242,6 +264,20 @@ Result<std::string> PrepareVolume(const api::Pod& pod, const api::Volume& volume
       "volume {}: {} volumes are not supported by the local engine; use hostPath, emptyDir, "
       "configMap, secret or persistentVolumeClaim",
       volume.name, kind));
+}
+
+// A subPath's folders in a volume a replica's user shapes (an emptyDir, a
+// claim): made from the volume's folder down without following a link,
+// and handed to that user.
+Status MakeSubPath(const std::string& volume_dir, const std::string& sub_path,
+                   const std::optional<FileOwner>& owner, const std::string& volume) {
+  Result<HeldDir> top = HeldDir::Open(volume_dir);
+  Result<HeldDir> made = top.ok() ? top->Descend(sub_path, 0750, owner) : top.status();
+  if (!made.ok()) {
+    return FailedPreconditionError(
+        fmt::format("volume {}: subPath {:?}: {}", volume, sub_path, made.status().message()));
+  }
+  return OkStatus();
 }
 
 // Where a path token may begin or end in a command line, an env value or
@@ -294,7 +330,8 @@ Result<std::string> MakeClaimDir(const std::string& claims, const std::string& n
 }
 
 Result<Mounts> PrepareVolumes(const api::Pod& pod, const api::Container& container,
-                              const PodVolumeDirs& dirs, const store::ObjectStore& store) {
+                              const PodVolumeDirs& dirs, const std::optional<FileOwner>& owner,
+                              const store::ObjectStore& store) {
   Mounts mounts;
   for (const api::VolumeMount& mount : container.volume_mounts) {
     auto volume = std::find_if(pod.spec.volumes.begin(), pod.spec.volumes.end(),
@@ -303,14 +340,17 @@ Result<Mounts> PrepareVolumes(const api::Pod& pod, const api::Container& contain
       return FailedPreconditionError(
           fmt::format("volumeMount {}: the pod has no volume of that name", mount.name));
     }
-    ASSIGN_OR_RETURN(std::string host, PrepareVolume(pod, *volume, dirs, store));
+    ASSIGN_OR_RETURN(std::string host, PrepareVolume(pod, *volume, dirs, owner, store));
     if (!mount.sub_path.empty()) {
       ASSIGN_OR_RETURN(fs::path sub,
                        PathInside(host, mount.sub_path, /*file=*/false,
                                   fmt::format("volumeMount {}: subPath", mount.name)));
+      if (volume->host_path) {
+        RETURN_IF_ERROR(MakeDirectory(sub, volume->name));  // the machine's, as the kubelet
+      } else if (!volume->config_map && !volume->secret) {
+        RETURN_IF_ERROR(MakeSubPath(host, mount.sub_path, owner, volume->name));
+      }
       host = sub.string();
-      if (!volume->config_map && !volume->secret)
-        RETURN_IF_ERROR(MakeDirectory(host, volume->name));
     }
     std::string path = mount.mount_path;
     while (path.size() > 1 && path.back() == '/') path.pop_back();
@@ -352,10 +392,17 @@ std::optional<std::string> TranslatePaths(std::string_view text, const Mounts& m
 }
 
 void RemoveVolumes(const PodVolumeDirs& dirs) {
+  // What replicas shaped, removed without following their links.
+  (void)RemoveTree(dirs.disk);
+  (void)RemoveTree(dirs.memory);
   std::error_code ec;
-  fs::remove_all(dirs.disk, ec);
-  fs::remove_all(dirs.memory, ec);
   if (!dirs.hosts_file.empty()) fs::remove(dirs.hosts_file, ec);
+}
+
+Status WriteHostsFile(const PodVolumeDirs& dirs, std::string_view content) {
+  fs::path path(dirs.hosts_file);
+  ASSIGN_OR_RETURN(HeldDir pod, HeldDir::OpenOwn(path.parent_path().string(), 0711));
+  return pod.WriteFile(path.filename().string(), content, 0644);
 }
 
 }  // namespace trainyard::node

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "api/pod_object.h"
+#include "common/held_dir.h"
 #include "common/status.h"
 #include "store/object_store.h"
 
@@ -54,8 +55,18 @@ Result<std::string> MakeClaimDir(const std::string& claims, const std::string& n
 // error names the volume and what to change; NOT_FOUND when what it needs
 // from the store (a ConfigMap, a Secret, a claim, a key of one) is not
 // there yet.
+// The pod's folders are trainyard's alone (0711), written as held_dir.h
+// says: an emptyDir is handed to `owner` (the replica's user, when it is
+// not trainyard's) as it is made, and trainyard never writes in it; a
+// configMap's or secret's files are made anew, whole, on each start, then
+// handed to `owner`.
 Result<Mounts> PrepareVolumes(const api::Pod& pod, const api::Container& container,
-                              const PodVolumeDirs& dirs, const store::ObjectStore& store);
+                              const PodVolumeDirs& dirs, const std::optional<FileOwner>& owner,
+                              const store::ObjectStore& store);
+
+// Writes the pod's hosts file (dirs.hosts_file), trainyard's and readable
+// by all, in the pod's folder, which is made trainyard's alone.
+Status WriteHostsFile(const PodVolumeDirs& dirs, std::string_view content);
 
 // `text` with every mount path that is a path or starts one replaced by
 // the host directory; the longest mount path wins. "--data=/data/x" ->
@@ -71,7 +82,7 @@ std::optional<std::string> TranslatePaths(std::string_view text, const Mounts& m
                                           size_t max_bytes = SIZE_MAX);
 
 // Removes a pod's emptyDir, configMap and secret volumes (never a
-// hostPath), and its hosts file.
+// hostPath), and its hosts file, following no link a replica made.
 void RemoveVolumes(const PodVolumeDirs& dirs);
 
 }  // namespace trainyard::node

@@ -12,6 +12,9 @@
 
 #include <cerrno>
 
+#include "server/elastic_pool.h"
+#include "server/request_reader.h"
+
 namespace trainyard::server {
 namespace {
 
@@ -47,7 +50,11 @@ void SetTimeout(int fd, int option, std::chrono::milliseconds timeout) {
 
 Connection::Connection(int fd, SSL* ssl, std::chrono::milliseconds read_timeout,
                        std::chrono::milliseconds write_timeout)
-    : fd_(fd), ssl_(ssl), read_timeout_(read_timeout), write_timeout_(write_timeout) {
+    : fd_(fd),
+      ssl_(ssl),
+      read_timeout_(read_timeout),
+      write_timeout_(write_timeout),
+      handshaken_(ssl == nullptr) {
   // What blocks past them fails, as httplib's own streams do: a client
   // that stops reading or sends half a record holds no thread for long.
   SetTimeout(fd_, SO_RCVTIMEO, read_timeout_);
@@ -57,9 +64,11 @@ Connection::Connection(int fd, SSL* ssl, std::chrono::milliseconds read_timeout,
 Connection::~Connection() {
   if (current == this) current = nullptr;
   if (ssl_ != nullptr) {
-    if (!taken_) SSL_shutdown(ssl_);
+    if (!taken_ && handshaken_) SSL_shutdown(ssl_);
     SSL_free(ssl_);
   }
+  ::shutdown(fd_, SHUT_RDWR);
+  ::close(fd_);
 }
 
 Connection* Connection::Current() { return current; }
@@ -117,16 +126,55 @@ ssize_t Connection::read(char* ptr, size_t size) {
 ssize_t Connection::ReadFor(char* ptr, size_t size, std::chrono::milliseconds wait) {
   if (buffer_at_ == buffer_.size()) {
     if (!HasBuffered() && !Poll(POLLIN, wait)) return -2;
-    buffer_.resize(kReadBlock);
-    ssize_t n = ReadSocket(buffer_.data(), buffer_.size());
-    buffer_.resize(n > 0 ? static_cast<size_t>(n) : 0);
-    buffer_at_ = 0;
+    ssize_t n = Fill(kReadBlock);
     if (n <= 0) return n == -2 && !taken_ ? -1 : n;
   }
   size_t n = std::min(size, buffer_.size() - buffer_at_);
   std::copy_n(buffer_.data() + buffer_at_, n, ptr);
   buffer_at_ += n;
   return static_cast<ssize_t>(n);
+}
+
+ssize_t Connection::Fill(size_t max) {
+  if (buffer_at_ == buffer_.size()) {
+    buffer_.clear();
+    buffer_at_ = 0;
+  }
+  size_t got = 0;
+  // A TLS record is decrypted whole: what is left of one once `max` is
+  // reached is read too, as no poll would tell of it.
+  while (got < max || (ssl_ != nullptr && SSL_pending(ssl_) > 0)) {
+    size_t at = buffer_.size();
+    buffer_.resize(at + kReadBlock);
+    ssize_t n = ReadSocket(buffer_.data() + at, kReadBlock);
+    buffer_.resize(at + (n > 0 ? static_cast<size_t>(n) : 0));
+    if (n <= 0) return got > 0 ? static_cast<ssize_t>(got) : n;
+    got += static_cast<size_t>(n);
+  }
+  return static_cast<ssize_t>(got);
+}
+
+std::string_view Connection::Unread() const { return std::string_view(buffer_).substr(buffer_at_); }
+
+void Connection::ReplaceUnread(size_t size, std::string_view head) {
+  buffer_.replace(buffer_at_, size, head);
+}
+
+void Connection::SetBlocking(bool blocking) {
+  int flags = fcntl(fd_, F_GETFL);
+  fcntl(fd_, F_SETFL, blocking ? flags & ~O_NONBLOCK : flags | O_NONBLOCK);
+}
+
+int Connection::Handshake() {
+  if (handshaken_) return 1;
+  int rc = SSL_accept(ssl_);
+  if (rc == 1) {
+    handshaken_ = true;
+    return 1;
+  }
+  int error = SSL_get_error(ssl_, rc);
+  ERR_clear_error();
+  return error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE ? 0 : -1;
 }
 
 ssize_t Connection::write(const char* ptr, size_t size) {
@@ -190,22 +238,10 @@ void Connection::get_local_ip_and_port(std::string& ip, int& port) const {
   AddressOf(fd_, false, ip, port);
 }
 
-bool Connection::WaitForRequest(std::chrono::milliseconds timeout,
-                                const std::atomic<int>& listening) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (listening.load() != -1) {
-    if (HasBuffered()) return true;
-    if (Poll(POLLIN, std::chrono::milliseconds(100))) {
-      char byte;
-      ssize_t n = recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-      return n > 0;  // 0: the peer closed; an error: no request comes
-    }
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-  }
-  return false;
-}
+ConnectionServer::ConnectionServer(ConnectionLimits limits) : limits_(limits) {}
 
 ConnectionServer::~ConnectionServer() {
+  StopServing();
   if (tls_ != nullptr) SSL_CTX_free(tls_);
 }
 
@@ -227,38 +263,53 @@ Status ConnectionServer::UseTls(const std::string& cert_file, const std::string&
   return OkStatus();
 }
 
-void ConnectionServer::WidenBacklog() { ::listen(svr_sock_, SOMAXCONN); }
+Status ConnectionServer::Start() {
+  ::listen(svr_sock_, SOMAXCONN);
+  pool_ = std::make_unique<ElasticPool>(limits_.max_threads);
+  reader_ = std::make_unique<RequestReader>(
+      limits_, std::chrono::seconds(keep_alive_timeout_sec_),
+      [this](std::unique_ptr<Connection> connection) {
+        // A std::function must be copyable: the connection travels in a
+        // shared_ptr, and is taken out by the one call.
+        auto held = std::make_shared<std::unique_ptr<Connection>>(std::move(connection));
+        pool_->enqueue([this, held] { Serve(std::move(*held)); });
+      });
+  return reader_->Start();
+}
+
+void ConnectionServer::StopServing() {
+  if (reader_) reader_->Stop();
+  if (pool_) pool_->shutdown();
+}
 
 bool ConnectionServer::process_and_close_socket(int sock) {
   std::chrono::milliseconds read_timeout(read_timeout_sec_ * 1000 + read_timeout_usec_ / 1000);
   std::chrono::milliseconds write_timeout(write_timeout_sec_ * 1000 + write_timeout_usec_ / 1000);
   SSL* ssl = nullptr;
-  bool ok = true;
   if (tls_ != nullptr) {
     ssl = SSL_new(tls_);
-    SetTimeout(sock, SO_RCVTIMEO, read_timeout);
-    SetTimeout(sock, SO_SNDTIMEO, write_timeout);
-    ok = ssl != nullptr && SSL_set_fd(ssl, sock) == 1 && SSL_accept(ssl) == 1;
-    ERR_clear_error();
-  }
-  if (ok) {
-    Connection connection(sock, ssl, read_timeout, write_timeout);
-    ssl = nullptr;  // the connection's
-    std::chrono::milliseconds keep_alive(keep_alive_timeout_sec_ * 1000);
-    for (size_t left = keep_alive_max_count_; left > 0; --left) {
-      if (!connection.WaitForRequest(keep_alive, svr_sock_)) break;
-      bool closed = false;
-      current = &connection;
-      ok = process_request(connection, left == 1, closed, nullptr);
-      current = nullptr;
-      if (!ok || closed || connection.taken()) break;
+    if (ssl == nullptr || SSL_set_fd(ssl, sock) != 1) {
+      if (ssl != nullptr) SSL_free(ssl);
+      ERR_clear_error();
+      ::close(sock);
+      return false;
     }
-  } else if (ssl != nullptr) {
-    SSL_free(ssl);
   }
-  ::shutdown(sock, SHUT_RDWR);
-  ::close(sock);
-  return ok;
+  auto connection = std::make_unique<Connection>(sock, ssl, read_timeout, write_timeout);
+  connection->requests_left = keep_alive_max_count_;
+  if (reader_ == nullptr) return false;  // closed with the connection
+  reader_->Add(std::move(connection), /*fresh=*/true);
+  return true;
+}
+
+void ConnectionServer::Serve(std::unique_ptr<Connection> connection) {
+  connection->SetBlocking(true);
+  bool closed = false;
+  current = connection.get();
+  bool ok = process_request(*connection, connection->requests_left <= 1, closed, nullptr);
+  current = nullptr;
+  if (!ok || closed || connection->taken() || --connection->requests_left == 0) return;
+  reader_->Add(std::move(connection), /*fresh=*/false);
 }
 
 }  // namespace trainyard::server

@@ -1,12 +1,15 @@
 // The server's connections, plain or TLS, read and written by trainyard
-// rather than by httplib, so that a request may take its connection over
-// (an upgrade to WebSocket for `kubectl exec`), which httplib 0.11 (Debian
-// 12's) cannot do: the Connection is the httplib::Stream each request on it
-// is processed from, and the request that takes it goes on reading and
-// writing it after its handler's response would have been sent.
+// rather than by httplib, for two reasons httplib 0.11 (Debian 12's) has no
+// answer to:
+// - a request may take its connection over (an upgrade to WebSocket for
+//   `kubectl exec`) and go on reading and writing it after its handler's
+//   response would have been sent;
+// - a connection holds no thread while it waits for a request: the
+//   RequestReader (request_reader.h) completes TLS handshakes and reads
+//   each request whole, within deadlines, before a thread serves it, so
+//   clients that send slowly, or not at all, take no thread from others.
 // ConnectionServer is httplib's server with its per-connection loop
-// replaced by ours; everything else (routing, parsing, the thread pool) is
-// httplib's.
+// replaced by ours; routing and parsing stay httplib's.
 #pragma once
 
 #include <httplib.h>
@@ -14,19 +17,27 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "common/status.h"
+#include "server/request_framing.h"
 
 namespace trainyard::server {
 
+class ElasticPool;
+class RequestReader;
+
 class Connection final : public httplib::Stream {
  public:
-  // `ssl` null: plain. Takes the SSL object (freed here); never the fd.
+  // `ssl` null: plain; else one set on `fd`, its handshake still to come
+  // (Handshake). Takes both: the connection is closed with it.
   Connection(int fd, SSL* ssl, std::chrono::milliseconds read_timeout,
              std::chrono::milliseconds write_timeout);
   ~Connection() override;
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
 
   // The connection processing this thread's request, while it is
   // processed; null elsewhere.
@@ -60,10 +71,21 @@ class Connection final : public httplib::Stream {
   // the connection under the client's last read.
   void Linger(std::chrono::milliseconds wait);
 
-  // Waits for a request to begin, up to `timeout`, checking every 100 ms
-  // that the server still listens (`listening`, its socket, is -1 once it
-  // stops); false when none came, the peer closed, or the server stopped.
-  bool WaitForRequest(std::chrono::milliseconds timeout, const std::atomic<int>& listening);
+  // For the RequestReader, with the socket non-blocking (SetBlocking):
+  // one step of the TLS handshake: 1 done (or plain), 0 to be continued
+  // when the socket is readable, -1 failed.
+  int Handshake();
+  // Reads what the socket has, up to `max` bytes, after what is buffered:
+  // > 0 bytes, 0 when the peer closed, -1 on an error, -2 when nothing
+  // is there.
+  ssize_t Fill(size_t max);
+  // What was received and not yet read.
+  std::string_view Unread() const;
+  // Replaces the first `size` unread bytes (a request's head) with `head`.
+  void ReplaceUnread(size_t size, std::string_view head);
+  void SetBlocking(bool blocking);
+  // How many more requests may be served on it (keep-alive's bound).
+  size_t requests_left = 0;
 
  private:
   ssize_t ReadSocket(char* ptr, size_t size);
@@ -73,6 +95,7 @@ class Connection final : public httplib::Stream {
   SSL* ssl_;
   std::chrono::milliseconds read_timeout_;
   std::chrono::milliseconds write_timeout_;
+  bool handshaken_;
   bool taken_ = false;
   std::chrono::milliseconds write_deadline_{0};
   // httplib reads a request's head a byte at a time: read in blocks.
@@ -80,20 +103,47 @@ class Connection final : public httplib::Stream {
   size_t buffer_at_ = 0;
 };
 
+struct ConnectionLimits {
+  size_t max_threads = 1024;  // serving requests, watches and exec sessions
+  // From a connection's first byte (its TLS handshake included) until its
+  // request's head is whole, as Go's ReadHeaderTimeout.
+  std::chrono::milliseconds head_timeout{15'000};
+  // From a request's head until its body is whole.
+  std::chrono::milliseconds body_timeout{60'000};
+  // Bodies being received, all connections together; past it, reading
+  // waits for room.
+  size_t max_buffered_bytes = 256u << 20;
+  FramingLimits framing;
+  // The whole response (status line on) to a request whose body is over
+  // framing.max_body_bytes, given its head: sent without reading the body,
+  // and the connection closed. Unset: a plain 413.
+  std::function<std::string(std::string_view head)> refuse_too_large;
+};
+
 class ConnectionServer final : public httplib::Server {
  public:
-  ConnectionServer() = default;
+  explicit ConnectionServer(ConnectionLimits limits);
   ~ConnectionServer() override;
 
   // Serves TLS with this certificate chain and key.
   Status UseTls(const std::string& cert_file, const std::string& key_file);
-  // What httplib listen()s with is too short a backlog for a burst of
-  // clients; Linux lets it be raised on the listening socket.
-  void WidenBacklog();
+  // After binding: widens the listening backlog (httplib's is too short
+  // for a burst of clients) and starts reading requests.
+  Status Start();
+  // After httplib's stop(): closes every waiting connection, and waits
+  // for the requests being served.
+  void StopServing();
 
  private:
   bool process_and_close_socket(int sock) override;
+  // Serves the whole request `connection` holds, on a pool thread, then
+  // hands it back to wait for its next one.
+  void Serve(std::unique_ptr<Connection> connection);
+
+  ConnectionLimits limits_;
   SSL_CTX* tls_ = nullptr;
+  std::unique_ptr<ElasticPool> pool_;
+  std::unique_ptr<RequestReader> reader_;
 };
 
 }  // namespace trainyard::server

@@ -7,11 +7,14 @@
 #include <cstring>
 #include <mutex>
 
+#include "common/loopback.h"
 #include "common/strings.h"
 #include "server/api_path.h"
 #include "server/connection.h"
 #include "server/elastic_pool.h"
 #include "server/exec_session.h"
+#include "server/peer_owner.h"
+#include "server/request_framing.h"
 #include "server/stream_slots.h"
 #include "server/websocket.h"
 
@@ -32,10 +35,6 @@ void OfferGzipAtMost(const httplib::Request& req) {
   if (gzip) headers.emplace("Accept-Encoding", "gzip");
 }
 
-bool IsLoopbackName(std::string_view host) {
-  return host == "localhost" || host == "[::1]" || host == "::1" || host.starts_with("127.");
-}
-
 // The 403 for a request a web page made behind its user's back: one from
 // another origin (a browser names it in Origin; the API's own pages are
 // same-origin), or, on a loopback server, one whose Host is not loopback
@@ -51,9 +50,7 @@ std::optional<ApiError> ForeignRequest(const httplib::Request& req, bool loopbac
                                     origin, host));
   }
   if (loopback && !host.empty()) {
-    size_t colon = host.starts_with('[') ? host.find(']') + 1 : host.rfind(':');
-    std::string_view name = std::string_view(host).substr(0, colon);
-    if (!IsLoopbackName(name)) {
+    if (!IsLoopbackHost(HostWithoutPort(host))) {
       return MakeApiError(403, "Forbidden",
                           fmt::format("Host {:?}: this server listens on loopback and answers "
                                       "requests for 127.0.0.1 or localhost alone",
@@ -70,11 +67,18 @@ std::string_view QueryOf(const std::string& target) {
   return q == std::string::npos ? std::string_view() : std::string_view(target).substr(q + 1);
 }
 
+// The Content-Type as the client sent it (request_framing.h renames a
+// form's, so that httplib leaves its body alone).
+std::string ContentTypeOf(const httplib::Request& req) {
+  std::string type = req.get_header_value("Content-Type");
+  return type == kUnparsedForm ? "application/x-www-form-urlencoded" : type;
+}
+
 ApiRequest ToApiRequest(const httplib::Request& req) {
   ApiRequest out{.method = req.method,
                  .path = req.path,
                  .query = ParseQuery(QueryOf(req.target)),
-                 .content_type = req.get_header_value("Content-Type"),
+                 .content_type = ContentTypeOf(req),
                  .accept = req.get_header_value("Accept"),
                  .authorization = req.get_header_value("Authorization"),
                  .body = req.body};
@@ -82,10 +86,19 @@ ApiRequest ToApiRequest(const httplib::Request& req) {
 }
 
 // Who a request comes from, for per-client bounds: its bearer token when
-// it has one (many users may share an address), else its address.
+// it has one (many users may share an address); else, on loopback, where
+// every local process shares 127.0.0.1, the user owning its socket, so no
+// one user's streams can lock the others out; else its address.
 std::string ClientOf(const httplib::Request& req) {
   std::string auth = req.get_header_value("Authorization");
-  return auth.empty() ? "address " + req.remote_addr : "token " + auth;
+  if (!auth.empty()) return "token " + auth;
+  Connection* connection = Connection::Current();
+  if (connection != nullptr) {
+    if (std::optional<uid_t> uid = LoopbackPeerUid(connection->socket())) {
+      return fmt::format("uid {}", *uid);
+    }
+  }
+  return "address " + req.remote_addr;
 }
 
 // A stream being sent, with what it holds until it ends.
@@ -94,6 +107,34 @@ struct OpenStream {
   std::unique_ptr<StreamSlots::Slot> slot;
   int fd = -1;  // the connection, to notice a client gone; -1 if not found
 };
+
+// What a request over the body limit is told, by where it went.
+std::string TooLargeBody(std::string_view path, size_t limit_mib) {
+  if (path.find("/api/2.0/mlflow-artifacts/") != std::string_view::npos) {
+    // MLflow's client shows the message: the way for a large file is the
+    // job's own output folder, which has no such limit.
+    return api::Json{{"error_code", "INVALID_PARAMETER_VALUE"},
+                     {"message", fmt::format("an artifact uploaded is at most {} MiB; a job "
+                                             "writes larger ones to its $TRAINYARD_OUTPUT_DIR "
+                                             "(docs/tracking.md)",
+                                             limit_mib)}}
+        .dump();
+  }
+  return MakeApiError(413, "RequestEntityTooLarge",
+                      fmt::format("the request is too large: the limit is {} MiB", limit_mib))
+      .body.dump();
+}
+
+// The whole 413 response the request reader sends for a body too large,
+// without reading it.
+std::string TooLargeResponse(std::string_view head, size_t limit_mib) {
+  std::string_view target = TargetOf(head);
+  std::string body = TooLargeBody(target.substr(0, target.find('?')), limit_mib);
+  return fmt::format(
+      "HTTP/1.1 413 Payload Too Large\r\nContent-Type: application/json\r\n"
+      "Content-Length: {}\r\nConnection: close\r\n\r\n{}",
+      body.size(), body);
+}
 
 void SetError(httplib::Response& res, const ApiError& error) {
   res.status = error.code;
@@ -112,24 +153,31 @@ HttpServer::HttpServer(ApiHandler& handler, HttpServerOptions options)
 HttpServer::~HttpServer() { Stop(); }
 
 Result<int> HttpServer::Bind() {
-  auto server = std::make_unique<ConnectionServer>();
+  size_t limit_mib = options_.max_body_bytes >> 20;
+  auto server = std::make_unique<ConnectionServer>(
+      ConnectionLimits{.max_threads = options_.max_threads,
+                       .framing = {.max_body_bytes = options_.max_body_bytes},
+                       .refuse_too_large = [limit_mib](std::string_view head) {
+                         return TooLargeResponse(head, limit_mib);
+                       }});
   if (!options_.tls_cert.empty() || !options_.tls_key.empty()) {
     if (options_.tls_cert.empty() || options_.tls_key.empty()) {
       return InvalidArgumentError("--tls-cert and --tls-key go together");
     }
     RETURN_IF_ERROR(server->UseTls(options_.tls_cert, options_.tls_key));
   }
-  ConnectionServer* connections = server.get();
+  connections_ = server.get();
   http_ = std::move(server);
   httplib::Server& http = *http_;
-  size_t max_threads = options_.max_threads;
-  http.new_task_queue = [max_threads] { return new ElasticPool(max_threads); };
+  // httplib's own pool only hands each accepted connection over to the
+  // ConnectionServer's reader; requests are served on the latter's pool.
+  http.new_task_queue = [] { return new ElasticPool(2); };
   http.set_payload_max_length(options_.max_body_bytes);
   // httplib writes a response's headers and body apart: with Nagle's
   // algorithm and the client's delayed ACK, every small answer waited 40 ms.
   http.set_tcp_nodelay(true);
   http.set_keep_alive_max_count(1000);
-  bool loopback = IsLoopbackName(options_.address);
+  bool loopback = IsLoopbackHost(options_.address);
   auto serve = [this, loopback](const httplib::Request& req, httplib::Response& res) {
     if (std::optional<ApiError> foreign = ForeignRequest(req, loopback)) {
       res.status = foreign->code;
@@ -182,23 +230,10 @@ Result<int> HttpServer::Bind() {
     http.Patch(pattern, serve);
     http.Delete(pattern, serve);
   }
-  size_t limit_mib = options_.max_body_bytes >> 20;
   http.set_error_handler([limit_mib](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
-    if (res.status == 413 && req.path.find("/api/2.0/mlflow-artifacts/") != std::string::npos) {
-      // MLflow's client shows the message: the way for a large file is the
-      // job's own output folder, which has no such limit.
-      res.set_content(api::Json{{"error_code", "INVALID_PARAMETER_VALUE"},
-                                {"message", fmt::format("an artifact uploaded is at most {} MiB; "
-                                                        "a job writes larger ones to its "
-                                                        "$TRAINYARD_OUTPUT_DIR (docs/tracking.md)",
-                                                        limit_mib)}}
-                          .dump(),
-                      "application/json");
-    } else if (res.status == 413) {
-      SetError(res, MakeApiError(
-                        413, "RequestEntityTooLarge",
-                        fmt::format("the request is too large: the limit is {} MiB", limit_mib)));
+    if (res.status == 413) {
+      res.set_content(TooLargeBody(req.path, limit_mib), "application/json");
     } else {
       SetError(res, MakeApiError(res.status, "BadRequest", "the request cannot be served"));
     }
@@ -214,7 +249,7 @@ Result<int> HttpServer::Bind() {
     return UnavailableError(fmt::format("cannot listen on {}:{}: {}", options_.address,
                                         options_.port, std::strerror(errno)));
   }
-  connections->WidenBacklog();
+  RETURN_IF_ERROR(connections_->Start());
   return port;
 }
 
@@ -238,6 +273,10 @@ void HttpServer::ServeExec(const httplib::Request& req, httplib::Response& res,
     offered += req.get_header_value("Sec-WebSocket-Protocol", i) + ",";
   }
   std::string protocol = PickExecProtocol(offered);
+  // The bound first: kubectl retries a refused upgrade over SPDY, and it
+  // is the answer to that retry the user sees, which must say why.
+  std::unique_ptr<StreamSlots::Slot> slot = SlotFor(req, res);
+  if (slot == nullptr) return;
   if (connection == nullptr || AsciiLower(req.get_header_value("Upgrade")) != "websocket" ||
       key.empty()) {
     SetError(res, MakeApiError(400, "BadRequest",
@@ -252,8 +291,6 @@ void HttpServer::ServeExec(const httplib::Request& req, httplib::Response& res,
                                "subprotocols; none was offered"));
     return;
   }
-  std::unique_ptr<StreamSlots::Slot> slot = SlotFor(req, res);
-  if (slot == nullptr) return;
   // A client may stop reading for a while (a pager, Ctrl-S); one that
   // reads nothing for this long is gone.
   connection->Take(std::chrono::minutes(15));
@@ -272,6 +309,7 @@ void HttpServer::Serve() {
 void HttpServer::Stop() {
   stopping_ = true;
   if (http_) http_->stop();
+  if (connections_ != nullptr) connections_->StopServing();
 }
 
 }  // namespace trainyard::server

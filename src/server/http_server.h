@@ -1,8 +1,8 @@
 // The API over HTTP (or HTTPS with a certificate and key), on cpp-httplib:
 // every request goes to the ApiHandler; watches and followed logs are sent
-// chunked as they come. Each connection has a thread of its own while it
-// is open (a watch holds one for its whole life), taken from a pool that
-// grows to `max_threads`.
+// chunked as they come. A request is read whole before a thread serves it
+// (connection.h); a thread from a pool that grows to `max_threads` serves
+// it, and a watch or followed log holds one for its whole life.
 #pragma once
 
 #include <atomic>
@@ -20,6 +20,8 @@ struct Response;
 }  // namespace httplib
 
 namespace trainyard::server {
+
+class ConnectionServer;
 
 struct HttpServerOptions {
   std::string address = "127.0.0.1";
@@ -57,6 +59,7 @@ class HttpServer {
   ApiHandler& handler_;
   HttpServerOptions options_;
   std::unique_ptr<httplib::Server> http_;
+  ConnectionServer* connections_ = nullptr;  // http_, as ours
   StreamSlots slots_;
   std::atomic<bool> stopping_{false};
 };

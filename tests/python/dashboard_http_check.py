@@ -54,8 +54,11 @@ def main():
     # server being on loopback (a page whose name was rebound to
     # 127.0.0.1 is same-origin by its Origin, but not by its Host).
     port = base.rsplit(":", 1)[1]
+    # A name that merely begins as loopback does is no loopback.
+    rebound = "127.0.0.1.evil.example"
     for headers in ({"Origin": "http://evil.example"},
-                    {"Host": f"evil.example:{port}", "Origin": f"http://evil.example:{port}"}):
+                    {"Host": f"evil.example:{port}", "Origin": f"http://evil.example:{port}"},
+                    {"Host": f"{rebound}:{port}", "Origin": f"http://{rebound}:{port}"}):
         try:
             fetch(base + "/api/v1/namespaces", headers)
             print(f"a request with {headers} was answered")

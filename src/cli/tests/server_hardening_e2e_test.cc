@@ -7,11 +7,14 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "cli/tests/server_fixture.h"
 
@@ -40,6 +43,7 @@ class RawConnection {
     if (fd_ >= 0) close(fd_);
     fd_ = -1;
   }
+  int fd() const { return fd_; }
   bool Send(const std::string& method, const std::string& target, const std::string& body = "",
             const std::string& content_type = "application/json") {
     std::string request = fmt::format(
@@ -165,6 +169,41 @@ TEST_F(ServerHardeningE2eTest, AbandonedWatchesEndPromptlyAndNeverStarveTheApi) 
   watches.clear();
   std::vector<std::unique_ptr<RawConnection>> again;
   EXPECT_EQ(OpenWatches(Port(), 128, again), 128);
+  EXPECT_TRUE(ServerAlive());
+}
+
+// Clients that send a request's head a byte at a time, or never finish
+// it (no token needed), hold no thread: with more of them than the server
+// has threads, everyone else is still served at once, and a head not
+// whole in time is closed.
+TEST_F(ServerHardeningE2eTest, SlowClientsHoldNoThreadAndNeverStarveTheApi) {
+  rlimit files{};
+  getrlimit(RLIMIT_NOFILE, &files);
+  TRAINYARD_NEEDS(files.rlim_max >= 4096, "a descriptor limit of 4096 or more (ulimit -Hn)");
+  files.rlim_cur = files.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &files);
+  StartServer();
+  // More than the server's 1,024 threads.
+  std::vector<std::unique_ptr<RawConnection>> slow;
+  for (int i = 0; i < 1500; ++i) {
+    slow.push_back(std::make_unique<RawConnection>(Port()));
+    std::string part = "GET /healthz HTTP/1.1\r\nX-Slow: ";
+    (void)send(slow.back()->fd(), part.data(), part.size(), MSG_NOSIGNAL);
+  }
+  // A byte each, more often than any read times out, all along.
+  std::atomic<bool> done{false};
+  std::thread trickle([&] {
+    while (!done) {
+      for (auto& c : slow) (void)send(c->fd(), "a", 1, MSG_NOSIGNAL);
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the attacker's pace
+    }
+  });
+  EXPECT_TRUE(Healthy());
+  EXPECT_EQ(Kubectl({"get", "configmaps"}).exit_code, 0);
+  // However it trickles, a head is whole within its time or closed.
+  EXPECT_TRUE(slow.front()->ClosedByServer(std::chrono::seconds(30)));
+  done = true;
+  trickle.join();
   EXPECT_TRUE(ServerAlive());
 }
 
@@ -304,6 +343,60 @@ TEST_F(ServerHardeningE2eTest, AReplicaOfARootServerIsNobodyAndReachesOnlyItsOwn
   }));
   EXPECT_EQ(Field("mpijob/mpi-allreduce", ".status.conditions[-1:].type"), "Succeeded")
       << Kubectl({"logs", "mpi-allreduce-launcher"}).output;
+}
+
+// Tries to turn trainyard's writes on its pod (its hosts file at each
+// start, its configMap's files) into writes elsewhere, planting links in
+// place of them, then fails once so that it is started again.
+constexpr const char* kPlanter = R"(
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cfg}
+data: {key: value}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: planter}
+spec:
+  backoffLimit: 3
+  template:
+    spec:
+      restartPolicy: OnFailure
+      hostAliases: [{ip: 127.0.0.2, hostnames: [aliased.example]}]
+      volumes: [{name: cfg, configMap: {name: cfg}}, {name: scratch, emptyDir: {}}]
+      containers:
+        - name: c
+          image: none
+          volumeMounts: [{name: cfg, mountPath: /cfg}, {name: scratch, mountPath: /scratch}]
+          command: [sh, -c, 'for d in STATE/pods/default/*; do ln -sf TARGET "$d/etc-hosts" && echo planted; rm -rf "$d/volumes/cfg" && ln -s DIR "$d/volumes/cfg" && echo planted; done; ln -s DIR /scratch/link; [ -e /scratch/ran ] && exit 0; touch /scratch/ran; exit 1']
+)";
+
+TEST_F(ServerHardeningE2eTest, AReplicaCannotTurnTrainyardsWritesOnItsPodIntoWritesElsewhere) {
+  if (geteuid() != 0) GTEST_SKIP() << "a server run as root only";
+  StartServer();
+  std::ofstream(dir_ / "target") << "root's";
+  fs::create_directories(dir_ / "rootdir");
+  std::string job = kPlanter;
+  auto put = [&](const std::string& key, const std::string& value) {
+    for (size_t at; (at = job.find(key)) != std::string::npos;) job.replace(at, key.size(), value);
+  };
+  put("STATE", (home_ / "server").string());
+  put("TARGET", (dir_ / "target").string());
+  put("DIR", (dir_ / "rootdir").string());
+  ASSERT_EQ(Kubectl({"apply", "-f", Write("planter.yaml", job)}).exit_code, 0);
+  ASSERT_TRUE(Eventually([&] {
+    std::string state = Field("job/planter", ".status.conditions[-1:].type");
+    return state == "Complete" || state == "Failed";
+  }));
+  EXPECT_EQ(Field("job/planter", ".status.conditions[-1:].type"), "Complete");
+  EXPECT_EQ(ReadFile(dir_ / "target"), "root's");
+  EXPECT_TRUE(fs::is_empty(dir_ / "rootdir"));
+  EXPECT_THAT(Kubectl({"logs", "job/planter"}).output, ::testing::Not(HasSubstr("planted")));
+  // Its emptyDir, where it planted a link, goes with the pod; not what the
+  // link names.
+  ASSERT_EQ(Kubectl({"delete", "job", "planter"}).exit_code, 0);
+  EXPECT_TRUE(Eventually([&] { return Kubectl({"get", "pods", "-o", "name"}).output.empty(); }));
+  EXPECT_TRUE(fs::is_directory(dir_ / "rootdir"));
 }
 
 // Ignores SIGTERM (an ignored signal stays ignored across exec), with ten

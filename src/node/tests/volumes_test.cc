@@ -48,7 +48,7 @@ class VolumesTest : public ::testing::Test {
     ASSERT_TRUE(store_->Create(doc).ok());
   }
   Result<Mounts> Prepare(const api::Pod& pod) {
-    return PrepareVolumes(pod, pod.spec.containers.at(0), dirs_, *store_);
+    return PrepareVolumes(pod, pod.spec.containers.at(0), dirs_, owner_, *store_);
   }
   static std::string Read(const fs::path& path) {
     std::ifstream in(path);
@@ -66,6 +66,7 @@ class VolumesTest : public ::testing::Test {
   FakeClock clock_;
   std::unique_ptr<store::SqliteStore> store_;
   PodVolumeDirs dirs_;
+  std::optional<FileOwner> owner_;  // the replica's user, when not ours
 };
 
 TEST_F(VolumesTest, EmptyDirsArePerPodAndMemoryOnesLiveApart) {
@@ -242,7 +243,9 @@ data: {token: aHVudGVyMg==, ca.crt: Y2E=}
   EXPECT_EQ(Read(dir / "t" / "token"), "hunter2");
   EXPECT_EQ(ModeOf(dir / "t" / "token"), 0400);
   EXPECT_FALSE(fs::exists(dir / "ca.crt")) << "only the items listed";
-  EXPECT_EQ(ModeOf(dir_ / "shm"), 0700);
+  // The pod's memory folder is trainyard's; the secret's own, private.
+  EXPECT_EQ(ModeOf(dir_ / "shm"), 0711);
+  EXPECT_EQ(ModeOf(dir), 0700);
   EXPECT_FALSE(fs::exists(dir_ / "pod" / "creds")) << "never on disk";
 
   api::Pod absent = PodWith(R"(

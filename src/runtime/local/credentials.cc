@@ -134,24 +134,4 @@ Status CheckPassable(const std::string& dir, const Credentials& user) {
   return OkStatus();
 }
 
-Status GiveTree(const std::string& path, const Credentials& user) {
-  std::error_code ec;
-  auto give = [&](const fs::path& p) -> Status {
-    if (lchown(p.c_str(), user.uid, user.gid) != 0) {
-      return UnavailableError(
-          fmt::format("cannot give {} to {}: {}", p.string(), user.name, std::strerror(errno)));
-    }
-    return OkStatus();
-  };
-  RETURN_IF_ERROR(give(path));
-  if (!fs::is_directory(fs::symlink_status(path, ec))) return OkStatus();
-  // recursive_directory_iterator does not follow directory links by default.
-  for (auto it = fs::recursive_directory_iterator(path, ec);
-       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    RETURN_IF_ERROR(give(it->path()));
-  }
-  if (ec) return UnavailableError(fmt::format("cannot read {}: {}", path, ec.message()));
-  return OkStatus();
-}
-
 }  // namespace trainyard::runtime

@@ -54,8 +54,4 @@ Result<RunAsPolicy> MakeRunAsPolicy(const std::string& run_as,
 // that stops it.
 Status CheckPassable(const std::string& dir, const Credentials& user);
 
-// Hands `path` and everything under it to `user` (lchown, never following
-// a link out of it). Directories keep their modes.
-Status GiveTree(const std::string& path, const Credentials& user);
-
 }  // namespace trainyard::runtime
