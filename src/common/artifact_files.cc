@@ -149,6 +149,11 @@ Status CheckArtifactPath(std::string_view path) {
           "by '/' (no empty, '.' or '..' names)",
           path));
     }
+    if (part.starts_with(kUploadPrefix)) {
+      return InvalidArgumentError(
+          fmt::format("path {:?}: names beginning {} are trainyard's, for uploads being written",
+                      path, kUploadPrefix));
+    }
   }
   return OkStatus();
 }

@@ -38,6 +38,12 @@ std::string AsciiLower(std::string_view s) {
   return out;
 }
 
+size_t Utf8Length(std::string_view s) {
+  // Every byte but a continuation byte (10xxxxxx) begins a character.
+  return static_cast<size_t>(std::count_if(
+      s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
 std::string AsciiUpper(std::string_view s) {
   std::string out(s);
   for (char& c : out) {

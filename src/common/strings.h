@@ -18,6 +18,9 @@ std::vector<std::string> SplitNonEmpty(std::string_view text, char separator);
 std::string_view Trim(std::string_view s);
 
 std::string AsciiLower(std::string_view s);
+// How many characters UTF-8 text holds (its code points), as Python's len
+// counts a str: limits written in characters are not limits in bytes.
+size_t Utf8Length(std::string_view s);
 std::string AsciiUpper(std::string_view s);
 
 // Levenshtein distance, for "did you mean" suggestions.

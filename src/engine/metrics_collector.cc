@@ -23,6 +23,23 @@ namespace {
 // At most this much is read per trial per step, so one chatty trial cannot
 // stall the loop; the rest is read on the next steps.
 constexpr int64_t kMaxReadBytes = 4 << 20;
+// How far one collection looks for the end of a line too long to read.
+constexpr int64_t kMaxSkipBytes = int64_t{256} << 20;
+
+// Where the line that goes on at `from` in `file` ends (just past its
+// newline), looking at most kMaxSkipBytes ahead; where the look stopped
+// when it found none.
+int64_t PastLongLine(const OpenedArtifact& file, int64_t from) {
+  int64_t end = std::min(file.size, from + kMaxSkipBytes);
+  while (from < end) {
+    std::string window = ReadAt(file, from, std::min(kMaxReadBytes, end - from));
+    if (window.empty()) break;
+    size_t newline = window.find('\n');
+    if (newline != std::string::npos) return from + static_cast<int64_t>(newline) + 1;
+    from += static_cast<int64_t>(window.size());
+  }
+  return from;
+}
 
 int64_t Micros(TimePoint t) {
   return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
@@ -99,7 +116,12 @@ Status MetricsCollector::ReadOpened(const OpenedArtifact& file, const std::strin
   }
   size_t end = text.rfind('\n');
   if (end == std::string::npos && length == kMaxReadBytes) {
-    return options_.store->AppendObservations(log_id, {}, source, offset + length);
+    // A line longer than any read holds no metric line Katib would take:
+    // it is passed over to its end at once, found without being kept
+    // (memchr reads gigabytes a second), not a window a collection.
+    int64_t past = PastLongLine(file, offset + length);
+    if (job != nullptr && past < size) job->pending = true;
+    return options_.store->AppendObservations(log_id, {}, source, past);
   }
   if (end == std::string::npos) return OkStatus();
   text.resize(end + 1);
@@ -312,9 +334,19 @@ Status MetricsCollector::ReadEventFiles(const std::string& log_id, const std::st
     // A corrupt record would be read and refused at every step: what came
     // before it counts, nothing after it does (as a TFRecord reader stops).
     if (read.corrupt) corrupt_.insert(source);
-    // Left unread by the bound (not a record still being written, which
-    // its writer finishes, or never will once the job has ended).
-    if (offset + got < opened->size && !read.corrupt) budget.pending = true;
+    // A record no window can hold (a graph definition, an image) holds no
+    // scalar: passed over by its length once it is whole in the file, so
+    // what follows it is read.
+    int64_t end = offset + static_cast<int64_t>(read.consumed);
+    if (read.next_record > static_cast<uint64_t>(kMaxReadBytes) &&
+        read.next_record <= static_cast<uint64_t>(opened->size - end)) {
+      read.consumed += read.next_record;
+      budget.pending = true;
+    } else if (offset + got < opened->size && !read.corrupt) {
+      // Left unread by the bound (not a record still being written, which
+      // its writer finishes, or never will once the job has ended).
+      budget.pending = true;
+    }
     if (read.consumed == 0) continue;
     RETURN_IF_ERROR(options_.store->AppendObservations(
         log_id, rows_of(file.path.substr(dir.empty() ? 0 : dir.size() + 1), read.scalars), source,

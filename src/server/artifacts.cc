@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "server/api_status.h"
+
 namespace trainyard::server {
 namespace {
 
@@ -18,11 +20,12 @@ class FileStream final : public ResponseStream {
   explicit FileStream(OpenedArtifact file) : file_(std::move(file)) {}
   bool Next(std::string& out, Duration) override {
     std::string chunk = ReadAt(file_, sent_, std::min<int64_t>(file_.size - sent_, 256 * 1024));
-    if (chunk.empty()) return false;
+    if (chunk.empty()) return false;  // shrunk (or unreadable) before its end
     sent_ += static_cast<int64_t>(chunk.size());
     out += chunk;
     return sent_ < file_.size;
   }
+  bool Failed() const override { return sent_ < file_.size; }
 
  private:
   OpenedArtifact file_;
@@ -47,6 +50,13 @@ ApiResponse ArtifactDownload(OpenedArtifact file, std::string_view path) {
                       {"X-Content-Type-Options", "nosniff"}};
   if (file.size <= kWholeFileBytes) {
     response.body = ReadAt(file, 0, file.size);
+    if (static_cast<int64_t>(response.body.size()) != file.size) {
+      return ErrorResponse(MakeApiError(
+          409, "Conflict",
+          fmt::format("{} changed while it was read: its size was {} and {} bytes could be read; "
+                      "download it again",
+                      path, file.size, response.body.size())));
+    }
   } else {
     response.stream = std::make_unique<FileStream>(std::move(file));
   }

@@ -52,6 +52,10 @@ class ResponseStream {
   // Appends what is ready to `out`, waiting up to `wait` for something;
   // false once the stream has ended (after what it appended is sent).
   virtual bool Next(std::string& out, Duration wait) = 0;
+  // Once it has ended: whether it ended short of what it set out to send
+  // (a file that shrank as it was read). The transport then breaks the
+  // response off, so the client sees an error rather than a clean end.
+  virtual bool Failed() const { return false; }
 };
 
 // A command to run beside a pod's container, its streams relayed over the

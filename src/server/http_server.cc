@@ -216,6 +216,9 @@ Result<int> HttpServer::Bind() {
           std::string out;
           bool more = open->stream->Next(out, std::chrono::milliseconds(500));
           if (!out.empty() && !sink.write(out.data(), out.size())) return false;
+          // Broken off: without its last chunk the client sees the
+          // transfer fail, not end.
+          if (!more && open->stream->Failed()) return false;
           // A client that went away ends its stream within one wait, so its
           // thread is free again at once, not when the watch would time out.
           if (out.empty() && PeerClosed(open->fd)) return false;

@@ -21,7 +21,8 @@ constexpr int64_t kMaxMillis = 9'000'000'000'000;
 std::optional<int64_t> ParseInt(std::string_view text) {
   int64_t value = 0;
   const char* end = text.data() + text.size();
-  if (text.empty() || std::from_chars(text.data(), end, value).ptr != end) return std::nullopt;
+  auto [stop, error] = std::from_chars(text.data(), end, value);
+  if (text.empty() || stop != end || error != std::errc()) return std::nullopt;  // past int64 too
   return value;
 }
 
@@ -78,18 +79,29 @@ Result<std::string> Args::RunId() const {
 Result<std::optional<int64_t>> Args::Int(std::string_view name) const {
   auto it = doc_.find(name);
   if (it == doc_.end() || it->is_null()) return std::optional<int64_t>();
-  if (it->is_number_integer()) return std::optional<int64_t>(it->get<int64_t>());
+  // As MLflow's server reads an int64 (protobuf's JSON): a whole number
+  // within int64, written as one, as a string of digits, or as a number
+  // with no fraction (2.0); anything else is refused, never rounded or
+  // wrapped round.
+  if (it->is_number_unsigned()) {
+    if (it->get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)) {
+      return std::optional<int64_t>(static_cast<int64_t>(it->get<uint64_t>()));
+    }
+  } else if (it->is_number_integer()) {
+    return std::optional<int64_t>(it->get<int64_t>());
+  }
   if (it->is_number_float()) {
-    // MLflow's client rounds what it is given; a JSON number may carry it.
     double d = it->get<double>();
-    if (std::isfinite(d) && std::fabs(d) < 9.2e18) {
-      return std::optional<int64_t>(static_cast<int64_t>(std::llround(d)));
+    // 2^63 itself is a double; it is past int64.
+    if (std::isfinite(d) && d == std::trunc(d) && d >= -0x1p63 && d < 0x1p63) {
+      return std::optional<int64_t>(static_cast<int64_t>(d));
     }
   }
   if (it->is_string()) {
     if (std::optional<int64_t> v = ParseInt(it->get<std::string>())) return std::optional(*v);
   }
-  return InvalidArgumentError(fmt::format("{}: {} is not a whole number", name, it->dump()));
+  return InvalidArgumentError(
+      fmt::format("{}: {} is not a whole number within int64", name, it->dump()));
 }
 
 Result<std::vector<std::string>> Args::Strings(std::string_view name) const {
@@ -157,7 +169,7 @@ int64_t NowMillis(const Clock& clock) {
 
 Status CheckKey(const std::string& key, const std::string& field) {
   if (key.empty()) return InvalidArgumentError(fmt::format("{}: a key may not be empty", field));
-  if (key.size() > kMaxKey) {
+  if (Utf8Length(key) > kMaxKey) {
     return InvalidArgumentError(
         fmt::format("{}: the key {:?} is over {} characters", field, key.substr(0, 40), kMaxKey));
   }
@@ -195,7 +207,7 @@ Result<api::Json> CheckedPairs(const api::Json& doc, const std::string& field, s
     api::Json value = pair.value("value", api::Json(""));
     if (value.is_number()) value = value.dump();  // written unquoted
     if (!value.is_string()) return InvalidArgumentError(at + ".value: must be a string");
-    if (value.get_ref<const std::string&>().size() > max_value) {
+    if (Utf8Length(value.get_ref<const std::string&>()) > max_value) {
       return InvalidArgumentError(
           fmt::format("{}.value: over {} characters (the most MLflow keeps)", at, max_value));
     }

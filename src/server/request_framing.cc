@@ -13,12 +13,6 @@ namespace {
 constexpr std::string_view kCrlf = "\r\n";
 constexpr size_t kMaxChunkLine = 1024;  // a size and its extensions
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 bool NameIs(std::string_view name, std::string_view want) {
   return name.size() == want.size() && AsciiLower(std::string(name)) == want;
 }

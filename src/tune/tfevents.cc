@@ -227,7 +227,10 @@ TfEventsRead ReadTfEvents(std::string_view data) {
     }
     size_t available = data.size() - read.consumed;
     if (available < kHeader + kFooter || length > available - kHeader - kFooter) {
-      break;  // still being written
+      // Still being written, or larger than what was read.
+      read.next_record =
+          length > UINT64_MAX - kHeader - kFooter ? UINT64_MAX : kHeader + length + kFooter;
+      break;
     }
     std::string_view event(p + kHeader, length);
     if (LittleEndian<uint32_t>(p + kHeader + length) != MaskedCrc(event)) {

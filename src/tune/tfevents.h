@@ -32,6 +32,9 @@ struct TfEventsRead {
   std::vector<TfScalar> scalars;
   size_t consumed = 0;   // bytes of whole records read; the rest is unfinished
   bool corrupt = false;  // a record failed its checksum: nothing after it is read
+  // Where reading stopped at a record whose header is whole but its data
+  // not (yet) there: that record's whole size, header and footer too.
+  uint64_t next_record = 0;
 };
 
 // The scalars in the whole records at the start of `data`.

@@ -64,6 +64,13 @@ TEST(Base64Test, EncodesWhatDecodesBack) {
 namespace trainyard {
 namespace {
 
+TEST(Utf8LengthTest, CountsCharactersNotBytes) {
+  EXPECT_EQ(Utf8Length(""), 0u);
+  EXPECT_EQ(Utf8Length("loss"), 4u);
+  EXPECT_EQ(Utf8Length("\xc3\xa9t\xc3\xa9"), 3u);             // été
+  EXPECT_EQ(Utf8Length("\xe5\xad\xa6\xf0\x9f\x98\x80"), 2u);  // 学😀
+}
+
 TEST(ShellQuoteTest, OneWordWhateverItHolds) {
   EXPECT_EQ(ShellQuote("/usr/bin/trainyard"), "'/usr/bin/trainyard'");
   EXPECT_EQ(ShellQuote("it's $HOME"), "'it'\\''s $HOME'");

@@ -12,6 +12,7 @@
 #include "api/tests/test_util.h"
 #include "common/tests/test_dir.h"
 #include "store/sqlite_store.h"
+#include "tune/tests/tfevents_encode.h"
 
 namespace trainyard::engine {
 namespace {
@@ -166,6 +167,47 @@ spec: {pytorchReplicaSpecs: {}}
   ASSERT_TRUE(store_->UpdateStatus(*job).ok());
   EXPECT_EQ(Polls(key), false);  // ended, all read
   EXPECT_EQ(values(), big.size() / line.size() + 1);
+  // A line of 64 MiB (a progress bar's carriage returns, binary output)
+  // is passed over in one collection, and what follows it read in the next.
+  std::ofstream(folder / "m.log", std::ios::app) << std::string(64 << 20, '#') << "\nloss=3\n";
+  EXPECT_EQ(Polls(key), true);
+  EXPECT_EQ(Polls(key), false);
+  EXPECT_EQ(values(), big.size() / line.size() + 2);
+}
+
+// A record no read window holds (a 5 MiB graph definition, as Keras'
+// TensorBoard callback writes first) is passed over by its length, and
+// the scalars after it are read.
+TEST_F(MetricsCollectorTest, AnEventRecordLargerThanAReadIsPassedOverNotStuckOn) {
+  collector_ = std::make_unique<MetricsCollector>(
+      MetricsCollectorOptions{.store = store_.get(),
+                              .log_path = [](const std::string&, const std::string&,
+                                             const std::string&) { return std::string(); },
+                              .clock = &clock_,
+                              .metrics_dir = (dir_ / "metrics").string(),
+                              .artifacts_dir = (dir_ / "artifacts").string()});
+  Result<api::Json> job = store_->Create(api::testing::ParseOne(R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: j, namespace: default, annotations: {trainyard.dev/metrics: TensorFlowEvent}}
+spec: {pytorchReplicaSpecs: {}}
+)"));
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  std::filesystem::path folder =
+      dir_ / "artifacts" / "default" / api::StringAt(*job, {"metadata", "uid"});
+  std::filesystem::create_directories(folder);
+  using namespace tune;  // NOLINT: the encoders
+  std::string graph = FrameTfRecord(Key(1, 1) + Raw(1.7e9) + Bytes(4, std::string(5 << 20, 'g')));
+  std::ofstream(folder / "events.out.tfevents.1.host")
+      << VersionEvent() << graph << Event(1.7e9, 7, {SimpleValue("loss", 0.5f)});
+  const store::ObjectKey key{"PyTorchJob", "default", "j"};
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(collector_->CollectJob(key).ok());
+  Result<std::vector<store::ObservationRow>> rows =
+      store_->ListObservations(store::JobObservationsId("PyTorchJob", "default", "j"));
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].metric, "loss");
+  EXPECT_EQ((*rows)[0].step, 7);
 }
 
 }  // namespace

@@ -86,6 +86,28 @@ TEST_F(ArtifactsApiTest, AJobsArtifactsAreListedAndDownloaded) {
 
 // A deleted job's artifacts are still found by its kind and name while
 // they are kept.
+// A file cut short while it is sent fails its transfer, whole or streamed:
+// a client never takes a short file for the whole one.
+TEST_F(ArtifactsApiTest, AFileThatShrinksWhileItIsSentFailsItsTransfer) {
+  fs::path file = root_ / "shrinking";
+  for (int64_t size : {int64_t{4} << 20, int64_t{1000}}) {
+    std::ofstream(file) << std::string(static_cast<size_t>(size), 'x');
+    Result<OpenedArtifact> opened = OpenRegularFile(file.string());
+    ASSERT_TRUE(opened.ok());
+    fs::resize_file(file, static_cast<uintmax_t>(size / 2));
+    ApiResponse response = ArtifactDownload(std::move(*opened), "shrinking");
+    if (!response.stream) {
+      EXPECT_EQ(response.code, 409) << size;
+      continue;
+    }
+    std::string sent;
+    while (response.stream->Next(sent, Duration::zero())) {
+    }
+    EXPECT_EQ(static_cast<int64_t>(sent.size()), size / 2);
+    EXPECT_TRUE(response.stream->Failed());
+  }
+}
+
 TEST_F(ArtifactsApiTest, ADeletedJobsKeptArtifactsAreFoundByItsName) {
   std::string uid = JobUid(kTestJob);
   fs::path dir = api::ArtifactsDirOf(root_.string(), "default", uid);

@@ -2,6 +2,7 @@
 // from MLflow's REST documentation, over a real (in-memory) store.
 #include "server/mlflow_api.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -257,6 +258,20 @@ TEST_F(MlflowApiTest, ABadRequestGets4xxWithTheFieldAndWritesNothing) {
               HasSubstr("filter"));
   EXPECT_EQ(Post("runs/search", {{"experiment_ids", {"0"}}, {"max_results", 0}}, 400)["error_code"],
             "INVALID_PARAMETER_VALUE");
+  // An int64 past its range, or with a fraction, is refused, never
+  // wrapped round, cut or rounded into another step.
+  for (const char* step :
+       {"9223372036854775808", "18446744073709551615", "\"99999999999999999999\"", "1.5", "1e30"}) {
+    std::string body =
+        fmt::format(R"({{"run_id": "{}", "key": "loss", "value": 1, "step": {}}})", id, step);
+    EXPECT_EQ(Call("POST", "runs/log-metric", body).code, 400) << step;
+  }
+  // MLflow's limits count characters: 8,000 of them in a tag is fine,
+  // however many bytes each takes.
+  std::string wide;
+  for (int i = 0; i < 8000; ++i) wide += "\xc3\xa9";
+  Post("runs/set-tag", {{"run_id", id}, {"key", "note"}, {"value", wide}});
+  Post("runs/set-tag", {{"run_id", id}, {"key", "note2"}, {"value", wide + "x"}}, 400);
   EXPECT_EQ(Call("POST", "runs/log-metric", "{not json").code, 400);
   EXPECT_EQ(Call("POST", "runs/log-metric", "[1]").code, 400);
   EXPECT_EQ(Call("GET", "runs/log-metric", "").code, 405);
