@@ -3,6 +3,7 @@
 // last read stopped; pods of other jobs are not read.
 #include "engine/metrics_collector.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -69,6 +70,25 @@ spec:
     return (*created)["metadata"]["uid"];
   }
 
+  // PyTorchJob j, its metrics read as `collector` says, by a collector
+  // that reads jobs' output folders.
+  Result<api::Json> CreateCollectedJob(const std::string& collector) {
+    collector_ = std::make_unique<MetricsCollector>(
+        MetricsCollectorOptions{.store = store_.get(),
+                                .log_path = [](const std::string&, const std::string&,
+                                               const std::string&) { return std::string(); },
+                                .clock = &clock_,
+                                .metrics_dir = (dir_ / "metrics").string(),
+                                .artifacts_dir = (dir_ / "artifacts").string()});
+    return store_->Create(api::testing::ParseOne(fmt::format(R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {{name: j, namespace: default, annotations: {{trainyard.dev/metrics: {}}}}}
+spec: {{pytorchReplicaSpecs: {{}}}}
+)",
+                                                             collector)));
+  }
+
   void Print(const std::string& pod, const std::string& text) {
     std::ofstream(dir_ / ("default_" + pod + "_main.log"), std::ios::app) << text;
   }
@@ -121,19 +141,7 @@ TEST_F(MetricsCollectorTest, ReadsEachWholeLineOnceFromTheTrialsOwnPods) {
 // while it runs, the last line too once it has ended, at most 4 MiB a
 // collection (the rest at the next, said to be pending).
 TEST_F(MetricsCollectorTest, AJobsFileIsReadInBoundedStepsAndItsLastLineOnceItEnds) {
-  collector_ = std::make_unique<MetricsCollector>(
-      MetricsCollectorOptions{.store = store_.get(),
-                              .log_path = [](const std::string&, const std::string&,
-                                             const std::string&) { return std::string(); },
-                              .clock = &clock_,
-                              .metrics_dir = (dir_ / "metrics").string(),
-                              .artifacts_dir = (dir_ / "artifacts").string()});
-  Result<api::Json> job = store_->Create(api::testing::ParseOne(R"(
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata: {name: j, namespace: default, annotations: {trainyard.dev/metrics: 'File:m.log'}}
-spec: {pytorchReplicaSpecs: {}}
-)"));
+  Result<api::Json> job = CreateCollectedJob("'File:m.log'");
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   const store::ObjectKey key{"PyTorchJob", "default", "j"};
   // Whether it is worth collecting again soon; false on an error too.
@@ -179,19 +187,7 @@ spec: {pytorchReplicaSpecs: {}}
 // TensorBoard callback writes first) is passed over by its length, and
 // the scalars after it are read.
 TEST_F(MetricsCollectorTest, AnEventRecordLargerThanAReadIsPassedOverNotStuckOn) {
-  collector_ = std::make_unique<MetricsCollector>(
-      MetricsCollectorOptions{.store = store_.get(),
-                              .log_path = [](const std::string&, const std::string&,
-                                             const std::string&) { return std::string(); },
-                              .clock = &clock_,
-                              .metrics_dir = (dir_ / "metrics").string(),
-                              .artifacts_dir = (dir_ / "artifacts").string()});
-  Result<api::Json> job = store_->Create(api::testing::ParseOne(R"(
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata: {name: j, namespace: default, annotations: {trainyard.dev/metrics: TensorFlowEvent}}
-spec: {pytorchReplicaSpecs: {}}
-)"));
+  Result<api::Json> job = CreateCollectedJob("TensorFlowEvent");
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   std::filesystem::path folder =
       dir_ / "artifacts" / "default" / api::StringAt(*job, {"metadata", "uid"});
