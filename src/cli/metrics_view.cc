@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 
+#include "store/observation_log.h"
 #include "tune/metrics.h"
 
 namespace trainyard::cli {
@@ -31,6 +32,8 @@ std::map<std::string, std::vector<Point>> Series(const api::Json& log) {
     std::vector<Point>& points = out[name];
     int64_t step = entry.contains("step") && entry["step"].is_number_integer()
                        ? entry["step"].get<int64_t>()
+                   : entry.contains("index") && entry["index"].is_number_integer()
+                       ? entry["index"].get<int64_t>()
                        : static_cast<int64_t>(points.size());
     points.push_back({api::StringAt(entry, "timeStamp"), text, *value, step});
   }
@@ -81,6 +84,11 @@ std::string MetricsView(const api::Json& log, const std::string& metric) {
   }
   std::string out = fmt::format("{:<20} {:>6}  {:<12} {:<12} {:<12} {}\n", "METRIC", "STEPS",
                                 "LAST", "MIN", "MAX", "TREND");
+  std::map<std::string, const api::Json*> thinned;
+  for (const api::Json& t : api::ArrayRefAt(log, {"thinned"})) {
+    thinned[api::StringAt(t, "name")] = &t;
+  }
+  std::string notes;
   for (const auto& [name, points] : series) {
     std::vector<double> values;
     for (const Point& p : points) values.push_back(p.value);
@@ -88,10 +96,24 @@ std::string MetricsView(const api::Json& log, const std::string& metric) {
     auto [low, high] =
         std::minmax_element(points.begin(), points.end(),
                             [](const Point& a, const Point& b) { return a.value < b.value; });
-    out += fmt::format("{:<20} {:>6}  {:<12} {:<12} {:<12} {}\n", name, points.size(),
-                       points.back().text, low->text, high->text, Sparkline(values, 32));
+    std::string count = std::to_string(points.size()), min = low->text, max = high->text;
+    if (auto t = thinned.find(name); t != thinned.end()) {
+      // Of a thinned metric, every value counts, and its extremes are exact.
+      const api::Json& note = *t->second;
+      count = std::to_string(note.value("values", int64_t{0}));
+      min = api::StringAt(note, "min");
+      max = api::StringAt(note, "max");
+      notes += fmt::format("{}: {} values, {} kept; STEPS, MIN, MAX and LAST count them all\n",
+                           name, count, api::StringAt(note, "kept"));
+    }
+    out += fmt::format("{:<20} {:>6}  {:<12} {:<12} {:<12} {}\n", name, count, points.back().text,
+                       min, max, Sparkline(values, 32));
   }
-  return out;
+  if (int64_t dropped = log.value("droppedValues", int64_t{0}); dropped > 0) {
+    notes += fmt::format("{} values of metrics past the {} a job keeps were dropped\n", dropped,
+                         store::kMetricsPerLog);
+  }
+  return out + notes;
 }
 
 }  // namespace trainyard::cli

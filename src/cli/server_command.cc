@@ -1,6 +1,7 @@
 #include "cli/server_command.h"
 
 #include <fmt/format.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -18,6 +19,7 @@
 #include "common/loopback.h"
 #include "engine/engine.h"
 #include "engine/inventory.h"
+#include "runtime/local/namespace_users.h"
 #include "server/auth.h"
 #include "server/handler.h"
 #include "server/http_server.h"
@@ -107,10 +109,43 @@ void RaiseDescriptorLimit() {
   setrlimit(RLIMIT_NOFILE, &files);
 }
 
+// An answer of many megabytes (a long log, a large list) is freed once
+// sent, and its memory should go back to the machine then: glibc raises
+// its threshold for mapping large blocks as they are freed, so that later
+// ones come from heaps it keeps for good. A fixed threshold keeps every
+// block past it mapped on its own, unmapped when freed.
+void GiveLargeBlocksBack() { mallopt(M_MMAP_THRESHOLD, 1 << 20); }
+
+// With tokens, namespaces are different teams': a root server gives each
+// one no --run-as-namespace names a user of its own, unless --run-as
+// chose one user for all; where namespaces share a user, it says so.
+Status SeparateNamespaces(const ServerOptions& options, bool tokens, const std::string& home,
+                          runtime::RunAsPolicy& run_as) {
+  if (!tokens) return OkStatus();
+  if (geteuid() != 0) {
+    std::cerr << "trainyard server: warning: every namespace's replicas run as this server's own "
+                 "user (only root can give each its own): a replica of one namespace can read "
+                 "another's Secrets and job tokens through /proc, and its files. Run the server "
+                 "as root for a user per namespace (docs/server.md, Security)\n";
+    return OkStatus();
+  }
+  if (!options.run_as.empty()) {
+    std::cerr << "trainyard server: warning: --run-as " << options.run_as
+              << ": the replicas of every namespace --run-as-namespace does not name run as that "
+                 "one user, and can read each other's Secrets and job tokens through /proc; "
+                 "leave --run-as out for a user per namespace (docs/server.md, Security)\n";
+    return OkStatus();
+  }
+  ASSIGN_OR_RETURN(run_as.own_users,
+                   runtime::NamespaceUsers::Open(home + "/server/namespace-users"));
+  return OkStatus();
+}
+
 }  // namespace
 
 int RunServer(const ServerOptions& options) {
   RaiseDescriptorLimit();
+  GiveLargeBlocksBack();
   // Bad flags change nothing: checked before any state is made.
   Result<std::optional<server::Authorizer>> loaded = LoadAuth(options);
   if (!loaded.ok()) {
@@ -125,6 +160,11 @@ int RunServer(const ServerOptions& options) {
     return 2;
   }
   std::string home = options.home.empty() ? DefaultHome() : options.home;
+  if (Status separated = SeparateNamespaces(options, auth.has_value(), home, *run_as);
+      !separated.ok()) {
+    std::cerr << "trainyard server: " << separated.message() << '\n';
+    return 2;
+  }
   if (Status reachable = CheckHomeReachable(home, *run_as); !reachable.ok()) {
     std::cerr << "trainyard server: " << reachable.message() << '\n';
     return 2;

@@ -85,12 +85,12 @@ Status KillActiveTrials(ExperimentContext& ctx, const std::string& why) {
 // The objective's values a trial reported, in order, as losses.
 Result<std::vector<double>> LossSeries(ExperimentContext& ctx, const api::Trial& trial) {
   const api::ObjectiveSpec& objective = *ctx.experiment.spec.objective;
-  ASSIGN_OR_RETURN(std::vector<store::ObservationRow> rows,
-                   ctx.options.observations->ListObservations(trial.metadata.namespace_ + "/" +
-                                                              trial.metadata.name));
+  ASSIGN_OR_RETURN(store::ObservationPage page,
+                   ctx.options.observations->ListObservations(
+                       trial.metadata.namespace_ + "/" + trial.metadata.name,
+                       {.metric = objective.objective_metric_name}));
   std::vector<double> series;
-  for (const store::ObservationRow& row : rows) {
-    if (row.metric != objective.objective_metric_name) continue;
+  for (const store::ObservationRow& row : page.rows) {
     std::optional<double> value = tune::ParseMetricValue(row.value);
     if (value) series.push_back(api::Maximizes(objective) ? -*value : *value);
   }

@@ -161,22 +161,26 @@ api::Json BuildJob(const api::Trial& trial, const std::optional<TrialDir>& dir,
   return job;
 }
 
-// The trial's metrics: min, max and latest of each, over the rows collected.
+// The trial's metrics: min, max and latest of each, over every value
+// collected (kept exactly, however a long log is thinned).
 Result<api::Observation> ObservationOf(const Context& ctx) {
-  ASSIGN_OR_RETURN(std::vector<store::ObservationRow> rows,
-                   ctx.options.observations->ListObservations(TrialId(ctx.trial)));
+  ASSIGN_OR_RETURN(store::ObservationSummary summary,
+                   ctx.options.observations->SummarizeObservations(TrialId(ctx.trial)));
   api::Observation observation;
   const api::ObjectiveSpec objective = ctx.trial.spec.objective.value_or(api::ObjectiveSpec{});
   std::vector<std::string> names = {objective.objective_metric_name};
   names.insert(names.end(), objective.additional_metric_names.begin(),
                objective.additional_metric_names.end());
   for (const std::string& name : names) {
-    std::vector<tune::TimedSample> samples;
-    for (const store::ObservationRow& row : rows) {
-      if (row.metric == name) samples.push_back({row.metric, row.value, row.time_us});
+    auto series = std::find_if(summary.series.begin(), summary.series.end(),
+                               [&](const store::ObservationSeries& s) { return s.metric == name; });
+    if (series == summary.series.end() || series->count == 0) {
+      observation.metrics.push_back(
+          {.name = name, .min = "unavailable", .max = "unavailable", .latest = "unavailable"});
+      continue;
     }
-    tune::MetricSummary s = tune::Summarize(name, samples);
-    observation.metrics.push_back({.name = name, .min = s.min, .max = s.max, .latest = s.latest});
+    observation.metrics.push_back(
+        {.name = name, .min = series->min, .max = series->max, .latest = series->latest.value});
   }
   return observation;
 }

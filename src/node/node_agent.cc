@@ -379,7 +379,8 @@ Result<runtime::ProcessSpec> NodeAgent::SpecOf(const api::Pod& pod, Replica& rep
   }
   RETURN_IF_ERROR(CheckHostPaths(pod, options_.host_access, *options_.store));
   replica.volumes = VolumeDirsOf(pod);
-  std::optional<runtime::Credentials> user = options_.run_as.For(pod.metadata.namespace_);
+  ASSIGN_OR_RETURN(std::optional<runtime::Credentials> user,
+                   options_.run_as.For(pod.metadata.namespace_));
   ASSIGN_OR_RETURN(Mounts mounts, PrepareVolumes(pod, container, replica.volumes, FileOwnerOf(user),
                                                  *options_.store));
   if (owner && !options_.artifacts_dir.empty()) {

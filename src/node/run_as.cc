@@ -118,11 +118,21 @@ std::optional<FileOwner> FileOwnerOf(const std::optional<runtime::Credentials>& 
 }
 
 void UseHomeOf(const runtime::Credentials& user, const api::Container& container, EnvList& env) {
-  bool own = std::any_of(container.env.begin(), container.env.end(),
-                         [](const api::EnvVar& v) { return v.name == "HOME"; });
-  if (own) return;
-  std::erase_if(env, [](const auto& entry) { return entry.first == "HOME"; });
-  env.emplace_back("HOME", user.home.empty() ? "/" : user.home);
+  auto set = [&](const std::string& name, const std::string& value) {
+    bool own = std::any_of(container.env.begin(), container.env.end(),
+                           [&](const api::EnvVar& v) { return v.name == name; });
+    if (own) return;
+    std::erase_if(env, [&](const auto& entry) { return entry.first == name; });
+    env.emplace_back(name, value);
+  };
+  set("HOME", user.home.empty() ? "/" : user.home);
+  // A user with no entry in the user database: programs that ask who they
+  // run as (Python's getpass, ssh) read these first.
+  if (!user.listed) {
+    std::string name = fmt::format("u{}", user.uid);
+    set("USER", name);
+    set("LOGNAME", name);
+  }
 }
 
 }  // namespace trainyard::node

@@ -68,11 +68,9 @@ api::Json Downsampled(const std::string& name, const std::vector<Point>& points,
 api::Json MetricSeries(const std::vector<store::ObservationRow>& rows,
                        const SeriesOptions& options) {
   std::map<std::string, std::vector<Point>> by_metric;
-  std::map<std::string, int64_t> places;
   for (const store::ObservationRow& row : rows) {
     if (!options.metric.empty() && row.metric != options.metric) continue;
-    int64_t place = places[row.metric]++;
-    int64_t step = row.step != store::kNoStep ? row.step : place;
+    int64_t step = row.StepOrIndex();
     if ((options.from_step && step < *options.from_step) ||
         (options.to_step && step > *options.to_step)) {
       continue;

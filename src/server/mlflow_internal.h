@@ -88,11 +88,12 @@ std::string RunOfToken(const store::ObjectReader& store, const std::string& name
 // Keeps `run` (created, or its kept object replaced).
 Status SaveRun(store::ObjectStore& store, const std::string& namespace_, const Run& run);
 
-// MLflow's Run: {info, data: {metrics (the latest of each), params, tags}, inputs}.
-// A job's or trial's run shows its output folder, `output_dir` (where
-// its replicas write), as its artifact_uri, so that MLflow's client
-// copies `log_artifact`s straight there.
-api::Json RunJson(const Run& run, const std::vector<store::ObservationRow>& metrics,
+// MLflow's Run: {info, data: {metrics (the latest of each, from
+// `metrics`' summaries), params, tags}, inputs}. A job's or trial's run
+// shows its output folder, `output_dir` (where its replicas write), as its
+// artifact_uri, so that MLflow's client copies `log_artifact`s straight
+// there.
+api::Json RunJson(const Run& run, const store::ObservationSummary& metrics,
                   const std::string& output_dir);
 
 // Where a run's artifacts are under `root` (api::ArtifactsDirOf): its job's

@@ -279,30 +279,16 @@ std::string RunArtifactsDir(const std::string& root, const std::string& namespac
   return api::ArtifactsDirOf(root, namespace_, folder);
 }
 
-api::Json RunJson(const Run& run, const std::vector<store::ObservationRow>& metrics,
+api::Json RunJson(const Run& run, const store::ObservationSummary& metrics,
                   const std::string& output_dir) {
   // The latest value of each metric: at its highest step, then time.
-  struct Latest {
-    int64_t step = 0;
-    int64_t time_us = 0;
-    const store::ObservationRow* row = nullptr;
-  };
-  std::map<std::string, Latest> latest;
-  std::map<std::string, int64_t> seen;  // a value's place, standing for a step not given
-  for (const store::ObservationRow& row : metrics) {
-    int64_t place = seen[row.metric]++;
-    int64_t step = row.step != store::kNoStep ? row.step : place;
-    Latest& l = latest[row.metric];
-    if (l.row == nullptr || std::pair(step, row.time_us) >= std::pair(l.step, l.time_us)) {
-      l = {step, row.time_us, &row};
-    }
-  }
   api::Json values = api::Json::array();
-  for (const auto& [key, l] : latest) {
-    values.push_back({{"key", key},
-                      {"value", MetricJson(l.row->value)},
-                      {"timestamp", l.time_us / 1000},
-                      {"step", l.step}});
+  for (const store::ObservationSeries& series : metrics.series) {
+    if (series.count == 0) continue;
+    values.push_back({{"key", series.metric},
+                      {"value", MetricJson(series.top.value)},
+                      {"timestamp", series.top.time_us / 1000},
+                      {"step", series.top.StepOrIndex()}});
   }
   // What the job was run with, unless its code logged the same key itself.
   api::Json params = run.params;

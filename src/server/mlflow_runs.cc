@@ -118,23 +118,19 @@ Result<api::Json> UpdateInfo(Call& call, const Change& change) {
     change(run);
     RETURN_IF_ERROR(SaveRun(store, call.namespace_, run));
     std::string dir = RunArtifactsDir(call.backend.ArtifactsDir(), call.namespace_, run);
-    return api::Json{{"run_info", RunJson(run, {}, dir)["info"]}};
+    return api::Json{{"run_info", RunJson(run, store::ObservationSummary(), dir)["info"]}};
   });
 }
 
-// The rows of `key` with their steps: a value logged without one stands
-// at its place among the metric's values.
-std::vector<api::Json> History(const std::vector<store::ObservationRow>& rows,
-                               const std::string& key) {
+// The rows of one metric with their steps: a value logged without one
+// stands at its place among the metric's values.
+std::vector<api::Json> History(const std::vector<store::ObservationRow>& rows) {
   std::vector<api::Json> out;
-  int64_t place = 0;
   for (const store::ObservationRow& row : rows) {
-    if (row.metric != key) continue;
-    out.push_back({{"key", key},
+    out.push_back({{"key", row.metric},
                    {"value", MetricJson(row.value)},
                    {"timestamp", row.time_us / 1000},
-                   {"step", row.step != store::kNoStep ? row.step : place}});
-    ++place;
+                   {"step", row.StepOrIndex()}});
   }
   return out;
 }
@@ -184,7 +180,7 @@ Result<api::Json> CreateRun(Call& call) {
           fmt::format("namespace {:?} not found: create it first", call.namespace_));
     }
     RETURN_IF_ERROR(SaveRun(store, call.namespace_, run));
-    return api::Json{{"run", RunJson(run, {}, "")}};
+    return api::Json{{"run", RunJson(run, store::ObservationSummary(), "")}};
   });
 }
 
@@ -192,10 +188,9 @@ Result<api::Json> GetRun(Call& call) {
   ASSIGN_OR_RETURN(std::string run_id, call.args.RunId());
   const store::CommittedReader& store = call.backend.store();
   ASSIGN_OR_RETURN(Run run, LoadRun(store, call.namespace_, run_id));
-  ASSIGN_OR_RETURN(std::vector<store::ObservationRow> rows,
-                   store.ListObservations(run.metrics_log));
+  ASSIGN_OR_RETURN(store::ObservationSummary metrics, store.SummarizeObservations(run.metrics_log));
   std::string dir = RunArtifactsDir(call.backend.ArtifactsDir(), call.namespace_, run);
-  return api::Json{{"run", RunJson(run, rows, dir)}};
+  return api::Json{{"run", RunJson(run, metrics, dir)}};
 }
 
 Result<api::Json> UpdateRun(Call& call) {
@@ -251,10 +246,10 @@ Result<api::Json> SearchRuns(Call& call) {
   for (const std::string& id : ids) {
     Result<Run> run = LoadRun(store, call.namespace_, id);
     if (!run.ok()) continue;  // deleted since the scan
-    ASSIGN_OR_RETURN(std::vector<store::ObservationRow> rows,
-                     store.ListObservations(run->metrics_log));
+    ASSIGN_OR_RETURN(store::ObservationSummary metrics,
+                     store.SummarizeObservations(run->metrics_log));
     std::string dir = RunArtifactsDir(call.backend.ArtifactsDir(), call.namespace_, *run);
-    runs.push_back(RunJson(*run, rows, dir));
+    runs.push_back(RunJson(*run, metrics, dir));
   }
   // Newest first, as MLflow orders a search with no order_by.
   std::stable_sort(runs.begin(), runs.end(), [](const api::Json& a, const api::Json& b) {
@@ -328,10 +323,10 @@ Result<api::Json> GetMetricHistory(Call& call) {
   ASSIGN_OR_RETURN(std::string key, call.args.Required("metric_key"));
   const store::CommittedReader& store = call.backend.store();
   ASSIGN_OR_RETURN(Run run, LoadRun(store, call.namespace_, run_id));
-  ASSIGN_OR_RETURN(std::vector<store::ObservationRow> rows,
-                   store.ListObservations(run.metrics_log));
-  // max_results absent: every value, as MLflow answers it.
-  std::vector<api::Json> history = History(rows, key);
+  ASSIGN_OR_RETURN(store::ObservationPage page,
+                   store.ListObservations(run.metrics_log, {.metric = key}));
+  // max_results absent: every value kept, as MLflow answers it.
+  std::vector<api::Json> history = History(page.rows);
   if (!call.args.doc().contains("max_results")) {
     return api::Json{{"metrics", std::move(history)}};
   }

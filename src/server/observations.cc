@@ -53,6 +53,33 @@ std::variant<SeriesOptions, ApiError> SeriesOptionsOf(const ApiRequest& request)
   return options;
 }
 
+// ?limit=N&continue=T, as a list is paged; or the error naming what is
+// wrong.
+std::variant<store::ObservationQuery, ApiError> PageOf(const ApiRequest& request) {
+  store::ObservationQuery query;
+  std::string limit = request.Param("limit");
+  if (!limit.empty()) {
+    size_t n = 0;
+    const char* end = limit.data() + limit.size();
+    auto [stop, error] = std::from_chars(limit.data(), end, n);
+    if (stop != end || error != std::errc() || n == 0) {
+      return BadRequest("limit: want a whole number of 1 or more");
+    }
+    query.limit = n;
+  }
+  std::string token = request.Param("continue");
+  if (!token.empty()) {
+    int64_t after = 0;
+    const char* end = token.data() + token.size();
+    auto [stop, error] = std::from_chars(token.data(), end, after);
+    if (stop != end || error != std::errc() || after < 0) {
+      return BadRequest("continue: not a token this log gave; begin again without it");
+    }
+    query.after = after;
+  }
+  return query;
+}
+
 }  // namespace
 
 ApiResponse ApiHandler::Observations(const ApiTarget& target, const ApiRequest& request) {
@@ -63,14 +90,26 @@ ApiResponse ApiHandler::Observations(const ApiTarget& target, const ApiRequest& 
   std::string id = r.kind == "Trial"
                        ? target.namespace_ + "/" + target.name
                        : store::JobObservationsId(r.kind, target.namespace_, target.name);
-  Result<std::vector<store::ObservationRow>> rows = backend_.store().ListObservations(id);
-  if (!rows.ok()) return ErrorResponse(ApiErrorOf(rows.status(), &r, target.name));
   if (request.Flag("series")) {
     std::variant<SeriesOptions, ApiError> options = SeriesOptionsOf(request);
     if (auto* error = std::get_if<ApiError>(&options)) return ErrorResponse(*error);
-    return Object(200, MetricSeries(*rows, std::get<SeriesOptions>(options)));
+    const SeriesOptions& series = std::get<SeriesOptions>(options);
+    Result<store::ObservationPage> rows =
+        backend_.store().ListObservations(id, {.metric = series.metric});
+    if (!rows.ok()) return ErrorResponse(ApiErrorOf(rows.status(), &r, target.name));
+    return Object(200, MetricSeries(rows->rows, series));
   }
-  return Object(200, ObservationLogDocument(target.namespace_, target.name, *rows));
+  // Paged as lists are (limit, continue), a page built at a time.
+  std::variant<store::ObservationQuery, ApiError> query = PageOf(request);
+  if (auto* error = std::get_if<ApiError>(&query)) return ErrorResponse(*error);
+  Result<store::ObservationPage> page =
+      backend_.store().ListObservations(id, std::get<store::ObservationQuery>(query));
+  if (!page.ok()) return ErrorResponse(ApiErrorOf(page.status(), &r, target.name));
+  Result<store::ObservationSummary> summary = backend_.store().SummarizeObservations(id);
+  if (!summary.ok()) return ErrorResponse(ApiErrorOf(summary.status(), &r, target.name));
+  api::Json log = ObservationLogDocument(target.namespace_, target.name, page->rows, &*summary);
+  if (page->next >= 0) log["metadata"]["continue"] = std::to_string(page->next);
+  return Object(200, log);
 }
 
 bool ApiHandler::IsTrialsOwnPush(const ApiRequest& request) const {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <set>
 
 #include "api/object.h"
 #include "server/handler_internal.h"
@@ -164,7 +165,14 @@ Result<api::Trial> StoredTrial(const api::Json& doc) {
 }
 
 api::Json ObservationLogDocument(const std::string& namespace_, const std::string& trial,
-                                 const std::vector<store::ObservationRow>& rows) {
+                                 const std::vector<store::ObservationRow>& rows,
+                                 const store::ObservationSummary* summary) {
+  std::set<std::string> thinned;
+  if (summary != nullptr) {
+    for (const store::ObservationSeries& s : summary->series) {
+      if (s.stride > 1) thinned.insert(s.metric);
+    }
+  }
   api::Json logs = api::Json::array();
   for (const store::ObservationRow& row : rows) {
     api::Json log = {{"timeStamp", FormatMicros(row.time_us)},
@@ -172,12 +180,26 @@ api::Json ObservationLogDocument(const std::string& namespace_, const std::strin
     // Beyond Katib's shape: the step it was logged at (MLflow's, an event
     // file's), when it has one.
     if (row.step != store::kNoStep) log["step"] = row.step;
+    // Where values were thinned, a value's place among its metric's
+    // values is no longer its place in this list: it is said.
+    if (row.step == store::kNoStep && thinned.contains(row.metric)) log["index"] = row.index;
     logs.push_back(std::move(log));
   }
-  return {{"apiVersion", "kubeflow.org/v1beta1"},
-          {"kind", "ObservationLog"},
-          {"metadata", {{"name", trial}, {"namespace", namespace_}}},
-          {"metricLogs", std::move(logs)}};
+  api::Json doc = {{"apiVersion", "kubeflow.org/v1beta1"},
+                   {"kind", "ObservationLog"},
+                   {"metadata", {{"name", trial}, {"namespace", namespace_}}},
+                   {"metricLogs", std::move(logs)}};
+  if (summary == nullptr) return doc;
+  for (const store::ObservationSeries& s : summary->series) {
+    if (s.stride <= 1) continue;
+    doc["thinned"].push_back({{"name", s.metric},
+                              {"values", s.count},
+                              {"kept", fmt::format("1 in {}", s.stride)},
+                              {"min", s.min},
+                              {"max", s.max}});
+  }
+  if (summary->dropped > 0) doc["droppedValues"] = summary->dropped;
+  return doc;
 }
 
 bool IsTrialsToken(const api::Json& trial, const std::string& token) {

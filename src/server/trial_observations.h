@@ -37,9 +37,13 @@ std::optional<ApiError> RefusePush(const api::Trial& trial);
 // A stored trial, decoded.
 Result<api::Trial> StoredTrial(const api::Json& doc);
 
-// What GET answers: Katib's ObservationLog of `rows`.
+// What GET answers: Katib's ObservationLog of `rows`; with `summary`,
+// beyond Katib's shape, what of the log was thinned or dropped
+// (store/observation_log.h): "thinned": [{name, values, kept: "1 in N"}],
+// "droppedValues".
 api::Json ObservationLogDocument(const std::string& namespace_, const std::string& trial,
-                                 const std::vector<store::ObservationRow>& rows);
+                                 const std::vector<store::ObservationRow>& rows,
+                                 const store::ObservationSummary* summary = nullptr);
 
 // Whether `token` is the stored trial's own push token (its uid).
 bool IsTrialsToken(const api::Json& trial, const std::string& token);

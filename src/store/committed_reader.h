@@ -19,8 +19,14 @@ class CommittedReader : public ObjectReader {
   // durable. Every watcher gets the same shared event.
   virtual Result<WatchId> WatchCommitted(int64_t since, SharedWatchCallback callback) = 0;
   virtual void StopWatch(WatchId id) = 0;
-  // A trial's committed observation rows (ObservationLog::ListObservations).
-  virtual Result<std::vector<ObservationRow>> ListObservations(const std::string& trial) const = 0;
+  // A trial's committed observation rows and summary, as ObservationLog's.
+  Result<std::vector<ObservationRow>> ListObservations(const std::string& trial) const {
+    ASSIGN_OR_RETURN(ObservationPage page, ListObservations(trial, ObservationQuery{}));
+    return std::move(page.rows);
+  }
+  virtual Result<ObservationPage> ListObservations(const std::string& trial,
+                                                   const ObservationQuery& query) const = 0;
+  virtual Result<ObservationSummary> SummarizeObservations(const std::string& trial) const = 0;
 };
 
 }  // namespace trainyard::store

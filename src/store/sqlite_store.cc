@@ -38,7 +38,11 @@ CREATE TABLE IF NOT EXISTS observations (
   trial TEXT NOT NULL, seq INTEGER NOT NULL, time_us INTEGER NOT NULL,
   metric TEXT NOT NULL, value TEXT NOT NULL,
   step INTEGER NOT NULL DEFAULT -9223372036854775808,
+  idx INTEGER NOT NULL DEFAULT -1,
   PRIMARY KEY (trial, seq)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS observation_series (
+  trial TEXT NOT NULL, metric TEXT NOT NULL, body TEXT NOT NULL,
+  PRIMARY KEY (trial, metric)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS observation_sources (
   source TEXT PRIMARY KEY, trial TEXT NOT NULL, read_to INTEGER NOT NULL) WITHOUT ROWID;
 INSERT OR IGNORE INTO counters VALUES ('resource_version', 0);
@@ -178,6 +182,7 @@ Status SqliteStore::Init() {
   RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"));
   RETURN_IF_ERROR(Exec(kSchema));
   RETURN_IF_ERROR(AddStepColumn());
+  RETURN_IF_ERROR(MigrateObservations());
   if (!in_memory) std::filesystem::remove(fresh, ec);
   RETURN_IF_ERROR(RepairCounter());
   return LoadCommitted();
@@ -254,6 +259,7 @@ Status SqliteStore::LoadCommitted() {
 void SqliteStore::ClearGroupImages() {
   group_before_.clear();
   group_first_seq_.clear();
+  group_series_before_.clear();
 }
 
 Status SqliteStore::ReloadIfNeeded() { return reload_needed_ ? LoadCommitted() : OkStatus(); }
@@ -709,12 +715,38 @@ int64_t SqliteStore::CommittedView::CurrentResourceVersion() const {
   return store_.committed_rv_;
 }
 
-Result<std::vector<ObservationRow>> SqliteStore::CommittedView::ListObservations(
-    const std::string& trial) const {
+// The summary as committed: the open group's before-images where it
+// wrote one.
+ObservationSummary SqliteStore::CommittedSummaryLocked(
+    const std::string& trial, std::map<std::string, std::string> bodies) const {
+  auto before = group_series_before_.find(trial);
+  if (before != group_series_before_.end()) {
+    for (const auto& [metric, body] : before->second) {
+      if (body) {
+        bodies[metric] = *body;
+      } else {
+        bodies.erase(metric);
+      }
+    }
+  }
+  return SummaryOf(bodies);
+}
+
+Result<ObservationPage> SqliteStore::CommittedView::ListObservations(
+    const std::string& trial, const ObservationQuery& query) const {
   std::lock_guard lock(store_.mu_);
   auto first = store_.group_first_seq_.find(trial);
+  ASSIGN_OR_RETURN(auto bodies, store_.SeriesBodiesLocked(trial));
   return store_.ListObservationsLocked(
-      trial, first == store_.group_first_seq_.end() ? INT64_MAX : first->second);
+      trial, query, first == store_.group_first_seq_.end() ? INT64_MAX : first->second,
+      store_.CommittedSummaryLocked(trial, std::move(bodies)));
+}
+
+Result<ObservationSummary> SqliteStore::CommittedView::SummarizeObservations(
+    const std::string& trial) const {
+  std::lock_guard lock(store_.mu_);
+  ASSIGN_OR_RETURN(auto bodies, store_.SeriesBodiesLocked(trial));
+  return store_.CommittedSummaryLocked(trial, std::move(bodies));
 }
 
 void SqliteStore::StopWatch(WatchId id) {

@@ -90,7 +90,10 @@ class SqliteStore final : public ControlStore {
   Status AppendObservations(const std::string& trial, const std::vector<ObservationRow>& rows,
                             const std::string& source, int64_t read_to) override;
   Result<int64_t> ObservationsReadTo(const std::string& source) const override;
-  Result<std::vector<ObservationRow>> ListObservations(const std::string& trial) const override;
+  using ObservationLog::ListObservations;
+  Result<ObservationPage> ListObservations(const std::string& trial,
+                                           const ObservationQuery& query) const override;
+  Result<ObservationSummary> SummarizeObservations(const std::string& trial) const override;
   Status DeleteObservations(const std::string& trial) override;
 
  private:
@@ -111,7 +114,10 @@ class SqliteStore final : public ControlStore {
       return store_.WatchCommitted(since, std::move(callback));
     }
     void StopWatch(WatchId id) override { store_.StopWatch(id); }
-    Result<std::vector<ObservationRow>> ListObservations(const std::string& trial) const override;
+    using CommittedReader::ListObservations;
+    Result<ObservationPage> ListObservations(const std::string& trial,
+                                             const ObservationQuery& query) const override;
+    Result<ObservationSummary> SummarizeObservations(const std::string& trial) const override;
 
    private:
     SqliteStore& store_;
@@ -150,8 +156,24 @@ class SqliteStore final : public ControlStore {
   const api::Json* CommittedAt(const Slot& slot) const;
   void ScanCommittedLocked(const std::string& kind, const std::string& namespace_,
                            const std::function<void(const api::Json&)>& visit) const;
-  Result<std::vector<ObservationRow>> ListObservationsLocked(const std::string& trial,
-                                                             int64_t before_seq) const;
+  // A page of `trial`'s rows appended before `before_seq`, with the last
+  // value of each of `summary`'s thinned metrics where it was not kept.
+  Result<ObservationPage> ListObservationsLocked(const std::string& trial,
+                                                 const ObservationQuery& query, int64_t before_seq,
+                                                 const ObservationSummary& summary) const;
+  // The stored summaries of `trial`'s metrics, by metric.
+  Result<std::map<std::string, std::string>> SeriesBodiesLocked(const std::string& trial) const;
+  static ObservationSummary SummaryOf(const std::map<std::string, std::string>& bodies);
+  // `bodies` as committed: the open group's before-images put back.
+  ObservationSummary CommittedSummaryLocked(const std::string& trial,
+                                            std::map<std::string, std::string> bodies) const;
+  Status PutSeriesLocked(const std::string& trial, const ObservationSeries& series);
+  // Appends `rows`, kept as observation_series.h decides, in the open
+  // transaction.
+  Status AppendRowsLocked(const std::string& trial, const std::vector<ObservationRow>& rows);
+  // A store from before logs were bounded: its values get their places,
+  // its logs their summaries, and long ones are thinned.
+  Status MigrateObservations();
   // Forgets what the open group wrote (at its commit, or once memory is
   // loaded from the disk again).
   void ClearGroupImages();
@@ -198,6 +220,9 @@ class SqliteStore final : public ControlStore {
   // each trial: how committed reads see past the group.
   std::map<Slot, std::optional<api::Json>> group_before_;
   std::map<std::string, int64_t> group_first_seq_;
+  // Each log's series summaries before the open group first wrote them
+  // (nullopt: the metric was new), by log and metric.
+  std::map<std::string, std::map<std::string, std::optional<std::string>>> group_series_before_;
   CommittedView committed_view_{*this};
 };
 

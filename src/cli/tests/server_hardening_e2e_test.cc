@@ -345,6 +345,112 @@ TEST_F(ServerHardeningE2eTest, AReplicaOfARootServerIsNobodyAndReachesOnlyItsOwn
       << Kubectl({"logs", "mpi-allreduce-launcher"}).output;
 }
 
+// A job that prints far more values than anyone could read: what is kept
+// of it is bounded (its rows, the store's growth, every answer), and its
+// count, minimum, maximum and latest stay exact.
+TEST_F(ServerHardeningE2eTest, AFloodOfMetricsIsKeptBoundedAndItsSummaryExact) {
+  StartServer();
+  ASSERT_EQ(Kubectl({"apply", "-f", Write("flood.yaml", R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: flood}
+spec:
+  pytorchReplicaSpecs:
+    Master: {restartPolicy: Never, template: {spec: {containers: [{name: pytorch, image: none,
+      command: [awk, 'BEGIN { for (i = 0; i < 200000; i++) print "loss=" (i == 777 ? -1 : i) " acc=" i " a=1 b=2" }']}]}}}
+)")})
+                .exit_code,
+            0);
+  ASSERT_TRUE(Eventually([&] {
+    return Field("pytorchjob/flood", ".status.conditions[?(@.type==\"Succeeded\")].status") ==
+           "True";
+  }));
+  const std::string path =
+      "/apis/kubeflow.org/v1/namespaces/default/pytorchjobs/flood/observations";
+  nlohmann::json log;
+  ASSERT_TRUE(Eventually([&] {
+    CommandResult got = Kubectl({"get", "--raw", path});
+    log = nlohmann::json::parse(got.output, nullptr, false);
+    if (!log.is_object() || !log.contains("thinned")) return false;
+    for (const auto& t : log["thinned"]) {
+      if (t["name"] == "loss" && t["values"] == 200000) return true;
+    }
+    return false;
+  }));
+  EXPECT_LE(log["metricLogs"].size(), 4u * 10'001u);
+  for (const auto& t : log["thinned"]) {
+    if (t["name"] == "loss") {
+      EXPECT_EQ(t["min"], "-1");
+      EXPECT_EQ(t["max"], "199999");
+    }
+  }
+  // Paged as a list is.
+  nlohmann::json page =
+      nlohmann::json::parse(Kubectl({"get", "--raw", path + "?limit=100"}).output);
+  EXPECT_EQ(page["metricLogs"].size(), 100u);
+  EXPECT_FALSE(page["metadata"]["continue"].get<std::string>().empty());
+  CommandResult shown = Trainyard({"metrics", "pytorchjob", "flood"});
+  EXPECT_THAT(shown.output, ::testing::ContainsRegex("loss +200000  199999 +-1 +199999"));
+  EXPECT_THAT(shown.output, HasSubstr("loss: 200000 values, 1 in 32 kept"));
+  // 800,000 values; the store keeps a bounded share of them.
+  EXPECT_LT(fs::file_size(home_ / "server" / "state.db") +
+                fs::file_size(home_ / "server" / "state.db-wal"),
+            uintmax_t{40} << 20);
+}
+
+// Prints its uid and what it can read of the other namespace's replica's
+// environment, both running all the while (each waits for the other's
+// files). ($$ is Kubernetes' escape of $.)
+constexpr const char* kWhoAndWait = R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: who, namespace: NS}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: c
+          image: none
+          env: [{name: SECRET_VALUE, value: NS-secret}]
+          command: [sh, -c, 'id -u; echo $$$$ > DIR/NS.pid; until [ -e DIR/OTHER.pid ]; do sleep 0.1; done; cat /proc/$$(cat DIR/OTHER.pid)/environ 2>/dev/null | tr "\0" "\n" | grep SECRET || echo cannot-read; touch DIR/NS.read; until [ -e DIR/OTHER.read ]; do sleep 0.1; done']
+)";
+
+// With tokens, a root server gives each namespace a user of its own: one
+// team's replica can read nothing of another's, its environment (where
+// Secret values and job tokens are) least of all.
+TEST_F(ServerHardeningE2eTest, WithTokensEachNamespacesReplicasAreAUserOfItsOwn) {
+  if (geteuid() != 0) GTEST_SKIP() << "a server run as root only";
+  std::string cert, key;
+  TRAINYARD_NEEDS(MakeCertificate(cert, key), "openssl");
+  StartServer({"--tls-cert", cert, "--tls-key", key, "--token-file",
+               Write("tokens", "ops-token-0001 ops *\n")});
+  for (auto [ns, other] : {std::pair{"team-a", "team-b"}, std::pair{"team-b", "team-a"}}) {
+    ASSERT_EQ(Kubectl({"create", "namespace", ns}).exit_code, 0);
+    std::string job = kWhoAndWait;
+    auto put = [&](const std::string& k, const std::string& v) {
+      for (size_t at; (at = job.find(k)) != std::string::npos;) job.replace(at, k.size(), v);
+    };
+    put("OTHER", other);
+    put("NS", ns);
+    put("DIR", dir_.string());
+    ASSERT_EQ(Kubectl({"apply", "-f", Write(std::string(ns) + ".yaml", job)}).exit_code, 0);
+  }
+  std::vector<std::string> uids;
+  for (const char* ns : {"team-a", "team-b"}) {
+    ASSERT_TRUE(Eventually([&] {
+      return Kubectl({"get", "job/who", "-n", ns, "-o", "jsonpath={.status.conditions[-1:].type}"})
+                 .output == "Complete";
+    }));
+    std::string log = Kubectl({"logs", "job/who", "-n", ns}).output;
+    EXPECT_THAT(log, HasSubstr("cannot-read")) << log;
+    EXPECT_THAT(log, ::testing::Not(HasSubstr("secret"))) << log;
+    uids.push_back(log.substr(0, log.find('\n')));
+  }
+  EXPECT_NE(uids[0], uids[1]);
+  EXPECT_NE(uids[0], "65534");  // not nobody, whom every namespace shared
+}
+
 // Tries to turn trainyard's writes on its pod (its hosts file at each
 // start, its configMap's files) into writes elsewhere, planting links in
 // place of them, then fails once so that it is started again.

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "runtime/local/namespace_users.h"
+
 namespace trainyard::runtime {
 namespace {
 
@@ -74,9 +76,13 @@ Result<Credentials> LookupUser(const std::string& user) {
   return out;
 }
 
-std::optional<Credentials> RunAsPolicy::For(const std::string& namespace_) const {
+Result<std::optional<Credentials>> RunAsPolicy::For(const std::string& namespace_) const {
   auto it = namespaces.find(namespace_);
-  if (it != namespaces.end()) return it->second;
+  if (it != namespaces.end()) return std::optional(it->second);
+  if (own_users) {
+    ASSIGN_OR_RETURN(Credentials user, own_users->For(namespace_));
+    return std::optional(std::move(user));
+  }
   return default_user;
 }
 

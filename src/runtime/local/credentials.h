@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,9 @@ struct Credentials {
   gid_t gid = 0;
   std::vector<gid_t> groups;  // supplementary, as initgroups(3) would set them
   std::string home;           // the user's home, for HOME; "/" without one
+  // Whether the user database names it (a namespace's own uid has no
+  // entry: its replicas are told their name in USER and LOGNAME).
+  bool listed = true;
   bool operator==(const Credentials&) const = default;
 };
 
@@ -32,12 +36,17 @@ struct Credentials {
 // container's runAsUser/runAsGroup may be). NOT_FOUND names the user.
 Result<Credentials> LookupUser(const std::string& user);
 
+class NamespaceUsers;
+
 // Which user each namespace's replicas run as.
 struct RunAsPolicy {
   std::optional<Credentials> default_user;  // unset: trainyard's own user
   std::map<std::string, Credentials> namespaces;
+  // Set: a namespace `namespaces` does not name gets a user of its own
+  // (namespace_users.h), rather than `default_user`.
+  std::shared_ptr<NamespaceUsers> own_users;
   // The user for `namespace_`'s replicas; nullopt: trainyard's own.
-  std::optional<Credentials> For(const std::string& namespace_) const;
+  Result<std::optional<Credentials>> For(const std::string& namespace_) const;
 };
 
 // The policy a `trainyard server` (or run) gets from its flags: `--run-as

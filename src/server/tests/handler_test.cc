@@ -564,10 +564,13 @@ TEST_F(PushTest, APushTrialsMetricsAreStoredInEitherShape) {
       {"timeStamp": "2024-01-01T00:00:00.5Z", "metric": {"name": "loss", "value": "0.125"}},
       {"metric": {"name": "loss", "value": 0.0625}}]})");
   ASSERT_EQ(r.code, 200) << r.body;
-  EXPECT_EQ(Rows("t1"), (std::vector<store::ObservationRow>{{now_us, "loss", "0.25"},
-                                                            {now_us, "accuracy", "0.9"},
-                                                            {1704067200'500'000, "loss", "0.125"},
-                                                            {now_us, "loss", "0.0625"}}));
+  // Each value at its place among its metric's.
+  using Row = store::ObservationRow;
+  EXPECT_EQ(Rows("t1"),
+            (std::vector<Row>{Row{now_us, "loss", "0.25", store::kNoStep, 0},
+                              Row{now_us, "accuracy", "0.9", store::kNoStep, 0},
+                              Row{1704067200'500'000, "loss", "0.125", store::kNoStep, 1},
+                              Row{now_us, "loss", "0.0625", store::kNoStep, 2}}));
   // What was pushed reads back through GET.
   api::Json log = api::Json::parse(
       handler_.Handle({.method = "GET", .path = std::string(kTrials) + "t1/observations"}).body);

@@ -20,10 +20,10 @@ std::vector<store::ObservationRow> Loss(int n) {
 
 TEST(MetricSeriesTest, AShortSeriesIsEveryValue) {
   std::vector<store::ObservationRow> rows = {
-      {.time_us = 1'000'000, .metric = "loss", .value = "0.5"},
-      {.time_us = 2'000'000, .metric = "acc", .value = "0.9"},
-      {.time_us = 3'000'000, .metric = "loss", .value = "NaN"},
-      {.time_us = 4'000'000, .metric = "loss", .value = "0.25"}};
+      {.time_us = 1'000'000, .metric = "loss", .value = "0.5", .index = 0},
+      {.time_us = 2'000'000, .metric = "acc", .value = "0.9", .index = 0},
+      {.time_us = 3'000'000, .metric = "loss", .value = "NaN", .index = 1},
+      {.time_us = 4'000'000, .metric = "loss", .value = "0.25", .index = 2}};
   api::Json series = MetricSeries(rows, {});
   ASSERT_EQ(series["series"].size(), 2u);
   const api::Json& loss = series["series"][1];

@@ -13,6 +13,7 @@
 
 #include "common/held_dir.h"
 #include "common/tests/test_dir.h"
+#include "runtime/local/namespace_users.h"
 #include "runtime/local/process.h"
 
 namespace trainyard::runtime {
@@ -40,17 +41,43 @@ TEST(CredentialsTest, UsersAreFoundByNameOrNumber) {
   EXPECT_THAT(missing.status().message(), ::testing::HasSubstr("no-such-user-here"));
 }
 
+// Each namespace a user of its own, the same one after a restart.
+TEST(NamespaceUsersTest, EachNamespaceGetsAUidOfItsOwnAndKeepsIt) {
+  std::string file = (std::filesystem::temp_directory_path() /
+                      ("trainyard-namespace-users-" + std::to_string(getpid())))
+                         .string();
+  std::filesystem::remove(file);
+  {
+    Result<std::shared_ptr<NamespaceUsers>> users = NamespaceUsers::Open(file);
+    ASSERT_TRUE(users.ok()) << users.status().ToString();
+    RunAsPolicy policy{.own_users = *users};
+    Result<std::optional<Credentials>> a = policy.For("team-a");
+    Result<std::optional<Credentials>> b = policy.For("team-b");
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ((*a)->uid, kFirstNamespaceUid);
+    EXPECT_EQ((*b)->uid, kFirstNamespaceUid + 1);
+    EXPECT_EQ((*b)->gid, kFirstNamespaceUid + 1);
+    EXPECT_FALSE((*a)->listed);
+    EXPECT_EQ((*policy.For("team-a"))->uid, kFirstNamespaceUid);
+  }
+  Result<std::shared_ptr<NamespaceUsers>> again = NamespaceUsers::Open(file);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)->For("team-b")->uid, kFirstNamespaceUid + 1);
+  EXPECT_EQ((*again)->For("team-c")->uid, kFirstNamespaceUid + 2);
+  std::filesystem::remove(file);
+}
+
 TEST(CredentialsTest, ARootServerRunsReplicasAsNobodyUnlessToldOtherwise) {
   if (geteuid() != 0) GTEST_SKIP() << "as root only: a user's policy cannot switch users";
   Result<RunAsPolicy> policy = MakeRunAsPolicy("", {"team-a=4000123"});
   ASSERT_TRUE(policy.ok()) << policy.status().ToString();
-  ASSERT_TRUE(policy->For("default").has_value());
-  EXPECT_EQ(policy->For("default")->uid, LookupUser("nobody")->uid);
-  EXPECT_EQ(policy->For("team-a")->uid, 4000123u);
+  ASSERT_TRUE(policy->For("default")->has_value());
+  EXPECT_EQ((*policy->For("default"))->uid, LookupUser("nobody")->uid);
+  EXPECT_EQ((*policy->For("team-a"))->uid, 4000123u);
   // Root only when asked by name.
   Result<RunAsPolicy> as_root = MakeRunAsPolicy("root", {});
   ASSERT_TRUE(as_root.ok());
-  EXPECT_FALSE(as_root->For("default").has_value());
+  EXPECT_FALSE(as_root->For("default")->has_value());
   for (const char* bad : {"team-a", "=nobody", "team-a=", "team-a=no-such-user-here"}) {
     EXPECT_EQ(MakeRunAsPolicy("", {bad}).status().code(), StatusCode::kInvalidArgument) << bad;
   }
