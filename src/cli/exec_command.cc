@@ -275,6 +275,30 @@ Status BecomeOwnerOf(pid_t pid) {
   return OkStatus();
 }
 
+// Moves this process into the control groups of `pid`'s run (trainyard's:
+// node/cgroups.h), so that the command is bounded with the replica (its
+// memory, its pod's tasks) and ended with it, daemons it starts included,
+// as a command exec'd into a container is. Where it may not (no groups
+// are made there), it runs beside them.
+void JoinGroupsOf(pid_t pid) {
+  std::ifstream in(fmt::format("/proc/{}/cgroup", pid));
+  std::error_code ec;
+  // A unified hierarchy at the root, or beside v1's (a hybrid machine).
+  std::string unified = fs::exists("/sys/fs/cgroup/cgroup.controllers", ec)
+                            ? "/sys/fs/cgroup"
+                            : "/sys/fs/cgroup/unified";
+  for (std::string line; std::getline(in, line);) {
+    size_t first = line.find(':'), second = line.find(':', first + 1);
+    if (first == std::string::npos || second == std::string::npos) continue;
+    std::string controllers = line.substr(first + 1, second - first - 1);
+    std::string path = line.substr(second + 1);
+    if (path.find("/trainyard/") == std::string::npos) continue;  // not a run's
+    if (controllers.starts_with("name=")) controllers = controllers.substr(5);
+    std::string dir = controllers.empty() ? unified : "/sys/fs/cgroup/" + controllers;
+    std::ofstream(dir + path + "/cgroup.procs") << getpid() << std::flush;
+  }
+}
+
 // Whether `pid` is in this process's namespace of that kind ("mnt").
 bool SharesNamespace(pid_t pid, const char* kind) {
   struct stat ours {
@@ -363,6 +387,9 @@ int RunExec(const ExecOptions& options) {
   auto [leader, program] = *processes;
   std::error_code ec;
   fs::path dir = fs::read_symlink(fmt::format("/proc/{}/cwd", program), ec);
+  // Joined as root, from this machine's view of the groups, before the
+  // sandbox's.
+  JoinGroupsOf(program);
   // Entered before the user is switched: entering takes root's privilege
   // where the sandbox is root's (runtime::ProcessSpec::sandbox).
   Result<bool> entered = EnterSandboxOf(program);

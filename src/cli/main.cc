@@ -65,6 +65,11 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--ui", run.ui,
                     "Serve the dashboard for this run on loopback (its URL is printed), and keep "
                     "serving it after the run ends, until Ctrl-C");
+  const char* pod_max_pids_help =
+      "The processes and threads one pod may have at once, as the kubelet's --pod-max-pids "
+      "(default: an eighth of kernel.pid_max, at most 16384; -1: no bound)";
+  run_cmd->add_option("--pod-max-pids", run.pod_max_pids, pod_max_pids_help)
+      ->check(CLI::Range(int64_t{-1}, int64_t{1} << 22));
   run_cmd->add_option("--nodes", run.nodes_file,
                       "Place pods on the Node objects in this file instead of this machine "
                       "(they all still run here)");
@@ -127,6 +132,8 @@ int main(int argc, char** argv) {
   server_cmd->add_flag("--api-only", server.api_only,
                        "Serve the store and the API only, as kube-apiserver does: no controller, "
                        "scheduler or replica runs (for `trainyard operator` and its tests)");
+  server_cmd->add_option("--pod-max-pids", server.pod_max_pids, pod_max_pids_help)
+      ->check(CLI::Range(int64_t{-1}, int64_t{1} << 22));
   server_cmd->add_option("--nodes", server.nodes_file,
                          "Place pods on the Node objects in this file instead of this machine "
                          "(they all still run here)");

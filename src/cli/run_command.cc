@@ -27,6 +27,7 @@
 #include "controller/pod_state.h"
 #include "engine/engine.h"
 #include "engine/inventory.h"
+#include "node/cgroups.h"
 #include "node/sandbox.h"
 #include "server/auth.h"
 #include "server/handler.h"
@@ -225,6 +226,8 @@ Result<runtime::RunAsPolicy> RunAsFor(const RunOptions& options, const std::stri
 
 }  // namespace
 
+int64_t PodMaxPids(int64_t flag) { return flag == 0 ? node::DefaultPodMaxPids() : flag; }
+
 std::string DefaultHome() {
   if (const char* home = std::getenv("TRAINYARD_HOME"); home != nullptr && *home != '\0')
     return home;
@@ -413,6 +416,7 @@ int RunRun(const RunOptions& options) {
        // The run's directory is its record: every replica's log stays.
        .keep_logs = true,
        .run_as = *run_as,
+       .pod_max_pids = PodMaxPids(options.pod_max_pids),
        .nodes = std::move(nodes)});
   if (!created.ok()) {
     std::cerr << "trainyard run: " << created.status().message() << '\n';

@@ -32,7 +32,14 @@ struct RunOptions {
   // Print the dashboard's URL (the run's own API on loopback), and keep
   // serving it after the run ends, until Ctrl-C.
   bool ui = false;
+  // The tasks a pod may have at once (node/cgroups.h); 0: the machine's
+  // default, -1: no bound.
+  int64_t pod_max_pids = 0;
 };
+
+// --pod-max-pids as given (0: the machine's default; -1: none), as the node
+// agent takes it (0 or less: none).
+int64_t PodMaxPids(int64_t flag);
 
 int RunRun(const RunOptions& options);
 

@@ -211,6 +211,7 @@ int RunServer(const ServerOptions& options) {
                               // What a pod needs may be applied after it.
                               .wait_for_config = true,
                               .run_as = *run_as,
+                              .pod_max_pids = PodMaxPids(options.pod_max_pids),
                               // With tokens, namespaces are their users':
                               // none reaches the machine's files unless
                               // an administrator allows it.

@@ -33,6 +33,9 @@ struct ServerOptions {
   // How long a deleted job's artifacts are kept, as a Go duration ("0s":
   // they go with it).
   std::string keep_artifacts = "168h";
+  // The tasks a pod may have at once (node/cgroups.h); 0: the machine's
+  // default (DefaultPodMaxPids), -1: no bound.
+  int64_t pod_max_pids = 0;
 };
 
 int RunServer(const ServerOptions& options);

@@ -202,6 +202,7 @@ Status Engine::Init() {
       .host_access = {.baseline_namespaces = options_.baseline_namespaces,
                       .own_dirs = {metrics_dir, trial_dirs}},
       .cgroups = &cgroups_,
+      .pod_max_pids = options_.pod_max_pids,
       .sandboxes = sandboxes_.get()});
   metrics_collector_ = std::make_unique<MetricsCollector>(MetricsCollectorOptions{
       .store = store_.get(),

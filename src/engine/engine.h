@@ -67,6 +67,8 @@ struct EngineOptions {
   bool wait_for_config = false;
   // Who each namespace's replicas run as (runtime/local/credentials.h).
   runtime::RunAsPolicy run_as;
+  // The tasks a pod may have at once (--pod-max-pids); 0 or less: none.
+  int64_t pod_max_pids = 0;
   // Namespaces are Pod Security baseline unless labelled privileged: their
   // pods start with no hostPath volume but trainyard's own (a server with
   // tokens, where namespaces are users').

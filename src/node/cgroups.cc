@@ -1,8 +1,10 @@
 #include "node/cgroups.h"
 
 #include <fmt/format.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -98,9 +100,14 @@ Cgroups Cgroups::Detect(const std::string& root, const std::string& self) {
     } else {
       c.memory_parent_ = root + "/trainyard";
       Status enabled = WriteFile(root + "/cgroup.subtree_control", "+memory +cpu");
+      // pids where the machine offers it: bounds are kept without it.
+      if (enabled.ok() && controllers.find("pids") != std::string::npos) {
+        (void)WriteFile(root + "/cgroup.subtree_control", "+pids");
+        c.controllers_ = "+memory +cpu +pids";
+      }
       if (enabled.ok()) enabled = MakeGroup(c.memory_parent_);
       if (enabled.ok())
-        enabled = WriteFile(c.memory_parent_ + "/cgroup.subtree_control", "+memory +cpu");
+        enabled = WriteFile(c.memory_parent_ + "/cgroup.subtree_control", c.controllers_);
       if (!enabled.ok()) c.problem_ = std::string(enabled.message());
     }
     return c;
@@ -121,6 +128,11 @@ Cgroups Cgroups::Detect(const std::string& root, const std::string& self) {
   if (cpu && fs::exists(cpu_root + *cpu, ec) && Writable(cpu_root + *cpu)) {
     c.cpu_parent_ = cpu_root + (*cpu == "/" ? "" : *cpu) + "/trainyard";
   }
+  std::optional<std::string> pids = OwnGroup(self, "pids");
+  std::string pids_root = root + "/pids";
+  if (pids && fs::exists(pids_root + *pids, ec) && Writable(pids_root + *pids)) {
+    c.pids_parent_ = pids_root + (*pids == "/" ? "" : *pids) + "/trainyard";
+  }
   return c;
 }
 
@@ -128,9 +140,28 @@ Result<std::vector<std::string>> Cgroups::Make(const std::string& name,
                                                const CgroupLimits& limits) const {
   if (!problem_.empty()) return FailedPreconditionError(problem_);
   std::vector<std::string> dirs;
+  std::string pod = name.substr(0, name.find('/'));
   std::string memory = memory_parent_ + "/" + name;
+  if (v2_) {
+    // The pod's group hands its controllers down to its runs' groups, and
+    // bounds the tasks of them all.
+    std::string pod_dir = memory_parent_ + "/" + pod;
+    RETURN_IF_ERROR(MakeGroup(pod_dir));
+    RETURN_IF_ERROR(WriteFile(pod_dir + "/cgroup.subtree_control", controllers_));
+    if (limits.pod_max_pids && controllers_.find("pids") != std::string::npos) {
+      RETURN_IF_ERROR(WriteFile(pod_dir + "/pids.max", std::to_string(*limits.pod_max_pids)));
+    }
+  }
   RETURN_IF_ERROR(MakeGroup(memory));
   dirs.push_back(memory);
+  if (!v2_ && !pids_parent_.empty()) {
+    std::string pids = pids_parent_ + "/" + pod;
+    RETURN_IF_ERROR(MakeGroup(pids));
+    if (limits.pod_max_pids) {
+      RETURN_IF_ERROR(WriteFile(pids + "/pids.max", std::to_string(*limits.pod_max_pids)));
+    }
+    dirs.push_back(pids);
+  }
   std::string cpu = v2_ ? memory : cpu_parent_ + "/" + name;
   if (v2_) {
     if (limits.memory_bytes) {
@@ -186,21 +217,55 @@ bool Cgroups::OomKilled(const std::string& name) const {
   return Field(ReadFile(dir + "/memory.oom_control"), "oom_kill") > 0;
 }
 
+void Cgroups::Kill(const std::string& name) const {
+  if (!problem_.empty()) return;
+  std::string procs = memory_parent_ + "/" + name + "/cgroup.procs";
+  // A process may fork while its group is read: read again until it is
+  // empty (the pod's pids bound keeps that short), a bounded number of
+  // times.
+  for (int round = 0; round < 100; ++round) {
+    std::istringstream pids(ReadFile(procs));
+    bool any = false;
+    for (pid_t pid; pids >> pid;) {
+      if (pid > 0 && pid != getpid()) any = kill(pid, SIGKILL) == 0 || any;
+    }
+    if (!any) return;
+    usleep(1000);  // the kernel takes them out of the group as they die
+  }
+}
+
 void Cgroups::Remove(const std::string& name) const {
   if (!problem_.empty()) return;
-  rmdir((memory_parent_ + "/" + name).c_str());
-  if (!v2_ && !cpu_parent_.empty()) rmdir((cpu_parent_ + "/" + name).c_str());
+  std::string pod = name.substr(0, name.find('/'));
+  for (const std::string& parent : {memory_parent_, cpu_parent_}) {
+    if (parent.empty() || (v2_ && parent != memory_parent_)) continue;
+    rmdir((parent + "/" + name).c_str());
+    rmdir((parent + "/" + pod).c_str());  // fails while another run has a group
+  }
+  if (!v2_ && !pids_parent_.empty()) rmdir((pids_parent_ + "/" + pod).c_str());
 }
 
 void Cgroups::RemoveStale() const {
   if (!problem_.empty()) return;
-  for (const std::string& parent : {memory_parent_, cpu_parent_}) {
+  for (const std::string& parent : {memory_parent_, cpu_parent_, pids_parent_}) {
     std::error_code ec;
     if (parent.empty()) continue;
-    for (const auto& entry : fs::directory_iterator(parent, ec)) {
-      if (entry.is_directory(ec)) rmdir(entry.path().c_str());  // fails while in use
+    for (const auto& pod : fs::directory_iterator(parent, ec)) {
+      if (!pod.is_directory(ec)) continue;
+      std::error_code inner;
+      for (const auto& run : fs::directory_iterator(pod.path(), inner)) {
+        if (run.is_directory(inner)) rmdir(run.path().c_str());  // fails while in use
+      }
+      rmdir(pod.path().c_str());
     }
   }
+}
+
+int64_t DefaultPodMaxPids(const std::string& pid_max_file) {
+  int64_t pid_max = 0;
+  std::istringstream(ReadFile(pid_max_file)) >> pid_max;
+  if (pid_max <= 0) pid_max = 32768;  // the kernel's own default
+  return std::clamp<int64_t>(pid_max / 8, 256, 16384);
 }
 
 }  // namespace trainyard::node

@@ -1,10 +1,12 @@
 // Containers' resource limits, enforced as the kubelet enforces them: one
-// control group per container run, under a `trainyard` group beneath
-// trainyard's own (cgroup v1's memory and cpu hierarchies, or the v2
-// unified one): limits.memory as the memory limit (no swap beyond it),
-// limits.cpu as a CFS quota per 100 ms period, requests.cpu as the weight
-// (cpu.shares, or cpu.weight on v2). A run the kernel killed for memory
-// reads as OOMKilled.
+// control group per container run, within a group per pod, under a
+// `trainyard` group beneath trainyard's own (cgroup v1's memory, cpu and
+// pids hierarchies, or the v2 unified one): limits.memory as the memory
+// limit (no swap beyond it), limits.cpu as a CFS quota per 100 ms period,
+// requests.cpu as the weight (cpu.shares, or cpu.weight on v2), and the
+// pod's tasks bounded (pids.max). A run the kernel killed for memory reads
+// as OOMKilled; what a run leaves behind (a daemon, an exec'd command) is
+// killed with its group.
 //
 // Where the machine gives no writable hierarchy (not root, no
 // delegation), Detect() says why, and nothing is enforced.
@@ -23,8 +25,16 @@ struct CgroupLimits {
   std::optional<int64_t> memory_bytes;
   std::optional<int64_t> cpu_limit_milli;
   std::optional<int64_t> cpu_request_milli;
+  // Tasks (processes and threads) the whole pod may have at once, as the
+  // kubelet's --pod-max-pids; unset: no bound.
+  std::optional<int64_t> pod_max_pids;
   bool any() const { return memory_bytes || cpu_limit_milli || cpu_request_milli; }
 };
+
+// The kubelet leaves pods unbounded by default; here a pod takes at most
+// an eighth of what the machine may run (kernel.pid_max), at most 16,384,
+// so that no fork bomb takes the machine.
+int64_t DefaultPodMaxPids(const std::string& pid_max_file = "/proc/sys/kernel/pid_max");
 
 class Cgroups {
  public:
@@ -38,11 +48,17 @@ class Cgroups {
   const std::string& problem() const { return problem_; }
   bool v2() const { return v2_; }
 
-  // Makes group `name` with `limits`: the directories a process joins.
+  // Makes the group of a container's run `name` ("<pod uid>/<run>") with
+  // `limits`, inside its pod's group (which bounds the pod's tasks): the
+  // directories a process joins.
   Result<std::vector<std::string>> Make(const std::string& name, const CgroupLimits& limits) const;
   // Whether the kernel killed a process of group `name` for want of memory.
   bool OomKilled(const std::string& name) const;
-  // Removes group `name` (once nothing runs in it).
+  // Kills every process in group `name` (what a run's process left: a
+  // daemon, a command `kubectl exec` started), until none is left.
+  void Kill(const std::string& name) const;
+  // Removes group `name` (once nothing runs in it), and its pod's group
+  // once it holds no other.
   void Remove(const std::string& name) const;
   // Removes the groups an earlier trainyard left with nothing in them.
   void RemoveStale() const;
@@ -51,7 +67,9 @@ class Cgroups {
   bool v2_ = false;
   std::string memory_parent_;  // v2: the one parent
   std::string cpu_parent_;     // v1 only; empty: no cpu hierarchy
+  std::string pids_parent_;    // v1 only; empty: no pids hierarchy (v2: memory_parent_)
   std::string problem_;
+  std::string controllers_ = "+memory +cpu";  // v2: what groups hand down
 };
 
 }  // namespace trainyard::node

@@ -127,10 +127,10 @@ bool NodeAgent::WaitingForConfig(const api::ContainerStatus& status) {
 
 namespace {
 
-// The control group of a container's run: named by the pod's uid, so
-// that a later node agent finds it.
-std::string GroupName(const api::Pod& pod, const std::string& container, int32_t run) {
-  return fmt::format("{}_{}_{}", pod.metadata.uid, container, run);
+// The control group of a container's run, in its pod's: named by the
+// pod's uid, so that a later node agent finds it.
+std::string GroupName(const std::string& pod_uid, const std::string& container, int32_t run) {
+  return fmt::format("{}/{}_{}", pod_uid, container, run);
 }
 
 // A container's limits as the kubelet sets them (a CPU request defaults to
@@ -255,6 +255,13 @@ PodVolumeDirs NodeAgent::VolumeDirsOf(const api::Pod& pod) const {
 }
 
 void NodeAgent::RemovePodFiles(const Replica& replica) {
+  if (options_.cgroups != nullptr && !replica.uid.empty()) {
+    for (const auto& [name, run] : replica.runs) {
+      std::string group = GroupName(replica.uid, name, run.run);
+      options_.cgroups->Kill(group);
+      options_.cgroups->Remove(group);
+    }
+  }
   RemoveVolumes(replica.volumes);
   std::error_code ec;
   if (!replica.namespace_.empty()) {
@@ -473,12 +480,17 @@ void NodeAgent::WarnPathRewriting(const std::string& why, const api::Pod& pod,
 std::vector<std::string> NodeAgent::CgroupsFor(const api::Pod& pod, const api::Container& container,
                                                int32_t run) {
   CgroupLimits limits = LimitsOf(container);
-  if (!limits.any()) return {};
+  if (options_.pod_max_pids > 0) limits.pod_max_pids = options_.pod_max_pids;
   std::string problem =
       options_.cgroups == nullptr ? "no control groups are used here" : options_.cgroups->problem();
+  // Every run has a group where groups can be made, limits or none: what
+  // it leaves behind is ended with it, and its pod's tasks are bounded.
   Result<std::vector<std::string>> made = FailedPreconditionError(problem);
-  if (problem.empty()) made = options_.cgroups->Make(GroupName(pod, container.name, run), limits);
+  if (problem.empty()) {
+    made = options_.cgroups->Make(GroupName(pod.metadata.uid, container.name, run), limits);
+  }
   if (made.ok()) return *made;
+  if (!limits.any()) return {};
   if (!std::exchange(said_no_limits_, true)) {
     fmt::print(stderr,
                "trainyard: warning: containers' memory and CPU limits are not enforced on this "
@@ -607,7 +619,7 @@ void NodeAgent::OnExit(api::Pod& pod, Replica& replica, const Slot& slot,
   std::string why = reason;
   int32_t exit_code = exit.exit_code;
   if (options_.cgroups != nullptr && options_.cgroups->problem().empty()) {
-    std::string group = GroupName(pod, slot.spec->name, run.run);
+    std::string group = GroupName(pod.metadata.uid, slot.spec->name, run.run);
     // As the kubelet reports a container the kernel killed at its limit.
     if (why.empty() && options_.cgroups->OomKilled(group)) {
       why = "OOMKilled";
@@ -620,6 +632,9 @@ void NodeAgent::OnExit(api::Pod& pod, Replica& replica, const Slot& slot,
                             ? slot.spec->resources.limits.at("memory").text()
                             : std::string("?")));
     }
+    // What the run left (a daemon, a command exec'd into it) ends with it,
+    // as a container's processes end with its init.
+    options_.cgroups->Kill(group);
     options_.cgroups->Remove(group);
   }
   api::ContainerStateTerminated terminated{

@@ -94,6 +94,9 @@ struct NodeAgentOptions {
   // Where containers' memory and CPU limits are enforced; none, or one
   // with a problem: they are not (said once).
   const Cgroups* cgroups = nullptr;
+  // The tasks a pod may have at once (the kubelet's --pod-max-pids), where
+  // control groups are made; 0 or less: no bound.
+  int64_t pod_max_pids = 0;
   // Where replicas run in namespaces of their own, with their volumes at
   // their mountPath; none, or one with a problem (said once): they reach
   // their volumes through path rewriting.

@@ -257,6 +257,25 @@ TEST_F(ExecE2eTest, AKubectlKilledMidwayLeavesNoCommandBehind) {
   EXPECT_TRUE(Eventually([&] { return !Running(cmdline); }));
 }
 
+// What an exec'd command starts runs in its pod's control groups: a daemon
+// (setsid -f) outlives the exec, and a server killed with SIGKILL, but not
+// its pod, as a command exec'd into a container ends with it.
+TEST_F(ExecE2eTest, ADaemonAnExecStartedEndsWithItsPodNotBefore) {
+  NeedKubectlThatExecsOverWebSocket();
+  TRAINYARD_NEEDS(geteuid() == 0, "root, for control groups");
+  StartServer();
+  std::string pod = RunningSleeper();
+  CommandResult exec = Kubectl({"exec", pod, "--", "setsid", "-f", "sleep", "986"});
+  ASSERT_EQ(exec.exit_code, 0) << exec.output;
+  std::string cmdline = std::string("sleep\0986\0", 10);
+  ASSERT_TRUE(Eventually([&] { return Running(cmdline); }));
+  KillServer();
+  StartServer();
+  EXPECT_TRUE(Running(cmdline)) << "the pod is there still, and so is what ran in it";
+  ASSERT_EQ(Kubectl({"delete", "job", "sleeper"}).exit_code, 0);
+  EXPECT_TRUE(Eventually([&] { return !Running(cmdline); }));
+}
+
 // Without a sandbox, a replica that left its process group (setsid)
 // cannot be found, and nothing runs in its place: never as its root-owned
 // shim.

@@ -245,9 +245,9 @@ TEST_F(PodContainersTest, AReplicaWithinItsLimitsRunsHeldToThem) {
   c.resources.limits["cpu"] = *Quantity::Parse("500m");
   AddPod("p", "Never", {}, {c});
   ASSERT_TRUE(SyncUntil([&] { return PhaseIs("p", "Succeeded"); })) << Log("p");
-  // Its own group (named by the pod's uid, the container and the run),
-  // removed once it ended.
-  std::string group = Pod("p").metadata.uid + "_main_0";
+  // Its own group (named by the container and the run) in its pod's
+  // (named by the pod's uid), removed once it ended.
+  std::string group = Pod("p").metadata.uid + "/main_0";
   EXPECT_THAT(Log("p"), HasSubstr(group));
   EXPECT_THAT(Log("p"), HasSubstr("/trainyard/"));
 }
