@@ -298,8 +298,10 @@ bool WorkersRunning(const Context& ctx) {
   return true;
 }
 
-// Creates missing replicas, re-creates ExitCode replicas that failed with a
-// retryable code, and removes pods no replica owns (scale down).
+// Creates missing replicas, re-creates replicas whose pods failed where
+// their policy restarts them (a retryable code under ExitCode; eviction
+// under OnFailure or Always), and removes pods no replica owns (scale
+// down).
 Status ReconcilePods(Context& ctx) {
   // With a gang scheduler every replica's pod is made at once (a launcher
   // held back would leave the gang short for good); with Volcano, only once
@@ -328,9 +330,16 @@ Status ReconcilePods(Context& ctx) {
       continue;
     }
     const std::string& policy = ctx.job.spec.replica_specs.at(r.type).restart_policy;
-    if (it->second.status.phase == "Failed" && policy == "ExitCode" &&
-        IsRetryableExitCode(ExitCodeOf(it->second))) {
+    if (it->second.status.phase == "Failed" && RestartsWhenFailed(it->second, policy)) {
       int32_t recreations = Recreations(it->second) + 1;
+      if (policy != "ExitCode") {
+        RETURN_IF_ERROR(Record(
+            ctx, "Warning", "JobRestarting",
+            fmt::format(
+                "job {} is restarting because {} replica(s) failed: pod {} ended {}{}",
+                ctx.job.metadata.name, r.type, it->second.metadata.name, it->second.status.phase,
+                it->second.status.reason.empty() ? "" : " (" + it->second.status.reason + ")")));
+      }
       RETURN_IF_ERROR(DeletePod(ctx, it->second));
       ctx.pods.erase(it);
       RETURN_IF_ERROR(CreatePod(ctx, r, placement, recreations));

@@ -23,14 +23,23 @@ int32_t RestartsOf(const api::Pod& pod) {
   return restarts;
 }
 
+bool RestartsWhenFailed(const api::Pod& pod, const std::string& replica_restart_policy) {
+  // A pod Failed as a whole (evicted, its node lost) under OnFailure or
+  // Always: its kubelet could not restart it in place, so the controller
+  // makes it again, as upstream does since v1.8.
+  if (replica_restart_policy == "OnFailure" || replica_restart_policy == "Always") return true;
+  return replica_restart_policy == "ExitCode" && IsRetryableExitCode(ExitCodeOf(pod));
+}
+
 frameworks::ReplicaState StateOf(const api::Pod& pod, const std::string& replica_restart_policy) {
   using frameworks::ReplicaPhase;
   const std::string& phase = pod.status.phase;
   int exit_code = ExitCodeOf(pod);
   if (phase == "Succeeded") return {ReplicaPhase::kSucceeded, exit_code};
   if (phase == "Failed") {
-    bool retry = replica_restart_policy == "ExitCode" && IsRetryableExitCode(exit_code);
-    return {retry ? ReplicaPhase::kRestarting : ReplicaPhase::kFailed, exit_code};
+    return {RestartsWhenFailed(pod, replica_restart_policy) ? ReplicaPhase::kRestarting
+                                                            : ReplicaPhase::kFailed,
+            exit_code};
   }
   if (phase == "Running") {
     for (const api::ContainerStatus& c : pod.status.container_statuses) {

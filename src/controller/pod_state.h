@@ -21,6 +21,11 @@ int32_t RestartsOf(const api::Pod& pod);
 // Pending, Running, Restarting (a container waits to restart, or an
 // ExitCode replica failed with a retryable code), Succeeded, or Failed for
 // good.
+// Whether a replica whose pod ended Failed is made again: a retryable exit
+// code under ExitCode, or any failure of the whole pod under OnFailure or
+// Always (eviction, a lost node).
+bool RestartsWhenFailed(const api::Pod& pod, const std::string& replica_restart_policy);
+
 frameworks::ReplicaState StateOf(const api::Pod& pod, const std::string& replica_restart_policy);
 
 }  // namespace trainyard::controller

@@ -22,6 +22,7 @@ struct Context {
   api::Json stored;
   api::Trial trial;
   TimePoint now;
+  std::string unread;  // why some of its output was given up (OutputRead)
 };
 
 std::string TrialId(const api::Trial& trial) {
@@ -263,8 +264,9 @@ Status FollowJob(Context& ctx, const api::Json& job) {
     return RecordTrialEvent(ctx, "Normal", "JobSucceeded", "Job has succeeded");
   }
   SetCondition(ctx, "MetricsUnavailable", "True", "MetricsUnavailable",
-               fmt::format("Metrics are not available: no value of {} was reported",
-                           objective.objective_metric_name));
+               fmt::format("Metrics are not available: no value of {} was reported{}",
+                           objective.objective_metric_name,
+                           ctx.unread.empty() ? "" : "; gave up reading " + ctx.unread));
   return RecordTrialEvent(ctx, "Warning", "MetricsUnavailable", "Metrics are not available");
 }
 
@@ -369,9 +371,10 @@ Result<ReconcileResult> TrialReconciler::Reconcile(const store::ObjectKey& key) 
   }
   RETURN_IF_ERROR(job.status());
   if (options_.read_output) {
-    ASSIGN_OR_RETURN(bool reading,
+    ASSIGN_OR_RETURN(OutputRead read,
                      options_.read_output(ctx.trial, api::JobOutcome(*job).has_value()));
-    if (reading) {
+    ctx.unread = read.unread;
+    if (read.reading) {
       // Concluding now could miss its last values (and deleting its job
       // would end the read).
       ASSIGN_OR_RETURN(ctx.trial.status.observation, ObservationOf(ctx));

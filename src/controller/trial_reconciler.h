@@ -32,6 +32,15 @@ inline constexpr std::string_view kMetricsUrlEnv = "TRAINYARD_METRICS_URL";
 inline constexpr std::string_view kMetricsTokenEnv = "TRAINYARD_METRICS_TOKEN";
 inline constexpr std::string_view kMetricsCaEnv = "TRAINYARD_METRICS_CA";
 
+// What a trial's output read says (TrialReconcilerOptions::read_output).
+struct OutputRead {
+  // An ended container's output is still being read: the trial waits.
+  bool reading = false;
+  // Why some of its output was given up, if it was: said in the trial's
+  // condition when no objective value came.
+  std::string unread;
+};
+
 struct TrialReconcilerOptions {
   store::ObjectStore* store = nullptr;
   store::ObservationLog* observations = nullptr;
@@ -53,7 +62,7 @@ struct TrialReconcilerOptions {
   // conclude from its job until it is read. Told whether the job has
   // finished (its pods have ended, whatever their cache says yet). None:
   // collected elsewhere.
-  std::function<Result<bool>(const api::Trial&, bool job_finished)> read_output;
+  std::function<Result<OutputRead>(const api::Trial&, bool job_finished)> read_output;
   // How often a running trial is looked at again (its metrics may have
   // grown): the bound on how late early stopping can act.
   Duration poll = std::chrono::milliseconds(250);

@@ -56,6 +56,23 @@ std::vector<ContainerRun> RunsOf(const api::Json& pod, const std::string& contai
   return runs;
 }
 
+// What a trial's condition says of a log given up: a pod that was never
+// on a node has none (kube-apiserver answers its log with nothing, 204);
+// else why its last read failed.
+std::string WhyUnread(const api::Json& pod, const std::string& failure) {
+  std::string name = api::StringAt(pod, {"metadata", "name"});
+  if (api::StringAt(pod, {"spec", "nodeName"}).empty()) {
+    return fmt::format(
+        "the log of pod {}: it was never scheduled to a node, so no container of it ran there "
+        "and it has no log; values it may have printed are not the trial's",
+        name);
+  }
+  return fmt::format(
+      "the log of pod {} ({}): values it printed after those read are not the "
+      "trial's",
+      name, failure.empty() ? "it could not be read" : failure);
+}
+
 std::string SourceOf(const api::Json& pod, const std::string& container, const std::string& id) {
   return fmt::format("pod-log:{}/{}/{}/{}/{}", api::StringAt(pod, {"metadata", "namespace"}),
                      api::StringAt(pod, {"metadata", "name"}),
@@ -203,8 +220,10 @@ void PodLogMetrics::Reap() {
     follow.thread.join();
     if (follow.status.ok()) {
       failures_.erase(follow.source);
+      last_failure_.erase(follow.source);
     } else if (follow.after_end) {
       int failed = ++failures_[follow.source];
+      last_failure_[follow.source] = std::string(follow.status.message());
       fmt::print(stderr, "trainyard operator: trial {}: reading the log of pod {} ({} of {}): {}\n",
                  follow.trial, follow.request.pod, failed, options_.max_failures,
                  follow.status.message());
@@ -243,8 +262,8 @@ Status PodLogMetrics::Start(const api::Trial& trial, std::string source, PodLogR
   return OkStatus();
 }
 
-Result<bool> PodLogMetrics::Collect(const api::Trial& trial, bool job_finished) {
-  if (api::CollectorKindOf(trial) != "StdOut") return false;
+Result<controller::OutputRead> PodLogMetrics::Collect(const api::Trial& trial, bool job_finished) {
+  if (api::CollectorKindOf(trial) != "StdOut") return controller::OutputRead{};
   Reap();
   ASSIGN_OR_RETURN(std::vector<api::Json> pods, PrimaryPodsOf(*options_.store, trial));
   const std::string& container = trial.spec.primary_container_name;
@@ -260,12 +279,13 @@ Result<bool> PodLogMetrics::Collect(const api::Trial& trial, bool job_finished) 
       ASSIGN_OR_RETURN(int64_t read_to, options_.observations->ObservationsReadTo(source));
       if (read_to == kReadToEnd) continue;
       if (run.ended && failures_[source] >= options_.max_failures) {
-        // Given up: what was read is the trial's; the trial may conclude.
-        fmt::print(stderr,
-                   "trainyard operator: trial {}: gave up reading the log of pod {}: values it "
-                   "printed after those read are lost\n",
-                   trial_id, api::StringAt(pod, {"metadata", "name"}));
+        // Given up: what was read is the trial's; the trial may conclude,
+        // and says why its values may be missing.
+        std::string why = WhyUnread(pod, last_failure_[source]);
+        fmt::print(stderr, "trainyard operator: trial {}: gave up reading {}\n", trial_id, why);
+        unread_[trial_id] = why;
         failures_.erase(source);
+        last_failure_.erase(source);
         RETURN_IF_ERROR(
             options_.observations->AppendObservations(trial_id, {}, source, kReadToEnd));
         continue;
@@ -284,7 +304,9 @@ Result<bool> PodLogMetrics::Collect(const api::Trial& trial, bool job_finished) 
                             run.ended));
     }
   }
-  return reading;
+  controller::OutputRead read{.reading = reading};
+  if (auto it = unread_.find(trial_id); it != unread_.end()) read.unread = it->second;
+  return read;
 }
 
 }  // namespace trainyard::engine

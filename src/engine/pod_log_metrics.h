@@ -33,6 +33,7 @@
 #include "api/katib.h"
 #include "common/clock.h"
 #include "common/status.h"
+#include "controller/trial_reconciler.h"
 #include "kube/kube_client.h"
 #include "store/object_store.h"
 #include "store/observation_log.h"
@@ -80,11 +81,12 @@ class PodLogMetrics {
   ~PodLogMetrics();
 
   // Starts reading every run of the trial's primary containers not yet
-  // read to its end (StdOut trials only). True while the log of a run that
-  // has ended is still being read: the trial must not conclude yet. Once
-  // its job has finished, its pods' runs count as ended even while the
-  // pods' cache still says they run.
-  Result<bool> Collect(const api::Trial& trial, bool job_finished = false);
+  // read to its end (StdOut trials only). `reading` while the log of a run
+  // that has ended is still being read: the trial must not conclude yet.
+  // Once its job has finished, its pods' runs count as ended even while
+  // the pods' cache still says they run. `unread` says why a log was
+  // given up, once one was (a pod that never ran on a node has none).
+  Result<controller::OutputRead> Collect(const api::Trial& trial, bool job_finished = false);
   // Ends every read and waits for its thread.
   void Stop();
 
@@ -98,6 +100,8 @@ class PodLogMetrics {
   PodLogMetricsOptions options_;
   std::map<std::string, std::unique_ptr<Follow>> follows_;  // by source
   std::map<std::string, int> failures_;                     // by source, in a row
+  std::map<std::string, std::string> last_failure_;         // by source: why it failed last
+  std::map<std::string, std::string> unread_;               // by trial: why a log was given up
 };
 
 }  // namespace trainyard::engine

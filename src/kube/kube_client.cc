@@ -325,8 +325,16 @@ Result<bool> KubeClient::Stream(const std::string& path, Duration idle_timeout,
     std::lock_guard lock(handle.mu_);
     handle.client_ = nullptr;
   }
+  // httplib calls no response handler for an answer without a body (204).
+  if (code == 0 && result) code = result->status;
   if (ended_by_caller || handle.stopped_) return false;
   if (code >= 300) return StatusOfAnswer(code, error_body);
+  // No content is no stream's end: kube-apiserver answers so where it has
+  // nothing to stream yet (the log of a pod on no node).
+  if (code == 204) {
+    return FailedPreconditionError(
+        fmt::format("{} on {}: 204 No Content: nothing to read there yet", path, config_.server));
+  }
   // A read that failed (nothing heard within idle_timeout, or the
   // connection cut mid-answer) did not reach the answer's end.
   if (!result && result.error() == httplib::Error::Read) return false;

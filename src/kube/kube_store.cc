@@ -25,6 +25,19 @@ bool NotOlder(const api::Json& incoming, const api::Json& held) {
   return !a || !b || *a >= *b;
 }
 
+// Whether `object` is newer than the watch's `watched` resourceVersion
+// (the etcd revision every kube-apiserver issues, one order for the kind).
+// Versions that do not read as integers cannot be ordered: it is taken.
+bool Newer(const api::Json& object, const std::string& watched) {
+  std::optional<int64_t> a = Version(object);
+  int64_t b = 0;
+  auto [end, ec] = std::from_chars(watched.data(), watched.data() + watched.size(), b);
+  if (!a || watched.empty() || ec != std::errc() || end != watched.data() + watched.size()) {
+    return true;
+  }
+  return *a > b;
+}
+
 // A list's items carry no kind or apiVersion; the cache keeps whole
 // objects, as a watch sends them.
 void Complete(const std::string& kind, api::Json& object) {
@@ -113,8 +126,10 @@ Status KubeStore::Relist(const std::string& kind, bool notify) {
     }
     cache.resource_version = api::StringAt(list, {"metadata", "resourceVersion"});
   }
-  for (api::Json& object : gone) Apply(kind, std::move(object), /*deleted=*/true, notify);
-  for (auto& [name, object] : listed) Apply(kind, std::move(object), /*deleted=*/false, notify);
+  for (api::Json& object : gone) Apply(kind, std::move(object), /*deleted=*/true, notify, true);
+  for (auto& [name, object] : listed) {
+    Apply(kind, std::move(object), /*deleted=*/false, notify, /*from_watch=*/true);
+  }
   return OkStatus();
 }
 
@@ -144,7 +159,8 @@ void KubeStore::Follow(const std::string& kind) {
           std::string rv = api::StringAt(object, {"metadata", "resourceVersion"});
           if (type != "BOOKMARK") {
             Complete(kind, object);
-            Apply(kind, std::move(object), type == "DELETED", /*notify=*/true);
+            Apply(kind, std::move(object), type == "DELETED", /*notify=*/true,
+                  /*from_watch=*/true);
           }
           std::lock_guard lock(mu_);
           if (!rv.empty()) caches_[kind].resource_version = rv;
@@ -184,7 +200,8 @@ void KubeStore::Index(const std::string& kind, const api::Json& object, bool add
   }
 }
 
-void KubeStore::Apply(const std::string& kind, api::Json object, bool deleted, bool notify) {
+void KubeStore::Apply(const std::string& kind, api::Json object, bool deleted, bool notify,
+                      bool from_watch) {
   Name name{NamespaceOf(object), NameOf(object)};
   store::WatchEvent event;
   // Held from the cache's change to its delivery: an own write (on the
@@ -195,6 +212,10 @@ void KubeStore::Apply(const std::string& kind, api::Json object, bool deleted, b
   {
     std::lock_guard lock(mu_);
     Cache& cache = caches_[kind];
+    // As an informer: a write's answer no newer than what the kind's watch
+    // has delivered is in the cache already, or was superseded (deleted,
+    // most of all): it never takes the cache back.
+    if (!from_watch && !Newer(object, cache.resource_version)) return;
     auto it = cache.objects.find(name);
     if (it != cache.objects.end()) {
       if (!NotOlder(object, it->second)) return;  // a stale event
@@ -298,18 +319,31 @@ Result<api::Json> KubeStore::Written(const std::string& kind, Result<api::Json> 
     Result<api::Json> fresh = options_.client->Get(kind, NamespaceOf(sent), NameOf(sent));
     if (fresh.ok()) {
       Complete(kind, *fresh);
-      Apply(kind, std::move(*fresh), /*deleted=*/false, /*notify=*/true);
+      Apply(kind, std::move(*fresh), /*deleted=*/false, /*notify=*/true, /*from_watch=*/false);
     }
   }
   RETURN_IF_ERROR(written.status());
   Complete(kind, *written);
-  if (Watched(kind)) Apply(kind, *written, /*deleted=*/false, /*notify=*/true);
+  if (Watched(kind))
+    Apply(kind, *written, /*deleted=*/false, /*notify=*/true, /*from_watch=*/false);
   return written;
 }
 
 Result<api::Json> KubeStore::Create(api::Json object) {
   std::string kind = api::StoreKindOf(object);
-  return Written(kind, options_.client->Create(object), object);
+  api::Json status = object.value("status", api::Json());
+  ASSIGN_OR_RETURN(api::Json created, Written(kind, options_.client->Create(object), object));
+  // kube-apiserver keeps no status sent with a create where the kind has a
+  // status subresource: what was meant is written through it, as a
+  // controller writes a status it sets (a Suggestion's, a Trial's, ...).
+  const api::ResourceType* type = api::ResourceTypeOfKind(kind);
+  bool meant = status.is_object() && !status.empty();
+  if (type == nullptr || !type->has_status || !meant ||
+      created.value("status", api::Json()) == status) {
+    return created;
+  }
+  created["status"] = std::move(status);
+  return Written(kind, options_.client->UpdateStatus(created), created);
 }
 
 Result<api::Json> KubeStore::Update(api::Json object) {
@@ -327,10 +361,15 @@ Result<api::Json> KubeStore::Delete(const store::ObjectKey& key) {
   if (!Watched(key.kind)) return answer;
   // An object that waits on finalizers or a grace period stays, marked;
   // one the server removed at once is gone from the cache too.
-  bool remains = api::StoreKindOf(answer) == key.kind &&
-                 !api::StringAt(answer, {"metadata", "deletionTimestamp"}).empty();
+  // kube-apiserver answers a delete it carried out at once (an unbound or
+  // finished pod: grace period 0, no finalizers) with the object as it
+  // was, marked: it is gone, not waiting.
+  bool marked = !api::StringAt(answer, {"metadata", "deletionTimestamp"}).empty();
+  bool at_once = api::IntAt(answer, {"metadata", "deletionGracePeriodSeconds"}) == 0 &&
+                 api::ArrayRefAt(answer, {"metadata", "finalizers"}).empty();
+  bool remains = api::StoreKindOf(answer) == key.kind && marked && !at_once;
   if (remains) {
-    Apply(key.kind, answer, /*deleted=*/false, /*notify=*/true);
+    Apply(key.kind, answer, /*deleted=*/false, /*notify=*/true, /*from_watch=*/false);
     return answer;
   }
   std::optional<api::Json> held;
@@ -341,7 +380,9 @@ Result<api::Json> KubeStore::Delete(const store::ObjectKey& key) {
       held = it->second;
     }
   }
-  if (held) Apply(key.kind, std::move(*held), /*deleted=*/true, /*notify=*/true);
+  // Gone: the cache's copy goes, whatever the watch has said so far.
+  if (held)
+    Apply(key.kind, std::move(*held), /*deleted=*/true, /*notify=*/true, /*from_watch=*/true);
   return answer;
 }
 

@@ -82,9 +82,11 @@ class KubeStore final : public store::ObjectStore {
   using OwnedKey = std::tuple<std::string, std::string, std::string>;  // kind, ns, name
 
   bool Watched(const std::string& kind) const;
-  // Takes `object` into the cache unless the cache holds a newer version;
-  // tells watchers when it changed something. `deleted`: it is gone.
-  void Apply(const std::string& kind, api::Json object, bool deleted, bool notify);
+  // Takes `object` into the cache unless the cache holds a newer version,
+  // or, for what is not `from_watch` (a write's answer), unless the kind's
+  // watch has delivered its version or a later one; tells watchers when it
+  // changed something. `deleted`: it is gone.
+  void Apply(const std::string& kind, api::Json object, bool deleted, bool notify, bool from_watch);
   Status Relist(const std::string& kind, bool notify);
   // What the server answered a write of `sent` with, taken into the cache;
   // on a conflict, the object as the server holds it now.

@@ -149,6 +149,14 @@ class ApiHandler {
   // Stores an update of `stored`, keeping its deletionTimestamp, and
   // deletes the object once one marked for deletion has no finalizers left.
   Result<api::Json> Finish(store::ObjectStore& store, const api::Json& stored, api::Json updated);
+  // Deletes the stored pod `stored` as kube-apiserver does (`grace`: the
+  // request's grace period, if it gave one); what the DELETE answers.
+  Result<api::Json> DeletePod(store::ObjectStore& store, api::Json stored,
+                              std::optional<int64_t> grace);
+  // `object` as kube-apiserver takes a new one of `r`'s kind: its status
+  // its own (none sent is kept where the kind has a status subresource),
+  // a new Node tainted not ready.
+  void AsCreated(const Resource& r, api::Json& object) const;
 
   // The object as stored after `body` was checked: decoded, defaulted and
   // validated (fieldValidation decides what unknown fields do); or the

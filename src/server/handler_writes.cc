@@ -332,6 +332,7 @@ ApiResponse ApiHandler::Create(const ApiTarget& target, const ApiRequest& reques
   if (std::optional<ApiError> e = PodSecurity(target, ok.object)) return ErrorResponse(*e);
   if (std::optional<ApiError> e = Admit(target, ok, /*update=*/false)) return ErrorResponse(*e);
   ok.object["metadata"].erase("deletionTimestamp");  // the server's to set
+  AsCreated(r, ok.object);
   std::string name = api::StringAt(ok.object, {"metadata", "name"});
   if (IsDryRun(request)) return Object(201, ok.object);
   std::string ns = target.namespace_;
@@ -590,15 +591,70 @@ ApiResponse ApiHandler::Delete(const ApiTarget& target, const ApiRequest& reques
           stored["metadata"]["deletionTimestamp"] = FormatRfc3339(clock_.Now());
           return store.Update(stored);
         }
-        if (r.kind == "Pod" && *grace) {
-          // Its last state says how long its replica has to stop, as the
-          // kubelet reads it: watchers see it, then the pod go.
-          stored["metadata"]["deletionTimestamp"] = FormatRfc3339(clock_.Now());
-          stored["metadata"]["deletionGracePeriodSeconds"] = **grace;
-          RETURN_IF_ERROR(store.Update(stored).status());
-        }
+        if (r.kind == "Pod") return DeletePod(store, std::move(stored), *grace);
         return store.Delete({r.store_kind, target.namespace_, target.name});
       });
+}
+
+Result<api::Json> ApiHandler::DeletePod(store::ObjectStore& store, api::Json stored,
+                                        std::optional<int64_t> grace) {
+  store::ObjectKey key{"Pod", api::StringAt(stored, {"metadata", "namespace"}),
+                       api::StringAt(stored, {"metadata", "name"})};
+  std::string now = FormatRfc3339(clock_.Now());
+  if (!api_only_) {
+    // This server's node agent stops the replica, given the grace period
+    // the pod's last state says, and the pod leaves the API at once.
+    if (grace) {
+      stored["metadata"]["deletionTimestamp"] = now;
+      stored["metadata"]["deletionGracePeriodSeconds"] = *grace;
+      RETURN_IF_ERROR(store.Update(stored).status());
+    }
+    return store.Delete(key);
+  }
+  // As kube-apiserver: a pod on a node that has not finished is marked,
+  // with its grace period (the request's, else its own, else 30 s), and
+  // left to its kubelet, which deletes it (grace 0) once its containers
+  // have stopped. One on no node, finished, or given 0 goes at once; the
+  // answer is the pod as it was, marked (its watchers' DELETED event comes
+  // with a later resourceVersion).
+  int64_t seconds =
+      grace.value_or(api::IntAt(stored, {"spec", "terminationGracePeriodSeconds"}, int64_t{30}));
+  std::string phase = api::StringAt(stored, {"status", "phase"});
+  bool running_on_node = !api::StringAt(stored, {"spec", "nodeName"}).empty() &&
+                         phase != "Succeeded" && phase != "Failed";
+  api::Json& meta = stored["metadata"];
+  if (api::StringAt(meta, "deletionTimestamp").empty()) meta["deletionTimestamp"] = now;
+  if (seconds > 0 && running_on_node) {
+    int64_t marked = api::IntAt(meta, {"deletionGracePeriodSeconds"}, seconds);
+    meta["deletionGracePeriodSeconds"] = std::min(marked, seconds);  // only ever shortened
+    return store.Update(stored);
+  }
+  meta["deletionGracePeriodSeconds"] = 0;
+  RETURN_IF_ERROR(store.Delete(key).status());
+  return stored;
+}
+
+void ApiHandler::AsCreated(const Resource& r, api::Json& object) const {
+  // kube-apiserver keeps no status sent with a create where the kind has a
+  // status subresource (that is for its controllers to write): a pod
+  // starts Pending, a namespace Active. A Node is the exception: its
+  // kubelet registers it with what it has.
+  if (r.kind == "Node") {
+    // Not ready until the node lifecycle controller says so: the admission
+    // plugin TaintNodesByCondition taints every new Node.
+    api::Json& taints = object["spec"]["taints"];
+    if (!taints.is_array()) taints = api::Json::array();
+    bool tainted = std::any_of(taints.begin(), taints.end(), [](const api::Json& t) {
+      return api::StringAt(t, "key") == "node.kubernetes.io/not-ready";
+    });
+    if (!tainted)
+      taints.push_back({{"key", "node.kubernetes.io/not-ready"}, {"effect", "NoSchedule"}});
+    return;
+  }
+  if (!r.has_status) return;
+  object.erase("status");
+  if (r.kind == "Pod") object["status"] = {{"phase", "Pending"}};
+  if (r.kind == "Namespace") object["status"] = {{"phase", "Active"}};
 }
 
 Result<api::Json> ApiHandler::Finish(store::ObjectStore& store, const api::Json& stored,

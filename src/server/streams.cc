@@ -398,6 +398,14 @@ ApiResponse ApiHandler::Logs(const ApiTarget& target, const ApiRequest& request)
   options->namespace_ = target.namespace_;
   options->pod = target.name;
   options->container = container;
+  // As kube-apiserver: a pod on no node has no kubelet to ask, and no log
+  // yet; the answer is empty (204), not an error.
+  if (api::StringAt(*pod, {"spec", "nodeName"}).empty()) {
+    ApiResponse none;
+    none.code = 204;
+    none.content_type = "text/plain";
+    return none;
+  }
   int32_t restarts = 0;
   bool started = false;
   std::string waiting = "ContainerCreating";

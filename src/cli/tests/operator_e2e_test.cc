@@ -148,8 +148,9 @@ TEST_F(OperatorE2eTest, UpstreamsPodsAndServicesAndConditionsOnTheApiServer) {
   EXPECT_EQ(FieldIn(service, ".spec.selector.training\\.kubeflow\\.org/replica-index"), "0");
   EXPECT_EQ(FieldIn(service, ".spec.ports[0].port"), "23456");
   EXPECT_EQ(FieldIn(service, ".metadata.ownerReferences[0].uid"), uid);
-  // Nothing runs them: the API server is API only.
-  EXPECT_EQ(FieldIn(worker, ".status.phase"), "");
+  // Nothing runs them: the API server is API only, and a pod starts
+  // Pending, as kube-apiserver makes it.
+  EXPECT_EQ(FieldIn(worker, ".status.phase"), "Pending");
 
   // The kubelet's part: they run, then the master ends well.
   SetPodPhase("pytorch-simple-master-0", "Running");
@@ -443,6 +444,11 @@ TEST_F(OperatorE2eTest, TrainyardsOwnSchedulerBindsWholeGangsOrNone) {
     CommandResult registered =
         Kubectl({"apply", "-f", Write(std::string(node) + ".yaml", manifest)});
     ASSERT_EQ(registered.exit_code, 0) << registered.output;
+    // Tainted not ready when registered, as kube-apiserver taints it:
+    // nothing is placed there until the node is ready.
+    EXPECT_THAT(Kubectl({"get", "node", node, "-o", "jsonpath={.spec.taints[*].key}"}).output,
+                HasSubstr("node.kubernetes.io/not-ready"));
+    MarkNodeReady(node);
   }
   StartOperator({"--gang-scheduler-name", "trainyard"});
   ASSERT_EQ(InKubeflow({"apply", "-f", Write("gang.yaml", kGang)}).exit_code, 0);
@@ -498,6 +504,7 @@ spec:
   // Running): their GPUs are free.
   SetPodPhase("gang-master-0", "Succeeded");
   ASSERT_TRUE(Eventually([&] {
+    FinishTerminatingPods();  // the kubelet's part: the workers stop, and go
     return !node_of("big-master-0").empty() && !node_of("big-worker-0").empty() &&
            !node_of("big-worker-1").empty();
   })) << OperatorLog();
@@ -551,7 +558,9 @@ TEST_F(OperatorE2eTest, UpstreamsLifecycleScenariosOnTheCluster) {
     return !uid.empty() && uid != first_uid;
   })) << OperatorLog();
   // Upstream's story of it: the restart, as an event and a condition.
-  EXPECT_THAT(InKubeflow({"get", "events"}).output, HasSubstr("XGBoostJobRestarting"));
+  EXPECT_TRUE(Eventually([&] {
+    return InKubeflow({"get", "events"}).output.find("XGBoostJobRestarting") != std::string::npos;
+  })) << OperatorLog();
   std::string conditions = FieldIn("xgboostjob/retry", ".status.conditions[*].type");
   EXPECT_THAT(conditions, HasSubstr("Restarting")) << conditions;
   SetPodPhase("permanent-worker-0", "Failed", 1);

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -111,6 +112,36 @@ class OperatorE2eTest : public ServerFixture {
     CommandResult patched =
         InKubeflow({"patch", "pod", pod, "--subresource=status", "--type=merge", "-p", patch});
     ASSERT_EQ(patched.exit_code, 0) << patched.output;
+  }
+  // The kubelet's part in a pod's delete: once its containers have
+  // stopped, it deletes the pod with a grace period of 0 (kube-apiserver
+  // keeps a pod on a node marked until then).
+  void FinishTerminatingPods() {
+    std::string marked = InKubeflow({"get", "pods", "-o",
+                                     "jsonpath={range .items[?(@.metadata.deletionTimestamp)]}"
+                                     "{.metadata.name}{\"\\n\"}{end}"})
+                             .output;
+    std::istringstream names(marked);
+    for (std::string pod; std::getline(names, pod);) {
+      if (!pod.empty()) InKubeflow({"delete", "pod", pod, "--grace-period=0", "--force"});
+    }
+  }
+  // The scheduler's part: `pod` bound to `node` (pods/binding), as a pod
+  // must be for a kubelet to run it and serve its log.
+  void BindPod(const std::string& pod, const std::string& node) {
+    std::string binding = R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":")" + pod +
+                          R"("},"target":{"kind":"Node","name":")" + node + R"("}})";
+    CommandResult bound =
+        Kubectl({"create", "--raw", "/api/v1/namespaces/kubeflow/pods/" + pod + "/binding", "-f",
+                 Write(pod + "-binding.json", binding)});
+    ASSERT_EQ(bound.exit_code, 0) << bound.output;
+  }
+  // The node lifecycle controller's part: a Node registered ready loses
+  // the not-ready taint kube-apiserver gives every new Node.
+  void MarkNodeReady(const std::string& node) {
+    CommandResult untainted =
+        Kubectl({"taint", "nodes", node, "node.kubernetes.io/not-ready:NoSchedule-"});
+    ASSERT_EQ(untainted.exit_code, 0) << untainted.output;
   }
   // The names of `kind` in kubeflow, of the jobs' replicas only for services
   // (the operator's own webhook Service is there too).

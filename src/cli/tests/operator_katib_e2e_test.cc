@@ -122,6 +122,16 @@ class OperatorKatibE2eTest : public OperatorE2eTest {
     return found;
   }
 
+  // Katib on, and an experiment of one StdOut trial: its master pod's
+  // name and the trial's (empty when none came).
+  std::pair<std::string, std::string> StartStdOutTrial() {
+    StartKatib();
+    EXPECT_EQ(InKubeflow({"apply", "-f", Write("tune.yaml", WithCollector("", 1))}).exit_code, 0);
+    std::vector<std::string> seen;
+    std::string pod = NextTrialPod(seen);
+    if (pod.empty()) return {};
+    return {pod, pod.substr(0, pod.size() - std::string("-master-0").size())};
+  }
   std::string metrics_;
   std::vector<std::string> katib_flags_;
 };
@@ -167,13 +177,12 @@ TEST_F(OperatorKatibE2eTest, TrialsRunAsClusterJobsAndPushTheirMetrics) {
 }
 
 TEST_F(OperatorKatibE2eTest, StdOutMetricsAreReadFromThePodsLogAcrossARestart) {
-  StartKatib();
-  ASSERT_EQ(InKubeflow({"apply", "-f", Write("tune.yaml", WithCollector("", 1))}).exit_code, 0);
-  std::vector<std::string> seen;
-  std::string pod = NextTrialPod(seen);
+  // Named copies: lambdas below take them (clang 14 captures no bindings).
+  std::pair<std::string, std::string> started = StartStdOutTrial();
+  std::string pod = started.first, trial = started.second;
   ASSERT_FALSE(pod.empty()) << OperatorLog();
-  std::string trial = pod.substr(0, pod.size() - std::string("-master-0").size());
   EXPECT_EQ(EnvOf(pod, "TRAINYARD_METRICS_URL"), "") << "a StdOut trial is told nothing";
+  BindPod(pod, "node-a");  // its log is its node's kubelet's to serve
   SetPodPhase(pod, "Running");
   Print(pod, {"epoch 1: accuracy=0.5", "accuracy=0.6 loss=1"});
   auto latest = [&] { return FieldIn("trial/" + trial, ".status.observation.metrics[0].latest"); };
@@ -201,6 +210,27 @@ TEST_F(OperatorKatibE2eTest, StdOutMetricsAreReadFromThePodsLogAcrossARestart) {
     ++values;
   }
   EXPECT_EQ(values, 3u) << log;
+}
+
+// A trial whose pod was never scheduled has no log (kube-apiserver answers
+// it with nothing, 204): the trial waits for it, then says why it has no
+// metrics, rather than ending MetricsUnavailable without a word.
+TEST_F(OperatorKatibE2eTest, AnUnscheduledStdOutTrialWaitsThenSaysWhyItHasNoMetrics) {
+  // Named copies: lambdas below take them (clang 14 captures no bindings).
+  std::pair<std::string, std::string> started = StartStdOutTrial();
+  std::string pod = started.first, trial = started.second;
+  ASSERT_FALSE(pod.empty()) << OperatorLog();
+  EXPECT_EQ(InKubeflow({"get", "--raw", "/api/v1/namespaces/kubeflow/pods/" + pod + "/log"}).output,
+            "");
+  SetPodPhase(pod, "Succeeded");  // told so, as with upstream's envtest
+  const std::string unavailable = ".status.conditions[?(@.type==\"MetricsUnavailable\")]";
+  ASSERT_TRUE(
+      Eventually([&] { return FieldIn("trial/" + trial, unavailable + ".status") == "True"; },
+                 std::chrono::seconds(60)))
+      << OperatorLog();
+  EXPECT_THAT(FieldIn("trial/" + trial, unavailable + ".message"),
+              HasSubstr("never scheduled to a node"))
+      << OperatorLog();
 }
 
 TEST_F(OperatorKatibE2eTest, AnExperimentWhoseMetricsAreFilesInItsPodsIsRefused) {

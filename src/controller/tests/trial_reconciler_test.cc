@@ -158,7 +158,9 @@ TEST_F(TrialJobTest, ATrialWaitsWhileItsOutputIsStillBeingRead) {
       TrialReconcilerOptions{.store = store_.get(),
                              .observations = store_.get(),
                              .clock = &clock_,
-                             .read_output = [&](const api::Trial&, bool) { return reading; }});
+                             .read_output = [&](const api::Trial&, bool) -> Result<OutputRead> {
+                               return OutputRead{.reading = reading};
+                             }});
   JobOf("{collector: {kind: StdOut}}");
   api::Json stored = *store_->Get({"Trial", "default", "t"});
   stored["spec"]["successCondition"] =

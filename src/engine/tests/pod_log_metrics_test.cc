@@ -108,7 +108,8 @@ spec:
           {"namespace", "default"},
           {"labels", {{"katib.kubeflow.org/trial", "t"}}},
           {"ownerReferences",
-           {{{"kind", "Job"}, {"name", "t"}, {"uid", job_uid_}, {"controller", true}}}}}}};
+           {{{"kind", "Job"}, {"name", "t"}, {"uid", job_uid_}, {"controller", true}}}}}},
+        {"spec", {{"nodeName", "node-a"}}}};
     ASSERT_TRUE(store_->Create(pod).ok());
     Restart();
   }
@@ -138,9 +139,9 @@ spec:
   bool Settled(bool job_finished = false) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (std::chrono::steady_clock::now() < deadline) {
-      Result<bool> reading = metrics_->Collect(Trial(), job_finished);
-      EXPECT_TRUE(reading.ok()) << reading.status().ToString();
-      if (reading.ok() && !*reading) return true;
+      Result<controller::OutputRead> read = metrics_->Collect(Trial(), job_finished);
+      EXPECT_TRUE(read.ok()) << read.status().ToString();
+      if (read.ok() && !read->reading) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     return false;
@@ -177,9 +178,9 @@ TEST_F(PodLogMetricsTest, EveryValueOnceAndTheTrialWaitsForTheEnd) {
               FakeLogs::Line(3, "epoch 2 loss=0.25") + "2026-11-26T07:00:04Z tail loss=0.125");
   SetContainer("terminated");
   // Ended and unread: the trial waits.
-  Result<bool> reading = metrics_->Collect(Trial());
-  ASSERT_TRUE(reading.ok());
-  EXPECT_TRUE(*reading);
+  Result<controller::OutputRead> read = metrics_->Collect(Trial());
+  ASSERT_TRUE(read.ok());
+  EXPECT_TRUE(read->reading);
   ASSERT_TRUE(Settled());
   // The last line without its newline counts once the run is over.
   EXPECT_THAT(Values(), ElementsAre("loss=0.5", "acc=0.7", "loss=0.25", "loss=0.125"));
@@ -241,9 +242,9 @@ TEST_F(PodLogMetricsTest, OnlyAReadToTheEndEndsAnEndedRunsLog) {
   SetContainer("terminated");
   logs_.Cut(true);
   for (int i = 0; i < 20; ++i) {
-    Result<bool> reading = metrics_->Collect(Trial());
-    ASSERT_TRUE(reading.ok());
-    EXPECT_TRUE(*reading) << "a cut read is no end";
+    Result<controller::OutputRead> read = metrics_->Collect(Trial());
+    ASSERT_TRUE(read.ok());
+    EXPECT_TRUE(read->reading) << "a cut read is no end";
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   logs_.Cut(false);
@@ -253,9 +254,9 @@ TEST_F(PodLogMetricsTest, OnlyAReadToTheEndEndsAnEndedRunsLog) {
 
 TEST_F(PodLogMetricsTest, AFinishedJobsPodsHaveEndedWhateverTheirCacheSays) {
   SetContainer("running");
-  Result<bool> reading = metrics_->Collect(Trial(), /*job_finished=*/true);
-  ASSERT_TRUE(reading.ok());
-  EXPECT_TRUE(*reading);
+  Result<controller::OutputRead> read = metrics_->Collect(Trial(), /*job_finished=*/true);
+  ASSERT_TRUE(read.ok());
+  EXPECT_TRUE(read->reading);
   ASSERT_TRUE(Settled(/*job_finished=*/true));
 }
 
@@ -268,12 +269,32 @@ TEST_F(PodLogMetricsTest, ALineStampedBeforeThePreviousOneStillCounts) {
   EXPECT_THAT(Values(), ElementsAre("loss=0.5", "acc=0.9"));
 }
 
-TEST_F(PodLogMetricsTest, AnUnreadableLogOfAnEndedRunIsGivenUp) {
+TEST_F(PodLogMetricsTest, AnUnreadableLogOfAnEndedRunIsGivenUpSayingWhy) {
   logs_.FailWith(UnavailableError("the node is gone"));
   SetContainer("terminated");
   ASSERT_TRUE(Settled());
   EXPECT_GE(logs_.requests().size(), 5u);
   EXPECT_TRUE(Values().empty());
+  Result<controller::OutputRead> read = metrics_->Collect(Trial());
+  ASSERT_TRUE(read.ok());
+  EXPECT_THAT(read->unread, ::testing::HasSubstr("the node is gone"));
+}
+
+// A pod that was never on a node has no log (kube-apiserver answers 204):
+// it is waited for, then given up, and the reason said.
+TEST_F(PodLogMetricsTest, APodNeverScheduledIsWaitedForThenSaidToHaveNoLog) {
+  api::Json pod = *store_->Get({"Pod", "default", "t-0"});
+  pod["spec"].erase("nodeName");
+  ASSERT_TRUE(store_->Update(pod).ok());
+  logs_.FailWith(FailedPreconditionError("204 No Content: nothing to read there yet"));
+  SetContainer("terminated");
+  Result<controller::OutputRead> first = metrics_->Collect(Trial());
+  ASSERT_TRUE(first.ok());
+  EXPECT_TRUE(first->reading) << "waited for, not taken for an empty log";
+  ASSERT_TRUE(Settled());
+  Result<controller::OutputRead> read = metrics_->Collect(Trial());
+  ASSERT_TRUE(read.ok());
+  EXPECT_THAT(read->unread, ::testing::HasSubstr("never scheduled to a node"));
 }
 
 TEST_F(PodLogMetricsTest, AHugeLineIsSkippedAndTheNextRead) {

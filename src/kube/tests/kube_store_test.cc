@@ -77,6 +77,16 @@ class FakeApiServer {
                 [](const httplib::Request&, httplib::Response& res) {
                   res.set_content(PodAt("a", 42).dump(), "application/json");
                 });
+    // As kube-apiserver deletes an unbound pod: at once, answering with
+    // the pod as it was, marked, at its last resourceVersion (the watch's
+    // DELETED event comes with a later one).
+    server_.Delete("/api/v1/namespaces/ns/pods/b",
+                   [](const httplib::Request&, httplib::Response& res) {
+                     api::Json pod = PodAt("b", 6);
+                     pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
+                     pod["metadata"]["deletionGracePeriodSeconds"] = 0;
+                     res.set_content(pod.dump(), "application/json");
+                   });
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
   }
@@ -211,6 +221,31 @@ TEST_F(KubeStoreTest, AKindTheClusterDoesNotServeIsNamedAtStart) {
   EXPECT_THAT(started.message(), HasSubstr("the cluster serves no experiments.kubeflow.org"));
   EXPECT_THAT(started.message(), HasSubstr("trainyard manifests crds"));
   store.Stop();
+}
+
+// The watch's DELETED comes before the delete's answer, as it often does
+// on a real kube-apiserver: the answer, older than what the watch has
+// delivered, never brings the pod back (as client-go's informer keeps it).
+TEST_F(KubeStoreTest, ADeletesAnswerNeverBringsBackWhatTheWatchDeleted) {
+  Collect();
+  ASSERT_TRUE(store_->Start().ok());
+  api::Json deleted = PodAt("b", 12);
+  api_.Script({{{"type", "DELETED"}, {"object", deleted}}});
+  ASSERT_TRUE(Eventually([&] { return VersionOf("b") == "missing"; }));
+  ASSERT_TRUE(store_->Delete({"Pod", "ns", "b"}).ok());
+  EXPECT_EQ(VersionOf("b"), "missing");
+  int listed = 0;
+  ASSERT_TRUE(store_->Scan("Pod", "ns", [&](const api::Json&) { ++listed; }).ok());
+  EXPECT_EQ(listed, 1);  // a alone
+  EXPECT_EQ(Seen(), (std::vector<std::string>{"DELETED b"}));
+}
+
+// The answer first: a pod deleted at once (grace 0, no finalizers) is gone
+// from the cache then, not kept as if it waited.
+TEST_F(KubeStoreTest, APodDeletedAtOnceLeavesTheCacheWithItsAnswer) {
+  ASSERT_TRUE(store_->Start().ok());
+  ASSERT_TRUE(store_->Delete({"Pod", "ns", "b"}).ok());
+  EXPECT_EQ(VersionOf("b"), "missing");
 }
 
 TEST_F(KubeStoreTest, WritesAreReadBackAtOnceAndConflictsAreAborted) {
