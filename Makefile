@@ -22,7 +22,7 @@ OPT_FLAGS := -DCMAKE_BUILD_TYPE=Release -DTRAINYARD_WERROR=ON -DTRAINYARD_TSAN=O
   -DCMAKE_UNITY_BUILD=ON
 OPT_TESTS := src/store/store_test src/server/server_test src/engine/engine_test
 
-.PHONY: demo test deps build unit check opt fuzz format format-check clean
+.PHONY: demo test deps build unit check opt fuzz format format-check clean operator-image
 
 # Debian's Python packages belong to /usr/bin/python3, which comes first.
 # The example is ours: its replicas run as whoever runs it, root included
@@ -63,6 +63,15 @@ opt:
 fuzz:
 	scripts/fuzz.sh
 
+# The operator's container image (docs/kubernetes.md), from a Release build
+# of trainyard alone: build-release/trainyard-operator.tar, an oci-archive.
+RELEASE := build-release
+operator-image: deps
+	@cmake -S . -B $(RELEASE) -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAINYARD_TESTS=OFF \
+	  -DTRAINYARD_BENCH=OFF >/dev/null
+	@cmake --build $(RELEASE) --target trainyard
+	@scripts/operator-image.sh $(RELEASE)/src/cli/trainyard $(RELEASE)
+
 format:
 	@git ls-files '*.cc' '*.h' | xargs clang-format -i
 
@@ -70,4 +79,4 @@ format-check:
 	@git ls-files '*.cc' '*.h' | xargs clang-format --dry-run --Werror
 
 clean:
-	rm -rf $(BUILD) $(CHECK) $(OPT) build-fuzz
+	rm -rf $(BUILD) $(CHECK) $(OPT) $(RELEASE) build-fuzz

@@ -26,6 +26,9 @@ packages=(
   python3-kubernetes openssl
   # ssh-keygen, which checks the SSH key an MPI TrainJob's Secret holds.
   openssh-client
+  # The operator's container image: umoci makes it (an OCI layout, no
+  # daemon), skopeo reads it in the test and pushes it to a registry.
+  umoci skopeo
   # promtool, which checks the server's /metrics. (Debian ships it only
   # with the Prometheus server, which systemd then starts on :9090.)
   prometheus

@@ -51,7 +51,10 @@ Json ObjectSchema(FieldsFn&& fields, bool keeps_unknown) {
   Json properties = Json::object();
   auto visitor = [&](const char* key, const auto& field) { properties[key] = SchemaOf(field); };
   fields(visitor);
-  Json schema = {{"type", "object"}, {"properties", std::move(properties)}};
+  Json schema = {{"type", "object"}};
+  // kube-apiserver drops an empty `properties` from what it stores: one
+  // written would make every `kubectl apply` of the CRD a change.
+  if (!properties.empty()) schema["properties"] = std::move(properties);
   if (keeps_unknown) schema["x-kubernetes-preserve-unknown-fields"] = true;
   return schema;
 }

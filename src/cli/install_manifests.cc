@@ -133,7 +133,7 @@ std::vector<api::Json> Webhooks(const InstallOptions& o) {
         {{"selector", Labels()},
          {"ports",
           {{{"name", "webhook"}, {"port", 443}, {"targetPort", 9443}},
-           {{"name", "metrics"}, {"port", 8080}, {"targetPort", 8080}}}}}}}};
+           {{"name", "metrics"}, {"port", kMetricsServicePort}, {"targetPort", "metrics"}}}}}}}};
   for (bool mutate : {true, false}) {
     api::Json hooks = api::Json::array();
     for (const api::ResourceType* type : kube::AdmittedKinds()) {
@@ -150,11 +150,15 @@ std::vector<api::Json> Webhooks(const InstallOptions& o) {
                {"namespace", o.namespace_},
                {"path", kube::WebhookPath(type->kind, mutate)},
                {"port", 443}}}}},
+           // `scope` as kube-apiserver defaults it: a rule list is replaced
+           // whole by `kubectl apply`, so one the server completed would
+           // be sent again at every apply.
            {"rules",
             {{{"apiGroups", {"kubeflow.org"}},
               {"apiVersions", {type->version}},
               {"operations", {"CREATE", "UPDATE"}},
-              {"resources", {type->plural}}}}}});
+              {"resources", {type->plural}},
+              {"scope", "*"}}}}});
     }
     out.push_back(
         {{"apiVersion", "admissionregistration.k8s.io/v1"},

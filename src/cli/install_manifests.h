@@ -11,9 +11,14 @@
 
 namespace trainyard::cli {
 
+// The port of the operator's Service at which its metrics, probes and
+// Katib's push endpoint are reached (its container's metrics port).
+inline constexpr int kMetricsServicePort = 8080;
+
 struct InstallOptions {
   std::string namespace_ = "kubeflow";  // where the operator runs
-  std::string image = "trainyard:0.1.0";
+  // The image `make operator-image` builds (docs/kubernetes.md).
+  std::string image = "trainyard:" TRAINYARD_VERSION;
 };
 
 // Prints the YAML of `what` to `out`; exit code 2 with the reason on `err`

@@ -15,7 +15,7 @@
 #include "cli/validate_command.h"
 
 namespace {
-constexpr const char* kVersion = "0.1.0";
+constexpr const char* kVersion = TRAINYARD_VERSION;
 }
 
 int main(int argc, char** argv) {

@@ -12,6 +12,7 @@
 
 #include "api/kinds.h"
 #include "api/registry.h"
+#include "cli/install_manifests.h"
 #include "cli/operator_endpoints.h"
 #include "common/strings.h"
 #include "controller/pod_groups.h"
@@ -224,12 +225,33 @@ Result<std::unique_ptr<store::SqliteStore>> OpenObservations(const std::string& 
   return opened;
 }
 
+// Webhook configurations that send every job to a server this operator
+// does not run (--webhook-server-port 0) make the API server refuse every
+// job, as their failurePolicy is Fail: said at start, with the way out.
+void WarnOfUnservedWebhooks(const OperatorOptions& options, kube::KubeClient& client) {
+  for (const char* kind : {"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}) {
+    Result<api::Json> configuration = client.Get(kind, "", options.webhook_service_name);
+    if (!configuration.ok()) continue;
+    for (const api::Json& hook : api::ArrayRefAt(*configuration, {"webhooks"})) {
+      if (api::StringAt(hook, "failurePolicy", "Fail") != "Fail") continue;
+      fmt::print(stderr,
+                 "trainyard operator: warning: the {} {} sends jobs to webhooks this operator does "
+                 "not serve (--webhook-server-port 0), and fails them when none answers: the API "
+                 "server will refuse every job. Serve them (leave --webhook-server-port out), or "
+                 "delete it: kubectl delete {} {}\n",
+                 kind, options.webhook_service_name, AsciiLower(kind),
+                 options.webhook_service_name);
+      break;
+    }
+  }
+}
+
 // A quiet trial prints nothing for a while: a read of its log that hears
 // nothing for this long is begun again from where it was.
 constexpr Duration kQuietLog = std::chrono::minutes(5);
 
 // What the controller needs for Katib, if it is on: the log, where trials
-// push (the webhook Service's DNS name at the metrics port, unless
+// push (the webhook Service's DNS name at its metrics port, unless
 // --katib-push-url says otherwise), and the pod logs StdOut trials print to.
 std::optional<engine::ClusterControllerOptions::Katib> KatibOf(const OperatorOptions& options,
                                                                store::ObservationLog* log,
@@ -238,9 +260,10 @@ std::optional<engine::ClusterControllerOptions::Katib> KatibOf(const OperatorOpt
   if (!options.katib) return std::nullopt;
   std::string url = options.katib_push_url;
   if (url.empty()) {
-    const std::string& address = options.metrics_bind_address;
+    // The Service's port, which sends on to the container's metrics port
+    // whatever --metrics-bind-address binds it to.
     url = fmt::format("http://{}.{}.svc:{}", options.webhook_service_name, home_namespace,
-                      address.substr(address.rfind(':') + 1));
+                      kMetricsServicePort);
   }
   return engine::ClusterControllerOptions::Katib{
       .observations = log,
@@ -372,6 +395,8 @@ int RunOperator(const OperatorOptions& options) {
         !served.ok()) {
       return fail(1, fmt::format("admission webhooks: {}", served.message()));
     }
+  } else {
+    WarnOfUnservedWebhooks(options, **client);
   }
   ready = true;
   if (elector) {
@@ -410,7 +435,10 @@ int RunOperator(const OperatorOptions& options) {
       controller.RequestStop();
     });
   }
-  fmt::print(stderr, "trainyard operator: reconciling {} in {} on {}\n", Join(*job_kinds, ", "),
+  std::vector<std::string> reconciled = *job_kinds;
+  if (options.trainer) reconciled.push_back("TrainJob");  // its JobSets are JobSet's
+  if (options.katib) reconciled.insert(reconciled.end(), {"Experiment", "Trial", "Suggestion"});
+  fmt::print(stderr, "trainyard operator: reconciling {} in {} on {}\n", Join(reconciled, ", "),
              ns.empty() ? "every namespace" : "namespace " + ns, config->server);
   std::optional<SchedulerThread> scheduling;
   if (options.gang_scheduler_name == kOwnScheduler) scheduling.emplace(store, **client);

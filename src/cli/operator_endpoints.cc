@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include <cerrno>
+#include <cstring>
 #include <variant>
 
 #include "api/registry.h"
 #include "api/yaml.h"
+#include "common/listen.h"
 #include "server/api_status.h"
 #include "server/handler.h"
 #include "server/trial_observations.h"
@@ -117,9 +120,13 @@ Status OperatorEndpoints::Listen(httplib::Server& server, const std::string& add
   if (host.empty()) host = "0.0.0.0";
   if (host.starts_with('[') && host.ends_with(']')) host = host.substr(1, host.size() - 2);
   int port = std::stoi(port_text);
+  server.set_socket_options(SetExclusiveListenOptions);
   int bound =
       port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, port) ? port : -1);
-  if (bound < 0) return UnavailableError(fmt::format("cannot listen on {} for {}", address, what));
+  if (bound < 0) {
+    return UnavailableError(
+        fmt::format("cannot listen on {} for {}: {}", address, what, std::strerror(errno)));
+  }
   threads_.emplace_back([&server] { server.listen_after_bind(); });
   fmt::print(stderr, "trainyard operator: serving {} on {}:{}\n", what, host, bound);
   return OkStatus();

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "api/registry.h"
+#include "common/strings.h"
 
 namespace trainyard::kube {
 namespace {
@@ -36,6 +37,27 @@ bool Newer(const api::Json& object, const std::string& watched) {
     return true;
   }
   return *a > b;
+}
+
+// What installs the CustomResourceDefinition of `type` on a cluster:
+// trainyard's own for Kubeflow's kinds; the projects' for JobSet and the
+// gang schedulers' PodGroups, which trainyard uses but does not define.
+std::string InstallHint(const api::ResourceType& type) {
+  if (type.group == "jobset.x-k8s.io") {
+    return "install JobSet, whose controller runs a TrainJob's Jobs "
+           "(https://jobset.sigs.k8s.io/docs/installation/), or leave --trainer out";
+  }
+  if (type.group == "scheduling.volcano.sh") {
+    return "install Volcano, whose PodGroups --gang-scheduler-name volcano asks for "
+           "(https://volcano.sh/en/docs/installation/)";
+  }
+  if (type.group == "scheduling.x-k8s.io") {
+    return "install scheduler-plugins' coscheduling, whose PodGroups --gang-scheduler-name asks "
+           "for (https://github.com/kubernetes-sigs/scheduler-plugins: its manifests/crds), or "
+           "name volcano or trainyard";
+  }
+  return "install its CustomResourceDefinition (`trainyard manifests crds | kubectl apply "
+         "--server-side -f -`)";
 }
 
 // A list's items carry no kind or apiVersion; the cache keeps whole
@@ -73,11 +95,8 @@ Status KubeStore::Start() {
     const api::ResourceType* type = api::ResourceTypeOfKind(kind);
     if (listed.code() == StatusCode::kNotFound && type != nullptr) {
       // A kind the cluster does not serve: its CRD is not installed.
-      return NotFoundError(fmt::format(
-          "the cluster serves no {} ({}): install its CustomResourceDefinition (`trainyard "
-          "manifests crds | kubectl apply -f -`; a gang scheduler's PodGroups come with the "
-          "scheduler)",
-          type->Qualified(), listed.message()));
+      return NotFoundError(fmt::format("the cluster serves no {} ({}): {}", type->Qualified(),
+                                       Trim(listed.message()), InstallHint(*type)));
     }
     RETURN_IF_ERROR(listed);
   }

@@ -3,8 +3,12 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include "api/kinds.h"
 #include "api/yaml.h"
+#include "common/listen.h"
 #include "kube/admission.h"
 #include "kube/pem.h"
 
@@ -66,11 +70,12 @@ Result<int> WebhookServer::Start(const ServingCertificate& certificate, const st
                     });
     }
   }
+  server_->set_socket_options(SetExclusiveListenOptions);
   int bound = port == 0 ? server_->bind_to_any_port(address)
                         : (server_->bind_to_port(address, port) ? port : -1);
   if (bound < 0) {
-    return UnavailableError(
-        fmt::format("cannot listen on {}:{} for the admission webhooks", address, port));
+    return UnavailableError(fmt::format("cannot listen on {}:{} for the admission webhooks: {}",
+                                        address, port, std::strerror(errno)));
   }
   thread_ = std::thread([this] { server_->listen_after_bind(); });
   return bound;

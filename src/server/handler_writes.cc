@@ -634,6 +634,48 @@ Result<api::Json> ApiHandler::DeletePod(store::ObjectStore& store, api::Json sto
   return stored;
 }
 
+namespace {
+
+// An empty `properties` is dropped from a stored CRD schema, as
+// kube-apiserver stores it.
+void DropEmptyProperties(api::Json& schema) {
+  if (!schema.is_object()) return;
+  auto properties = schema.find("properties");
+  if (properties != schema.end() && properties->is_object() && properties->empty()) {
+    schema.erase(properties);
+  }
+  for (auto& [key, value] : schema.items()) {
+    if (value.is_object()) DropEmptyProperties(value);
+    if (value.is_array()) {
+      for (api::Json& item : value) DropEmptyProperties(item);
+    }
+  }
+}
+
+}  // namespace
+
+void ApiHandler::DefaultAsKubeApiserver(const Resource& r, api::Json& object) const {
+  // The arrays, if they are arrays of objects; nothing else is touched.
+  auto each = [](api::Json& parent, const char* key, const auto& visit) {
+    if (!parent.is_object() || !parent.contains(key) || !parent[key].is_array()) return;
+    for (api::Json& item : parent[key]) {
+      if (item.is_object()) visit(item);
+    }
+  };
+  if (r.kind == "CustomResourceDefinition" && object.contains("spec")) {
+    each(object["spec"], "versions", [](api::Json& version) {
+      if (version.contains("schema")) DropEmptyProperties(version["schema"]);
+    });
+  }
+  if (r.kind == "MutatingWebhookConfiguration" || r.kind == "ValidatingWebhookConfiguration") {
+    each(object, "webhooks", [&](api::Json& hook) {
+      each(hook, "rules", [](api::Json& rule) {
+        if (!rule.contains("scope")) rule["scope"] = "*";
+      });
+    });
+  }
+}
+
 void ApiHandler::AsCreated(const Resource& r, api::Json& object) const {
   // kube-apiserver keeps no status sent with a create where the kind has a
   // status subresource (that is for its controllers to write): a pod
@@ -651,6 +693,7 @@ void ApiHandler::AsCreated(const Resource& r, api::Json& object) const {
       taints.push_back({{"key", "node.kubernetes.io/not-ready"}, {"effect", "NoSchedule"}});
     return;
   }
+  if (api_only_) DefaultAsKubeApiserver(r, object);
   if (!r.has_status) return;
   object.erase("status");
   if (r.kind == "Pod") object["status"] = {{"phase", "Pending"}};

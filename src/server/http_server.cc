@@ -7,6 +7,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "common/listen.h"
 #include "common/loopback.h"
 #include "common/strings.h"
 #include "server/api_path.h"
@@ -245,6 +246,7 @@ Result<int> HttpServer::Bind() {
       [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
         SetError(res, MakeApiError(500, "InternalError", "the server failed on this request"));
       });
+  http.set_socket_options(SetExclusiveListenOptions);
   int port = options_.port == 0
                  ? http.bind_to_any_port(options_.address)
                  : (http.bind_to_port(options_.address, options_.port) ? options_.port : -1);

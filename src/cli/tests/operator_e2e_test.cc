@@ -510,6 +510,38 @@ spec:
   })) << OperatorLog();
 }
 
+// An OnFailure replica whose pod a kubelet could not restart in place (it
+// was evicted: the whole pod Failed) is made again, as upstream does, and
+// the job says why; it does not fail the job.
+TEST_F(OperatorE2eTest, AnEvictedOnFailureReplicaIsMadeAgain) {
+  StartCluster();
+  StartOperator();
+  ASSERT_EQ(
+      InKubeflow({"apply", "-f",
+                  Write("evicted.yaml", SmallJob("evicted", "PyTorchJob", "pytorchReplicaSpecs",
+                                                 "pytorch", "    Master:\n      replicas: 1"))})
+          .exit_code,
+      0);
+  ASSERT_TRUE(Eventually([&] { return Names("pods") == "evicted-master-0"; })) << OperatorLog();
+  std::string first_uid = FieldIn("pod/evicted-master-0", ".metadata.uid");
+  SetPodPhase("evicted-master-0", "Running");
+  CommandResult evicted = InKubeflow(
+      {"patch", "pod", "evicted-master-0", "--subresource=status", "--type=merge", "-p",
+       R"({"status":{"phase":"Failed","reason":"Evicted","message":"The node was low on memory."}})"});
+  ASSERT_EQ(evicted.exit_code, 0) << evicted.output;
+  ASSERT_TRUE(Eventually([&] {
+    std::string uid = FieldIn("pod/evicted-master-0", ".metadata.uid");
+    return !uid.empty() && uid != first_uid;
+  })) << OperatorLog();
+  EXPECT_TRUE(Eventually([&] {
+    std::string events = InKubeflow({"get", "events"}).output;
+    return events.find("JobRestarting") != std::string::npos &&
+           events.find("ended Failed (Evicted)") != std::string::npos;
+  })) << InKubeflow({"get", "events"}).output;
+  EXPECT_NE(FieldIn("pytorchjob/evicted", ".status.conditions[?(@.type==\"Failed\")].status"),
+            "True");
+}
+
 // Upstream's controller integration scenarios, on the cluster: ExitCode
 // restarts and permanent failures, the backoff limit, the active deadline,
 // suspend and resume, cleanPodPolicy, TTL and scale-down, across kinds.

@@ -51,6 +51,11 @@ class OperatorE2eTest : public ServerFixture {
         applied.output,
         ::testing::HasSubstr(
             "customresourcedefinition.apiextensions.k8s.io/pytorchjobs.kubeflow.org created"));
+    // Applied again, nothing changes: nothing in it is what the API server
+    // defaults or drops (kubectl would send it again, and say configured).
+    CommandResult again = Kubectl({"apply", "-f", manifests.string()});
+    EXPECT_EQ(again.exit_code, 0) << again.output;
+    EXPECT_THAT(again.output, ::testing::Not(::testing::HasSubstr("configured"))) << again.output;
   }
   // Starts operator number `n` (its log: operator-<n>.log).
   void StartOperator(std::vector<std::string> flags = {}, int n = 1) {

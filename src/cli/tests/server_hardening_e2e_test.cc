@@ -283,6 +283,24 @@ TEST_F(ServerHardeningE2eTest, AnAddressOtherHostsReachNeedsTokensOrAnExplicitFl
   EXPECT_TRUE(Healthy());
 }
 
+// A second server on a port one listens on is refused, rather than
+// sharing it (SO_REUSEPORT) and taking half its requests.
+TEST_F(ServerHardeningE2eTest, ASecondServerOnTheSamePortIsRefused) {
+  StartServer();
+  fs::path log = dir_ / "second.log";
+  Result<runtime::Process> second = runtime::Process::Start(
+      {.argv = {TRAINYARD_BINARY, "server", "--port", std::to_string(Port()), "--home",
+                (dir_ / "other-home").string()},
+       .env = {{"PATH", kPath}, {"HOME", dir_.string()}},
+       .log_path = log.string()});
+  ASSERT_TRUE(second.ok());
+  std::optional<runtime::ExitStatus> status = second->WaitFor(std::chrono::seconds(30));
+  ASSERT_TRUE(status.has_value()) << "a second server started on the same port";
+  EXPECT_NE(status->exit_code, 0);
+  EXPECT_THAT(ReadFile(log), HasSubstr("Address already in use"));
+  EXPECT_TRUE(Healthy());
+}
+
 TEST_F(ServerHardeningE2eTest, ATokenOfYamlSpecialCharactersGoesIntoAKubeconfigKubectlReads) {
   std::string cert, key;
   TRAINYARD_NEEDS(MakeCertificate(cert, key), "openssl");

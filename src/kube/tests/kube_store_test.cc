@@ -221,6 +221,12 @@ TEST_F(KubeStoreTest, AKindTheClusterDoesNotServeIsNamedAtStart) {
   EXPECT_THAT(started.message(), HasSubstr("the cluster serves no experiments.kubeflow.org"));
   EXPECT_THAT(started.message(), HasSubstr("trainyard manifests crds"));
   store.Stop();
+  // JobSet's and the gang schedulers' are their projects' to install.
+  KubeStore jobsets(KubeStoreOptions{.client = client_.get(), .kinds = {"JobSet"}});
+  Status without = jobsets.Start();
+  EXPECT_THAT(without.message(), HasSubstr("install JobSet"));
+  EXPECT_THAT(without.message(), ::testing::Not(HasSubstr("trainyard manifests crds")));
+  jobsets.Stop();
 }
 
 // The watch's DELETED comes before the delete's answer, as it often does
