@@ -15,7 +15,7 @@
 namespace trainyard {
 namespace {
 
-constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+constexpr int kHeldDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 // Folders open at once while walking a tree: deeper ones are moved up
 // (RemoveAllIn) or left as they are (GiveTree), so no tree a user makes
 // can exhaust descriptors or the stack.
@@ -25,7 +25,7 @@ std::string Errno() { return std::strerror(errno); }
 
 // A new open of the folder `fd` is, to read from its start: a duplicate
 // would share the position where the last reading of it ended.
-int Reopen(int fd) { return openat(fd, ".", kDirFlags); }
+int Reopen(int fd) { return openat(fd, ".", kHeldDirFlags); }
 
 Status CheckName(std::string_view name) {
   if (name.empty() || name == "." || name == ".." || name.find('/') != std::string_view::npos ||
@@ -87,7 +87,7 @@ Result<bool> RemovePass(int top) {
     }
     std::string name = entry->d_name;
     if (name == "." || name == "..") continue;
-    int sub = openat(at, name.c_str(), kDirFlags);
+    int sub = openat(at, name.c_str(), kHeldDirFlags);
     if (sub < 0) {
       // A file, a link, a FIFO, ...: its name goes, never what it names.
       if (unlinkat(at, name.c_str(), 0) == 0) progress = true;
@@ -136,7 +136,7 @@ Status RemoveAllIn(int fd, const std::string& what) {
 // Removes `name` in the open folder `parent` and, if it is a folder, all
 // it holds; nothing there is fine.
 Status RemoveAt(int parent, const std::string& name, const std::string& what) {
-  Fd sub(openat(parent, name.c_str(), kDirFlags));
+  Fd sub(openat(parent, name.c_str(), kHeldDirFlags));
   if (sub.get() >= 0) {
     RETURN_IF_ERROR(RemoveAllIn(sub.get(), what));
     if (unlinkat(parent, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) {
@@ -178,7 +178,7 @@ void GiveAllIn(int top, const FileOwner& owner) {
       }
       continue;
     }
-    int sub = openat(at, name.c_str(), kDirFlags);
+    int sub = openat(at, name.c_str(), kHeldDirFlags);
     if (sub < 0) continue;
     (void)fchown(sub, owner.uid, owner.gid);
     DIR* dir = stack.size() < kMaxOpen ? fdopendir(sub) : nullptr;
@@ -195,7 +195,7 @@ void GiveAllIn(int top, const FileOwner& owner) {
 Result<HeldDir> HeldDir::OpenOwn(const std::string& path, mode_t mode) {
   std::error_code ec;
   std::filesystem::create_directories(path, ec);
-  Fd fd(open(path.c_str(), kDirFlags));
+  Fd fd(open(path.c_str(), kHeldDirFlags));
   if (fd.get() < 0) {
     return UnavailableError(fmt::format("cannot open the folder {}: {}", path, Errno()));
   }
@@ -210,7 +210,7 @@ Result<HeldDir> HeldDir::OpenOwn(const std::string& path, mode_t mode) {
 }
 
 Result<HeldDir> HeldDir::Open(const std::string& path) {
-  Fd fd(open(path.c_str(), kDirFlags));
+  Fd fd(open(path.c_str(), kHeldDirFlags));
   if (fd.get() < 0) {
     return FailedPreconditionError(fmt::format("{} is not a folder: {}", path, Errno()));
   }
@@ -226,7 +226,7 @@ Result<HeldDir> HeldDir::Child(std::string_view name, mode_t mode,
   if (!made && errno != EEXIST) {
     return UnavailableError(fmt::format("cannot make the folder {}: {}", path, Errno()));
   }
-  Fd child(openat(fd_.get(), n.c_str(), kDirFlags));
+  Fd child(openat(fd_.get(), n.c_str(), kHeldDirFlags));
   if (child.get() < 0) {
     return FailedPreconditionError(
         fmt::format("{} is not a folder (a link or a file is there)", path));
@@ -307,13 +307,13 @@ Status RemoveTree(const std::string& path) {
   if (CheckName(name).ok() == false) {
     return InvalidArgumentError(fmt::format("{:?}: no folder to remove", path));
   }
-  Fd dir(open(parent.c_str(), kDirFlags));
+  Fd dir(open(parent.c_str(), kHeldDirFlags));
   if (dir.get() < 0) return OkStatus();  // nothing there
   return RemoveAt(dir.get(), name, path);
 }
 
 Status GiveTree(const std::string& path, const FileOwner& owner) {
-  Fd dir(open(path.c_str(), kDirFlags));
+  Fd dir(open(path.c_str(), kHeldDirFlags));
   if (dir.get() < 0) {
     struct stat st {};
     if (lstat(path.c_str(), &st) != 0) return OkStatus();  // nothing there
