@@ -110,8 +110,9 @@ struct ConnectionLimits {
   std::chrono::milliseconds head_timeout{15'000};
   // From a request's head until its body is whole.
   std::chrono::milliseconds body_timeout{60'000};
-  // Bodies being received, all connections together; past it, reading
-  // waits for room.
+  // Bytes held for requests being received, all connections together;
+  // past it, bodies wait for room (heads, each at most
+  // framing.max_head_bytes, are read still).
   size_t max_buffered_bytes = 256u << 20;
   FramingLimits framing;
   // The whole response (status line on) to a request whose body is over

@@ -80,7 +80,7 @@ void RequestReader::Loop() {
         (void)eventfd_read(wake_, &ignored);
         TakeAdded();
       } else {
-        OnReadable(events[i].data.fd);
+        OnReadable(events[i].data.fd, events[i].events);
       }
     }
     Expire(Clock::now());
@@ -119,19 +119,26 @@ void RequestReader::Watch(std::unique_ptr<Connection> connection, bool fresh) {
   if (pending) Advance(fd, w);
 }
 
-void RequestReader::OnReadable(int fd) {
+void RequestReader::OnReadable(int fd, uint32_t events) {
   auto it = waiting_.find(fd);
   if (it == waiting_.end()) return;
   Waiting& w = it->second;
+  if (w.starved) {
+    // Watched for a hang-up alone while it waits for room.
+    if ((events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0) Release(fd);
+    return;
+  }
   int shaken = w.connection->Handshake();
   if (shaken < 0) {
     Release(fd);
     return;
   }
   if (shaken == 0) return;
-  if (buffered_ >= limits_.max_buffered_bytes) {
-    // No room: this one waits, unread, until bodies held here are served.
-    epoll_event event{.events = 0, .data = {.fd = fd}};
+  if (w.phase == Phase::kBody && buffered_ >= limits_.max_buffered_bytes) {
+    // No room for more of a body: it waits, unread, until bodies held
+    // here are served or time out. Heads are read still (each at most
+    // max_head_bytes), so requests without a body never wait for room.
+    epoll_event event{.events = EPOLLRDHUP, .data = {.fd = fd}};
     epoll_ctl(epoll_, EPOLL_CTL_MOD, fd, &event);
     w.starved = true;
     starved_.push_back(fd);

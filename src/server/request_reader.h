@@ -50,7 +50,7 @@ class RequestReader {
   void Loop();
   void TakeAdded();
   void Watch(std::unique_ptr<Connection> connection, bool fresh);
-  void OnReadable(int fd);
+  void OnReadable(int fd, uint32_t events);
   // Frames what `w` holds: serves it when whole, answers 400 and closes it
   // when it cannot be a request, else waits for more.
   void Advance(int fd, Waiting& w);

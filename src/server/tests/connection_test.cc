@@ -190,5 +190,25 @@ TEST_F(ConnectionTest, AFormsBodyOfAnySizeReachesTheHandlerWhole) {
   close(fd);
 }
 
+// Past the bytes it may hold, the reader waits for room: each body is read
+// in turn, none lost, and a client that hangs up meanwhile costs nothing.
+TEST_F(ConnectionTest, BodiesPastTheBufferBoundWaitForRoomAndAreEachServed) {
+  StartServer({.max_buffered_bytes = 8});
+  std::vector<int> fds;
+  for (int i = 0; i < 4; ++i) fds.push_back(Connect());
+  int gone = Connect();
+  Send(gone, "POST /echo HTTP/1.1\r\nContent-Length: 100\r\n\r\npart");
+  close(gone);
+  for (int i = 0; i < 4; ++i) {
+    Send(fds[i],
+         "POST /echo HTTP/1.1\r\nContent-Length: 13\r\n\r\nbody-number-" + std::to_string(i));
+  }
+  for (int i = 0; i < 4; ++i) {
+    std::string want = "body-number-" + std::to_string(i);
+    EXPECT_NE(ReadUntil(fds[i], want).find(want), std::string::npos) << i;
+    close(fds[i]);
+  }
+}
+
 }  // namespace
 }  // namespace trainyard::server
