@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "api/registry.h"
+#include "api/well_known.h"
 
 namespace trainyard::api {
 namespace {
@@ -138,6 +139,33 @@ void SetDefaults(CoreObject& object) {
   Object whole = std::move(object);
   SetDefaults(whole);
   object = std::get<CoreObject>(std::move(whole));
+}
+
+void SetDefaultsOnCreate(Json& object) {
+  if (StringAt(object, "apiVersion") != kBatchGroupVersion || StringAt(object, "kind") != "Job") {
+    return;
+  }
+  const Json* manual = FindAt(object, {"spec", "manualSelector"});
+  if (manual != nullptr && manual->is_boolean() && manual->get<bool>()) return;
+  Json& spec = object["spec"];
+  if (!spec.is_object()) return;
+  std::string uid = StringAt(object, {"metadata", "uid"});
+  std::string name = StringAt(object, {"metadata", "name"});
+  if (!spec.contains("selector") || spec["selector"].is_null() || spec["selector"].empty()) {
+    spec["selector"] = {{"matchLabels", {{std::string(kBatchControllerUidLabel), uid}}}};
+  }
+  Json& labels = spec["template"]["metadata"]["labels"];
+  if (!labels.is_object()) labels = Json::object();
+  for (std::string_view key : {kBatchControllerUidLabel, std::string_view("controller-uid")}) {
+    labels[std::string(key)] = uid;
+  }
+  for (std::string_view key : {kBatchJobNameLabel, std::string_view("job-name")}) {
+    labels[std::string(key)] = name;
+  }
+  // Kubernetes defaults a Job's own empty labels to its template's as it
+  // reads it back; set here, once, as kubectl then shows them.
+  Json& own = object["metadata"]["labels"];
+  if (!own.is_object() || own.empty()) own = labels;
 }
 
 std::string EffectiveCleanPodPolicy(const TrainingJob& job) {

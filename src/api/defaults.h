@@ -25,6 +25,13 @@ void SetDefaults(Experiment& experiment);
 inline void SetDefaults(Trial&) {}       // the experiment controller writes them whole
 inline void SetDefaults(Suggestion&) {}  // likewise
 
+// The defaults kube-apiserver sets as it creates an object, from the uid it
+// gave it: a batch/v1 Job without manualSelector selects its pods by
+// `batch.kubernetes.io/controller-uid`, and its template carries that
+// label and the job-name labels (both spellings), so that kubectl finds a
+// Job's own pods (`kubectl logs job/x`).
+void SetDefaultsOnCreate(Json& object);
+
 // The cleanPodPolicy in force: MPIJob's legacy spec.cleanPodPolicy yields to
 // runPolicy's, as upstream's reconciler syncs them.
 std::string EffectiveCleanPodPolicy(const TrainingJob& job);

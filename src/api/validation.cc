@@ -6,6 +6,7 @@
 #include "api/defaults.h"
 #include "api/job_metrics.h"
 #include "api/names.h"
+#include "api/reflect.h"
 #include "api/registry.h"
 #include "api/trainer_kinds.h"
 #include "api/validation_internal.h"
@@ -120,6 +121,50 @@ void CheckImmutable(const std::string& old_value, const std::string& new_value,
 }
 }  // namespace
 
+namespace {
+
+// The template without what a suspended Job that never ran may change
+// (Kubernetes' mutable scheduling directives).
+PodTemplateSpec WithoutSchedulingDirectives(PodTemplateSpec t) {
+  t.metadata.labels.clear();
+  t.metadata.annotations.clear();
+  t.spec.node_selector.clear();
+  t.spec.affinity.reset();
+  t.spec.tolerations.clear();
+  if (t.spec.extra.is_object()) t.spec.extra.erase("schedulingGates");
+  return t;
+}
+
+// Kubernetes' ValidateJobSpecUpdate: what makes a Job's pods cannot change
+// under them.
+void ValidateBatchJobUpdate(const BatchJob& old_job, const BatchJob& new_job, FieldErrors& errors) {
+  const BatchJobSpec& was = old_job.spec;
+  const BatchJobSpec& now = new_job.spec;
+  FieldPath spec("spec");
+  auto immutable = [&](bool same, const char* field, std::string value) {
+    if (!same)
+      errors.push_back(FieldError::Invalid(spec.Child(field), value, "field is immutable"));
+  };
+  immutable(was.selector == now.selector, "selector", now.selector.dump());
+  immutable(was.completion_mode == now.completion_mode, "completionMode",
+            now.completion_mode.value_or(""));
+  // An Indexed Job scales by completions and parallelism together.
+  bool elastic = now.completion_mode == "Indexed" && now.completions == now.parallelism;
+  immutable(was.completions == now.completions || elastic, "completions",
+            now.completions ? std::to_string(*now.completions) : "null");
+  immutable(was.pod_failure_policy == now.pod_failure_policy, "podFailurePolicy",
+            now.pod_failure_policy.dump());
+  immutable(was.backoff_limit_per_index == now.backoff_limit_per_index, "backoffLimitPerIndex",
+            now.backoff_limit_per_index ? std::to_string(*now.backoff_limit_per_index) : "null");
+  bool never_ran = was.suspend.value_or(false) && old_job.status.start_time.empty();
+  bool same_template = never_ran ? WithoutSchedulingDirectives(was.template_) ==
+                                       WithoutSchedulingDirectives(now.template_)
+                                 : was.template_ == now.template_;
+  immutable(same_template, "template", Encode(now.template_).dump());
+}
+
+}  // namespace
+
 FieldErrors ValidateUpdate(const Object& old_object, const Object& new_object) {
   FieldErrors errors;
   CheckImmutable(std::string(KindName(old_object)), std::string(KindName(new_object)),
@@ -143,6 +188,12 @@ FieldErrors ValidateUpdate(const Object& old_object, const Object& new_object) {
                                 internal::TypedFields<TrainJobFields>(new_object))) {
       errors.push_back(std::move(e));
     }
+    return errors;
+  }
+  const auto* old_batch = std::get_if<BatchJob>(&old_object);
+  const auto* new_batch = std::get_if<BatchJob>(&new_object);
+  if (old_batch != nullptr && new_batch != nullptr) {
+    ValidateBatchJobUpdate(*old_batch, *new_batch, errors);
     return errors;
   }
   const auto* old_job = std::get_if<TrainingJob>(&old_object);

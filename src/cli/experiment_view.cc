@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "api/object.h"
 #include "api/well_known.h"
@@ -164,7 +165,30 @@ std::string ExperimentView::Poll() {
   return line;
 }
 
-void ExperimentView::PrintSummary(std::FILE* out) const {
+void ExperimentView::PrintFirstFailure(std::FILE* out, const std::string& logs_dir) const {
+  for (const api::Trial& trial : TrialsOf(store_, experiment_)) {
+    auto failed = std::find_if(
+        trial.status.conditions.begin(), trial.status.conditions.end(),
+        [](const api::KatibCondition& c) { return c.type == "Failed" && c.status == "True"; });
+    if (failed == trial.status.conditions.end()) continue;
+    fmt::print(out, "first failed trial: {}: {}\n", trial.metadata.name, failed->message);
+    // Its replicas' pods are named after it; their logs stay with the run.
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path dir = fs::path(logs_dir) / trial.metadata.namespace_;
+    for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
+         it.increment(ec)) {
+      std::string name = it->path().filename().string();
+      if (name.starts_with(trial.metadata.name + "-") && name.ends_with(".log")) {
+        fmt::print(out, "  its log: {}\n", it->path().string());
+      }
+    }
+    fmt::print(out, "  (trainyard run --logs=all prints every trial's output as it runs)\n");
+    return;
+  }
+}
+
+void ExperimentView::PrintSummary(std::FILE* out, const std::string& logs_dir) const {
   const api::ExperimentStatus& s = experiment_.status;
   std::string reason;
   if (!s.conditions.empty()) reason = s.conditions.back().reason;
@@ -175,8 +199,10 @@ void ExperimentView::PrintSummary(std::FILE* out) const {
     fmt::print(out, "no trial reported {}\n",
                experiment_.spec.objective ? experiment_.spec.objective->objective_metric_name
                                           : "its objective");
+    PrintFirstFailure(out, logs_dir);
     return;
   }
+  if (s.trials_failed.value_or(0) > 0) PrintFirstFailure(out, logs_dir);
   const api::OptimalTrial& best = *s.current_optimal_trial;
   fmt::print(out, "optimal trial: {}\n", best.best_trial_name);
   for (const api::ParameterAssignment& a : best.parameter_assignments) {

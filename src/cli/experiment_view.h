@@ -25,11 +25,14 @@ class ExperimentView {
   std::string Poll();
   bool finished() const { return finished_; }
   bool succeeded() const { return succeeded_; }
-  // "tune-mlp: Succeeded (ExperimentGoalReached)" and the optimal trial.
-  void PrintSummary(std::FILE* out) const;
+  // "tune-mlp: Succeeded (ExperimentGoalReached)" and the optimal trial;
+  // where a trial failed, the first one's reason and where its replicas'
+  // logs are (under `logs_dir`).
+  void PrintSummary(std::FILE* out, const std::string& logs_dir) const;
 
  private:
   void PrintHeader();
+  void PrintFirstFailure(std::FILE* out, const std::string& logs_dir) const;
   void PrintRow(const api::Trial& trial);
 
   const store::ObjectStore& store_;

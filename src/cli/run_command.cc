@@ -527,7 +527,7 @@ int RunRun(const RunOptions& options) {
   for (ExperimentView& view : experiments) {
     view.Poll();
     all_succeeded = all_succeeded && view.succeeded();
-    view.PrintSummary(stdout);
+    view.PrintSummary(stdout, state_dir + "/logs");
   }
   if (!options.quiet) fmt::print(stderr, "state and logs: {}\n", state_dir);
   if (interrupted) return 130;

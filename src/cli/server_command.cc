@@ -14,6 +14,7 @@
 
 #include "api/json.h"
 #include "cli/engine_backend.h"
+#include "cli/home_lock.h"
 #include "cli/run_command.h"
 #include "cli/stop_on_signals.h"
 #include "common/loopback.h"
@@ -169,6 +170,11 @@ int RunServer(const ServerOptions& options) {
     std::cerr << "trainyard server: " << reachable.message() << '\n';
     return 2;
   }
+  Result<HomeLock> lock = HomeLock::Take(home + "/server");
+  if (!lock.ok()) {
+    std::cerr << "trainyard server: " << lock.status().message() << '\n';
+    return 1;
+  }
   std::vector<scheduler::Node> nodes;
   if (!options.nodes_file.empty()) {
     Result<std::vector<scheduler::Node>> read = engine::ReadNodesFile(options.nodes_file);
@@ -270,7 +276,11 @@ int RunServer(const ServerOptions& options) {
     Status made = handler.EnsureDefaultNamespace();
     std::string kubeconfig = home + "/kubeconfig";
     std::string token = auth ? auth->AdminToken().value_or("") : "";
-    if (made.ok()) made = WriteKubeconfig(kubeconfig, url, options.tls_cert, token);
+    // kubectl reads a relative path against the kubeconfig's folder.
+    std::string ca = options.tls_cert.empty()
+                         ? ""
+                         : fs::weakly_canonical(fs::absolute(options.tls_cert)).string();
+    if (made.ok()) made = WriteKubeconfig(kubeconfig, url, ca, token);
     if (!made.ok()) {
       std::cerr << "trainyard server: " << made.message() << '\n';
       engine.RequestStop();

@@ -198,7 +198,15 @@ std::string FailurePolicyAction(const api::BatchJob& job, const api::Pod& pod,
 
 Result<ReconcileResult> Finish(BatchJobContext& ctx, const std::string& type,
                                const std::string& reason, const std::string& message) {
-  SetCondition(ctx, type, "True", reason, message);
+  std::string said = message;
+  if (type == "Failed" && reason != "PodFailurePolicy") {  // that one names its pod
+    // The failure that ended it, what a user (or a trial) looks at first.
+    std::vector<const api::Pod*> pods;
+    for (const api::Pod& pod : ctx.pods) pods.push_back(&pod);
+    std::string failure = LatestContainerFailure(pods);
+    if (!failure.empty()) said += fmt::format(" (last failure: {})", failure);
+  }
+  SetCondition(ctx, type, "True", reason, said);
   if (ctx.status().completion_time.empty() && type == "Complete")
     ctx.status().completion_time = ctx.now_text;
   RETURN_IF_ERROR(DeleteActivePods(ctx));

@@ -124,17 +124,44 @@ Status WarnUnusedSchedulingPolicy(Context& ctx) {
                             fmt::join(unread, ", "), why));
 }
 
+// Ends a replica that still runs but keeps its pod, state and logs, as
+// cleanPodPolicy None asks: its activeDeadlineSeconds is set to what it
+// has run, so its kubelet (or trainyard's node agent) stops it and marks
+// it Failed, DeadlineExceeded. Upstream leaves such pods running (a
+// crash-looping replica restarts forever); a pod that never started has
+// nothing to keep and is deleted. Returns whether the pod is kept.
+Result<bool> EndInPlace(Context& ctx, api::Pod& pod) {
+  std::optional<TimePoint> start = ParseRfc3339(pod.status.start_time);
+  if (!start) {
+    RETURN_IF_ERROR(DeleteReplica(ctx, pod));
+    return false;
+  }
+  if (pod.spec.extra.is_object() && pod.spec.extra.contains("activeDeadlineSeconds")) {
+    const api::Json& set = pod.spec.extra["activeDeadlineSeconds"];
+    if (set.is_number_integer() && *start + std::chrono::seconds(set.get<int64_t>()) <= ctx.now) {
+      return true;  // ending already
+    }
+  }
+  auto ran = std::chrono::duration_cast<std::chrono::seconds>(ctx.now - *start).count();
+  pod.spec.extra["activeDeadlineSeconds"] = std::max<int64_t>(1, ran);
+  Result<api::Json> updated = ctx.options.store->Update(api::EncodePod(pod));
+  if (!updated.ok()) return updated.status();
+  return true;
+}
+
 // Nothing of a finished job keeps running; the cleanPodPolicy decides which
-// finished pods stay for their state and logs.
+// pods stay for their state and logs (None: all, stopped where they run).
 Status CleanUp(Context& ctx) {
   std::string policy = api::EffectiveCleanPodPolicy(ctx.job);
   for (auto it = ctx.pods.begin(); it != ctx.pods.end();) {
-    if (policy == "All" || !api::HasFinished(it->second)) {
+    bool kept = true;
+    if (policy == "None" && !api::HasFinished(it->second)) {
+      ASSIGN_OR_RETURN(kept, EndInPlace(ctx, it->second));
+    } else if (policy == "All" || !api::HasFinished(it->second)) {
       RETURN_IF_ERROR(DeleteReplica(ctx, it->second));
-      it = ctx.pods.erase(it);
-    } else {
-      ++it;
+      kept = false;
     }
+    it = kept ? std::next(it) : ctx.pods.erase(it);
   }
   for (auto& [type, rs] : ctx.status().replica_statuses) rs.active = std::nullopt;
   if (Gang(ctx))
@@ -421,6 +448,18 @@ void UpdateReplicaStatuses(Context& ctx, const frameworks::ReplicaStates& states
   ctx.status().replica_statuses = std::move(statuses);
 }
 
+// A failed job's message, with the container failure that ended it:
+// what a user looks at first.
+std::string WithLatestFailure(const Context& ctx, std::string message) {
+  std::vector<const api::Pod*> pods;
+  for (const auto& [replica, pod] : ctx.pods) pods.push_back(&pod);
+  std::string failure = LatestContainerFailure(pods);
+  if (failure.empty()) return message;
+  bool period = message.ends_with('.');
+  if (period) message.pop_back();
+  return fmt::format("{} (last failure: {}){}", message, failure, period ? "." : "");
+}
+
 void Finish(Context& ctx, const std::string& type, const std::string& message) {
   SetCondition(ctx.status().conditions, type, "True", ctx.Kind() + type, message, ctx.now_text);
   if (ctx.status().completion_time.empty()) ctx.status().completion_time = ctx.now_text;
@@ -509,7 +548,9 @@ Result<ReconcileResult> ReconcileActive(Context& ctx) {
   frameworks::ReplicaStates states = StatesOf(ctx);
   // A run-policy limit fails the job, whatever its replicas say.
   auto fail = [&](std::string_view why) {
-    Finish(ctx, "Failed", fmt::format("Job {} has failed because {}", ctx.job.metadata.name, why));
+    Finish(ctx, "Failed",
+           WithLatestFailure(
+               ctx, fmt::format("Job {} has failed because {}", ctx.job.metadata.name, why)));
     UpdateReplicaStatuses(ctx, states);
     return ReconcileFinished(ctx);
   };
@@ -544,8 +585,9 @@ Result<ReconcileResult> ReconcileActive(Context& ctx) {
   switch (verdict.phase) {
     case frameworks::JobPhase::kSucceeded:
     case frameworks::JobPhase::kFailed: {
-      Finish(ctx, verdict.phase == frameworks::JobPhase::kSucceeded ? "Succeeded" : "Failed",
-             verdict.message);
+      bool succeeded = verdict.phase == frameworks::JobPhase::kSucceeded;
+      Finish(ctx, succeeded ? "Succeeded" : "Failed",
+             succeeded ? verdict.message : WithLatestFailure(ctx, verdict.message));
       return ReconcileFinished(ctx);
     }
     case frameworks::JobPhase::kRunning:

@@ -1,5 +1,8 @@
 #include "controller/pod_state.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <charconv>
 
 namespace trainyard::controller {
@@ -51,6 +54,54 @@ frameworks::ReplicaState StateOf(const api::Pod& pod, const std::string& replica
     return {ReplicaPhase::kRunning, 0};
   }
   return {ReplicaPhase::kPending, 0};
+}
+
+namespace {
+
+// The end of a termination message, for a one-line condition: its last
+// three lines, " | "-joined, at most about 400 bytes.
+std::string LastLines(std::string_view message) {
+  constexpr size_t kBytes = 400;
+  while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) {
+    message.remove_suffix(1);
+  }
+  if (message.empty()) return "";
+  std::vector<std::string_view> lines;
+  size_t end = message.size();
+  for (size_t used = 0; lines.size() < 3 && end > 0 && used < kBytes;) {
+    size_t newline = message.rfind('\n', end - 1);
+    size_t begin = newline == std::string_view::npos ? 0 : newline + 1;
+    std::string_view line = message.substr(begin, end - begin);
+    if (line.size() > kBytes - used) line = line.substr(line.size() - (kBytes - used));
+    lines.insert(lines.begin(), line);
+    used += line.size();
+    if (newline == std::string_view::npos) break;
+    end = newline;
+  }
+  return fmt::format(": {}", fmt::join(lines, " | "));
+}
+
+}  // namespace
+
+std::string LatestContainerFailure(const std::vector<const api::Pod*>& pods) {
+  std::string latest;  // finishedAt: RFC 3339 in UTC sorts as time does
+  std::string said;
+  for (const api::Pod* pod : pods) {
+    for (const auto* statuses :
+         {&pod->status.init_container_statuses, &pod->status.container_statuses}) {
+      for (const api::ContainerStatus& c : *statuses) {
+        for (const auto* state : {&c.state, &c.last_state}) {
+          const auto& ended = state->terminated;
+          if (!ended || ended->exit_code == 0 || ended->finished_at < latest) continue;
+          latest = ended->finished_at;
+          said = fmt::format("pod {}, container {}, exit code {}{}{}", pod->metadata.name, c.name,
+                             ended->exit_code, ended->reason.empty() ? "" : ", " + ended->reason,
+                             LastLines(ended->message));
+        }
+      }
+    }
+  }
+  return said;
 }
 
 }  // namespace trainyard::controller

@@ -1,6 +1,9 @@
 // A Pod's state as the success and failure rules read it.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "api/pod_object.h"
 #include "api/well_known.h"
 #include "frameworks/framework.h"
@@ -25,6 +28,11 @@ int32_t RestartsOf(const api::Pod& pod);
 // code under ExitCode, or any failure of the whole pod under OnFailure or
 // Always (eviction, a lost node).
 bool RestartsWhenFailed(const api::Pod& pod, const std::string& replica_restart_policy);
+
+// The latest failure among `pods`' containers, said for a condition:
+// "pod p, container c, exit code 2, Error: <the last lines of its
+// termination message>"; empty when none failed.
+std::string LatestContainerFailure(const std::vector<const api::Pod*>& pods);
 
 frameworks::ReplicaState StateOf(const api::Pod& pod, const std::string& replica_restart_policy);
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "api/defaults.h"
 #include "common/strings.h"
 #include "engine/claim_reconciler.h"
 #include "engine/inventory.h"
@@ -113,6 +114,7 @@ Status Engine::Init() {
   }
   ASSIGN_OR_RETURN(store_, store::SqliteStore::Open({.path = options_.state_dir + "/state.db",
                                                      .clock = options_.clock,
+                                                     .on_create = api::SetDefaultsOnCreate,
                                                      .vfs = options_.store_vfs}));
   MakePrivate(options_.state_dir);
   if (pipe2(wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) return UnavailableError("pipe failed");

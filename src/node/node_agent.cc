@@ -610,6 +610,20 @@ void NodeAgent::MarkRunning(api::Pod& pod, Replica& replica, const Slot& slot) {
   if (pod.status.start_time.empty()) pod.status.start_time = now;
 }
 
+// A failed container's termination message: the end of its output, as the
+// kubelet's FallbackToLogsOnError keeps it (2 KiB, 80 lines), unless the
+// container asks for its termination file alone (terminationMessagePolicy
+// File, which trainyard leaves unset: the file is not read).
+std::string NodeAgent::FailureOutput(const Replica& replica, const api::Container& container) {
+  if (container.extra.is_object() &&
+      container.extra.value("terminationMessagePolicy", "") == "File") {
+    return "";
+  }
+  auto log = replica.log_paths.find(container.name);
+  if (log == replica.log_paths.end()) return "";
+  return runtime::CurrentRunTail(log->second, 2048, 80);
+}
+
 void NodeAgent::OnExit(api::Pod& pod, Replica& replica, const Slot& slot,
                        const runtime::ExitStatus& exit, const std::string& reason,
                        const std::string& message) {
@@ -643,7 +657,7 @@ void NodeAgent::OnExit(api::Pod& pod, Replica& replica, const Slot& slot,
       .reason = !why.empty() ? why
                 : exit.ok()  ? "Completed"
                              : "Error",
-      .message = message,
+      .message = message.empty() && !exit.ok() ? FailureOutput(replica, *slot.spec) : message,
       .started_at = status.state.running ? status.state.running->started_at : now,
       .finished_at = now};
   status.ready = false;
@@ -718,6 +732,11 @@ Status NodeAgent::Advance(api::Pod& pod, Replica& replica, std::optional<TimePoi
   // Whether the pod ends is known before anything restarts or starts: a
   // sidecar is not started again only to be stopped.
   replica.ending = replica.ending || Ends(pod, replica, slots);
+  if (!replica.ending && PastDeadline(pod, now, wake)) {
+    replica.ending = true;
+    pod.status.reason = "DeadlineExceeded";
+    pod.status.message = "Pod was active on the node longer than the specified deadline";
+  }
   for (const Slot& slot : slots) {
     ContainerRun& run = replica.runs[slot.spec->name];
     if (!run.restart_at || replica.ending || now < *run.restart_at) continue;
@@ -733,6 +752,19 @@ Status NodeAgent::Advance(api::Pod& pod, Replica& replica, std::optional<TimePoi
     if (run.restart_at) wake = wake ? std::min(*wake, *run.restart_at) : *run.restart_at;
   }
   return OkStatus();
+}
+
+bool NodeAgent::PastDeadline(const api::Pod& pod, TimePoint now,
+                             std::optional<TimePoint>& wake) const {
+  const api::Json* seconds =
+      pod.spec.extra.is_object() ? api::FindAt(pod.spec.extra, {"activeDeadlineSeconds"}) : nullptr;
+  if (seconds == nullptr || !seconds->is_number_integer()) return false;
+  std::optional<TimePoint> start = ParseRfc3339(pod.status.start_time);
+  if (!start) return false;  // not started: the deadline counts from the start
+  TimePoint deadline = *start + std::chrono::seconds(seconds->get<int64_t>());
+  if (now >= deadline) return true;
+  wake = wake ? std::min(*wake, deadline) : deadline;
+  return false;
 }
 
 void NodeAgent::TakeExit(api::Pod& pod, Replica& replica, const Slot& slot, TimePoint now) {

@@ -191,6 +191,11 @@ class NodeAgent {
   // Takes exits, restarts what is due, starts what comes next and sets the
   // phase: the pod's status edited, not written.
   Status Advance(api::Pod& pod, Replica& replica, std::optional<TimePoint>& wake);
+  // The pod's activeDeadlineSeconds, counted from its start, has passed:
+  // it ends, Failed with the kubelet's DeadlineExceeded. Else `wake` is
+  // set for when it will.
+  static std::string FailureOutput(const Replica& replica, const api::Container& container);
+  bool PastDeadline(const api::Pod& pod, TimePoint now, std::optional<TimePoint>& wake) const;
   // Records how a container's process ended, or what the store took back
   // of it, or a run of an earlier trainyard.
   void TakeExit(api::Pod& pod, Replica& replica, const Slot& slot, TimePoint now);

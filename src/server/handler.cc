@@ -197,12 +197,17 @@ ApiResponse ApiHandler::Dispatch(const ApiRequest& request) {
     return m == "GET" ? Artifacts(*target, request) : not_allowed();
   }
   if (m == "GET") return collection ? List(*target, request) : Read(*target, request);
+  if (std::string dry = request.Param("dryRun"); !dry.empty() && dry != "All") {
+    // Refused rather than applied: a dry run must never write.
+    return ErrorResponse(
+        BadRequest(fmt::format("dryRun: Unsupported value: {:?}: supported values: \"All\"", dry)));
+  }
   if (m == "POST" && collection && target->subresource.empty() && Permits(r, "create")) {
     return Create(*target, request);
   }
-  if ((m == "PATCH" || m == "DELETE") && !request.Param("dryRun").empty()) {
-    // Refused rather than applied: a dry run must never write.
-    return ErrorResponse(BadRequest("dryRun is supported on create and update (POST, PUT) only"));
+  if (m == "DELETE" && !request.Param("dryRun").empty()) {
+    return ErrorResponse(
+        BadRequest("dryRun is supported on create, update and patch (POST, PUT, PATCH) only"));
   }
   if (m == "PUT" && !collection && Permits(r, "update")) return Replace(*target, request);
   if (m == "PATCH" && !collection && Permits(r, "patch")) return Patch(*target, request);

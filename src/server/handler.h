@@ -80,6 +80,7 @@ struct ApiResponse {
 };
 
 class Authorizer;
+struct PatchSchema;
 class Metrics;
 
 class ApiHandler {
@@ -186,6 +187,9 @@ class ApiHandler {
   struct ParsedPatch {
     api::Json body;
     bool json_patch = false;  // RFC 6902; else a merge patch
+    // A strategic merge patch: the merge patch, with lists merged and
+    // directives read as the kind's schema says.
+    const PatchSchema* strategic = nullptr;
   };
   // `stored` with the patch applied and checked, ready to store.
   std::variant<Checked, ApiError> Patched(const ApiTarget& target, const ApiRequest& request,

@@ -15,6 +15,7 @@
 #include "server/handler_internal.h"
 #include "server/json_patch.h"
 #include "server/pod_security.h"
+#include "server/strategic_merge.h"
 
 namespace trainyard::server {
 
@@ -415,6 +416,9 @@ std::variant<ApiHandler::Checked, ApiError> ApiHandler::Patched(const ApiTarget&
   if (patch.json_patch) {
     Status applied = ApplyJsonPatch(patched, patch.body);
     if (!applied.ok()) return PatchError(applied);
+  } else if (patch.strategic != nullptr) {
+    Status applied = ApplyStrategicMergePatch(patched, patch.body, *patch.strategic);
+    if (!applied.ok()) return PatchError(applied);
   } else {
     patched.merge_patch(patch.body);
   }
@@ -440,27 +444,45 @@ std::variant<ApiHandler::Checked, ApiError> ApiHandler::Patched(const ApiTarget&
 }
 
 ApiResponse ApiHandler::Patch(const ApiTarget& target, const ApiRequest& request) {
-  bool json_patch = request.content_type.starts_with("application/json-patch+json");
-  bool merge = request.content_type.starts_with("application/merge-patch+json") ||
-               // Strategic merge patch is a merge patch that merges some
-               // lists by key; trainyard replaces lists, as a merge patch does.
-               request.content_type.starts_with("application/strategic-merge-patch+json");
-  if (!merge && !json_patch) {
+  const std::string& type = request.content_type;
+  bool json_patch = type.starts_with("application/json-patch+json");
+  bool merge = type.starts_with("application/merge-patch+json");
+  // Only the kinds Kubernetes builds in have a strategic merge patch (the
+  // tags of their Go types); kubectl sends custom resources a merge patch.
+  const PatchSchema* strategic = type.starts_with("application/strategic-merge-patch+json")
+                                     ? PatchSchemaOf(target.resource->group, target.resource->kind)
+                                     : nullptr;
+  if (!merge && !json_patch && strategic == nullptr) {
     return ErrorResponse(MakeApiError(
         415, "UnsupportedMediaType",
         fmt::format("the body of the request was in an unknown format - accepted media types "
-                    "include: application/json-patch+json, application/merge-patch+json, "
-                    "application/strategic-merge-patch+json (not {:?})",
-                    request.content_type)));
+                    "include: application/json-patch+json, application/merge-patch+json{} "
+                    "(not {:?})",
+                    PatchSchemaOf(target.resource->group, target.resource->kind) != nullptr
+                        ? ", application/strategic-merge-patch+json"
+                        : "",
+                    type)));
   }
   // A JSON patch is an array, which ParseBody refuses: it is parsed here,
   // within the same depth bound.
   Result<api::Json> body =
       json_patch ? api::ParseJsonValue(request.body, "the JSON patch") : ParseBody(request);
   if (!body.ok()) return ErrorResponse(BadRequest(body.status().message()));
-  ParsedPatch patch{.body = std::move(*body), .json_patch = json_patch};
-  return WriteChecked(
-      target, [&](const api::Json& stored) { return Patched(target, request, stored, patch); });
+  ParsedPatch patch{.body = std::move(*body), .json_patch = json_patch, .strategic = strategic};
+  auto check = [&](const api::Json& stored) { return Patched(target, request, stored, patch); };
+  if (IsDryRun(request)) {
+    // What the patch would make, checked in full and not stored (kubectl
+    // diff, apply --dry-run=server).
+    const Resource& r = *target.resource;
+    Result<api::Json> stored = backend_.store().Get({r.store_kind, target.namespace_, target.name});
+    if (!stored.ok()) return ErrorResponse(ApiErrorOf(stored.status(), &r, target.name));
+    std::variant<Checked, ApiError> checked = check(*stored);
+    if (auto* e = std::get_if<ApiError>(&checked)) return ErrorResponse(*e);
+    ApiResponse response = Object(200, std::get<Checked>(checked).object);
+    response.warnings = std::move(std::get<Checked>(checked).warnings);
+    return response;
+  }
+  return WriteChecked(target, check);
 }
 
 ApiResponse ApiHandler::WriteChecked(const ApiTarget& target, const CheckAgainst& check) {

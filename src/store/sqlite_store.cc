@@ -482,6 +482,7 @@ Result<api::Json> SqliteStore::Create(api::Json object) {
     meta["resourceVersion"] = std::to_string(rv);
     meta["generation"] = 1;
     meta["creationTimestamp"] = FormatRfc3339(options_.clock->Now());
+    if (options_.on_create) options_.on_create(object);
     return object;
   });
 }

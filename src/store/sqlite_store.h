@@ -32,6 +32,9 @@ struct SqliteStoreOptions {
   int64_t kept_events = 10'000;
   // New object uids; a random UUID (v4) unless a test wants its own.
   std::function<std::string()> new_uid;
+  // Applied to each object as it is created, once its uid is set: the
+  // defaults kube-apiserver derives from it (a Job's selector).
+  std::function<void(api::Json&)> on_create;
   // The SQLite VFS the file is opened with; empty: the default. (Tests
   // inject a full disk through their own.)
   std::string vfs;

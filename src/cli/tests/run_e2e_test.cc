@@ -300,6 +300,56 @@ TEST_F(RunE2eTest, AFailedJobExitsOne) {
   EXPECT_THAT(Output(), ::testing::Not(::testing::HasSubstr("[master-0]")));
 }
 
+// A job's Failed condition names the container failure that ended it.
+TEST_F(RunE2eTest, AFailedJobSaysWhichContainerFailedAndHow) {
+  Write("job.yaml", JobExiting(3));
+  EXPECT_EQ(Run({"--logs=none", "job.yaml"}), 1);
+  EXPECT_THAT(Output(), ::testing::HasSubstr("last failure: pod hello-master-0, container "
+                                             "pytorch, exit code 3, Error: master rank 0 of 3"));
+}
+
+// A tuning run whose script path has a typo: every trial fails, and the
+// run says why (the failing container's exit code and last output, from
+// the trial's condition) and where the trial's log is.
+TEST_F(RunE2eTest, AFailedTrialSaysWhyAndWhereItsLogIs) {
+  Write("tune.yaml", R"(
+apiVersion: kubeflow.org/v1beta1
+kind: Experiment
+metadata: {name: typo}
+spec:
+  objective: {type: maximize, objectiveMetricName: accuracy}
+  algorithm: {algorithmName: random}
+  maxTrialCount: 1
+  parallelTrialCount: 1
+  maxFailedTrialCount: 1
+  parameters:
+    - {name: lr, parameterType: double, feasibleSpace: {min: "0.01", max: "0.1"}}
+  trialTemplate:
+    primaryContainerName: training
+    trialParameters: [{name: lr, reference: lr}]
+    trialSpec:
+      apiVersion: batch/v1
+      kind: Job
+      spec:
+        backoffLimit: 0
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+              - name: training
+                image: none
+                command: [sh, -c, 'echo "loading data"; cat trian.py', '${trialParameters.lr}']
+)");
+  EXPECT_EQ(Run({"tune.yaml"}), 1);
+  std::string out = Output();
+  EXPECT_THAT(out, ::testing::MatchesRegex(
+                       "(.|\n)*first failed trial: typo-[a-z0-9]+: Trial has failed(.|\n)*"));
+  EXPECT_THAT(out, ::testing::HasSubstr("exit code 1, Error: loading data | cat: trian.py: No "
+                                        "such file or directory"));
+  EXPECT_THAT(out, ::testing::MatchesRegex("(.|\n)*  its log: .*/logs/default/typo-[a-z0-9]+-"
+                                           "[a-z0-9]+_training\\.log\n(.|\n)*"));
+}
+
 TEST_F(RunE2eTest, AnInvalidManifestRunsNothing) {
   Write("bad.yaml", "apiVersion: kubeflow.org/v1\nkind: JAXJob\nmetadata: {name: Bad}\nspec: {}\n");
   EXPECT_EQ(Run({"bad.yaml"}), 1);

@@ -130,10 +130,11 @@ class ServerFixture : public ::testing::Test {
   Result<runtime::Process> StartKubectl(std::vector<std::string> args, const fs::path& out) {
     std::vector<std::string> argv = {"kubectl", "--kubeconfig", Kubeconfig().string()};
     argv.insert(argv.end(), args.begin(), args.end());
-    return runtime::Process::Start({.argv = argv,
-                                    .env = {{"PATH", kPath}, {"HOME", dir_.string()}},
-                                    .working_dir = TRAINYARD_SOURCE_DIR,
-                                    .log_path = out.string()});
+    std::vector<std::pair<std::string, std::string>> env = {{"PATH", kPath},
+                                                            {"HOME", dir_.string()}};
+    if (!kubectl_editor_.empty()) env.emplace_back("KUBE_EDITOR", kubectl_editor_);
+    return runtime::Process::Start(
+        {.argv = argv, .env = env, .working_dir = TRAINYARD_SOURCE_DIR, .log_path = out.string()});
   }
   // `trainyard VERB ARGS... --home <home>`: the CLI's own client verbs.
   CommandResult Trainyard(std::vector<std::string> args) {
@@ -204,6 +205,7 @@ class ServerFixture : public ::testing::Test {
   fs::path home_;
   std::optional<runtime::Process> server_;
   int commands_ = 0;
+  std::string kubectl_editor_;  // KUBE_EDITOR for `kubectl edit`, when set
 };
 
 }  // namespace trainyard::cli::testing

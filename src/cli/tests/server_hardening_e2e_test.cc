@@ -301,11 +301,37 @@ TEST_F(ServerHardeningE2eTest, ASecondServerOnTheSamePortIsRefused) {
   EXPECT_TRUE(Healthy());
 }
 
+// A second server on the same home would rewrite the first one's
+// kubeconfig and, stopped, end its replicas: refused, naming the first.
+TEST_F(ServerHardeningE2eTest, ASecondServerOnTheSameHomeIsRefusedNamingTheFirst) {
+  StartServer();
+  std::string kubeconfig = ReadFile(Kubeconfig());
+  fs::path log = dir_ / "second.log";
+  Result<runtime::Process> second = runtime::Process::Start(
+      {.argv = {TRAINYARD_BINARY, "server", "--port", "0", "--home", home_.string()},
+       .env = {{"PATH", kPath}, {"HOME", dir_.string()}},
+       .log_path = log.string()});
+  ASSERT_TRUE(second.ok());
+  std::optional<runtime::ExitStatus> status = second->WaitFor(std::chrono::seconds(30));
+  ASSERT_TRUE(status.has_value()) << "a second server started on the same home";
+  EXPECT_EQ(status->exit_code, 1);
+  EXPECT_THAT(ReadFile(log), HasSubstr(fmt::format("is in use by another trainyard server (pid {}",
+                                                   server_->pid())));
+  EXPECT_EQ(ReadFile(Kubeconfig()), kubeconfig);
+  EXPECT_TRUE(Healthy());
+}
+
 TEST_F(ServerHardeningE2eTest, ATokenOfYamlSpecialCharactersGoesIntoAKubeconfigKubectlReads) {
   std::string cert, key;
   TRAINYARD_NEEDS(MakeCertificate(cert, key), "openssl");
   std::string tokens = Write("tokens", "{a:b}#c,'d\"e ops *\n");
-  StartServer({"--tls-cert", cert, "--tls-key", key, "--token-file", tokens});
+  // Relative to the server's folder: the kubeconfig, which kubectl reads
+  // against its own folder, must name the certificate whole.
+  std::string relative = fs::relative(cert, TRAINYARD_SOURCE_DIR).string();
+  ASSERT_FALSE(relative.starts_with("/"));
+  StartServer({"--tls-cert", relative, "--tls-key", key, "--token-file", tokens});
+  EXPECT_THAT(ReadFile(Kubeconfig()),
+              HasSubstr(fmt::format("certificate-authority: \"{}\"", cert)));
   CommandResult get = Kubectl({"get", "namespaces"});
   EXPECT_EQ(get.exit_code, 0) << get.output;
   EXPECT_THAT(get.output, HasSubstr("default"));

@@ -203,8 +203,9 @@ TEST_F(BatchJobReconcilerTest, FailedPodsAreReplacedUntilTheLimit) {
   EXPECT_EQ(Job().status.failed, 1);
   SetPod(ActivePods().at(0), "Failed", 3);
   Reconcile();
-  EXPECT_EQ(Last(),
-            "Failed True BackoffLimitExceeded: Job has reached the specified backoff limit");
+  EXPECT_THAT(Last(), ::testing::StartsWith("Failed True BackoffLimitExceeded: Job has reached "
+                                            "the specified backoff limit (last failure: pod t-"));
+  EXPECT_THAT(Last(), ::testing::EndsWith(", container main, exit code 3)"));
   EXPECT_THAT(Pods(), SizeIs(2)) << "finished pods stay, for their logs";
 }
 

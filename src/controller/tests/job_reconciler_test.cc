@@ -76,6 +76,9 @@ class JobReconcilerTest : public ::testing::Test {
               int restarts = 0, bool waiting_to_restart = false) {
     api::Pod pod = Pod(name);
     pod.status.phase = phase;
+    if (phase != "Pending" && pod.status.start_time.empty()) {
+      pod.status.start_time = FormatRfc3339(clock_.Now());
+    }
     api::ContainerStatus c;
     c.name = pod.spec.containers[0].name;
     c.restart_count = restarts;
@@ -209,9 +212,11 @@ TEST_F(JobReconcilerTest, RunningThenSucceededStopsWhatStillRuns) {
   EXPECT_EQ(State(), "Succeeded");
   EXPECT_EQ(Message(), "PyTorchJob mnist is successfully completed.");
   EXPECT_FALSE(Job().status.completion_time.empty());
-  // cleanPodPolicy None keeps finished pods; the still-running worker is
-  // stopped all the same (upstream left it holding its resources).
-  EXPECT_THAT(Pods(), ElementsAre("mnist-master-0", "mnist-worker-0"));
+  // cleanPodPolicy None keeps every pod; the still-running worker is
+  // stopped where it runs (upstream left it holding its resources).
+  EXPECT_THAT(Pods(), ElementsAre("mnist-master-0", "mnist-worker-0", "mnist-worker-1"));
+  EXPECT_TRUE(Pod("mnist-worker-1").spec.extra.contains("activeDeadlineSeconds"));
+  EXPECT_FALSE(Pod("mnist-worker-0").spec.extra.contains("activeDeadlineSeconds"));
   api::TrainingJob job = Job();
   EXPECT_EQ(FindCondition(job.status.conditions, "Running")->status, "False");
 }
@@ -236,7 +241,8 @@ TEST_F(JobReconcilerTest, RecordsEventsForPodsAndConditionsAndDropsThemWithTheJo
                            "Normal SuccessfulCreatePod: Created pod: mnist-worker-1",
                            "Normal PyTorchJobCreated: PyTorchJob mnist is created.",
                            "Warning PyTorchJobFailed: PyTorchJob mnist is failed because 1 "
-                           "Master replica(s) failed.",
+                           "Master replica(s) failed (last failure: pod mnist-master-0, "
+                           "container pytorch, exit code 1).",
                            "Normal SuccessfulDeletePod: Deleted pod: mnist-worker-0"}));
   ASSERT_TRUE(store_->Delete(key_).ok());
   Reconcile();
@@ -277,8 +283,12 @@ TEST_F(JobReconcilerTest, NeverFailsTheJobAndStopsTheRest) {
   SetPod("mnist-worker-1", "Failed", 1);
   Reconcile();
   EXPECT_EQ(State(), "Failed");
-  EXPECT_EQ(Message(), "PyTorchJob mnist is failed because 1 Worker replica(s) failed.");
-  EXPECT_THAT(Pods(), ElementsAre("mnist-worker-1"));  // the master no longer runs
+  EXPECT_EQ(Message(),
+            "PyTorchJob mnist is failed because 1 Worker replica(s) failed (last failure: pod "
+            "mnist-worker-1, container pytorch, exit code 1).");
+  // Kept, the master and the other worker stopped where they run.
+  EXPECT_THAT(Pods(), ElementsAre("mnist-master-0", "mnist-worker-0", "mnist-worker-1"));
+  EXPECT_TRUE(Pod("mnist-master-0").spec.extra.contains("activeDeadlineSeconds"));
   EXPECT_EQ(Job().status.replica_statuses.at("Worker").failed, 1);
 }
 
@@ -308,9 +318,24 @@ TEST_F(JobReconcilerTest, BackoffLimitCountsEveryRestartIncludingThePendingOne) 
   SetPod("mnist-worker-1", "Running", 1, /*restarts=*/0, /*waiting_to_restart=*/true);
   Reconcile();
   EXPECT_EQ(State(), "Failed");
-  EXPECT_EQ(Message(), "Job mnist has failed because it has reached the specified backoff limit");
-  // All three were still active, so all were stopped; cleanPodPolicy None
-  // keeps only pods that had finished.
+  EXPECT_EQ(Message(),
+            "Job mnist has failed because it has reached the specified backoff limit (last "
+            "failure: pod mnist-worker-1, container pytorch, exit code 1)");
+  // All three were still active: cleanPodPolicy None keeps them, for their
+  // state and logs, each stopped where it runs by a deadline of what it
+  // has run (the node agent, or a kubelet, ends it DeadlineExceeded).
+  ASSERT_EQ(Pods().size(), 3u);
+  for (const std::string& name : Pods()) {
+    EXPECT_EQ(Pod(name).spec.extra.value("activeDeadlineSeconds", 0), 1) << name;
+  }
+}
+
+TEST_F(JobReconcilerTest, ABackedOffJobUnderCleanPodPolicyAllKeepsNoPod) {
+  Submit(PyTorch("backoffLimit: 0, cleanPodPolicy: All"));
+  Reconcile();
+  SetPod("mnist-worker-0", "Running", 1, /*restarts=*/0, /*waiting_to_restart=*/true);
+  Reconcile();
+  EXPECT_EQ(State(), "Failed");
   EXPECT_THAT(Pods(), IsEmpty());
 }
 

@@ -82,6 +82,27 @@ TEST_F(NodeAgentTest, OnFailureRestartsInPlaceAfterBackoff) {
   EXPECT_EQ(Pod("flaky").status.container_statuses[0].restart_count, 1);
 }
 
+// A pod's activeDeadlineSeconds, counted from its start, as the kubelet
+// keeps it: past it, what runs is stopped and the pod Failed, with the
+// kubelet's reason; nothing restarts it.
+TEST_F(NodeAgentTest, APodPastItsActiveDeadlineIsStoppedAndFailed) {
+  AddPod("bounded", "touch ready; exec sleep 1000", "OnFailure", {},
+         [](api::Pod& pod) { pod.spec.extra["activeDeadlineSeconds"] = 30; });
+  ASSERT_TRUE(SyncUntil([&] { return fs::exists(dir_ / "ready"); }));
+  Result<std::optional<Duration>> next = agent_->Sync();
+  ASSERT_TRUE(next.ok());
+  ASSERT_TRUE(next->has_value());
+  EXPECT_LE(**next, std::chrono::seconds(30));  // woken at the deadline
+  EXPECT_EQ(Pod("bounded").status.phase, "Running");
+  clock_.Advance(std::chrono::seconds(30));
+  ASSERT_TRUE(SyncUntil([&] { return PhaseIs("bounded", "Failed"); }));
+  api::Pod pod = Pod("bounded");
+  EXPECT_EQ(pod.status.reason, "DeadlineExceeded");
+  EXPECT_EQ(pod.status.message, "Pod was active on the node longer than the specified deadline");
+  EXPECT_EQ(pod.status.container_statuses[0].restart_count, 0);
+  EXPECT_EQ(agent_->running(), 0);
+}
+
 TEST_F(NodeAgentTest, AProgramThatCannotStartIsAStartError) {
   AddPod("missing", "", "Never", {"no-such-program-xyz"});
   ASSERT_TRUE(SyncUntil([&] { return PhaseIs("missing", "Failed"); }));

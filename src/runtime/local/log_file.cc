@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <vector>
 
@@ -41,6 +42,26 @@ Result<LogSpan> RunSpan(const std::string& log_path, bool previous) {
     return NotFoundError("previous terminated container not found: it never restarted");
   }
   return LogSpan{.begin = starts[starts.size() - 2], .end = starts.back()};
+}
+
+std::string CurrentRunTail(const std::string& log_path, size_t max_bytes, size_t max_lines) {
+  Result<LogSpan> span = RunSpan(log_path, /*previous=*/false);
+  std::ifstream in(log_path, std::ios::binary);
+  if (!span.ok() || !in) return "";
+  in.seekg(0, std::ios::end);
+  int64_t end = in.tellg();
+  int64_t begin = std::max(span->begin, end - static_cast<int64_t>(max_bytes));
+  if (begin >= end) return "";
+  std::string tail(static_cast<size_t>(end - begin), '\0');
+  in.seekg(begin);
+  in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+  tail.resize(static_cast<size_t>(in.gcount()));
+  while (!tail.empty() && tail.back() == '\n') tail.pop_back();
+  size_t lines = 0;
+  for (size_t i = tail.size(); i-- > 0;) {
+    if (tail[i] == '\n' && ++lines == max_lines) return tail.substr(i + 1);
+  }
+  return tail;
 }
 
 }  // namespace trainyard::runtime

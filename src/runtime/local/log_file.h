@@ -24,4 +24,9 @@ Status MarkNewRun(const std::string& log_path);
 // none: the container never restarted).
 Result<LogSpan> RunSpan(const std::string& log_path, bool previous);
 
+// The end of the current run's output, at most `max_bytes` and its last
+// `max_lines` lines: what the kubelet's FallbackToLogsOnError makes a
+// failed container's termination message. Empty when there is none.
+std::string CurrentRunTail(const std::string& log_path, size_t max_bytes, size_t max_lines);
+
 }  // namespace trainyard::runtime

@@ -244,10 +244,18 @@ TEST_F(HandlerTest, PatchesSuspendAndResumeAndRefuseWhatMayNotChange) {
                  "application/merge-patch+json")
                 .code,
             409);  // a stale precondition
+  ApiResponse dry = Call("PATCH", job, R"({"spec": {"runPolicy": {"suspend": true}}})",
+                         "application/merge-patch+json", {{"dryRun", "All"}});
+  EXPECT_EQ(dry.code, 200);  // what it would make, never applied
+  EXPECT_EQ(api::Json::parse(dry.body)["spec"]["runPolicy"]["suspend"], true);
   EXPECT_EQ(Call("PATCH", job, R"({"spec": {"runPolicy": {"suspend": true}}})",
-                 "application/merge-patch+json", {{"dryRun", "All"}})
+                 "application/merge-patch+json", {{"dryRun", "Some"}})
                 .code,
-            400);  // refused, never applied
+            400);
+  EXPECT_EQ(Call("PATCH", job, R"({"spec": {"runPolicy": {"suspend": true}}})",
+                 "application/strategic-merge-patch+json")
+                .code,
+            415);  // a custom resource, as on kube-apiserver
   EXPECT_EQ(
       Call("PATCH", job, R"({"metadata": {"name": "other"}})", "application/merge-patch+json").code,
       400);
