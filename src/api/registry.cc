@@ -288,6 +288,20 @@ void AddTrainerTypes(std::vector<ResourceType>& out) {
                  .columns = JobSetColumns});
 }
 
+// The categories kubectl expands (`kubectl get all`): Kubernetes puts its
+// pods, services, jobs and deployments in "all"; Katib's CRDs declare all,
+// kubeflow and katib; the training operator's and Trainer's declare none.
+void SetCategories(std::vector<ResourceType>& out) {
+  for (ResourceType& t : out) {
+    bool core_all = t.group.empty() && (t.kind == "Pod" || t.kind == "Service");
+    if (core_all || (t.group == "batch" && t.kind == "Job") ||
+        (t.group == "apps" && t.kind == "Deployment")) {
+      t.categories = {"all"};
+    }
+    if (t.role == ResourceRole::kTuning) t.categories = {"all", "kubeflow", "katib"};
+  }
+}
+
 std::vector<ResourceType> MakeTypes() {
   std::vector<ResourceType> out = CoreTypes();
   out.push_back(LeaseType());
@@ -298,6 +312,7 @@ std::vector<ResourceType> MakeTypes() {
   out.push_back(KatibType<Experiment>(ExperimentColumns));
   out.push_back(KatibType<Trial>(TrialColumns));
   out.push_back(KatibType<Suggestion>(SuggestionColumns));
+  SetCategories(out);
   std::set<std::string> taken;
   for (ResourceType& t : out) {
     t.store_kind = taken.insert(t.kind).second ? t.kind : t.kind + "." + t.group;

@@ -65,6 +65,8 @@ struct ResourceType {
   bool has_log = false;     // pods/log
   std::vector<std::string> verbs;
   std::vector<std::string> short_names;
+  // What kubectl expands a category to (`kubectl get all`).
+  std::vector<std::string> categories;
   ResourceRole role = ResourceRole::kConfig;
   ObjectHooks hooks;
   // Names are DNS-1035 labels (jobs and Services: they name DNS entries)

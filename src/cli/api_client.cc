@@ -4,6 +4,7 @@
 #include <httplib.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -48,6 +49,23 @@ Result<Kubeconfig> ReadKubeconfig(const std::string& path) {
   return out;
 }
 
+std::string KubeconfigPath(const ClientOptions& options) {
+  if (!options.kubeconfig.empty()) return options.kubeconfig;
+  if (!options.home.empty()) return options.home + "/kubeconfig";
+  if (const char* env = std::getenv("KUBECONFIG"); env != nullptr && *env != '\0') {
+    std::stringstream list(env);
+    std::string first;
+    for (std::string path; std::getline(list, path, ':');) {
+      if (path.empty()) continue;
+      if (first.empty()) first = path;
+      std::error_code ec;
+      if (std::filesystem::exists(path, ec)) return path;
+    }
+    if (!first.empty()) return first;  // said as missing, by name
+  }
+  return DefaultHome() + "/kubeconfig";
+}
+
 ApiAnswer Answer(const httplib::Result& result) {
   ApiAnswer answer{.code = result->status};
   answer.body = api::Json::parse(result->body, nullptr, /*allow_exceptions=*/false);
@@ -76,14 +94,19 @@ Result<std::unique_ptr<ApiClient>> ApiClient::Connect(const ClientOptions& optio
     config.server = env;
     where = "$TRAINYARD_SERVER";
   } else {
-    where = (options.home.empty() ? DefaultHome() : options.home) + "/kubeconfig";
+    where = KubeconfigPath(options);
     Result<Kubeconfig> read = ReadKubeconfig(where);
     if (!read.ok()) {
       return UnavailableError(fmt::format(
-          "{}: start `trainyard server`, or say where one is with --server or $TRAINYARD_SERVER",
+          "{}: start `trainyard server`, or say where one is with --kubeconfig, $KUBECONFIG, "
+          "--home, --server or $TRAINYARD_SERVER",
           read.status().message()));
     }
     config = *read;
+    // As kubectl: a relative path in a kubeconfig is relative to its folder.
+    if (!config.ca_file.empty() && config.ca_file[0] != '/') {
+      config.ca_file = (std::filesystem::path(where).parent_path() / config.ca_file).string();
+    }
   }
   if (!options.token.empty()) config.token = options.token;
   std::unique_ptr<ApiClient> client(new ApiClient());

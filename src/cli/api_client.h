@@ -17,10 +17,15 @@ class Client;
 
 namespace trainyard::cli {
 
+// Where the server is, found as kubectl finds it: --server (or
+// $TRAINYARD_SERVER), else --kubeconfig, else <--home>/kubeconfig when
+// --home is given, else the first file of $KUBECONFIG that exists, else
+// the default home's kubeconfig.
 struct ClientOptions {
-  std::string server;  // URL; empty: $TRAINYARD_SERVER, else the kubeconfig
-  std::string home;    // where the kubeconfig is; empty: DefaultHome()
-  std::string token;   // empty: the kubeconfig's
+  std::string server;      // URL
+  std::string kubeconfig;  // a kubeconfig file
+  std::string home;        // a home whose kubeconfig names its server
+  std::string token;       // empty: the kubeconfig's
 };
 
 struct ApiAnswer {

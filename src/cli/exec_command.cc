@@ -359,20 +359,15 @@ Result<bool> EnterSandboxOf(pid_t pid) {
   return true;
 }
 
-}  // namespace
-
-int RunExec(const ExecOptions& options) {
-  std::string state = options.state;
-  if (state.empty()) {
-    state = NewestRun(options.home.empty() ? DefaultHome() : options.home);
-    if (state.empty()) return FailExec("no runs found; pass --state with a run's directory");
-  }
+// The replica's processes in the run or server whose state is `state`.
+Result<ReplicaProcesses> FindIn(std::string state, const ExecOptions& options,
+                                std::vector<std::string>& env_text) {
   // As the kernel names the replicas' log files: absolute, no ./ or links.
   std::error_code canonical_ec;
   if (fs::path canonical = fs::weakly_canonical(state, canonical_ec); !canonical_ec) {
     state = canonical.string();
   }
-  std::vector<std::string> env_text;
+  env_text.clear();
   Result<ReplicaProcesses> processes = ProcessesOf(state, options, env_text);
   if (!processes.ok() && options.pod.find('.') != std::string::npos) {
     if (Result<std::string> pod = PodOfHost(state, options); pod.ok()) {
@@ -381,6 +376,31 @@ int RunExec(const ExecOptions& options) {
       env_text.clear();
       processes = ProcessesOf(state, named, env_text);
     }
+  }
+  return processes;
+}
+
+}  // namespace
+
+int RunExec(const ExecOptions& options) {
+  // --state, else the home's server, else its newest run.
+  std::vector<std::string> states;
+  if (!options.state.empty()) {
+    states.push_back(options.state);
+  } else {
+    std::string home = options.home.empty() ? DefaultHome() : options.home;
+    std::error_code ec;
+    if (fs::exists(fs::path(home) / "server" / "state.db", ec)) states.push_back(home + "/server");
+    if (std::string run = NewestRun(home); !run.empty()) states.push_back(run);
+    if (states.empty()) {
+      return FailExec(fmt::format("no server or run under {}; pass --home or --state", home));
+    }
+  }
+  std::vector<std::string> env_text;
+  Result<ReplicaProcesses> processes = NotFoundError("");
+  for (const std::string& state : states) {
+    processes = FindIn(state, options, env_text);
+    if (processes.ok() || processes.status().code() != StatusCode::kNotFound) break;
   }
   if (!processes.ok()) return FailExec(processes.status().message());
   // Under a shim (root's) the leader is not the replica.

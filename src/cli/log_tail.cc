@@ -44,8 +44,13 @@ void LineSplitter::Flush(const Emit& emit) {
   partial_.clear();
 }
 
-LogTail::LogTail(engine::Engine& engine, LogMode mode, bool several_jobs, std::FILE* out)
-    : engine_(engine), mode_(mode), several_jobs_(several_jobs), out_(out) {
+LogTail::LogTail(engine::Engine& engine, LogMode mode, bool several_jobs, std::FILE* out,
+                 bool hide_trials)
+    : engine_(engine),
+      mode_(mode),
+      several_jobs_(several_jobs),
+      hide_trials_(hide_trials),
+      out_(out) {
   if (mode_ == LogMode::kNone) return;
   Result<store::WatchId> watch = engine_.store().Watch(0, [this](const store::WatchEvent& e) {
     if (e.type == store::EventType::kAdded && e.object.value("kind", "") == "Pod") Follow(e.object);
@@ -64,6 +69,7 @@ void LogTail::Follow(const api::Json& doc) {
   if (!seen_.insert(key).second) return;
   Result<api::Pod> pod = api::DecodePod(doc);
   if (!pod.ok() || pod->spec.containers.empty()) return;
+  if (hide_trials_ && !Label(*pod, api::kTrialLabel).empty()) return;
   // A batch/v1 Job has one role: its pods count as the master's.
   std::string batch_job = Label(*pod, api::kBatchJobNameLabel);
   if (mode_ == LogMode::kMaster && batch_job.empty() &&

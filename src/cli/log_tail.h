@@ -44,7 +44,9 @@ class LogTail {
   // Follows every pod the store holds now or gets later, however briefly:
   // a replica that starts, writes and is deleted between two polls (a
   // worker still running when its job succeeds) is printed too.
-  LogTail(engine::Engine& engine, LogMode mode, bool several_jobs, std::FILE* out);
+  // `hide_trials`: not a Katib trial's pods (an experiment shows its table).
+  LogTail(engine::Engine& engine, LogMode mode, bool several_jobs, std::FILE* out,
+          bool hide_trials = false);
   ~LogTail();
   LogTail(const LogTail&) = delete;
   LogTail& operator=(const LogTail&) = delete;
@@ -64,6 +66,7 @@ class LogTail {
   engine::Engine& engine_;
   LogMode mode_;
   bool several_jobs_;
+  bool hide_trials_;
   std::FILE* out_;
   std::map<std::string, Followed> files_;  // by path
   std::set<std::string> seen_;             // pods looked at, "<namespace>/<name>"

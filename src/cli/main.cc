@@ -47,11 +47,13 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("-q,--quiet", run.quiet, "No status line; print only what failed");
   run_cmd
       ->add_option("--logs", run.logs,
-                   "Which replicas' logs to print (default: all; none while an experiment runs)")
+                   "Which replicas' logs to print (default: all but trials', which an "
+                   "experiment's table stands for; none with -q)")
       ->check(CLI::IsMember({"all", "master", "none"}));
   run_cmd->add_option("--home", run.home,
                       "Where runs keep their state and logs (default: $TRAINYARD_HOME, else "
-                      "~/.local/state/trainyard)");
+                      "$XDG_STATE_HOME/trainyard, else /var/lib/trainyard for root and "
+                      "~/.local/state/trainyard for anyone else)");
   run_cmd->add_option("--run-as", run.run_as,
                       "Run replicas as this user (default: nobody when trainyard is root, else "
                       "yourself; root only if named)");
@@ -238,8 +240,11 @@ int main(int argc, char** argv) {
   trainyard::cli::ClientCommand client;
   auto client_flags = [&client](CLI::App* cmd) {
     cmd->add_option("--server", client.connection.server,
-                    "The server's URL (default: $TRAINYARD_SERVER, else <home>/kubeconfig)");
-    cmd->add_option("--home", client.connection.home, "Where the server's kubeconfig is");
+                    "The server's URL (default: $TRAINYARD_SERVER, else the kubeconfig's)");
+    cmd->add_option("--kubeconfig", client.connection.kubeconfig,
+                    "The kubeconfig naming the server (default: <--home>/kubeconfig when --home "
+                    "is given, else $KUBECONFIG, else the default home's)");
+    cmd->add_option("--home", client.connection.home, "A server's home, whose kubeconfig to use");
     cmd->add_option("--token", client.connection.token,
                     "A bearer token (default: the kubeconfig's)");
     cmd->add_option("-n,--namespace", client.namespace_, "The namespace (default: default)");
@@ -254,8 +259,11 @@ int main(int argc, char** argv) {
       app.add_subcommand("get", "List or show objects: get pytorchjobs, get pods NAME");
   get_cmd
       ->add_option("kind", kind,
-                   "pytorchjobs, tfjobs, ..., jobs, pods, events, namespaces, nodes, "
-                   "clusterqueues, queues (LocalQueues), priorityclasses, resourcequotas")
+                   "pytorchjobs, tfjobs, xgboostjobs, mpijobs, paddlejobs, jaxjobs, jobs, "
+                   "trainjobs, jobsets, experiments, trials, suggestions, pods, events, "
+                   "namespaces, nodes, configmaps, secrets, services, clusterqueues, queues "
+                   "(LocalQueues), priorityclasses, resourcequotas: any plural, singular or "
+                   "short name the server serves")
       ->required();
   get_cmd->add_option("names", names, "Only these");
   get_cmd->add_flag("-A,--all-namespaces", client.all_namespaces, "Every namespace");

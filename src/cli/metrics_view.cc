@@ -76,14 +76,23 @@ std::string MetricsView(const api::Json& log, const std::string& metric) {
       for (const auto& [name, points] : series) names.push_back(name);
       return fmt::format("No metric {}; there are: {}\n", metric, fmt::join(names, ", "));
     }
-    std::string out = fmt::format("{:>6}  {:<14}  {}\n", "STEP", "VALUE", "TIME");
+    // Columns as wide as their widest value: a long one never shifts the rest.
+    size_t step_width = 6, value_width = 14;
     for (const Point& p : it->second) {
-      out += fmt::format("{:>6}  {:<14}  {}\n", p.step, p.text, p.time);
+      step_width = std::max(step_width, std::to_string(p.step).size());
+      value_width = std::max(value_width, p.text.size());
+    }
+    std::string out =
+        fmt::format("{:>{}}  {:<{}}  {}\n", "STEP", step_width, "VALUE", value_width, "TIME");
+    for (const Point& p : it->second) {
+      out += fmt::format("{:>{}}  {:<{}}  {}\n", p.step, step_width, p.text, value_width, p.time);
     }
     return out;
   }
-  std::string out = fmt::format("{:<20} {:>6}  {:<12} {:<12} {:<12} {}\n", "METRIC", "STEPS",
-                                "LAST", "MIN", "MAX", "TREND");
+  struct Row {
+    std::string name, count, last, min, max, trend;
+  };
+  std::vector<Row> rows;
   std::map<std::string, const api::Json*> thinned;
   for (const api::Json& t : api::ArrayRefAt(log, {"thinned"})) {
     thinned[api::StringAt(t, "name")] = &t;
@@ -106,8 +115,20 @@ std::string MetricsView(const api::Json& log, const std::string& metric) {
       notes += fmt::format("{}: {} values, {} kept; STEPS, MIN, MAX and LAST count them all\n",
                            name, count, api::StringAt(note, "kept"));
     }
-    out += fmt::format("{:<20} {:>6}  {:<12} {:<12} {:<12} {}\n", name, count, points.back().text,
-                       min, max, Sparkline(values, 32));
+    rows.push_back({name, count, points.back().text, min, max, Sparkline(values, 32)});
+  }
+  Row widths{.name = "METRIC", .count = "STEPS", .last = "LAST", .min = "MIN", .max = "MAX"};
+  size_t w[5] = {20, 6, 12, 12, 12};
+  for (const Row& r : rows) {
+    const std::string* cells[5] = {&r.name, &r.count, &r.last, &r.min, &r.max};
+    for (int i = 0; i < 5; ++i) w[i] = std::max(w[i], cells[i]->size());
+  }
+  std::string out =
+      fmt::format("{:<{}} {:>{}}  {:<{}} {:<{}} {:<{}} {}\n", widths.name, w[0], widths.count, w[1],
+                  widths.last, w[2], widths.min, w[3], widths.max, w[4], "TREND");
+  for (const Row& r : rows) {
+    out += fmt::format("{:<{}} {:>{}}  {:<{}} {:<{}} {:<{}} {}\n", r.name, w[0], r.count, w[1],
+                       r.last, w[2], r.min, w[3], r.max, w[4], r.trend);
   }
   if (int64_t dropped = log.value("droppedValues", int64_t{0}); dropped > 0) {
     notes += fmt::format("{} values of metrics past the {} a job keeps were dropped\n", dropped,

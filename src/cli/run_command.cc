@@ -64,6 +64,7 @@ struct JobView {
   bool finished = false;
   bool succeeded = false;
   std::string output_dir;  // its replicas' TRAINYARD_OUTPUT_DIR
+  Duration took{};         // from the run's start to its end, once finished
 };
 
 // How a pod's containers ended when it says more than their exit codes
@@ -83,7 +84,9 @@ void NoteEnds(const api::Pod& pod, const std::string& job, std::set<std::string>
 }
 
 // "Running: master 1/1 running, worker 2/2 running, 1 restart, 12s"
-std::string DescribeProgress(engine::Engine& engine, const JobView& view, Duration elapsed) {
+// The job's progress, without the time ("mnist: Running, master 1/1
+// running"): a status line changes only when this does.
+std::string DescribeProgress(engine::Engine& engine, const JobView& view) {
   std::map<std::string, std::map<std::string, int>> phases;  // type -> phase -> count
   std::set<std::string> notes;
   int restarts = 0;
@@ -120,7 +123,6 @@ std::string DescribeProgress(engine::Engine& engine, const JobView& view, Durati
   }
   for (const std::string& note : notes) text += ", " + note;
   if (restarts > 0) text += fmt::format(", {} restart{}", restarts, restarts == 1 ? "" : "s");
-  text += fmt::format(", {}s", std::chrono::duration_cast<std::chrono::seconds>(elapsed).count());
   return text;
 }
 
@@ -369,8 +371,36 @@ void WithoutGpus(LoadedManifests& loaded) {
   }
 }
 
+// Node objects among the manifests: the simulated inventory, as --nodes
+// reads it (examples/scheduling/cluster.yaml), taken out of what runs.
+Result<std::vector<scheduler::Node>> TakeNodes(LoadedManifests& loaded) {
+  std::vector<scheduler::Node> nodes;
+  std::vector<LoadedObject> rest;
+  for (LoadedObject& object : loaded.objects) {
+    if (!object.document.is_object() || object.document.value("kind", "") != "Node" ||
+        object.document.value("apiVersion", "") != "v1") {
+      rest.push_back(std::move(object));
+      continue;
+    }
+    ASSIGN_OR_RETURN(scheduler::Node node, engine::NodeFromDocument(object.document, object.where));
+    nodes.push_back(std::move(node));
+  }
+  loaded.objects = std::move(rest);
+  return nodes;
+}
+
 int RunRun(const RunOptions& options) {
   LoadedManifests loaded = LoadManifests(options.paths, std::cerr);
+  Result<std::vector<scheduler::Node>> listed = TakeNodes(loaded);
+  if (!listed.ok()) {
+    std::cerr << "trainyard run: " << listed.status().message() << '\n';
+    return 1;
+  }
+  if (!listed->empty() && !options.nodes_file.empty()) {
+    std::cerr << "trainyard run: Node objects among the manifests and --nodes: give the "
+                 "simulated inventory one way\n";
+    return 1;
+  }
   if (options.without_gpus) WithoutGpus(loaded);
   if (!CheckRunnable(loaded)) return 1;
   bool has_job = std::any_of(loaded.objects.begin(), loaded.objects.end(),
@@ -379,7 +409,11 @@ int RunRun(const RunOptions& options) {
     std::cerr << "trainyard run: no jobs or experiments to run\n";
     return 1;
   }
-  std::vector<scheduler::Node> nodes;
+  std::vector<scheduler::Node> nodes = std::move(*listed);
+  if (!nodes.empty()) {
+    fmt::print(stderr, "a simulated inventory of {} node{} from the manifests (as --nodes)\n",
+               nodes.size(), nodes.size() == 1 ? "" : "s");
+  }
   if (!options.nodes_file.empty()) {
     Result<std::vector<scheduler::Node>> read = engine::ReadNodesFile(options.nodes_file);
     if (!read.ok()) {
@@ -464,33 +498,39 @@ int RunRun(const RunOptions& options) {
 
   StopOnSignals stop_on_signals(engine, {SIGINT, SIGTERM, SIGHUP});
   // Trials' logs would interleave: an experiment shows its table instead,
-  // unless logs are asked for.
-  std::string logs_wanted =
-      options.logs.empty() ? (experiments.empty() ? "all" : "none") : options.logs;
+  // unless logs are asked for; the jobs beside it show theirs. -q: none.
+  std::string logs_wanted = !options.logs.empty() ? options.logs : options.quiet ? "none" : "all";
   LogMode mode = logs_wanted == "none"     ? LogMode::kNone
                  : logs_wanted == "master" ? LogMode::kMaster
                                            : LogMode::kAll;
-  LogTail logs(engine, mode, jobs.size() > 1, stdout);
+  LogTail logs(engine, mode, jobs.size() > 1, stdout,
+               /*hide_trials=*/options.logs.empty() && !experiments.empty());
   bool tty = isatty(STDERR_FILENO) != 0 && !options.quiet;
   auto start = std::chrono::steady_clock::now();
   std::string last_line;
+  std::string last_progress;
   auto on_step = [&] {
     if (tty && !last_line.empty()) fmt::print(stderr, "\r\033[K");
     logs.Poll();
+    Duration elapsed = std::chrono::steady_clock::now() - start;
     std::vector<std::string> parts;
     for (JobView& view : jobs) {
+      bool was_finished = view.finished;
       Refresh(engine, view);
-      parts.push_back(DescribeProgress(engine, view, std::chrono::steady_clock::now() - start));
+      if (view.finished && !was_finished) view.took = elapsed;
+      parts.push_back(DescribeProgress(engine, view));
     }
     for (ExperimentView& view : experiments) parts.push_back(view.Poll());
-    std::string line = fmt::format("{}", fmt::join(parts, " | "));
+    std::string progress = fmt::format("{}", fmt::join(parts, " | "));
+    std::string line = fmt::format(
+        "{}, {}s", progress, std::chrono::duration_cast<std::chrono::seconds>(elapsed).count());
     if (tty) {
       fmt::print(stderr, "{}", line);  // one line, rewritten in place
-    } else if (!options.quiet &&
-               line.substr(0, line.rfind(", ")) != last_line.substr(0, last_line.rfind(", "))) {
+    } else if (!options.quiet && progress != last_progress) {
       fmt::print(stderr, "{}\n", line);  // a new line only when something but time changed
     }
     last_line = line;
+    last_progress = progress;
     std::fflush(stderr);
   };
   auto all_done = [&] {
@@ -512,8 +552,9 @@ int RunRun(const RunOptions& options) {
     Refresh(engine, view);
     all_succeeded = all_succeeded && view.succeeded;
     if (options.quiet && view.succeeded) continue;
+    if (view.took == Duration{}) view.took = elapsed;  // stopped with the run
     fmt::print(stderr, "{}: {} after {:.1f}s{}\n", view.key.ToString(), view.state,
-               std::chrono::duration<double>(elapsed).count(),
+               std::chrono::duration<double>(view.took).count(),
                view.message.empty() ? "" : " (" + view.message + ")");
     std::error_code ec;
     if (!view.output_dir.empty() && !std::filesystem::is_empty(view.output_dir, ec) && !ec) {

@@ -539,8 +539,11 @@ Result<ReconcileResult> ReconcileSuspended(Context& ctx) {
 Result<ReconcileResult> ReconcileActive(Context& ctx) {
   const api::RunPolicy& run = *ctx.job.spec.run_policy;
   if (IsTrue(ctx.status().conditions, "Suspended")) {
-    SetCondition(ctx.status().conditions, "Suspended", "False", ctx.Kind() + "Resumed",
-                 fmt::format("{} {} is resumed.", ctx.Kind(), ctx.job.metadata.name), ctx.now_text);
+    std::string message = fmt::format("{} {} is resumed.", ctx.Kind(), ctx.job.metadata.name);
+    SetCondition(ctx.status().conditions, "Suspended", "False", ctx.Kind() + "Resumed", message,
+                 ctx.now_text);
+    // As upstream: a condition gone False records no event of its own.
+    RETURN_IF_ERROR(Record(ctx, "Normal", ctx.Kind() + "Resumed", message));
     ctx.status().start_time = ctx.now_text;  // the deadline counts from the resume
   }
   if (ctx.status().start_time.empty()) ctx.status().start_time = ctx.now_text;

@@ -19,6 +19,7 @@ api::Json ResourceEntry(const Resource& r, const std::string& name, const std::s
                      {"kind", kind},
                      {"verbs", verbs}};
   if (name == r.plural && !r.short_names.empty()) entry["shortNames"] = r.short_names;
+  if (name == r.plural && !r.categories.empty()) entry["categories"] = r.categories;
   return entry;
 }
 

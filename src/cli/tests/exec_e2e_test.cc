@@ -180,6 +180,10 @@ TEST_F(ExecE2eTest, ACommandRunsInThePodsEnvironmentAndEndsWithItsExitCode) {
   EXPECT_THAT(exec.output, HasSubstr("command terminated with exit code 3"));
   CommandResult ok = Kubectl({"exec", pod, "-c", "main", "--", "true"});
   EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  // `trainyard exec --home H` finds the pod in the server of H.
+  CommandResult direct = Trainyard({"exec", pod, "printenv", "GREETING"});
+  EXPECT_EQ(direct.exit_code, 0) << direct.output;
+  EXPECT_THAT(direct.output, HasSubstr("hello-from-the-pod\n"));
 
   CommandResult no_container = Kubectl({"exec", pod, "-c", "nosuch", "--", "true"});
   EXPECT_NE(no_container.exit_code, 0);

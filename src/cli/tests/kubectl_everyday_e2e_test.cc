@@ -101,6 +101,13 @@ TEST_F(KubectlEverydayE2eTest, AChangedManifestAppliesAgainDiffsAndEditsAsOnAClu
   CommandResult logs = Kubectl({"logs", "job/first"});
   EXPECT_THAT(logs.output, HasSubstr("this is first"));
   EXPECT_THAT(logs.output, Not(HasSubstr("Found 2 pods")));
+
+  // The "all" category, as Kubernetes' kinds declare it.
+  CommandResult all = Kubectl({"get", "all"});
+  EXPECT_EQ(all.exit_code, 0) << all.output;
+  EXPECT_THAT(all.output, HasSubstr("pod/first-"));
+  EXPECT_THAT(all.output, HasSubstr("service/web"));
+  EXPECT_THAT(all.output, HasSubstr("job.batch/second"));
 }
 
 // A job whose script is missing fails; under cleanPodPolicy None its pods
@@ -145,6 +152,35 @@ spec:
   })) << Kubectl({"get", "pod", "pd-missing-worker-0", "-o", "yaml"}).output;
   EXPECT_EQ(Field("pod/pd-missing-worker-0", ".status.phase"), "Failed");
   EXPECT_TRUE(Eventually([&] { return ProcessesUnderHome() == 0; }));
+}
+
+// The server says `export KUBECONFIG=...`: the client verbs then find it
+// as kubectl does, with no --home.
+TEST_F(KubectlEverydayE2eTest, ClientVerbsFindTheServerThroughKubeconfig) {
+  StartServer();
+  auto get = [&](std::vector<std::pair<std::string, std::string>> env,
+                 std::vector<std::string> flags) {
+    std::vector<std::string> argv = {TRAINYARD_BINARY, "get", "namespaces"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    env.emplace_back("PATH", kPath);
+    env.emplace_back("HOME", (dir_ / "elsewhere").string());
+    env.emplace_back("TRAINYARD_HOME", (dir_ / "elsewhere").string());
+    fs::path out = dir_ / "get.out";
+    fs::remove(out);
+    Result<runtime::Process> p = runtime::Process::Start(
+        {.argv = argv, .env = env, .working_dir = dir_.string(), .log_path = out.string()});
+    EXPECT_TRUE(p.ok());
+    std::optional<runtime::ExitStatus> status = p->WaitFor(std::chrono::seconds(30));
+    return CommandResult{status ? status->exit_code : -1, ReadFile(out)};
+  };
+  CommandResult by_env = get({{"KUBECONFIG", "/nonexistent:" + Kubeconfig().string()}}, {});
+  EXPECT_EQ(by_env.exit_code, 0) << by_env.output;
+  EXPECT_THAT(by_env.output, HasSubstr("default"));
+  CommandResult by_flag = get({}, {"--kubeconfig", Kubeconfig().string()});
+  EXPECT_EQ(by_flag.exit_code, 0) << by_flag.output;
+  CommandResult none = get({}, {});
+  EXPECT_NE(none.exit_code, 0);
+  EXPECT_THAT(none.output, HasSubstr("--kubeconfig, $KUBECONFIG, --home"));
 }
 
 }  // namespace

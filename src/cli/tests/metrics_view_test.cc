@@ -45,5 +45,18 @@ TEST(MetricsViewTest, EachMetricIsSummedUpAndOneShownStepByStep) {
   EXPECT_EQ(MetricsView(Log({}), ""), "No metrics collected yet.\n");
 }
 
+// A long value widens its column rather than pushing the next one out of
+// line.
+TEST(MetricsViewTest, ALongValueWidensItsColumn) {
+  api::Json log = Log({{"loss", "0.12345678901234567890"}, {"loss", "0.5"}});
+  std::string steps = MetricsView(log, "loss");
+  EXPECT_THAT(steps, HasSubstr("0.12345678901234567890  2026"));
+  EXPECT_THAT(steps, HasSubstr("0.5                     2026"));
+  std::string summary =
+      MetricsView(Log({{"a_metric_whose_name_is_long", "1"}, {"b", "0.12345678901234567890"}}), "");
+  EXPECT_THAT(summary, HasSubstr("a_metric_whose_name_is_long      1  1 "));
+  EXPECT_THAT(summary, HasSubstr("b                                1  0.12345678901234567890 "));
+}
+
 }  // namespace
 }  // namespace trainyard::cli

@@ -1,4 +1,5 @@
 // `trainyard run` as a user runs it: the real binary, real processes.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -348,6 +349,48 @@ spec:
                                         "such file or directory"));
   EXPECT_THAT(out, ::testing::MatchesRegex("(.|\n)*  its log: .*/logs/default/typo-[a-z0-9]+-"
                                            "[a-z0-9]+_training\\.log\n(.|\n)*"));
+}
+
+// Several jobs: a status line is printed when anything but the time
+// changes, each summary gives its own job's time, -q prints no log, and
+// Node objects beside the jobs are the simulated inventory (as --nodes).
+TEST_F(RunE2eTest, SeveralJobsEachSayTheirOwnTimeAndNodesAreTheInventory) {
+  std::string jobs;
+  for (auto [name, seconds] : {std::pair{"quick", "0"}, std::pair{"slow", "2"}}) {
+    jobs += fmt::format(R"(---
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: {}}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{{name: c, image: none, command: [sh, -c, 'echo said by {}; sleep {}']}}]
+)",
+                        name, name, seconds);
+  }
+  Write("jobs.yaml", jobs + R"(---
+apiVersion: v1
+kind: Node
+metadata: {name: node-a}
+status: {allocatable: {cpu: "8", memory: 16Gi, pods: "110"}}
+)");
+  EXPECT_EQ(Run({"jobs.yaml"}), 0);
+  std::string out = Output();
+  EXPECT_THAT(out, ::testing::HasSubstr("a simulated inventory of 1 node from the manifests"));
+  EXPECT_THAT(out, ::testing::ContainsRegex("Job default/quick: Succeeded after [01]\\.[0-9]s"));
+  EXPECT_THAT(out, ::testing::ContainsRegex("Job default/slow: Succeeded after [2-9]\\.[0-9]s"));
+  std::string previous;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(" | ") == std::string::npos) continue;  // a status line of both jobs
+    std::string progress = line.substr(0, line.rfind(", "));
+    EXPECT_NE(progress, previous) << "repeated when only the time changed:\n" << out;
+    previous = progress;
+  }
+  fs::remove(dir_ / "out");
+  EXPECT_EQ(Run({"-q", "jobs.yaml"}), 0);
+  EXPECT_THAT(Output(), ::testing::Not(::testing::HasSubstr("said by")));
 }
 
 TEST_F(RunE2eTest, AnInvalidManifestRunsNothing) {

@@ -404,6 +404,13 @@ TEST_F(JobReconcilerTest, SuspendStopsEverythingAndResumeStartsAgain) {
   const api::JobCondition* suspended = FindCondition(job.status.conditions, "Suspended");
   EXPECT_EQ(suspended->status, "False");
   EXPECT_EQ(suspended->reason, "PyTorchJobResumed");
+  bool recorded = false;  // `kubectl describe` tells of the resume, as upstream's events do
+  store::ObjectStore::ListResult events = *store_->List("Event", "default");
+  for (const api::Json& e : events.items) {
+    recorded = recorded || (e["reason"] == "PyTorchJobResumed" &&
+                            e["message"] == "PyTorchJob mnist is resumed.");
+  }
+  EXPECT_TRUE(recorded);
   EXPECT_EQ(job.status.start_time, FormatRfc3339(clock_.Now()));  // the deadline restarts
   EXPECT_EQ(*r.requeue_after, seconds(100));
 }
