@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "api/yaml.h"
+#include "cli/local_api.h"
 #include "cli/run_command.h"
 
 namespace trainyard::cli {
@@ -87,7 +88,13 @@ ApiClient::~ApiClient() = default;
 Result<std::unique_ptr<ApiClient>> ApiClient::Connect(const ClientOptions& options) {
   Kubeconfig config;
   std::string where;
-  if (!options.server.empty()) {
+  std::unique_ptr<RunReader> run;
+  if (!options.run.empty()) {
+    ASSIGN_OR_RETURN(run, RunReader::Open(options.run));
+    config.server = run->url();
+    config.token = run->token();
+    where = "--run";
+  } else if (!options.server.empty()) {
     config.server = options.server;
     where = "--server";
   } else if (const char* env = std::getenv("TRAINYARD_SERVER"); env != nullptr && *env != '\0') {
@@ -110,6 +117,7 @@ Result<std::unique_ptr<ApiClient>> ApiClient::Connect(const ClientOptions& optio
   }
   if (!options.token.empty()) config.token = options.token;
   std::unique_ptr<ApiClient> client(new ApiClient());
+  client->run_ = std::move(run);
   client->url_ = config.server;
   client->http_ = std::make_unique<httplib::Client>(config.server);
   if (!client->http_->is_valid()) {

@@ -17,11 +17,13 @@ class Client;
 
 namespace trainyard::cli {
 
-// Where the server is, found as kubectl finds it: --server (or
+// Where the server is: a finished run's folder (--run) served from this
+// process, or a server found as kubectl finds it: --server (or
 // $TRAINYARD_SERVER), else --kubeconfig, else <--home>/kubeconfig when
 // --home is given, else the first file of $KUBECONFIG that exists, else
 // the default home's kubeconfig.
 struct ClientOptions {
+  std::string run;         // a finished `trainyard run`'s folder, read back
   std::string server;      // URL
   std::string kubeconfig;  // a kubeconfig file
   std::string home;        // a home whose kubeconfig names its server
@@ -35,6 +37,8 @@ struct ApiAnswer {
   std::string Error() const;
   bool ok() const { return code >= 200 && code < 300; }
 };
+
+class RunReader;
 
 class ApiClient {
  public:
@@ -55,6 +59,7 @@ class ApiClient {
   ApiClient() = default;
   std::string url_;
   std::unique_ptr<httplib::Client> http_;
+  std::unique_ptr<RunReader> run_;  // serving --run, for as long as the client lives
 };
 
 }  // namespace trainyard::cli

@@ -17,8 +17,14 @@ class EngineBackend final : public server::Backend {
   // `pod_log_dir`: on an API-only server, where whoever plays the kubelets
   // writes the containers' logs, laid out and formatted as the kubelet's
   // /var/log/pods (server/cri_log.h).
-  EngineBackend(engine::Engine& engine, std::string started, std::string pod_log_dir = "")
-      : engine_(engine), started_(std::move(started)), pod_log_dir_(std::move(pod_log_dir)) {}
+  // `read_back`: an API-only engine over a finished run's folder, whose
+  // artifacts are served (an API-only server's engine has none).
+  EngineBackend(engine::Engine& engine, std::string started, std::string pod_log_dir = "",
+                bool read_back = false)
+      : engine_(engine),
+        started_(std::move(started)),
+        pod_log_dir_(std::move(pod_log_dir)),
+        read_back_(read_back) {}
 
   store::CommittedReader& store() override { return engine_.store().committed(); }
   Result<api::Json> Execute(Write write) override { return engine_.Execute(std::move(write)); }
@@ -28,7 +34,7 @@ class EngineBackend final : public server::Backend {
   Result<LogRun> Log(const std::string& namespace_, const std::string& pod,
                      const std::string& container, bool previous) const override;
   std::string ArtifactsDir() const override {
-    return engine_.api_only() ? "" : engine_.artifacts_dir();
+    return engine_.api_only() && !read_back_ ? "" : engine_.artifacts_dir();
   }
   Duration ArtifactsRetention() const override { return engine_.artifacts_retention(); }
   // `trainyard exec --state <the engine's> -n NS -c CONTAINER POD -- COMMAND`.
@@ -47,6 +53,7 @@ class EngineBackend final : public server::Backend {
   engine::Engine& engine_;
   std::string started_;
   std::string pod_log_dir_;
+  bool read_back_ = false;
 };
 
 }  // namespace trainyard::cli

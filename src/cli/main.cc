@@ -245,6 +245,9 @@ int main(int argc, char** argv) {
                     "The kubeconfig naming the server (default: <--home>/kubeconfig when --home "
                     "is given, else $KUBECONFIG, else the default home's)");
     cmd->add_option("--home", client.connection.home, "A server's home, whose kubeconfig to use");
+    cmd->add_option("--run", client.connection.run,
+                    "A finished `trainyard run`'s folder (its \"state and logs\"), read back "
+                    "instead of a server");
     cmd->add_option("--token", client.connection.token,
                     "A bearer token (default: the kubeconfig's)");
     cmd->add_option("-n,--namespace", client.namespace_, "The namespace (default: default)");

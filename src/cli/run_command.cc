@@ -18,6 +18,7 @@
 #include "api/well_known.h"
 #include "cli/engine_backend.h"
 #include "cli/experiment_view.h"
+#include "cli/local_api.h"
 #include "cli/log_tail.h"
 #include "cli/manifests.h"
 #include "cli/stop_on_signals.h"
@@ -300,56 +301,6 @@ bool PushesMetrics(const api::Object& object) {
   return mc && mc->collector && mc->collector->kind == "Push";
 }
 
-// A token no one can guess: 128 bits from the kernel.
-std::string RandomToken() {
-  std::random_device random;  // /dev/urandom on Linux
-  return fmt::format("{:08x}{:08x}{:08x}{:08x}", random(), random(), random(), random());
-}
-
-// The API on loopback, while `run` runs: for trials whose code pushes its
-// metrics (the Push collector), for replicas that log with MLflow, and for
-// the dashboard (--ui). `trainyard server` serves it anyway. It takes a
-// token made for this run alone, so that no other user of the machine,
-// nor a web page, can reach what runs as this user; replicas reach their
-// own trial's or job's metrics with their uid, as on a server.
-class LocalApi {
- public:
-  explicit LocalApi(engine::Engine& engine)
-      : token_(RandomToken()),
-        auth_(*server::Authorizer::Parse(token_ + " run *\n")),
-        backend_(engine, FormatRfc3339(RealClock::Get().Now())),
-        handler_(backend_, RealClock::Get(), &auth_),
-        http_(handler_, {.address = "127.0.0.1", .port = 0}) {}
-  ~LocalApi() {
-    if (!serving_.joinable()) return;
-    http_.Stop();
-    serving_.join();
-  }
-
-  // The URL it serves at.
-  Result<std::string> Start(engine::Engine& engine) {
-    ASSIGN_OR_RETURN(int port, http_.Bind());
-    signal(SIGPIPE, SIG_IGN);  // a trial gone mid-answer is the write's error, not ours
-    std::string url = fmt::format("http://127.0.0.1:{}", port);
-    engine.SetApi(url);
-    serving_ = std::thread([this] { http_.Serve(); });
-    return url;
-  }
-  // The dashboard, its token in the URL (the page keeps it and takes it
-  // out of the address bar).
-  std::string DashboardUrl(const std::string& url) const {
-    return fmt::format("{}/#/jobs?token={}", url, token_);
-  }
-
- private:
-  std::string token_;
-  server::Authorizer auth_;
-  EngineBackend backend_;
-  server::ApiHandler handler_;
-  server::HttpServer http_;
-  std::thread serving_;
-};
-
 // What `run` waits for: jobs and experiments. Their trials' jobs are the
 // experiments' business.
 bool IsRunnable(const api::Object& object) {
@@ -570,7 +521,12 @@ int RunRun(const RunOptions& options) {
     all_succeeded = all_succeeded && view.succeeded();
     view.PrintSummary(stdout, state_dir + "/logs");
   }
-  if (!options.quiet) fmt::print(stderr, "state and logs: {}\n", state_dir);
+  if (!options.quiet) {
+    fmt::print(stderr, "state and logs: {}\n", state_dir);
+    fmt::print(stderr,
+               "  read back with --run: trainyard metrics|artifacts|get|describe ... --run {}\n",
+               state_dir);
+  }
   if (interrupted) return 130;
   if (options.ui) {
     // The loop goes on, for the dashboard's writes (delete, resubmit),

@@ -34,6 +34,7 @@ struct ApiRequest {
   std::string content_type;
   std::string accept;
   std::string authorization;  // the Authorization header
+  std::string user_agent;     // the User-Agent header
   std::string body;
 
   // The first value of a query parameter, or "".
@@ -146,6 +147,13 @@ class ApiHandler {
   ApiResponse Bind(const ApiTarget& target, const ApiRequest& request);
   ApiResponse Replace(const ApiTarget& target, const ApiRequest& request);
   ApiResponse Patch(const ApiTarget& target, const ApiRequest& request);
+  // Server-side apply (application/apply-patch+yaml): creates the object,
+  // or merges the applied configuration into it, keeping managedFields.
+  ApiResponse Apply(const ApiTarget& target, const ApiRequest& request);
+  // Creates `body` (parsed): checked, admitted, its managers recorded
+  // (`applied`: by an apply rather than an update).
+  ApiResponse CreateObject(const ApiTarget& target, const ApiRequest& request, api::Json body,
+                           bool applied);
   ApiResponse Delete(const ApiTarget& target, const ApiRequest& request);
   // Stores an update of `stored`, keeping its deletionTimestamp, and
   // deletes the object once one marked for deletion has no finalizers left.
@@ -194,6 +202,12 @@ class ApiHandler {
   // `stored` with the patch applied and checked, ready to store.
   std::variant<Checked, ApiError> Patched(const ApiTarget& target, const ApiRequest& request,
                                           const api::Json& stored, const ParsedPatch& patch) const;
+  // `changed` (`stored` with a patch or an apply made) checked as an
+  // update of `stored`; `record_update`: its writer's changed fields made
+  // its own in managedFields (an apply records its own).
+  std::variant<Checked, ApiError> ChangeChecked(const ApiTarget& target, const ApiRequest& request,
+                                                const api::Json& stored, api::Json changed,
+                                                bool record_update) const;
   // Reads the object, makes and checks the change with `check` off the
   // control loop, and stores it if the object is still as read.
   using CheckAgainst = std::function<std::variant<Checked, ApiError>(const api::Json& stored)>;

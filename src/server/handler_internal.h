@@ -5,6 +5,7 @@
 
 #include "api/json.h"
 #include "server/api_status.h"
+#include "server/field_managers.h"
 #include "server/handler.h"
 
 namespace trainyard::server::internal {
@@ -22,5 +23,10 @@ std::string ReadVerb(const ApiRequest& request, bool collection);
 Result<std::string> RequestedContainer(const api::Json& pod, const ApiRequest& request);
 // That container's status, from either list; null when it has none yet.
 const api::Json* ContainerStatusOf(const api::Json& pod, const std::string& container);
+
+// Who makes a write, for managedFields: ?fieldManager=, else the client's
+// User-Agent up to its first '/' (as kube-apiserver names it), else
+// "unknown"; with `object`'s apiVersion and the time.
+FieldManager ManagerOf(const ApiRequest& request, const api::Json& object, const Clock& clock);
 
 }  // namespace trainyard::server::internal

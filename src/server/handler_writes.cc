@@ -11,6 +11,7 @@
 #include "api/validation.h"
 #include "api/yaml.h"
 #include "common/strings.h"
+#include "server/field_managers.h"
 #include "server/handler.h"
 #include "server/handler_internal.h"
 #include "server/json_patch.h"
@@ -317,7 +318,6 @@ ApiResponse ApiHandler::Write(const ApiTarget& target, const std::string& name, 
 }
 
 ApiResponse ApiHandler::Create(const ApiTarget& target, const ApiRequest& request) {
-  const Resource& r = *target.resource;
   if (std::optional<ApiError> e = UnsupportedBody(request)) return ErrorResponse(*e);
   Result<api::Json> body = ParseBody(request);
   if (!body.ok()) return ErrorResponse(BadRequest(body.status().message()));
@@ -327,13 +327,24 @@ ApiResponse ApiHandler::Create(const ApiTarget& target, const ApiRequest& reques
     (*body)["metadata"]["name"] =
         api::StringAt(*body, {"metadata", "generateName"}) + RandomSuffix();
   }
-  std::variant<Checked, ApiError> checked = Check(target, std::move(*body), request);
+  return CreateObject(target, request, std::move(*body), /*applied=*/false);
+}
+
+ApiResponse ApiHandler::CreateObject(const ApiTarget& target, const ApiRequest& request,
+                                     api::Json body, bool applied) {
+  const Resource& r = *target.resource;
+  std::variant<Checked, ApiError> checked = Check(target, std::move(body), request);
   if (auto* e = std::get_if<ApiError>(&checked)) return ErrorResponse(*e);
   Checked& ok = std::get<Checked>(checked);
   if (std::optional<ApiError> e = PodSecurity(target, ok.object)) return ErrorResponse(*e);
   if (std::optional<ApiError> e = Admit(target, ok, /*update=*/false)) return ErrorResponse(*e);
   ok.object["metadata"].erase("deletionTimestamp");  // the server's to set
   AsCreated(r, ok.object);
+  if (!applied) {
+    ok.object["metadata"].erase("managedFields");
+    RecordUpdate(nullptr, ok.object, internal::ManagerOf(request, ok.object, clock_),
+                 PatchSchemaOf(r.group, r.kind));
+  }
   std::string name = api::StringAt(ok.object, {"metadata", "name"});
   if (IsDryRun(request)) return Object(201, ok.object);
   std::string ns = target.namespace_;
@@ -374,6 +385,8 @@ ApiResponse ApiHandler::Replace(const ApiTarget& target, const ApiRequest& reque
         if ((own = CheckUpdate(r, target.name, stored, ok.object))) {
           return FailedPreconditionError("invalid update");
         }
+        RecordUpdate(stored, ok.object, internal::ManagerOf(request, ok.object, clock_),
+                     PatchSchemaOf(r.group, r.kind));
         return Finish(store, stored, ok.object);
       },
       std::move(ok.warnings));
@@ -424,15 +437,24 @@ std::variant<ApiHandler::Checked, ApiError> ApiHandler::Patched(const ApiTarget&
   }
   if (!patched.is_object())
     return MakeApiError(422, "Invalid", "the patch does not leave an object");
-  if (std::optional<ApiError> e = Reconcile(target, patched)) return *e;
-  // A patch that names a resourceVersion is a precondition, as on
+  return ChangeChecked(target, request, stored, std::move(patched), /*record_update=*/true);
+}
+
+std::variant<ApiHandler::Checked, ApiError> ApiHandler::ChangeChecked(const ApiTarget& target,
+                                                                      const ApiRequest& request,
+                                                                      const api::Json& stored,
+                                                                      api::Json changed,
+                                                                      bool record_update) const {
+  const Resource& r = *target.resource;
+  if (std::optional<ApiError> e = Reconcile(target, changed)) return *e;
+  // A change that names a resourceVersion is a precondition, as on
   // Kubernetes: a stale one is a conflict, not an overwrite.
-  if (api::StringAt(patched, {"metadata", "resourceVersion"}) !=
+  if (api::StringAt(changed, {"metadata", "resourceVersion"}) !=
       api::StringAt(stored, {"metadata", "resourceVersion"})) {
     return ApiErrorOf(Status(StatusCode::kAborted, "stale"), &r, target.name);
   }
-  if (target.subresource == "status") return StatusReplaced(target, stored, patched, request);
-  std::variant<Checked, ApiError> checked = Check(target, std::move(patched), request);
+  if (target.subresource == "status") return StatusReplaced(target, stored, changed, request);
+  std::variant<Checked, ApiError> checked = Check(target, std::move(changed), request);
   auto* ok = std::get_if<Checked>(&checked);
   if (ok == nullptr) return checked;
   if (std::optional<ApiError> e = CheckUpdate(r, target.name, stored, ok->object)) return *e;
@@ -440,11 +462,16 @@ std::variant<ApiHandler::Checked, ApiError> ApiHandler::Patched(const ApiTarget&
   if (std::optional<ApiError> e = Admit(target, *ok, /*update=*/true)) return *e;
   ok->object["metadata"]["resourceVersion"] =
       api::StringAt(stored, {"metadata", "resourceVersion"});
+  if (record_update) {
+    RecordUpdate(stored, ok->object, internal::ManagerOf(request, ok->object, clock_),
+                 PatchSchemaOf(r.group, r.kind));
+  }
   return checked;
 }
 
 ApiResponse ApiHandler::Patch(const ApiTarget& target, const ApiRequest& request) {
   const std::string& type = request.content_type;
+  if (type.starts_with("application/apply-patch+yaml")) return Apply(target, request);
   bool json_patch = type.starts_with("application/json-patch+json");
   bool merge = type.starts_with("application/merge-patch+json");
   // Only the kinds Kubernetes builds in have a strategic merge patch (the
@@ -456,8 +483,8 @@ ApiResponse ApiHandler::Patch(const ApiTarget& target, const ApiRequest& request
     return ErrorResponse(MakeApiError(
         415, "UnsupportedMediaType",
         fmt::format("the body of the request was in an unknown format - accepted media types "
-                    "include: application/json-patch+json, application/merge-patch+json{} "
-                    "(not {:?})",
+                    "include: application/json-patch+json, application/merge-patch+json{}, "
+                    "application/apply-patch+yaml (not {:?})",
                     PatchSchemaOf(target.resource->group, target.resource->kind) != nullptr
                         ? ", application/strategic-merge-patch+json"
                         : "",

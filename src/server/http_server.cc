@@ -82,6 +82,7 @@ ApiRequest ToApiRequest(const httplib::Request& req) {
                  .content_type = ContentTypeOf(req),
                  .accept = req.get_header_value("Accept"),
                  .authorization = req.get_header_value("Authorization"),
+                 .user_agent = req.get_header_value("User-Agent"),
                  .body = req.body};
   return out;
 }

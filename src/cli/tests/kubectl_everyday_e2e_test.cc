@@ -110,6 +110,38 @@ TEST_F(KubectlEverydayE2eTest, AChangedManifestAppliesAgainDiffsAndEditsAsOnAClu
   EXPECT_THAT(all.output, HasSubstr("job.batch/second"));
 }
 
+// kubectl apply --server-side, as upstream's install docs use it: twice
+// with a change, diffed first; a field another manager set is a conflict
+// until forced.
+TEST_F(KubectlEverydayE2eTest, ServerSideApplyTracksManagersAndConflicts) {
+  StartServer();
+  std::string first = Write("objects.yaml", kObjects);
+  CommandResult applied = Kubectl({"apply", "--server-side", "-f", first});
+  ASSERT_EQ(applied.exit_code, 0) << applied.output;
+  EXPECT_THAT(applied.output, HasSubstr("service/web serverside-applied"));
+  std::string changed = Write("changed.yaml", Changed(kObjects));
+  CommandResult diff = Kubectl({"diff", "--server-side", "-f", changed});
+  EXPECT_EQ(diff.exit_code, 1) << diff.output;
+  EXPECT_THAT(diff.output, HasSubstr("+    port: 8081"));
+  CommandResult again = Kubectl({"apply", "--server-side", "-f", changed});
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(Field("svc/web", ".spec.ports[*].port"), "80 8081");  // 81, dropped, is gone
+  EXPECT_EQ(Field("cm/settings", ".data.rate"), "0.2");
+  EXPECT_EQ(Field("cm/settings", ".metadata.managedFields[0].manager"), "kubectl");
+
+  ASSERT_EQ(
+      Kubectl({"patch", "cm", "settings", "--type", "merge", "-p", R"({"data":{"rate":"0.5"}})"})
+          .exit_code,
+      0);
+  CommandResult conflict = Kubectl({"apply", "--server-side", "-f", changed});
+  EXPECT_NE(conflict.exit_code, 0);
+  EXPECT_THAT(conflict.output, HasSubstr("Apply failed with 1 conflict: conflict with "
+                                         "\"kubectl-patch\" using v1: .data.rate"));
+  CommandResult forced = Kubectl({"apply", "--server-side", "--force-conflicts", "-f", changed});
+  EXPECT_EQ(forced.exit_code, 0) << forced.output;
+  EXPECT_EQ(Field("cm/settings", ".data.rate"), "0.2");
+}
+
 // A job whose script is missing fails; under cleanPodPolicy None its pods
 // stay, stopped, so `kubectl logs` shows why, and its Failed condition
 // says which container failed, how, and what it printed last.

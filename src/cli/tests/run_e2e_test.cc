@@ -393,6 +393,53 @@ status: {allocatable: {cpu: "8", memory: 16Gi, pods: "110"}}
   EXPECT_THAT(Output(), ::testing::Not(::testing::HasSubstr("said by")));
 }
 
+// A finished run's jobs are read back from its folder: their metrics and
+// artifacts, as from a server.
+TEST_F(RunE2eTest, AFinishedRunsMetricsAndArtifactsAreReadBackWithRun) {
+  Write("job.yaml", R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: kept}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+            - {name: pytorch, image: none, command: [sh, -c, 'echo loss=0.5; echo loss=0.25; echo w > $TRAINYARD_OUTPUT_DIR/model.txt']}
+)");
+  ASSERT_EQ(Run({"job.yaml"}), 0);
+  std::smatch found;
+  std::string out = Output();
+  ASSERT_TRUE(std::regex_search(out, found, std::regex("state and logs: (\\S+)"))) << out;
+  std::string run_dir = found[1];
+  auto client = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = {TRAINYARD_BINARY};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"--run", run_dir});
+    fs::path log = dir_ / "client.out";
+    fs::remove(log);
+    Result<runtime::Process> p = runtime::Process::Start(
+        {.argv = argv, .env = {{"PATH", "/usr/bin:/bin"}}, .log_path = log.string()});
+    EXPECT_TRUE(p.ok());
+    std::optional<runtime::ExitStatus> status = p->WaitFor(std::chrono::seconds(30));
+    std::ifstream in(log);
+    std::stringstream text;
+    text << in.rdbuf();
+    return std::pair{status ? status->exit_code : -1, text.str()};
+  };
+  auto [metrics_code, metrics] = client({"metrics", "pytorchjob", "kept"});
+  EXPECT_EQ(metrics_code, 0) << metrics;
+  EXPECT_THAT(metrics, ::testing::ContainsRegex("loss +2  0\\.25 "));
+  auto [artifacts_code, artifacts] = client({"artifacts", "pytorchjob", "kept"});
+  EXPECT_EQ(artifacts_code, 0) << artifacts;
+  EXPECT_THAT(artifacts, ::testing::HasSubstr("model.txt"));
+  auto [none_code, none] = client({"get", "pods"});
+  EXPECT_EQ(none_code, 0) << none;
+  EXPECT_THAT(none, ::testing::HasSubstr("kept-master-0"));
+}
+
 TEST_F(RunE2eTest, AnInvalidManifestRunsNothing) {
   Write("bad.yaml", "apiVersion: kubeflow.org/v1\nkind: JAXJob\nmetadata: {name: Bad}\nspec: {}\n");
   EXPECT_EQ(Run({"bad.yaml"}), 1);

@@ -82,8 +82,10 @@ spec:
   api::TrainingJob job = Job(key);
   EXPECT_EQ(job.status.conditions.back().type, "Failed");
   EXPECT_EQ(job.status.conditions.back().message,
-            "XGBoostJob fail is failed because 1 Worker replica(s) failed.");
-  // The master was stopped with the job; let the loop see it go.
+            "XGBoostJob fail is failed because 1 Worker replica(s) failed (last failure: pod "
+            "fail-worker-0, container xgboost, exit code 7, Error).");
+  // The master was stopped with the job (its pod kept, cleanPodPolicy
+  // None); let the loop see it go.
   ASSERT_TRUE(engine_->Run([&] { return engine_->node()->running() == 0; }, [] {}).ok());
   pid_t pid = 0;
   std::ifstream(dir_ / "master.pid") >> pid;

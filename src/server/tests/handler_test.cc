@@ -238,7 +238,7 @@ TEST_F(HandlerTest, PatchesSuspendAndResumeAndRefuseWhatMayNotChange) {
                  "application/json-patch+json")
                 .code,
             422);
-  EXPECT_EQ(Call("PATCH", job, "{}", "application/apply-patch+yaml").code, 415);
+  EXPECT_EQ(Call("PATCH", job, "{}", "application/apply-patch+yaml").code, 422);  // no manager
   EXPECT_EQ(Call("PATCH", job, R"({"apiVersion": 1})", "application/merge-patch+json").code, 400);
   EXPECT_EQ(Call("PATCH", job, R"({"metadata": {"resourceVersion": "1"}})",
                  "application/merge-patch+json")
