@@ -424,7 +424,6 @@ std::variant<ApiHandler::Checked, ApiError> ApiHandler::Patched(const ApiTarget&
                                                                 const ApiRequest& request,
                                                                 const api::Json& stored,
                                                                 const ParsedPatch& patch) const {
-  const Resource& r = *target.resource;
   api::Json patched = stored;
   if (patch.json_patch) {
     Status applied = ApplyJsonPatch(patched, patch.body);
