@@ -198,9 +198,17 @@ ApiResponse ApiHandler::Dispatch(const ApiRequest& request) {
   }
   if (m == "GET") return collection ? List(*target, request) : Read(*target, request);
   if (std::string dry = request.Param("dryRun"); !dry.empty() && dry != "All") {
-    // Refused rather than applied: a dry run must never write.
+    // Refused rather than applied: a dry run must never write. As
+    // kube-apiserver words it.
+    std::string options = m == "POST"    ? "CreateOptions"
+                          : m == "PUT"   ? "UpdateOptions"
+                          : m == "PATCH" ? "PatchOptions"
+                                         : "DeleteOptions";
     return ErrorResponse(
-        BadRequest(fmt::format("dryRun: Unsupported value: {:?}: supported values: \"All\"", dry)));
+        MakeApiError(422, "Invalid",
+                     fmt::format("{}.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: "
+                                 "[]string{{{:?}}}: supported values: \"All\"",
+                                 options, dry)));
   }
   if (m == "POST" && collection && target->subresource.empty() && Permits(r, "create")) {
     return Create(*target, request);

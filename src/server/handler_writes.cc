@@ -483,11 +483,10 @@ ApiResponse ApiHandler::Patch(const ApiTarget& target, const ApiRequest& request
         415, "UnsupportedMediaType",
         fmt::format("the body of the request was in an unknown format - accepted media types "
                     "include: application/json-patch+json, application/merge-patch+json{}, "
-                    "application/apply-patch+yaml (not {:?})",
+                    "application/apply-patch+yaml",
                     PatchSchemaOf(target.resource->group, target.resource->kind) != nullptr
                         ? ", application/strategic-merge-patch+json"
-                        : "",
-                    type)));
+                        : "")));
   }
   // A JSON patch is an array, which ParseBody refuses: it is parsed here,
   // within the same depth bound.

@@ -251,7 +251,7 @@ TEST_F(HandlerTest, PatchesSuspendAndResumeAndRefuseWhatMayNotChange) {
   EXPECT_EQ(Call("PATCH", job, R"({"spec": {"runPolicy": {"suspend": true}}})",
                  "application/merge-patch+json", {{"dryRun", "Some"}})
                 .code,
-            400);
+            422);
   EXPECT_EQ(Call("PATCH", job, R"({"spec": {"runPolicy": {"suspend": true}}})",
                  "application/strategic-merge-patch+json")
                 .code,
