@@ -359,6 +359,26 @@ Result<bool> EnterSandboxOf(pid_t pid) {
   return true;
 }
 
+// A command run beside its replica runs under this sandbox's host name,
+// and so would share every /tmp path named after the host with commands
+// run beside the launcher's other replicas: two MPI daemons, started at
+// once, then race for one session folder and one fails ("File exists").
+// It gets a temporary folder of its replica's own instead (TMPDIR), made
+// by its user and used only if it is that user's folder, not a link.
+void UseTmpdirOfItsOwn(std::vector<std::string>& env_text) {
+  std::string host;
+  for (const std::string& e : env_text) {
+    if (e.starts_with("HOSTNAME=")) host = e.substr(9);
+  }
+  if (host.empty() || host.find('/') != std::string::npos) return;
+  std::string dir = fmt::format("/tmp/trainyard-beside-{}-{}", host, geteuid());
+  (void)mkdir(dir.c_str(), 0700);
+  struct stat st {};
+  if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) return;
+  std::erase_if(env_text, [](const std::string& e) { return e.starts_with("TMPDIR="); });
+  env_text.push_back("TMPDIR=" + dir);
+}
+
 // The replica's processes in the run or server whose state is `state`.
 Result<ReplicaProcesses> FindIn(std::string state, const ExecOptions& options,
                                 std::vector<std::string>& env_text) {
@@ -423,9 +443,11 @@ int RunExec(const ExecOptions& options) {
   // own): the command runs beside the replica as without sandboxes, with
   // its environment and directory, among this sandbox's files and under
   // its host name (docs/run.md, "Sandboxes").
-  if ((!entered.ok() || !*entered) && (ec || chdir(dir.c_str()) != 0)) {
+  bool beside = !entered.ok() || !*entered;
+  if (beside && (ec || chdir(dir.c_str()) != 0)) {
     return FailExec(fmt::format("cannot enter the replica's directory {}", dir.string()));
   }
+  if (beside) UseTmpdirOfItsOwn(env_text);
   std::string path_env;
   for (const std::string& e : env_text) {
     if (e.starts_with("PATH=")) path_env = e.substr(5);
