@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <iterator>
+#include <unordered_map>
+
+#include "api/yaml.h"
 
 namespace trainyard::server {
 namespace {
@@ -65,9 +68,17 @@ void Collect(const Json& value, const PatchSchema* schema, OwnedPath& path, Owne
   }
 }
 
+// What a "k:" or "v:" element names, parsed within the codec's depth
+// bound (a client may send managedFields of its own); null if it cannot
+// be parsed.
+Json Named(const std::string& element) {
+  Result<Json> named = api::ParseJsonValue(std::string_view(element).substr(2), "a field key");
+  return named.ok() ? std::move(*named) : Json();
+}
+
 // The list item a "k:" or "v:" element names, in `list`.
 Json::iterator FindItem(Json& list, const std::string& element) {
-  Json named = Json::parse(element.substr(2), nullptr, /*allow_exceptions=*/false);
+  Json named = Named(element);
   return std::find_if(list.begin(), list.end(), [&](const Json& item) {
     if (element.starts_with("v:")) return item == named;
     if (!named.is_object() || !item.is_object()) return false;
@@ -115,6 +126,33 @@ void RemoveAt(Json& doc, OwnedPath path) {
   if (it != parent->end()) parent->erase(it);
 }
 
+void MergeInto(Json& doc, const Json& applied, const PatchSchema* schema);
+
+// What identifies a list item (its merge key's value, or the value), as
+// compact JSON, hashed so that a merge is linear in the list's size.
+std::string ItemKey(const Json& item, const std::string& merge_key) {
+  if (merge_key.empty()) return item.dump();
+  if (!item.is_object()) return "";
+  auto it = item.find(merge_key);
+  return it != item.end() ? it->dump() : "";
+}
+
+void MergeListInto(Json& list, const Json& applied, const PatchSchema& field) {
+  const std::string& key = field.merge_key;
+  std::unordered_map<std::string, size_t> at;
+  for (size_t i = 0; i < list.size(); ++i) at.emplace(ItemKey(list[i], key), i);
+  for (const Json& item : applied) {
+    std::string item_key = ItemKey(item, key);
+    auto same = item_key.empty() ? at.end() : at.find(item_key);
+    if (same == at.end()) {
+      if (!item_key.empty()) at.emplace(std::move(item_key), list.size());
+      list.push_back(item);
+    } else if (!key.empty()) {
+      MergeInto(list[same->second], item, &field);
+    }
+  }
+}
+
 // Merges an applied configuration into `doc`: maps field by field, lists
 // merged by key or as sets where the schema says, any other value set.
 void MergeInto(Json& doc, const Json& applied, const PatchSchema* schema) {
@@ -127,19 +165,7 @@ void MergeInto(Json& doc, const Json& applied, const PatchSchema* schema) {
     } else if (value.is_object()) {
       MergeInto(*it, value, field);
     } else if (value.is_array() && field != nullptr && field->merge) {
-      for (const Json& item : value) {
-        const std::string& key = field->merge_key;
-        auto same = std::find_if(it->begin(), it->end(), [&](const Json& have) {
-          if (key.empty()) return have == item;
-          return have.is_object() && item.is_object() && item.contains(key) && have.contains(key) &&
-                 have[key] == item[key];
-        });
-        if (same == it->end()) {
-          it->push_back(item);
-        } else if (!key.empty()) {
-          MergeInto(*same, item, field);
-        }
-      }
+      MergeListInto(*it, value, *field);
     } else {
       *it = value;
     }
@@ -260,7 +286,7 @@ std::string DescribeField(const OwnedPath& path) {
       out += "." + element.substr(2);
       continue;
     }
-    Json named = Json::parse(element.substr(2), nullptr, /*allow_exceptions=*/false);
+    Json named = Named(element);
     if (element.starts_with("v:") || !named.is_object()) {
       out += "[=" + element.substr(2) + "]";
       continue;

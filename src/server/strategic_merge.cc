@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace trainyard::server {
@@ -27,36 +29,53 @@ Status NoMergeKey(const Json& map, const std::string& key) {
       fmt::format("map: {} does not contain declared merge key: {}", map.dump(), key));
 }
 
-// Where `item` is in `order` (a list of values, or of maps naming the
-// merge key): by value, or by the merge key's value; -1 when absent.
-ptrdiff_t IndexIn(const Json& order, const Json& item, const std::string& merge_key) {
-  for (size_t i = 0; i < order.size(); ++i) {
-    if (merge_key.empty()
-            ? order[i] == item
-            : (order[i].is_object() && item.is_object() && order[i].contains(merge_key) &&
-               item.contains(merge_key) && order[i][merge_key] == item[merge_key])) {
-      return static_cast<ptrdiff_t>(i);
-    }
+// What identifies a list item: its merge key's value, or for a list of
+// values the value itself, as compact JSON; empty for a map without the
+// key. Hashed, so that merging and ordering a list is linear in its size
+// (a patch may hold many thousands of items).
+std::string ItemKey(const Json& item, const std::string& merge_key) {
+  if (merge_key.empty()) return item.dump();
+  if (!item.is_object()) return "";
+  auto it = item.find(merge_key);
+  return it == item.end() ? "" : it->dump();
+}
+
+// Each item's first place in `list`, by ItemKey.
+using Places = std::unordered_map<std::string, ptrdiff_t>;
+Places PlacesIn(const Json& list, const std::string& merge_key) {
+  Places places;
+  for (size_t i = 0; i < list.size(); ++i) {
+    std::string key = ItemKey(list[i], merge_key);
+    if (!key.empty()) places.emplace(std::move(key), static_cast<ptrdiff_t>(i));
   }
-  return -1;
+  return places;
+}
+
+ptrdiff_t PlaceOf(const Places& places, const std::string& key) {
+  auto it = places.find(key);
+  return key.empty() || it == places.end() ? -1 : it->second;
 }
 
 // The list in Kubernetes' order: the items `order` names in its order, and
 // the rest (items only the server had) where they stood among them.
 Json NormalizeOrder(const Json& merged, const Json& order, const Json& server_order,
                     const std::string& merge_key) {
-  std::vector<Json> named;
-  std::vector<Json> server_only;
-  for (const Json& item : merged) {
-    (IndexIn(order, item, merge_key) >= 0 ? named : server_only).push_back(item);
-  }
-  auto by = [&](const Json& list) {
-    return [&list, &merge_key](const Json& a, const Json& b) {
-      return IndexIn(list, a, merge_key) < IndexIn(list, b, merge_key);
-    };
+  Places in_order = PlacesIn(order, merge_key);
+  Places on_server = PlacesIn(server_order, merge_key);
+  struct Placed {
+    ptrdiff_t in_order, on_server;
+    const Json* item;
   };
-  std::stable_sort(named.begin(), named.end(), by(order));
-  std::stable_sort(server_only.begin(), server_only.end(), by(server_order));
+  std::vector<Placed> named, server_only;
+  for (const Json& item : merged) {
+    std::string key = ItemKey(item, merge_key);
+    Placed placed{PlaceOf(in_order, key), PlaceOf(on_server, key), &item};
+    (placed.in_order >= 0 ? named : server_only).push_back(placed);
+  }
+  std::stable_sort(named.begin(), named.end(),
+                   [](const Placed& a, const Placed& b) { return a.in_order < b.in_order; });
+  std::stable_sort(server_only.begin(), server_only.end(),
+                   [](const Placed& a, const Placed& b) { return a.on_server < b.on_server; });
   // A server-only item goes first only where the server had it before the
   // named item it is weighed against.
   Json out = Json::array();
@@ -65,11 +84,11 @@ Json NormalizeOrder(const Json& merged, const Json& order, const Json& server_or
   while (i < server_only.size() || j < named.size()) {
     bool take_server = j == named.size();
     if (!take_server && i < server_only.size()) {
-      ptrdiff_t si = IndexIn(server_order, server_only[i], merge_key);
-      ptrdiff_t ni = IndexIn(server_order, named[j], merge_key);
+      ptrdiff_t si = server_only[i].on_server;
+      ptrdiff_t ni = named[j].on_server;
       take_server = si >= 0 && ni >= 0 && si < ni;
     }
-    out.push_back(take_server ? std::move(server_only[i++]) : std::move(named[j++]));
+    out.push_back(*(take_server ? server_only[i++] : named[j++]).item);
   }
   return out;
 }
@@ -77,9 +96,10 @@ Json NormalizeOrder(const Json& merged, const Json& order, const Json& server_or
 // Merges a list of values: their union, the original's first.
 Json MergeValues(const Json& doc, const Json& patch) {
   Json out = Json::array();
+  std::unordered_set<std::string> seen;
   for (const Json* list : {&doc, &patch}) {
     for (const Json& v : *list) {
-      if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+      if (seen.insert(v.dump()).second) out.push_back(v);
     }
   }
   return out;
@@ -91,6 +111,7 @@ Json MergeValues(const Json& doc, const Json& patch) {
 Result<Json> MergeMaps(Json doc, const Json& patch, const PatchSchema& schema) {
   const std::string& key = schema.merge_key;
   std::vector<const Json*> items;
+  std::unordered_set<std::string> deleted;
   bool replace = false;
   for (const Json& item : patch) {
     if (!item.is_object()) {
@@ -102,12 +123,7 @@ Result<Json> MergeMaps(Json doc, const Json& patch, const PatchSchema& schema) {
       items.push_back(&item);
     } else if (*directive == "delete") {
       if (!item.contains(key)) return NoMergeKey(item, key);
-      Json kept = Json::array();
-      for (Json& d : doc) {
-        if (!(d.is_object() && d.contains(key) && d[key] == item[key]))
-          kept.push_back(std::move(d));
-      }
-      doc = std::move(kept);
+      deleted.insert(ItemKey(item, key));
     } else if (*directive == "replace") {
       replace = true;
     } else if (*directive == "merge") {
@@ -121,18 +137,23 @@ Result<Json> MergeMaps(Json doc, const Json& patch, const PatchSchema& schema) {
     for (const Json* item : items) out.push_back(*item);
     return out;
   }
+  Json kept = Json::array();
+  for (Json& d : doc) {
+    if (deleted.empty() || !deleted.contains(ItemKey(d, key))) kept.push_back(std::move(d));
+  }
+  Places at = PlacesIn(kept, key);
   for (const Json* item : items) {
     if (!item->contains(key)) return NoMergeKey(*item, key);
-    auto found = std::find_if(doc.begin(), doc.end(), [&](const Json& d) {
-      return d.is_object() && d.contains(key) && d[key] == (*item)[key];
-    });
-    if (found == doc.end()) {
-      doc.push_back(*item);
+    std::string item_key = ItemKey(*item, key);
+    ptrdiff_t found = PlaceOf(at, item_key);
+    if (found < 0) {
+      at.emplace(std::move(item_key), static_cast<ptrdiff_t>(kept.size()));
+      kept.push_back(*item);
     } else {
-      RETURN_IF_ERROR(MergeMap(*found, *item, &schema));
+      RETURN_IF_ERROR(MergeMap(kept[static_cast<size_t>(found)], *item, &schema));
     }
   }
-  return doc;
+  return kept;
 }
 
 // Merges list `patch` into list `doc` by `schema`, ordered by `order`
@@ -167,9 +188,11 @@ Status DeleteFromList(Json& doc, const std::string& field, const Json& values) {
   }
   auto it = doc.find(field);
   if (it == doc.end() || !it->is_array()) return OkStatus();
+  std::unordered_set<std::string> gone;
+  for (const Json& v : values) gone.insert(v.dump());
   Json kept = Json::array();
   for (Json& v : *it) {
-    if (std::find(values.begin(), values.end(), v) == values.end()) kept.push_back(std::move(v));
+    if (!gone.contains(v.dump())) kept.push_back(std::move(v));
   }
   *it = std::move(kept);
   return OkStatus();

@@ -131,5 +131,27 @@ TEST_F(ServerSideApplyTest, OrdinaryWritesAreUpdateManagersThatApplyConflictsWit
                                        "\\\"kubectl-edit\\\" using v1: .data.batch"));
 }
 
+// managedFields are the client's to send: a key nested past any bound is
+// read within the codec's depth bound, never crashing the server.
+TEST_F(ServerSideApplyTest, ForgedManagedFieldsAreReadWithinBounds) {
+  ASSERT_EQ(Apply(kSettings, "alice").code, 201);
+  api::Json stored = Get();
+  // Under a list (finalizers), where a value's key is parsed to find it.
+  std::string deep = "v:" + std::string(200'000, '[') + std::string(200'000, ']');
+  stored["metadata"]["finalizers"] = {"example.com/keep"};
+  stored["metadata"]["managedFields"][0]["fieldsV1"]["f:metadata"]["f:finalizers"][deep] =
+      api::Json::object();
+  ApiResponse put = handler_.Handle({.method = "PUT",
+                                     .path = std::string(kMaps) + "/settings",
+                                     .content_type = "application/json",
+                                     .body = stored.dump()});
+  ASSERT_EQ(put.code, 200) << put.body;
+  ApiResponse applied =
+      Apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {}\n", "alice");
+  EXPECT_EQ(applied.code, 200) << applied.body;
+  EXPECT_EQ(Get()["data"], nullptr) << "alice's fields, no one else's, are gone";
+  EXPECT_EQ(Get()["metadata"]["finalizers"], api::Json({"example.com/keep"}));
+}
+
 }  // namespace
 }  // namespace trainyard::server
