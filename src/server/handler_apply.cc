@@ -4,6 +4,8 @@
 
 #include <map>
 
+#include "api/defaults.h"
+#include "api/object.h"
 #include "api/yaml.h"
 #include "common/clock.h"
 #include "server/field_managers.h"
@@ -74,6 +76,18 @@ Result<api::Json> AppliedConfiguration(const ApiTarget& target, const ApiRequest
   return applied;
 }
 
+// As kube-apiserver defaults an applied configuration before it merges
+// it: the defaults are then the applier's, and what the server stored
+// (the same defaults) is no conflict with the applied value.
+api::Json Defaulted(const api::Json& applied) {
+  api::DecodeResult decoded = api::DecodeObject(applied);
+  if (!decoded.object || !decoded.errors.empty()) return applied;  // refused later, as it is
+  api::SetDefaults(*decoded.object);
+  api::Json out = api::EncodeObject(*decoded.object);
+  out.erase("status");
+  return out;
+}
+
 }  // namespace
 
 ApiResponse ApiHandler::Apply(const ApiTarget& target, const ApiRequest& request) {
@@ -93,6 +107,7 @@ ApiResponse ApiHandler::Apply(const ApiTarget& target, const ApiRequest& request
   }
   Result<api::Json> applied = AppliedConfiguration(target, request);
   if (!applied.ok()) return ErrorResponse(BadRequest(applied.status().message()));
+  *applied = Defaulted(*applied);
   const PatchSchema* schema = PatchSchemaOf(r.group, r.kind);
   FieldManager manager = internal::ManagerOf(request, *applied, clock_);
   bool force = request.Flag("force");

@@ -140,6 +140,25 @@ TEST_F(KubectlEverydayE2eTest, ServerSideApplyTracksManagersAndConflicts) {
   CommandResult forced = Kubectl({"apply", "--server-side", "--force-conflicts", "-f", changed});
   EXPECT_EQ(forced.exit_code, 0) << forced.output;
   EXPECT_EQ(Field("cm/settings", ".data.rate"), "0.2");
+
+  // A Kubeflow job applied client-side, then server-side unchanged: the
+  // server's defaults (a replica's port, ...) are in both, no conflict.
+  std::string job = Write("job.yaml", R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: defaulted}
+spec:
+  runPolicy: {suspend: true}
+  pytorchReplicaSpecs:
+    Master:
+      template:
+        spec:
+          containers: [{name: pytorch, image: none, command: [sleep, "1"]}]
+)");
+  ASSERT_EQ(Kubectl({"apply", "-f", job}).exit_code, 0);
+  CommandResult moved = Kubectl({"apply", "--server-side", "-f", job});
+  EXPECT_EQ(moved.exit_code, 0) << moved.output;
+  EXPECT_THAT(moved.output, HasSubstr("pytorchjob.kubeflow.org/defaulted serverside-applied"));
 }
 
 // A job whose script is missing fails; under cleanPodPolicy None its pods
