@@ -128,21 +128,12 @@ void RemoveAt(Json& doc, OwnedPath path) {
 
 void MergeInto(Json& doc, const Json& applied, const PatchSchema* schema);
 
-// What identifies a list item (its merge key's value, or the value), as
-// compact JSON, hashed so that a merge is linear in the list's size.
-std::string ItemKey(const Json& item, const std::string& merge_key) {
-  if (merge_key.empty()) return item.dump();
-  if (!item.is_object()) return "";
-  auto it = item.find(merge_key);
-  return it != item.end() ? it->dump() : "";
-}
-
 void MergeListInto(Json& list, const Json& applied, const PatchSchema& field) {
   const std::string& key = field.merge_key;
   std::unordered_map<std::string, size_t> at;
-  for (size_t i = 0; i < list.size(); ++i) at.emplace(ItemKey(list[i], key), i);
+  for (size_t i = 0; i < list.size(); ++i) at.emplace(ListItemKey(list[i], key), i);
   for (const Json& item : applied) {
-    std::string item_key = ItemKey(item, key);
+    std::string item_key = ListItemKey(item, key);
     auto same = item_key.empty() ? at.end() : at.find(item_key);
     if (same == at.end()) {
       if (!item_key.empty()) at.emplace(std::move(item_key), list.size());

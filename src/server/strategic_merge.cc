@@ -29,23 +29,12 @@ Status NoMergeKey(const Json& map, const std::string& key) {
       fmt::format("map: {} does not contain declared merge key: {}", map.dump(), key));
 }
 
-// What identifies a list item: its merge key's value, or for a list of
-// values the value itself, as compact JSON; empty for a map without the
-// key. Hashed, so that merging and ordering a list is linear in its size
-// (a patch may hold many thousands of items).
-std::string ItemKey(const Json& item, const std::string& merge_key) {
-  if (merge_key.empty()) return item.dump();
-  if (!item.is_object()) return "";
-  auto it = item.find(merge_key);
-  return it == item.end() ? "" : it->dump();
-}
-
-// Each item's first place in `list`, by ItemKey.
+// Each item's first place in `list`, by ListItemKey.
 using Places = std::unordered_map<std::string, ptrdiff_t>;
 Places PlacesIn(const Json& list, const std::string& merge_key) {
   Places places;
   for (size_t i = 0; i < list.size(); ++i) {
-    std::string key = ItemKey(list[i], merge_key);
+    std::string key = ListItemKey(list[i], merge_key);
     if (!key.empty()) places.emplace(std::move(key), static_cast<ptrdiff_t>(i));
   }
   return places;
@@ -68,7 +57,7 @@ Json NormalizeOrder(const Json& merged, const Json& order, const Json& server_or
   };
   std::vector<Placed> named, server_only;
   for (const Json& item : merged) {
-    std::string key = ItemKey(item, merge_key);
+    std::string key = ListItemKey(item, merge_key);
     Placed placed{PlaceOf(in_order, key), PlaceOf(on_server, key), &item};
     (placed.in_order >= 0 ? named : server_only).push_back(placed);
   }
@@ -123,7 +112,7 @@ Result<Json> MergeMaps(Json doc, const Json& patch, const PatchSchema& schema) {
       items.push_back(&item);
     } else if (*directive == "delete") {
       if (!item.contains(key)) return NoMergeKey(item, key);
-      deleted.insert(ItemKey(item, key));
+      deleted.insert(ListItemKey(item, key));
     } else if (*directive == "replace") {
       replace = true;
     } else if (*directive == "merge") {
@@ -139,12 +128,12 @@ Result<Json> MergeMaps(Json doc, const Json& patch, const PatchSchema& schema) {
   }
   Json kept = Json::array();
   for (Json& d : doc) {
-    if (deleted.empty() || !deleted.contains(ItemKey(d, key))) kept.push_back(std::move(d));
+    if (deleted.empty() || !deleted.contains(ListItemKey(d, key))) kept.push_back(std::move(d));
   }
   Places at = PlacesIn(kept, key);
   for (const Json* item : items) {
     if (!item->contains(key)) return NoMergeKey(*item, key);
-    std::string item_key = ItemKey(*item, key);
+    std::string item_key = ListItemKey(*item, key);
     ptrdiff_t found = PlaceOf(at, item_key);
     if (found < 0) {
       at.emplace(std::move(item_key), static_cast<ptrdiff_t>(kept.size()));
@@ -288,6 +277,13 @@ Status MergeMap(Json& doc, const Json& patch, const PatchSchema* schema) {
 }
 
 }  // namespace
+
+std::string ListItemKey(const Json& item, const std::string& merge_key) {
+  if (merge_key.empty()) return item.dump();
+  if (!item.is_object()) return "";
+  auto it = item.find(merge_key);
+  return it == item.end() ? "" : it->dump();
+}
 
 const PatchSchema* PatchSchema::Field(std::string_view name) const {
   auto it = fields.find(name);

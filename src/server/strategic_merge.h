@@ -34,6 +34,11 @@ struct PatchSchema {
 // merge patch, as on kube-apiserver).
 const PatchSchema* PatchSchemaOf(std::string_view group, std::string_view kind);
 
+// What identifies an item of a merged list: its merge key's value (or,
+// for a list of values, the value itself) as compact JSON; empty for a map
+// without the key. Hashed, it makes merging a list linear in its size.
+std::string ListItemKey(const api::Json& item, const std::string& merge_key);
+
 // Applies `patch` (an object) to `doc` in place. kInvalidArgument: a
 // malformed directive, or a list item without its merge key. On error
 // `doc` may be partly patched: patch a copy.
