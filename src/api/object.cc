@@ -262,13 +262,18 @@ template Json internal::EncodeKatib<Experiment>(const Experiment&);
 template Json internal::EncodeKatib<Trial>(const Trial&);
 template Json internal::EncodeKatib<Suggestion>(const Suggestion&);
 
+bool FailedForGood(std::string_view kind, std::string_view reason) {
+  return !(kind == "TrainJob" && reason == kRuntimeNotSupportedReason);
+}
+
 std::optional<std::string> JobOutcome(const Json& job) {
+  std::string kind = StringAt(job, "kind");
   for (const Json& c : ArrayRefAt(job, {"status", "conditions"})) {
     if (StringAt(c, "status") != "True") continue;
     std::string type = StringAt(c, "type");
     // kubeflow.org/v1's, a batch Job's and a TrainJob's, a JobSet's.
     if (type == "Succeeded" || type == "Complete" || type == "Completed") return "Succeeded";
-    if (type == "Failed") return "Failed";
+    if (type == "Failed" && FailedForGood(kind, StringAt(c, "reason"))) return "Failed";
   }
   return std::nullopt;
 }

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 
 #include "api/batch_job.h"
@@ -44,9 +45,17 @@ DecodeResult DecodeObject(const Json& document);
 // Writes an object back; DecodeObject(EncodeObject(x)) == x.
 Json EncodeObject(const Object& object);
 
+// A TrainJob whose runtime does not exist is Failed with this reason until
+// the runtime comes; then it goes on (upstream clears the condition).
+inline constexpr std::string_view kRuntimeNotSupportedReason = "TrainingRuntimeNotSupported";
+
+// Whether a Failed condition of `reason` ends a job for good: every one
+// does but a TrainJob's missing runtime, which is waited for.
+bool FailedForGood(std::string_view kind, std::string_view reason);
+
 // How a stored job of any kind ended, from its conditions: "Succeeded"
 // (a TrainJob's or batch Job's Complete, a JobSet's Completed, too) or
-// "Failed"; nothing while it has not.
+// "Failed" (for good: FailedForGood); nothing while it has not.
 std::optional<std::string> JobOutcome(const Json& job);
 
 }  // namespace trainyard::api

@@ -80,7 +80,7 @@ Status SetCondition(TrainJobContext& ctx, const std::string& type, const std::st
 bool IsFinished(TrainJobContext& ctx) {
   api::MetaCondition* failed = FindCondition(ctx.status, "Failed");
   bool failed_for_good = failed != nullptr && failed->status == "True" &&
-                         failed->reason != "TrainingRuntimeNotSupported";
+                         api::FailedForGood("TrainJob", failed->reason);
   return IsTrue(ctx.status, "Complete") || failed_for_good;
 }
 
@@ -301,7 +301,7 @@ Result<ReconcileResult> Build(TrainJobContext& ctx, const std::optional<Json>& e
   const api::RuntimeRef& ref = ctx.spec.runtime_ref;
   if (!runtime) {
     RETURN_IF_ERROR(SetCondition(
-        ctx, "Failed", "True", "TrainingRuntimeNotSupported",
+        ctx, "Failed", "True", std::string(api::kRuntimeNotSupportedReason),
         fmt::format("unsupported runtime: {} {} was not found: create it, or name one that exists",
                     ref.kind, ref.name)));
     return ReconcileResult{kRuntimeRecheck};

@@ -208,5 +208,23 @@ TEST(JobOutcomeTest, EachKindsEndIsRead) {
   EXPECT_EQ(JobOutcome(with("Running")), std::nullopt);
 }
 
+// A TrainJob Failed for a runtime that does not exist yet goes on once it
+// comes (its controller waits): not an end, for MLflow's records and the
+// metrics' final read alike.
+TEST(JobOutcomeTest, ATrainJobWaitingForItsRuntimeHasNotEnded) {
+  Json waiting = {{"kind", "TrainJob"},
+                  {"status",
+                   {{"conditions",
+                     {{{"type", "Failed"},
+                       {"status", "True"},
+                       {"reason", std::string(kRuntimeNotSupportedReason)}}}}}}};
+  EXPECT_EQ(JobOutcome(waiting), std::nullopt);
+  waiting["status"]["conditions"][0]["reason"] = "DeadlineExceeded";
+  EXPECT_EQ(JobOutcome(waiting), "Failed");
+  waiting["kind"] = "PyTorchJob";
+  waiting["status"]["conditions"][0]["reason"] = std::string(kRuntimeNotSupportedReason);
+  EXPECT_EQ(JobOutcome(waiting), "Failed");
+}
+
 }  // namespace
 }  // namespace trainyard::api
