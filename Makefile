@@ -45,9 +45,10 @@ build:
 	@cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD)
 
-# Every test, in a plain build: the quick loop while developing.
+# The unit tier, in a plain build: the quick loop while developing (the
+# end-to-end tier, ctest -L e2e, is the test command's too).
 unit: build
-	cd $(BUILD) && ctest --output-on-failure -j2
+	cd $(BUILD) && ctest --output-on-failure -j2 -L unit
 
 # Every test, under the sanitizers: what `make test` runs. One build, so
 # that the 2-core CI machine compiles the project once.

@@ -108,6 +108,16 @@ class NodeAgentTest : public ::testing::Test {
   bool PhaseIs(const std::string& name, const std::string& phase) {
     return Pod(name).status.phase == phase;
   }
+  // Every pod's phase and first container's state, for a failure's message.
+  std::string Phases() {
+    std::string out;
+    (void)store_->Scan("Pod", "default", [&](const api::Json& doc) {
+      out += api::StringAt(doc, {"metadata", "name"}) + ": " +
+             api::StringAt(doc, {"status", "phase"}) + " " +
+             api::Json(api::ArrayRefAt(doc, {"status", "containerStatuses"})).dump() + "\n";
+    });
+    return out;
+  }
   std::string Log(const std::string& pod, const std::string& container = "main") {
     std::ifstream in(agent_->LogPath("default", pod, container));
     std::stringstream s;

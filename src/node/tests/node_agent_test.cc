@@ -323,7 +323,7 @@ TEST_F(NodeAgentTest, AnIdleSyncLooksAtNoFinishedPod) {
       if (!PhaseIs("done-" + std::to_string(i), "Succeeded")) return false;
     }
     return PhaseIs("running", "Running");
-  }));
+  })) << Phases();
   ASSERT_TRUE(agent_->Sync().ok());  // the last statuses it wrote come back once
   counting.Reset();
   for (int i = 0; i < 10; ++i) ASSERT_TRUE(agent_->Sync().ok());
