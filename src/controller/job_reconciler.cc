@@ -145,8 +145,13 @@ Result<bool> EndInPlace(Context& ctx, api::Pod& pod) {
   auto ran = std::chrono::duration_cast<std::chrono::seconds>(ctx.now - *start).count();
   pod.spec.extra["activeDeadlineSeconds"] = std::max<int64_t>(1, ran);
   Result<api::Json> updated = ctx.options.store->Update(api::EncodePod(pod));
-  if (!updated.ok()) return updated.status();
-  return true;
+  if (updated.ok()) return true;
+  if (updated.status().code() == StatusCode::kAborted) return updated.status();  // raced: again
+  // An API server that refuses the change (a pod's spec is mostly
+  // immutable there) must not keep the job from finishing: nothing of it
+  // may keep running, so the pod goes, as before.
+  RETURN_IF_ERROR(DeleteReplica(ctx, pod));
+  return false;
 }
 
 // Nothing of a finished job keeps running; the cleanPodPolicy decides which

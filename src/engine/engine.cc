@@ -123,6 +123,13 @@ Status Engine::Init() {
     node_name_ = NodeName();
     return OkStatus();
   }
+  {
+    // This engine's groups apart from any other's on the machine, under a
+    // name its state folder keeps across restarts.
+    std::error_code ec;
+    std::filesystem::path state = std::filesystem::weakly_canonical(options_.state_dir, ec);
+    cgroups_ = cgroups_.Scoped(node::ScopeOf(ec ? options_.state_dir : state.string()));
+  }
   controller::ReconcilerOptions reconciler{
       .store = store_.get(), .clock = options_.clock, .ports = &ports_};
   if (!options_.exec_program.empty()) {
@@ -241,7 +248,8 @@ Status Engine::QueueEveryJob() {
 Engine::~Engine() {
   CloseInbox(UnavailableError("the engine is gone"));
   (void)CommitOpenGroup();
-  node_.reset();  // kills what still runs
+  node_.reset();           // kills what still runs
+  cgroups_.RemoveScope();  // what is still in use stays (a server's adopted replicas)
   for (int fd : wake_pipe_) {
     if (fd >= 0) close(fd);
   }

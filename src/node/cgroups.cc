@@ -261,6 +261,40 @@ void Cgroups::RemoveStale() const {
   }
 }
 
+Cgroups Cgroups::Scoped(const std::string& scope) const {
+  Cgroups scoped = *this;
+  if (!problem_.empty()) return scoped;
+  for (std::string* parent : {&scoped.memory_parent_, &scoped.cpu_parent_, &scoped.pids_parent_}) {
+    if (parent->empty()) continue;
+    *parent += "/" + scope;
+    Status made = MakeGroup(*parent);
+    // v2: the scope hands its controllers down to its pods' groups.
+    if (made.ok() && v2_) made = WriteFile(*parent + "/cgroup.subtree_control", controllers_);
+    if (!made.ok()) {
+      scoped.problem_ = std::string(made.message());
+      return scoped;
+    }
+  }
+  return scoped;
+}
+
+void Cgroups::RemoveScope() const {
+  if (!problem_.empty()) return;
+  RemoveStale();
+  for (const std::string& parent : {memory_parent_, cpu_parent_, pids_parent_}) {
+    if (!parent.empty()) rmdir(parent.c_str());  // fails while a group is in it
+  }
+}
+
+std::string ScopeOf(const std::string& state_dir) {
+  uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : state_dir) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  return fmt::format("state-{:016x}", hash);
+}
+
 int64_t DefaultPodMaxPids(const std::string& pid_max_file) {
   int64_t pid_max = 0;
   std::istringstream(ReadFile(pid_max_file)) >> pid_max;

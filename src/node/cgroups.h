@@ -34,6 +34,10 @@ struct CgroupLimits {
 // The kubelet leaves pods unbounded by default; here a pod takes at most
 // an eighth of what the machine may run (kernel.pid_max), at most 16,384,
 // so that no fork bomb takes the machine.
+// A scope's name for a state folder: "state-" and 16 hex digits of its
+// path's FNV-1a hash, the same from run to run and build to build.
+std::string ScopeOf(const std::string& state_dir);
+
 int64_t DefaultPodMaxPids(const std::string& pid_max_file = "/proc/sys/kernel/pid_max");
 
 class Cgroups {
@@ -62,6 +66,16 @@ class Cgroups {
   void Remove(const std::string& name) const;
   // Removes the groups an earlier trainyard left with nothing in them.
   void RemoveStale() const;
+
+  // The same hierarchy with every group under `scope` (made if missing):
+  // one engine's groups apart from another's on the same machine, so that
+  // neither's RemoveStale takes a group the other has just made (a
+  // `trainyard run` beside a server, test binaries side by side). Give it
+  // a name stable per state folder (ScopeOf), so that a restarted server
+  // finds its pods' groups.
+  Cgroups Scoped(const std::string& scope) const;
+  // Removes the scope's own groups, where nothing is left in them.
+  void RemoveScope() const;
 
  private:
   bool v2_ = false;

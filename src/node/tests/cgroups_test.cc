@@ -100,6 +100,30 @@ TEST(CgroupsTest, WhatARunLeavesIsKilledWithItsGroupAndItsTasksAreBounded) {
   cgroups.Remove(name);
 }
 
+// Two engines on one machine (a run beside a server, test binaries side by
+// side) keep their groups apart: one's sweep of stale groups never takes a
+// group the other has just made, before its process joined it.
+TEST(CgroupsTest, ScopesKeepEachEnginesGroupsFromTheOthersSweep) {
+  Cgroups machine = Cgroups::Detect();
+  if (!machine.problem().empty()) GTEST_SKIP() << machine.problem();
+  std::string pid = std::to_string(getpid());
+  Cgroups a = machine.Scoped(ScopeOf("/state/a-" + pid));
+  Cgroups b = machine.Scoped(ScopeOf("/state/b-" + pid));
+  ASSERT_EQ(a.problem(), "");
+  std::string name = "scoped-" + pid + "/main_0";
+  Result<std::vector<std::string>> dirs = a.Make(name, {.memory_bytes = 64 << 20});
+  ASSERT_TRUE(dirs.ok()) << dirs.status().ToString();
+  b.RemoveStale();
+  b.RemoveScope();
+  for (const std::string& dir : *dirs) EXPECT_TRUE(std::filesystem::exists(dir)) << dir;
+  a.Remove(name);
+  a.RemoveScope();
+  std::string scope = std::filesystem::path(dirs->front()).parent_path().parent_path().string();
+  EXPECT_FALSE(std::filesystem::exists(scope)) << "an emptied scope is removed";
+  EXPECT_EQ(ScopeOf("/var/lib/trainyard/server"), ScopeOf("/var/lib/trainyard/server"));
+  EXPECT_NE(ScopeOf("/var/lib/trainyard/server"), ScopeOf("/var/lib/trainyard/runs/x"));
+}
+
 TEST(CgroupsTest, WithoutAHierarchyItSaysWhy) {
   Cgroups cgroups = Cgroups::Detect("/nonexistent-cgroup-root", "/proc/self/cgroup");
   EXPECT_NE(cgroups.problem(), "");

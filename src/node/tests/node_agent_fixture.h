@@ -60,6 +60,7 @@ class NodeAgentTest : public ::testing::Test {
   }
   void TearDown() override {
     agent_.reset();
+    cgroups_.RemoveScope();
     fs::remove_all(dir_);
   }
 
@@ -126,7 +127,9 @@ class NodeAgentTest : public ::testing::Test {
   }
 
   fs::path dir_;
-  Cgroups cgroups_ = Cgroups::Detect();
+  // A scope of this test process's own: test binaries run side by side,
+  // each with its agents.
+  Cgroups cgroups_ = Cgroups::Detect().Scoped(ScopeOf("node-test-" + std::to_string(getpid())));
   FakeClock clock_;
   std::unique_ptr<store::SqliteStore> store_;
   std::unique_ptr<NodeAgent> agent_;
