@@ -70,7 +70,7 @@ void DefaultTrialTemplate(TrialTemplate& t) {
     primary = {{std::string(kLabelJobRole), "master"}};
   } else if (kind == "TrainJob") {
     success = ConditionIs("Complete", "True");
-    primary = {{"jobset.sigs.k8s.io/replicatedjob-name", "node"},
+    primary = {{std::string(kReplicatedJobNameLabel), "node"},
                {std::string(kBatchCompletionIndex), "0"}};
   } else {
     return;  // Argo, Tekton, ...: the user states the conditions

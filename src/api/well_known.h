@@ -70,5 +70,10 @@ inline constexpr std::string_view kReplicatedJobReplicasLabel =
     "jobset.sigs.k8s.io/replicatedjob-replicas";
 inline constexpr std::string_view kJobIndexLabel = "jobset.sigs.k8s.io/job-index";
 inline constexpr std::string_view kJobSetRestartAttemptLabel = "jobset.sigs.k8s.io/restart-attempt";
+inline constexpr std::string_view kJobSetGroupNameLabel = "jobset.sigs.k8s.io/group-name";
+// The coordinator's stable DNS name, told to every pod of the JobSet.
+inline constexpr std::string_view kJobSetCoordinatorLabel = "jobset.sigs.k8s.io/coordinator";
+// JobSet's spec.managedBy for its own controller.
+inline constexpr std::string_view kJobSetController = "jobset.sigs.k8s.io/jobset-controller";
 
 }  // namespace trainyard::api

@@ -62,10 +62,11 @@ Json ChildJob(const api::ObjectMeta& meta, const api::JobSetSpec& spec,
       {std::string(api::kReplicatedJobReplicasLabel), std::to_string(rjob.replicas.value_or(1))},
       {std::string(api::kJobIndexLabel), std::to_string(index)},
       {std::string(api::kJobSetRestartAttemptLabel), std::to_string(attempt)},
-      {"jobset.sigs.k8s.io/group-name", rjob.group_name.empty() ? "default" : rjob.group_name}};
+      {std::string(api::kJobSetGroupNameLabel),
+       rjob.group_name.empty() ? "default" : rjob.group_name}};
   // The coordinator every pod is told of: one pod's stable DNS name.
   if (spec.coordinator) {
-    marks["jobset.sigs.k8s.io/coordinator"] =
+    marks[std::string(api::kJobSetCoordinatorLabel)] =
         fmt::format("{}-{}-{}-{}.{}", meta.name, spec.coordinator->replicated_job,
                     spec.coordinator->job_index.value_or(0),
                     spec.coordinator->pod_index.value_or(0), SubdomainOf(meta, spec));

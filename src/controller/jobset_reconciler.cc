@@ -18,7 +18,7 @@ namespace {
 
 using api::Json;
 
-constexpr std::string_view kJobSetController = "jobset.sigs.k8s.io/jobset-controller";
+using api::kJobSetController;
 // How soon a JobSet waiting for a name another object holds looks again.
 constexpr Duration kBlockedRecheck = std::chrono::seconds(5);
 
