@@ -142,9 +142,11 @@ void SetDefaults(CoreObject& object) {
 }
 
 void SetDefaultsOnCreate(Json& object) {
-  if (StringAt(object, "apiVersion") != kBatchGroupVersion || StringAt(object, "kind") != "Job") {
-    return;
-  }
+  const ResourceType* type = ResourceTypeOf(object);
+  if (type != nullptr && type->create_defaults) type->create_defaults(object);
+}
+
+void internal::SetBatchJobCreateDefaults(Json& object) {
   const Json* manual = FindAt(object, {"spec", "manualSelector"});
   if (manual != nullptr && manual->is_boolean() && manual->get<bool>()) return;
   Json& spec = object["spec"];

@@ -30,7 +30,11 @@ inline void SetDefaults(Suggestion&) {}  // likewise
 // `batch.kubernetes.io/controller-uid`, and its template carries that
 // label and the job-name labels (both spellings), so that kubectl finds a
 // Job's own pods (`kubectl logs job/x`).
+// By the kind's descriptor (ResourceType::create_defaults).
 void SetDefaultsOnCreate(Json& object);
+namespace internal {
+void SetBatchJobCreateDefaults(Json& object);  // batch/v1 Job's create_defaults
+}  // namespace internal
 
 // The cleanPodPolicy in force: MPIJob's legacy spec.cleanPodPolicy yields to
 // runPolicy's, as upstream's reconciler syncs them.

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "api/misplaced_fields.h"
 #include "api/object_codec.h"
 #include "api/registry.h"
@@ -263,7 +265,10 @@ template Json internal::EncodeKatib<Trial>(const Trial&);
 template Json internal::EncodeKatib<Suggestion>(const Suggestion&);
 
 bool FailedForGood(std::string_view kind, std::string_view reason) {
-  return !(kind == "TrainJob" && reason == kRuntimeNotSupportedReason);
+  const ResourceType* type = ResourceTypeOfKind(kind);
+  if (type == nullptr) return true;
+  const std::vector<std::string>& retried = type->retried_failure_reasons;
+  return std::find(retried.begin(), retried.end(), reason) == retried.end();
 }
 
 std::optional<std::string> JobOutcome(const Json& job) {

@@ -193,7 +193,8 @@ void AddJobTypes(std::vector<ResourceType>& out) {
        .hooks = TypedHooks<BatchJob>(internal::DecodeBatchJobDocument, internal::ValidateBatchJob,
                                      internal::EncodeBatchJob),
        .label_names = true,
-       .columns = BatchJobColumns});
+       .columns = BatchJobColumns,
+       .create_defaults = internal::SetBatchJobCreateDefaults});
 }
 
 // coordination.k8s.io's Lease: what operators elect a leader with. Kept
@@ -261,7 +262,8 @@ void AddTrainerTypes(std::vector<ResourceType>& out) {
                  .role = ResourceRole::kJob,
                  .hooks = TrainJobHooks(),
                  .label_names = true,
-                 .columns = TrainJobColumns});
+                 .columns = TrainJobColumns,
+                 .retried_failure_reasons = {std::string(kRuntimeNotSupportedReason)}});
   for (bool cluster : {false, true}) {
     std::string kind = cluster ? "ClusterTrainingRuntime" : "TrainingRuntime";
     out.push_back({.group = std::string(kTrainerGroup),

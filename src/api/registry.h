@@ -76,6 +76,12 @@ struct ResourceType {
   // Upstream's `framework` label of the training_operator_* metrics:
   // "pytorch"; empty for kinds it does not count.
   std::string framework;
+  // Reasons of a Failed condition that do not end the job: it goes on
+  // once what it waits for comes (a TrainJob's missing runtime).
+  std::vector<std::string> retried_failure_reasons;
+  // The defaults kube-apiserver sets as it creates an object, from the
+  // uid it gave it (a batch/v1 Job's selector); unset for most kinds.
+  std::function<void(Json&)> create_defaults;
 
   bool Allows(std::string_view verb) const;  // a verb of `verbs`
   std::string GroupVersion() const;          // "kubeflow.org/v1", or "v1" for core
