@@ -470,6 +470,19 @@ void WarnUnrunHooks(const Json& extra, const FieldPath& path, ValidationResult& 
   }
 }
 
+// A container's termination file is not read: a failed one's message is
+// the end of its output, as FallbackToLogsOnError keeps it. Said where a
+// manifest names a file of its own, which its code would write to report.
+void WarnUnreadTerminationFile(const Json& extra, const FieldPath& path, ValidationResult& out) {
+  if (!extra.is_object()) return;
+  std::string file = StringAt(extra, "terminationMessagePath");
+  if (file.empty() || file == "/dev/termination-log") return;
+  out.warnings.push_back(fmt::format(
+      "{}: not acted on: trainyard reads no termination file; a failed container's message is "
+      "the end of its output, as terminationMessagePolicy FallbackToLogsOnError makes it",
+      path.Child("terminationMessagePath").ToString()));
+}
+
 }  // namespace
 
 void ValidateResourceList(const ResourceList& list, const FieldPath& path, ValidationResult& out) {
@@ -549,6 +562,7 @@ void ValidatePodTemplate(const PodTemplateSpec& pod, const FieldPath& path,
       ValidateContainer(containers[i], item, volume_names, out);
       WarnUnheededUser(containers[i].extra, item, out);
       WarnUnrunHooks(containers[i].extra, item, out);
+      WarnUnreadTerminationFile(containers[i].extra, item, out);
       if (!containers[i].name.empty() && !container_names.insert(containers[i].name).second) {
         out.errors.push_back(FieldError::Duplicate(item.Child("name"), containers[i].name));
       }

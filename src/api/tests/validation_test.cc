@@ -234,6 +234,29 @@ spec:
           ::testing::StartsWith(container + "lifecycle: not acted on")));
 }
 
+// A termination file of the manifest's own is not read: said. The default
+// path, which every manifest a cluster wrote back carries, is not.
+TEST(ValidationTest, ATerminationFileOfItsOwnIsSaidToBeUnread) {
+  const char* manifest = R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: x}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - {name: main, image: i, terminationMessagePath: %s}
+)";
+  char own[1024], standard[1024];
+  std::snprintf(own, sizeof(own), manifest, "/tmp/why");
+  std::snprintf(standard, sizeof(standard), manifest, "/dev/termination-log");
+  EXPECT_THAT(Check(own).result.warnings,
+              ::testing::ElementsAre(::testing::StartsWith(
+                  "spec.template.spec.containers[0].terminationMessagePath: not acted on")));
+  EXPECT_THAT(Check(standard).result.warnings, ::testing::IsEmpty());
+}
+
 TEST(ValidationTest, UpdateKeepsManagedByAndQueueForEveryKind) {
   const char* base = R"(
 apiVersion: kubeflow.org/v1
