@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "api/object.h"
 #include "api/reflect.h"
 #include "api/trainer.h"
 #include "api/training_job.h"
@@ -73,9 +74,7 @@ Json PrinterColumns() {
 
 // The scale subresource upstream gives the kinds that scale by Workers.
 std::optional<Json> ScaleOf(JobKind kind) {
-  if (kind != JobKind::kPyTorchJob && kind != JobKind::kPaddleJob && kind != JobKind::kJAXJob) {
-    return std::nullopt;
-  }
+  if (!InfoFor(kind).scales_by_workers) return std::nullopt;
   return Json{
       {"labelSelectorPath", ".status.replicaStatuses.Worker.selector"},
       {"specReplicasPath", fmt::format(".spec.{}.Worker.replicas", InfoFor(kind).replica_field)},
@@ -199,7 +198,7 @@ Json TrainerCustomResourceDefinition(const std::string& kind) {
               {"listKind", kind + "List"},
               {"plural", plural},
               {"singular", AsciiLower(kind)}}},
-            {"scope", kind == "ClusterTrainingRuntime" ? "Cluster" : "Namespaced"},
+            {"scope", IsNamespacedKind(kind) ? "Namespaced" : "Cluster"},
             {"versions", Json::array({std::move(version)})}}}};
 }
 

@@ -86,7 +86,7 @@ void SetDefaults(TrainingJob& job) {
   RunPolicy& run_policy =
       job.spec.run_policy ? *job.spec.run_policy : job.spec.run_policy.emplace();
   if (!run_policy.suspend) run_policy.suspend = false;
-  if (job.kind == JobKind::kMPIJob) {
+  if (job.info().mpi_launcher) {
     SetMpiDefaults(job);
     return;
   }

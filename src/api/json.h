@@ -12,6 +12,7 @@
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace trainyard::api {
 
@@ -28,6 +29,18 @@ inline const Json* FindAt(const Json& doc, std::initializer_list<const char*> pa
     at = &*it;
   }
   return at;
+}
+// The same, to modify what is found.
+inline Json* FindAt(Json& doc, std::initializer_list<const char*> path) {
+  return const_cast<Json*>(FindAt(static_cast<const Json&>(doc), path));
+}
+
+// The value at a path of keys, made (null) where missing: for writing.
+// Each step must be an object or missing.
+inline Json& MakeAt(Json& doc, const std::vector<std::string>& path) {
+  Json* at = &doc;
+  for (const std::string& key : path) at = &(*at)[key];
+  return *at;
 }
 
 // The string at a path of keys, else `fallback`.

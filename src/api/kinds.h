@@ -26,6 +26,16 @@ struct KindInfo {
   bool defaults_port;  // MPIJob has a port constant but never adds it
   std::string_view default_restart_policy;
   std::vector<std::string> replica_types;  // canonical spelling, in upstream's order
+  // Scales by its Workers: upstream's CRD gives it a scale subresource,
+  // and its replica statuses a label selector.
+  bool scales_by_workers = false;
+  // mpirun on its Launcher starts the ranks in its Workers, through the
+  // hostfile and rsh agent it is given: no Services, the Launcher's own
+  // pod name, Workers that only stay up.
+  bool mpi_launcher = false;
+  // On a cluster its Workers wait for the Master's name to resolve before
+  // they start (upstream's PyTorch init container).
+  bool workers_wait_for_master = false;
 };
 
 const KindInfo& InfoFor(JobKind kind);

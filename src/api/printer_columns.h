@@ -51,6 +51,9 @@ std::vector<PrinterColumn> ExperimentColumns();
 std::vector<PrinterColumn> TrialColumns();
 std::vector<PrinterColumn> SuggestionColumns();
 // ClusterQueue, LocalQueue, ResourceFlavor, PriorityClass, ResourceQuota.
-std::vector<PrinterColumn> SchedulingColumns(std::string_view kind);
+std::vector<PrinterColumn> ClusterQueueColumns();
+std::vector<PrinterColumn> LocalQueueColumns();
+std::vector<PrinterColumn> PriorityClassColumns();
+std::vector<PrinterColumn> ResourceQuotaColumns();
 
 }  // namespace trainyard::api

@@ -50,9 +50,8 @@ std::string Nominal(const Json& cq, const std::string& flavor, const std::string
 // A ClusterQueue's "nvidia.com/gpu 12/8 (borrowing 4), cpu 10/64" (in
 // use / nominal); a LocalQueue's "nvidia.com/gpu 6 (its ClusterQueue
 // borrowing 4), cpu 5".
-std::string Usage(const Json& queue) {
+std::string Usage(const Json& queue, bool cluster) {
   std::vector<std::string> parts;
-  bool cluster = StringAt(queue, {"kind"}) == "ClusterQueue";
   for (const Json& flavor :
        ArrayRefAt(queue, {"status", cluster ? "flavorsUsage" : "flavorUsage"})) {
     for (const Json& r : ArrayRefAt(flavor, {"resources"})) {
@@ -85,41 +84,39 @@ std::string QuotaPairs(const Json& rq, bool limits) {
 
 }  // namespace
 
-std::vector<PrinterColumn> SchedulingColumns(std::string_view kind) {
-  if (kind == "ClusterQueue") {
-    return {NameColumn(),
-            StringColumn("Cohort", {"spec", "cohort"}),
-            StringColumn("Strategy", {"spec", "queueingStrategy"}, 1),
-            IntColumn("Pending Workloads", {"status", "pendingWorkloads"}),
-            IntColumn("Admitted Workloads", {"status", "admittedWorkloads"}),
-            {"Usage", "string", "", 0, [](const Json& o, TimePoint) { return Usage(o); }}};
-  }
-  if (kind == "LocalQueue") {
-    return {NameColumn(),
-            StringColumn("ClusterQueue", {"spec", "clusterQueue"}),
-            IntColumn("Pending Workloads", {"status", "pendingWorkloads"}),
-            IntColumn("Admitted Workloads", {"status", "admittedWorkloads"}),
-            {"Usage", "string", "", 0, [](const Json& o, TimePoint) { return Usage(o); }}};
-  }
-  if (kind == "PriorityClass") {
-    return {NameColumn(),
-            IntColumn("Value", {"value"}),
-            {"Global-Default", "string", "", 0,
-             [](const Json& o, TimePoint) {
-               return o.value("globalDefault", false) ? "true" : "false";
-             }},
-            StringColumn("Preemption Policy", {"preemptionPolicy"}, 1),
-            AgeColumn()};
-  }
-  if (kind == "ResourceQuota") {
-    return {
-        NameColumn(),
-        AgeColumn(),
-        {"Request", "string", "", 0, [](const Json& o, TimePoint) { return QuotaPairs(o, false); }},
-        {"Limit", "string", "", 0, [](const Json& o, TimePoint) { return QuotaPairs(o, true); }}};
-  }
-  if (kind == "ResourceFlavor") return {NameColumn(), AgeColumn()};
-  return {};
+std::vector<PrinterColumn> ClusterQueueColumns() {
+  return {NameColumn(),
+          StringColumn("Cohort", {"spec", "cohort"}),
+          StringColumn("Strategy", {"spec", "queueingStrategy"}, 1),
+          IntColumn("Pending Workloads", {"status", "pendingWorkloads"}),
+          IntColumn("Admitted Workloads", {"status", "admittedWorkloads"}),
+          {"Usage", "string", "", 0, [](const Json& o, TimePoint) { return Usage(o, true); }}};
+}
+
+std::vector<PrinterColumn> LocalQueueColumns() {
+  return {NameColumn(),
+          StringColumn("ClusterQueue", {"spec", "clusterQueue"}),
+          IntColumn("Pending Workloads", {"status", "pendingWorkloads"}),
+          IntColumn("Admitted Workloads", {"status", "admittedWorkloads"}),
+          {"Usage", "string", "", 0, [](const Json& o, TimePoint) { return Usage(o, false); }}};
+}
+
+std::vector<PrinterColumn> PriorityClassColumns() {
+  return {
+      NameColumn(),
+      IntColumn("Value", {"value"}),
+      {"Global-Default", "string", "", 0,
+       [](const Json& o, TimePoint) { return o.value("globalDefault", false) ? "true" : "false"; }},
+      StringColumn("Preemption Policy", {"preemptionPolicy"}, 1),
+      AgeColumn()};
+}
+
+std::vector<PrinterColumn> ResourceQuotaColumns() {
+  return {
+      NameColumn(),
+      AgeColumn(),
+      {"Request", "string", "", 0, [](const Json& o, TimePoint) { return QuotaPairs(o, false); }},
+      {"Limit", "string", "", 0, [](const Json& o, TimePoint) { return QuotaPairs(o, true); }}};
 }
 
 }  // namespace trainyard::api

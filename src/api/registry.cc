@@ -38,27 +38,30 @@ template <class Obj>
 ResourceType KatibType(std::vector<PrinterColumn> (*columns)()) {
   std::string kind(Obj::kKind);
   std::string lower = AsciiLower(kind);
-  return {.group = "kubeflow.org",
-          .version = "v1beta1",
-          .kind = kind,
-          .plural = lower + "s",
-          .singular = lower,
-          .has_status = true,
-          .verbs = kAllVerbs,
-          .role = ResourceRole::kTuning,
-          .hooks = TypedHooks<Obj>(
-              internal::DecodeKatibDocument<Obj>,
-              [](const Obj& o, ValidationResult& out) {
-                if constexpr (std::is_same_v<Obj, Experiment>) {
-                  internal::ValidateExperiment(o, out);
-                } else if constexpr (std::is_same_v<Obj, Trial>) {
-                  internal::ValidateTrial(o, out);
-                } else {
-                  internal::ValidateSuggestion(o, out);
-                }
-              },
-              internal::EncodeKatib<Obj>),
-          .columns = columns};
+  return {
+      .group = "kubeflow.org",
+      .version = "v1beta1",
+      .kind = kind,
+      .plural = lower + "s",
+      .singular = lower,
+      .has_status = true,
+      .verbs = kAllVerbs,
+      .role = ResourceRole::kTuning,
+      .hooks = TypedHooks<Obj>(
+          internal::DecodeKatibDocument<Obj>,
+          [](const Obj& o, ValidationResult& out) {
+            if constexpr (std::is_same_v<Obj, Experiment>) {
+              internal::ValidateExperiment(o, out);
+            } else if constexpr (std::is_same_v<Obj, Trial>) {
+              internal::ValidateTrial(o, out);
+            } else {
+              internal::ValidateSuggestion(o, out);
+            }
+          },
+          internal::EncodeKatib<Obj>),
+      .columns = columns,
+      // A trial's code may push its observations; Katib's log is its.
+      .strategy = {.tracking = std::is_same_v<Obj, Trial> ? Tracking::kPushed : Tracking::kNone}};
 }
 
 ResourceType CoreType(std::string kind, std::string plural, std::vector<std::string> short_names,
@@ -128,12 +131,16 @@ std::vector<ResourceType> CoreTypes() {
 
 // Kueue's, and the scheduling and quota kinds of Kubernetes.
 void AddPolicyTypes(std::vector<ResourceType>& out) {
-  const std::map<std::string, std::vector<std::string>> short_names = {
-      {"ClusterQueue", {"cq"}},
-      {"LocalQueue", {"queue", "queues", "lq"}},
-      {"ResourceFlavor", {"flavor", "flavors", "rf"}},
-      {"PriorityClass", {"pc"}},
-      {"ResourceQuota", {"quota"}}};
+  struct Names {
+    std::vector<std::string> short_names;
+    std::vector<PrinterColumn> (*columns)();
+  };
+  const std::map<std::string, Names> names = {
+      {"ClusterQueue", {{"cq"}, ClusterQueueColumns}},
+      {"LocalQueue", {{"queue", "queues", "lq"}, LocalQueueColumns}},
+      {"ResourceFlavor", {{"flavor", "flavors", "rf"}, NameAgeColumns}},
+      {"PriorityClass", {{"pc"}, PriorityClassColumns}},
+      {"ResourceQuota", {{"quota"}, ResourceQuotaColumns}}};
   for (const PolicyKindInfo& info : AllPolicyKinds()) {
     std::string kind(info.name);
     std::string gv(info.group_version);
@@ -147,14 +154,14 @@ void AddPolicyTypes(std::vector<ResourceType>& out) {
                    .namespaced = info.namespaced,
                    .has_status = true,
                    .verbs = kAllVerbs,
-                   .short_names = short_names.at(kind),
+                   .short_names = names.at(kind).short_names,
                    .role = ResourceRole::kPolicy,
                    .hooks = TypedHooks<PolicyObject>(
                        [policy](const Json& doc, FieldErrors& errors) {
                          return internal::DecodePolicyDocument(doc, policy, errors);
                        },
                        internal::ValidatePolicyObject, EncodePolicyObject),
-                   .columns = [kind] { return SchedulingColumns(kind); }});
+                   .columns = names.at(kind).columns});
   }
 }
 
@@ -179,7 +186,8 @@ void AddJobTypes(std::vector<ResourceType>& out) {
                    .label_names = true,
                    .columns = TrainingJobColumns,
                    // Upstream's label is the default container's name.
-                   .framework = std::string(info.default_container)});
+                   .framework = std::string(info.default_container),
+                   .job_shape = TrainingJobShape(info)});
   }
   out.push_back(
       {.group = "batch",
@@ -194,7 +202,8 @@ void AddJobTypes(std::vector<ResourceType>& out) {
                                      internal::EncodeBatchJob),
        .label_names = true,
        .columns = BatchJobColumns,
-       .create_defaults = internal::SetBatchJobCreateDefaults});
+       .create_defaults = internal::SetBatchJobCreateDefaults,
+       .job_shape = BatchJobShape()});
 }
 
 // coordination.k8s.io's Lease: what operators elect a leader with. Kept
@@ -263,7 +272,8 @@ void AddTrainerTypes(std::vector<ResourceType>& out) {
                  .hooks = TrainJobHooks(),
                  .label_names = true,
                  .columns = TrainJobColumns,
-                 .retried_failure_reasons = {std::string(kRuntimeNotSupportedReason)}});
+                 .retried_failure_reasons = {std::string(kRuntimeNotSupportedReason)},
+                 .job_shape = TrainJobShape()});
   for (bool cluster : {false, true}) {
     std::string kind = cluster ? "ClusterTrainingRuntime" : "TrainingRuntime";
     out.push_back({.group = std::string(kTrainerGroup),
@@ -287,7 +297,8 @@ void AddTrainerTypes(std::vector<ResourceType>& out) {
                  .role = ResourceRole::kJob,
                  .hooks = JobSetHooks(),
                  .label_names = true,
-                 .columns = JobSetColumns});
+                 .columns = JobSetColumns,
+                 .job_shape = JobSetShape()});
 }
 
 // The categories kubectl expands (`kubectl get all`): Kubernetes puts its
@@ -304,6 +315,26 @@ void SetCategories(std::vector<ResourceType>& out) {
   }
 }
 
+// What the API server does with each kind beyond storing it, keyed by
+// qualified resource name.
+void SetStrategies(std::vector<ResourceType>& out) {
+  const std::map<std::string, ApiStrategy (*)()> strategies = {
+      {"namespaces", NamespaceStrategy},
+      {"nodes", NodeStrategy},
+      {"pods", PodStrategy},
+      {"events", EventStrategy},
+      {"leases.coordination.k8s.io", LeaseStrategy},
+      {"customresourcedefinitions.apiextensions.k8s.io", CrdStrategy},
+      {"mutatingwebhookconfigurations.admissionregistration.k8s.io", WebhookConfigurationStrategy},
+      {"validatingwebhookconfigurations.admissionregistration.k8s.io",
+       WebhookConfigurationStrategy}};
+  for (ResourceType& t : out) {
+    auto it = strategies.find(t.Qualified());
+    if (it != strategies.end()) t.strategy = it->second();
+    if (t.role == ResourceRole::kJob) t.strategy.tracking = Tracking::kOwnOutput;
+  }
+}
+
 std::vector<ResourceType> MakeTypes() {
   std::vector<ResourceType> out = CoreTypes();
   out.push_back(LeaseType());
@@ -315,6 +346,7 @@ std::vector<ResourceType> MakeTypes() {
   out.push_back(KatibType<Trial>(TrialColumns));
   out.push_back(KatibType<Suggestion>(SuggestionColumns));
   SetCategories(out);
+  SetStrategies(out);
   std::set<std::string> taken;
   for (ResourceType& t : out) {
     t.store_kind = taken.insert(t.kind).second ? t.kind : t.kind + "." + t.group;
@@ -400,6 +432,16 @@ std::vector<std::string> JobKindNames() {
     if (t.role == ResourceRole::kJob) kinds.push_back(t.kind);
   }
   return kinds;
+}
+
+Tracking TrackingOf(std::string_view kind) {
+  const ResourceType* type = ResourceTypeOfKind(kind);
+  return type != nullptr ? type->strategy.tracking : Tracking::kNone;
+}
+
+const JobShape* JobShapeOf(std::string_view kind) {
+  const ResourceType* type = ResourceTypeOfKind(kind);
+  return type != nullptr && type->job_shape ? &*type->job_shape : nullptr;
 }
 
 }  // namespace trainyard::api

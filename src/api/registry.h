@@ -7,10 +7,13 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "api/api_strategy.h"
+#include "api/job_shape.h"
 #include "api/json.h"
 #include "api/object.h"
 #include "api/printer_columns.h"
@@ -82,6 +85,10 @@ struct ResourceType {
   // The defaults kube-apiserver sets as it creates an object, from the
   // uid it gave it (a batch/v1 Job's selector); unset for most kinds.
   std::function<void(Json&)> create_defaults;
+  // What the API server does with it beyond storing it.
+  ApiStrategy strategy;
+  // How a job kind is laid out (ResourceRole::kJob alone).
+  std::optional<JobShape> job_shape;
 
   bool Allows(std::string_view verb) const;  // a verb of `verbs`
   std::string GroupVersion() const;          // "kubeflow.org/v1", or "v1" for core
@@ -107,5 +114,10 @@ const ResourceType* ResolveResourceType(std::string_view word);
 // names of those kinds, in registry order.
 bool IsJobKind(std::string_view kind);
 std::vector<std::string> JobKindNames();
+// What trainyard keeps of what objects of `kind` report (as stores key
+// it); kNone for a kind it serves not.
+Tracking TrackingOf(std::string_view kind);
+// The shape of a job kind (as stores key it); nullptr for other kinds.
+const JobShape* JobShapeOf(std::string_view kind);
 
 }  // namespace trainyard::api

@@ -26,7 +26,7 @@ const std::vector<PolicyKindInfo>& AllPolicyKinds() {
       {PolicyKind::kClusterQueue, "ClusterQueue", kKueueGroupVersion, false},
       {PolicyKind::kLocalQueue, "LocalQueue", kKueueGroupVersion, true},
       {PolicyKind::kResourceFlavor, "ResourceFlavor", kKueueGroupVersion, false},
-      {PolicyKind::kPriorityClass, "PriorityClass", kSchedulingGroupVersion, false},
+      {PolicyKind::kPriorityClass, "PriorityClass", kSchedulingGroupVersion, false, true},
       {PolicyKind::kResourceQuota, "ResourceQuota", "v1", true},
   };
   return kinds;
@@ -113,7 +113,7 @@ Json EncodePolicyObject(const PolicyObject& object) {
   out["apiVersion"] = info.group_version;
   out["kind"] = info.name;
   out["metadata"] = Encode(object.metadata);
-  if (object.kind == PolicyKind::kPriorityClass) {
+  if (info.fields_at_top_level) {
     for (const auto& [key, value] : object.spec.items()) out[key] = value;
   } else {
     out["spec"] = object.spec.is_null() ? Json::object() : object.spec;

@@ -186,6 +186,9 @@ struct PolicyKindInfo {
   std::string_view name;  // "ClusterQueue"
   std::string_view group_version;
   bool namespaced;
+  // Its fields are at the top level, beside metadata (a PriorityClass's
+  // value), not under spec.
+  bool fields_at_top_level = false;
 };
 
 const std::vector<PolicyKindInfo>& AllPolicyKinds();

@@ -49,7 +49,7 @@ std::optional<TrackedOwner> TrackedOwnerUp(std::string kind, std::string name,
     std::optional<Json> object = get(kind, name);
     if (!object) break;
     std::string uid = StringAt(*object, {"metadata", "uid"});
-    if (kind == "Trial") return TrackedOwner{kind, name, uid};
+    if (TrackingOf(kind) == Tracking::kPushed) return TrackedOwner{kind, name, uid};
     std::string trial = StringAt(*object, {"metadata", "labels", std::string(kTrialLabel).c_str()});
     if (!trial.empty()) {
       std::optional<Json> t = get("Trial", trial);

@@ -76,7 +76,7 @@ void ValidateReplicaSpec(const TrainingJob& job, const std::string& type, const 
   bool has_default = std::any_of(containers.begin(), containers.end(), [&](const Container& c) {
     return c.name == info.default_container;
   });
-  if (job.kind != JobKind::kMPIJob && !containers.empty() && !has_default) {
+  if (!info.mpi_launcher && !containers.empty() && !has_default) {
     out.errors.push_back(FieldError::Required(
         containers_path,
         fmt::format("must have at least one container with name {}", info.default_container)));

@@ -92,19 +92,15 @@ std::string DescribeProgress(engine::Engine& engine, const JobView& view) {
   std::set<std::string> notes;
   int restarts = 0;
   Result<store::ObjectStore::ListResult> pods = engine.store().List("Pod", view.key.namespace_);
-  if (pods.ok()) {
+  const api::JobShape* shape = api::JobShapeOf(view.key.kind);
+  if (pods.ok() && shape != nullptr) {
     for (const api::Json& doc : pods->items) {
       Result<api::Pod> pod = api::DecodePod(doc);
       if (!pod.ok()) continue;
-      bool batch = view.key.kind == "Job";
-      bool jobset = view.key.kind == "TrainJob" || view.key.kind == "JobSet";
-      auto job = pod->metadata.labels.find(std::string(batch    ? api::kBatchJobNameLabel
-                                                       : jobset ? api::kJobSetNameLabel
-                                                                : api::kLabelJobName));
+      auto job = pod->metadata.labels.find(shape->pod_job_label);
       if (job == pod->metadata.labels.end() || job->second != view.key.name) continue;
-      std::string type = batch    ? "pod"
-                         : jobset ? pod->metadata.labels[std::string(api::kReplicatedJobNameLabel)]
-                                  : pod->metadata.labels[std::string(api::kLabelReplicaType)];
+      std::string type =
+          shape->pod_role_label.empty() ? "pod" : pod->metadata.labels[shape->pod_role_label];
       std::string phase = pod->status.phase.empty() ? "pending" : AsciiLower(pod->status.phase);
       ++phases[type][phase];
       restarts += controller::RestartsOf(*pod);
@@ -156,7 +152,8 @@ void RefreshJobSetLike(const api::Json& stored, JobView& view) {
     view.succeeded = view.state == "Succeeded";
   }
   if (view.finished || view.state == "Suspended") return;
-  const char* jobs = view.key.kind == "TrainJob" ? "jobsStatus" : "replicatedJobsStatus";
+  const api::JobShape* shape = api::JobShapeOf(view.key.kind);
+  const char* jobs = shape != nullptr ? shape->child_jobs_status.c_str() : "";
   for (const api::Json& s : api::ArrayRefAt(stored, {"status", jobs})) {
     if (api::IntAt(s, {"active"}) > 0) view.state = "Running";
   }
@@ -170,7 +167,9 @@ void Refresh(engine::Engine& engine, JobView& view) {
   }
   view.output_dir = api::ArtifactsDirOf(engine.artifacts_dir(), view.key.namespace_,
                                         api::StringAt(*stored, {"metadata", "uid"}));
-  if (view.key.kind == "TrainJob" || view.key.kind == "JobSet") {
+  // A kind that runs Jobs of its own speaks in metav1 conditions.
+  const api::JobShape* shape = api::JobShapeOf(view.key.kind);
+  if (shape != nullptr && !shape->child_jobs_status.empty()) {
     RefreshJobSetLike(*stored, view);
     return;
   }
@@ -328,8 +327,8 @@ Result<std::vector<scheduler::Node>> TakeNodes(LoadedManifests& loaded) {
   std::vector<scheduler::Node> nodes;
   std::vector<LoadedObject> rest;
   for (LoadedObject& object : loaded.objects) {
-    if (!object.document.is_object() || object.document.value("kind", "") != "Node" ||
-        object.document.value("apiVersion", "") != "v1") {
+    if (!engine::IsNodeDocument(object.document) ||
+        api::StringAt(object.document, "apiVersion") != "v1") {
       rest.push_back(std::move(object));
       continue;
     }

@@ -20,7 +20,7 @@ int RunValidate(const ValidateOptions& options, std::ostream& out, std::ostream&
   }
   for (const LoadedObject& object : loaded.objects) {
     // Nodes are not applied: they describe a --nodes inventory.
-    if (object.document.is_object() && object.document.value("kind", "") == "Node") {
+    if (engine::IsNodeDocument(object.document)) {
       Result<scheduler::Node> node = engine::NodeFromDocument(object.document, object.where);
       if (node.ok()) {
         ++valid;

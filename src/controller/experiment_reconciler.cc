@@ -53,9 +53,9 @@ Result<std::vector<api::Trial>> OwnedTrials(const store::ObjectStore& store,
     api::DecodeResult decoded = api::DecodeObject(doc);
     auto* trial = decoded.object ? std::get_if<api::Trial>(&*decoded.object) : nullptr;
     if (trial == nullptr) continue;
-    bool owned = std::any_of(
-        trial->metadata.owner_references.begin(), trial->metadata.owner_references.end(),
-        [&](const auto& o) { return o.kind == "Experiment" && o.uid == experiment.metadata.uid; });
+    bool owned = std::any_of(trial->metadata.owner_references.begin(),
+                             trial->metadata.owner_references.end(),
+                             [&](const auto& o) { return o.uid == experiment.metadata.uid; });
     if (owned) trials.push_back(std::move(*trial));
   }
   std::stable_sort(trials.begin(), trials.end(), [](const api::Trial& a, const api::Trial& b) {
@@ -298,11 +298,9 @@ Status ForgetExperiment(const ExperimentReconcilerOptions& options, const store:
   ASSIGN_OR_RETURN(store::ObjectStore::ListResult trials,
                    options.store->List("Trial", key.namespace_));
   for (const api::Json& trial : trials.items) {
-    for (const api::Json& owner : trial["metadata"].value("ownerReferences", api::Json::array())) {
-      if (owner.value("kind", "") == "Experiment" && owner.value("name", "") == key.name) {
-        RETURN_IF_ERROR(DeleteIfPresent(
-            *options.store, {"Trial", key.namespace_, trial["metadata"].value("name", "")}));
-      }
+    if (OwnedByName(trial, "Experiment", key.name)) {
+      RETURN_IF_ERROR(DeleteIfPresent(
+          *options.store, {"Trial", key.namespace_, api::StringAt(trial, {"metadata", "name"})}));
     }
   }
   RETURN_IF_ERROR(DeleteIfPresent(*options.store, {"Suggestion", key.namespace_, key.name}));

@@ -212,7 +212,7 @@ int TemplatePort(const api::TrainingJob& job, const std::string& type) {
 Result<frameworks::Placement> PlacementOf(Context& ctx) {
   frameworks::Placement placement;
   placement.host = ctx.options.host;
-  if (ctx.job.kind == api::JobKind::kMPIJob) {
+  if (ctx.job.info().mpi_launcher) {
     placement.mpi_hostfile = std::string(kMpiConfigDir) + "/hostfile";
     placement.mpi_rsh_agent = std::string(kMpiConfigDir) + "/kubexec.sh";
   }
@@ -253,7 +253,7 @@ Result<frameworks::Placement> PlacementOf(Context& ctx) {
 Status CreatePod(Context& ctx, const ReplicaRef& replica, const frameworks::Placement& placement,
                  int32_t recreations) {
   ASSIGN_OR_RETURN(api::Pod pod, BuildReplicaPod(ctx.job, replica, placement));
-  if (ctx.options.cluster && ctx.job.kind == api::JobKind::kMPIJob && replica.type == "Launcher") {
+  if (ctx.options.cluster && ctx.job.info().mpi_launcher && replica.type == "Launcher") {
     PrepareLauncherPod(ctx.job, ctx.options.cluster->mpi_kubectl_delivery_image, pod.spec);
   }
   if (Gang(ctx)) {
@@ -263,7 +263,7 @@ Status CreatePod(Context& ctx, const ReplicaRef& replica, const frameworks::Plac
     }
   }
   const auto& cluster = ctx.options.cluster;
-  if (cluster && ctx.job.kind == api::JobKind::kPyTorchJob && replica.type == "Worker" &&
+  if (cluster && ctx.job.info().workers_wait_for_master && replica.type == "Worker" &&
       ctx.job.FindReplica("Master") != nullptr) {
     pod.spec.init_containers.push_back(PyTorchInitContainer(ctx.job, cluster->pytorch_init_image,
                                                             cluster->pytorch_init_max_tries));
@@ -300,7 +300,7 @@ store::ObjectKey MpiConfigKey(const api::ObjectMeta& job) {
 // An MPIJob's /etc/mpi: created before its pods, kept in step with its
 // replica counts.
 Status ReconcileMpiConfig(Context& ctx) {
-  if (ctx.job.kind != api::JobKind::kMPIJob) return OkStatus();
+  if (!ctx.job.info().mpi_launcher) return OkStatus();
   if (ctx.options.cluster) RETURN_IF_ERROR(ReconcileLauncherAccess(*ctx.options.store, ctx.job));
   std::vector<std::string> running;
   for (const auto& [replica, pod] : ctx.pods) {
@@ -441,8 +441,7 @@ void UpdateReplicaStatuses(Context& ctx, const frameworks::ReplicaStates& states
     }
   }
   // The scale subresource's label selector, on the kinds whose CRD has one.
-  if (ctx.job.kind == api::JobKind::kPyTorchJob || ctx.job.kind == api::JobKind::kPaddleJob ||
-      ctx.job.kind == api::JobKind::kJAXJob) {
+  if (ctx.job.info().scales_by_workers) {
     for (auto& [type, rs] : statuses) {
       rs.selector =
           fmt::format("{}={},{}={}-controller,{}={}", api::kLabelJobName, ctx.job.metadata.name,

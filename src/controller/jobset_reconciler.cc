@@ -250,14 +250,17 @@ bool MayStart(const JobSetContext& ctx, size_t index) {
 // Creates what the JobSet makes unless it is there. One of that name that
 // is not the JobSet's (another's leftover, or the user's) is left alone and
 // said, and the JobSet waits for its name (`ctx.blocked`).
-Status CreateIfMissing(JobSetContext& ctx, const std::string& kind, Json object) {
+// `failed_reason` is the event's reason when it cannot be made: upstream's
+// JobCreationFailed for its Jobs.
+Status CreateIfMissing(JobSetContext& ctx, const std::string& kind, Json object,
+                       const char* failed_reason = "CreationFailed") {
   store::ObjectKey key{kind, ctx.meta.namespace_, api::StringAt(object, {"metadata", "name"})};
   Result<Json> existing = ctx.options.store->Get(key);
   bool ours = ControlledBy(
       object, ctx.meta.uid);  // what it makes without an owner (a Retain claim) is shared
   if (existing.ok() && ours && !ControlledBy(*existing, ctx.meta.uid)) {
     ctx.blocked = true;
-    return Record(ctx, "Warning", kind == "Job" ? "JobCreationFailed" : "CreationFailed",
+    return Record(ctx, "Warning", failed_reason,
                   fmt::format("{} {} exists and is not this JobSet's: it waits for the name", kind,
                               key.name));
   }
@@ -265,8 +268,7 @@ Status CreateIfMissing(JobSetContext& ctx, const std::string& kind, Json object)
   if (existing.status().code() != StatusCode::kNotFound) return existing.status();
   Result<Json> created = ctx.options.store->Create(std::move(object));
   if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
-    RETURN_IF_ERROR(Record(ctx, "Warning", kind == "Job" ? "JobCreationFailed" : "CreationFailed",
-                           created.status().message()));
+    RETURN_IF_ERROR(Record(ctx, "Warning", failed_reason, created.status().message()));
     return created.status();
   }
   return OkStatus();
@@ -290,8 +292,8 @@ Status CreateChildren(JobSetContext& ctx) {
         return api::StringAt(c->stored, {"metadata", "name"}) == name;
       });
       if (!have) {
-        RETURN_IF_ERROR(
-            CreateIfMissing(ctx, "Job", ChildJob(ctx.meta, ctx.spec, rjob, index, attempt)));
+        RETURN_IF_ERROR(CreateIfMissing(
+            ctx, "Job", ChildJob(ctx.meta, ctx.spec, rjob, index, attempt), "JobCreationFailed"));
       }
     }
   }

@@ -18,6 +18,13 @@ bool ControlledBy(const api::Json& object, const std::string& uid) {
   return false;
 }
 
+bool OwnedByName(const api::Json& object, std::string_view kind, std::string_view name) {
+  for (const api::Json& owner : api::ArrayRefAt(object, {"metadata", "ownerReferences"})) {
+    if (api::StringAt(owner, "kind") == kind && api::StringAt(owner, "name") == name) return true;
+  }
+  return false;
+}
+
 Status DeleteIfPresent(store::ObjectStore& store, const store::ObjectKey& key) {
   Result<api::Json> gone = store.Delete(key);
   if (!gone.ok() && gone.status().code() != StatusCode::kNotFound) return gone.status();

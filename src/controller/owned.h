@@ -17,6 +17,9 @@ Status DeleteIfPresent(store::ObjectStore& store, const store::ObjectKey& key);
 
 // Whether `object`'s controlling owner reference names `uid`.
 bool ControlledBy(const api::Json& object, const std::string& uid);
+// Whether `object`'s ownerReferences name an owner of `kind` called `name`
+// (for an owner that is gone, whose uid is not known).
+bool OwnedByName(const api::Json& object, std::string_view kind, std::string_view name);
 
 // Deletes every object whose ownerReferences name `owner_uid` and no other
 // owner that still exists, through the store's owner index: the cost is

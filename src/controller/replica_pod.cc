@@ -67,11 +67,11 @@ Result<api::Pod> BuildReplicaPod(const api::TrainingJob& job, const frameworks::
       pod.spec.containers[i].env.push_back(std::move(var));
     }
   }
-  if (job.kind == api::JobKind::kMPIJob) MountMpiConfig(job, replica, pod.spec);
+  if (job.info().mpi_launcher) MountMpiConfig(job, replica, pod.spec);
   // MPI workers are where mpirun starts its ranks; one without a command
   // just stays up, as upstream's `sleep 365d`.
-  if (job.kind == api::JobKind::kMPIJob && replica.type == "Worker" &&
-      !pod.spec.containers.empty() && pod.spec.containers[0].command.empty()) {
+  if (job.info().mpi_launcher && replica.type == "Worker" && !pod.spec.containers.empty() &&
+      pod.spec.containers[0].command.empty()) {
     pod.spec.containers[0].command = {"sleep"};
     pod.spec.containers[0].args = {"365d"};
   }

@@ -71,7 +71,7 @@ api::Container PyTorchInitContainer(const api::TrainingJob& job, const std::stri
 
 Status ReconcileServices(store::ObjectStore& store, const api::TrainingJob& job,
                          const RecordFn& record) {
-  if (job.kind == api::JobKind::kMPIJob) return OkStatus();  // mpirun reaches pods by kubectl exec
+  if (job.info().mpi_launcher) return OkStatus();  // mpirun reaches pods by kubectl exec
   std::vector<api::Json> have;  // copied out: a scan's visitor must not call the store
   RETURN_IF_ERROR(store.ScanOwnedBy("Service", job.metadata.uid,
                                     [&](const api::Json& s) { have.push_back(s); }));

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+
+#include "api/object.h"
+#include "api/registry.h"
 #include "api/trainer_kinds.h"
 #include "api/validation.h"
 #include "api/well_known.h"
@@ -11,8 +15,8 @@ namespace trainyard::controller {
 Result<std::optional<RuntimeSource>> ReadRuntime(const store::ObjectReader& store,
                                                  const api::RuntimeRef& ref,
                                                  const std::string& namespace_) {
-  bool cluster = ref.kind == "ClusterTrainingRuntime";
-  Result<api::Json> stored = store.Get({ref.kind, cluster ? "" : namespace_, ref.name});
+  bool namespaced = api::IsNamespacedKind(ref.kind);
+  Result<api::Json> stored = store.Get({ref.kind, namespaced ? namespace_ : "", ref.name});
   if (stored.status().code() == StatusCode::kNotFound) return std::optional<RuntimeSource>();
   if (!stored.ok()) return stored.status();
   api::CheckedObject checked = api::DecodeAndValidate(*stored);
@@ -33,13 +37,16 @@ Result<Admission> AdmitTrainJob(const store::ObjectReader& store, const api::Obj
   ASSIGN_OR_RETURN(std::optional<RuntimeSource> runtime, ReadRuntime(store, ref, meta.namespace_));
   if (!runtime) {
     if (update) return out;
-    bool cluster = ref.kind == "ClusterTrainingRuntime";
+    // "trainingruntimes.trainer.kubeflow.org ... specified trainingRuntime"
+    const api::ResourceType* type = api::ResourceTypeOfKind(ref.kind);
+    std::string qualified = type != nullptr ? type->Qualified() : ref.kind;
+    std::string camel = ref.kind;
+    if (!camel.empty()) camel[0] = static_cast<char>(std::tolower(camel[0]));
     out.errors.push_back(FieldError::InvalidRendered(
         path, "",
-        fmt::format("{}.trainer.kubeflow.org \"{}\" not found: specified {} must be created "
-                    "before the TrainJob is created",
-                    cluster ? "clustertrainingruntimes" : "trainingruntimes", ref.name,
-                    cluster ? "clusterTrainingRuntime" : "trainingRuntime")));
+        fmt::format("{} \"{}\" not found: specified {} must be created before the TrainJob is "
+                    "created",
+                    qualified, ref.name, camel)));
     return out;
   }
   const RuntimeSource& found = *runtime;

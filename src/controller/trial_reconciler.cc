@@ -145,19 +145,17 @@ api::Json BuildJob(const api::Trial& trial, const std::optional<TrialDir>& dir,
                                                {"uid", trial.metadata.uid},
                                                {"controller", true},
                                                {"blockOwnerDeletion", true}}});
-  api::Json& spec = job["spec"];
-  // A TrainJob's pods come from its runtime: the trial's variables reach
-  // its trainer's node container through the TrainJob's own env
-  // (validation keeps the collectors that mount volumes away from it).
-  if (job.value("kind", "") == "TrainJob") {
-    SetTrialEnv(spec["trainer"]["env"], env);
+  const api::JobShape* shape = api::JobShapeOf(api::StoreKindOf(job));
+  if (shape == nullptr) return job;  // validation refuses it
+  // A kind whose pods come from elsewhere (a TrainJob's runtime) takes the
+  // trial's variables in its own env (validation keeps the collectors that
+  // mount volumes away from it).
+  if (!shape->trial_env_path.empty()) {
+    SetTrialEnv(api::MakeAt(job, shape->trial_env_path), env);
     return job;
   }
-  if (spec.contains("template")) AddToPodTemplate(trial, extra, env, spec["template"]);
-  for (auto& [field, value] : spec.items()) {
-    if (!field.ends_with("ReplicaSpecs") || !value.is_object()) continue;
-    for (auto& [type, replica] : value.items())
-      AddToPodTemplate(trial, extra, env, replica["template"]);
+  for (api::Json* pod_template : shape->pod_templates(job)) {
+    AddToPodTemplate(trial, extra, env, *pod_template);
   }
   return job;
 }
@@ -281,16 +279,11 @@ Status SettleJob(Context& ctx, const store::ObjectKey& job_key) {
     return RecordTrialEvent(ctx, "Normal", "JobDeleted", "Job is deleted");
   }
   if (api::JobOutcome(*job).has_value()) return OkStatus();
-  api::Json& spec = (*job)["spec"];
-  bool changed = false;
-  if (job_key.kind == "Job" || job_key.kind == "TrainJob") {
-    changed = !spec.value("suspend", false);
-    spec["suspend"] = true;
-  } else {
-    changed = !spec["runPolicy"].value("suspend", false);
-    spec["runPolicy"]["suspend"] = true;
-  }
-  if (!changed) return OkStatus();
+  const api::JobShape* shape = api::JobShapeOf(job_key.kind);
+  if (shape == nullptr) return OkStatus();
+  api::Json& suspend = api::MakeAt(*job, shape->suspend_path);
+  if (suspend.is_boolean() && suspend.get<bool>()) return OkStatus();
+  suspend = true;
   return ctx.options.store->Update(*job).status();
 }
 
@@ -303,10 +296,8 @@ Status ForgetTrial(const TrialReconcilerOptions& options, const store::ObjectKey
   for (const std::string& kind : api::JobKindNames()) {
     Result<api::Json> job = options.store->Get({kind, key.namespace_, key.name});
     if (!job.ok()) continue;
-    for (const api::Json& owner : (*job)["metadata"].value("ownerReferences", api::Json::array())) {
-      if (owner.value("kind", "") == "Trial" && owner.value("name", "") == key.name) {
-        RETURN_IF_ERROR(DeleteIfPresent(*options.store, {kind, key.namespace_, key.name}));
-      }
+    if (OwnedByName(*job, "Trial", key.name)) {
+      RETURN_IF_ERROR(DeleteIfPresent(*options.store, {kind, key.namespace_, key.name}));
     }
   }
   RETURN_IF_ERROR(DeleteEventsOf(*options.store, key));

@@ -34,7 +34,7 @@ std::vector<std::string> OwnerKinds() {
 }
 
 bool OwnsFolder(std::string_view kind) {
-  return kind == "Trial" || kind == api::kTrackingRunKind || api::IsJobKind(kind);
+  return api::TrackingOf(kind) != api::Tracking::kNone || kind == api::kTrackingRunKind;
 }
 
 // The name of the folder `object` owns: its uid; a client's MLflow run's

@@ -21,8 +21,10 @@ std::vector<std::string> Ids(int64_t count) {
 
 }  // namespace
 
+bool IsNodeDocument(const api::Json& doc) { return api::StringAt(doc, "kind") == "Node"; }
+
 Result<scheduler::Node> NodeFromDocument(const api::Json& doc, const std::string& where) {
-  if (!doc.is_object() || doc.value("kind", "") != "Node") {
+  if (!IsNodeDocument(doc)) {
     return InvalidArgumentError(fmt::format("{}: expected kind: Node", where));
   }
   scheduler::Node node;

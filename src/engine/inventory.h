@@ -21,6 +21,9 @@ scheduler::Node MachineNode(const std::string& name, const runtime::MachineFacts
 // status.capacity). GPUs get device ids 0..n-1 unless the annotation
 // trainyard.dev/gpus lists them. Errors name the file, the node and field.
 Result<std::vector<scheduler::Node>> ReadNodesFile(const std::string& path);
+// Whether a manifest's document is a Node: part of an inventory, not of
+// what runs.
+bool IsNodeDocument(const api::Json& doc);
 // One Node document of such a file; `where` prefixes errors ("file:line").
 Result<scheduler::Node> NodeFromDocument(const api::Json& doc, const std::string& where);
 

@@ -194,78 +194,19 @@ Status MetricsCollector::Collect(const store::ObjectKey& key) {
   return OkStatus();
 }
 
-std::vector<MetricsCollector::Source> MetricsCollector::BatchSourcesOf(
-    const api::Json& stored) const {
-  // A JobSet's: its first replicated job's first Job (job-index 0); a
-  // Job's: itself.
-  std::vector<std::string> jobs;
-  if (api::StringAt(stored, "kind") == "JobSet") {
-    const api::Json& rjs = api::ArrayRefAt(stored, {"spec", "replicatedJobs"});
-    std::string first = rjs.empty() ? "" : api::StringAt(rjs[0], "name");
-    (void)options_.store->ScanOwnedBy(
-        "Job", api::StringAt(stored, {"metadata", "uid"}), [&](const api::Json& job) {
-          const api::Json& labels = api::ObjectAt(job, {"metadata", "labels"});
-          if (api::StringAt(labels, std::string(api::kReplicatedJobNameLabel).c_str()) == first &&
-              api::StringAt(labels, std::string(api::kJobIndexLabel).c_str()) == "0") {
-            jobs.push_back(api::StringAt(job, {"metadata", "uid"}));
-          }
-        });
-  } else {
-    jobs.push_back(api::StringAt(stored, {"metadata", "uid"}));
-  }
-  std::vector<Source> sources;
-  for (const std::string& job : jobs) {
-    (void)options_.store->ScanOwnedBy("Pod", job, [&](const api::Json& pod) {
-      std::string index = api::StringAt(
-          pod, {"metadata", "labels", std::string(api::kBatchCompletionIndex).c_str()});
-      const api::Json& containers = api::ArrayRefAt(pod, {"spec", "containers"});
-      if ((index.empty() || index == "0") && !containers.empty()) {
-        sources.push_back({api::StringAt(pod, {"metadata", "name"}),
-                           api::StringAt(pod, {"metadata", "uid"}),
-                           api::StringAt(containers[0], "name")});
-      }
-    });
-  }
-  return sources;
-}
-
 std::vector<MetricsCollector::Source> MetricsCollector::MetricsSourcesOf(
     const api::Json& stored) const {
   std::vector<Source> sources;
-  // A TrainJob's: node 0 of its `node` job (Katib's primary pod of one).
-  if (api::StringAt(stored, "kind") == "TrainJob") {
-    Result<std::vector<std::string>> owners = TrainJobPodOwners(*options_.store, stored);
-    for (const std::string& owner : owners.ok() ? *owners : std::vector<std::string>()) {
-      (void)options_.store->ScanOwnedBy("Pod", owner, [&](const api::Json& pod) {
-        const api::Json& labels = api::ObjectAt(pod, {"metadata", "labels"});
-        if (api::StringAt(labels, std::string(api::kReplicatedJobNameLabel).c_str()) == "node" &&
-            api::StringAt(labels, std::string(api::kBatchCompletionIndex).c_str()) == "0") {
-          sources.push_back({api::StringAt(pod, {"metadata", "name"}),
-                             api::StringAt(pod, {"metadata", "uid"}), "node"});
-        }
-      });
-    }
-    return sources;
-  }
-  std::string kind = api::StringAt(stored, "kind");
-  if (kind == "Job" || kind == "JobSet") return BatchSourcesOf(stored);
-  api::DecodeResult decoded = api::DecodeObject(stored);
-  auto* job = decoded.object ? std::get_if<api::TrainingJob>(&*decoded.object) : nullptr;
-  if (job == nullptr) return sources;
-  Result<std::vector<api::Pod>> pods =
-      controller::ControlledPods(*options_.store, job->metadata.uid);
-  for (const api::Pod& pod : pods.ok() ? *pods : std::vector<api::Pod>()) {
-    auto role = pod.metadata.labels.find(std::string(api::kLabelJobRole));
-    if (role == pod.metadata.labels.end() || role->second != "master" ||
-        pod.spec.containers.empty()) {
-      continue;
-    }
-    // The kind's own container (pytorch, tensorflow, ...), else the first.
-    std::string container = pod.spec.containers[0].name;
-    for (const api::Container& c : pod.spec.containers) {
-      if (c.name == job->info().default_container) container = c.name;
-    }
-    sources.push_back({pod.metadata.name, pod.metadata.uid, container});
+  const api::JobShape* shape = api::JobShapeOf(api::StoreKindOf(stored));
+  if (shape == nullptr) return sources;
+  Result<std::vector<std::string>> owners = PodOwnersOf(*options_.store, stored);
+  for (const std::string& owner : owners.ok() ? *owners : std::vector<std::string>()) {
+    (void)options_.store->ScanOwnedBy("Pod", owner, [&](const api::Json& pod) {
+      std::string container = shape->metrics_container(stored, pod);
+      if (container.empty()) return;
+      sources.push_back({api::StringAt(pod, {"metadata", "name"}),
+                         api::StringAt(pod, {"metadata", "uid"}), std::move(container)});
+    });
   }
   return sources;
 }

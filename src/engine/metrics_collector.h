@@ -97,8 +97,6 @@ class MetricsCollector {
     std::string container;
   };
   std::vector<Source> MetricsSourcesOf(const api::Json& job) const;
-  // A batch Job's or a JobSet's (MetricsSourcesOf).
-  std::vector<Source> BatchSourcesOf(const api::Json& job) const;
 
   // The whole records the event files under `dir` of `folder` gained (a
   // trial's event directory, a job's output folder), each from its stored

@@ -12,9 +12,11 @@
 
 namespace trainyard::engine {
 
-// The uids of what a TrainJob's pods are owned by: the Jobs of its JobSet.
-Result<std::vector<std::string>> TrainJobPodOwners(const store::ObjectReader& store,
-                                                   const api::Json& train_job);
+// The uids of what a job's pods are owned by: the job itself, or the
+// objects between it and its pods its kind's shape names (a TrainJob's
+// JobSet's Jobs).
+Result<std::vector<std::string>> PodOwnersOf(const store::ObjectReader& store,
+                                             const api::Json& job);
 
 // Found through the job's uid, so the cost is the job's pods', however many
 // others the namespace holds. None while the job is not made, or is gone.

@@ -54,7 +54,7 @@ std::string Placement::QualifiedHostOf(const api::TrainingJob& job,
 
 std::string ReplicaName(const api::TrainingJob& job, const ReplicaRef& replica) {
   std::string type = AsciiLower(replica.type);
-  if (job.kind == api::JobKind::kMPIJob && replica.type == "Launcher") {
+  if (job.info().mpi_launcher && replica.type == "Launcher") {
     return job.metadata.name + "-launcher";
   }
   return fmt::format("{}-{}-{}", job.metadata.name, type, replica.index);
@@ -107,28 +107,19 @@ std::string Reason(const api::TrainingJob& job, const std::string& what) {
   return std::string(job.info().name) + what;
 }
 
-namespace {
-std::string FailedMessage(const api::TrainingJob& job, int32_t count, const std::string& type) {
-  if (job.kind == api::JobKind::kTFJob) {
-    return fmt::format("TFJob {}/{} has failed because {} {} replica(s) failed.",
-                       job.metadata.namespace_, job.metadata.name, count, type);
-  }
-  return fmt::format("{} {} is failed because {} {} replica(s) failed.", job.info().name,
-                     job.metadata.name, count, type);
-}
-}  // namespace
-
 Verdict Conclude(const api::TrainingJob& job, const ReplicaStates& states, bool success,
-                 const std::string& success_message) {
+                 const std::string& success_message, const FailureRules& rules) {
   const std::string kind(job.info().name);
   if (success) return {JobPhase::kSucceeded, Reason(job, "Succeeded"), success_message};
   for (const std::string& type : job.info().replica_types) {
     Counts c = CountsOf(states, type);
-    // A TFJob with dynamic workers carries on without a lost worker.
-    bool tolerated = job.kind == api::JobKind::kTFJob && type == "Worker" &&
-                     job.spec.enable_dynamic_worker.value_or(false);
+    bool tolerated = type == "Worker" && rules.tolerate_failed_workers;
     if (c.failed > 0 && !tolerated) {
-      return {JobPhase::kFailed, Reason(job, "Failed"), FailedMessage(job, c.failed, type)};
+      std::string message = rules.failed_message
+                                ? rules.failed_message(c.failed, type)
+                                : fmt::format("{} {} is failed because {} {} replica(s) failed.",
+                                              kind, job.metadata.name, c.failed, type);
+      return {JobPhase::kFailed, Reason(job, "Failed"), std::move(message)};
     }
   }
   for (const std::string& type : job.info().replica_types) {

@@ -78,9 +78,16 @@ class TensorFlow final : public Framework {
         done = true;
       }
     }
+    internal::FailureRules rules{
+        .tolerate_failed_workers = job.spec.enable_dynamic_worker.value_or(false),
+        .failed_message = [&](int32_t count, const std::string& type) {
+          return fmt::format("TFJob {}/{} has failed because {} {} replica(s) failed.",
+                             job.metadata.namespace_, job.metadata.name, count, type);
+        }};
     return internal::Conclude(job, states, done,
                               fmt::format("TFJob {}/{} successfully completed.",
-                                          job.metadata.namespace_, job.metadata.name));
+                                          job.metadata.namespace_, job.metadata.name),
+                              rules);
   }
 
   bool IsMasterRole(const api::TrainingJob& job, const ReplicaRef& r) const override {

@@ -65,14 +65,12 @@ Result<ApiTarget> ParseApiPath(std::string_view path) {
   }
   if (rest.size() == 3) {
     target.subresource = rest[2];
+    bool pod = target.resource->role == api::ResourceRole::kPod;
+    bool tracked = target.resource->strategy.tracking != api::Tracking::kNone;
     bool known = (rest[2] == "status" && target.resource->has_status) ||
                  (rest[2] == "log" && target.resource->has_log) ||
-                 (rest[2] == "binding" && target.resource->kind == "Pod") ||
-                 (rest[2] == "exec" && target.resource->kind == "Pod") ||
-                 (rest[2] == "artifacts" &&
-                  (target.resource->kind == "Trial" || api::IsJobKind(target.resource->kind))) ||
-                 (rest[2] == "observations" &&
-                  (target.resource->kind == "Trial" || api::IsJobKind(target.resource->kind)));
+                 ((rest[2] == "binding" || rest[2] == "exec") && pod) ||
+                 ((rest[2] == "artifacts" || rest[2] == "observations") && tracked);
     if (!known) return not_found();
   }
   return target;

@@ -150,8 +150,9 @@ bool ApiHandler::Permits(const Resource& r, std::string_view verb) const {
   if (r.Allows(verb)) return true;
   // On an API-only server clients play the kubelets too: they register
   // Nodes, as kubelets do.
-  bool written_by_controllers =
-      r.role == api::ResourceRole::kPod || r.role == api::ResourceRole::kRecord || r.kind == "Node";
+  bool written_by_controllers = r.role == api::ResourceRole::kPod ||
+                                r.role == api::ResourceRole::kRecord ||
+                                r.strategy.kubelet_registered;
   return api_only_ && written_by_controllers &&
          (verb == "create" || verb == "update" || verb == "patch" || verb == "delete");
 }
@@ -191,7 +192,8 @@ ApiResponse ApiHandler::Dispatch(const ApiRequest& request) {
   if (target->subresource == "observations") {
     if (m == "GET") return Observations(*target, request);
     // Only a trial's code pushes; a job's metrics are read from its output.
-    return m == "POST" && r.kind == "Trial" ? PushObservations(*target, request) : not_allowed();
+    bool pushed = r.strategy.tracking == api::Tracking::kPushed;
+    return m == "POST" && pushed ? PushObservations(*target, request) : not_allowed();
   }
   if (target->subresource == "artifacts") {
     return m == "GET" ? Artifacts(*target, request) : not_allowed();
@@ -251,7 +253,7 @@ ApiResponse ApiHandler::Read(const ApiTarget& target, const ApiRequest& request)
     return Watch(target, request);
   }
   Result<api::Json> object = NotFoundError("no such node");
-  if (r.kind != "Node" || api_only_) {
+  if (!r.strategy.kubelet_registered || api_only_) {
     object = backend_.store().Get({r.store_kind, target.namespace_, target.name});
   } else {
     for (api::Json& node : backend_.Nodes()) {
@@ -275,7 +277,7 @@ ApiResponse ApiHandler::List(const ApiTarget& target, const ApiRequest& request)
   if (!fields.ok()) return ErrorResponse(BadRequest(fields.status().message()));
   std::vector<api::Json> items;
   int64_t rv = 0;
-  if (r.kind == "Node" && !api_only_) {
+  if (r.strategy.kubelet_registered && !api_only_) {
     items = backend_.Nodes();
     rv = backend_.store().CurrentResourceVersion();
   } else {

@@ -166,10 +166,6 @@ class ApiHandler {
   // its own (none sent is kept where the kind has a status subresource),
   // a new Node tainted not ready.
   void AsCreated(const Resource& r, api::Json& object) const;
-  // An API-only server defaults the install kinds as kube-apiserver does
-  // where it shows in what `kubectl apply` compares: a webhook rule's
-  // scope ("*"), a CRD schema's empty properties dropped.
-  void DefaultAsKubeApiserver(const Resource& r, api::Json& object) const;
 
   // The object as stored after `body` was checked: decoded, defaulted and
   // validated (fieldValidation decides what unknown fields do); or the

@@ -24,66 +24,6 @@ using internal::BadRequest;
 
 namespace {
 
-// What a DeleteOptions body asks that trainyard does not do is refused, not
-// ignored: ignoring dryRun (kubectl delete --dry-run=server) would delete
-// for real, preconditions could delete another object than meant, and
-// Orphan would take the dependents it asks to keep.
-Status RefuseUnheededDeleteOptions(const api::Json& options) {
-  auto given = [&](const char* field) {
-    auto it = options.find(field);
-    return it != options.end() && !it->is_null() && *it != api::Json::array() &&
-           *it != api::Json::object() && *it != false;
-  };
-  if (given("dryRun")) {
-    return InvalidArgumentError(
-        "DeleteOptions.dryRun: a dry run is supported on create and "
-        "update (POST, PUT) only; nothing was deleted");
-  }
-  if (given("preconditions")) {
-    return InvalidArgumentError(
-        "DeleteOptions.preconditions are not supported; nothing was deleted");
-  }
-  if (given("orphanDependents") || options.value("propagationPolicy", "") == "Orphan") {
-    return InvalidArgumentError(
-        "DeleteOptions: orphaning dependents is not supported (a job's pods go with it); "
-        "nothing was deleted");
-  }
-  return OkStatus();
-}
-
-// The gracePeriodSeconds a DELETE gives: its query's, else its
-// DeleteOptions body's (as kubectl sends `--grace-period`); nullopt when
-// it gives none.
-Result<std::optional<int64_t>> DeleteGrace(const ApiRequest& request) {
-  std::optional<int64_t> grace;
-  std::string text = request.Param("gracePeriodSeconds");
-  if (!text.empty()) {
-    int64_t seconds = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
-    if (ec != std::errc() || end != text.data() + text.size()) {
-      return InvalidArgumentError(
-          fmt::format("gracePeriodSeconds: {:?} is not a whole number of seconds", text));
-    }
-    grace = seconds;
-  } else if (request.body.find_first_not_of(" \t\r\n") != std::string::npos) {
-    ASSIGN_OR_RETURN(api::Json options, api::ParseJsonValue(request.body, "the DeleteOptions"));
-    if (!options.is_object()) return InvalidArgumentError("DeleteOptions must be an object");
-    RETURN_IF_ERROR(RefuseUnheededDeleteOptions(options));
-    auto it = options.find("gracePeriodSeconds");
-    if (it != options.end() && !it->is_null()) {
-      if (!it->is_number_integer()) {
-        return InvalidArgumentError("DeleteOptions.gracePeriodSeconds must be an integer");
-      }
-      grace = it->get<int64_t>();
-    }
-  }
-  if (grace && *grace < 0) {
-    return InvalidArgumentError(
-        fmt::format("gracePeriodSeconds: {} must be greater than or equal to 0", *grace));
-  }
-  return grace;
-}
-
 // The media type of a Content-Type header, without its parameters.
 std::string MediaType(const std::string& content_type) {
   std::string type = AsciiLower(content_type.substr(0, content_type.find(';')));
@@ -183,7 +123,6 @@ std::optional<ApiError> UidConflict(const Resource& r, const std::string& name,
 std::optional<ApiError> CheckUpdate(const Resource& r, const std::string& name,
                                     const api::Json& stored, const api::Json& updated) {
   if (std::optional<ApiError> e = UidConflict(r, name, stored, updated)) return e;
-  if (r.kind == "Namespace") return std::nullopt;
   api::DecodeResult before = api::DecodeObject(stored);
   api::DecodeResult after = api::DecodeObject(updated);
   if (!before.object || !after.object) return std::nullopt;
@@ -214,35 +153,19 @@ bool IsDryRun(const ApiRequest& request) { return request.Param("dryRun") == "Al
 std::variant<ApiHandler::Checked, ApiError> ApiHandler::CheckKeptAsSent(const Resource& r,
                                                                         api::Json body) {
   std::string name = api::StringAt(body, {"metadata", "name"});
-  api::NameProblems problems = api::Dns1123SubdomainProblems(name);
+  const api::ApiStrategy& strategy = r.strategy;
+  api::NameProblems problems =
+      strategy.name_problems ? strategy.name_problems(name) : api::Dns1123SubdomainProblems(name);
   if (!problems.empty()) {
     return InvalidError(
         r, name,
         {FieldError::Invalid(FieldPath("metadata").Child("name"), name, problems.front())});
   }
-  if (r.role == api::ResourceRole::kPod) {
-    Result<api::Pod> pod = api::DecodePod(body);
-    if (!pod.ok()) {
-      return InvalidError(r, name,
-                          {FieldError::Invalid(FieldPath("spec"), "", pod.status().message())});
-    }
-    if (pod->spec.containers.empty()) {
-      return InvalidError(r, name,
-                          {FieldError::Required(FieldPath("spec").Child("containers"), "")});
-    }
-  } else if (r.kind == "Event") {
-    const api::Json* involved = api::FindAt(body, {"involvedObject"});
-    if (involved == nullptr || !involved->is_object()) {
-      return InvalidError(r, name, {FieldError::Required(FieldPath("involvedObject"), "")});
-    }
-  } else if (r.kind == "Lease") {
-    const api::Json* seconds = api::FindAt(body, {"spec", "leaseDurationSeconds"});
-    if (seconds != nullptr && (!seconds->is_number_integer() || seconds->get<int64_t>() <= 0)) {
-      return InvalidError(r, name,
-                          {FieldError::Invalid(FieldPath("spec").Child("leaseDurationSeconds"),
-                                               seconds->dump(), "must be greater than 0")});
-    }
+  if (strategy.validate_kept) {
+    FieldErrors errors = strategy.validate_kept(body);
+    if (!errors.empty()) return InvalidError(r, name, errors);
   }
+  if (strategy.prepare_for_write) strategy.prepare_for_write(body);
   return Checked{std::move(body), {}};
 }
 
@@ -252,17 +175,6 @@ std::variant<ApiHandler::Checked, ApiError> ApiHandler::Check(const ApiTarget& t
   const Resource& r = *target.resource;
   if (std::optional<ApiError> e = Reconcile(target, body)) return *e;
   std::string name = api::StringAt(body, {"metadata", "name"});
-  if (r.kind == "Namespace") {
-    api::NameProblems problems = api::Dns1123LabelProblems(name);
-    if (!problems.empty()) {
-      return InvalidError(
-          r, name,
-          {FieldError::Invalid(FieldPath("metadata").Child("name"), name, problems.front())});
-    }
-    body["spec"] = {{"finalizers", {"kubernetes"}}};
-    body["status"] = {{"phase", "Active"}};
-    return Checked{std::move(body), {}};
-  }
   if (!r.hooks.decode) return CheckKeptAsSent(r, std::move(body));
   api::CheckedObject checked = api::DecodeAndValidate(body);
   // fieldValidation: Strict refuses unknown fields; Warn (the default, as
@@ -604,147 +516,17 @@ ApiResponse ApiHandler::Bind(const ApiTarget& target, const ApiRequest& request)
                       {"code", 201}});
 }
 
-ApiResponse ApiHandler::Delete(const ApiTarget& target, const ApiRequest& request) {
-  const Resource& r = *target.resource;
-  Result<std::optional<int64_t>> grace = DeleteGrace(request);
-  if (!grace.ok()) return ErrorResponse(BadRequest(grace.status().message()));
-  if (r.kind == "Namespace" && target.name == "default") {
-    return ErrorResponse(
-        MakeApiError(403, "Forbidden",
-                     "namespaces \"default\" is forbidden: this namespace may not be deleted"));
-  }
-  return Write(
-      target, target.name, 200,
-      [&](store::ObjectStore& store, std::optional<ApiError>&) -> Result<api::Json> {
-        if (r.kind == "Namespace") {
-          // Its objects go with it; the controllers take their pods.
-          for (const Resource& each : api::AllResourceTypes()) {
-            if (!each.namespaced || each.kind == "Pod") continue;
-            ASSIGN_OR_RETURN(auto listed, store.List(each.store_kind, target.name));
-            for (const api::Json& o : listed.items) {
-              RETURN_IF_ERROR(store
-                                  .Delete({each.store_kind, target.name,
-                                           api::StringAt(o, {"metadata", "name"})})
-                                  .status());
-            }
-          }
-        }
-        ASSIGN_OR_RETURN(api::Json stored,
-                         store.Get({r.store_kind, target.namespace_, target.name}));
-        // Finalizers hold the object back: it is marked, and goes once
-        // whoever put them there has removed them (see Finish).
-        if (r.kind != "Namespace" && !api::ArrayAt(stored["metadata"], "finalizers").empty()) {
-          if (!api::StringAt(stored, {"metadata", "deletionTimestamp"}).empty()) return stored;
-          stored["metadata"]["deletionTimestamp"] = FormatRfc3339(clock_.Now());
-          return store.Update(stored);
-        }
-        if (r.kind == "Pod") return DeletePod(store, std::move(stored), *grace);
-        return store.Delete({r.store_kind, target.namespace_, target.name});
-      });
-}
-
-Result<api::Json> ApiHandler::DeletePod(store::ObjectStore& store, api::Json stored,
-                                        std::optional<int64_t> grace) {
-  store::ObjectKey key{"Pod", api::StringAt(stored, {"metadata", "namespace"}),
-                       api::StringAt(stored, {"metadata", "name"})};
-  std::string now = FormatRfc3339(clock_.Now());
-  if (!api_only_) {
-    // This server's node agent stops the replica, given the grace period
-    // the pod's last state says, and the pod leaves the API at once.
-    if (grace) {
-      stored["metadata"]["deletionTimestamp"] = now;
-      stored["metadata"]["deletionGracePeriodSeconds"] = *grace;
-      RETURN_IF_ERROR(store.Update(stored).status());
-    }
-    return store.Delete(key);
-  }
-  // As kube-apiserver: a pod on a node that has not finished is marked,
-  // with its grace period (the request's, else its own, else 30 s), and
-  // left to its kubelet, which deletes it (grace 0) once its containers
-  // have stopped. One on no node, finished, or given 0 goes at once; the
-  // answer is the pod as it was, marked (its watchers' DELETED event comes
-  // with a later resourceVersion).
-  int64_t seconds =
-      grace.value_or(api::IntAt(stored, {"spec", "terminationGracePeriodSeconds"}, int64_t{30}));
-  std::string phase = api::StringAt(stored, {"status", "phase"});
-  bool running_on_node = !api::StringAt(stored, {"spec", "nodeName"}).empty() &&
-                         phase != "Succeeded" && phase != "Failed";
-  api::Json& meta = stored["metadata"];
-  if (api::StringAt(meta, "deletionTimestamp").empty()) meta["deletionTimestamp"] = now;
-  if (seconds > 0 && running_on_node) {
-    int64_t marked = api::IntAt(meta, {"deletionGracePeriodSeconds"}, seconds);
-    meta["deletionGracePeriodSeconds"] = std::min(marked, seconds);  // only ever shortened
-    return store.Update(stored);
-  }
-  meta["deletionGracePeriodSeconds"] = 0;
-  RETURN_IF_ERROR(store.Delete(key).status());
-  return stored;
-}
-
-namespace {
-
-// An empty `properties` is dropped from a stored CRD schema, as
-// kube-apiserver stores it.
-void DropEmptyProperties(api::Json& schema) {
-  if (!schema.is_object()) return;
-  auto properties = schema.find("properties");
-  if (properties != schema.end() && properties->is_object() && properties->empty()) {
-    schema.erase(properties);
-  }
-  for (auto& [key, value] : schema.items()) {
-    if (value.is_object()) DropEmptyProperties(value);
-    if (value.is_array()) {
-      for (api::Json& item : value) DropEmptyProperties(item);
-    }
-  }
-}
-
-}  // namespace
-
-void ApiHandler::DefaultAsKubeApiserver(const Resource& r, api::Json& object) const {
-  // The arrays, if they are arrays of objects; nothing else is touched.
-  auto each = [](api::Json& parent, const char* key, const auto& visit) {
-    if (!parent.is_object() || !parent.contains(key) || !parent[key].is_array()) return;
-    for (api::Json& item : parent[key]) {
-      if (item.is_object()) visit(item);
-    }
-  };
-  if (r.kind == "CustomResourceDefinition" && object.contains("spec")) {
-    each(object["spec"], "versions", [](api::Json& version) {
-      if (version.contains("schema")) DropEmptyProperties(version["schema"]);
-    });
-  }
-  if (r.kind == "MutatingWebhookConfiguration" || r.kind == "ValidatingWebhookConfiguration") {
-    each(object, "webhooks", [&](api::Json& hook) {
-      each(hook, "rules", [](api::Json& rule) {
-        if (!rule.contains("scope")) rule["scope"] = "*";
-      });
-    });
-  }
-}
-
 void ApiHandler::AsCreated(const Resource& r, api::Json& object) const {
   // kube-apiserver keeps no status sent with a create where the kind has a
   // status subresource (that is for its controllers to write): a pod
-  // starts Pending, a namespace Active. A Node is the exception: its
-  // kubelet registers it with what it has.
-  if (r.kind == "Node") {
-    // Not ready until the node lifecycle controller says so: the admission
-    // plugin TaintNodesByCondition taints every new Node.
-    api::Json& taints = object["spec"]["taints"];
-    if (!taints.is_array()) taints = api::Json::array();
-    bool tainted = std::any_of(taints.begin(), taints.end(), [](const api::Json& t) {
-      return api::StringAt(t, "key") == "node.kubernetes.io/not-ready";
-    });
-    if (!tainted)
-      taints.push_back({{"key", "node.kubernetes.io/not-ready"}, {"effect", "NoSchedule"}});
-    return;
-  }
-  if (api_only_) DefaultAsKubeApiserver(r, object);
+  // starts Pending. A Node is the exception: its kubelet registers it with
+  // what it has.
+  const api::ApiStrategy& strategy = r.strategy;
+  if (strategy.prepare_for_create) strategy.prepare_for_create(object);
+  if (api_only_ && strategy.kube_defaults) strategy.kube_defaults(object);
   if (!r.has_status) return;
   object.erase("status");
-  if (r.kind == "Pod") object["status"] = {{"phase", "Pending"}};
-  if (r.kind == "Namespace") object["status"] = {{"phase", "Active"}};
+  if (!strategy.initial_status.is_null()) object["status"] = strategy.initial_status;
 }
 
 Result<api::Json> ApiHandler::Finish(store::ObjectStore& store, const api::Json& stored,

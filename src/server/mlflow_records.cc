@@ -65,34 +65,6 @@ int64_t CreatedMillis(const api::Json& object) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(created->time_since_epoch()).count();
 }
 
-// The container a job's parameters are read from: its master role's (or
-// its first role's) first container, a TrainJob's trainer, a batch Job's
-// or JobSet's first.
-const api::Json* MainContainer(const std::string& kind, const api::Json& job) {
-  const api::Json* spec = api::FindAt(job, {"spec"});
-  if (spec == nullptr || !spec->is_object()) return nullptr;
-  auto first = [](const api::Json* pod_spec) -> const api::Json* {
-    const api::Json* containers = pod_spec ? api::FindAt(*pod_spec, {"containers"}) : nullptr;
-    return containers && containers->is_array() && !containers->empty() ? &(*containers)[0]
-                                                                        : nullptr;
-  };
-  if (kind == "TrainJob") return api::FindAt(*spec, {"trainer"});
-  if (kind == "Job") return first(api::FindAt(*spec, {"template", "spec"}));
-  if (kind == "JobSet") {
-    const api::Json* jobs = api::FindAt(*spec, {"replicatedJobs"});
-    if (jobs == nullptr || !jobs->is_array() || jobs->empty()) return nullptr;
-    return first(api::FindAt((*jobs)[0], {"template", "spec", "template", "spec"}));
-  }
-  for (const auto& [key, roles] : spec->items()) {
-    if (!key.ends_with("ReplicaSpecs") || !roles.is_object() || roles.empty()) continue;
-    for (const char* master : {"Master", "Chief", "Launcher"}) {
-      if (roles.contains(master)) return first(api::FindAt(roles[master], {"template", "spec"}));
-    }
-    return first(api::FindAt(roles.begin().value(), {"template", "spec"}));
-  }
-  return nullptr;
-}
-
 // An argument as a shell would need it written: as it is when it holds
 // nothing a shell reads specially.
 std::string QuotedIfNeeded(const std::string& arg) {
@@ -118,13 +90,14 @@ api::Json DerivedParams(const std::string& kind, const api::Json& owner) {
     }
     params.push_back({{"key", std::move(key)}, {"value", std::move(value)}});
   };
-  if (kind == "Trial") {
+  if (api::TrackingOf(kind) == api::Tracking::kPushed) {
     for (const api::Json& p : api::ArrayRefAt(owner, {"spec", "parameterAssignments"})) {
       add(api::StringAt(p, "name"), api::StringAt(p, "value"));
     }
     return params;
   }
-  const api::Json* container = MainContainer(kind, owner);
+  const api::JobShape* shape = api::JobShapeOf(kind);
+  const api::Json* container = shape != nullptr ? shape->main_container(owner) : nullptr;
   if (container == nullptr) return params;
   std::vector<std::string> argv;
   for (const char* field : {"command", "args"}) {
@@ -159,8 +132,9 @@ Run OwnersRun(const api::TrackedObject& owned, const api::Json& owner, const std
   run.derived_params = DerivedParams(owned.kind, owner);
   run.tags = api::Json::array({{{"key", "mlflow.runName"}, {"value", owned.name}},
                                {{"key", "trainyard.dev/kind"}, {"value", owned.kind}}});
-  run.metrics_log = owned.kind == "Trial" ? ns + "/" + owned.name
-                                          : store::JobObservationsId(owned.kind, ns, owned.name);
+  run.metrics_log = api::TrackingOf(owned.kind) == api::Tracking::kPushed
+                        ? ns + "/" + owned.name
+                        : store::JobObservationsId(owned.kind, ns, owned.name);
   ShowOwnersEnd(owner, run);
   run.owner_uid = api::StringAt(owner, {"metadata", "uid"});
   run.owner_ref = {{"apiVersion", api::StringAt(owner, "apiVersion")},

@@ -87,7 +87,7 @@ ApiResponse ApiHandler::Observations(const ApiTarget& target, const ApiRequest& 
   Result<api::Json> trial = backend_.store().Get({r.kind, target.namespace_, target.name});
   if (!trial.ok()) return ErrorResponse(ApiErrorOf(trial.status(), &r, target.name));
   // A trial's log is Katib's; a job's own metrics are kept under its kind.
-  std::string id = r.kind == "Trial"
+  std::string id = r.strategy.tracking == api::Tracking::kPushed
                        ? target.namespace_ + "/" + target.name
                        : store::JobObservationsId(r.kind, target.namespace_, target.name);
   if (request.Flag("series")) {
@@ -116,7 +116,8 @@ bool ApiHandler::IsTrialsOwnPush(const ApiRequest& request) const {
   std::string token = request.BearerToken();
   if (request.method != "POST" || token.empty()) return false;
   Result<ApiTarget> target = ParseApiPath(request.path);
-  if (!target.ok() || target->subresource != "observations" || target->resource->kind != "Trial") {
+  if (!target.ok() || target->subresource != "observations" ||
+      target->resource->strategy.tracking != api::Tracking::kPushed) {
     return false;
   }
   Result<api::Json> trial =

@@ -105,7 +105,7 @@ api::Json ResourceListDocument(const std::string& group, const std::string& vers
     }
     if (r.has_log) resources.push_back(ResourceEntry(r, r.plural + "/log", "Pod", {"get"}));
     // A scheduler's binding: an API-only server plays kube-apiserver.
-    if (r.kind == "Pod" && api_only) {
+    if (r.role == api::ResourceRole::kPod && api_only) {
       resources.push_back(ResourceEntry(r, "pods/binding", "Binding", {"create"}));
     }
   }

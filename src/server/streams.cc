@@ -292,7 +292,7 @@ ApiResponse ApiHandler::Watch(const ApiTarget& target, const ApiRequest& request
   Result<Selector> fields = Selector::ParseFields(request.Param("fieldSelector"));
   if (!fields.ok())
     return ErrorResponse(MakeApiError(400, "BadRequest", fields.status().message()));
-  if (target.resource->kind == "Node" && !api_only_) {
+  if (target.resource->strategy.kubelet_registered && !api_only_) {
     return ErrorResponse(MakeApiError(405, "MethodNotAllowed", "nodes cannot be watched yet"));
   }
   std::string include = request.Param("includeObject");

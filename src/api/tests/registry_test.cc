@@ -46,6 +46,17 @@ TEST(RegistryTest, EveryKindHasOneCompleteDescriptor) {
     EXPECT_EQ(manifest, t.role != ResourceRole::kCluster && t.role != ResourceRole::kRecord &&
                             t.role != ResourceRole::kPod && t.role != ResourceRole::kInstall);
     EXPECT_EQ(!t.framework.empty(), t.role == ResourceRole::kJob && t.group == "kubeflow.org");
+    // What the code that treats every job alike asks a job kind, it has.
+    bool job = t.role == ResourceRole::kJob;
+    ASSERT_EQ(t.job_shape.has_value(), job);
+    if (job) {
+      const JobShape& shape = *t.job_shape;
+      EXPECT_FALSE(shape.pod_job_label.empty());
+      EXPECT_FALSE(shape.suspend_path.empty());
+      EXPECT_TRUE(shape.pod_templates && shape.main_container && shape.metrics_container);
+      EXPECT_EQ(shape.pod_owner_kinds.empty(), shape.child_jobs_status.empty());
+      EXPECT_EQ(t.strategy.tracking, Tracking::kOwnOutput);
+    }
   }
   EXPECT_EQ(ResolveResourceType("svc")->kind, "Service");
   EXPECT_EQ(ResolveResourceType("PVC")->kind, "PersistentVolumeClaim");
@@ -196,6 +207,62 @@ spec:
 
 // Every kind's words for an end: kubeflow.org/v1's Succeeded, a batch
 // Job's and TrainJob's Complete, a JobSet's Completed; Failed for all.
+// Each job kind's shape reads its own manifests: the container its
+// parameters come from, where it is suspended, which pod its metrics are
+// read from.
+TEST(JobShapeTest, EachKindsShapeReadsItsManifests) {
+  Json pytorch = ParseOne(R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: p}
+spec:
+  pytorchReplicaSpecs:
+    Worker: {template: {spec: {containers: [{name: pytorch, image: i, command: [w]}]}}}
+    Master: {template: {spec: {containers: [{name: pytorch, image: i, command: [m]}]}}}
+)");
+  const JobShape* shape = JobShapeOf("PyTorchJob");
+  ASSERT_NE(shape, nullptr);
+  EXPECT_EQ(ArrayRefAt(*shape->main_container(pytorch), {"command"})[0], "m");
+  EXPECT_EQ(shape->pod_templates(pytorch).size(), 2U);
+  Json master = {{"metadata", {{"labels", {{"training.kubeflow.org/job-role", "master"}}}}},
+                 {"spec", {{"containers", {{{"name", "sidecar"}}, {{"name", "pytorch"}}}}}}};
+  EXPECT_EQ(shape->metrics_container(pytorch, master), "pytorch");
+  master["metadata"]["labels"].erase("training.kubeflow.org/job-role");
+  EXPECT_EQ(shape->metrics_container(pytorch, master), "");
+
+  Json train = ParseOne(R"(
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: t}
+spec: {runtimeRef: {name: torch-distributed}, trainer: {command: [python]}}
+)");
+  shape = JobShapeOf("TrainJob");
+  ASSERT_NE(shape, nullptr);
+  EXPECT_EQ(shape->main_container(train), FindAt(train, {"spec", "trainer"}));
+  EXPECT_THAT(shape->pod_owner_kinds, ::testing::ElementsAre("JobSet", "Job"));
+  MakeAt(train, shape->suspend_path) = true;
+  EXPECT_TRUE(train["spec"]["suspend"].get<bool>());
+  Json node0 = {{"metadata",
+                 {{"labels",
+                   {{"jobset.sigs.k8s.io/replicatedjob-name", "node"},
+                    {"batch.kubernetes.io/job-completion-index", "0"}}}}}};
+  EXPECT_EQ(shape->metrics_container(train, node0), "node");
+
+  Json batch = ParseOne(R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: b}
+spec: {template: {spec: {containers: [{name: main, image: i}]}}}
+)");
+  shape = JobShapeOf("Job");
+  ASSERT_NE(shape, nullptr);
+  EXPECT_EQ(StringAt(*shape->main_container(batch), "name"), "main");
+  Json pod1 = {{"metadata", {{"labels", {{"batch.kubernetes.io/job-completion-index", "1"}}}}},
+               {"spec", {{"containers", {{{"name", "main"}}}}}}};
+  EXPECT_EQ(shape->metrics_container(batch, pod1), "");
+  EXPECT_EQ(JobShapeOf("ConfigMap"), nullptr);
+}
+
 TEST(JobOutcomeTest, EachKindsEndIsRead) {
   auto with = [](const std::string& type, const std::string& status = "True") {
     return Json{{"status", {{"conditions", {{{"type", type}, {"status", status}}}}}}};
