@@ -29,6 +29,8 @@
 #include "common/clock.h"
 #include "node/cgroups.h"
 #include "node/container_env.h"
+#include "node/container_spec.h"
+#include "node/node_agent_options.h"
 #include "node/pod_events.h"
 #include "node/run_as.h"
 #include "node/sandbox.h"
@@ -39,74 +41,12 @@
 
 namespace trainyard::node {
 
-struct NodeAgentOptions {
-  store::ObjectStore* store = nullptr;
-  const Clock* clock = nullptr;
-  std::string host = "127.0.0.1";
-  // What resourceFieldRef limits default to: this machine's CPUs and memory.
-  NodeFacts facts;
-  // Runs only pods bound to this node (spec.nodeName); empty: every pod.
-  std::string node_name;
-  // Runs pods bound to any node, and only those: a declared inventory of
-  // nodes that all run on this machine.
-  bool any_node = false;
-  // The machine has GPUs: every replica gets CUDA_VISIBLE_DEVICES, the
-  // indices of its pod's trainyard.dev/gpus annotation or none at all, as
-  // a container on Kubernetes sees only the GPUs it was given.
-  bool pin_gpus = false;
-  std::string logs_dir;  // <logs_dir>/<namespace>/<pod>_<container>.log
-  // <pods_dir>/<namespace>/<pod>/volumes/: the pod's emptyDir and
-  // configMap volumes.
-  std::string pods_dir;
-  // Where PersistentVolumeClaims keep their data (PodVolumeDirs::claims).
-  std::string claims_dir;
-  // Where jobs' output folders are (api::ArtifactsDirOf); empty: none.
-  std::string artifacts_dir;
-  std::string default_working_dir;  // for containers without workingDir
-  // What a container's image would give it: PATH, HOME, LANG, ...
-  std::vector<std::pair<std::string, std::string>> base_env;
-  // trainyard-shim's path: each replica runs under it, and everything a
-  // replica starts ends with it (the shim is their subreaper). Empty:
-  // replicas are trainyard's children, and only their process group is
-  // killed.
-  std::string shim;
-  // With a shim: replicas outlive a crash of trainyard and are adopted by
-  // the next node agent (`trainyard server`); otherwise they die with it.
-  bool detach = false;
-  // A deleted pod's log goes with it, as on Kubernetes; `trainyard run`
-  // keeps them: its run directory is the record of the run, and what a
-  // replica stopped with its job said is still printed after it is gone.
-  bool keep_logs = false;
-  // A container whose ConfigMap, Secret or claim is missing waits for it
-  // (CreateContainerConfigError, tried again with the restart back-off),
-  // as on a cluster where it may come later; otherwise it fails to start
-  // (`trainyard run`, which stored everything it was given first).
-  bool wait_for_config = false;
-  // Who each namespace's replicas run as; empty: trainyard's own user.
-  runtime::RunAsPolicy run_as;
-  // Which host files a namespace's pods may mount (node/run_as.h).
-  HostAccess host_access;
-  Duration restart_backoff = std::chrono::seconds(1);  // doubled per restart
-  Duration max_restart_backoff = std::chrono::seconds(30);
-  // SIGTERM to SIGKILL for a pod without terminationGracePeriodSeconds:
-  // Kubernetes' default.
-  Duration default_grace = std::chrono::seconds(30);
-  // Where containers' memory and CPU limits are enforced; none, or one
-  // with a problem: they are not (said once).
-  const Cgroups* cgroups = nullptr;
-  // The tasks a pod may have at once (the kubelet's --pod-max-pids), where
-  // control groups are made; 0 or less: no bound.
-  int64_t pod_max_pids = 0;
-  // Where replicas run in namespaces of their own, with their volumes at
-  // their mountPath; none, or one with a problem (said once): they reach
-  // their volumes through path rewriting.
-  const Sandboxes* sandboxes = nullptr;
-};
-
 class NodeAgent {
  public:
   explicit NodeAgent(NodeAgentOptions options);
-  ~NodeAgent();  // every process it started is killed
+  ~NodeAgent();                          // every process it started is killed
+  NodeAgent(const NodeAgent&) = delete;  // its spec builder refers to its options
+  NodeAgent& operator=(const NodeAgent&) = delete;
 
   // Returns how long until it next has work without any event, if ever.
   Result<std::optional<Duration>> Sync();
@@ -117,8 +57,7 @@ class NodeAgent {
   // every replica of a job is given (node/tracking_env.h); unset: none.
   // Call before the first Sync.
   void SetTrackingApi(std::string url, std::string ca_file) {
-    tracking_url_ = std::move(url);
-    tracking_ca_ = std::move(ca_file);
+    spec_builder_.SetTrackingApi(std::move(url), std::move(ca_file));
   }
   std::vector<int> PollFds() const;
   // Stops every process: SIGTERM to all at once, SIGKILL to each after its
@@ -136,8 +75,6 @@ class NodeAgent {
   std::string ExitPath(const api::Pod& pod, const std::string& container, int32_t run) const;
 
  private:
-  std::string tracking_url_;
-  std::string tracking_ca_;
   // One container of a pod, as it runs here.
   struct ContainerRun {
     std::optional<runtime::Process> process;
@@ -210,20 +147,9 @@ class NodeAgent {
   // started; Pending while it initialises.
   void UpdatePhase(api::Pod& pod, Replica& replica, const std::vector<Slot>& slots,
                    std::optional<TimePoint>& wake);
-  // What a container runs, its volumes made ready: in a sandbox with them
-  // at their mount paths, or without one, env, argv and workingDir with
-  // mount paths translated, within the bounds of runtime/local/expand.h.
+  // What a container runs (ContainerSpecBuilder), its volumes made ready.
   Result<runtime::ProcessSpec> SpecOf(const api::Pod& pod, Replica& replica,
                                       const api::Container& container, int32_t run);
-  // The sandbox's arguments for a container of `pod` with `mounts`, its
-  // hosts file written.
-  Result<std::vector<std::string>> SandboxFor(const api::Pod& pod, const Replica& replica,
-                                              const Mounts& mounts) const;
-  // Says, once, that replicas run without sandboxes, and why; and, with
-  // events, that `container`'s readOnly mounts are not enforced and its
-  // pod's hostAliases not applied.
-  void WarnPathRewriting(const std::string& why, const api::Pod& pod,
-                         const api::Container& container, Replica& replica);
   Status Start(api::Pod& pod, Replica& replica, const Slot& slot);
   // A run an earlier node agent started without the store recording it
   // (it crashed first): adopts its shim if it still runs, or records how
@@ -235,10 +161,6 @@ class NodeAgent {
   // claim them (a stored, unfinished one): stopped as orphans are.
   void StopStrays();
   bool Claimable(const std::string& exit_path);
-  // The control groups a container's run joins, made with its limits; none
-  // when it has none or they cannot be enforced (said once).
-  std::vector<std::string> CgroupsFor(const api::Pod& pod, const api::Container& container,
-                                      int32_t run);
   // Records a kubelet's event about a container of `replica`'s pod.
   void Event(const Replica& replica, const std::string& container, const std::string& type,
              const std::string& reason, const std::string& message);
@@ -285,6 +207,7 @@ class NodeAgent {
   Result<const api::Pod*> Decoded(const api::Json& doc);
 
   NodeAgentOptions options_;
+  ContainerSpecBuilder spec_builder_{options_};
   std::string exits_dir_;  // logs_dir made absolute: shims are found by it
   // Shims found running at the first Sync that no pod has claimed yet, by
   // exit path.
@@ -298,11 +221,8 @@ class NodeAgent {
   // visits besides changed pods, so that finished ones cost nothing.
   std::set<std::string> active_;
   std::set<std::string> gone_;
-  bool full_sync_ = true;               // the next Sync looks at every pod
-  bool said_no_limits_ = false;         // that limits are not enforced, said once
-  bool said_path_rewriting_ = false;    // that replicas run without sandboxes, said once
-  bool said_torchrun_adapted_ = false;  // that torchrun commands are adapted, said once
-  store::WatchId watch_ = 0;            // tells changed_ of pod writes
+  bool full_sync_ = true;     // the next Sync looks at every pod
+  store::WatchId watch_ = 0;  // tells changed_ of pod writes
   std::mutex changed_mu_;
   std::set<std::string> changed_;  // guarded by changed_mu_: pods written since the last Sync
   // Guarded by changed_mu_: the grace period a delete gave a pod

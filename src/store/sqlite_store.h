@@ -40,6 +40,9 @@ struct SqliteStoreOptions {
   std::string vfs;
 };
 
+// The uids an object's ownerReferences name.
+std::vector<std::string> OwnerUidsOf(const api::Json& object);
+
 class SqliteStore final : public ControlStore {
  public:
   static Result<std::unique_ptr<SqliteStore>> Open(SqliteStoreOptions options);

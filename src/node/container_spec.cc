@@ -1,0 +1,229 @@
+#include "node/container_spec.h"
+
+#include <fmt/format.h>
+#include <limits.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "api/well_known.h"
+#include "node/container_env.h"
+#include "node/host_torchrun.h"
+#include "node/output_dir.h"
+#include "node/tracking_env.h"
+#include "runtime/local/expand.h"
+
+namespace trainyard::node {
+namespace {
+
+// CUDA_VISIBLE_DEVICES as the scheduler gave the pod its GPUs, replacing
+// any the pod set itself: the device plugin's word is final on Kubernetes.
+void PinGpus(const api::Pod& pod, EnvList& env) {
+  auto given = pod.metadata.annotations.find(std::string(api::kGpusAnnotation));
+  std::string ids = given == pod.metadata.annotations.end() ? "" : given->second;
+  std::erase_if(env, [](const auto& entry) { return entry.first == "CUDA_VISIBLE_DEVICES"; });
+  env.emplace_back("CUDA_VISIBLE_DEVICES", ids);
+}
+
+// A container's limits as the kubelet sets them (a CPU request defaults to
+// its limit, as Kubernetes defaults it).
+CgroupLimits LimitsOf(const api::Container& c) {
+  CgroupLimits limits;
+  const auto& l = c.resources.limits;
+  const auto& r = c.resources.requests;
+  if (auto it = l.find("memory"); it != l.end()) limits.memory_bytes = it->second.milli() / 1000;
+  if (auto it = l.find("cpu"); it != l.end()) limits.cpu_limit_milli = it->second.milli();
+  if (auto it = r.find("cpu"); it != r.end()) {
+    limits.cpu_request_milli = it->second.milli();
+  } else {
+    limits.cpu_request_milli = limits.cpu_limit_milli;
+  }
+  return limits;
+}
+
+// Translates `text` within `budget` more bytes than it has (and the bound
+// on any one string), taking what it grows by from the budget.
+Status TranslateWithin(std::string& text, const Mounts& mounts, size_t& budget,
+                       const std::string& what) {
+  size_t bound = std::min(runtime::kMaxExpandedBytes, text.size() + budget);
+  std::optional<std::string> out = TranslatePaths(text, mounts, bound);
+  if (!out) {
+    return InvalidArgumentError(fmt::format(
+        "{}: with its mount paths translated to host paths it would pass {} KiB, or the "
+        "environment and arguments {} MiB; mount the volumes at fewer places in it, or use "
+        "shorter host paths",
+        what, runtime::kMaxExpandedBytes / 1024, runtime::kMaxEnvAndArgvBytes / (1024 * 1024)));
+  }
+  budget = budget + text.size() - out->size();  // out is at most text + budget long
+  text = std::move(*out);
+  return OkStatus();
+}
+
+// What execve's strings of `env` and `argv` may still grow by.
+size_t Room(const EnvList& env, const std::vector<std::string>& argv) {
+  size_t used = 0;
+  for (const auto& [name, value] : env) used += name.size() + value.size() + 2;
+  for (const std::string& arg : argv) used += arg.size() + 1;
+  return used >= runtime::kMaxEnvAndArgvBytes ? 0 : runtime::kMaxEnvAndArgvBytes - used;
+}
+
+// Mount paths translated in the env values the pod itself set, within the
+// bounds expansion keeps.
+Status TranslateEnv(const api::Container& container, const Mounts& mounts, EnvList& env) {
+  size_t budget = Room(env, {});
+  for (auto& [name, value] : env) {
+    // Captured by name: clang 14 cannot capture a structured binding.
+    bool from_pod = std::any_of(container.env.begin(), container.env.end(),
+                                [&name = name](const api::EnvVar& v) { return v.name == name; });
+    if (from_pod) RETURN_IF_ERROR(TranslateWithin(value, mounts, budget, "env " + name));
+  }
+  return OkStatus();
+}
+
+Status TranslateArgv(const Mounts& mounts, const EnvList& env, std::vector<std::string>& argv) {
+  size_t budget = Room(env, argv);
+  for (size_t i = 0; i < argv.size(); ++i) {
+    RETURN_IF_ERROR(TranslateWithin(argv[i], mounts, budget, fmt::format("argv[{}]", i)));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+std::string RunGroupName(const std::string& pod_uid, const std::string& container, int32_t run) {
+  return fmt::format("{}/{}_{}", pod_uid, container, run);
+}
+
+Result<runtime::ProcessSpec> ContainerSpecBuilder::Build(const Run& run) {
+  const api::Pod& pod = run.pod;
+  const api::Container& container = run.container;
+  std::vector<std::string> skipped;
+  ASSIGN_OR_RETURN(EnvList env, ContainerEnv(pod, container, options_.base_env, options_.facts,
+                                             *options_.store, &skipped));
+  for (const std::string& keys : skipped) {
+    run.event("Warning", "InvalidEnvironmentVariableNames",
+              fmt::format("{} were skipped: they are not valid environment variable names", keys));
+  }
+  if (options_.pin_gpus) PinGpus(pod, env);
+  std::optional<TrackedOwner> owner = TrackedOwnerOf(pod, *options_.store);
+  if (owner && !tracking_url_.empty()) {
+    AddTrackingEnv(pod, *owner, tracking_url_, tracking_ca_, env);
+  }
+  RETURN_IF_ERROR(CheckHostPaths(pod, options_.host_access, *options_.store));
+  ASSIGN_OR_RETURN(std::optional<runtime::Credentials> user,
+                   options_.run_as.For(pod.metadata.namespace_));
+  ASSIGN_OR_RETURN(Mounts mounts,
+                   PrepareVolumes(pod, container, run.volumes, FileOwnerOf(user), *options_.store));
+  if (owner && !options_.artifacts_dir.empty()) {
+    ASSIGN_OR_RETURN(Mount output, PrepareOutputDir(options_.artifacts_dir, pod.metadata.namespace_,
+                                                    *owner, user));
+    AddOutputDirEnv(container, output.host_path, env);
+    mounts.push_back(std::move(output));
+  }
+  std::string no_sandbox =
+      options_.sandboxes == nullptr ? "no sandboxes are used here" : options_.sandboxes->Problem();
+  std::vector<std::string> sandbox;
+  if (no_sandbox.empty()) {
+    ASSIGN_OR_RETURN(sandbox, SandboxFor(run, mounts));
+  }
+  if (user) {
+    RETURN_IF_ERROR(GivePodFiles(pod, run.volumes, options_.pods_dir, options_.host_access, *user));
+    UseHomeOf(*user, container, env);
+  }
+  std::string working_dir = container.working_dir;
+  if (!no_sandbox.empty()) {
+    WarnPathRewriting(no_sandbox, run);
+    RETURN_IF_ERROR(TranslateEnv(container, mounts, env));
+  }
+  ASSIGN_OR_RETURN(std::vector<std::string> argv, ContainerArgv(container, env));
+  std::string adapted = AdaptTorchrunToHost(argv, env);
+  if (!adapted.empty()) {
+    run.event("Normal", "TorchrunAdapted", adapted);
+    if (!std::exchange(said_torchrun_adapted_, true))
+      fmt::print(stderr, "trainyard: {}\n", adapted);
+  }
+  if (!no_sandbox.empty()) {
+    RETURN_IF_ERROR(TranslateArgv(mounts, env, argv));
+    size_t path_room = PATH_MAX;  // what chdir takes
+    RETURN_IF_ERROR(TranslateWithin(working_dir, mounts, path_room, "workingDir"));
+  }
+  return runtime::ProcessSpec{
+      .argv = std::move(argv),
+      .env = std::move(env),
+      .working_dir = working_dir.empty() ? options_.default_working_dir : std::move(working_dir),
+      .log_path = run.log_path,
+      .shim = options_.shim,
+      .exit_path = run.exit_path,
+      .detach = options_.detach,
+      .user = user,
+      .cgroups = CgroupsFor(run),
+      .sandbox = std::move(sandbox),
+      .userns = no_sandbox.empty() ? options_.sandboxes->userns() : ""};
+}
+
+Result<std::vector<std::string>> ContainerSpecBuilder::SandboxFor(const Run& run,
+                                                                  const Mounts& mounts) const {
+  const api::Pod& pod = run.pod;
+  const std::string& hosts = run.volumes.hosts_file;
+  if (Status written = WriteHostsFile(run.volumes, HostsFileOf(pod, options_.host));
+      !written.ok()) {
+    return UnavailableError(
+        fmt::format("cannot write the pod's hosts file {}: {}", hosts, written.message()));
+  }
+  return SandboxArgs(options_.sandboxes->bwrap(),
+                     {.hostname = PodHostname(pod), .mounts = mounts, .hosts_file = hosts});
+}
+
+void ContainerSpecBuilder::WarnPathRewriting(const std::string& why, const Run& run) {
+  const api::Pod& pod = run.pod;
+  const api::Container& container = run.container;
+  // Said where sandboxes were looked for: not by an agent given none.
+  if (options_.sandboxes != nullptr && !std::exchange(said_path_rewriting_, true)) {
+    fmt::print(stderr,
+               "trainyard: warning: replicas run without mount namespaces ({}): they reach their "
+               "volumes through path rewriting, not at their mountPath, see the machine's host "
+               "name, and can write to readOnly mounts\n",
+               why);
+  }
+  if (api::FindAt(pod.spec.extra, {"hostAliases"}) != nullptr) {
+    run.event("Warning", "HostAliasesNotApplied",
+              fmt::format("hostAliases are written to /etc/hosts only in a sandbox ({})", why));
+  }
+  for (const api::VolumeMount& mount : container.volume_mounts) {
+    auto volume = std::find_if(pod.spec.volumes.begin(), pod.spec.volumes.end(),
+                               [&](const api::Volume& v) { return v.name == mount.name; });
+    bool claim_read_only = volume != pod.spec.volumes.end() && volume->persistent_volume_claim &&
+                           volume->persistent_volume_claim->read_only.value_or(false);
+    if (!mount.read_only.value_or(false) && !claim_read_only) continue;
+    run.event(
+        "Warning", "ReadOnlyNotEnforced",
+        fmt::format("volumeMount {} at {}: readOnly is not enforced without a mount namespace "
+                    "({})",
+                    mount.name, mount.mount_path, why));
+  }
+}
+
+std::vector<std::string> ContainerSpecBuilder::CgroupsFor(const Run& run) {
+  CgroupLimits limits = LimitsOf(run.container);
+  if (options_.pod_max_pids > 0) limits.pod_max_pids = options_.pod_max_pids;
+  std::string problem =
+      options_.cgroups == nullptr ? "no control groups are used here" : options_.cgroups->problem();
+  // Every run has a group where groups can be made, limits or none: what
+  // it leaves behind is ended with it, and its pod's tasks are bounded.
+  Result<std::vector<std::string>> made = FailedPreconditionError(problem);
+  if (problem.empty()) {
+    made = options_.cgroups->Make(RunGroupName(run.pod.metadata.uid, run.container.name, run.run),
+                                  limits);
+  }
+  if (made.ok()) return *made;
+  if (!limits.any()) return {};
+  if (!std::exchange(said_no_limits_, true)) {
+    fmt::print(stderr,
+               "trainyard: warning: containers' memory and CPU limits are not enforced on this "
+               "machine ({}); their replicas run without them\n",
+               made.status().message());
+  }
+  return {};
+}
+
+}  // namespace trainyard::node
