@@ -12,10 +12,12 @@
 #include <random>
 #include <set>
 #include <thread>
+#include <variant>
 
 #include "api/pod_object.h"
 #include "api/tracking.h"
 #include "api/well_known.h"
+#include "cli/control_plane.h"
 #include "cli/engine_backend.h"
 #include "cli/experiment_view.h"
 #include "cli/local_api.h"
@@ -339,8 +341,18 @@ Result<std::vector<scheduler::Node>> TakeNodes(LoadedManifests& loaded) {
   return nodes;
 }
 
-int RunRun(const RunOptions& options) {
-  LoadedManifests loaded = LoadManifests(options.paths, std::cerr);
+namespace {
+
+// The manifests to run and the inventory to place them on, or the exit
+// code of what is wrong with them (said).
+struct RunPlan {
+  LoadedManifests loaded;
+  std::vector<scheduler::Node> nodes;
+};
+
+std::variant<RunPlan, int> PlanRun(const RunOptions& options) {
+  RunPlan plan{.loaded = LoadManifests(options.paths, std::cerr)};
+  LoadedManifests& loaded = plan.loaded;
   Result<std::vector<scheduler::Node>> listed = TakeNodes(loaded);
   if (!listed.ok()) {
     std::cerr << "trainyard run: " << listed.status().message() << '\n';
@@ -359,10 +371,10 @@ int RunRun(const RunOptions& options) {
     std::cerr << "trainyard run: no jobs or experiments to run\n";
     return 1;
   }
-  std::vector<scheduler::Node> nodes = std::move(*listed);
-  if (!nodes.empty()) {
+  plan.nodes = std::move(*listed);
+  if (!plan.nodes.empty()) {
     fmt::print(stderr, "a simulated inventory of {} node{} from the manifests (as --nodes)\n",
-               nodes.size(), nodes.size() == 1 ? "" : "s");
+               plan.nodes.size(), plan.nodes.size() == 1 ? "" : "s");
   }
   if (!options.nodes_file.empty()) {
     Result<std::vector<scheduler::Node>> read = engine::ReadNodesFile(options.nodes_file);
@@ -370,50 +382,17 @@ int RunRun(const RunOptions& options) {
       std::cerr << "trainyard run: --nodes: " << read.status().message() << '\n';
       return 1;
     }
-    nodes = std::move(*read);
+    plan.nodes = std::move(*read);
   }
-  std::string home = options.home.empty() ? DefaultHome() : options.home;
-  std::error_code ec;
-  std::string working_dir = std::filesystem::current_path(ec).string();
-  Result<runtime::RunAsPolicy> run_as = RunAsFor(options, home, working_dir);
-  if (!run_as.ok()) {
-    std::cerr << "trainyard run: " << run_as.status().message() << '\n';
-    return 1;
-  }
-  std::string state_dir = home + "/runs/" + RunDirName(RealClock::Get().Now());
-  std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-  SandboxChoice sandbox = ChooseSandbox(options.no_sandbox);
-  // Each replica under a shim of its own, so that everything it starts
-  // (setsid and double-forked daemons too) ends with it.
-  Result<std::unique_ptr<engine::Engine>> created = engine::Engine::Create(
-      {.state_dir = state_dir,
-       // Beyond the run: a claim's data is there for the next one.
-       .claims_dir = home + "/claims",
-       .working_dir = working_dir,
-       .base_env = BaseEnv(),
-       .exec_program = self,
-       .shim = ShimBeside(self,
-                          "daemons a replica starts outside its process group may outlive it, and "
-                          "replicas run without sandboxes"),
-       .bwrap = sandbox.bwrap,
-       .no_sandbox = sandbox.why_none,
-       // The run's directory is its record: every replica's log stays.
-       .keep_logs = true,
-       .run_as = *run_as,
-       .pod_max_pids = PodMaxPids(options.pod_max_pids),
-       .nodes = std::move(nodes)});
-  if (!created.ok()) {
-    std::cerr << "trainyard run: " << created.status().message() << '\n';
-    return 1;
-  }
-  MakePassable({home, home + "/runs"}, *run_as);
-  engine::Engine& engine = **created;
-  if (!engine.machine().gpu_note.empty())
-    std::cerr << "warning: " << engine.machine().gpu_note << '\n';
-  LocalApi api(engine);
+  return plan;
+}
+
+// The run's own API on loopback, for pushed metrics, MLflow and the
+// dashboard; an error only where Push trials or --ui need it.
+Result<std::string> ServeRunApi(const RunOptions& options, const LoadedManifests& loaded,
+                                engine::Engine& engine, LocalApi& api) {
   Result<std::string> api_url = api.Start(engine);
   if (!api_url.ok()) {
-    // Only Push trials and the dashboard cannot do without it.
     bool needed =
         options.ui || std::any_of(loaded.objects.begin(), loaded.objects.end(),
                                   [](const auto& o) { return PushesMetrics(*o.checked.object); });
@@ -421,13 +400,16 @@ int RunRun(const RunOptions& options) {
         "trainyard run: {}: cannot serve its API on loopback (for pushed metrics, MLflow and "
         "the dashboard): {}\n",
         needed ? "error" : "warning", api_url.status().message());
-    if (needed) return 1;
+    if (needed) return api_url.status();
   }
   if (options.ui && api_url.ok()) fmt::print(stderr, "dashboard: {}\n", api.DashboardUrl(*api_url));
-  std::vector<JobView> jobs;
-  std::vector<ExperimentView> experiments;
-  // ConfigMaps, Secrets, claims and queues go first, so that no replica
-  // starts before what it mounts, nor a job before the queue it names.
+  return api_url.ok() ? *api_url : "";
+}
+
+// ConfigMaps, Secrets, claims and queues go first, so that no replica
+// starts before what it mounts, nor a job before the queue it names.
+bool SubmitAll(const LoadedManifests& loaded, engine::Engine& engine, std::vector<JobView>& jobs,
+               std::vector<ExperimentView>& experiments) {
   for (bool want_jobs : {false, true}) {
     for (const LoadedObject& object : loaded.objects) {
       bool is_job = IsRunnable(*object.checked.object);
@@ -436,7 +418,7 @@ int RunRun(const RunOptions& options) {
       if (!key.ok()) {
         std::cerr << fmt::format("{}: {}: {}\n", object.where, object.Describe(),
                                  key.status().message());
-        return 1;
+        return false;
       }
       if (IsExperiment(*object.checked.object)) {
         experiments.emplace_back(engine.store(), *key, stdout);
@@ -445,59 +427,59 @@ int RunRun(const RunOptions& options) {
       }
     }
   }
+  return true;
+}
 
-  StopOnSignals stop_on_signals(engine, {SIGINT, SIGTERM, SIGHUP});
-  // Trials' logs would interleave: an experiment shows its table instead,
-  // unless logs are asked for; the jobs beside it show theirs. -q: none.
-  std::string logs_wanted = !options.logs.empty() ? options.logs : options.quiet ? "none" : "all";
-  LogMode mode = logs_wanted == "none"     ? LogMode::kNone
-                 : logs_wanted == "master" ? LogMode::kMaster
-                                           : LogMode::kAll;
-  LogTail logs(engine, mode, jobs.size() > 1, stdout,
-               /*hide_trials=*/options.logs.empty() && !experiments.empty());
-  bool tty = isatty(STDERR_FILENO) != 0 && !options.quiet;
-  auto start = std::chrono::steady_clock::now();
-  std::string last_line;
-  std::string last_progress;
-  auto on_step = [&] {
-    if (tty && !last_line.empty()) fmt::print(stderr, "\r\033[K");
-    logs.Poll();
-    Duration elapsed = std::chrono::steady_clock::now() - start;
+// The status line: every job's and experiment's progress, rewritten in
+// place on a terminal, else a new line only when something but the time
+// changed.
+class StatusLine {
+ public:
+  StatusLine(engine::Engine& engine, bool tty, bool quiet)
+      : engine_(engine), tty_(tty), quiet_(quiet), start_(std::chrono::steady_clock::now()) {}
+
+  Duration Elapsed() const { return std::chrono::steady_clock::now() - start_; }
+  void Clear() {
+    if (tty_ && !last_line_.empty()) fmt::print(stderr, "\r\033[K");
+  }
+  void Show(std::vector<JobView>& jobs, std::vector<ExperimentView>& experiments) {
+    Duration elapsed = Elapsed();
     std::vector<std::string> parts;
     for (JobView& view : jobs) {
       bool was_finished = view.finished;
-      Refresh(engine, view);
+      Refresh(engine_, view);
       if (view.finished && !was_finished) view.took = elapsed;
-      parts.push_back(DescribeProgress(engine, view));
+      parts.push_back(DescribeProgress(engine_, view));
     }
     for (ExperimentView& view : experiments) parts.push_back(view.Poll());
     std::string progress = fmt::format("{}", fmt::join(parts, " | "));
     std::string line = fmt::format(
         "{}, {}s", progress, std::chrono::duration_cast<std::chrono::seconds>(elapsed).count());
-    if (tty) {
-      fmt::print(stderr, "{}", line);  // one line, rewritten in place
-    } else if (!options.quiet && progress != last_progress) {
-      fmt::print(stderr, "{}\n", line);  // a new line only when something but time changed
+    if (tty_) {
+      fmt::print(stderr, "{}", line);
+    } else if (!quiet_ && progress != last_progress_) {
+      fmt::print(stderr, "{}\n", line);
     }
-    last_line = line;
-    last_progress = progress;
+    last_line_ = line;
+    last_progress_ = progress;
     std::fflush(stderr);
-  };
-  auto all_done = [&] {
-    return std::all_of(jobs.begin(), jobs.end(), [](const JobView& v) { return v.finished; }) &&
-           std::all_of(experiments.begin(), experiments.end(),
-                       [](const ExperimentView& v) { return v.finished(); });
-  };
-  Status status = engine.Run(all_done, on_step);
-  bool interrupted = status.code() == StatusCode::kAborted;
-  if (tty) fmt::print(stderr, "\r\033[K");
-  if (interrupted) fmt::print(stderr, "interrupted: stopping every replica\n");
-  engine.StopAll();
-  logs.Poll(/*flush=*/true);
-  if (!status.ok() && !interrupted) std::cerr << "trainyard run: " << status.message() << '\n';
+  }
 
-  bool all_succeeded = !interrupted && status.ok();
-  Duration elapsed = std::chrono::steady_clock::now() - start;
+ private:
+  engine::Engine& engine_;
+  bool tty_;
+  bool quiet_;
+  std::chrono::steady_clock::time_point start_;
+  std::string last_line_;
+  std::string last_progress_;
+};
+
+// How each job and experiment ended, and where its output is; true when
+// every one succeeded.
+bool ReportEnds(const RunOptions& options, engine::Engine& engine, Duration elapsed,
+                std::vector<JobView>& jobs, std::vector<ExperimentView>& experiments,
+                const std::string& state_dir) {
+  bool all_succeeded = true;
   for (JobView& view : jobs) {
     Refresh(engine, view);
     all_succeeded = all_succeeded && view.succeeded;
@@ -526,6 +508,79 @@ int RunRun(const RunOptions& options) {
                "  read back with --run: trainyard metrics|artifacts|get|describe ... --run {}\n",
                state_dir);
   }
+  return all_succeeded;
+}
+
+}  // namespace
+
+int RunRun(const RunOptions& options) {
+  std::variant<RunPlan, int> planned = PlanRun(options);
+  if (const int* code = std::get_if<int>(&planned)) return *code;
+  RunPlan& plan = std::get<RunPlan>(planned);
+  std::string home = options.home.empty() ? DefaultHome() : options.home;
+  std::error_code ec;
+  Result<runtime::RunAsPolicy> run_as =
+      RunAsFor(options, home, std::filesystem::current_path(ec).string());
+  if (!run_as.ok()) {
+    std::cerr << "trainyard run: " << run_as.status().message() << '\n';
+    return 1;
+  }
+  std::string state_dir = home + "/runs/" + RunDirName(RealClock::Get().Now());
+  Result<std::unique_ptr<engine::Engine>> created = BuildControlPlane(
+      {.home = home,
+       .state_dir = state_dir,
+       .run_as = *run_as,
+       .no_sandbox = options.no_sandbox,
+       .pod_max_pids = options.pod_max_pids,
+       .nodes = std::move(plan.nodes),
+       .without_shim = "daemons a replica starts outside its process group may outlive it, and "
+                       "replicas run without sandboxes",
+       .passable = {home, home + "/runs"}},
+      // The run's directory is its record: every replica's log stays.
+      [](engine::EngineOptions& o) { o.keep_logs = true; });
+  if (!created.ok()) {
+    std::cerr << "trainyard run: " << created.status().message() << '\n';
+    return 1;
+  }
+  engine::Engine& engine = **created;
+  LocalApi api(engine);
+  Result<std::string> api_url = ServeRunApi(options, plan.loaded, engine, api);
+  if (!api_url.ok()) return 1;
+  std::vector<JobView> jobs;
+  std::vector<ExperimentView> experiments;
+  if (!SubmitAll(plan.loaded, engine, jobs, experiments)) return 1;
+
+  StopOnSignals stop_on_signals(engine, {SIGINT, SIGTERM, SIGHUP});
+  // Trials' logs would interleave: an experiment shows its table instead,
+  // unless logs are asked for; the jobs beside it show theirs. -q: none.
+  std::string logs_wanted = !options.logs.empty() ? options.logs : options.quiet ? "none" : "all";
+  LogMode mode = logs_wanted == "none"     ? LogMode::kNone
+                 : logs_wanted == "master" ? LogMode::kMaster
+                                           : LogMode::kAll;
+  LogTail logs(engine, mode, jobs.size() > 1, stdout,
+               /*hide_trials=*/options.logs.empty() && !experiments.empty());
+  bool tty = isatty(STDERR_FILENO) != 0 && !options.quiet;
+  StatusLine status_line(engine, tty, options.quiet);
+  auto on_step = [&] {
+    status_line.Clear();
+    logs.Poll();
+    status_line.Show(jobs, experiments);
+  };
+  auto all_done = [&] {
+    return std::all_of(jobs.begin(), jobs.end(), [](const JobView& v) { return v.finished; }) &&
+           std::all_of(experiments.begin(), experiments.end(),
+                       [](const ExperimentView& v) { return v.finished(); });
+  };
+  Status status = engine.Run(all_done, on_step);
+  bool interrupted = status.code() == StatusCode::kAborted;
+  if (tty) fmt::print(stderr, "\r\033[K");
+  if (interrupted) fmt::print(stderr, "interrupted: stopping every replica\n");
+  engine.StopAll();
+  logs.Poll(/*flush=*/true);
+  if (!status.ok() && !interrupted) std::cerr << "trainyard run: " << status.message() << '\n';
+  bool all_succeeded =
+      ReportEnds(options, engine, status_line.Elapsed(), jobs, experiments, state_dir) &&
+      !interrupted && status.ok();
   if (interrupted) return 130;
   if (options.ui) {
     // The loop goes on, for the dashboard's writes (delete, resubmit),

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "api/json.h"
+#include "cli/control_plane.h"
 #include "cli/engine_backend.h"
 #include "cli/home_lock.h"
 #include "cli/run_command.h"
@@ -142,100 +143,34 @@ Status SeparateNamespaces(const ServerOptions& options, bool tokens, const std::
   return OkStatus();
 }
 
-}  // namespace
+// Where the server is, and how to reach it, once it serves.
+void SayServing(const ServerOptions& options, const std::string& home, const std::string& url,
+                int port, bool auth) {
+  bool everywhere = options.address == "0.0.0.0" || options.address == "::";
+  std::string pod_logs = home + "/server/pod-logs";
+  std::string kubeconfig = home + "/kubeconfig";
+  fmt::print(stderr, "trainyard server: serving the API on {}{}\n", url,
+             options.api_only ? " (API only: nothing runs what it stores)" : "");
+  if (!IsLoopbackHost(options.address)) {
+    fmt::print(stderr, "  listening on {}:{}{}{}\n", UrlHost(options.address), port,
+               everywhere ? " (every interface)" : "",
+               auth ? "" : ", with no authentication (--allow-unauthenticated)");
+  }
+  if (!options.api_only) fmt::print(stderr, "  dashboard: {}/\n", url);
+  fmt::print(stderr, "  state and logs: {}/server\n", home);
+  if (options.api_only) {
+    fmt::print(stderr,
+               "  pod logs: {}/<namespace>_<pod>_<uid>/<container>/<restart>.log, in the "
+               "kubelet's CRI format, written by whoever plays the kubelets\n",
+               pod_logs);
+  }
+  fmt::print(stderr, "  export KUBECONFIG={}   # for kubectl and client libraries\n", kubeconfig);
+}
 
-int RunServer(const ServerOptions& options) {
-  RaiseDescriptorLimit();
-  GiveLargeBlocksBack();
-  // Bad flags change nothing: checked before any state is made.
-  Result<std::optional<server::Authorizer>> loaded = LoadAuth(options);
-  if (!loaded.ok()) {
-    std::cerr << "trainyard server: " << loaded.status().message() << '\n';
-    return 2;
-  }
-  std::optional<server::Authorizer>& auth = *loaded;
-  Result<runtime::RunAsPolicy> run_as =
-      runtime::MakeRunAsPolicy(options.run_as, options.run_as_namespace);
-  if (!run_as.ok()) {
-    std::cerr << "trainyard server: " << run_as.status().message() << '\n';
-    return 2;
-  }
-  std::string home = options.home.empty() ? DefaultHome() : options.home;
-  if (Status separated = SeparateNamespaces(options, auth.has_value(), home, *run_as);
-      !separated.ok()) {
-    std::cerr << "trainyard server: " << separated.message() << '\n';
-    return 2;
-  }
-  if (Status reachable = CheckHomeReachable(home, *run_as); !reachable.ok()) {
-    std::cerr << "trainyard server: " << reachable.message() << '\n';
-    return 2;
-  }
-  Result<HomeLock> lock = HomeLock::Take(home + "/server");
-  if (!lock.ok()) {
-    std::cerr << "trainyard server: " << lock.status().message() << '\n';
-    return 1;
-  }
-  std::vector<scheduler::Node> nodes;
-  if (!options.nodes_file.empty()) {
-    Result<std::vector<scheduler::Node>> read = engine::ReadNodesFile(options.nodes_file);
-    if (!read.ok()) {
-      std::cerr << "trainyard server: --nodes: " << read.status().message() << '\n';
-      return 2;
-    }
-    nodes = std::move(*read);
-  }
-  std::error_code ec;
-  std::string self = fs::read_symlink("/proc/self/exe", ec).string();
-  // Replicas run under trainyard-shim, installed beside trainyard, so that
-  // they outlive a crash of the server and are adopted when it restarts.
-  std::string shim = ShimBeside(self,
-                                "replicas will die with the server instead of being "
-                                "adopted, daemons they start may outlive them, and they run "
-                                "without sandboxes");
-  std::optional<Duration> keep_artifacts = ParseGoDuration(options.keep_artifacts);
-  if (!keep_artifacts || *keep_artifacts < Duration::zero()) {
-    std::cerr << "trainyard server: --keep-artifacts " << options.keep_artifacts
-              << ": want a duration from 0s (removed with the job) to 2555000h (292 years), "
-                 "such as 168h or 30m\n";
-    return 2;
-  }
-  SandboxChoice sandbox = ChooseSandbox(options.no_sandbox);
-  server::Metrics metrics;
-  Result<std::unique_ptr<engine::Engine>> created =
-      engine::Engine::Create({.state_dir = home + "/server",
-                              // Shared with `trainyard run`: a claim is the
-                              // same data whichever runs its pods.
-                              .claims_dir = home + "/claims",
-                              .working_dir = fs::current_path(ec).string(),
-                              .base_env = BaseEnv(),
-                              .exec_program = self,
-                              .shim = shim,
-                              .detach_replicas = true,
-                              .bwrap = sandbox.bwrap,
-                              .no_sandbox = sandbox.why_none,
-                              .artifacts_retention = *keep_artifacts,
-                              // What a pod needs may be applied after it.
-                              .wait_for_config = true,
-                              .run_as = *run_as,
-                              .pod_max_pids = PodMaxPids(options.pod_max_pids),
-                              // With tokens, namespaces are their users':
-                              // none reaches the machine's files unless
-                              // an administrator allows it.
-                              .baseline_namespaces = auth.has_value(),
-                              .nodes = std::move(nodes),
-                              .api_only = options.api_only,
-                              .on_reconcile = [&metrics](std::chrono::steady_clock::duration d) {
-                                metrics.ObserveReconcile(std::chrono::duration<double>(d).count());
-                              }});
-  if (!created.ok()) {
-    std::cerr << "trainyard server: " << created.status().message() << '\n';
-    return 1;
-  }
-  engine::Engine& engine = **created;
-  MakePassable({home}, *run_as);
-  if (!engine.machine().gpu_note.empty()) {
-    std::cerr << "warning: " << engine.machine().gpu_note << '\n';
-  }
+// Serves the API over `engine` until a signal stops it; writes the
+// kubeconfig once the default namespace is there.
+int Serve(const ServerOptions& options, const std::string& home, engine::Engine& engine,
+          const std::optional<server::Authorizer>& auth, server::Metrics& metrics) {
   const Clock& clock = RealClock::Get();
   // API-only, pods' logs are read where whoever plays the kubelets writes
   // them, as kube-apiserver reads them from the kubelets.
@@ -286,22 +221,7 @@ int RunServer(const ServerOptions& options) {
       engine.RequestStop();
       return;
     }
-    fmt::print(stderr, "trainyard server: serving the API on {}{}\n", url,
-               options.api_only ? " (API only: nothing runs what it stores)" : "");
-    if (!IsLoopbackHost(options.address)) {
-      fmt::print(stderr, "  listening on {}:{}{}{}\n", UrlHost(options.address), *port,
-                 everywhere ? " (every interface)" : "",
-                 auth ? "" : ", with no authentication (--allow-unauthenticated)");
-    }
-    if (!options.api_only) fmt::print(stderr, "  dashboard: {}/\n", url);
-    fmt::print(stderr, "  state and logs: {}/server\n", home);
-    if (options.api_only) {
-      fmt::print(stderr,
-                 "  pod logs: {}/<namespace>_<pod>_<uid>/<container>/<restart>.log, in the "
-                 "kubelet's CRI format, written by whoever plays the kubelets\n",
-                 pod_logs);
-    }
-    fmt::print(stderr, "  export KUBECONFIG={}   # for kubectl and client libraries\n", kubeconfig);
+    SayServing(options, home, url, *port, auth.has_value());
   });
   Status status = engine.Run([] { return false; }, [] {});
   setup.join();
@@ -316,6 +236,90 @@ int RunServer(const ServerOptions& options) {
     return 1;
   }
   return 0;
+}
+
+// What the flags say, checked before any state is made: bad ones change
+// nothing.
+struct ServerSetup {
+  std::optional<server::Authorizer> auth;
+  runtime::RunAsPolicy run_as;
+  std::string home;
+  std::vector<scheduler::Node> nodes;
+  Duration keep_artifacts{};
+};
+
+Result<ServerSetup> CheckFlags(const ServerOptions& options) {
+  ServerSetup setup;
+  ASSIGN_OR_RETURN(setup.auth, LoadAuth(options));
+  ASSIGN_OR_RETURN(setup.run_as,
+                   runtime::MakeRunAsPolicy(options.run_as, options.run_as_namespace));
+  setup.home = options.home.empty() ? DefaultHome() : options.home;
+  RETURN_IF_ERROR(SeparateNamespaces(options, setup.auth.has_value(), setup.home, setup.run_as));
+  RETURN_IF_ERROR(CheckHomeReachable(setup.home, setup.run_as));
+  if (!options.nodes_file.empty()) {
+    Result<std::vector<scheduler::Node>> read = engine::ReadNodesFile(options.nodes_file);
+    if (!read.ok()) return InvalidArgumentError("--nodes: " + read.status().message());
+    setup.nodes = std::move(*read);
+  }
+  std::optional<Duration> keep = ParseGoDuration(options.keep_artifacts);
+  if (!keep || *keep < Duration::zero()) {
+    return InvalidArgumentError(
+        "--keep-artifacts " + options.keep_artifacts +
+        ": want a duration from 0s (removed with the job) to 2555000h (292 years), such as "
+        "168h or 30m");
+  }
+  setup.keep_artifacts = *keep;
+  return setup;
+}
+
+}  // namespace
+
+int RunServer(const ServerOptions& options) {
+  RaiseDescriptorLimit();
+  GiveLargeBlocksBack();
+  Result<ServerSetup> checked = CheckFlags(options);
+  if (!checked.ok()) {
+    std::cerr << "trainyard server: " << checked.status().message() << '\n';
+    return 2;
+  }
+  ServerSetup& setup = *checked;
+  const std::string& home = setup.home;
+  Result<HomeLock> lock = HomeLock::Take(home + "/server");
+  if (!lock.ok()) {
+    std::cerr << "trainyard server: " << lock.status().message() << '\n';
+    return 1;
+  }
+  server::Metrics metrics;
+  Result<std::unique_ptr<engine::Engine>> created = BuildControlPlane(
+      {.home = home,
+       .state_dir = home + "/server",
+       .run_as = setup.run_as,
+       .no_sandbox = options.no_sandbox,
+       .pod_max_pids = options.pod_max_pids,
+       .nodes = std::move(setup.nodes),
+       .without_shim = "replicas will die with the server instead of being adopted, daemons "
+                       "they start may outlive them, and they run without sandboxes",
+       .passable = {home}},
+      [&](engine::EngineOptions& o) {
+        // Replicas outlive a crash of the server and are adopted when it
+        // restarts.
+        o.detach_replicas = true;
+        o.artifacts_retention = setup.keep_artifacts;
+        // What a pod needs may be applied after it.
+        o.wait_for_config = true;
+        // With tokens, namespaces are their users': none reaches the
+        // machine's files unless an administrator allows it.
+        o.baseline_namespaces = setup.auth.has_value();
+        o.api_only = options.api_only;
+        o.on_reconcile = [&metrics](std::chrono::steady_clock::duration d) {
+          metrics.ObserveReconcile(std::chrono::duration<double>(d).count());
+        };
+      });
+  if (!created.ok()) {
+    std::cerr << "trainyard server: " << created.status().message() << '\n';
+    return 1;
+  }
+  return Serve(options, home, **created, setup.auth, metrics);
 }
 
 }  // namespace trainyard::cli

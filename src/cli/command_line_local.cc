@@ -1,0 +1,97 @@
+// The commands that run on this machine: validate, run, exec, initialize.
+#include <iostream>
+#include <memory>
+
+#include "cli/command_line.h"
+#include "cli/exec_command.h"
+#include "cli/initialize_command.h"
+#include "cli/run_command.h"
+#include "cli/validate_command.h"
+
+namespace trainyard::cli {
+
+void AddValidateCommand(CLI::App& app, int& exit_code) {
+  auto validate = std::make_shared<ValidateOptions>();
+  CLI::App* validate_cmd = app.add_subcommand(
+      "validate", "Check manifests: every error of every object, with its field path");
+  validate_cmd->add_option("files", validate->paths, "Manifest files or directories; - for stdin")
+      ->required();
+  validate_cmd->add_flag("--show-defaults", validate->show_defaults,
+                         "Print each valid object with upstream's defaults applied");
+  validate_cmd->add_option("-o,--output", validate->output, "Format for --show-defaults")
+      ->check(CLI::IsMember({"yaml", "json"}));
+  validate_cmd->add_flag("-q,--quiet", validate->quiet, "Print only problems");
+  validate_cmd->callback(
+      [validate, &exit_code] { exit_code = RunValidate(*validate, std::cout, std::cerr); });
+}
+
+void AddRunCommand(CLI::App& app, int& exit_code) {
+  auto run = std::make_shared<RunOptions>();
+  CLI::App* run_cmd = app.add_subcommand(
+      "run",
+      "Run jobs and tuning experiments on this machine, in the foreground, until they finish");
+  run_cmd->add_option("files", run->paths, "Manifest files or directories; - for stdin")
+      ->required();
+  run_cmd->add_flag("-q,--quiet", run->quiet, "No status line; print only what failed");
+  run_cmd
+      ->add_option("--logs", run->logs,
+                   "Which replicas' logs to print (default: all but trials', which an "
+                   "experiment's table stands for; none with -q)")
+      ->check(CLI::IsMember({"all", "master", "none"}));
+  run_cmd->add_option("--home", run->home,
+                      "Where runs keep their state and logs (default: $TRAINYARD_HOME, else "
+                      "$XDG_STATE_HOME/trainyard, else /var/lib/trainyard for root and "
+                      "~/.local/state/trainyard for anyone else)");
+  run_cmd->add_option("--run-as", run->run_as,
+                      "Run replicas as this user (default: nobody when trainyard is root, else "
+                      "yourself; root only if named)");
+  run_cmd->add_flag("--without-gpus", run->without_gpus,
+                    "Run a GPU manifest on the CPU: drop its GPU requests and set "
+                    "CUDA_VISIBLE_DEVICES empty (said once per job)");
+  run_cmd->add_flag("--no-sandbox", run->no_sandbox, kNoSandboxHelp);
+  run_cmd->add_flag("--ui", run->ui,
+                    "Serve the dashboard for this run on loopback (its URL is printed), and keep "
+                    "serving it after the run ends, until Ctrl-C");
+  run_cmd->add_option("--pod-max-pids", run->pod_max_pids, kPodMaxPidsHelp)
+      ->check(CLI::Range(int64_t{-1}, int64_t{1} << 22));
+  run_cmd->add_option("--nodes", run->nodes_file,
+                      "Place pods on the Node objects in this file instead of this machine "
+                      "(they all still run here)");
+  run_cmd->callback([run, &exit_code] { exit_code = RunRun(*run); });
+}
+
+void AddExecCommand(CLI::App& app, int& exit_code) {
+  auto exec = std::make_shared<ExecOptions>();
+  CLI::App* exec_cmd = app.add_subcommand(
+      "exec",
+      "Run a command inside a running replica: its env, working directory and process group");
+  exec_cmd->add_option("pod", exec->pod, "The replica's pod name, e.g. mnist-worker-0")->required();
+  exec_cmd->add_option("command", exec->command, "The command and its arguments, after --")
+      ->required();
+  exec_cmd->add_option("-n,--namespace", exec->namespace_, "The pod's namespace")
+      ->capture_default_str();
+  exec_cmd->add_option("--state", exec->state,
+                       "The run's state directory (default: the newest run under --home)");
+  exec_cmd->add_option("--home", exec->home, "As for run");
+  exec_cmd->add_option("-c,--container", exec->container,
+                       "The pod's container to run it beside (default: its first)");
+  exec_cmd->add_flag("--own-process-group", exec->own_process_group,
+                     "Stay in the process group it was started in (the server's exec sessions)");
+  exec_cmd->callback([exec, &exit_code] { exit_code = RunExec(*exec); });
+}
+
+void AddInitializeCommand(CLI::App& app, int& exit_code) {
+  auto initialize = std::make_shared<InitializeOptions>();
+  CLI::App* initialize_cmd = app.add_subcommand(
+      "initialize",
+      "Fetch a TrainJob's dataset or model (STORAGE_URI) into DEST, as Kubeflow's "
+      "initializer images do; run by the TrainJob controller in an initializer step");
+  initialize_cmd->add_option("what", initialize->what, "dataset or model")
+      ->required()
+      ->check(CLI::IsMember({"dataset", "model"}));
+  initialize_cmd->add_option("destination", initialize->destination, "Where: /workspace/dataset")
+      ->required();
+  initialize_cmd->callback([initialize, &exit_code] { exit_code = RunInitialize(*initialize); });
+}
+
+}  // namespace trainyard::cli
