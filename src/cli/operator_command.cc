@@ -309,66 +309,161 @@ class SchedulerThread {
   std::thread thread_;
 };
 
-}  // namespace
+int Fail(int code, const std::string& why) {
+  std::cerr << "trainyard operator: " << why << '\n';
+  return code;
+}
 
-int RunOperator(const OperatorOptions& options) {
-  auto fail = [](int code, const std::string& why) {
-    std::cerr << "trainyard operator: " << why << '\n';
-    return code;
-  };
-  if (Status supported = CheckSupported(options); !supported.ok())
-    return fail(2, supported.message());
-  // A connection the server closed (or a watch stopped mid-read) is that
-  // request's error, never the operator's end.
-  signal(SIGPIPE, SIG_IGN);
-  Result<std::vector<std::string>> job_kinds = JobKinds(options.enable_schemes);
-  if (!job_kinds.ok()) return fail(2, job_kinds.status().message());
-  Result<kube::ClusterConfig> config =
-      kube::LoadClusterConfig(options.kubeconfig, options.context, kube::ProcessEnv);
-  if (!config.ok()) return fail(2, config.status().message());
-  Result<std::unique_ptr<kube::KubeClient>> client =
-      kube::KubeClient::Create(*config, {.qps = options.kube_api_qps,
-                                         .burst = options.kube_api_burst,
-                                         .user_agent = "trainyard-operator"});
-  if (!client.ok()) return fail(2, client.status().message());
-  std::string ns = options.namespace_;
-  if (ns.empty()) ns = kube::ProcessEnv("KUBEFLOW_NAMESPACE").value_or("");
-  if (options.gang_scheduler_name == kOwnScheduler && !ns.empty()) {
-    return fail(2, fmt::format("--gang-scheduler-name trainyard places pods by what every pod on a "
-                               "node uses, so it must see every namespace: drop --namespace {} "
-                               "(and KUBEFLOW_NAMESPACE)",
-                               ns));
+// The cluster the flags name, and what of it to reconcile.
+struct Connection {
+  std::vector<std::string> job_kinds;
+  kube::ClusterConfig config;
+  std::unique_ptr<kube::KubeClient> client;
+  std::string namespace_;  // empty: every one
+};
+
+Result<Connection> Connect(const OperatorOptions& options) {
+  Connection c;
+  ASSIGN_OR_RETURN(c.job_kinds, JobKinds(options.enable_schemes));
+  ASSIGN_OR_RETURN(c.config,
+                   kube::LoadClusterConfig(options.kubeconfig, options.context, kube::ProcessEnv));
+  ASSIGN_OR_RETURN(c.client,
+                   kube::KubeClient::Create(c.config, {.qps = options.kube_api_qps,
+                                                       .burst = options.kube_api_burst,
+                                                       .user_agent = "trainyard-operator"}));
+  c.namespace_ = options.namespace_;
+  if (c.namespace_.empty()) c.namespace_ = kube::ProcessEnv("KUBEFLOW_NAMESPACE").value_or("");
+  if (options.gang_scheduler_name == kOwnScheduler && !c.namespace_.empty()) {
+    return InvalidArgumentError(fmt::format(
+        "--gang-scheduler-name trainyard places pods by what every pod on a node uses, so it "
+        "must see every namespace: drop --namespace {} (and KUBEFLOW_NAMESPACE)",
+        c.namespace_));
   }
   if (options.controller_threads > 1) {
     std::cerr << "trainyard operator: note: --controller-threads " << options.controller_threads
               << ": reconciles run on one thread; the flag is taken for compatibility\n";
   }
+  return c;
+}
+
+// The controller, once it leads, until a signal (or a lost lease) stops it.
+struct StopState {
+  std::mutex mu;
+  bool stopped = false;
+  engine::ClusterController* running = nullptr;
+};
+
+// /metrics, the probes and the admission webhooks: every replica serves
+// them, leader or not.
+Status ServeEndpoints(const OperatorOptions& options, Connection& c, server::Metrics& metrics,
+                      kube::KubeStore& store, std::atomic<bool>& ready,
+                      const TrialObservations* observed, OperatorEndpoints& endpoints,
+                      kube::WebhookServer& webhooks) {
+  RETURN_IF_ERROR(endpoints.Start(
+      options.metrics_bind_address, options.health_probe_bind_address, metrics, store,
+      [&ready] { return ready.load(); }, observed));
+  if (options.webhook_server_port == 0) {
+    WarnOfUnservedWebhooks(options, *c.client);
+    return OkStatus();
+  }
+  if (Status served = StartWebhooks(options, *c.client, c.config.namespace_, webhooks);
+      !served.ok()) {
+    return UnavailableError(fmt::format("admission webhooks: {}", served.message()));
+  }
+  return OkStatus();
+}
+
+int Act(const OperatorOptions& options, Connection& c, kube::KubeStore& store,
+        store::SqliteStore* observations, kube::LeaderElector* elector, StopState& stop,
+        std::atomic<bool>& acting) {
+  engine::ClusterController controller(
+      {.store = &store,
+       .job_kinds = c.job_kinds,
+       .cluster = {.domain = kube::ProcessEnv("CUSTOM_CLUSTER_DOMAIN").value_or(""),
+                   .pytorch_init_image = options.pytorch_init_container_image,
+                   .pytorch_init_max_tries = options.pytorch_init_container_max_tries,
+                   .gang_scheduler = options.gang_scheduler_name,
+                   .mpi_kubectl_delivery_image = options.mpi_kubectl_delivery_image},
+       .katib = KatibOf(options, observations, c.config.namespace_, *c.client),
+       .trainer = options.trainer});
+  acting = true;
+  {
+    std::lock_guard lock(stop.mu);
+    if (stop.stopped) return 0;
+    stop.running = &controller;
+  }
+  // A leader that cannot renew stops acting before its lease runs out.
+  std::atomic<bool> lost = false;
+  std::thread renewing;
+  if (elector != nullptr) {
+    renewing = std::thread([&] {
+      if (!elector->RenewUntilLost()) return;
+      lost = true;
+      controller.RequestStop();
+    });
+  }
+  std::vector<std::string> reconciled = c.job_kinds;
+  if (options.trainer) reconciled.push_back("TrainJob");  // its JobSets are JobSet's
+  if (options.katib) reconciled.insert(reconciled.end(), {"Experiment", "Trial", "Suggestion"});
+  fmt::print(stderr, "trainyard operator: reconciling {} in {} on {}\n", Join(reconciled, ", "),
+             c.namespace_.empty() ? "every namespace" : "namespace " + c.namespace_,
+             c.config.server);
+  std::optional<SchedulerThread> scheduling;
+  if (options.gang_scheduler_name == kOwnScheduler) scheduling.emplace(store, *c.client);
+  Status status = controller.Run();
+  scheduling.reset();
+  {
+    std::lock_guard lock(stop.mu);
+    stop.running = nullptr;
+  }
+  if (elector != nullptr) {
+    elector->Stop();
+    renewing.join();
+  }
+  store.Stop();
+  if (lost) return Fail(1, "stopped acting: the lease was lost (another replica may lead now)");
+  if (elector != nullptr) elector->Release();
+  if (!status.ok()) return Fail(1, status.message());
+  fmt::print(stderr, "trainyard operator: stopped\n");
+  return 0;
+}
+
+}  // namespace
+
+int RunOperator(const OperatorOptions& options) {
+  if (Status supported = CheckSupported(options); !supported.ok()) {
+    return Fail(2, supported.message());
+  }
+  // A connection the server closed (or a watch stopped mid-read) is that
+  // request's error, never the operator's end.
+  signal(SIGPIPE, SIG_IGN);
+  Result<Connection> connected = Connect(options);
+  if (!connected.ok()) return Fail(2, connected.status().message());
+  Connection& c = *connected;
   std::unique_ptr<kube::KubeClient> lease_client;
   std::unique_ptr<kube::LeaderElector> elector;
   if (options.leader_elect) {
-    Status made = MakeElector(options, *config, lease_client, elector);
-    if (!made.ok()) return fail(2, made.message());
+    Status made = MakeElector(options, c.config, lease_client, elector);
+    if (!made.ok()) return Fail(2, made.message());
   }
-  kube::KubeStore store({.client = client->get(),
-                         .kinds = WatchedKinds(*job_kinds, options.gang_scheduler_name,
+  kube::KubeStore store({.client = c.client.get(),
+                         .kinds = WatchedKinds(c.job_kinds, options.gang_scheduler_name,
                                                options.katib, options.trainer),
-                         .namespace_ = ns});
+                         .namespace_ = c.namespace_});
   // Signals are taken by one thread; every other starts with them blocked.
-  engine::ClusterController* running = nullptr;
-  std::mutex running_mu;
-  bool stopped = false;
+  StopState stop;
   SignalStopper stopper([&] {
-    std::lock_guard lock(running_mu);
-    stopped = true;
+    std::lock_guard lock(stop.mu);
+    stop.stopped = true;
     if (elector) elector->Stop();
-    if (running != nullptr) running->RequestStop();
+    if (stop.running != nullptr) stop.running->RequestStop();
   });
   // Upstream's job counters, from every change the informers see.
-  server::Metrics metrics(*job_kinds);  // the kinds not enabled are not read
+  server::Metrics metrics(c.job_kinds);  // the kinds not enabled are not read
   if (Result<store::WatchId> counted =
           store.Watch(0, [&metrics](const store::WatchEvent& e) { metrics.ObserveChange(e); });
       !counted.ok()) {
-    return fail(1, counted.status().message());
+    return Fail(1, counted.status().message());
   }
   // With Katib, the trials' observation log: this operator's own store.
   std::unique_ptr<store::SqliteStore> observations;
@@ -376,27 +471,18 @@ int RunOperator(const OperatorOptions& options) {
   TrialObservations observed{.trials = &store, .acting = &acting};
   if (options.katib) {
     Result<std::unique_ptr<store::SqliteStore>> opened = OpenObservations(options.state_dir);
-    if (!opened.ok()) return fail(1, opened.status().message());
+    if (!opened.ok()) return Fail(1, opened.status().message());
     observations = std::move(*opened);
     observed.log = observations.get();
   }
-  // Ready once the webhooks serve: every replica serves them, leader or not.
+  // Ready once the webhooks serve.
   std::atomic<bool> ready = false;
   OperatorEndpoints endpoints;
-  if (Status served = endpoints.Start(
-          options.metrics_bind_address, options.health_probe_bind_address, metrics, store,
-          [&ready] { return ready.load(); }, options.katib ? &observed : nullptr);
-      !served.ok()) {
-    return fail(1, served.message());
-  }
   kube::WebhookServer webhooks;
-  if (options.webhook_server_port != 0) {
-    if (Status served = StartWebhooks(options, **client, config->namespace_, webhooks);
-        !served.ok()) {
-      return fail(1, fmt::format("admission webhooks: {}", served.message()));
-    }
-  } else {
-    WarnOfUnservedWebhooks(options, **client);
+  if (Status served = ServeEndpoints(options, c, metrics, store, ready,
+                                     options.katib ? &observed : nullptr, endpoints, webhooks);
+      !served.ok()) {
+    return Fail(1, served.message());
   }
   ready = true;
   if (elector) {
@@ -405,59 +491,11 @@ int RunOperator(const OperatorOptions& options) {
     fmt::print(stderr, "trainyard operator: leading\n");
   }
   if (Status started = store.Start(); !started.ok()) {
-    return fail(1, fmt::format("cannot read the cluster at {} ({}): {}", config->server,
-                               config->source, started.message()));
+    return Fail(1, fmt::format("cannot read the cluster at {} ({}): {}", c.config.server,
+                               c.config.source, started.message()));
   }
   metrics.Seed(store);  // jobs finished before it started are not counted again
-  engine::ClusterController controller(
-      {.store = &store,
-       .job_kinds = *job_kinds,
-       .cluster = {.domain = kube::ProcessEnv("CUSTOM_CLUSTER_DOMAIN").value_or(""),
-                   .pytorch_init_image = options.pytorch_init_container_image,
-                   .pytorch_init_max_tries = options.pytorch_init_container_max_tries,
-                   .gang_scheduler = options.gang_scheduler_name,
-                   .mpi_kubectl_delivery_image = options.mpi_kubectl_delivery_image},
-       .katib = KatibOf(options, observations.get(), config->namespace_, **client),
-       .trainer = options.trainer});
-  acting = true;
-  {
-    std::lock_guard lock(running_mu);
-    if (stopped) return 0;
-    running = &controller;
-  }
-  // A leader that cannot renew stops acting before its lease runs out.
-  std::atomic<bool> lost = false;
-  std::thread renewing;
-  if (elector) {
-    renewing = std::thread([&] {
-      if (!elector->RenewUntilLost()) return;
-      lost = true;
-      controller.RequestStop();
-    });
-  }
-  std::vector<std::string> reconciled = *job_kinds;
-  if (options.trainer) reconciled.push_back("TrainJob");  // its JobSets are JobSet's
-  if (options.katib) reconciled.insert(reconciled.end(), {"Experiment", "Trial", "Suggestion"});
-  fmt::print(stderr, "trainyard operator: reconciling {} in {} on {}\n", Join(reconciled, ", "),
-             ns.empty() ? "every namespace" : "namespace " + ns, config->server);
-  std::optional<SchedulerThread> scheduling;
-  if (options.gang_scheduler_name == kOwnScheduler) scheduling.emplace(store, **client);
-  Status status = controller.Run();
-  scheduling.reset();
-  {
-    std::lock_guard lock(running_mu);
-    running = nullptr;
-  }
-  if (elector) {
-    elector->Stop();
-    renewing.join();
-  }
-  store.Stop();
-  if (lost) return fail(1, "stopped acting: the lease was lost (another replica may lead now)");
-  if (elector) elector->Release();
-  if (!status.ok()) return fail(1, status.message());
-  fmt::print(stderr, "trainyard operator: stopped\n");
-  return 0;
+  return Act(options, c, store, observations.get(), elector.get(), stop, acting);
 }
 
 }  // namespace trainyard::cli
