@@ -107,6 +107,27 @@ Result<std::unique_ptr<Engine>> Engine::Create(EngineOptions options) {
 }
 
 Status Engine::Init() {
+  RETURN_IF_ERROR(OpenStore());
+  if (options_.api_only) {
+    options_.machine = runtime::MachineFacts{};
+    node_name_ = NodeName();
+    return OkStatus();
+  }
+  ScopeCgroups();
+  std::unique_ptr<controller::TrialReconciler> trials = AddReconcilers();
+  StartNode();
+  reconcilers_.push_back(
+      std::make_unique<CollectingTrialReconciler>(metrics_collector_.get(), std::move(trials)));
+  for (const auto& reconciler : reconcilers_) queue_.Register(reconciler.get());
+  Result<store::WatchId> watch =
+      store_->Watch(0, [this](const store::WatchEvent& e) { OnEvent(e); });
+  RETURN_IF_ERROR(watch.status());
+  // Folders of jobs deleted just before a crash.
+  artifact_dirs_.Sweep(*store_);
+  return QueueEveryJob();
+}
+
+Status Engine::OpenStore() {
   std::error_code ec;
   std::filesystem::create_directories(options_.state_dir, ec);
   if (ec) {
@@ -118,18 +139,20 @@ Status Engine::Init() {
                                                      .vfs = options_.store_vfs}));
   MakePrivate(options_.state_dir);
   if (pipe2(wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) return UnavailableError("pipe failed");
-  if (options_.api_only) {
-    options_.machine = runtime::MachineFacts{};
-    node_name_ = NodeName();
-    return OkStatus();
-  }
-  {
-    // This engine's groups apart from any other's on the machine, under a
-    // name its state folder keeps across restarts.
-    std::error_code ec;
-    std::filesystem::path state = std::filesystem::weakly_canonical(options_.state_dir, ec);
-    cgroups_ = cgroups_.Scoped(node::ScopeOf(ec ? options_.state_dir : state.string()));
-  }
+  return OkStatus();
+}
+
+// This engine's groups apart from any other's on the machine, under a
+// name its state folder keeps across restarts.
+void Engine::ScopeCgroups() {
+  std::error_code ec;
+  std::filesystem::path state = std::filesystem::weakly_canonical(options_.state_dir, ec);
+  cgroups_ = cgroups_.Scoped(node::ScopeOf(ec ? options_.state_dir : state.string()));
+}
+
+// The reconcilers of claims, jobs and experiments; the trial reconciler,
+// which collects metrics once the node agent is there, is returned.
+std::unique_ptr<controller::TrialReconciler> Engine::AddReconcilers() {
   controller::ReconcilerOptions reconciler{
       .store = store_.get(), .clock = options_.clock, .ports = &ports_};
   if (!options_.exec_program.empty()) {
@@ -169,6 +192,15 @@ Status Engine::Init() {
                                          .metrics_dir = metrics_dir,
                                          .trial_dirs = trial_dirs});
   trial_reconciler_ = trial_reconciler.get();
+  return trial_reconciler;
+}
+
+// The machine, the scheduler placing pods on it (or on the inventory
+// given), the node agent running them and the metrics collector reading
+// their output.
+void Engine::StartNode() {
+  std::string metrics_dir = options_.state_dir + "/metrics";
+  std::string trial_dirs = options_.state_dir + "/trials";
   if (!options_.machine) {
     std::string path;
     for (const auto& [name, value] : options_.base_env) {
@@ -221,15 +253,6 @@ Status Engine::Init() {
       .clock = options_.clock,
       .metrics_dir = options_.state_dir + "/metrics",
       .artifacts_dir = artifact_dirs_.root()});
-  reconcilers_.push_back(std::make_unique<CollectingTrialReconciler>(metrics_collector_.get(),
-                                                                     std::move(trial_reconciler)));
-  for (const auto& reconciler : reconcilers_) queue_.Register(reconciler.get());
-  Result<store::WatchId> watch =
-      store_->Watch(0, [this](const store::WatchEvent& e) { OnEvent(e); });
-  RETURN_IF_ERROR(watch.status());
-  // Folders of jobs deleted just before a crash.
-  artifact_dirs_.Sweep(*store_);
-  return QueueEveryJob();
 }
 
 Status Engine::QueueEveryJob() {

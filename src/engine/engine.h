@@ -144,6 +144,10 @@ class Engine {
  private:
   explicit Engine(EngineOptions options) : options_(std::move(options)) {}
   Status Init();
+  Status OpenStore();
+  void ScopeCgroups();
+  std::unique_ptr<controller::TrialReconciler> AddReconcilers();
+  void StartNode();
   void OnEvent(const store::WatchEvent& event);
   Status ProcessQueue();
   // Queues every object a reconciler owns: at start, what an earlier run of

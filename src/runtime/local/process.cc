@@ -253,27 +253,79 @@ ProcessSpec Shimmed(const ProcessSpec& spec, const std::string& program) {
 
 }  // namespace
 
-Result<Process> Process::Start(const ProcessSpec& spec) {
+namespace {
+
+// The program to exec: argv[0] found on the spec's PATH, or the sandbox's
+// (its mounts may be what holds the program and the directory).
+Result<std::string> ProgramOf(const ProcessSpec& spec) {
   if (spec.argv.empty()) return InvalidArgumentError("nothing to run: no command and no args");
   if (!spec.sandbox.empty() && spec.shim.empty()) {
     return InvalidArgumentError("a sandboxed process needs a shim");
   }
+  if (!spec.sandbox.empty()) return spec.sandbox[0];
   std::string path_env;
   for (const auto& [name, value] : spec.env) {
     if (name == "PATH") path_env = value;
   }
-  // In a sandbox the program and the directory are the sandbox's to find:
-  // its mounts may be what holds them.
-  std::string program = spec.sandbox.empty() ? "" : spec.sandbox[0];
-  if (spec.sandbox.empty()) {
-    ASSIGN_OR_RETURN(program, ResolveProgram(spec.argv[0], path_env));
-  }
-  if (!spec.working_dir.empty() && spec.sandbox.empty()) {
+  ASSIGN_OR_RETURN(std::string program, ResolveProgram(spec.argv[0], path_env));
+  if (!spec.working_dir.empty()) {
     struct stat st {};
     if (stat(spec.working_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
       return NotFoundError(fmt::format("working directory {} does not exist", spec.working_dir));
     }
   }
+  return program;
+}
+
+// The user namespace and control groups the child enters, opened into
+// `prepared`; on an error, whatever of them was opened is closed.
+Status OpenJoins(const ProcessSpec& spec, Prepared& prepared) {
+  auto close_all = [&] {
+    for (int fd : prepared.cgroup_fds) close(fd);
+    prepared.cgroup_fds.clear();
+    if (prepared.userns_fd >= 0) close(prepared.userns_fd);
+    prepared.userns_fd = -1;
+  };
+  if (!spec.userns.empty()) {
+    prepared.userns_fd = open(spec.userns.c_str(), O_RDONLY | O_CLOEXEC);
+    if (prepared.userns_fd < 0) {
+      return UnavailableError(
+          fmt::format("cannot open the user namespace {}: {}", spec.userns, strerror(errno)));
+    }
+  }
+  for (const std::string& dir : spec.cgroups) {
+    int fd = open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+      int open_errno = errno;
+      close_all();
+      return UnavailableError(
+          fmt::format("cannot join control group {}: {}", dir, strerror(open_errno)));
+    }
+    prepared.cgroup_fds.push_back(fd);
+  }
+  return OkStatus();
+}
+
+// After the fork: the child's report that a step before exec failed, read
+// from `report` (closed), or nothing once exec closed it.
+Status AwaitExec(pid_t pid, int report, const std::string& program) {
+  ChildFailure failure{};
+  ssize_t n;
+  do {
+    n = read(report, &failure, sizeof(failure));
+  } while (n < 0 && errno == EINTR);
+  close(report);
+  if (n != sizeof(failure)) return OkStatus();
+  siginfo_t info{};
+  waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED);
+  return UnavailableError(
+      fmt::format("cannot {} for {}: {}", kSteps[failure.step], program, strerror(failure.error)));
+}
+
+}  // namespace
+
+Result<Process> Process::Start(const ProcessSpec& spec) {
+  ASSIGN_OR_RETURN(std::string program, ProgramOf(spec));
   int log_fd = open(spec.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log_fd < 0) {
     return UnavailableError(fmt::format("cannot open log {}: {}", spec.log_path, strerror(errno)));
@@ -291,33 +343,11 @@ Result<Process> Process::Start(const ProcessSpec& spec) {
     program = spec.shim;
   }
   Prepared prepared = Prepare(spec.shim.empty() ? spec : shimmed, program);
-  auto close_cgroups = [&] {
-    for (int fd : prepared.cgroup_fds) close(fd);
-    if (prepared.userns_fd >= 0) close(prepared.userns_fd);
-  };
-  if (!spec.userns.empty()) {
-    prepared.userns_fd = open(spec.userns.c_str(), O_RDONLY | O_CLOEXEC);
-    if (prepared.userns_fd < 0) {
-      int open_errno = errno;
-      close(log_fd);
-      close(pipe_fds[0]);
-      close(pipe_fds[1]);
-      return UnavailableError(
-          fmt::format("cannot open the user namespace {}: {}", spec.userns, strerror(open_errno)));
-    }
-  }
-  for (const std::string& dir : spec.cgroups) {
-    int fd = open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) {
-      int open_errno = errno;
-      close_cgroups();
-      close(log_fd);
-      close(pipe_fds[0]);
-      close(pipe_fds[1]);
-      return UnavailableError(
-          fmt::format("cannot join control group {}: {}", dir, strerror(open_errno)));
-    }
-    prepared.cgroup_fds.push_back(fd);
+  if (Status opened = OpenJoins(spec, prepared); !opened.ok()) {
+    close(log_fd);
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    return opened;
   }
   pid_t parent = getpid();
   // vfork: the child borrows trainyard's memory until it execs, so no page
@@ -334,7 +364,8 @@ Result<Process> Process::Start(const ProcessSpec& spec) {
   if (pid == 0) RunChild(prepared, spec.shim.empty() ? spec : shimmed, log_fd, pipe_fds[1], parent);
   int fork_errno = errno;
   pthread_sigmask(SIG_SETMASK, &saved, nullptr);
-  close_cgroups();
+  for (int fd : prepared.cgroup_fds) close(fd);
+  if (prepared.userns_fd >= 0) close(prepared.userns_fd);
   close(log_fd);
   close(pipe_fds[1]);
   if (pid < 0) {
@@ -344,18 +375,7 @@ Result<Process> Process::Start(const ProcessSpec& spec) {
   // The parent sets the group too, so that it exists before Start returns
   // whichever of the two runs first.
   setpgid(pid, pid);
-  ChildFailure failure{};
-  ssize_t n;
-  do {
-    n = read(pipe_fds[0], &failure, sizeof(failure));
-  } while (n < 0 && errno == EINTR);
-  close(pipe_fds[0]);
-  if (n == sizeof(failure)) {
-    siginfo_t info{};
-    waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED);
-    return UnavailableError(fmt::format("cannot {} for {}: {}", kSteps[failure.step], program,
-                                        strerror(failure.error)));
-  }
+  RETURN_IF_ERROR(AwaitExec(pid, pipe_fds[0], program));
   // glibc 2.36 declares pidfd_open without C linkage for C++; call it directly.
   int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
   if (pidfd < 0) {
