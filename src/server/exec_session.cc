@@ -54,6 +54,40 @@ Result<std::pair<int, std::string>> OpenTerminal() {
   return std::pair{master, std::string(name)};
 }
 
+// The forked child: the command, on the session's terminal or pipes, in a
+// group of its own. Only async-signal-safe calls from here to execve: this
+// process is a copy of a threaded one.
+[[noreturn]] void ExecChild(const ExecSpec& spec, const std::string& slave, int pipes[3][2],
+                            char** argv, char** envp) {
+  // The server's signal state (SIGPIPE ignored, signals blocked) is not the
+  // command's.
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) sigaction(sig, &default_action, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  if (spec.tty) {
+    setsid();
+    int fd = open(slave.c_str(), O_RDWR);  // the session's controlling terminal
+    if (fd < 0) _exit(127);
+    ioctl(fd, TIOCSCTTY, 0);
+    for (int i = 0; i < 3; ++i) dup2(fd, i);
+  } else {
+    setpgid(0, 0);
+    int null = open("/dev/null", O_RDWR);
+    dup2(pipes[0][0] >= 0 ? pipes[0][0] : null, 0);
+    dup2(pipes[1][1] >= 0 ? pipes[1][1] : null, 1);
+    dup2(pipes[2][1] >= 0 ? pipes[2][1] : null, 2);
+  }
+  // Nothing of the server's (its sockets, its store) reaches the command.
+  if (syscall(SYS_close_range, 3, ~0U, 0) != 0) {
+    for (int fd = 3; fd < 65536; ++fd) close(fd);  // a kernel before 5.9
+  }
+  execve(argv[0], argv, envp);
+  _exit(127);
+}
+
 Result<Child> Spawn(const ExecSpec& spec) {
   std::vector<char*> argv;
   for (const std::string& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
@@ -87,36 +121,7 @@ Result<Child> Spawn(const ExecSpec& spec) {
     }
   }
   pid_t pid = fork();
-  if (pid == 0) {
-    // Only async-signal-safe calls from here to execve: this process is a
-    // copy of a threaded one. The server's signal state (SIGPIPE ignored,
-    // signals blocked) is not the command's.
-    struct sigaction default_action {};
-    default_action.sa_handler = SIG_DFL;
-    for (int sig = 1; sig < NSIG; ++sig) sigaction(sig, &default_action, nullptr);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    if (spec.tty) {
-      setsid();
-      int fd = open(slave.c_str(), O_RDWR);  // the session's controlling terminal
-      if (fd < 0) _exit(127);
-      ioctl(fd, TIOCSCTTY, 0);
-      for (int i = 0; i < 3; ++i) dup2(fd, i);
-    } else {
-      setpgid(0, 0);
-      int null = open("/dev/null", O_RDWR);
-      dup2(pipes[0][0] >= 0 ? pipes[0][0] : null, 0);
-      dup2(pipes[1][1] >= 0 ? pipes[1][1] : null, 1);
-      dup2(pipes[2][1] >= 0 ? pipes[2][1] : null, 2);
-    }
-    // Nothing of the server's (its sockets, its store) reaches the command.
-    if (syscall(SYS_close_range, 3, ~0U, 0) != 0) {
-      for (int fd = 3; fd < 65536; ++fd) close(fd);  // a kernel before 5.9
-    }
-    execve(argv[0], argv.data(), envp.data());
-    _exit(127);
-  }
+  if (pid == 0) ExecChild(spec, slave, pipes, argv.data(), envp.data());
   Child child{.pid = pid, .own_group = true};
   if (spec.tty) {
     child.out = master;

@@ -181,52 +181,7 @@ Result<int> HttpServer::Bind() {
   http.set_keep_alive_max_count(1000);
   bool loopback = IsLoopbackHost(options_.address);
   auto serve = [this, loopback](const httplib::Request& req, httplib::Response& res) {
-    if (std::optional<ApiError> foreign = ForeignRequest(req, loopback)) {
-      res.status = foreign->code;
-      res.set_content(foreign->body.dump(), "application/json");
-      return;
-    }
-    ApiResponse response = handler_.Handle(ToApiRequest(req));
-    if (response.exec) {
-      ServeExec(req, res, *response.exec);
-      return;
-    }
-    res.status = response.code;
-    for (const std::string& w : response.warnings) {
-      res.set_header("Warning", fmt::format("299 - {}", api::Json(w).dump()));
-    }
-    for (const auto& [name, value] : response.headers) res.set_header(name, value);
-    if (!response.stream) {
-      OfferGzipAtMost(req);
-      res.set_content(response.body, response.content_type);
-      return;
-    }
-    std::unique_ptr<StreamSlots::Slot> slot = SlotFor(req, res);
-    if (slot == nullptr) return;
-    // httplib compresses when the client accepts gzip (kubectl does), and
-    // its compressor holds chunks back until it has a block's worth: a
-    // watch or followed log would show nothing for minutes. A stream goes
-    // uncompressed. (httplib's Request is a local of its own, passed as
-    // const: dropping the header from it is well defined.)
-    const_cast<httplib::Request&>(req).headers.erase("Accept-Encoding");
-    auto open = std::make_shared<OpenStream>(
-        OpenStream{.stream = std::move(response.stream),
-                   .slot = std::move(slot),
-                   .fd = Connection::Current() != nullptr ? Connection::Current()->socket() : -1});
-    res.set_chunked_content_provider(
-        response.content_type, [this, open](size_t, httplib::DataSink& sink) {
-          std::string out;
-          bool more = open->stream->Next(out, std::chrono::milliseconds(500));
-          if (!out.empty() && !sink.write(out.data(), out.size())) return false;
-          // Broken off: without its last chunk the client sees the
-          // transfer fail, not end.
-          if (!more && open->stream->Failed()) return false;
-          // A client that went away ends its stream within one wait, so its
-          // thread is free again at once, not when the watch would time out.
-          if (out.empty() && PeerClosed(open->fd)) return false;
-          if (!more || stopping_) sink.done();
-          return true;
-        });
+    Answer(req, res, loopback);
   };
   for (const char* pattern : {".*"}) {
     http.Get(pattern, serve);
@@ -257,6 +212,59 @@ Result<int> HttpServer::Bind() {
   }
   RETURN_IF_ERROR(connections_->Start());
   return port;
+}
+
+void HttpServer::Answer(const httplib::Request& req, httplib::Response& res, bool loopback) {
+  if (std::optional<ApiError> foreign = ForeignRequest(req, loopback)) {
+    res.status = foreign->code;
+    res.set_content(foreign->body.dump(), "application/json");
+    return;
+  }
+  ApiResponse response = handler_.Handle(ToApiRequest(req));
+  if (response.exec) {
+    ServeExec(req, res, *response.exec);
+    return;
+  }
+  res.status = response.code;
+  for (const std::string& w : response.warnings) {
+    res.set_header("Warning", fmt::format("299 - {}", api::Json(w).dump()));
+  }
+  for (const auto& [name, value] : response.headers) res.set_header(name, value);
+  if (!response.stream) {
+    OfferGzipAtMost(req);
+    res.set_content(response.body, response.content_type);
+    return;
+  }
+  Stream(req, res, std::move(response));
+}
+
+void HttpServer::Stream(const httplib::Request& req, httplib::Response& res, ApiResponse response) {
+  std::unique_ptr<StreamSlots::Slot> slot = SlotFor(req, res);
+  if (slot == nullptr) return;
+  // httplib compresses when the client accepts gzip (kubectl does), and
+  // its compressor holds chunks back until it has a block's worth: a
+  // watch or followed log would show nothing for minutes. A stream goes
+  // uncompressed. (httplib's Request is a local of its own, passed as
+  // const: dropping the header from it is well defined.)
+  const_cast<httplib::Request&>(req).headers.erase("Accept-Encoding");
+  auto open = std::make_shared<OpenStream>(
+      OpenStream{.stream = std::move(response.stream),
+                 .slot = std::move(slot),
+                 .fd = Connection::Current() != nullptr ? Connection::Current()->socket() : -1});
+  res.set_chunked_content_provider(
+      response.content_type, [this, open](size_t, httplib::DataSink& sink) {
+        std::string out;
+        bool more = open->stream->Next(out, std::chrono::milliseconds(500));
+        if (!out.empty() && !sink.write(out.data(), out.size())) return false;
+        // Broken off: without its last chunk the client sees the transfer
+        // fail, not end.
+        if (!more && open->stream->Failed()) return false;
+        // A client that went away ends its stream within one wait, so its
+        // thread is free again at once, not when the watch would time out.
+        if (out.empty() && PeerClosed(open->fd)) return false;
+        if (!more || stopping_) sink.done();
+        return true;
+      });
 }
 
 std::unique_ptr<StreamSlots::Slot> HttpServer::SlotFor(const httplib::Request& req,

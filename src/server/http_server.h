@@ -49,6 +49,11 @@ class HttpServer {
   void Stop();
 
  private:
+  // One request: refused when foreign, else the handler's answer, sent
+  // whole or streamed.
+  void Answer(const httplib::Request& req, httplib::Response& res, bool loopback);
+  // A watch's or followed log's answer, chunk by chunk, in a stream slot.
+  void Stream(const httplib::Request& req, httplib::Response& res, ApiResponse response);
   // A stream's or exec session's slot for the request's client; null, with
   // the 429 answered, when its share or the server's is taken.
   std::unique_ptr<StreamSlots::Slot> SlotFor(const httplib::Request& req, httplib::Response& res);

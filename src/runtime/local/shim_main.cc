@@ -235,6 +235,55 @@ pid_t ReadSandboxedPid(int fd) {
   return pid > 0 ? static_cast<pid_t>(pid) : 0;
 }
 
+// The forked child: becomes the replica (through bwrap when sandboxed), as
+// `user` if given, killed with the shim if the shim dies.
+[[noreturn]] void RunReplica(const User& user, bool sandboxed, const int info[2],
+                             const sigset_t& stops, pid_t shim, const char* program, char** args) {
+  // Before the death signal: a change of user clears it.
+  if (user.set && !SwitchTo(user)) {
+    fprintf(stderr, "trainyard-shim: cannot run as user %u: %s\n", user.uid, strerror(errno));
+    _exit(128);
+  }
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != shim) _exit(137);  // the shim died before the line above
+  if (sandboxed) {
+    close(info[0]);
+    if (info[1] != trainyard::runtime::kSandboxInfoFd) {
+      dup2(info[1], trainyard::runtime::kSandboxInfoFd);
+      close(info[1]);
+    }
+  } else {
+    // Whatever stop reached it since the fork is pending, and lands now.
+    sigprocmask(SIG_UNBLOCK, &stops, nullptr);
+  }
+  // In a sandbox they stay blocked, through bwrap (which never unblocks
+  // them) to `--exec`, which unblocks them before the replica's program:
+  // a stop that comes during the sandbox's set-up lands then.
+  execv(program, args);
+  fprintf(stderr, "trainyard-shim: cannot run %s: %s\n", program, strerror(errno));
+  _exit(128);  // the kubelet's exit code for a container that cannot start
+}
+
+// Stops sent to the group before the fork reached only the shim: passed on
+// to the replica. Later ones reach it through the group (or OnStop); the
+// shim outlives them to record how it ended.
+void ForwardStops(const sigset_t& stops) {
+  sigset_t pending;
+  sigpending(&pending);
+  struct sigaction on_stop {};
+  on_stop.sa_handler = OnStop;
+  on_stop.sa_flags = SA_RESTART;
+  for (int sig : kStopSignals) {
+    if (sigismember(&pending, sig) && g_program > 0) kill(g_program, sig);
+    signal(sig, SIG_IGN);  // drops what was pending: passed on just above
+    sigaction(sig, &on_stop, nullptr);
+  }
+  struct sigaction on_kill {};
+  on_kill.sa_handler = OnKill;
+  sigaction(trainyard::runtime::ShimKillSignal(), &on_kill, nullptr);
+  sigprocmask(SIG_UNBLOCK, &stops, nullptr);  // a kill asked for already lands now
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -283,31 +332,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "trainyard-shim: fork: %s\n", strerror(errno));
     return 128;
   }
-  if (child == 0) {
-    // Before the death signal: a change of user clears it.
-    if (user.set && !SwitchTo(user)) {
-      fprintf(stderr, "trainyard-shim: cannot run as user %u: %s\n", user.uid, strerror(errno));
-      _exit(128);
-    }
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != shim) _exit(137);  // the shim died before the line above
-    if (sandboxed) {
-      close(info[0]);
-      if (info[1] != trainyard::runtime::kSandboxInfoFd) {
-        dup2(info[1], trainyard::runtime::kSandboxInfoFd);
-        close(info[1]);
-      }
-    } else {
-      // Whatever stop reached it since the fork is pending, and lands now.
-      sigprocmask(SIG_UNBLOCK, &stops, nullptr);
-    }
-    // In a sandbox they stay blocked, through bwrap (which never unblocks
-    // them) to `--exec`, which unblocks them before the replica's program:
-    // a stop that comes during the sandbox's set-up lands then.
-    execv(program, argv + 3);
-    fprintf(stderr, "trainyard-shim: cannot run %s: %s\n", program, strerror(errno));
-    _exit(128);  // the kubelet's exit code for a container that cannot start
-  }
+  if (child == 0) RunReplica(user, sandboxed, info, stops, shim, program, argv + 3);
   g_replica = child;
   g_program = child;
   if (sandboxed) {
@@ -315,23 +340,7 @@ int main(int argc, char** argv) {
     g_program = ReadSandboxedPid(info[0]);
     close(info[0]);
   }
-  // Stops sent to the group before the fork reached only the shim: pass
-  // them on. Later ones reach the replica through the group (or OnStop);
-  // the shim outlives them to record how it ended.
-  sigset_t pending;
-  sigpending(&pending);
-  struct sigaction on_stop {};
-  on_stop.sa_handler = OnStop;
-  on_stop.sa_flags = SA_RESTART;
-  for (int sig : kStopSignals) {
-    if (sigismember(&pending, sig) && g_program > 0) kill(g_program, sig);
-    signal(sig, SIG_IGN);  // drops what was pending: passed on just above
-    sigaction(sig, &on_stop, nullptr);
-  }
-  struct sigaction on_kill {};
-  on_kill.sa_handler = OnKill;
-  sigaction(trainyard::runtime::ShimKillSignal(), &on_kill, nullptr);
-  sigprocmask(SIG_UNBLOCK, &stops, nullptr);  // a kill asked for already lands now
+  ForwardStops(stops);
   int status = 0;
   for (;;) {
     pid_t pid = waitpid(-1, &status, 0);
