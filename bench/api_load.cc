@@ -44,6 +44,83 @@ struct Samples {
   }
 };
 
+// One watch for the whole run, counting the ADDED events it sees.
+void WatchConfigMaps(const std::string& url, const std::string& path, std::atomic<int>& watching,
+                     std::atomic<int>& added, const std::atomic<bool>& done) {
+  httplib::Client cli(url);
+  cli.set_read_timeout(std::chrono::seconds(60));
+  std::string partial;  // events are lines; a chunk need not end on one
+  ++watching;
+  // From now: on a fresh server, only this run's creates.
+  cli.Get(path + "?watch=true", [&](const char* data, size_t n) {
+    partial.append(data, n);
+    size_t start = 0;
+    for (size_t nl; (nl = partial.find('\n', start)) != std::string::npos; start = nl + 1) {
+      constexpr std::string_view kAdded = R"({"type":"ADDED")";
+      if (partial.compare(start, kAdded.size(), kAdded) == 0) ++added;
+    }
+    partial.erase(0, start);
+    return !done;
+  });
+  --watching;
+}
+
+// One client's requests: each a create, a get and, one in ten, a list.
+void CreateGetAndList(const std::string& url, const std::string& path, int client, int requests,
+                      Samples& samples) {
+  httplib::Client cli(url);
+  cli.set_keep_alive(true);
+  cli.set_tcp_nodelay(true);  // as Go's clients (kubectl) do
+  for (int i = 0; i < requests; ++i) {
+    std::string name = "load-" + std::to_string(client) + "-" + std::to_string(i);
+    auto t = Clock::now();
+    std::string body = R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":")" + name +
+                       R"("},"data":{"i":")" + std::to_string(i) + R"("}})";
+    auto created = cli.Post(path, body, "application/json");
+    if (!created || created->status != 201) {
+      samples.Error(created
+                        ? "create: HTTP " + std::to_string(created->status) + " " + created->body
+                        : "create: " + httplib::to_string(created.error()));
+    }
+    samples.Add("create", t);
+    t = Clock::now();
+    auto got = cli.Get(path + "/" + name);
+    if (!got || got->status != 200) {
+      samples.Error(got ? "get: HTTP " + std::to_string(got->status)
+                        : "get: " + httplib::to_string(got.error()));
+    }
+    samples.Add("get", t);
+    if (i % 10 != 0) continue;
+    t = Clock::now();
+    auto listed = cli.Get(path + "?labelSelector=none");
+    if (!listed || listed->status != 200) {
+      samples.Error(listed ? "list: HTTP " + std::to_string(listed->status)
+                           : "list: " + httplib::to_string(listed.error()));
+    }
+    samples.Add("list", t);
+  }
+}
+
+// The figures; 0 when nothing failed and every watcher saw every create.
+int Report(int clients, int watchers, double seconds, Samples& samples,
+           const std::vector<std::atomic<int>>& added, int64_t creates) {
+  size_t total = 0;
+  for (auto& [kind, v] : samples.ms) total += v.size();
+  std::printf("%d clients, %d watchers, %zu requests in %.2f s: %.0f requests/s, %d errors\n",
+              clients, watchers, total, seconds, static_cast<double>(total) / seconds,
+              samples.errors.load());
+  if (!samples.first_error.empty()) std::printf("  first error: %s\n", samples.first_error.c_str());
+  for (auto& [kind, v] : samples.ms) {
+    std::printf("  %-6s n=%-6zu p50 %.2f ms  p99 %.2f ms\n", kind.c_str(), v.size(),
+                Percentile(v, 0.5), Percentile(v, 0.99));
+  }
+  int complete = 0;
+  for (auto& a : added) complete += a >= creates ? 1 : 0;
+  std::printf("  watchers that saw all %lld creates: %d of %d\n", static_cast<long long>(creates),
+              complete, watchers);
+  return samples.errors == 0 && complete == watchers ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -62,75 +139,21 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "api_load: no server answers at %s\n", url.c_str());
     return 1;
   }
-
-  // Watchers first, each counting the ADDED events it sees.
+  // Watchers first.
   std::atomic<int> watching{0};
   std::vector<std::atomic<int>> added(static_cast<size_t>(watchers));
   std::atomic<bool> done{false};
   std::vector<std::thread> watch_threads;
   for (int w = 0; w < watchers; ++w) {
-    watch_threads.emplace_back([&, w] {
-      httplib::Client cli(url);
-      cli.set_read_timeout(std::chrono::seconds(60));
-      std::string partial;  // events are lines; a chunk need not end on one
-      while (!done) {
-        ++watching;
-        // From now: on a fresh server, only this run's creates.
-        cli.Get(ns + "?watch=true", [&](const char* data, size_t n) {
-          partial.append(data, n);
-          size_t start = 0;
-          for (size_t nl; (nl = partial.find('\n', start)) != std::string::npos; start = nl + 1) {
-            constexpr std::string_view kAdded = R"({"type":"ADDED")";
-            if (partial.compare(start, kAdded.size(), kAdded) == 0) ++added[static_cast<size_t>(w)];
-          }
-          partial.erase(0, start);
-          return !done;
-        });
-        --watching;
-        break;  // one watch for the whole run
-      }
-    });
+    watch_threads.emplace_back(
+        [&, w] { WatchConfigMaps(url, ns, watching, added[static_cast<size_t>(w)], done); });
   }
   while (watching < watchers) std::this_thread::yield();
-
   Samples samples;
   auto start = Clock::now();
   std::vector<std::thread> threads;
   for (int c = 0; c < clients; ++c) {
-    threads.emplace_back([&, c] {
-      httplib::Client cli(url);
-      cli.set_keep_alive(true);
-      cli.set_tcp_nodelay(true);  // as Go's clients (kubectl) do
-      for (int i = 0; i < per_client; ++i) {
-        std::string name = "load-" + std::to_string(c) + "-" + std::to_string(i);
-        auto t = Clock::now();
-        std::string body = R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":")" + name +
-                           R"("},"data":{"i":")" + std::to_string(i) + R"("}})";
-        auto created = cli.Post(ns, body, "application/json");
-        if (!created || created->status != 201) {
-          samples.Error(created ? "create: HTTP " + std::to_string(created->status) + " " +
-                                      created->body
-                                : "create: " + httplib::to_string(created.error()));
-        }
-        samples.Add("create", t);
-        t = Clock::now();
-        auto got = cli.Get(ns + "/" + name);
-        if (!got || got->status != 200) {
-          samples.Error(got ? "get: HTTP " + std::to_string(got->status)
-                            : "get: " + httplib::to_string(got.error()));
-        }
-        samples.Add("get", t);
-        if (i % 10 == 0) {
-          t = Clock::now();
-          auto listed = cli.Get(ns + "?labelSelector=none");
-          if (!listed || listed->status != 200) {
-            samples.Error(listed ? "list: HTTP " + std::to_string(listed->status)
-                                 : "list: " + httplib::to_string(listed.error()));
-          }
-          samples.Add("list", t);
-        }
-      }
-    });
+    threads.emplace_back([&, c] { CreateGetAndList(url, ns, c, per_client, samples); });
   }
   for (std::thread& t : threads) t.join();
   double seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -147,20 +170,5 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   done = true;
   for (std::thread& t : watch_threads) t.join();
-
-  size_t total = 0;
-  for (auto& [kind, v] : samples.ms) total += v.size();
-  std::printf("%d clients, %d watchers, %zu requests in %.2f s: %.0f requests/s, %d errors\n",
-              clients, watchers, total, seconds, static_cast<double>(total) / seconds,
-              samples.errors.load());
-  if (!samples.first_error.empty()) std::printf("  first error: %s\n", samples.first_error.c_str());
-  for (auto& [kind, v] : samples.ms) {
-    std::printf("  %-6s n=%-6zu p50 %.2f ms  p99 %.2f ms\n", kind.c_str(), v.size(),
-                Percentile(v, 0.5), Percentile(v, 0.99));
-  }
-  int complete = 0;
-  for (auto& a : added) complete += a >= creates ? 1 : 0;
-  std::printf("  watchers that saw all %lld creates: %d of %d\n", static_cast<long long>(creates),
-              complete, watchers);
-  return samples.errors == 0 && complete == watchers ? 0 : 1;
+  return Report(clients, watchers, seconds, samples, added, creates);
 }

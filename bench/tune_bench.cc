@@ -467,11 +467,7 @@ void RunEval(const std::vector<const TestFunction*>& functions, json& out) {
   }
 }
 
-int Main(int argc, char** argv) {
-  Flags flags;
-  CLI::App app{
-      "trainyard's samplers on closed-form functions (compare with Optuna: "
-      "bench/compare_tuning.py)"};
+void AddFlags(CLI::App& app, Flags& flags) {
   app.add_option("--mode", flags.mode, "quality, timing, all, or eval (fixed-point values)")
       ->check(CLI::IsMember({"quality", "timing", "all", "eval"}));
   app.add_option("--seeds", flags.seeds, "Seeds 0..N-1 per (algorithm, function)")
@@ -490,9 +486,11 @@ int Main(int argc, char** argv) {
   app.add_flag("--separate-runs", flags.separate_runs,
                "One run per budget (max_trial_count = budget) instead of one to the largest");
   app.add_option("--json", flags.json_path, "Write the results as JSON here");
-  CLI11_PARSE(app, argc, argv);
+}
 
-  std::vector<const TestFunction*> functions;
+// The functions --functions names (all when it names none); false, said,
+// when it names one there is not.
+bool SelectFunctions(const Flags& flags, std::vector<const TestFunction*>& functions) {
   for (const TestFunction& fn : TestFunctions()) {
     if (flags.functions.empty() || std::find(flags.functions.begin(), flags.functions.end(),
                                              fn.name) != flags.functions.end()) {
@@ -503,9 +501,40 @@ int Main(int argc, char** argv) {
     if (std::none_of(functions.begin(), functions.end(),
                      [&](const TestFunction* fn) { return fn->name == name; })) {
       fmt::print("unknown function {}\n", name);
-      return 2;
+      return false;
     }
   }
+  return true;
+}
+
+// The algorithms MakeSampler takes; the others are skipped, and said.
+std::vector<Algorithm> ProbeAlgorithms(const Flags& flags, json& out) {
+  std::vector<Algorithm> algorithms;
+  fmt::print("Algorithms:\n");
+  for (const std::string& name : flags.algorithms) {
+    Result<Algorithm> probe = Probe(name);
+    if (!probe.ok()) {
+      fmt::print("  {}: skipped, MakeSampler says {}\n", name, probe.status().ToString());
+      out["skipped"].push_back({{"algorithm", name}, {"reason", probe.status().ToString()}});
+      continue;
+    }
+    fmt::print("  {}: ok\n", name);
+    algorithms.push_back(*probe);
+  }
+  fmt::print("\n");
+  return algorithms;
+}
+
+int Main(int argc, char** argv) {
+  Flags flags;
+  CLI::App app{
+      "trainyard's samplers on closed-form functions (compare with Optuna: "
+      "bench/compare_tuning.py)"};
+  AddFlags(app, flags);
+  CLI11_PARSE(app, argc, argv);
+
+  std::vector<const TestFunction*> functions;
+  if (!SelectFunctions(flags, functions)) return 2;
   auto positive = [](const std::vector<int>& v) {
     return !v.empty() && std::all_of(v.begin(), v.end(), [](int n) { return n >= 1; });
   };
@@ -534,19 +563,7 @@ int Main(int argc, char** argv) {
 #ifndef NDEBUG
     fmt::print("warning: assertions are on; publish figures from a Release build\n");
 #endif
-    std::vector<Algorithm> algorithms;
-    fmt::print("Algorithms:\n");
-    for (const std::string& name : flags.algorithms) {
-      Result<Algorithm> probe = Probe(name);
-      if (!probe.ok()) {
-        fmt::print("  {}: skipped, MakeSampler says {}\n", name, probe.status().ToString());
-        out["skipped"].push_back({{"algorithm", name}, {"reason", probe.status().ToString()}});
-        continue;
-      }
-      fmt::print("  {}: ok\n", name);
-      algorithms.push_back(*probe);
-    }
-    fmt::print("\n");
+    std::vector<Algorithm> algorithms = ProbeAlgorithms(flags, out);
     if (flags.mode == "quality" || flags.mode == "all")
       RunQuality(flags, algorithms, functions, out);
     if (flags.mode == "timing" || flags.mode == "all") RunTiming(flags, algorithms, out);
