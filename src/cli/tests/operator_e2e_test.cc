@@ -69,33 +69,15 @@ spec:
       template: {spec: {containers: [{name: pytorch, image: x, command: ["true"]}]}}
 )";
 
-constexpr const char* kGang = R"(
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata: {name: gang, namespace: kubeflow, annotations: {team: vision}}
-spec:
-  runPolicy: {schedulingPolicy: {queue: research}}
-  pytorchReplicaSpecs:
-    Master:
-      template:
-        spec:
-          containers: [{name: pytorch, image: x, resources: {requests: {cpu: "2", memory: 1Gi}}}]
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          containers: [{name: pytorch, image: x, resources: {limits: {cpu: 500m, nvidia.com/gpu: 1}}}]
-)";
-
-// A small job of `kind` (its replica field and container name given) with
-// `extra` spliced into its spec: the lifecycle scenarios' jobs.
-std::string SmallJob(const std::string& name, const std::string& kind, const std::string& field,
-                     const std::string& container, const std::string& replicas,
-                     const std::string& extra = "") {
-  return "apiVersion: kubeflow.org/v1\nkind: " + kind + "\nmetadata: {name: " + name +
-         ", namespace: kubeflow}\nspec:\n" + extra + "  " + field + ":\n" + replicas +
-         "\n      template: {spec: {containers: [{name: " + container +
-         ", image: x, command: [\"true\"]}]}}\n";
+// Upstream's counters after one PyTorchJob of two pods (a master and a
+// worker) was created.
+void ExpectOneJobOfTwoPodsCounted(const std::string& scraped) {
+  EXPECT_THAT(
+      scraped,
+      HasSubstr(
+          R"(training_operator_jobs_created_total{framework="pytorch",job_namespace="kubeflow"} 1)"));
+  EXPECT_THAT(scraped, HasSubstr("\ncreated_pods_total 2\n"));
+  EXPECT_THAT(scraped, HasSubstr("\nfailed_pods_total 0\n"));
 }
 
 // As a new user installs it: the binary's own manifests applied with
@@ -135,14 +117,11 @@ TEST_F(OperatorE2eTest, UpstreamsPodsAndServicesAndConditionsOnTheApiServer) {
   EXPECT_EQ(FieldIn(worker, ".metadata.ownerReferences[0].uid"), uid);
   EXPECT_EQ(FieldIn(worker, ".metadata.ownerReferences[0].controller"), "true");
   EXPECT_EQ(FieldIn(worker, ".metadata.ownerReferences[0].blockOwnerDeletion"), "true");
-  auto env = [&](const std::string& pod, const std::string& name) {
-    return FieldIn("pod/" + pod, ".spec.containers[0].env[?(@.name==\"" + name + "\")].value");
-  };
-  EXPECT_EQ(env("pytorch-simple-worker-0", "MASTER_ADDR"), "pytorch-simple-master-0");
-  EXPECT_EQ(env("pytorch-simple-worker-0", "MASTER_PORT"), "23456");
-  EXPECT_EQ(env("pytorch-simple-worker-0", "WORLD_SIZE"), "2");
-  EXPECT_EQ(env("pytorch-simple-worker-0", "RANK"), "1");
-  EXPECT_EQ(env("pytorch-simple-master-0", "RANK"), "0");
+  EXPECT_EQ(EnvOf("pytorch-simple-worker-0", "MASTER_ADDR"), "pytorch-simple-master-0");
+  EXPECT_EQ(EnvOf("pytorch-simple-worker-0", "MASTER_PORT"), "23456");
+  EXPECT_EQ(EnvOf("pytorch-simple-worker-0", "WORLD_SIZE"), "2");
+  EXPECT_EQ(EnvOf("pytorch-simple-worker-0", "RANK"), "1");
+  EXPECT_EQ(EnvOf("pytorch-simple-master-0", "RANK"), "0");
   std::string service = "service/pytorch-simple-worker-0";
   EXPECT_EQ(FieldIn(service, ".spec.clusterIP"), "None");
   EXPECT_EQ(FieldIn(service, ".spec.selector.training\\.kubeflow\\.org/replica-index"), "0");
@@ -176,24 +155,25 @@ TEST_F(OperatorE2eTest, UpstreamsPodsAndServicesAndConditionsOnTheApiServer) {
     scraped = Curl("http://" + metrics + "/metrics");
     return scraped.find(successful) != std::string::npos;
   })) << scraped;
-  EXPECT_THAT(
-      scraped,
-      HasSubstr(
-          R"(training_operator_jobs_created_total{framework="pytorch",job_namespace="kubeflow"} 1)"));
-  EXPECT_THAT(scraped, HasSubstr("\ncreated_pods_total 2\n"));  // the master and the worker
-  EXPECT_THAT(scraped, HasSubstr("\nfailed_pods_total 0\n"));
+  ExpectOneJobOfTwoPodsCounted(scraped);
   EXPECT_EQ(Curl("http://" + probes + "/readyz"), "ok");
   EXPECT_EQ(Curl("http://" + probes + "/healthz"), "ok");
+}
 
-  // TF_CONFIG names each replica by its Service's cluster DNS name.
+// On a cluster TF_CONFIG names each replica by its Service's cluster DNS
+// name; a bad manifest is refused with its field path, as `trainyard
+// validate` says.
+TEST_F(OperatorE2eTest, TfConfigNamesServicesAndABadManifestIsRefused) {
+  StartCluster(/*install=*/true);
+  StartOperator();
   ASSERT_EQ(InKubeflow({"apply", "-f", Write("tf.yaml", kTfJob)}).exit_code, 0);
   ASSERT_TRUE(Eventually([&] { return !FieldIn("pod/dist-worker-1", ".metadata.name").empty(); }));
-  std::string tf_config = env("dist-worker-1", "TF_CONFIG");
+  std::string tf_config =
+      FieldIn("pod/dist-worker-1", ".spec.containers[0].env[?(@.name==\"TF_CONFIG\")].value");
   EXPECT_EQ(
       tf_config,
       R"({"cluster":{"ps":["dist-ps-0.kubeflow.svc:2222"],"worker":["dist-worker-0.kubeflow.svc:2222","dist-worker-1.kubeflow.svc:2222"]},"task":{"type":"worker","index":1},"environment":"cloud"})");
 
-  // A bad manifest is refused with its field path, as `trainyard validate` says.
   CommandResult bad = InKubeflow({"apply", "-f", Write("bad.yaml", kTwoMasters)});
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_THAT(bad.output, HasSubstr("spec.pytorchReplicaSpecs[Master].replicas"));
@@ -360,156 +340,6 @@ TEST_F(OperatorE2eTest, TheWebhooksRefuseABadJobWithItsFieldPaths) {
   EXPECT_EQ(Field("secret/trainyard-operator-webhook-cert", ".data.ca\\.crt"), ca);
 }
 
-// --gang-scheduler-name volcano, as upstream: one PodGroup per job with
-// what the whole gang needs, no pod until Volcano lets the group in, then
-// every pod at once, for Volcano, in its group; the group goes with the job.
-TEST_F(OperatorE2eTest, WithVolcanoAJobWaitsForItsPodGroupThenStartsWhole) {
-  StartCluster(/*install=*/true);
-  StartOperator({"--gang-scheduler-name", "volcano"});
-  ASSERT_EQ(InKubeflow({"apply", "-f", Write("gang.yaml", kGang)}).exit_code, 0);
-  ASSERT_TRUE(Eventually([&] { return Names("podgroups") == "gang"; })) << OperatorLog();
-  EXPECT_EQ(FieldIn("podgroup/gang", ".spec.minMember"), "3");
-  // The master's requests, the workers' limits where they request nothing.
-  EXPECT_EQ(FieldIn("podgroup/gang", ".spec.minResources"),
-            R"({"cpu":"3","memory":"1Gi","nvidia.com/gpu":"2"})");
-  EXPECT_EQ(FieldIn("podgroup/gang", ".spec.queue"), "research");
-  EXPECT_EQ(FieldIn("podgroup/gang", ".metadata.annotations.team"), "vision");
-  EXPECT_EQ(FieldIn("podgroup/gang", ".metadata.ownerReferences[0].name"), "gang");
-  // Volcano has not let it in: no pod, however long one waits for the
-  // operator to have looked (its Created condition says it has).
-  ASSERT_TRUE(Eventually(
-      [&] { return FieldIn("pytorchjob/gang", ".status.conditions[0].type") == "Created"; }));
-  EXPECT_EQ(Names("pods"), "");
-  CommandResult admitted = InKubeflow({"patch", "podgroup", "gang", "--subresource=status",
-                                       "--type=merge", "-p", R"({"status":{"phase":"Inqueue"}})"});
-  ASSERT_EQ(admitted.exit_code, 0) << admitted.output;
-  ASSERT_TRUE(Eventually([&] {
-    return Names("pods") == "gang-master-0 gang-worker-0 gang-worker-1";
-  })) << OperatorLog();
-  EXPECT_EQ(FieldIn("pod/gang-worker-1", ".spec.schedulerName"), "volcano");
-  EXPECT_EQ(FieldIn("pod/gang-worker-1", ".metadata.annotations.scheduling\\.k8s\\.io/group-name"),
-            "gang");
-  EXPECT_EQ(FieldIn("pod/gang-worker-1", ".metadata.annotations.volcano\\.sh/task-spec"), "worker");
-  SetPodPhase("gang-master-0", "Succeeded");
-  ASSERT_TRUE(Eventually([&] { return Names("podgroups").empty(); })) << OperatorLog();
-  EXPECT_EQ(FieldIn("pytorchjob/gang", ".status.conditions[?(@.type==\"Succeeded\")].status"),
-            "True");
-}
-
-// --gang-scheduler-name naming a scheduler-plugins coscheduling scheduler,
-// as upstream: a scheduling.x-k8s.io PodGroup per job, beside Volcano's
-// kind of the same name but never mixed with it; every pod made at once,
-// labelled with its group, for that scheduler; what such a group cannot
-// hold is said; the group goes with the job.
-TEST_F(OperatorE2eTest, WithSchedulerPluginsEveryPodIsMadeAtOnceInItsPodGroup) {
-  StartCluster(/*install=*/true);
-  StartOperator({"--gang-scheduler-name", "scheduler-plugins-scheduler"});
-  std::string manifest = kGang;
-  manifest.replace(manifest.find("{queue: research}"), std::string("{queue: research}").size(),
-                   "{queue: research, minAvailable: 2, scheduleTimeoutSeconds: 90}");
-  ASSERT_EQ(InKubeflow({"apply", "-f", Write("gang.yaml", manifest)}).exit_code, 0);
-  ASSERT_TRUE(Eventually([&] {
-    return Names("pods") == "gang-master-0 gang-worker-0 gang-worker-1";
-  })) << OperatorLog();
-  const std::string group = "podgroups.scheduling.x-k8s.io/gang";
-  EXPECT_EQ(FieldIn(group, ".apiVersion"), "scheduling.x-k8s.io/v1alpha1");
-  EXPECT_EQ(FieldIn(group, ".spec"),
-            R"({"minMember":2,"minResources":{"cpu":"2500m","memory":"1Gi","nvidia.com/gpu":"1"},)"
-            R"("scheduleTimeoutSeconds":90})");
-  EXPECT_EQ(FieldIn(group, ".metadata.annotations.team"), "vision");
-  EXPECT_EQ(FieldIn(group, ".metadata.ownerReferences[0].name"), "gang");
-  EXPECT_EQ(Names("podgroups.scheduling.volcano.sh"), "");  // the other kind is untouched
-  EXPECT_EQ(FieldIn("pod/gang-worker-1", ".spec.schedulerName"), "scheduler-plugins-scheduler");
-  EXPECT_EQ(FieldIn("pod/gang-worker-1", ".metadata.labels.scheduling\\.x-k8s\\.io/pod-group"),
-            "gang");
-  EXPECT_EQ(FieldIn("pod/gang-worker-1", ".metadata.annotations.volcano\\.sh/task-spec"), "");
-  EXPECT_THAT(InKubeflow({"get", "events"}).output,
-              HasSubstr("schedulingPolicy.queue is not acted on"));
-  SetPodPhase("gang-master-0", "Succeeded");
-  ASSERT_TRUE(Eventually([&] { return Names("podgroups.scheduling.x-k8s.io").empty(); }))
-      << OperatorLog();
-}
-
-// --gang-scheduler-name trainyard, beyond upstream: trainyard's own gang
-// placement as a secondary scheduler. The test registers two nodes, as
-// kubelets do; a job's pods are bound through pods/binding, the whole gang
-// at once; a gang that does not fit has none of its pods bound, says why
-// on each as kube-scheduler does, and goes once the first has finished.
-TEST_F(OperatorE2eTest, TrainyardsOwnSchedulerBindsWholeGangsOrNone) {
-  StartCluster(/*install=*/true);
-  for (const char* node : {"node-a", "node-b"}) {
-    std::string manifest = std::string("apiVersion: v1\nkind: Node\nmetadata: {name: ") + node +
-                           "}\nstatus: {allocatable: {cpu: '8', memory: 32Gi, pods: '110', "
-                           "nvidia.com/gpu: '2'}}\n";
-    CommandResult registered =
-        Kubectl({"apply", "-f", Write(std::string(node) + ".yaml", manifest)});
-    ASSERT_EQ(registered.exit_code, 0) << registered.output;
-    // Tainted not ready when registered, as kube-apiserver taints it:
-    // nothing is placed there until the node is ready.
-    EXPECT_THAT(Kubectl({"get", "node", node, "-o", "jsonpath={.spec.taints[*].key}"}).output,
-                HasSubstr("node.kubernetes.io/not-ready"));
-    MarkNodeReady(node);
-  }
-  StartOperator({"--gang-scheduler-name", "trainyard"});
-  ASSERT_EQ(InKubeflow({"apply", "-f", Write("gang.yaml", kGang)}).exit_code, 0);
-  // The pod's node; empty while it is unbound, or not made yet.
-  auto node_of = [&](const std::string& pod) {
-    CommandResult got = InKubeflow({"get", "pod", pod, "-o", "jsonpath={.spec.nodeName}"});
-    return got.exit_code == 0 ? got.output : std::string();
-  };
-  ASSERT_TRUE(Eventually([&] {
-    return !node_of("gang-master-0").empty() && !node_of("gang-worker-0").empty() &&
-           !node_of("gang-worker-1").empty();
-  })) << OperatorLog();
-  EXPECT_EQ(FieldIn("pod/gang-worker-0", ".spec.schedulerName"), "trainyard") << OperatorLog();
-  EXPECT_EQ(FieldIn("pod/gang-worker-0", ".status.conditions[?(@.type==\"PodScheduled\")].status"),
-            "True");
-  EXPECT_EQ(FieldIn("podgroups.scheduling.x-k8s.io/gang", ".spec.minMember"), "3");
-  // As kube-apiserver: a bound pod is not bound again.
-  CommandResult again =
-      Kubectl({"create", "--raw", "/api/v1/namespaces/kubeflow/pods/gang-worker-0/binding", "-f",
-               Write("binding.json",
-                     R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":"gang-worker-0"},)"
-                     R"("target":{"kind":"Node","name":"node-b"}})")});
-  EXPECT_NE(again.exit_code, 0);
-  EXPECT_THAT(again.output, HasSubstr("is already assigned to node"));
-  // Three GPUs asked for, two free: nothing of it is bound.
-  ASSERT_EQ(InKubeflow({"apply", "-f", Write("big.yaml", R"(
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata: {name: big, namespace: kubeflow}
-spec:
-  pytorchReplicaSpecs:
-    Master:
-      template: {spec: {containers: [{name: pytorch, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]}}
-    Worker:
-      replicas: 2
-      template: {spec: {containers: [{name: pytorch, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]}}
-)")})
-                .exit_code,
-            0);
-  // Once all three pods are there, the scheduler says what is short.
-  const std::string scheduled = ".status.conditions[?(@.type==\"PodScheduled\")]";
-  ASSERT_TRUE(Eventually([&] {
-    return FieldIn("pod/big-worker-1", scheduled + ".message").find("nvidia.com/gpu") !=
-           std::string::npos;
-  })) << OperatorLog();
-  EXPECT_EQ(FieldIn("pod/big-worker-1", scheduled + ".reason"), "Unschedulable");
-  EXPECT_EQ(FieldIn("pod/big-worker-1", scheduled + ".status"), "False");
-  for (const char* pod : {"big-master-0", "big-worker-0", "big-worker-1"}) {
-    EXPECT_EQ(node_of(pod), "") << pod;
-  }
-  EXPECT_THAT(InKubeflow({"get", "events"}).output, HasSubstr("FailedScheduling"));
-  // The master done, the job is, and its workers are deleted (cleanPodPolicy
-  // Running): their GPUs are free.
-  SetPodPhase("gang-master-0", "Succeeded");
-  ASSERT_TRUE(Eventually([&] {
-    FinishTerminatingPods();  // the kubelet's part: the workers stop, and go
-    return !node_of("big-master-0").empty() && !node_of("big-worker-0").empty() &&
-           !node_of("big-worker-1").empty();
-  })) << OperatorLog();
-}
-
 // An OnFailure replica whose pod a kubelet could not restart in place (it
 // was evicted: the whole pod Failed) is made again, as upstream does, and
 // the job says why; it does not fail the job.
@@ -548,40 +378,30 @@ TEST_F(OperatorE2eTest, AnEvictedOnFailureReplicaIsMadeAgain) {
 TEST_F(OperatorE2eTest, UpstreamsLifecycleScenariosOnTheCluster) {
   StartCluster();
   StartOperator();
-  auto condition = [&](const std::string& job, const std::string& type) {
-    return FieldIn(job, ".status.conditions[?(@.type==\"" + type + "\")].status") == "True";
-  };
-  auto apply = [&](const std::string& file, const std::string& text) {
-    CommandResult applied = InKubeflow({"apply", "-f", Write(file, text)});
-    ASSERT_EQ(applied.exit_code, 0) << applied.output;
-  };
   // ExitCode: a retryable code (SIGINT's 130) makes the pod again; a
   // permanent one (1) fails the job at once.
-  apply("exitcode.yaml", SmallJob("retry", "XGBoostJob", "xgbReplicaSpecs", "xgboost",
-                                  "    Master:\n      restartPolicy: ExitCode"));
-  apply("permanent.yaml", SmallJob("permanent", "TFJob", "tfReplicaSpecs", "tensorflow",
-                                   "    Worker:\n      restartPolicy: ExitCode"));
+  ApplyIn("exitcode.yaml", SmallJob("retry", "XGBoostJob", "xgbReplicaSpecs", "xgboost",
+                                    "    Master:\n      restartPolicy: ExitCode"));
+  ApplyIn("permanent.yaml", SmallJob("permanent", "TFJob", "tfReplicaSpecs", "tensorflow",
+                                     "    Worker:\n      restartPolicy: ExitCode"));
   // The backoff limit counts every restart.
-  apply("backoff.yaml",
-        SmallJob("backoff", "PyTorchJob", "pytorchReplicaSpecs", "pytorch",
-                 "    Master:\n      restartPolicy: ExitCode", "  runPolicy: {backoffLimit: 0}\n"));
+  ApplyIn("backoff.yaml", SmallJob("backoff", "PyTorchJob", "pytorchReplicaSpecs", "pytorch",
+                                   "    Master:\n      restartPolicy: ExitCode",
+                                   "  runPolicy: {backoffLimit: 0}\n"));
   // Finished: cleanPodPolicy All takes every pod; the TTL takes the job.
-  apply("clean.yaml", SmallJob("clean", "PyTorchJob", "pytorchReplicaSpecs", "pytorch",
-                               "    Master:\n      replicas: 1",
-                               "  runPolicy: {cleanPodPolicy: All, ttlSecondsAfterFinished: 2}\n"));
-  // Scaled down, suspended and resumed.
-  apply("wide.yaml", kWorkers);
+  ApplyIn("clean.yaml",
+          SmallJob("clean", "PyTorchJob", "pytorchReplicaSpecs", "pytorch",
+                   "    Master:\n      replicas: 1",
+                   "  runPolicy: {cleanPodPolicy: All, ttlSecondsAfterFinished: 2}\n"));
   ASSERT_TRUE(Eventually([&] {
-    return Names("pods") ==
-           "backoff-master-0 clean-master-0 permanent-worker-0 retry-master-0 wide-master-0 "
-           "wide-worker-0 wide-worker-1 wide-worker-2";
+    return Names("pods") == "backoff-master-0 clean-master-0 permanent-worker-0 retry-master-0";
   })) << Names("pods")
       << OperatorLog();
   // The deadline fires from a timer, with nothing else happening. Its pod
   // is not waited for: on a loaded machine the deadline may pass first.
-  apply("deadline.yaml",
-        SmallJob("deadline", "JAXJob", "jaxReplicaSpecs", "jax", "    Worker:\n      replicas: 1",
-                 "  runPolicy: {activeDeadlineSeconds: 2}\n"));
+  ApplyIn("deadline.yaml",
+          SmallJob("deadline", "JAXJob", "jaxReplicaSpecs", "jax", "    Worker:\n      replicas: 1",
+                   "  runPolicy: {activeDeadlineSeconds: 2}\n"));
 
   std::string first_uid = FieldIn("pod/retry-master-0", ".metadata.uid");
   SetPodPhase("retry-master-0", "Failed", 130);
@@ -596,12 +416,12 @@ TEST_F(OperatorE2eTest, UpstreamsLifecycleScenariosOnTheCluster) {
   std::string conditions = FieldIn("xgboostjob/retry", ".status.conditions[*].type");
   EXPECT_THAT(conditions, HasSubstr("Restarting")) << conditions;
   SetPodPhase("permanent-worker-0", "Failed", 1);
-  ASSERT_TRUE(Eventually([&] { return condition("tfjob/permanent", "Failed"); }));
+  ASSERT_TRUE(Eventually([&] { return HasCondition("tfjob/permanent", "Failed"); }));
   SetPodPhase("backoff-master-0", "Failed", 130);
-  ASSERT_TRUE(Eventually([&] { return condition("pytorchjob/backoff", "Failed"); }));
+  ASSERT_TRUE(Eventually([&] { return HasCondition("pytorchjob/backoff", "Failed"); }));
   EXPECT_THAT(FieldIn("pytorchjob/backoff", ".status.conditions[?(@.type==\"Failed\")].message"),
               HasSubstr("backoff limit"));
-  ASSERT_TRUE(Eventually([&] { return condition("jaxjob/deadline", "Failed"); }));
+  ASSERT_TRUE(Eventually([&] { return HasCondition("jaxjob/deadline", "Failed"); }));
   EXPECT_THAT(FieldIn("jaxjob/deadline", ".status.conditions[?(@.type==\"Failed\")].message"),
               HasSubstr("deadline"));
   EXPECT_NE(FieldIn("jaxjob/deadline", ".status.startTime"), "");         // it had started
@@ -613,32 +433,37 @@ TEST_F(OperatorE2eTest, UpstreamsLifecycleScenariosOnTheCluster) {
   ASSERT_TRUE(Eventually([&] {
     return InKubeflow({"get", "pytorchjob", "clean"}).exit_code != 0;
   }));  // the TTL
+}
 
-  ASSERT_EQ(InKubeflow({"patch", "pytorchjob", "wide", "--type=merge", "-p",
-                        R"({"spec":{"pytorchReplicaSpecs":{"Worker":{"replicas":1}}}})"})
-                .exit_code,
+// Scaled down, suspended and resumed on the cluster: the Workers beyond
+// the new count go with their Services, then every pod, then they come
+// back.
+TEST_F(OperatorE2eTest, AJobScaledDownSuspendedAndResumedOnTheCluster) {
+  StartCluster();
+  StartOperator();
+  ApplyIn("wide.yaml", kWorkers);
+  ASSERT_TRUE(Eventually([&] {
+    return Names("pods") == "wide-master-0 wide-worker-0 wide-worker-1 wide-worker-2";
+  })) << Names("pods")
+      << OperatorLog();
+  ASSERT_EQ(MergePatch("pytorchjob/wide",
+                       R"({"spec":{"pytorchReplicaSpecs":{"Worker":{"replicas":1}}}})"),
             0);
   ASSERT_TRUE(Eventually([&] {
     return Names("pods").find("wide-worker-1") == std::string::npos &&
            Names("services").find("wide-worker-2") == std::string::npos;
   })) << Names("pods");
   EXPECT_NE(Names("pods").find("wide-worker-0"), std::string::npos);
-  ASSERT_EQ(InKubeflow({"patch", "pytorchjob", "wide", "--type=merge", "-p",
-                        R"({"spec":{"runPolicy":{"suspend":true}}})"})
-                .exit_code,
-            0);
+  ASSERT_EQ(MergePatch("pytorchjob/wide", R"({"spec":{"runPolicy":{"suspend":true}}})"), 0);
   ASSERT_TRUE(Eventually([&] {
-    return condition("pytorchjob/wide", "Suspended") &&
+    return HasCondition("pytorchjob/wide", "Suspended") &&
            Names("pods").find("wide-") == std::string::npos &&
            Names("services").find("wide-") == std::string::npos;
   })) << Names("pods");
-  ASSERT_EQ(InKubeflow({"patch", "pytorchjob", "wide", "--type=merge", "-p",
-                        R"({"spec":{"runPolicy":{"suspend":false}}})"})
-                .exit_code,
-            0);
+  ASSERT_EQ(MergePatch("pytorchjob/wide", R"({"spec":{"runPolicy":{"suspend":false}}})"), 0);
   ASSERT_TRUE(Eventually([&] {
     return Names("pods").find("wide-master-0 wide-worker-0") != std::string::npos &&
-           !condition("pytorchjob/wide", "Suspended");
+           !HasCondition("pytorchjob/wide", "Suspended");
   })) << Names("pods");
 }
 

@@ -21,6 +21,17 @@ namespace trainyard::cli::testing {
 // A port nobody listens on now (the allocator the engine gives replicas).
 inline int FreePort() { return *controller::LocalPortAllocator().Allocate("test"); }
 
+// A small job of `kind` (its replica field and container name given) with
+// `extra` spliced into its spec: the lifecycle scenarios' jobs.
+inline std::string SmallJob(const std::string& name, const std::string& kind,
+                            const std::string& field, const std::string& container,
+                            const std::string& replicas, const std::string& extra = "") {
+  return "apiVersion: kubeflow.org/v1\nkind: " + kind + "\nmetadata: {name: " + name +
+         ", namespace: kubeflow}\nspec:\n" + extra + "  " + field + ":\n" + replicas +
+         "\n      template: {spec: {containers: [{name: " + container +
+         ", image: x, command: [\"true\"]}]}}\n";
+}
+
 class OperatorE2eTest : public ServerFixture {
  protected:
   void TearDown() override {
@@ -102,6 +113,23 @@ class OperatorE2eTest : public ServerFixture {
   }
   std::string FieldIn(const std::string& object, const std::string& jsonpath) {
     return InKubeflow({"get", object, "-o", "jsonpath={" + jsonpath + "}"}).output;
+  }
+  // Whether the object ("pytorchjob/wide") has the condition `type` True.
+  bool HasCondition(const std::string& object, const std::string& type) {
+    return FieldIn(object, ".status.conditions[?(@.type==\"" + type + "\")].status") == "True";
+  }
+  // The value of env `name` of a pod's first container.
+  std::string EnvOf(const std::string& pod, const std::string& name) {
+    return FieldIn("pod/" + pod, ".spec.containers[0].env[?(@.name==\"" + name + "\")].value");
+  }
+  // Applies `text` in the kubeflow namespace, written to `file`.
+  void ApplyIn(const std::string& file, const std::string& text) {
+    CommandResult applied = InKubeflow({"apply", "-f", Write(file, text)});
+    ASSERT_EQ(applied.exit_code, 0) << applied.output;
+  }
+  // `kubectl patch --type=merge` of a kubeflow object ("pytorchjob/wide").
+  int MergePatch(const std::string& object, const std::string& patch) {
+    return InKubeflow({"patch", object, "--type=merge", "-p", patch}).exit_code;
   }
   // What a kubelet reports: a pod's phase and its container's state.
   void SetPodPhase(const std::string& pod, const std::string& phase, int exit_code = 0) {

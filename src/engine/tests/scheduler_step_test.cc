@@ -75,12 +75,8 @@ class SchedulerStepTest : public ::testing::Test {
   FakeClock clock_;
   std::unique_ptr<store::SqliteStore> store_;
   std::unique_ptr<SchedulerStep> step_;
-};
-
-// A TrainJob whose runtime asks for a gang: the pods of all its Jobs are
-// placed together or not at all; without the ask each Job is a gang.
-TEST_F(SchedulerStepTest, ATrainJobsPodGroupIsOneGangAcrossItsJobs) {
-  for (const char* name : {"grouped", "apart", "unowned"}) {
+  // A TrainJob and a JobSet of its name, controlled by it when `owned`.
+  void AddTrainJobAndJobSet(const std::string& name, bool owned) {
     Apply(fmt::format(R"({{"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
       "metadata": {{"name": "{}", "namespace": "default"}},
       "spec": {{"runtimeRef": {{"name": "torch"}}}}}})",
@@ -89,8 +85,7 @@ TEST_F(SchedulerStepTest, ATrainJobsPodGroupIsOneGangAcrossItsJobs) {
                         {"kind", "JobSet"},
                         {"metadata", {{"name", name}, {"namespace", "default"}}},
                         {"spec", {{"replicatedJobs", api::Json::array()}}}};
-    // The TrainJob's own JobSet; "unowned"'s is someone else's of its name.
-    if (std::string(name) != "unowned") {
+    if (owned) {
       jobset["metadata"]["ownerReferences"] = {
           {{"apiVersion", "trainer.kubeflow.org/v1alpha1"},
            {"kind", "TrainJob"},
@@ -100,18 +95,19 @@ TEST_F(SchedulerStepTest, ATrainJobsPodGroupIsOneGangAcrossItsJobs) {
     }
     ASSERT_TRUE(store_->Create(jobset).ok());
   }
+  // The controller reference to `name` of `kind`.
+  api::Json ControllerRef(const char* kind, const std::string& name) {
+    api::Json owner = *store_->Get({kind, "default", name});
+    return api::Json::array({{{"apiVersion", owner["apiVersion"]},
+                              {"kind", kind},
+                              {"name", name},
+                              {"uid", owner["metadata"]["uid"]},
+                              {"controller", true}}});
+  }
   // A pod of the JobSet's Job `job` (made, controlled by the JobSet, if
   // missing), asking for a GPU, marked with the gang when `grouped`.
-  auto add = [&](const std::string& job, const std::string& pod, const std::string& train_job,
-                 bool grouped) {
-    auto controller = [&](const char* kind, const std::string& name) {
-      api::Json owner = *store_->Get({kind, "default", name});
-      return api::Json::array({{{"apiVersion", owner["apiVersion"]},
-                                {"kind", kind},
-                                {"name", name},
-                                {"uid", owner["metadata"]["uid"]},
-                                {"controller", true}}});
-    };
+  void AddJobSetPod(const std::string& job, const std::string& pod, const std::string& train_job,
+                    bool grouped) {
     if (!store_->Get({"Job", "default", job}).ok()) {
       ASSERT_TRUE(
           store_
@@ -120,17 +116,26 @@ TEST_F(SchedulerStepTest, ATrainJobsPodGroupIsOneGangAcrossItsJobs) {
                         {"metadata",
                          {{"name", job},
                           {"namespace", "default"},
-                          {"ownerReferences", controller("JobSet", train_job)}}},
+                          {"ownerReferences", ControllerRef("JobSet", train_job)}}},
                         {"spec", {{"template", {{"spec", {{"containers", api::Json::array()}}}}}}}})
               .ok());
     }
     AddPod(pod, job, 1);
     api::Json doc = *store_->Get({"Pod", "default", pod});
-    doc["metadata"]["ownerReferences"] = controller("Job", job);
+    doc["metadata"]["ownerReferences"] = ControllerRef("Job", job);
     doc["metadata"]["labels"]["jobset.sigs.k8s.io/jobset-name"] = train_job;
     if (grouped) doc["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] = train_job;
     ASSERT_TRUE(store_->Update(doc).ok());
-  };
+  }
+};
+
+// A TrainJob whose runtime asks for a gang: the pods of all its Jobs are
+// placed together or not at all; without the ask each Job is a gang.
+TEST_F(SchedulerStepTest, ATrainJobsPodGroupIsOneGangAcrossItsJobs) {
+  for (const char* name : {"grouped", "apart", "unowned"}) {
+    // The TrainJob's own JobSet; "unowned"'s is someone else's of its name.
+    AddTrainJobAndJobSet(name, std::string(name) != "unowned");
+  }
   // A pod of another kind of job bearing the gang's marks is not of it:
   // alone, it needs nothing the gang waits for and starts.
   AddJob("impostor", 1, 0);
@@ -139,9 +144,9 @@ TEST_F(SchedulerStepTest, ATrainJobsPodGroupIsOneGangAcrossItsJobs) {
   impostor["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] = "grouped";
   ASSERT_TRUE(store_->Update(impostor).ok());
   // Three GPUs asked, two on the machine: the group waits whole.
-  add("grouped-init-0", "grouped-init-0-0", "grouped", true);
-  add("grouped-node-0", "grouped-node-0-0", "grouped", true);
-  add("grouped-node-0", "grouped-node-0-1", "grouped", true);
+  AddJobSetPod("grouped-init-0", "grouped-init-0-0", "grouped", true);
+  AddJobSetPod("grouped-node-0", "grouped-node-0-0", "grouped", true);
+  AddJobSetPod("grouped-node-0", "grouped-node-0-1", "grouped", true);
   ASSERT_TRUE(step_->Sync().ok());
   for (const char* pod : {"grouped-init-0-0", "grouped-node-0-0", "grouped-node-0-1"}) {
     EXPECT_EQ(Pod(pod).spec.node_name, "") << pod;
@@ -149,14 +154,14 @@ TEST_F(SchedulerStepTest, ATrainJobsPodGroupIsOneGangAcrossItsJobs) {
   EXPECT_THAT(Waiting("grouped-init-0-0"), ::testing::HasSubstr("Insufficient nvidia.com/gpu"));
   EXPECT_EQ(Pod("impostor-0").spec.node_name, "box");
   // Without a pod group, the Job that fits starts alone.
-  add("apart-init-0", "apart-init-0-0", "apart", false);
+  AddJobSetPod("apart-init-0", "apart-init-0-0", "apart", false);
   ASSERT_TRUE(step_->Sync().ok());
   EXPECT_EQ(Pod("apart-init-0-0").spec.node_name, "box");
   // A mark naming a TrainJob that does not control the JobSet is no gang:
   // each of these Jobs is its own, and the one that fits starts.
-  add("unowned-init-0", "unowned-init-0-0", "unowned", true);
-  add("unowned-node-0", "unowned-node-0-0", "unowned", true);
-  add("unowned-node-0", "unowned-node-0-1", "unowned", true);
+  AddJobSetPod("unowned-init-0", "unowned-init-0-0", "unowned", true);
+  AddJobSetPod("unowned-node-0", "unowned-node-0-0", "unowned", true);
+  AddJobSetPod("unowned-node-0", "unowned-node-0-1", "unowned", true);
   ASSERT_TRUE(step_->Sync().ok());
   EXPECT_EQ(Pod("unowned-init-0-0").spec.node_name, "box");
 }
