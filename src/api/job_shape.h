@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,14 @@ struct JobShape {
   // The container of `pod` (one of the job's) its own metrics are read
   // from, as Katib's primary pod and container; "" for every other pod.
   std::function<std::string(const Json& job, const Json& pod)> metrics_container;
+  // As a Katib trial's job, Katib's defaults: the condition type that says
+  // it succeeded ("" for a kind Katib runs no trial of, a JobSet), and its
+  // primary pods' labels.
+  std::string trial_success_condition;
+  std::map<std::string, std::string> trial_primary_pod_labels;
+  // The container a trial's primary pods run it in, where the kind fixes
+  // it (a TrainJob's trainer runs in its runtime's `node`); "": any.
+  std::string fixed_primary_container;
 };
 
 struct KindInfo;

@@ -63,7 +63,9 @@ JobShape TrainingJobShape(const KindInfo& info) {
               if (StringAt(c, "name") == default_container) return default_container;
             }
             return FirstContainerName(pod);
-          }};
+          },
+          .trial_success_condition = "Succeeded",
+          .trial_primary_pod_labels = {{std::string(kLabelJobRole), "master"}}};
 }
 
 JobShape BatchJobShape() {
@@ -81,7 +83,8 @@ JobShape BatchJobShape() {
           },
           .metrics_container = [](const Json&, const Json& pod) -> std::string {
             return FirstOfIndex(pod) ? FirstContainerName(pod) : "";
-          }};
+          },
+          .trial_success_condition = "Complete"};
 }
 
 JobShape JobSetShape() {
@@ -135,7 +138,12 @@ JobShape TrainJobShape() {
             bool primary = Label(pod, kReplicatedJobNameLabel) == kNodeContainer &&
                            Label(pod, kBatchCompletionIndex) == "0";
             return primary ? std::string(kNodeContainer) : "";
-          }};
+          },
+          .trial_success_condition = "Complete",
+          .trial_primary_pod_labels = {{std::string(kReplicatedJobNameLabel),
+                                        std::string(kNodeContainer)},
+                                       {std::string(kBatchCompletionIndex), "0"}},
+          .fixed_primary_container = std::string(kNodeContainer)};
 }
 
 }  // namespace trainyard::api

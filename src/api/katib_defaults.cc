@@ -3,6 +3,7 @@
 
 #include "api/defaults.h"
 #include "api/kinds.h"
+#include "api/registry.h"
 #include "api/well_known.h"
 
 namespace trainyard::api {
@@ -59,25 +60,14 @@ void DefaultTrialTemplate(TrialTemplate& t) {
   if (!t.trial_spec.is_object()) return;
   auto kind_it = t.trial_spec.find("kind");
   if (kind_it == t.trial_spec.end() || !kind_it->is_string()) return;
-  std::string kind = kind_it->get<std::string>();
-  std::string success;
-  std::string failure = ConditionIs("Failed", "True");
-  std::map<std::string, std::string> primary;
-  if (kind == "Job") {
-    success = ConditionIs("Complete", "True");
-  } else if (JobKindFromName(kind)) {
-    success = ConditionIs("Succeeded", "True");
-    primary = {{std::string(kLabelJobRole), "master"}};
-  } else if (kind == "TrainJob") {
-    success = ConditionIs("Complete", "True");
-    primary = {{std::string(kReplicatedJobNameLabel), "node"},
-               {std::string(kBatchCompletionIndex), "0"}};
-  } else {
-    return;  // Argo, Tekton, ...: the user states the conditions
+  const JobShape* shape = JobShapeOf(kind_it->get<std::string>());
+  // Argo, Tekton, ...: the user states the conditions.
+  if (shape == nullptr || shape->trial_success_condition.empty()) return;
+  if (t.success_condition.empty()) {
+    t.success_condition = ConditionIs(shape->trial_success_condition, "True");
   }
-  if (t.success_condition.empty()) t.success_condition = success;
-  if (t.failure_condition.empty()) t.failure_condition = failure;
-  if (t.primary_pod_labels.empty()) t.primary_pod_labels = primary;
+  if (t.failure_condition.empty()) t.failure_condition = ConditionIs("Failed", "True");
+  if (t.primary_pod_labels.empty()) t.primary_pod_labels = shape->trial_primary_pod_labels;
 }
 
 }  // namespace

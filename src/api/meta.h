@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "api/reflect.h"
@@ -67,5 +68,15 @@ struct ObjectMeta {
   }
   bool operator==(const ObjectMeta&) const = default;
 };
+
+// The name of the owner of `kind` among `owners` (the last, if several);
+// empty when none is.
+inline std::string OwnerNameOf(const std::vector<OwnerReference>& owners, std::string_view kind) {
+  std::string name;
+  for (const OwnerReference& owner : owners) {
+    if (owner.kind == kind) name = owner.name;
+  }
+  return name;
+}
 
 }  // namespace trainyard::api

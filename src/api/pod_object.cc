@@ -4,10 +4,12 @@
 
 namespace trainyard::api {
 
+bool IsPodObject(const Json& document) { return StringAt(document, "kind") == "Pod"; }
+
 Result<Pod> DecodePod(const Json& document) {
   FieldErrors errors;
   Pod pod;
-  if (!document.is_object() || document.value("kind", "") != "Pod") {
+  if (!IsPodObject(document)) {
     return InvalidArgumentError("not a Pod");
   }
   auto field = [&](const char* key) -> const Json* {

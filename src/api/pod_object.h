@@ -157,6 +157,8 @@ inline bool HasFinished(const Pod& pod) {
 }
 
 Result<Pod> DecodePod(const Json& document);
+// Whether `document` is a pod (its kind; a pod's reference, too).
+bool IsPodObject(const Json& document);
 Json EncodePod(const Pod& pod);
 // A pod's status as core/v1 writes it: what Go's encoding never omits is
 // there even when empty or zero (imageID, restartCount, exitCode, ...).

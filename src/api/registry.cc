@@ -329,6 +329,7 @@ void SetStrategies(std::vector<ResourceType>& out) {
       {"validatingwebhookconfigurations.admissionregistration.k8s.io",
        WebhookConfigurationStrategy}};
   for (ResourceType& t : out) {
+    t.secret_values = t.Qualified() == "secrets";
     auto it = strategies.find(t.Qualified());
     if (it != strategies.end()) t.strategy = it->second();
     if (t.role == ResourceRole::kJob) t.strategy.tracking = Tracking::kOwnOutput;
@@ -432,6 +433,11 @@ std::vector<std::string> JobKindNames() {
     if (t.role == ResourceRole::kJob) kinds.push_back(t.kind);
   }
   return kinds;
+}
+
+bool HoldsSecrets(std::string_view kind) {
+  const ResourceType* type = ResourceTypeOfKind(kind);
+  return type != nullptr && type->secret_values;
 }
 
 Tracking TrackingOf(std::string_view kind) {

@@ -51,6 +51,11 @@ struct ObjectHooks {
   std::function<void(const Object&, ValidationResult&)> validate;
   // decode(encode(x)) == x.
   std::function<Json(const Object&)> encode;
+  // The rules of a change (a replace or patch) beyond metadata's, for a
+  // kind whose own rules are not dispatched by its C++ type (a TrainJob's
+  // fields are a core object's); unset for most.
+  std::function<void(const Object& old_object, const Object& new_object, FieldErrors&)>
+      validate_update;
 };
 
 struct ResourceType {
@@ -87,6 +92,9 @@ struct ResourceType {
   std::function<void(Json&)> create_defaults;
   // What the API server does with it beyond storing it.
   ApiStrategy strategy;
+  // Its values are secrets: base64 in `data`, never printed, and kept in
+  // files only their replica's user reads, in memory (a Secret).
+  bool secret_values = false;
   // How a job kind is laid out (ResourceRole::kJob alone).
   std::optional<JobShape> job_shape;
 
@@ -117,6 +125,8 @@ std::vector<std::string> JobKindNames();
 // What trainyard keeps of what objects of `kind` report (as stores key
 // it); kNone for a kind it serves not.
 Tracking TrackingOf(std::string_view kind);
+// Whether objects of `kind` hold secrets (ResourceType::secret_values).
+bool HoldsSecrets(std::string_view kind);
 // The shape of a job kind (as stores key it); nullptr for other kinds.
 const JobShape* JobShapeOf(std::string_view kind);
 

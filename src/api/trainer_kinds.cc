@@ -596,8 +596,16 @@ void WarnDeprecatedRuntime(const Object& object, ValidationResult& out) {
 }  // namespace
 
 ObjectHooks TrainJobHooks() {
-  return internal::CoreHooks<TrainJobFields>("TrainJob", DefaultTrainJob, ValidateTrainJob,
-                                             kTrainerGroupVersion);
+  ObjectHooks hooks = internal::CoreHooks<TrainJobFields>("TrainJob", DefaultTrainJob,
+                                                          ValidateTrainJob, kTrainerGroupVersion);
+  hooks.validate_update = [](const Object& old_object, const Object& new_object,
+                             FieldErrors& errors) {
+    for (FieldError& e : ValidateTrainJobUpdate(internal::TypedFields<TrainJobFields>(old_object),
+                                                internal::TypedFields<TrainJobFields>(new_object))) {
+      errors.push_back(std::move(e));
+    }
+  };
+  return hooks;
 }
 
 ObjectHooks TrainingRuntimeHooks(std::string kind) {

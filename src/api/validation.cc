@@ -179,15 +179,10 @@ FieldErrors ValidateUpdate(const Object& old_object, const Object& new_object) {
     internal::ValidateExperimentUpdate(*old_experiment, *new_experiment, errors);
     return errors;
   }
-  const auto* old_core = std::get_if<CoreObject>(&old_object);
-  const auto* new_core = std::get_if<CoreObject>(&new_object);
-  if (old_core != nullptr && new_core != nullptr && old_core->kind == "TrainJob" &&
-      new_core->kind == "TrainJob") {
-    for (FieldError& e :
-         ValidateTrainJobUpdate(internal::TypedFields<TrainJobFields>(old_object),
-                                internal::TypedFields<TrainJobFields>(new_object))) {
-      errors.push_back(std::move(e));
-    }
+  const ResourceType* type = ResourceTypeOfKind(KindName(new_object));
+  if (KindName(old_object) == KindName(new_object) && type != nullptr &&
+      type->hooks.validate_update) {
+    type->hooks.validate_update(old_object, new_object, errors);
     return errors;
   }
   const auto* old_batch = std::get_if<BatchJob>(&old_object);

@@ -113,11 +113,12 @@ bool ValidateSource(const TrialTemplate& t, const std::string& namespace_, Valid
   return true;
 }
 
-// The job kinds a trial may run: a JobSet has no default conditions in
-// Katib, and is not one of its trial kinds.
+// The job kinds a trial may run: those Katib has default conditions for
+// (a JobSet is none of them).
 std::vector<std::string> TrialKindNames() {
   std::vector<std::string> kinds = JobKindNames();
-  std::erase_if(kinds, [](const std::string& k) { return k == "JobSet"; });
+  std::erase_if(
+      kinds, [](const std::string& k) { return JobShapeOf(k)->trial_success_condition.empty(); });
   return kinds;
 }
 
@@ -165,7 +166,9 @@ void ValidateTemplateDocument(const ExperimentSpec& spec, const Json& document,
                                     "APIVersion and Kind in spec.trialTemplate must be specified"));
   } else {
     std::vector<std::string> kinds = TrialKindNames();
-    if (kind->get<std::string>() == "TrainJob") CheckTrainJobTrial(spec, path, out);
+    // A kind whose pods come from elsewhere (a TrainJob's runtime).
+    const JobShape* shape = JobShapeOf(kind->get<std::string>());
+    if (shape != nullptr && !shape->trial_env_path.empty()) CheckTrainJobTrial(spec, path, out);
     if (std::find(kinds.begin(), kinds.end(), kind->get<std::string>()) == kinds.end()) {
       Error(out,
             FieldError::Invalid(path.Child("kind"), kind->get<std::string>(),
@@ -279,11 +282,13 @@ void ValidateRenderedJob(const Experiment& experiment, const tune::Space& space,
   }
   if (!checked.object || t.primary_container_name.empty()) return;
   // A TrainJob's containers are its runtime's; its trainer's is `node`.
-  if (KindName(*checked.object) == "TrainJob") {
-    if (t.primary_container_name != kNodeContainer) {
+  const JobShape* shape = JobShapeOf(KindName(*checked.object));
+  if (shape != nullptr && !shape->fixed_primary_container.empty()) {
+    if (t.primary_container_name != shape->fixed_primary_container) {
       out.errors.push_back(FieldError::Invalid(
           kTemplate.Child("primaryContainerName"), t.primary_container_name,
-          "a TrainJob's trainer runs in its runtime's container node: name that one"));
+          fmt::format("a {}'s trainer runs in its runtime's container {}: name that one",
+                      KindName(*checked.object), shape->fixed_primary_container)));
     }
     return;
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "api/object.h"
@@ -189,6 +190,38 @@ int RunGet(const ClientCommand& command, const std::string& kind,
   return status;
 }
 
+namespace {
+
+// What `describe` shows of a kind beyond the generic, as kubectl has a
+// describer per resource: Katib's experiments and trials.
+using Describer = void (*)(ApiClient& api, const server::Resource& r, const std::string& ns,
+                           const std::string& name, const api::Json& object);
+
+void DescribeExperiment(ApiClient& api, const server::Resource&, const std::string& ns,
+                        const std::string& name, const api::Json& object) {
+  PrintKatibDescription(object, std::cout);
+  PrintSection("Trials", api.Get(CollectionPath(*api::ResourceTypeOfKind("Trial"), ns) +
+                                     "?labelSelector=katib.kubeflow.org%2Fexperiment%3D" + name,
+                                 true));
+}
+
+void DescribeTrial(ApiClient& api, const server::Resource& r, const std::string& ns,
+                   const std::string& name, const api::Json& object) {
+  PrintKatibDescription(object, std::cout);
+  Result<ApiAnswer> log = api.Get(ObjectPath(r, ns, name) + "/observations");
+  if (log.ok() && log->ok()) PrintObservationLog(log->body, 20, std::cout);
+}
+
+// By qualified resource name; nullptr for the generic describer.
+const Describer* DescriberOf(const server::Resource& r) {
+  static const std::map<std::string, Describer, std::less<>> kDescribers = {
+      {"experiments.kubeflow.org", DescribeExperiment}, {"trials.kubeflow.org", DescribeTrial}};
+  auto it = kDescribers.find(r.Qualified());
+  return it == kDescribers.end() ? nullptr : &it->second;
+}
+
+}  // namespace
+
 int RunDescribe(const ClientCommand& command, const std::string& kind, const std::string& name) {
   Result<Session> session = OpenSession(command, kind);
   if (!session.ok()) return Fail(session.status().message());
@@ -207,17 +240,8 @@ int RunDescribe(const ClientCommand& command, const std::string& kind, const std
   if (r->namespaced) std::cout << fmt::format("Namespace:  {}\n", ns);
   std::cout << fmt::format("Kind:       {}\nCreated:    {}\n", r->kind,
                            api::StringAt(o["metadata"], "creationTimestamp"));
-  if (r->kind == "Experiment" || r->kind == "Trial") {
-    PrintKatibDescription(o, std::cout);
-    if (r->kind == "Trial") {
-      Result<ApiAnswer> log = api.Get(ObjectPath(*r, ns, name) + "/observations");
-      if (log.ok() && log->ok()) PrintObservationLog(log->body, 20, std::cout);
-    }
-    if (r->kind == "Experiment") {
-      PrintSection("Trials", api.Get(CollectionPath(*api::ResourceTypeOfKind("Trial"), ns) +
-                                         "?labelSelector=katib.kubeflow.org%2Fexperiment%3D" + name,
-                                     true));
-    }
+  if (const Describer* describe = DescriberOf(*r)) {
+    (*describe)(api, *r, ns, name, o);
     if (!PrintSection("Events", api.Get(EventsAbout(*r, ns, name), true))) {
       std::cout << "Events: <none>\n";
     }

@@ -51,11 +51,9 @@ Result<server::Backend::LogRun> EngineBackend::Log(const std::string& namespace_
 
 Result<server::Backend::Admission> EngineBackend::Admit(const api::Json& object,
                                                         bool update) const {
-  if (engine_.api_only() || api::StringAt(object, {"kind"}) != "TrainJob") return Admission{};
-  api::CheckedObject decoded = api::DecodeAndValidate(object);
-  if (!decoded.object) return Admission{};  // refused on its own already
+  if (engine_.api_only()) return Admission{};
   ASSIGN_OR_RETURN(controller::Admission admitted,
-                   controller::AdmitTrainJob(engine_.store().committed(), *decoded.object, update));
+                   controller::AdmitAgainstOthers(engine_.store().committed(), object, update));
   return Admission{.errors = std::move(admitted.errors), .warnings = std::move(admitted.warnings)};
 }
 

@@ -53,7 +53,7 @@ LogTail::LogTail(engine::Engine& engine, LogMode mode, bool several_jobs, std::F
       out_(out) {
   if (mode_ == LogMode::kNone) return;
   Result<store::WatchId> watch = engine_.store().Watch(0, [this](const store::WatchEvent& e) {
-    if (e.type == store::EventType::kAdded && e.object.value("kind", "") == "Pod") Follow(e.object);
+    if (e.type == store::EventType::kAdded && api::IsPodObject(e.object)) Follow(e.object);
   });
   if (watch.ok()) watch_ = *watch;
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <map>
 
 #include "api/object.h"
 #include "api/registry.h"
@@ -59,6 +60,20 @@ Result<Admission> AdmitTrainJob(const store::ObjectReader& store, const api::Obj
   }
   out.errors = CheckAgainstRuntime({.meta = meta, .spec = job.spec}, found);
   return out;
+}
+
+Result<Admission> AdmitAgainstOthers(const store::ObjectReader& store, const api::Json& object,
+                                     bool update) {
+  using Admit = Result<Admission> (*)(const store::ObjectReader&, const api::Object&, bool);
+  // By qualified resource name.
+  static const std::map<std::string, Admit, std::less<>> kAdmissions = {
+      {"trainjobs.trainer.kubeflow.org", AdmitTrainJob}};
+  const api::ResourceType* type = api::ResourceTypeOf(object);
+  auto it = type != nullptr ? kAdmissions.find(type->Qualified()) : kAdmissions.end();
+  if (it == kAdmissions.end()) return Admission{};
+  api::CheckedObject decoded = api::DecodeAndValidate(object);
+  if (!decoded.object) return Admission{};
+  return it->second(store, *decoded.object, update);
 }
 
 }  // namespace trainyard::controller

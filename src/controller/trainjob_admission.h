@@ -35,4 +35,11 @@ struct Admission {
 Result<Admission> AdmitTrainJob(const store::ObjectReader& store, const api::Object& trainjob,
                                 bool update);
 
+// What is checked at admission against the other objects, per resource
+// (as an admission webhook's rules name resources): a TrainJob's runtime.
+// Nothing for a resource without such a check, nor for an object refused
+// on its own already.
+Result<Admission> AdmitAgainstOthers(const store::ObjectReader& store, const api::Json& object,
+                                     bool update);
+
 }  // namespace trainyard::controller

@@ -206,10 +206,8 @@ struct TrialDirState {
 
 Result<TrialDirState> ReadyTrialDir(Context& ctx, std::unique_ptr<TrialDirMaker>& maker) {
   if (ctx.options.trial_dirs.empty()) return TrialDirState{};
-  std::string experiment_name;
-  for (const api::OwnerReference& owner : ctx.trial.metadata.owner_references) {
-    if (owner.kind == "Experiment") experiment_name = owner.name;
-  }
+  std::string experiment_name =
+      api::OwnerNameOf(ctx.trial.metadata.owner_references, "Experiment");
   if (experiment_name.empty()) return TrialDirState{};
   Result<api::Json> stored =
       ctx.options.store->Get({"Experiment", ctx.trial.metadata.namespace_, experiment_name});

@@ -246,8 +246,9 @@ void ClusterScheduler::RequestStop() {
 
 Status ClusterScheduler::Run() {
   ASSIGN_OR_RETURN(watch_, options_.store->Watch(0, [this](const store::WatchEvent& e) {
-    std::string kind = api::StoreKindOf(e.object);
-    if (kind != "Pod" && kind != "Node" && kind != kPodGroupKind) return;
+    bool read = api::IsPodObject(e.object) || IsNodeDocument(e.object) ||
+                api::StoreKindOf(e.object) == kPodGroupKind;
+    if (!read) return;
     {
       std::lock_guard lock(mu_);
       changed_ = true;

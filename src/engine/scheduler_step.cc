@@ -134,7 +134,7 @@ Status SchedulerStep::MarkWaiting(GangSource& source, const std::string& reason,
     status["phase"] = "Pending";
     RETURN_IF_ERROR(IgnoreNotFound(options_.store->UpdateStatus(doc).status()));
   }
-  if (!reason_changed || source.owner.value("kind", "") == "Pod") return OkStatus();
+  if (!reason_changed || api::IsPodObject(source.owner)) return OkStatus();
   return RecordOnOwner(*options_.store, *options_.clock, source.owner,
                        IsWarning(reason) ? "Warning" : "Normal", reason, message);
 }
@@ -143,7 +143,7 @@ Status SchedulerStep::Evict(GangSource& source, const scheduler::Eviction& evict
   for (const Json& pod : source.bound) {
     RETURN_IF_ERROR(IgnoreNotFound(options_.store->Delete(*store::KeyOf(pod)).status()));
   }
-  if (source.owner.value("kind", "") == "Pod") return OkStatus();
+  if (api::IsPodObject(source.owner)) return OkStatus();
   return RecordOnOwner(*options_.store, *options_.clock, source.owner, "Warning", eviction.reason,
                        eviction.message);
 }

@@ -118,7 +118,7 @@ NodeAgent::NodeAgent(NodeAgentOptions options) : options_(std::move(options)) {
   exits_dir_ = fs::absolute(options_.logs_dir, ec).string();
   // Called in the writing thread, under the store's lock: it only notes.
   Result<store::WatchId> watch = options_.store->Watch(0, [this](const store::WatchEvent& e) {
-    if (e.object.value("kind", "") != "Pod") return;
+    if (!api::IsPodObject(e.object)) return;
     const api::Json& meta = e.object["metadata"];
     std::string key = api::StringAt(meta, "namespace") + "/" + api::StringAt(meta, "name");
     std::lock_guard lock(changed_mu_);

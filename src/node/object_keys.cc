@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "api/json.h"
+#include "api/registry.h"
 #include "common/strings.h"
 
 namespace trainyard::node {
@@ -13,7 +14,7 @@ Result<std::optional<ObjectKeys>> ReadObjectKeys(const store::ObjectReader& stor
                                                  const std::string& name, bool binary_data) {
   Result<api::Json> stored = store.Get({std::string(kind), namespace_, name});
   if (!stored.ok()) return std::optional<ObjectKeys>();
-  bool secret = kind == "Secret";
+  bool secret = api::HoldsSecrets(kind);
   ObjectKeys keys;
   for (const char* field : {"data", "binaryData"}) {
     bool encoded = secret || std::string_view(field) == "binaryData";

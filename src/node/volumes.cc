@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "api/json.h"
+#include "api/registry.h"
 #include "api/names.h"
 #include "common/held_dir.h"
 #include "common/strings.h"
@@ -192,7 +193,7 @@ Result<std::string> PrepareKeyVolume(const api::Pod& pod, const api::Volume& vol
                                      const KeyFiles& files, const PodVolumeDirs& dirs,
                                      const std::optional<FileOwner>& owner,
                                      const store::ObjectStore& store) {
-  bool secret = files.kind == "Secret";
+  bool secret = api::HoldsSecrets(files.kind);
   RETURN_IF_ERROR(VolumeName(volume.name));
   ASSIGN_OR_RETURN(HeldDir root, VolumesRoot(dirs, /*memory=*/secret));
   RETURN_IF_ERROR(root.Remove(volume.name));

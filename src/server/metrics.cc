@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "api/pod_object.h"
 #include "api/registry.h"
 #include "common/strings.h"
 #include "server/api_path.h"
@@ -120,9 +121,10 @@ void Metrics::ObservePod(const store::WatchEvent& event) {
 
 void Metrics::ObserveChange(const store::WatchEvent& event) {
   std::string kind = event.object.value("kind", "");
-  if ((kind == "Pod" || kind == "PodGroup") && OwnedByJob(event.object)) {
+  bool pod = api::IsPodObject(event.object);
+  if ((pod || kind == "PodGroup") && OwnedByJob(event.object)) {
     std::lock_guard lock(mu_);
-    if (kind == "Pod") {
+    if (pod) {
       ObservePod(event);
     } else if (event.type != store::EventType::kModified) {
       ++object_counters_[event.type == store::EventType::kAdded ? "created_pod_groups"

@@ -261,6 +261,32 @@ spec: {template: {spec: {containers: [{name: main, image: i}]}}}
                {"spec", {{"containers", {{{"name", "main"}}}}}}};
   EXPECT_EQ(shape->metrics_container(batch, pod1), "");
   EXPECT_EQ(JobShapeOf("ConfigMap"), nullptr);
+  // Katib's trial defaults, and the one kind Katib runs no trial of.
+  EXPECT_EQ(JobShapeOf("Job")->trial_success_condition, "Complete");
+  EXPECT_EQ(JobShapeOf("TFJob")->trial_success_condition, "Succeeded");
+  EXPECT_EQ(JobShapeOf("TrainJob")->fixed_primary_container, "node");
+  EXPECT_EQ(JobShapeOf("JobSet")->trial_success_condition, "");
+}
+
+// What the API server does beyond storing, asked of the kind.
+TEST(ApiStrategyTest, EachKindSaysWhatTheServerDoesWithIt) {
+  EXPECT_TRUE(HoldsSecrets("Secret"));
+  EXPECT_FALSE(HoldsSecrets("ConfigMap"));
+  EXPECT_EQ(ResourceTypeOfKind("Pod")->strategy.deletion, Deletion::kGraceful);
+  EXPECT_EQ(ResourceTypeOfKind("Namespace")->strategy.deletion, Deletion::kWithContents);
+  EXPECT_TRUE(ResourceTypeOfKind("Node")->strategy.kubelet_registered);
+  EXPECT_EQ(TrackingOf("Trial"), Tracking::kPushed);
+  EXPECT_EQ(TrackingOf("XGBoostJob"), Tracking::kOwnOutput);
+  EXPECT_EQ(TrackingOf("Experiment"), Tracking::kNone);
+  // A pod starts Pending; a new Node is tainted not ready.
+  const ApiStrategy& pods = ResourceTypeOfKind("Pod")->strategy;
+  EXPECT_EQ(pods.initial_status, Json({{"phase", "Pending"}}));
+  Json node = {{"kind", "Node"}};
+  ResourceTypeOfKind("Node")->strategy.prepare_for_create(node);
+  EXPECT_EQ(node["spec"]["taints"][0]["key"], "node.kubernetes.io/not-ready");
+  FieldErrors no_containers = pods.validate_kept({{"kind", "Pod"}, {"spec", Json::object()}});
+  ASSERT_EQ(no_containers.size(), 1U);
+  EXPECT_EQ(no_containers[0].path.ToString(), "spec.containers");
 }
 
 TEST(JobOutcomeTest, EachKindsEndIsRead) {
