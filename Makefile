@@ -81,8 +81,11 @@ operator-image: deps
 format:
 	@git ls-files '*.cc' '*.h' | xargs clang-format -i
 
+# The format, and the shape limits of docs/architecture.md (file and
+# function lengths, kind-name comparisons).
 format-check:
 	@git ls-files '*.cc' '*.h' | xargs clang-format --dry-run --Werror
+	@/usr/bin/python3 scripts/shape.py
 
 clean:
 	rm -rf $(BUILD) $(CHECK) $(OPT) $(RELEASE) build-fuzz

@@ -600,8 +600,9 @@ ObjectHooks TrainJobHooks() {
                                                           ValidateTrainJob, kTrainerGroupVersion);
   hooks.validate_update = [](const Object& old_object, const Object& new_object,
                              FieldErrors& errors) {
-    for (FieldError& e : ValidateTrainJobUpdate(internal::TypedFields<TrainJobFields>(old_object),
-                                                internal::TypedFields<TrainJobFields>(new_object))) {
+    for (FieldError& e :
+         ValidateTrainJobUpdate(internal::TypedFields<TrainJobFields>(old_object),
+                                internal::TypedFields<TrainJobFields>(new_object))) {
       errors.push_back(std::move(e));
     }
   };

@@ -22,8 +22,8 @@ struct ControlPlaneSettings {
   std::string home;
   std::string state_dir;  // <home>/server, <home>/runs/<run>
   runtime::RunAsPolicy run_as;
-  bool no_sandbox = false;  // --no-sandbox
-  int64_t pod_max_pids = 0;  // --pod-max-pids as given
+  bool no_sandbox = false;             // --no-sandbox
+  int64_t pod_max_pids = 0;            // --pod-max-pids as given
   std::vector<scheduler::Node> nodes;  // a simulated inventory; empty: this machine
   // What is lost without the shim beside trainyard, said if it is missing.
   std::string without_shim;

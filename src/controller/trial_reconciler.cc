@@ -206,8 +206,7 @@ struct TrialDirState {
 
 Result<TrialDirState> ReadyTrialDir(Context& ctx, std::unique_ptr<TrialDirMaker>& maker) {
   if (ctx.options.trial_dirs.empty()) return TrialDirState{};
-  std::string experiment_name =
-      api::OwnerNameOf(ctx.trial.metadata.owner_references, "Experiment");
+  std::string experiment_name = api::OwnerNameOf(ctx.trial.metadata.owner_references, "Experiment");
   if (experiment_name.empty()) return TrialDirState{};
   Result<api::Json> stored =
       ctx.options.store->Get({"Experiment", ctx.trial.metadata.namespace_, experiment_name});

@@ -8,8 +8,8 @@
 #include <fstream>
 
 #include "api/json.h"
-#include "api/registry.h"
 #include "api/names.h"
+#include "api/registry.h"
 #include "common/held_dir.h"
 #include "common/strings.h"
 #include "node/object_keys.h"

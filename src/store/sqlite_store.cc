@@ -111,7 +111,6 @@ std::vector<std::string> OwnerUidsOf(const api::Json& object) {
   return uids;
 }
 
-
 std::string ObjectKey::ToString() const {
   return namespace_.empty() ? fmt::format("{} {}", kind, name)
                             : fmt::format("{} {}/{}", kind, namespace_, name);
