@@ -1,5 +1,6 @@
 // The contract every reconciler keeps (controller/reconciler.h), checked
-// for each one the engine drives: from a new object, reconciling again and
+// for each one the engine drives (every job kind, JobSet and TrainJob,
+// Katib's experiment and trial): from a new object, reconciling again and
 // again converges to no writes at all (idempotence); once its replicas
 // finish it converges again; and once the object is deleted, reconciling
 // removes what it owned and then writes nothing more.
@@ -17,7 +18,9 @@
 #include "controller/batch_job_reconciler.h"
 #include "controller/experiment_reconciler.h"
 #include "controller/job_reconciler.h"
+#include "controller/jobset_reconciler.h"
 #include "controller/owned.h"
+#include "controller/trainjob_reconciler.h"
 #include "controller/trial_reconciler.h"
 #include "store/sqlite_store.h"
 
@@ -45,6 +48,67 @@ spec:
   mpiReplicaSpecs:
     Launcher: {replicas: 1, template: {spec: {containers: [{name: mpi, image: i, command: [mpirun, run]}]}}}
     Worker: {replicas: 2, template: {spec: {containers: [{name: mpi, image: i, command: [sleep]}]}}}
+)"},
+    {"TFJob", R"(apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: subject, namespace: default}
+spec:
+  tfReplicaSpecs:
+    PS: {replicas: 1, template: {spec: {containers: [{name: tensorflow, image: i, command: [run]}]}}}
+    Worker: {replicas: 2, template: {spec: {containers: [{name: tensorflow, image: i, command: [run]}]}}}
+)"},
+    {"XGBoostJob", R"(apiVersion: kubeflow.org/v1
+kind: XGBoostJob
+metadata: {name: subject, namespace: default}
+spec:
+  xgbReplicaSpecs:
+    Master: {replicas: 1, template: {spec: {containers: [{name: xgboost, image: i, command: [run]}]}}}
+    Worker: {replicas: 1, template: {spec: {containers: [{name: xgboost, image: i, command: [run]}]}}}
+)"},
+    {"PaddleJob", R"(apiVersion: kubeflow.org/v1
+kind: PaddleJob
+metadata: {name: subject, namespace: default}
+spec:
+  paddleReplicaSpecs:
+    Master: {replicas: 1, template: {spec: {containers: [{name: paddle, image: i, command: [run]}]}}}
+    Worker: {replicas: 1, template: {spec: {containers: [{name: paddle, image: i, command: [run]}]}}}
+)"},
+    {"JAXJob", R"(apiVersion: kubeflow.org/v1
+kind: JAXJob
+metadata: {name: subject, namespace: default}
+spec:
+  jaxReplicaSpecs:
+    Worker: {replicas: 2, template: {spec: {containers: [{name: jax, image: i, command: [run]}]}}}
+)"},
+    {"JobSet", R"(apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: subject, namespace: default}
+spec:
+  replicatedJobs:
+  - name: node
+    replicas: 2
+    template: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: i, command: [run]}]}}}}
+)"},
+    // A TrainJob after the runtime it names.
+    {"TrainJob", R"(apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: torch}
+spec:
+  mlPolicy: {numNodes: 1, torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec: {template: {spec: {containers: [{name: node, image: torch}]}}}
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: subject, namespace: default}
+spec:
+  runtimeRef: {name: torch}
+  trainer: {command: [run]}
 )"},
     {"Job", R"(apiVersion: batch/v1
 kind: Job
@@ -99,6 +163,8 @@ class ReconcilerContractTest : public ::testing::TestWithParam<Case> {
     ReconcilerOptions options{.store = store_.get(), .clock = &clock_, .ports = &ports_};
     Add(std::make_unique<JobReconciler>(options));
     Add(std::make_unique<BatchJobReconciler>(options));
+    Add(std::make_unique<JobSetReconciler>(options));
+    Add(std::make_unique<TrainJobReconciler>(options));
     Add(std::make_unique<ExperimentReconciler>(
         ExperimentReconcilerOptions{.store = store_.get(),
                                     .observations = store_.get(),
@@ -220,7 +286,7 @@ class ReconcilerContractTest : public ::testing::TestWithParam<Case> {
 TEST_P(ReconcilerContractTest, ConvergesIsIdempotentAndCleansUpAfterItself) {
   auto docs = api::ParseManifests(GetParam().manifest, "subject.yaml");
   ASSERT_TRUE(docs.ok()) << docs.status().ToString();
-  ASSERT_TRUE(store_->Create((*docs)[0].value).ok());
+  for (const auto& doc : *docs) ASSERT_TRUE(store_->Create(doc.value).ok());
 
   EXPECT_LE(Converge(), 6);
   EXPECT_GT(Count("Pod"), 0u) << "nothing started";
