@@ -9,6 +9,7 @@
 #include "api/defaults.h"
 #include "api/object.h"
 #include "api/pod_object.h"
+#include "controller/conditions.h"
 #include "controller/events.h"
 #include "controller/owned.h"
 #include "controller/pod_state.h"
@@ -25,17 +26,15 @@ struct BatchJobContext {
   TimePoint now;
   std::string now_text;
   api::BatchJobStatus& status() { return job.status; }
+  // Events as Kubernetes' job controller records them.
+  EventRecorder Events() const {
+    return {*options.store,
+            *options.clock,
+            {.api_version = std::string(api::kBatchGroupVersion),
+             .kind = "Job",
+             .meta = &job.metadata}};
+  }
 };
-
-// Events as Kubernetes' job controller records them.
-Status Record(BatchJobContext& ctx, const std::string& type, const std::string& reason,
-              const std::string& message) {
-  return RecordEvent(*ctx.options.store, *ctx.options.clock,
-                     {.api_version = std::string(api::kBatchGroupVersion),
-                      .kind = "Job",
-                      .meta = &ctx.job.metadata},
-                     type, reason, message);
-}
 
 bool IsTrue(const std::vector<api::BatchJobCondition>& conditions, const std::string& type) {
   return std::any_of(conditions.begin(), conditions.end(),
@@ -48,21 +47,12 @@ bool IsFinished(const api::BatchJobStatus& status) {
 
 void SetCondition(BatchJobContext& ctx, const std::string& type, const std::string& status,
                   const std::string& reason, const std::string& message) {
-  auto& conditions = ctx.status().conditions;
-  auto it = std::find_if(conditions.begin(), conditions.end(),
-                         [&](const auto& c) { return c.type == type; });
-  api::BatchJobCondition next{.type = type,
-                              .status = status,
-                              .last_probe_time = ctx.now_text,
-                              .last_transition_time = ctx.now_text,
-                              .reason = reason,
-                              .message = message};
-  if (it == conditions.end()) {
-    conditions.push_back(std::move(next));
-    return;
-  }
-  if (it->status == status) next.last_transition_time = it->last_transition_time;
-  *it = std::move(next);
+  PutCondition(ctx.status().conditions, api::BatchJobCondition{.type = type,
+                                                               .status = status,
+                                                               .last_probe_time = ctx.now_text,
+                                                               .last_transition_time = ctx.now_text,
+                                                               .reason = reason,
+                                                               .message = message});
 }
 
 int CompletionIndexOf(const api::Pod& pod) {
@@ -122,14 +112,14 @@ api::Pod BuildPod(const api::BatchJob& job, int index, std::mt19937& random) {
 Status DeletePod(BatchJobContext& ctx, const api::Pod& pod) {
   RETURN_IF_ERROR(
       DeleteIfPresent(*ctx.options.store, {"Pod", pod.metadata.namespace_, pod.metadata.name}));
-  return Record(ctx, "Normal", "SuccessfulDelete",
-                fmt::format("Deleted pod: {}", pod.metadata.name));
+  return ctx.Events().Event("Normal", "SuccessfulDelete",
+                            fmt::format("Deleted pod: {}", pod.metadata.name));
 }
 
 Status CreatePod(BatchJobContext& ctx, const api::Pod& pod) {
   RETURN_IF_ERROR(ctx.options.store->Create(api::EncodePod(pod)).status());
-  return Record(ctx, "Normal", "SuccessfulCreate",
-                fmt::format("Created pod: {}", pod.metadata.name));
+  return ctx.Events().Event("Normal", "SuccessfulCreate",
+                            fmt::format("Created pod: {}", pod.metadata.name));
 }
 
 // An event for each condition the job reaches, and for a resume.
@@ -144,15 +134,15 @@ Status RecordConditions(BatchJobContext& ctx) {
   for (const api::BatchJobCondition& c : ctx.status().conditions) {
     if (c.status == "True" && !was_true(c.type)) {
       if (c.type == "Complete") {
-        RETURN_IF_ERROR(Record(ctx, "Normal", "Completed", "Job completed"));
+        RETURN_IF_ERROR(ctx.Events().Event("Normal", "Completed", "Job completed"));
       } else if (c.type == "Suspended") {
-        RETURN_IF_ERROR(Record(ctx, "Normal", "Suspended", "Job suspended"));
+        RETURN_IF_ERROR(ctx.Events().Event("Normal", "Suspended", "Job suspended"));
       } else {
         RETURN_IF_ERROR(
-            Record(ctx, c.type == "Failed" ? "Warning" : "Normal", c.reason, c.message));
+            ctx.Events().Event(c.type == "Failed" ? "Warning" : "Normal", c.reason, c.message));
       }
     } else if (c.type == "Suspended" && c.status != "True" && was_true(c.type)) {
-      RETURN_IF_ERROR(Record(ctx, "Normal", "Resumed", "Job resumed"));
+      RETURN_IF_ERROR(ctx.Events().Event("Normal", "Resumed", "Job resumed"));
     }
   }
   return OkStatus();
@@ -221,15 +211,14 @@ Status WriteStatus(BatchJobContext& ctx) {
 
 // Deletes the job once its TTL after finishing has passed; else says when.
 Result<std::optional<Duration>> ApplyTtl(BatchJobContext& ctx, bool& deleted) {
-  if (!ctx.job.spec.ttl_seconds_after_finished) return std::optional<Duration>();
   std::string finished = ctx.status().completion_time;
   for (const auto& c : ctx.status().conditions) {
     if (c.type == "Failed" && c.status == "True") finished = c.last_transition_time;
   }
-  std::optional<TimePoint> done = ParseRfc3339(finished);
-  if (!done) return std::optional<Duration>();
-  TimePoint expiry = *done + std::chrono::seconds(*ctx.job.spec.ttl_seconds_after_finished);
-  if (ctx.now < expiry) return std::optional<Duration>(expiry - ctx.now);
+  std::optional<Duration> left =
+      TtlLeft(ctx.job.spec.ttl_seconds_after_finished, ParseRfc3339(finished), ctx.now);
+  if (!left) return std::optional<Duration>();
+  if (*left > Duration::zero()) return left;
   for (const api::Pod& pod : ctx.pods) RETURN_IF_ERROR(DeletePod(ctx, pod));
   RETURN_IF_ERROR(DeleteIfPresent(*ctx.options.store,
                                   {"Job", ctx.job.metadata.namespace_, ctx.job.metadata.name}));

@@ -30,6 +30,24 @@ Status RecordEvent(store::ObjectStore& store, const Clock& clock, const Involved
 Status RecordFailedValidation(store::ObjectStore& store, const Clock& clock,
                               const InvolvedObject& object, const FieldErrors& errors);
 
+// Records events about one object, as client-go's EventRecorder does for
+// the object it is given.
+class EventRecorder {
+ public:
+  // `store`, `clock` and the object's metadata outlive the recorder.
+  EventRecorder(store::ObjectStore& store, const Clock& clock, InvolvedObject object)
+      : store_(store), clock_(clock), object_(std::move(object)) {}
+  Status Event(const std::string& type, const std::string& reason,
+               const std::string& message) const {
+    return RecordEvent(store_, clock_, object_, type, reason, message);
+  }
+
+ private:
+  store::ObjectStore& store_;
+  const Clock& clock_;
+  InvolvedObject object_;
+};
+
 // Deletes the events about the object `key` names.
 Status DeleteEventsOf(store::ObjectStore& store, const store::ObjectKey& key);
 

@@ -40,16 +40,14 @@ struct Context {
 
   const std::string Kind() const { return std::string(job.info().name); }
   api::JobStatus& status() { return job.status; }
+  EventRecorder Events() const {
+    return {*options.store,
+            *options.clock,
+            {.api_version = std::string(api::kKubeflowGroupVersion),
+             .kind = Kind(),
+             .meta = &job.metadata}};
+  }
 };
-
-Status Record(Context& ctx, const std::string& type, const std::string& reason,
-              const std::string& message) {
-  return RecordEvent(*ctx.options.store, *ctx.options.clock,
-                     {.api_version = std::string(api::kKubeflowGroupVersion),
-                      .kind = ctx.Kind(),
-                      .meta = &ctx.job.metadata},
-                     type, reason, message);
-}
 
 store::ObjectKey PodKey(const api::Pod& pod) {
   return {"Pod", pod.metadata.namespace_, pod.metadata.name};
@@ -72,8 +70,8 @@ Status LoadPods(Context& ctx) {
 
 Status DeletePod(Context& ctx, const api::Pod& pod) {
   RETURN_IF_ERROR(DeleteIfPresent(*ctx.options.store, PodKey(pod)));
-  return Record(ctx, "Normal", "SuccessfulDeletePod",
-                fmt::format("Deleted pod: {}", pod.metadata.name));
+  return ctx.Events().Event("Normal", "SuccessfulDeletePod",
+                            fmt::format("Deleted pod: {}", pod.metadata.name));
 }
 
 bool Gang(const Context& ctx) {
@@ -86,7 +84,7 @@ Status DeleteReplica(Context& ctx, const api::Pod& pod) {
   if (!ctx.options.cluster) return OkStatus();
   return DeleteServiceOf(*ctx.options.store, ctx.job, pod.metadata.name,
                          [&](const std::string& reason, const std::string& message) {
-                           return Record(ctx, "Normal", reason, message);
+                           return ctx.Events().Event("Normal", reason, message);
                          });
 }
 
@@ -98,9 +96,10 @@ Status WarnUnusedSchedulingPolicy(Context& ctx) {
   if (!ctx.options.cluster || !ctx.job.spec.run_policy->scheduling_policy) return OkStatus();
   const std::string& scheduler = ctx.options.cluster->gang_scheduler;
   if (scheduler.empty()) {
-    return Record(ctx, "Warning", "SchedulingPolicyIgnored",
-                  "spec.runPolicy.schedulingPolicy is not acted on: the operator runs without "
-                  "--gang-scheduler-name, so the default scheduler places each pod alone");
+    return ctx.Events().Event(
+        "Warning", "SchedulingPolicyIgnored",
+        "spec.runPolicy.schedulingPolicy is not acted on: the operator runs without "
+        "--gang-scheduler-name, so the default scheduler places each pod alone");
   }
   const api::SchedulingPolicy& policy = *ctx.job.spec.run_policy->scheduling_policy;
   std::vector<std::string> unread;
@@ -119,9 +118,9 @@ Status WarnUnusedSchedulingPolicy(Context& ctx) {
         "evicts no gang that waits";
   }
   if (unread.empty()) return OkStatus();
-  return Record(ctx, "Warning", "SchedulingPolicyIgnored",
-                fmt::format("spec.runPolicy.schedulingPolicy.{} is not acted on: {}",
-                            fmt::join(unread, ", "), why));
+  return ctx.Events().Event("Warning", "SchedulingPolicyIgnored",
+                            fmt::format("spec.runPolicy.schedulingPolicy.{} is not acted on: {}",
+                                        fmt::join(unread, ", "), why));
 }
 
 // Ends a replica that still runs but keeps its pod, state and logs, as
@@ -259,7 +258,7 @@ Status CreatePod(Context& ctx, const ReplicaRef& replica, const frameworks::Plac
   if (Gang(ctx)) {
     if (std::optional<std::string> warning =
             DecorateGangPod(ctx.job, replica, pod, ctx.options.cluster->gang_scheduler)) {
-      RETURN_IF_ERROR(Record(ctx, "Warning", "SetPodTemplateSchedulerName", *warning));
+      RETURN_IF_ERROR(ctx.Events().Event("Warning", "SetPodTemplateSchedulerName", *warning));
     }
   }
   const auto& cluster = ctx.options.cluster;
@@ -274,8 +273,8 @@ Status CreatePod(Context& ctx, const ReplicaRef& replica, const frameworks::Plac
   }
   Result<api::Json> created = ctx.options.store->Create(api::EncodePod(pod));
   if (!created.ok()) return created.status();
-  RETURN_IF_ERROR(Record(ctx, "Normal", "SuccessfulCreatePod",
-                         fmt::format("Created pod: {}", pod.metadata.name)));
+  RETURN_IF_ERROR(ctx.Events().Event("Normal", "SuccessfulCreatePod",
+                                     fmt::format("Created pod: {}", pod.metadata.name)));
   // The pod as stored is the one built plus what the store maintains.
   const api::Json& meta = (*created)["metadata"];
   pod.metadata.uid = api::StringAt(meta, "uid");
@@ -349,7 +348,8 @@ Status ReconcilePods(Context& ctx) {
   if (ctx.options.cluster) {
     RETURN_IF_ERROR(ReconcileServices(
         *ctx.options.store, ctx.job, [&](const std::string& reason, const std::string& message) {
-          return Record(ctx, reason.starts_with("Failed") ? "Warning" : "Normal", reason, message);
+          return ctx.Events().Event(reason.starts_with("Failed") ? "Warning" : "Normal", reason,
+                                    message);
         }));
   }
   ASSIGN_OR_RETURN(frameworks::Placement placement, PlacementOf(ctx));
@@ -365,8 +365,8 @@ Status ReconcilePods(Context& ctx) {
     if (it->second.status.phase == "Failed" && RestartsWhenFailed(it->second, policy)) {
       int32_t recreations = Recreations(it->second) + 1;
       if (policy != "ExitCode") {
-        RETURN_IF_ERROR(Record(
-            ctx, "Warning", "JobRestarting",
+        RETURN_IF_ERROR(ctx.Events().Event(
+            "Warning", "JobRestarting",
             fmt::format(
                 "job {} is restarting because {} replica(s) failed: pod {} ended {}{}",
                 ctx.job.metadata.name, r.type, it->second.metadata.name, it->second.status.phase,
@@ -472,13 +472,10 @@ void Finish(Context& ctx, const std::string& type, const std::string& message) {
 // Deletes the job once its TTL after completion has passed; otherwise says
 // when to look again.
 Result<std::optional<Duration>> ApplyTtl(Context& ctx, bool& deleted) {
-  const auto& run = *ctx.job.spec.run_policy;
-  if (!run.ttl_seconds_after_finished || ctx.status().completion_time.empty())
-    return std::optional<Duration>();
-  std::optional<TimePoint> done = ParseRfc3339(ctx.status().completion_time);
-  if (!done) return std::optional<Duration>();
-  TimePoint expiry = *done + std::chrono::seconds(*run.ttl_seconds_after_finished);
-  if (ctx.now < expiry) return std::optional<Duration>(expiry - ctx.now);
+  std::optional<Duration> left = TtlLeft(ctx.job.spec.run_policy->ttl_seconds_after_finished,
+                                         ParseRfc3339(ctx.status().completion_time), ctx.now);
+  if (!left) return std::optional<Duration>();
+  if (*left > Duration::zero()) return left;
   for (auto& [replica, pod] : ctx.pods) RETURN_IF_ERROR(DeletePod(ctx, pod));
   RETURN_IF_ERROR(DeleteIfPresent(
       *ctx.options.store, {ctx.Kind(), ctx.job.metadata.namespace_, ctx.job.metadata.name}));
@@ -499,7 +496,7 @@ Status RecordConditions(Context& ctx) {
     });
     if (had) continue;
     bool bad = c.type == "Failed" || c.type == "Restarting";
-    RETURN_IF_ERROR(Record(ctx, bad ? "Warning" : "Normal", c.reason, c.message));
+    RETURN_IF_ERROR(ctx.Events().Event(bad ? "Warning" : "Normal", c.reason, c.message));
   }
   return OkStatus();
 }
@@ -547,7 +544,7 @@ Result<ReconcileResult> ReconcileActive(Context& ctx) {
     SetCondition(ctx.status().conditions, "Suspended", "False", ctx.Kind() + "Resumed", message,
                  ctx.now_text);
     // As upstream: a condition gone False records no event of its own.
-    RETURN_IF_ERROR(Record(ctx, "Normal", ctx.Kind() + "Resumed", message));
+    RETURN_IF_ERROR(ctx.Events().Event("Normal", ctx.Kind() + "Resumed", message));
     ctx.status().start_time = ctx.now_text;  // the deadline counts from the resume
   }
   if (ctx.status().start_time.empty()) ctx.status().start_time = ctx.now_text;

@@ -8,6 +8,7 @@
 
 #include "api/trainer_kinds.h"
 #include "api/well_known.h"
+#include "controller/conditions.h"
 #include "controller/events.h"
 #include "controller/jobset_children.h"
 #include "controller/owned.h"
@@ -47,6 +48,12 @@ struct JobSetContext {
   TimePoint now;
   std::string now_text;
   bool blocked = false;  // a name it needs is another's: look again later
+  EventRecorder Events() const {
+    return {
+        *options.store,
+        *options.clock,
+        {.api_version = std::string(api::kJobSetGroupVersion), .kind = "JobSet", .meta = &meta}};
+  }
 };
 
 bool ConditionTrue(const Json& object, std::string_view type) {
@@ -79,30 +86,13 @@ Child ChildOf(Json stored) {
   return child;
 }
 
-Status Record(JobSetContext& ctx, const std::string& type, const std::string& reason,
-              const std::string& message) {
-  return RecordEvent(
-      *ctx.options.store, *ctx.options.clock,
-      {.api_version = std::string(api::kJobSetGroupVersion), .kind = "JobSet", .meta = &ctx.meta},
-      type, reason, message);
-}
-
 void SetCondition(JobSetContext& ctx, const std::string& type, const std::string& status,
                   const std::string& reason, const std::string& message) {
-  auto& conditions = ctx.status.conditions;
-  auto it = std::find_if(conditions.begin(), conditions.end(),
-                         [&](const api::MetaCondition& c) { return c.type == type; });
-  api::MetaCondition next{.type = type,
-                          .status = status,
-                          .last_transition_time = ctx.now_text,
-                          .reason = reason,
-                          .message = message};
-  if (it == conditions.end()) {
-    conditions.push_back(std::move(next));
-  } else {
-    if (it->status == status) next.last_transition_time = it->last_transition_time;
-    *it = std::move(next);
-  }
+  PutCondition(ctx.status.conditions, api::MetaCondition{.type = type,
+                                                         .status = status,
+                                                         .last_transition_time = ctx.now_text,
+                                                         .reason = reason,
+                                                         .message = message});
 }
 
 bool IsFinished(const api::JobSetStatus& status) {
@@ -145,7 +135,7 @@ Status Finish(JobSetContext& ctx, const std::string& type, const std::string& re
               const std::string& message) {
   SetCondition(ctx, type, "True", reason, message);
   ctx.status.terminal_state = type;
-  RETURN_IF_ERROR(Record(ctx, type == "Failed" ? "Warning" : "Normal", reason, message));
+  RETURN_IF_ERROR(ctx.Events().Event(type == "Failed" ? "Warning" : "Normal", reason, message));
   return StopActiveChildren(ctx);
 }
 
@@ -190,8 +180,8 @@ Status HandleFailure(JobSetContext& ctx, const Child& failed) {
   }
   ctx.status.restarts = ctx.status.restarts.value_or(0) + 1;
   if (counted) ctx.status.restarts_count_towards_max = towards_max + 1;
-  RETURN_IF_ERROR(Record(ctx, "Warning", "Restarting",
-                         fmt::format("restarting jobset, attempt {}", *ctx.status.restarts)));
+  RETURN_IF_ERROR(ctx.Events().Event(
+      "Warning", "Restarting", fmt::format("restarting jobset, attempt {}", *ctx.status.restarts)));
   for (const Child& child : ctx.children) RETURN_IF_ERROR(DeleteChild(ctx, child));
   ctx.children.clear();
   return OkStatus();
@@ -260,15 +250,16 @@ Status CreateIfMissing(JobSetContext& ctx, const std::string& kind, Json object,
       object, ctx.meta.uid);  // what it makes without an owner (a Retain claim) is shared
   if (existing.ok() && ours && !ControlledBy(*existing, ctx.meta.uid)) {
     ctx.blocked = true;
-    return Record(ctx, "Warning", failed_reason,
-                  fmt::format("{} {} exists and is not this JobSet's: it waits for the name", kind,
-                              key.name));
+    return ctx.Events().Event(
+        "Warning", failed_reason,
+        fmt::format("{} {} exists and is not this JobSet's: it waits for the name", kind,
+                    key.name));
   }
   if (existing.ok()) return OkStatus();
   if (existing.status().code() != StatusCode::kNotFound) return existing.status();
   Result<Json> created = ctx.options.store->Create(std::move(object));
   if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
-    RETURN_IF_ERROR(Record(ctx, "Warning", failed_reason, created.status().message()));
+    RETURN_IF_ERROR(ctx.Events().Event("Warning", failed_reason, created.status().message()));
     return created.status();
   }
   return OkStatus();
@@ -356,10 +347,10 @@ Status ApplySuspend(JobSetContext& ctx) {
       [](const api::MetaCondition& c) { return c.type == "Suspended" && c.status == "True"; });
   if (suspend && !was) {
     SetCondition(ctx, "Suspended", "True", "SuspendedJobs", "jobset is suspended");
-    RETURN_IF_ERROR(Record(ctx, "Normal", "SuspendedJobs", "jobset is suspended"));
+    RETURN_IF_ERROR(ctx.Events().Event("Normal", "SuspendedJobs", "jobset is suspended"));
   } else if (!suspend && was) {
     SetCondition(ctx, "Suspended", "False", "ResumeJobs", "jobset is resumed");
-    RETURN_IF_ERROR(Record(ctx, "Normal", "ResumeJobs", "jobset is resumed"));
+    RETURN_IF_ERROR(ctx.Events().Event("Normal", "ResumeJobs", "jobset is resumed"));
   }
   return OkStatus();
 }
@@ -395,9 +386,9 @@ Result<ReconcileResult> ApplyTtl(JobSetContext& ctx) {
       finished = c.last_transition_time;
     }
   }
-  TimePoint expiry = ParseRfc3339(finished).value_or(ctx.now) +
-                     std::chrono::seconds(*ctx.spec.ttl_seconds_after_finished);
-  if (ctx.now < expiry) return ReconcileResult{expiry - ctx.now};
+  std::optional<Duration> left = TtlLeft(ctx.spec.ttl_seconds_after_finished,
+                                         ParseRfc3339(finished).value_or(ctx.now), ctx.now);
+  if (*left > Duration::zero()) return ReconcileResult{*left};
   RETURN_IF_ERROR(
       DeleteIfPresent(*ctx.options.store, {"JobSet", ctx.meta.namespace_, ctx.meta.name}));
   return ReconcileResult{};

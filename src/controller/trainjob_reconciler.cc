@@ -8,6 +8,7 @@
 #include "api/trainer_kinds.h"
 #include "api/validation.h"
 #include "api/well_known.h"
+#include "controller/conditions.h"
 #include "controller/events.h"
 #include "controller/owned.h"
 #include "controller/reconcile_steps.h"
@@ -35,6 +36,12 @@ struct TrainJobContext {
   TimePoint now;
   std::string now_text;
   std::vector<std::string> unknown_fields;  // of the stored job, each said
+  EventRecorder Events() const {
+    return {
+        *options.store,
+        *options.clock,
+        {.api_version = std::string(api::kTrainerGroupVersion), .kind = "TrainJob", .meta = &meta}};
+  }
 };
 
 api::MetaCondition* FindCondition(api::TrainJobStatus& status, std::string_view type) {
@@ -48,33 +55,17 @@ bool IsTrue(api::TrainJobStatus& status, std::string_view type) {
   return c != nullptr && c->status == "True";
 }
 
-Status Record(TrainJobContext& ctx, const std::string& type, const std::string& reason,
-              const std::string& message) {
-  return RecordEvent(*ctx.options.store, *ctx.options.clock,
-                     {.api_version = std::string(api::kTrainerGroupVersion),
-                      .kind = "TrainJob",
-                      .meta = &ctx.meta},
-                     type, reason, message);
-}
-
 // Sets a condition; an event says so when its status changes.
 Status SetCondition(TrainJobContext& ctx, const std::string& type, const std::string& status,
                     const std::string& reason, const std::string& message) {
-  api::MetaCondition next{.type = type,
-                          .status = status,
-                          .last_transition_time = ctx.now_text,
-                          .reason = reason,
-                          .message = message};
-  api::MetaCondition* existing = FindCondition(ctx.status, type);
-  bool changed = existing == nullptr || existing->status != status;
-  if (existing == nullptr) {
-    ctx.status.conditions.push_back(std::move(next));
-  } else {
-    if (!changed) next.last_transition_time = existing->last_transition_time;
-    *existing = std::move(next);
-  }
+  bool changed =
+      PutCondition(ctx.status.conditions, api::MetaCondition{.type = type,
+                                                             .status = status,
+                                                             .last_transition_time = ctx.now_text,
+                                                             .reason = reason,
+                                                             .message = message});
   if (!changed) return OkStatus();
-  return Record(ctx, type == "Failed" ? "Warning" : "Normal", reason, message);
+  return ctx.Events().Event(type == "Failed" ? "Warning" : "Normal", reason, message);
 }
 
 bool IsFinished(TrainJobContext& ctx) {
@@ -179,7 +170,7 @@ Status ApplyPodGroup(TrainJobContext& ctx, const Json& group) {
           "the runtime's podGroupPolicy needs {} PodGroups, which this cluster does not serve: "
           "install its scheduler's CRDs",
           api::StringAt(group, "apiVersion"));
-      RETURN_IF_ERROR(Record(ctx, "Warning", "PodGroupCreationFailed", why));
+      RETURN_IF_ERROR(ctx.Events().Event("Warning", "PodGroupCreationFailed", why));
       return FailedPreconditionError(why);
     }
     return created.status();
@@ -190,10 +181,11 @@ Status ApplyPodGroup(TrainJobContext& ctx, const Json& group) {
                          : "PodGroup";
   ASSIGN_OR_RETURN(Json stored, ctx.options.store->Get({kind, ctx.meta.namespace_, ctx.meta.name}));
   if (!ControlledBy(stored, ctx.meta.uid)) {
-    return Record(ctx, "Warning", "PodGroupCreationFailed",
-                  fmt::format("PodGroup {} exists and is not this TrainJob's: its pods wait for "
-                              "it to go",
-                              ctx.meta.name));
+    return ctx.Events().Event(
+        "Warning", "PodGroupCreationFailed",
+        fmt::format("PodGroup {} exists and is not this TrainJob's: its pods wait for "
+                    "it to go",
+                    ctx.meta.name));
   }
   // Only what the runtime sets: the scheduler's own fields (Volcano's
   // queue) stay as they are.
@@ -228,7 +220,7 @@ Status ApplyObjects(TrainJobContext& ctx, const TrainJobObjects& objects,
   if (objects.pod_group) RETURN_IF_ERROR(ApplyPodGroup(ctx, *objects.pod_group));
   if (!existing) {
     RETURN_IF_ERROR(ctx.options.store->Create(objects.jobset).status());
-    return Record(ctx, "Normal", "Created", fmt::format("Created JobSet {}", ctx.meta.name));
+    return ctx.Events().Event("Normal", "Created", fmt::format("Created JobSet {}", ctx.meta.name));
   }
   if ((*existing)["spec"] == objects.jobset["spec"]) return OkStatus();
   Json updated = *existing;
@@ -331,11 +323,13 @@ Result<ReconcileResult> Build(TrainJobContext& ctx, const std::optional<Json>& e
   for (const std::string& field : existing ? std::vector<std::string>() : ctx.unknown_fields) {
     // Said, not failed for: an event that cannot be written now is no
     // reason to hold the job back.
-    (void)Record(ctx, "Warning", "FieldNotActedOn", field + ": trainyard does not act on it");
+    (void)ctx.Events().Event("Warning", "FieldNotActedOn",
+                             field + ": trainyard does not act on it");
   }
   if (!existing && !ctx.options.cluster && runtime->spec.ml_policy &&
       runtime->spec.ml_policy->mpi) {
-    RETURN_IF_ERROR(Record(ctx, "Normal", "MpiThroughTrainyardExec",
+    RETURN_IF_ERROR(
+        ctx.Events().Event("Normal", "MpiThroughTrainyardExec",
                            "on one machine mpirun reaches the nodes through trainyard exec "
                            "(/etc/mpi/kubexec.sh), not ssh: the nodes' sshd is not run"));
   }
@@ -369,7 +363,8 @@ Result<ReconcileResult> Step(TrainJobContext& ctx) {
   RETURN_IF_ERROR(ApplySuspendCondition(ctx));
   ASSIGN_OR_RETURN(JobSetState jobset, ReadJobSet(ctx));
   if (jobset.foreign) {
-    RETURN_IF_ERROR(Record(ctx, "Warning", "TrainJobResourcesCreationFailed",
+    RETURN_IF_ERROR(
+        ctx.Events().Event("Warning", "TrainJobResourcesCreationFailed",
                            fmt::format("JobSet {} exists and is not this TrainJob's: the job "
                                        "waits for the name",
                                        ctx.meta.name)));

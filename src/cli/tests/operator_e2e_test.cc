@@ -261,6 +261,17 @@ TEST_F(OperatorE2eTest, OfTwoElectedOperatorsOneActsAndTheOtherTakesOver) {
   ASSERT_EQ(InKubeflow({"apply", "-f", Write("wide.yaml", kWorkers)}).exit_code, 0);
   const std::string all = "wide-master-0 wide-worker-0 wide-worker-1 wide-worker-2";
   ASSERT_TRUE(Eventually([&] { return Names("pods") == all; })) << OperatorLog(1);
+  // A pod's event is written just after the pod: the first leader is
+  // killed only once it has said each.
+  auto created_events = [&] {
+    std::string events =
+        InKubeflow({"get", "events", "-o",
+                    "jsonpath={range .items[?(@.reason==\"SuccessfulCreatePod\")]}{"
+                    ".message}{\"\\n\"}{end}"})
+            .output;
+    return std::count(events.begin(), events.end(), '\n');
+  };
+  ASSERT_TRUE(Eventually([&] { return created_events() == 4; })) << OperatorLog(1);
   EXPECT_THAT(OperatorLog(2), ::testing::Not(HasSubstr("reconciling")));
 
   Operator(1).Signal(SIGKILL);
@@ -276,11 +287,7 @@ TEST_F(OperatorE2eTest, OfTwoElectedOperatorsOneActsAndTheOtherTakesOver) {
            "True";
   })) << OperatorLog(2);
   // The new leader made no pod the first had made.
-  std::string events = InKubeflow({"get", "events", "-o",
-                                   "jsonpath={range .items[?(@.reason==\"SuccessfulCreatePod\")]}{"
-                                   ".message}{\"\\n\"}{end}"})
-                           .output;
-  EXPECT_EQ(std::count(events.begin(), events.end(), '\n'), 4) << events;
+  EXPECT_EQ(created_events(), 4);
 }
 
 // The webhooks as the API server calls them: over HTTPS to the Service's
