@@ -62,6 +62,7 @@ std::string Absolute(const std::string& root) {
 struct ArtifactDirs::Emptier {
   std::string root;
   Duration retention;
+  Logger* log;  // outlives the emptier's thread (the process's, by default)
   std::mutex mu;
   std::condition_variable wake;
   std::deque<std::string> trash;       // guarded by mu: folders in .trash to remove
@@ -83,7 +84,7 @@ struct ArtifactDirs::Emptier {
     fs::rename(dir, to, ec);
     if (ec) {
       // Nothing waits on it; a folder left is swept at the next start.
-      fmt::print(stderr, "trainyard: cannot remove {}: {}\n", dir, ec.message());
+      log->Warning("trainyard: cannot remove {}: {}", dir, ec.message());
       return;
     }
     Queue(to.string());
@@ -133,19 +134,21 @@ struct ArtifactDirs::Emptier {
       lock.unlock();
       // A replica's files: no link of theirs is followed.
       if (Status removed = RemoveTree(dir); !removed.ok()) {
-        fmt::print(stderr, "trainyard: cannot remove {}: {}\n", dir, removed.message());
+        log->Warning("trainyard: cannot remove {}: {}", dir, removed.message());
       }
       lock.lock();
     }
   }
 };
 
-ArtifactDirs::ArtifactDirs(const std::string& root, const Clock* clock, Duration retention)
-    : root_(Absolute(root)), clock_(clock), retention_(retention) {
+ArtifactDirs::ArtifactDirs(const std::string& root, const Clock* clock, Duration retention,
+                           Logger* log)
+    : root_(Absolute(root)), clock_(clock), retention_(retention), log_(log) {
   if (root_.empty()) return;
   emptier_ = std::make_shared<Emptier>();
   emptier_->root = root_;
   emptier_->retention = retention_;
+  emptier_->log = log_;
   std::thread([emptier = emptier_] { emptier->Run(); }).detach();
 }
 
@@ -202,7 +205,7 @@ void ArtifactDirs::OwnerGone(const std::string& folder) {
     emptier_->next_due = std::min(emptier_->next_due, DueOf(*owner->deleted, retention_));
   }
   Status noted = WriteArtifactOwner(folder, *owner);
-  if (!noted.ok()) fmt::print(stderr, "trainyard: {}\n", noted.message());
+  if (!noted.ok()) log_->Warning("trainyard: {}", noted.message());
 }
 
 void ArtifactDirs::Sweep(const store::ObjectStore& store) {
@@ -214,7 +217,7 @@ void ArtifactDirs::Sweep(const store::ObjectStore& store) {
       live.emplace(api::StringAt(object, {"metadata", "namespace"}), FolderName(object));
     });
     if (!scanned.ok()) {
-      fmt::print(stderr, "trainyard: artifacts are not swept: {}\n", scanned.message());
+      log_->Warning("trainyard: artifacts are not swept: {}", scanned.message());
       return;  // nothing is known gone
     }
   }

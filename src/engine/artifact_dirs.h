@@ -16,6 +16,7 @@
 
 #include "api/json.h"
 #include "common/clock.h"
+#include "common/log.h"
 #include "common/status.h"
 #include "store/object_store.h"
 
@@ -25,7 +26,8 @@ class ArtifactDirs {
  public:
   // `root` is made absolute (replicas and sandboxes see it from anywhere).
   // `retention` zero: a folder goes with its owner.
-  ArtifactDirs(const std::string& root, const Clock* clock, Duration retention);
+  ArtifactDirs(const std::string& root, const Clock* clock, Duration retention,
+               Logger* log = &StderrLog());
   // A removal under way goes on (its thread lets go of nothing it needs);
   // what is left in the trash goes at the next start.
   ~ArtifactDirs();
@@ -59,6 +61,7 @@ class ArtifactDirs {
 
   std::string root_;
   const Clock* clock_;
+  Logger* log_;
   Duration retention_;
   TimePoint next_expiry_ = TimePoint::min();
   std::vector<std::pair<std::string, std::string>> doomed_;  // namespace, folder

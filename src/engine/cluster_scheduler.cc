@@ -200,7 +200,7 @@ Result<SchedulingPass> ClusterScheduler::Pass() {
   RETURN_IF_ERROR(reader.Read(snapshot, gangs));
   for (const auto& [node, why] : reader.unreadable) {
     if (said_unreadable_.insert(node).second) {
-      std::cerr << "trainyard scheduler: node " << node << " is not placed on: " << why << '\n';
+      options_.log->Warning("trainyard scheduler: node {} is not placed on: {}", node, why);
     }
   }
   scheduler::Decision decision = scheduler::Schedule(snapshot);
@@ -266,7 +266,7 @@ Status ClusterScheduler::Run() {
     Result<SchedulingPass> pass = Pass();
     lock.lock();
     if (!pass.ok()) {
-      std::cerr << "trainyard scheduler: " << pass.status().message() << " (tried again in 1s)\n";
+      options_.log->Warning("trainyard scheduler: {} (tried again in 1s)", pass.status().message());
       // What failed (a binding refused, a write raced) is tried again.
       if (wake_.wait_for(lock, std::chrono::seconds(1), [&] { return stop_; })) break;
       changed_ = true;

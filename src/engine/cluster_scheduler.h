@@ -30,11 +30,14 @@
 #include <string>
 
 #include "common/clock.h"
+#include "common/log.h"
 #include "store/object_store.h"
 
 namespace trainyard::engine {
 
 struct ClusterSchedulerOptions {
+  // Where what is neither a status nor an event is said.
+  Logger* log = &StderrLog();
   // Nodes, Pods (every namespace) and scheduler-plugins PodGroups are read.
   store::ObjectStore* store = nullptr;
   const Clock* clock = &RealClock::Get();

@@ -41,15 +41,14 @@ class CollectingTrialReconciler final : public controller::Reconciler {
 class CollectingJobReconciler final : public controller::Reconciler {
  public:
   CollectingJobReconciler(std::function<Result<bool>(const store::ObjectKey&)> collect,
-                          std::unique_ptr<controller::Reconciler> jobs)
-      : collect_(std::move(collect)), jobs_(std::move(jobs)) {}
+                          std::unique_ptr<controller::Reconciler> jobs, Logger* log)
+      : collect_(std::move(collect)), jobs_(std::move(jobs)), log_(log) {}
   std::vector<std::string> Kinds() const override { return jobs_->Kinds(); }
   Result<controller::ReconcileResult> Reconcile(const store::ObjectKey& key) override {
     // Metrics that cannot be read now do not hold the job back.
     Result<bool> more = collect_(key);
     if (!more.ok()) {
-      fmt::print(stderr, "trainyard: {}: its metrics: {}\n", key.ToString(),
-                 more.status().message());
+      log_->Warning("trainyard: {}: its metrics: {}", key.ToString(), more.status().message());
     }
     ASSIGN_OR_RETURN(controller::ReconcileResult result, jobs_->Reconcile(key));
     if (more.ok() && *more && (!result.requeue_after || *result.requeue_after > kMetricsPoll)) {
@@ -63,6 +62,7 @@ class CollectingJobReconciler final : public controller::Reconciler {
 
   std::function<Result<bool>(const store::ObjectKey&)> collect_;
   std::unique_ptr<controller::Reconciler> jobs_;
+  Logger* log_;
 };
 
 // The name pods are bound to: this machine's, as a kubelet's node name.
@@ -171,13 +171,13 @@ std::unique_ptr<controller::TrialReconciler> Engine::AddReconcilers() {
     return metrics_collector_->CollectJob(key);
   };
   reconcilers_.push_back(std::make_unique<CollectingJobReconciler>(
-      collect, std::make_unique<controller::BatchJobReconciler>(reconciler)));
+      collect, std::make_unique<controller::BatchJobReconciler>(reconciler), options_.log));
   reconcilers_.push_back(std::make_unique<CollectingJobReconciler>(
-      collect, std::make_unique<controller::JobSetReconciler>(reconciler)));
+      collect, std::make_unique<controller::JobSetReconciler>(reconciler), options_.log));
   reconcilers_.push_back(std::make_unique<CollectingJobReconciler>(
-      collect, std::make_unique<controller::TrainJobReconciler>(reconciler)));
+      collect, std::make_unique<controller::TrainJobReconciler>(reconciler), options_.log));
   reconcilers_.push_back(std::make_unique<CollectingJobReconciler>(
-      collect, std::make_unique<controller::JobReconciler>(std::move(reconciler))));
+      collect, std::make_unique<controller::JobReconciler>(std::move(reconciler)), options_.log));
   std::string metrics_dir = options_.state_dir + "/metrics";
   std::string trial_dirs = options_.state_dir + "/trials";
   reconcilers_.push_back(std::make_unique<controller::ExperimentReconciler>(
@@ -224,6 +224,7 @@ void Engine::StartNode() {
   node_ = std::make_unique<node::NodeAgent>(node::NodeAgentOptions{
       .store = store_.get(),
       .clock = options_.clock,
+      .log = options_.log,
       .facts = {.cpus = options_.machine->cpus, .memory_bytes = options_.machine->memory_bytes},
       .node_name = node_name_,
       .any_node = simulated,
@@ -480,8 +481,8 @@ Status Engine::Loop(const std::function<bool()>& done, const std::function<void(
 Duration Engine::AfterFailedStep(const Status& why) {
   // Said once per kind of failure, not at every retry.
   if (failed_steps_++ == 0 || why.message() != last_failure_) {
-    fmt::print(stderr, "trainyard: the control loop could not store its work, retrying: {}\n",
-               why.message());
+    options_.log->Warning("trainyard: the control loop could not store its work, retrying: {}",
+                          why.message());
   }
   last_failure_ = why.message();
   // The store took back what it could not write, so whatever a reconcile

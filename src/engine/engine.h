@@ -17,6 +17,7 @@
 
 #include "api/object.h"
 #include "common/clock.h"
+#include "common/log.h"
 #include "controller/batch_job_reconciler.h"
 #include "controller/experiment_reconciler.h"
 #include "controller/job_reconciler.h"
@@ -38,6 +39,8 @@
 namespace trainyard::engine {
 
 struct EngineOptions {
+  // Where what is neither a status nor an event is said.
+  Logger* log = &StderrLog();
   std::string state_dir;  // holds state.db and logs/
   // Where PersistentVolumeClaims keep their data, beyond any run
   // (engine/claim_reconciler.h); empty: <state_dir>/claims.
@@ -201,10 +204,10 @@ class Engine {
 
   // Owned by the loop thread (the store calls OnEvent in the writing
   // thread, which is the loop thread too).
-  ReconcileQueue queue_{options_.clock, options_.on_reconcile};
+  ReconcileQueue queue_{options_.clock, options_.on_reconcile, options_.log};
   std::vector<std::string> collect_;  // uids of deleted owners, dependents to delete
   ArtifactDirs artifact_dirs_{options_.state_dir.empty() ? "" : options_.state_dir + "/artifacts",
-                              options_.clock, options_.artifacts_retention};
+                              options_.clock, options_.artifacts_retention, options_.log};
   bool group_open_ = false;
   int failed_steps_ = 0;      // in a row
   std::string last_failure_;  // the last failed step's error

@@ -224,9 +224,9 @@ void PodLogMetrics::Reap() {
     } else if (follow.after_end) {
       int failed = ++failures_[follow.source];
       last_failure_[follow.source] = std::string(follow.status.message());
-      fmt::print(stderr, "trainyard operator: trial {}: reading the log of pod {} ({} of {}): {}\n",
-                 follow.trial, follow.request.pod, failed, options_.max_failures,
-                 follow.status.message());
+      options_.log->Warning(
+          "trainyard operator: trial {}: reading the log of pod {} ({} of {}): {}", follow.trial,
+          follow.request.pod, failed, options_.max_failures, follow.status.message());
     }
     it = follows_.erase(it);
   }
@@ -282,7 +282,7 @@ Result<controller::OutputRead> PodLogMetrics::Collect(const api::Trial& trial, b
         // Given up: what was read is the trial's; the trial may conclude,
         // and says why its values may be missing.
         std::string why = WhyUnread(pod, last_failure_[source]);
-        fmt::print(stderr, "trainyard operator: trial {}: gave up reading {}\n", trial_id, why);
+        options_.log->Error("trainyard operator: trial {}: gave up reading {}", trial_id, why);
         unread_[trial_id] = why;
         failures_.erase(source);
         last_failure_.erase(source);

@@ -32,6 +32,7 @@
 
 #include "api/katib.h"
 #include "common/clock.h"
+#include "common/log.h"
 #include "common/status.h"
 #include "controller/trial_reconciler.h"
 #include "kube/kube_client.h"
@@ -62,6 +63,8 @@ using PodLogSource = std::function<Result<bool>(
 std::string PodLogPath(const PodLogRequest& request);
 
 struct PodLogMetricsOptions {
+  // Where what is neither a status nor an event is said.
+  Logger* log = &StderrLog();
   const store::ObjectStore* store = nullptr;
   store::ObservationLog* observations = nullptr;
   PodLogSource source;

@@ -80,7 +80,7 @@ void ReconcileQueue::ReconcileNext() {
   if (!result.ok()) {
     int failures = ++failures_[key.ToString()];
     if (result.status().code() != StatusCode::kAborted) {
-      fmt::print(stderr, "trainyard: {}: {}\n", key.ToString(), result.status().message());
+      log_->Warning("trainyard: {}: {}", key.ToString(), result.status().message());
     }
     SetTimer(clock_->Now() + RetryDelay(failures), key);
     return;
@@ -121,8 +121,8 @@ std::optional<Result<controller::ReconcileResult>> ReconcileQueue::Guarded(
     // waits until it or what it owns changes. The loop, and every other
     // object, go on.
     if (left_alone_.insert(key.ToString()).second) {
-      fmt::print(stderr, "trainyard: {}: cannot reconcile it ({}); left alone until it changes\n",
-                 key.ToString(), e.what());
+      log_->Error("trainyard: {}: cannot reconcile it ({}); left alone until it changes",
+                  key.ToString(), e.what());
     }
     return std::nullopt;
   }

@@ -16,6 +16,7 @@
 
 #include "api/json.h"
 #include "common/clock.h"
+#include "common/log.h"
 #include "controller/reconciler.h"
 #include "store/object_store.h"
 
@@ -28,8 +29,8 @@ Duration RetryDelay(int failures);
 class ReconcileQueue {
  public:
   using OnReconcile = std::function<void(std::chrono::steady_clock::duration)>;
-  ReconcileQueue(const Clock* clock, OnReconcile on_reconcile)
-      : clock_(clock), on_reconcile_(std::move(on_reconcile)) {}
+  ReconcileQueue(const Clock* clock, OnReconcile on_reconcile, Logger* log = &StderrLog())
+      : clock_(clock), on_reconcile_(std::move(on_reconcile)), log_(log) {}
 
   // `reconciler` takes every kind it names (the last registered wins).
   void Register(controller::Reconciler* reconciler);
@@ -59,6 +60,7 @@ class ReconcileQueue {
 
   const Clock* clock_;
   OnReconcile on_reconcile_;
+  Logger* log_;
   std::map<std::string, controller::Reconciler*, std::less<>> by_kind_;
   std::set<std::string> queued_;
   std::vector<store::ObjectKey> queue_;

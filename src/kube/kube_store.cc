@@ -197,7 +197,7 @@ void KubeStore::Follow(const std::string& kind) {
     // The server is away or refuses: said once per cause, retried with
     // backoff up to 30 s.
     if (watched.message() != said) {
-      std::cerr << fmt::format("trainyard: watching {}: {}; retrying\n", kind, watched.message());
+      options_.log->Warning("trainyard: watching {}: {}; retrying", kind, watched.message());
       said = watched.message();
     }
     Duration backoff = std::chrono::milliseconds(200) * (1 << std::min(failures++, 7));

@@ -29,12 +29,15 @@
 #include <tuple>
 #include <vector>
 
+#include "common/log.h"
 #include "kube/kube_client.h"
 #include "store/object_store.h"
 
 namespace trainyard::kube {
 
 struct KubeStoreOptions {
+  // Where what is neither a status nor an event is said.
+  Logger* log = &StderrLog();
   KubeClient* client = nullptr;
   std::vector<std::string> kinds;  // watched and cached
   std::string namespace_;          // empty: every namespace

@@ -48,8 +48,8 @@ Result<bool> LeaderElector::TryAcquireOrRenew() {
   bool held_by_other = !holder.empty() && holder != options_.identity;
   if (held_by_other && observed_time_ + std::chrono::seconds(held_for) > now) {
     if (holder != said_holder_) {
-      std::cerr << fmt::format("trainyard: the lease {}/{} is held by {}; waiting for it\n",
-                               options_.namespace_, options_.name, holder);
+      options_.log->Info("trainyard: the lease {}/{} is held by {}; waiting for it",
+                         options_.namespace_, options_.name, holder);
       said_holder_ = holder;
     }
     return false;
@@ -81,7 +81,7 @@ bool LeaderElector::Acquire() {
     if (held.ok() && *held) return true;
     if (!held.ok() && held.status().message() != said) {
       said = held.status().message();
-      std::cerr << "trainyard: cannot read the lease: " << said << "; retrying\n";
+      options_.log->Warning("trainyard: cannot read the lease: {}; retrying", said);
     }
     if (Pause(options_.retry_period)) return false;
   }
@@ -98,9 +98,8 @@ bool LeaderElector::RenewUntilLost() {
     }
     if (now - last_renewed >= options_.renew_deadline || (held.ok() && !*held)) {
       // Someone else holds it, or it could not be renewed in time.
-      std::cerr << fmt::format("trainyard: lost the lease {}/{}: {}\n", options_.namespace_,
-                               options_.name,
-                               held.ok() ? "another candidate holds it" : held.status().message());
+      options_.log->Error("trainyard: lost the lease {}/{}: {}", options_.namespace_, options_.name,
+                          held.ok() ? "another candidate holds it" : held.status().message());
       return true;
     }
   }

@@ -19,11 +19,14 @@
 
 #include "api/json.h"
 #include "common/clock.h"
+#include "common/log.h"
 #include "kube/kube_client.h"
 
 namespace trainyard::kube {
 
 struct LeaderElectionOptions {
+  // Where what is neither a status nor an event is said.
+  Logger* log = &StderrLog();
   KubeClient* client = nullptr;
   std::string namespace_;
   std::string name;      // the Lease's

@@ -34,8 +34,8 @@ Result<ServingCertificate> EnsureWebhookCertificate(const WebhookSetupOptions& o
       std::optional<std::string> problem =
           CertificateProblem(*held, names, options.now_seconds(), kRenewBeforeSeconds);
       if (!problem) return *held;
-      std::cerr << "trainyard operator: the webhook certificate in Secret " << options.secret_name
-                << " is made anew: " << *problem << '\n';
+      options.log->Info("trainyard operator: the webhook certificate in Secret {} is made anew: {}",
+                        options.secret_name, *problem);
     }
   } else if (secret.status().code() != StatusCode::kNotFound) {
     return secret.status();

@@ -9,12 +9,15 @@
 #include <functional>
 #include <string>
 
+#include "common/log.h"
 #include "kube/certs.h"
 #include "kube/kube_client.h"
 
 namespace trainyard::kube {
 
 struct WebhookSetupOptions {
+  // Where what is neither a status nor an event is said.
+  Logger* log = &StderrLog();
   KubeClient* client = nullptr;
   std::string namespace_;  // the operator's
   std::string service_name = "trainyard-operator";

@@ -139,8 +139,7 @@ Result<runtime::ProcessSpec> ContainerSpecBuilder::Build(const Run& run) {
   std::string adapted = AdaptTorchrunToHost(argv, env);
   if (!adapted.empty()) {
     run.event("Normal", "TorchrunAdapted", adapted);
-    if (!std::exchange(said_torchrun_adapted_, true))
-      fmt::print(stderr, "trainyard: {}\n", adapted);
+    if (!std::exchange(said_torchrun_adapted_, true)) options_.log->Info("trainyard: {}", adapted);
   }
   if (!no_sandbox.empty()) {
     RETURN_IF_ERROR(TranslateArgv(mounts, env, argv));
@@ -179,11 +178,11 @@ void ContainerSpecBuilder::WarnPathRewriting(const std::string& why, const Run& 
   const api::Container& container = run.container;
   // Said where sandboxes were looked for: not by an agent given none.
   if (options_.sandboxes != nullptr && !std::exchange(said_path_rewriting_, true)) {
-    fmt::print(stderr,
-               "trainyard: warning: replicas run without mount namespaces ({}): they reach their "
-               "volumes through path rewriting, not at their mountPath, see the machine's host "
-               "name, and can write to readOnly mounts\n",
-               why);
+    options_.log->Warning(
+        "trainyard: warning: replicas run without mount namespaces ({}): they reach their "
+        "volumes through path rewriting, not at their mountPath, see the machine's host "
+        "name, and can write to readOnly mounts",
+        why);
   }
   if (api::FindAt(pod.spec.extra, {"hostAliases"}) != nullptr) {
     run.event("Warning", "HostAliasesNotApplied",
@@ -218,10 +217,10 @@ std::vector<std::string> ContainerSpecBuilder::CgroupsFor(const Run& run) {
   if (made.ok()) return *made;
   if (!limits.any()) return {};
   if (!std::exchange(said_no_limits_, true)) {
-    fmt::print(stderr,
-               "trainyard: warning: containers' memory and CPU limits are not enforced on this "
-               "machine ({}); their replicas run without them\n",
-               made.status().message());
+    options_.log->Warning(
+        "trainyard: warning: containers' memory and CPU limits are not enforced on this "
+        "machine ({}); their replicas run without them",
+        made.status().message());
   }
   return {};
 }

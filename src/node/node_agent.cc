@@ -179,8 +179,8 @@ void NodeAgent::Event(const Replica& replica, const std::string& container, cons
   // An event is told, not kept: one that cannot be written is said, and
   // the pod goes on.
   if (!recorded.ok()) {
-    fmt::print(stderr, "trainyard: event {} of pod {}/{}: {}\n", reason, replica.namespace_,
-               replica.name, recorded.message());
+    options_.log->Warning("trainyard: event {} of pod {}/{}: {}", reason, replica.namespace_,
+                          replica.name, recorded.message());
   }
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/log.h"
 #include "node/cgroups.h"
 #include "node/container_env.h"
 #include "node/run_as.h"
@@ -20,6 +21,8 @@ namespace trainyard::node {
 struct NodeAgentOptions {
   store::ObjectStore* store = nullptr;
   const Clock* clock = nullptr;
+  // Where what is neither a status nor an event is said.
+  Logger* log = &StderrLog();
   std::string host = "127.0.0.1";
   // What resourceFieldRef limits default to: this machine's CPUs and memory.
   NodeFacts facts;

@@ -30,8 +30,8 @@ void NodeAgent::AddPod(const api::Json& doc, std::vector<const api::Pod*>& pods)
   std::string key =
       api::StringAt(doc["metadata"], "namespace") + "/" + api::StringAt(doc["metadata"], "name");
   if (unreadable_.insert(key + "@" + api::StringAt(doc["metadata"], "resourceVersion")).second) {
-    fmt::print(stderr, "trainyard: pod {} cannot be decoded, left alone: {}\n", key,
-               pod.status().message());
+    options_.log->Warning("trainyard: pod {} cannot be decoded, left alone: {}", key,
+                          pod.status().message());
   }
 }
 

@@ -109,8 +109,8 @@ void NodeAgent::StopStrays() {
     Result<runtime::Process> adopted =
         runtime::Process::Adopt(shim.pid, shim.start_time, it->first);
     if (adopted.ok()) {
-      fmt::print(stderr, "trainyard: stopping a replica of no stored pod (shim {}, {})\n", shim.pid,
-                 it->first);
+      options_.log->Warning("trainyard: stopping a replica of no stored pod (shim {}, {})",
+                            shim.pid, it->first);
       // Under a key no pod has: StopOrphans stops it, as a deleted pod's.
       Replica stray{.grace = options_.default_grace};
       stray.runs["stray"].process = std::move(*adopted);

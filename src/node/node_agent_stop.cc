@@ -31,8 +31,8 @@ void NodeAgent::RemovePodFiles(const Replica& replica) {
     for (const auto& [name, log] : replica.log_paths) containers.push_back(name);
     Status deleted = DeletePodEvents(*options_.store, replica.namespace_, replica.uid, containers);
     if (!deleted.ok()) {
-      fmt::print(stderr, "trainyard: the events of pod {}/{} stay: {}\n", replica.namespace_,
-                 replica.name, deleted.message());
+      options_.log->Warning("trainyard: the events of pod {}/{} stay: {}", replica.namespace_,
+                            replica.name, deleted.message());
     }
   }
   if (!options_.keep_logs) {
@@ -126,13 +126,12 @@ void NodeAgent::StopAll() {
       if (run.process) run.process->Signal(SIGTERM);
     }
   }
-  auto told = std::chrono::steady_clock::now();
+  TimePoint told = options_.clock->Now();
   for (auto& [key, replica] : replicas_) {
     for (auto& [name, run] : replica.runs) {
       if (!run.process) continue;
       auto left = std::chrono::ceil<std::chrono::milliseconds>(
-          std::max(told + replica.grace - std::chrono::steady_clock::now(),
-                   std::chrono::steady_clock::duration::zero()));
+          std::max(told + replica.grace - options_.clock->Now(), Duration::zero()));
       run.process->Stop(left);
     }
   }

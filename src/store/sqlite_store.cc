@@ -219,10 +219,10 @@ Status SqliteStore::RepairCounter() {
   Statement set = Prepare("UPDATE counters SET value = ? WHERE name = 'resource_version'");
   set.Bind(1, stored);
   if (set.Step() != SQLITE_DONE) return set.Error("repair the resource version counter");
-  fmt::print(stderr,
-             "trainyard: store {}: the resource version counter ({}) was behind the versions "
-             "stored (up to {}); it now continues from {}\n",
-             options_.path, counter, stored, stored);
+  options_.log->Warning(
+      "trainyard: store {}: the resource version counter ({}) was behind the versions stored "
+      "(up to {}); it now continues from {}",
+      options_.path, counter, stored, stored);
   return OkStatus();
 }
 

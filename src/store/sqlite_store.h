@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "common/clock.h"
+#include "common/log.h"
 #include "store/committed_reader.h"
 #include "store/control_store.h"
 #include "store/object_store.h"
@@ -25,6 +26,8 @@ namespace trainyard::store {
 class Statement;
 
 struct SqliteStoreOptions {
+  // Where what is neither a status nor an event is said.
+  Logger* log = &StderrLog();
   std::string path = ":memory:";
   const Clock* clock = &RealClock::Get();
   // How many past changes a watch can at least resume from (pruning runs in

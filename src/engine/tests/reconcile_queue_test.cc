@@ -83,5 +83,37 @@ TEST(ReconcileQueueTest, TheSoonerOfTwoTimersWins) {
   EXPECT_EQ(*queue.NextTimer(), start + seconds(31)) << "the only timer: the one just asked for";
 }
 
+// Keeps what it is told, with its level.
+class KeptLog final : public Logger {
+ public:
+  void Write(LogLevel level, std::string_view line) override {
+    lines.emplace_back(level, std::string(line));
+  }
+  std::vector<std::pair<LogLevel, std::string>> lines;
+};
+
+class Failing final : public controller::Reconciler {
+ public:
+  std::vector<std::string> Kinds() const override { return {"PyTorchJob"}; }
+  Result<controller::ReconcileResult> Reconcile(const store::ObjectKey&) override {
+    return UnavailableError("the store is away");
+  }
+};
+
+// A failed reconcile is said through the logger the queue was given, as a
+// warning, and retried; nothing goes to stderr behind its back.
+TEST(ReconcileQueueTest, AFailedReconcileIsSaidThroughItsLogger) {
+  FakeClock clock;
+  KeptLog log;
+  ReconcileQueue queue(&clock, nullptr, &log);
+  Failing job;
+  queue.Register(&job);
+  queue.Queue({"PyTorchJob", "default", "broken"});
+  queue.ReconcileNext();
+  ASSERT_EQ(log.lines.size(), 1u);
+  EXPECT_EQ(log.lines[0].first, LogLevel::kWarning);
+  EXPECT_EQ(log.lines[0].second, "trainyard: PyTorchJob default/broken: the store is away");
+}
+
 }  // namespace
 }  // namespace trainyard::engine
