@@ -143,7 +143,7 @@ struct ArtifactDirs::Emptier {
 
 ArtifactDirs::ArtifactDirs(const std::string& root, const Clock* clock, Duration retention,
                            Logger* log)
-    : root_(Absolute(root)), clock_(clock), retention_(retention), log_(log) {
+    : root_(Absolute(root)), clock_(clock), log_(log), retention_(retention) {
   if (root_.empty()) return;
   emptier_ = std::make_shared<Emptier>();
   emptier_->root = root_;
