@@ -167,7 +167,10 @@ TEST_F(OperatorE2eTest, TfConfigNamesServicesAndABadManifestIsRefused) {
   StartCluster(/*install=*/true);
   StartOperator();
   ASSERT_EQ(InKubeflow({"apply", "-f", Write("tf.yaml", kTfJob)}).exit_code, 0);
-  ASSERT_TRUE(Eventually([&] { return !FieldIn("pod/dist-worker-1", ".metadata.name").empty(); }));
+  // kubectl's error is output too: the name itself says the pod is there.
+  ASSERT_TRUE(Eventually([&] {
+    return FieldIn("pod/dist-worker-1", ".metadata.name") == "dist-worker-1";
+  })) << OperatorLog();
   std::string tf_config =
       FieldIn("pod/dist-worker-1", ".spec.containers[0].env[?(@.name==\"TF_CONFIG\")].value");
   EXPECT_EQ(
