@@ -49,11 +49,13 @@ Result<server::Backend::LogRun> EngineBackend::Log(const std::string& namespace_
   return LogRun{.path = path, .begin = span.begin, .end = span.end};
 }
 
-Result<server::Backend::Admission> EngineBackend::Admit(const api::Json& object,
+Result<server::Backend::Admission> EngineBackend::Admit(const api::ResourceType& type,
+                                                        const api::Json& object,
                                                         bool update) const {
   if (engine_.api_only()) return Admission{};
-  ASSIGN_OR_RETURN(controller::Admission admitted,
-                   controller::AdmitAgainstOthers(engine_.store().committed(), object, update));
+  ASSIGN_OR_RETURN(
+      controller::Admission admitted,
+      controller::AdmitAgainstOthers(engine_.store().committed(), type, object, update));
   return Admission{.errors = std::move(admitted.errors), .warnings = std::move(admitted.warnings)};
 }
 

@@ -40,7 +40,8 @@ class EngineBackend final : public server::Backend {
   // `trainyard exec --state <the engine's> -n NS -c CONTAINER POD -- COMMAND`.
   // A TrainJob against its runtime (controller/trainjob_admission.h), as
   // upstream's webhook; nothing on an API-only server, as kube-apiserver.
-  Result<Admission> Admit(const api::Json& object, bool update) const override;
+  Result<Admission> Admit(const api::ResourceType& type, const api::Json& object,
+                          bool update) const override;
   Result<std::vector<std::string>> ExecArgv(const std::string& namespace_, const std::string& pod,
                                             const std::string& container,
                                             const std::vector<std::string>& command) const override;

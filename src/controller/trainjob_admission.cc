@@ -62,14 +62,15 @@ Result<Admission> AdmitTrainJob(const store::ObjectReader& store, const api::Obj
   return out;
 }
 
-Result<Admission> AdmitAgainstOthers(const store::ObjectReader& store, const api::Json& object,
+Result<Admission> AdmitAgainstOthers(const store::ObjectReader& store,
+                                     const api::ResourceType& type, const api::Json& object,
                                      bool update) {
   using Admit = Result<Admission> (*)(const store::ObjectReader&, const api::Object&, bool);
-  // By qualified resource name.
-  static const std::map<std::string, Admit, std::less<>> kAdmissions = {
-      {"trainjobs.trainer.kubeflow.org", AdmitTrainJob}};
-  const api::ResourceType* type = api::ResourceTypeOf(object);
-  auto it = type != nullptr ? kAdmissions.find(type->Qualified()) : kAdmissions.end();
+  // By resource, named as a webhook's rules name it; found once, so that a
+  // write costs one pointer lookup.
+  static const std::map<const api::ResourceType*, Admit> kAdmissions = {
+      {api::ResolveResourceType("trainjobs.trainer.kubeflow.org"), AdmitTrainJob}};
+  auto it = kAdmissions.find(&type);
   if (it == kAdmissions.end()) return Admission{};
   api::CheckedObject decoded = api::DecodeAndValidate(object);
   if (!decoded.object) return Admission{};

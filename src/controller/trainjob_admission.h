@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "api/object.h"
+#include "api/registry.h"
 #include "common/field_path.h"
 #include "common/status.h"
 #include "controller/trainjob_build.h"
@@ -39,7 +40,8 @@ Result<Admission> AdmitTrainJob(const store::ObjectReader& store, const api::Obj
 // (as an admission webhook's rules name resources): a TrainJob's runtime.
 // Nothing for a resource without such a check, nor for an object refused
 // on its own already.
-Result<Admission> AdmitAgainstOthers(const store::ObjectReader& store, const api::Json& object,
+Result<Admission> AdmitAgainstOthers(const store::ObjectReader& store,
+                                     const api::ResourceType& type, const api::Json& object,
                                      bool update);
 
 }  // namespace trainyard::controller

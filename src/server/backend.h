@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "api/json.h"
+#include "api/registry.h"
 #include "common/clock.h"
 #include "common/field_path.h"
 #include "store/committed_reader.h"
@@ -59,7 +60,9 @@ class Backend {
     FieldErrors errors;
     std::vector<std::string> warnings;
   };
-  virtual Result<Admission> Admit(const api::Json& /*object*/, bool /*update*/) const {
+  // `object` is one of `type`, as the API's route to it says.
+  virtual Result<Admission> Admit(const api::ResourceType& /*type*/, const api::Json& /*object*/,
+                                  bool /*update*/) const {
     return Admission{};
   }
   virtual Result<std::vector<std::string>> ExecArgv(

@@ -208,7 +208,7 @@ std::optional<ApiError> ApiHandler::PodSecurity(const ApiTarget& target,
 
 std::optional<ApiError> ApiHandler::Admit(const ApiTarget& target, Checked& checked,
                                           bool update) const {
-  Result<Backend::Admission> admission = backend_.Admit(checked.object, update);
+  Result<Backend::Admission> admission = backend_.Admit(*target.resource, checked.object, update);
   std::string name = api::StringAt(checked.object, {"metadata", "name"});
   if (!admission.ok()) return ApiErrorOf(admission.status(), target.resource, name);
   if (!admission->errors.empty()) return InvalidError(*target.resource, name, admission->errors);

@@ -12,6 +12,7 @@
 #include <memory>
 #include <set>
 
+#include "api/tests/trainer_samples.h"
 #include "api/yaml.h"
 #include "common/clock.h"
 #include "common/tests/test_dir.h"
@@ -29,7 +30,7 @@ namespace {
 
 struct Case {
   const char* name;
-  const char* manifest;
+  std::string manifest;
 };
 
 const Case kCases[] = {
@@ -90,24 +91,12 @@ spec:
     template: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: i, command: [run]}]}}}}
 )"},
     // A TrainJob after the runtime it names.
-    {"TrainJob", R"(apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata: {name: torch}
-spec:
-  mlPolicy: {numNodes: 1, torch: {}}
-  template:
-    spec:
-      replicatedJobs:
-      - name: node
-        template:
-          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
-          spec: {template: {spec: {containers: [{name: node, image: torch}]}}}
----
-apiVersion: trainer.kubeflow.org/v1alpha1
+    {"TrainJob", std::string(api::testing::kTorchDistributedRuntime) + "---\n" +
+                     R"(apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
 metadata: {name: subject, namespace: default}
 spec:
-  runtimeRef: {name: torch}
+  runtimeRef: {name: torch-distributed}
   trainer: {command: [run]}
 )"},
     {"Job", R"(apiVersion: batch/v1
