@@ -35,9 +35,7 @@ void BM_BatchJobReconcile(benchmark::State& state) {
        {"metadata", {{"name", "t"}, {"namespace", "default"}}},
        {"spec",
         {{"template", {{"spec", {{"restartPolicy", "Never"}, {"containers", {Container()}}}}}}}}});
-  controller::LocalPortAllocator ports;
-  controller::BatchJobReconciler reconciler(
-      {.store = store.get(), .clock = &RealClock::Get(), .ports = &ports});
+  controller::BatchJobReconciler reconciler({.store = store.get(), .clock = &RealClock::Get()});
   store::ObjectKey key{"Job", "default", "t"};
   (void)reconciler.Reconcile(key);  // creates its pod; later ones find it
   for (auto _ : state) benchmark::DoNotOptimize(reconciler.Reconcile(key));

@@ -14,12 +14,13 @@
 #include "controller/owned.h"
 #include "controller/pod_state.h"
 #include "controller/reconcile_steps.h"
+#include "controller/ttl.h"
 
 namespace trainyard::controller {
 namespace {
 
 struct BatchJobContext {
-  const ReconcilerOptions& options;
+  const BatchJobReconcilerOptions& options;
   api::Json stored;
   api::BatchJob job;
   std::vector<api::Pod> pods;  // owned by the job
@@ -124,15 +125,10 @@ Status CreatePod(BatchJobContext& ctx, const api::Pod& pod) {
 
 // An event for each condition the job reaches, and for a resume.
 Status RecordConditions(BatchJobContext& ctx) {
-  api::Json before =
-      ctx.stored.value("status", api::Json::object()).value("conditions", api::Json::array());
-  auto was_true = [&](const std::string& type) {
-    return std::any_of(before.begin(), before.end(), [&](const api::Json& c) {
-      return c.is_object() && c.value("type", "") == type && c.value("status", "") == "True";
-    });
-  };
   for (const api::BatchJobCondition& c : ctx.status().conditions) {
-    if (c.status == "True" && !was_true(c.type)) {
+    std::optional<StoredCondition> before = StoredConditionOf(ctx.stored, c.type);
+    bool was_true = before && before->status == "True";
+    if (c.status == "True" && !was_true) {
       if (c.type == "Complete") {
         RETURN_IF_ERROR(ctx.Events().Event("Normal", "Completed", "Job completed"));
       } else if (c.type == "Suspended") {
@@ -141,7 +137,7 @@ Status RecordConditions(BatchJobContext& ctx) {
         RETURN_IF_ERROR(
             ctx.Events().Event(c.type == "Failed" ? "Warning" : "Normal", c.reason, c.message));
       }
-    } else if (c.type == "Suspended" && c.status != "True" && was_true(c.type)) {
+    } else if (c.type == "Suspended" && c.status != "True" && was_true) {
       RETURN_IF_ERROR(ctx.Events().Event("Normal", "Resumed", "Job resumed"));
     }
   }
@@ -209,21 +205,18 @@ Status WriteStatus(BatchJobContext& ctx) {
                               [&] { return RecordConditions(ctx); });
 }
 
-// Deletes the job once its TTL after finishing has passed; else says when.
-Result<std::optional<Duration>> ApplyTtl(BatchJobContext& ctx, bool& deleted) {
+// Deletes the job, with its pods, once its TTL after finishing has passed.
+Result<TtlStep> ApplyTtl(BatchJobContext& ctx) {
   std::string finished = ctx.status().completion_time;
   for (const auto& c : ctx.status().conditions) {
     if (c.type == "Failed" && c.status == "True") finished = c.last_transition_time;
   }
-  std::optional<Duration> left =
-      TtlLeft(ctx.job.spec.ttl_seconds_after_finished, ParseRfc3339(finished), ctx.now);
-  if (!left) return std::optional<Duration>();
-  if (*left > Duration::zero()) return left;
-  for (const api::Pod& pod : ctx.pods) RETURN_IF_ERROR(DeletePod(ctx, pod));
-  RETURN_IF_ERROR(DeleteIfPresent(*ctx.options.store,
-                                  {"Job", ctx.job.metadata.namespace_, ctx.job.metadata.name}));
-  deleted = true;
-  return std::optional<Duration>();
+  return ExpireAfterTtl(
+      ctx.job.spec.ttl_seconds_after_finished, ParseRfc3339(finished), ctx.now, [&]() -> Status {
+        for (const api::Pod& pod : ctx.pods) RETURN_IF_ERROR(DeletePod(ctx, pod));
+        return DeleteIfPresent(*ctx.options.store,
+                               {"Job", ctx.job.metadata.namespace_, ctx.job.metadata.name});
+      });
 }
 
 // The step of an unfinished, unsuspended job: counts, limits, verdict,
@@ -323,9 +316,9 @@ Result<ReconcileResult> BatchJobReconciler::Reconcile(const store::ObjectKey& ke
   ReconcileResult result;
   if (IsFinished(ctx.status())) {
     RETURN_IF_ERROR(DeleteActivePods(ctx));
-    bool deleted = false;
-    ASSIGN_OR_RETURN(result.requeue_after, ApplyTtl(ctx, deleted));
-    if (deleted) return result;
+    ASSIGN_OR_RETURN(TtlStep ttl, ApplyTtl(ctx));
+    result.requeue_after = ttl.look_again;
+    if (ttl.deleted) return result;
   } else if (ctx.job.spec.suspend.value_or(false)) {
     RETURN_IF_ERROR(DeleteActivePods(ctx));
     ctx.status().active = 0;
@@ -338,9 +331,9 @@ Result<ReconcileResult> BatchJobReconciler::Reconcile(const store::ObjectKey& ke
     if (ctx.status().start_time.empty()) ctx.status().start_time = ctx.now_text;
     ASSIGN_OR_RETURN(result, ReconcileActive(ctx, random_));
     if (IsFinished(ctx.status())) {
-      bool deleted = false;
-      ASSIGN_OR_RETURN(result.requeue_after, ApplyTtl(ctx, deleted));
-      if (deleted) return result;
+      ASSIGN_OR_RETURN(TtlStep ttl, ApplyTtl(ctx));
+      result.requeue_after = ttl.look_again;
+      if (ttl.deleted) return result;
     }
   }
   RETURN_IF_ERROR(WriteStatus(ctx));

@@ -14,19 +14,26 @@
 #include <random>
 
 #include "api/well_known.h"
-#include "controller/job_reconciler.h"
+#include "common/clock.h"
+#include "controller/reconciler.h"
+#include "store/object_store.h"
 
 namespace trainyard::controller {
 
+struct BatchJobReconcilerOptions {
+  store::ObjectStore* store = nullptr;
+  const Clock* clock = nullptr;
+};
+
 class BatchJobReconciler final : public Reconciler {
  public:
-  explicit BatchJobReconciler(ReconcilerOptions options) : options_(std::move(options)) {}
+  explicit BatchJobReconciler(BatchJobReconcilerOptions options) : options_(std::move(options)) {}
 
   std::vector<std::string> Kinds() const override { return {"Job"}; }
   Result<ReconcileResult> Reconcile(const store::ObjectKey& job_key) override;
 
  private:
-  ReconcilerOptions options_;
+  BatchJobReconcilerOptions options_;
   std::mt19937 random_{std::random_device{}()};  // pod name suffixes
 };
 

@@ -52,4 +52,13 @@ bool SetCondition(std::vector<api::JobCondition>& conditions, const std::string&
   return true;
 }
 
+std::optional<StoredCondition> StoredConditionOf(const api::Json& stored, const std::string& type) {
+  for (const api::Json& c : api::ArrayRefAt(stored, {"status", "conditions"})) {
+    if (api::StringAt(c, "type") == type) {
+      return StoredCondition{api::StringAt(c, "status"), api::StringAt(c, "reason")};
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace trainyard::controller

@@ -15,8 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "api/jobset.h"
+#include "api/json.h"
 #include "api/training_job.h"
-#include "common/clock.h"
 
 namespace trainyard::controller {
 
@@ -51,14 +52,25 @@ bool PutCondition(std::vector<Condition>& conditions, Condition next) {
   return changed;
 }
 
-// ttlSecondsAfterFinished as Kubernetes' TTL controller applies it: how
-// long until an object that finished at `finished` is due for deletion
-// (zero or less: it is due); nullopt when it has no TTL or has not
-// finished.
-inline std::optional<Duration> TtlLeft(std::optional<int64_t> ttl_seconds,
-                                       std::optional<TimePoint> finished, TimePoint now) {
-  if (!ttl_seconds || !finished) return std::nullopt;
-  return *finished + std::chrono::seconds(*ttl_seconds) - now;
+// A metav1.Condition (a JobSet's, a TrainJob's), put as PutCondition
+// does; `now` is RFC 3339.
+inline bool PutCondition(std::vector<api::MetaCondition>& conditions, const std::string& type,
+                         const std::string& status, const std::string& reason,
+                         const std::string& message, const std::string& now) {
+  return PutCondition(conditions, api::MetaCondition{.type = type,
+                                                     .status = status,
+                                                     .last_transition_time = now,
+                                                     .reason = reason,
+                                                     .message = message});
 }
+
+// A condition as the object was stored before this reconcile: what an
+// event recorder compares with, so that each change is told once.
+struct StoredCondition {
+  std::string status;
+  std::string reason;
+};
+// The condition of `type` in `stored`'s status.conditions, if any.
+std::optional<StoredCondition> StoredConditionOf(const api::Json& stored, const std::string& type);
 
 }  // namespace trainyard::controller

@@ -19,7 +19,7 @@
 
 #include "api/katib.h"
 #include "common/clock.h"
-#include "controller/job_reconciler.h"
+#include "controller/reconciler.h"
 #include "store/object_store.h"
 #include "store/observation_log.h"
 

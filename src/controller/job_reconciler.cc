@@ -20,6 +20,7 @@
 #include "controller/reconcile_steps.h"
 #include "controller/replica_pod.h"
 #include "controller/replica_services.h"
+#include "controller/ttl.h"
 #include "frameworks/framework.h"
 
 namespace trainyard::controller {
@@ -30,7 +31,7 @@ using frameworks::ReplicaRef;
 
 // Everything one Reconcile works on.
 struct Context {
-  const ReconcilerOptions& options;
+  const JobReconcilerOptions& options;
   api::Json stored;      // the job as stored
   api::TrainingJob job;  // decoded and defaulted
   std::map<ReplicaRef, api::Pod> pods;
@@ -75,13 +76,13 @@ Status DeletePod(Context& ctx, const api::Pod& pod) {
 }
 
 bool Gang(const Context& ctx) {
-  return ctx.options.cluster && !ctx.options.cluster->gang_scheduler.empty();
+  return ctx.options.replicas.cluster && !ctx.options.replicas.cluster->gang_scheduler.empty();
 }
 
 // A replica's pod, and on Kubernetes its Service.
 Status DeleteReplica(Context& ctx, const api::Pod& pod) {
   RETURN_IF_ERROR(DeletePod(ctx, pod));
-  if (!ctx.options.cluster) return OkStatus();
+  if (!ctx.options.replicas.cluster) return OkStatus();
   return DeleteServiceOf(*ctx.options.store, ctx.job, pod.metadata.name,
                          [&](const std::string& reason, const std::string& message) {
                            return ctx.Events().Event("Normal", reason, message);
@@ -93,8 +94,9 @@ Status DeleteReplica(Context& ctx, const api::Pod& pod) {
 // PodGroup has no queue or priority class: said once, when the job is
 // first seen, rather than dropped in silence.
 Status WarnUnusedSchedulingPolicy(Context& ctx) {
-  if (!ctx.options.cluster || !ctx.job.spec.run_policy->scheduling_policy) return OkStatus();
-  const std::string& scheduler = ctx.options.cluster->gang_scheduler;
+  if (!ctx.options.replicas.cluster || !ctx.job.spec.run_policy->scheduling_policy)
+    return OkStatus();
+  const std::string& scheduler = ctx.options.replicas.cluster->gang_scheduler;
   if (scheduler.empty()) {
     return ctx.Events().Event(
         "Warning", "SchedulingPolicyIgnored",
@@ -170,7 +172,7 @@ Status CleanUp(Context& ctx) {
   for (auto& [type, rs] : ctx.status().replica_statuses) rs.active = std::nullopt;
   if (Gang(ctx))
     RETURN_IF_ERROR(
-        DeletePodGroup(*ctx.options.store, ctx.job, ctx.options.cluster->gang_scheduler));
+        DeletePodGroup(*ctx.options.store, ctx.job, ctx.options.replicas.cluster->gang_scheduler));
   return OkStatus();
 }
 
@@ -210,14 +212,14 @@ int TemplatePort(const api::TrainingJob& job, const std::string& type) {
 // port serves.
 Result<frameworks::Placement> PlacementOf(Context& ctx) {
   frameworks::Placement placement;
-  placement.host = ctx.options.host;
+  placement.host = ctx.options.replicas.host;
   if (ctx.job.info().mpi_launcher) {
     placement.mpi_hostfile = std::string(kMpiConfigDir) + "/hostfile";
     placement.mpi_rsh_agent = std::string(kMpiConfigDir) + "/kubexec.sh";
   }
-  if (ctx.options.cluster) {
+  if (ctx.options.replicas.cluster) {
     placement.service_dns = true;
-    placement.cluster_domain = ctx.options.cluster->domain;
+    placement.cluster_domain = ctx.options.replicas.cluster->domain;
     for (const ReplicaRef& r : frameworks::AllReplicas(ctx.job)) {
       placement.ports[r] = TemplatePort(ctx.job, r.type);
       placement.gpus[r] = GpusOf(ctx.job.spec.replica_specs.at(r.type));
@@ -230,10 +232,10 @@ Result<frameworks::Placement> PlacementOf(Context& ctx) {
   for (const ReplicaRef& r : frameworks::AllReplicas(ctx.job)) {
     std::string key = fmt::format("{}-{}", r.type, r.index);
     if (!ports.contains(key) || !ports[key].is_number_integer()) {
-      ASSIGN_OR_RETURN(int port, ctx.options.ports->Allocate(store::ObjectKey{
+      ASSIGN_OR_RETURN(int port, ctx.options.replicas.ports->Allocate(store::ObjectKey{
                                      std::string(ctx.job.info().name), ctx.job.metadata.namespace_,
                                      ctx.job.metadata.name}
-                                                                 .ToString()));
+                                                                          .ToString()));
       ports[key] = port;
       allocated = true;
     }
@@ -252,16 +254,16 @@ Result<frameworks::Placement> PlacementOf(Context& ctx) {
 Status CreatePod(Context& ctx, const ReplicaRef& replica, const frameworks::Placement& placement,
                  int32_t recreations) {
   ASSIGN_OR_RETURN(api::Pod pod, BuildReplicaPod(ctx.job, replica, placement));
-  if (ctx.options.cluster && ctx.job.info().mpi_launcher && replica.type == "Launcher") {
-    PrepareLauncherPod(ctx.job, ctx.options.cluster->mpi_kubectl_delivery_image, pod.spec);
+  if (ctx.options.replicas.cluster && ctx.job.info().mpi_launcher && replica.type == "Launcher") {
+    PrepareLauncherPod(ctx.job, ctx.options.replicas.cluster->mpi_kubectl_delivery_image, pod.spec);
   }
   if (Gang(ctx)) {
     if (std::optional<std::string> warning =
-            DecorateGangPod(ctx.job, replica, pod, ctx.options.cluster->gang_scheduler)) {
+            DecorateGangPod(ctx.job, replica, pod, ctx.options.replicas.cluster->gang_scheduler)) {
       RETURN_IF_ERROR(ctx.Events().Event("Warning", "SetPodTemplateSchedulerName", *warning));
     }
   }
-  const auto& cluster = ctx.options.cluster;
+  const auto& cluster = ctx.options.replicas.cluster;
   if (cluster && ctx.job.info().workers_wait_for_master && replica.type == "Worker" &&
       ctx.job.FindReplica("Master") != nullptr) {
     pod.spec.init_containers.push_back(PyTorchInitContainer(ctx.job, cluster->pytorch_init_image,
@@ -300,15 +302,16 @@ store::ObjectKey MpiConfigKey(const api::ObjectMeta& job) {
 // replica counts.
 Status ReconcileMpiConfig(Context& ctx) {
   if (!ctx.job.info().mpi_launcher) return OkStatus();
-  if (ctx.options.cluster) RETURN_IF_ERROR(ReconcileLauncherAccess(*ctx.options.store, ctx.job));
+  if (ctx.options.replicas.cluster)
+    RETURN_IF_ERROR(ReconcileLauncherAccess(*ctx.options.store, ctx.job));
   std::vector<std::string> running;
   for (const auto& [replica, pod] : ctx.pods) {
     if (replica.type == "Worker" && pod.status.phase == "Running")
       running.push_back(pod.metadata.name);
   }
-  api::Json want =
-      api::EncodeObject(ctx.options.cluster ? MpiClusterConfigMap(ctx.job, std::move(running))
-                                            : MpiConfigMap(ctx.job, ctx.options.exec_command));
+  api::Json want = api::EncodeObject(
+      ctx.options.replicas.cluster ? MpiClusterConfigMap(ctx.job, std::move(running))
+                                   : MpiConfigMap(ctx.job, ctx.options.replicas.exec_command));
   Result<api::Json> have = ctx.options.store->Get(MpiConfigKey(ctx.job.metadata));
   if (have.status().code() == StatusCode::kNotFound)
     return ctx.options.store->Create(want).status();
@@ -340,12 +343,12 @@ Status ReconcilePods(Context& ctx) {
   bool may_create = true;
   if (Gang(ctx)) {
     ASSIGN_OR_RETURN(may_create, ReconcilePodGroup(*ctx.options.store, ctx.job,
-                                                   ctx.options.cluster->gang_scheduler));
+                                                   ctx.options.replicas.cluster->gang_scheduler));
   }
   for (const api::Pod& stray : ctx.strays) RETURN_IF_ERROR(DeletePod(ctx, stray));
   ctx.strays.clear();
   RETURN_IF_ERROR(ReconcileMpiConfig(ctx));
-  if (ctx.options.cluster) {
+  if (ctx.options.replicas.cluster) {
     RETURN_IF_ERROR(ReconcileServices(
         *ctx.options.store, ctx.job, [&](const std::string& reason, const std::string& message) {
           return ctx.Events().Event(reason.starts_with("Failed") ? "Warning" : "Normal", reason,
@@ -469,32 +472,25 @@ void Finish(Context& ctx, const std::string& type, const std::string& message) {
   if (ctx.status().completion_time.empty()) ctx.status().completion_time = ctx.now_text;
 }
 
-// Deletes the job once its TTL after completion has passed; otherwise says
-// when to look again.
-Result<std::optional<Duration>> ApplyTtl(Context& ctx, bool& deleted) {
-  std::optional<Duration> left = TtlLeft(ctx.job.spec.run_policy->ttl_seconds_after_finished,
-                                         ParseRfc3339(ctx.status().completion_time), ctx.now);
-  if (!left) return std::optional<Duration>();
-  if (*left > Duration::zero()) return left;
-  for (auto& [replica, pod] : ctx.pods) RETURN_IF_ERROR(DeletePod(ctx, pod));
-  RETURN_IF_ERROR(DeleteIfPresent(
-      *ctx.options.store, {ctx.Kind(), ctx.job.metadata.namespace_, ctx.job.metadata.name}));
-  deleted = true;
-  return std::optional<Duration>();
+// Deletes the job, with its pods, once its TTL after completion has passed.
+Result<TtlStep> ApplyTtl(Context& ctx) {
+  return ExpireAfterTtl(ctx.job.spec.run_policy->ttl_seconds_after_finished,
+                        ParseRfc3339(ctx.status().completion_time), ctx.now, [&]() -> Status {
+                          for (auto& [replica, pod] : ctx.pods)
+                            RETURN_IF_ERROR(DeletePod(ctx, pod));
+                          return DeleteIfPresent(
+                              *ctx.options.store,
+                              {ctx.Kind(), ctx.job.metadata.namespace_, ctx.job.metadata.name});
+                        });
 }
 
 // An event for each condition the job reaches (True, with a reason it did
 // not have): how `kubectl describe` tells a job's story.
 Status RecordConditions(Context& ctx) {
-  api::Json before =
-      ctx.stored.value("status", api::Json::object()).value("conditions", api::Json::array());
   for (const api::JobCondition& c : ctx.status().conditions) {
     if (c.status != "True") continue;
-    bool had = std::any_of(before.begin(), before.end(), [&](const api::Json& old) {
-      return old.is_object() && old.value("type", "") == c.type &&
-             old.value("status", "") == "True" && old.value("reason", "") == c.reason;
-    });
-    if (had) continue;
+    std::optional<StoredCondition> before = StoredConditionOf(ctx.stored, c.type);
+    if (before && before->status == "True" && before->reason == c.reason) continue;
     bool bad = c.type == "Failed" || c.type == "Restarting";
     RETURN_IF_ERROR(ctx.Events().Event(bad ? "Warning" : "Normal", c.reason, c.message));
   }
@@ -511,19 +507,18 @@ Result<ReconcileResult> ReconcileFinished(Context& ctx) {
   RETURN_IF_ERROR(CleanUp(ctx));
   api::Json ports = PortsOf(ctx.job);  // held: items() does not keep a temporary alive
   for (const auto& [replica, port] : ports.items()) {
-    if (port.is_number_integer()) ctx.options.ports->Release(port.get<int>());
+    if (port.is_number_integer()) ctx.options.replicas.ports->Release(port.get<int>());
   }
-  bool deleted = false;
-  ASSIGN_OR_RETURN(std::optional<Duration> ttl, ApplyTtl(ctx, deleted));
-  if (!deleted) RETURN_IF_ERROR(WriteStatus(ctx));
-  return ReconcileResult{ttl};
+  ASSIGN_OR_RETURN(TtlStep ttl, ApplyTtl(ctx));
+  if (!ttl.deleted) RETURN_IF_ERROR(WriteStatus(ctx));
+  return ReconcileResult{ttl.look_again};
 }
 
 Result<ReconcileResult> ReconcileSuspended(Context& ctx) {
   for (auto& [replica, pod] : ctx.pods) RETURN_IF_ERROR(DeleteReplica(ctx, pod));
   if (Gang(ctx))
     RETURN_IF_ERROR(
-        DeletePodGroup(*ctx.options.store, ctx.job, ctx.options.cluster->gang_scheduler));
+        DeletePodGroup(*ctx.options.store, ctx.job, ctx.options.replicas.cluster->gang_scheduler));
   ctx.pods.clear();
   for (auto& [type, rs] : ctx.status().replica_statuses) rs.active = std::nullopt;
   std::string message = fmt::format("{} {} is suspended.", ctx.Kind(), ctx.job.metadata.name);
@@ -611,7 +606,7 @@ Result<ReconcileResult> ReconcileActive(Context& ctx) {
 
 // The job is gone: so are its events. (Its pods and an MPIJob's config
 // name it as owner: the garbage collector takes them, controller/owned.h.)
-Status DeleteOrphans(const ReconcilerOptions& options, const store::ObjectKey& key) {
+Status DeleteOrphans(const JobReconcilerOptions& options, const store::ObjectKey& key) {
   return DeleteEventsOf(*options.store, key);
 }
 
@@ -629,7 +624,7 @@ Result<ReconcileResult> JobReconciler::Reconcile(const store::ObjectKey& key) {
   ASSIGN_OR_RETURN(std::optional<Loaded<api::TrainingJob>> loaded,
                    LoadObject<api::TrainingJob>(*options_.store, key));
   if (!loaded) {
-    if (options_.ports != nullptr) options_.ports->ReleaseAll(key.ToString());
+    if (options_.replicas.ports != nullptr) options_.replicas.ports->ReleaseAll(key.ToString());
     RETURN_IF_ERROR(DeleteOrphans(options_, key));
     return ReconcileResult{};
   }
@@ -645,7 +640,7 @@ Result<ReconcileResult> JobReconciler::Reconcile(const store::ObjectKey& key) {
   // stored that `trainyard validate` refuses: it is said, as an event with
   // every error, and nothing is made for it (upstream v1.7's
   // <Kind>FailedValidation). A change to the job is looked at again.
-  if (options_.cluster) {
+  if (options_.replicas.cluster) {
     api::ValidationResult checked = api::Validate(api::Object(*job));
     if (!checked.ok()) {
       std::string kind(job->info().name);

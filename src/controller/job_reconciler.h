@@ -20,55 +20,28 @@
 
 #include "api/well_known.h"
 #include "common/clock.h"
-#include "controller/ports.h"
 #include "controller/reconciler.h"
+#include "controller/replica_options.h"
 #include "store/object_store.h"
 
 namespace trainyard::controller {
 
-struct ReconcilerOptions {
+struct JobReconcilerOptions {
   store::ObjectStore* store = nullptr;
   const Clock* clock = nullptr;
-  PortAllocator* ports = nullptr;
-  std::string host = "127.0.0.1";
-  // What an MPIJob's rsh agent runs a command in a replica with; see
-  // controller/mpi_config.h.
-  std::string exec_command = "kubectl exec";
-  // The trainyard binary a TrainJob's initializer steps run on one machine
-  // (controller/trainjob_build.h); empty: none.
-  std::string trainyard_program;
-  // On Kubernetes (`trainyard operator`): each replica is reached through
-  // a headless Service the controller makes, at its template's port, as
-  // upstream does; set, no port is allocated and `host` is unused.
-  struct Cluster {
-    std::string domain;  // upstream's CUSTOM_CLUSTER_DOMAIN
-    // A PyTorchJob's workers wait for the master's DNS name in upstream's
-    // `init-pytorch` init container (--pytorch-init-container-image,
-    // --pytorch-init-container-max-tries).
-    std::string pytorch_init_image = "alpine:3.10";
-    int pytorch_init_max_tries = 100;
-    // Each job's pods are scheduled as a gang by this scheduler through a
-    // PodGroup (controller/pod_groups.h): Volcano's for "volcano",
-    // scheduler-plugins' for any other name; empty: pods go to the
-    // default scheduler.
-    std::string gang_scheduler;
-    // An MPIJob launcher's kubectl-delivery init container
-    // (--mpi-kubectl-delivery-image).
-    std::string mpi_kubectl_delivery_image = "ghcr.io/kubeflow/training-v1/kubectl-delivery:latest";
-  };
-  std::optional<Cluster> cluster;
+  ReplicaOptions replicas;
 };
 
 class JobReconciler final : public Reconciler {
  public:
-  explicit JobReconciler(ReconcilerOptions options) : options_(std::move(options)) {}
+  explicit JobReconciler(JobReconcilerOptions options) : options_(std::move(options)) {}
 
   // PyTorchJob, TFJob, XGBoostJob, MPIJob, PaddleJob, JAXJob.
   std::vector<std::string> Kinds() const override;
   Result<ReconcileResult> Reconcile(const store::ObjectKey& job_key) override;
 
  private:
-  ReconcilerOptions options_;
+  JobReconcilerOptions options_;
 };
 
 }  // namespace trainyard::controller

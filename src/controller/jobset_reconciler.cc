@@ -13,6 +13,7 @@
 #include "controller/jobset_children.h"
 #include "controller/owned.h"
 #include "controller/reconcile_steps.h"
+#include "controller/ttl.h"
 
 namespace trainyard::controller {
 namespace {
@@ -39,7 +40,7 @@ struct Child {
 };
 
 struct JobSetContext {
-  const ReconcilerOptions& options;
+  const JobSetReconcilerOptions& options;
   Json stored;
   api::ObjectMeta meta;
   api::JobSetSpec spec;
@@ -86,15 +87,6 @@ Child ChildOf(Json stored) {
   return child;
 }
 
-void SetCondition(JobSetContext& ctx, const std::string& type, const std::string& status,
-                  const std::string& reason, const std::string& message) {
-  PutCondition(ctx.status.conditions, api::MetaCondition{.type = type,
-                                                         .status = status,
-                                                         .last_transition_time = ctx.now_text,
-                                                         .reason = reason,
-                                                         .message = message});
-}
-
 bool IsFinished(const api::JobSetStatus& status) {
   return std::any_of(status.conditions.begin(), status.conditions.end(),
                      [](const api::MetaCondition& c) {
@@ -133,7 +125,7 @@ Status StopActiveChildren(JobSetContext& ctx) {
 
 Status Finish(JobSetContext& ctx, const std::string& type, const std::string& reason,
               const std::string& message) {
-  SetCondition(ctx, type, "True", reason, message);
+  PutCondition(ctx.status.conditions, type, "True", reason, message, ctx.now_text);
   ctx.status.terminal_state = type;
   RETURN_IF_ERROR(ctx.Events().Event(type == "Failed" ? "Warning" : "Normal", reason, message));
   return StopActiveChildren(ctx);
@@ -346,10 +338,12 @@ Status ApplySuspend(JobSetContext& ctx) {
       ctx.status.conditions.begin(), ctx.status.conditions.end(),
       [](const api::MetaCondition& c) { return c.type == "Suspended" && c.status == "True"; });
   if (suspend && !was) {
-    SetCondition(ctx, "Suspended", "True", "SuspendedJobs", "jobset is suspended");
+    PutCondition(ctx.status.conditions, "Suspended", "True", "SuspendedJobs", "jobset is suspended",
+                 ctx.now_text);
     RETURN_IF_ERROR(ctx.Events().Event("Normal", "SuspendedJobs", "jobset is suspended"));
   } else if (!suspend && was) {
-    SetCondition(ctx, "Suspended", "False", "ResumeJobs", "jobset is resumed");
+    PutCondition(ctx.status.conditions, "Suspended", "False", "ResumeJobs", "jobset is resumed",
+                 ctx.now_text);
     RETURN_IF_ERROR(ctx.Events().Event("Normal", "ResumeJobs", "jobset is resumed"));
   }
   return OkStatus();
@@ -379,19 +373,21 @@ void CountChildren(JobSetContext& ctx) {
 // ttlSecondsAfterFinished: a finished JobSet (and so what it made) is
 // deleted that long after it finished; until then, when to look again.
 Result<ReconcileResult> ApplyTtl(JobSetContext& ctx) {
-  if (!ctx.spec.ttl_seconds_after_finished || !IsFinished(ctx.status)) return ReconcileResult{};
+  if (!IsFinished(ctx.status)) return ReconcileResult{};
   std::string finished;
   for (const api::MetaCondition& c : ctx.status.conditions) {
     if ((c.type == "Completed" || c.type == "Failed") && c.status == "True") {
       finished = c.last_transition_time;
     }
   }
-  std::optional<Duration> left = TtlLeft(ctx.spec.ttl_seconds_after_finished,
-                                         ParseRfc3339(finished).value_or(ctx.now), ctx.now);
-  if (*left > Duration::zero()) return ReconcileResult{*left};
-  RETURN_IF_ERROR(
-      DeleteIfPresent(*ctx.options.store, {"JobSet", ctx.meta.namespace_, ctx.meta.name}));
-  return ReconcileResult{};
+  ASSIGN_OR_RETURN(TtlStep ttl,
+                   ExpireAfterTtl(ctx.spec.ttl_seconds_after_finished,
+                                  ParseRfc3339(finished).value_or(ctx.now), ctx.now, [&] {
+                                    return DeleteIfPresent(
+                                        *ctx.options.store,
+                                        {"JobSet", ctx.meta.namespace_, ctx.meta.name});
+                                  }));
+  return ReconcileResult{ttl.look_again};
 }
 
 Status Step(JobSetContext& ctx) {

@@ -18,19 +18,26 @@
 // Status: conditions, restarts, terminalState and replicatedJobsStatus.
 #pragma once
 
-#include "controller/job_reconciler.h"
+#include "common/clock.h"
+#include "controller/reconciler.h"
+#include "store/object_store.h"
 
 namespace trainyard::controller {
 
+struct JobSetReconcilerOptions {
+  store::ObjectStore* store = nullptr;
+  const Clock* clock = nullptr;
+};
+
 class JobSetReconciler final : public Reconciler {
  public:
-  explicit JobSetReconciler(ReconcilerOptions options) : options_(std::move(options)) {}
+  explicit JobSetReconciler(JobSetReconcilerOptions options) : options_(std::move(options)) {}
 
   std::vector<std::string> Kinds() const override { return {"JobSet"}; }
   Result<ReconcileResult> Reconcile(const store::ObjectKey& key) override;
 
  private:
-  ReconcilerOptions options_;
+  JobSetReconcilerOptions options_;
 };
 
 }  // namespace trainyard::controller

@@ -28,7 +28,7 @@ constexpr std::string_view kRendezvousKey = "rendezvous";
 constexpr int64_t kCenturySeconds = int64_t{100} * 365 * 24 * 3600;
 
 struct TrainJobContext {
-  const ReconcilerOptions& options;
+  const TrainJobReconcilerOptions& options;
   Json stored;
   api::ObjectMeta meta;
   api::TrainJobSpec spec;
@@ -58,13 +58,9 @@ bool IsTrue(api::TrainJobStatus& status, std::string_view type) {
 // Sets a condition; an event says so when its status changes.
 Status SetCondition(TrainJobContext& ctx, const std::string& type, const std::string& status,
                     const std::string& reason, const std::string& message) {
-  bool changed =
-      PutCondition(ctx.status.conditions, api::MetaCondition{.type = type,
-                                                             .status = status,
-                                                             .last_transition_time = ctx.now_text,
-                                                             .reason = reason,
-                                                             .message = message});
-  if (!changed) return OkStatus();
+  if (!PutCondition(ctx.status.conditions, type, status, reason, message, ctx.now_text)) {
+    return OkStatus();
+  }
   return ctx.Events().Event(type == "Failed" ? "Warning" : "Normal", reason, message);
 }
 
@@ -84,7 +80,7 @@ Result<int> RendezvousPort(TrainJobContext& ctx) {
     return ports[kRendezvousKey].get<int>();
   }
   ASSIGN_OR_RETURN(
-      int port, ctx.options.ports->Allocate(
+      int port, ctx.options.replicas.ports->Allocate(
                     store::ObjectKey{"TrainJob", ctx.meta.namespace_, ctx.meta.name}.ToString()));
   Json annotation = {{std::string(kRendezvousKey), port}};
   ctx.stored["metadata"]["annotations"][std::string(api::kPortsAnnotation)] = annotation.dump();
@@ -95,10 +91,10 @@ Result<int> RendezvousPort(TrainJobContext& ctx) {
 
 void ReleasePort(TrainJobContext& ctx) {
   auto it = ctx.meta.annotations.find(std::string(api::kPortsAnnotation));
-  if (it == ctx.meta.annotations.end() || ctx.options.ports == nullptr) return;
+  if (it == ctx.meta.annotations.end() || ctx.options.replicas.ports == nullptr) return;
   Json ports = Json::parse(it->second, nullptr, /*allow_exceptions=*/false);
   if (ports.is_object() && ports.value(kRendezvousKey, Json()).is_number_integer()) {
-    ctx.options.ports->Release(ports[kRendezvousKey].get<int>());
+    ctx.options.replicas.ports->Release(ports[kRendezvousKey].get<int>());
   }
 }
 
@@ -249,14 +245,14 @@ Status MirrorJobSet(TrainJobContext& ctx, const Json& jobset) {
 
 Result<BuildOptions> OptionsFor(TrainJobContext& ctx, const RuntimeSource& runtime) {
   TrainJobSource job{.meta = ctx.meta, .spec = ctx.spec};
-  if (ctx.options.cluster) {
+  if (ctx.options.replicas.cluster) {
     return BuildOptions{.rendezvous_host = ClusterRendezvousHost(job, runtime)};
   }
   ASSIGN_OR_RETURN(int port, RendezvousPort(ctx));
-  return BuildOptions{.rendezvous_host = ctx.options.host,
+  return BuildOptions{.rendezvous_host = ctx.options.replicas.host,
                       .rendezvous_port = port,
                       .mpi_rsh_agent = "/etc/mpi/kubexec.sh",
-                      .mpi_exec_command = ctx.options.exec_command,
+                      .mpi_exec_command = ctx.options.replicas.exec_command,
                       .initializer_program = ctx.options.trainyard_program};
 }
 
@@ -308,7 +304,7 @@ Result<ReconcileResult> Build(TrainJobContext& ctx, const std::optional<Json>& e
   ASSIGN_OR_RETURN(BuildOptions options, OptionsFor(ctx, *runtime));
   TrainJobObjects built =
       BuildTrainJobObjects({.meta = ctx.meta, .spec = ctx.spec}, *runtime, options);
-  if (ctx.options.cluster) {
+  if (ctx.options.replicas.cluster) {
     built.pod_group =
         BuildTrainJobPodGroup({.meta = ctx.meta, .spec = ctx.spec}, runtime->spec, built.jobset);
   }
@@ -326,14 +322,14 @@ Result<ReconcileResult> Build(TrainJobContext& ctx, const std::optional<Json>& e
     (void)ctx.Events().Event("Warning", "FieldNotActedOn",
                              field + ": trainyard does not act on it");
   }
-  if (!existing && !ctx.options.cluster && runtime->spec.ml_policy &&
+  if (!existing && !ctx.options.replicas.cluster && runtime->spec.ml_policy &&
       runtime->spec.ml_policy->mpi) {
     RETURN_IF_ERROR(
         ctx.Events().Event("Normal", "MpiThroughTrainyardExec",
                            "on one machine mpirun reaches the nodes through trainyard exec "
                            "(/etc/mpi/kubexec.sh), not ssh: the nodes' sshd is not run"));
   }
-  if (ctx.options.cluster && runtime->spec.ml_policy && runtime->spec.ml_policy->mpi) {
+  if (ctx.options.replicas.cluster && runtime->spec.ml_policy && runtime->spec.ml_policy->mpi) {
     RETURN_IF_ERROR(EnsureSshAuthSecret(ctx));
   }
   RETURN_IF_ERROR(ApplyObjects(ctx, built, existing));
@@ -400,7 +396,7 @@ Result<ReconcileResult> TrainJobReconciler::Reconcile(const store::ObjectKey& ke
                    LoadObject<api::CoreObject>(*options_.store, key));
   if (!loaded) {
     // Deleted while it ran: the annotation that named its port went too.
-    if (options_.ports != nullptr) options_.ports->ReleaseAll(key.ToString());
+    if (options_.replicas.ports != nullptr) options_.replicas.ports->ReleaseAll(key.ToString());
     RETURN_IF_ERROR(DeleteEventsOf(*options_.store, key));
     return ReconcileResult{};
   }

@@ -16,19 +16,31 @@
 // on a cluster (options.cluster) upstream's DNS name and port 29500.
 #pragma once
 
-#include "controller/job_reconciler.h"
+#include "common/clock.h"
+#include "controller/reconciler.h"
+#include "controller/replica_options.h"
+#include "store/object_store.h"
 
 namespace trainyard::controller {
 
+struct TrainJobReconcilerOptions {
+  store::ObjectStore* store = nullptr;
+  const Clock* clock = nullptr;
+  ReplicaOptions replicas;
+  // The trainyard binary a TrainJob's initializer steps run on one machine
+  // (controller/trainjob_build.h); empty: none.
+  std::string trainyard_program;
+};
+
 class TrainJobReconciler final : public Reconciler {
  public:
-  explicit TrainJobReconciler(ReconcilerOptions options) : options_(std::move(options)) {}
+  explicit TrainJobReconciler(TrainJobReconcilerOptions options) : options_(std::move(options)) {}
 
   std::vector<std::string> Kinds() const override { return {"TrainJob"}; }
   Result<ReconcileResult> Reconcile(const store::ObjectKey& key) override;
 
  private:
-  ReconcilerOptions options_;
+  TrainJobReconcilerOptions options_;
 };
 
 }  // namespace trainyard::controller

@@ -27,7 +27,7 @@ class OnlyKinds final : public controller::Reconciler {
   std::vector<std::string> kinds_;
 };
 
-// Ports are never allocated on a cluster (ReconcilerOptions::cluster).
+// Ports are never allocated on a cluster (ReplicaOptions::cluster).
 class NoPorts final : public controller::PortAllocator {
  public:
   Result<int> Allocate(const std::string&) override {
@@ -75,15 +75,17 @@ std::optional<std::string> UnsupportedOnCluster(const api::Experiment& experimen
 
 ClusterController::ClusterController(ClusterControllerOptions options)
     : options_(std::move(options)), queue_(options_.clock, options_.on_reconcile) {
-  controller::ReconcilerOptions jobs{.store = options_.store,
-                                     .clock = options_.clock,
-                                     .ports = &no_ports,
-                                     .exec_command = options_.exec_command,
-                                     .cluster = options_.cluster};
-  if (options_.trainer)
-    reconcilers_.push_back(std::make_unique<controller::TrainJobReconciler>(jobs));
+  controller::ReplicaOptions replicas{
+      .ports = &no_ports, .exec_command = options_.exec_command, .cluster = options_.cluster};
+  if (options_.trainer) {
+    reconcilers_.push_back(
+        std::make_unique<controller::TrainJobReconciler>(controller::TrainJobReconcilerOptions{
+            .store = options_.store, .clock = options_.clock, .replicas = replicas}));
+  }
   reconcilers_.push_back(std::make_unique<OnlyKinds>(
-      std::make_unique<controller::JobReconciler>(std::move(jobs)), options_.job_kinds));
+      std::make_unique<controller::JobReconciler>(controller::JobReconcilerOptions{
+          .store = options_.store, .clock = options_.clock, .replicas = std::move(replicas)}),
+      options_.job_kinds));
   if (options_.katib) {
     pod_logs_.emplace(PodLogMetricsOptions{.store = options_.store,
                                            .observations = options_.katib->observations,

@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "controller/job_reconciler.h"
 #include "controller/reconciler.h"
+#include "controller/replica_options.h"
 #include "engine/pod_log_metrics.h"
 #include "engine/reconcile_queue.h"
 #include "store/object_store.h"
@@ -36,7 +36,7 @@ struct ClusterControllerOptions {
   // The job kinds reconciled (upstream's --enable-scheme).
   std::vector<std::string> job_kinds;
   // How replicas are addressed and decorated on the cluster.
-  controller::ReconcilerOptions::Cluster cluster;
+  controller::ReplicaOptions::Cluster cluster;
   // What an MPIJob's launcher runs a command in a worker with.
   std::string exec_command = "kubectl exec";
   // Katib's Experiments and Trials too (`trainyard operator --katib`):

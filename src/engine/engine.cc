@@ -153,16 +153,16 @@ void Engine::ScopeCgroups() {
 // The reconcilers of claims, jobs and experiments; the trial reconciler,
 // which collects metrics once the node agent is there, is returned.
 std::unique_ptr<controller::TrialReconciler> Engine::AddReconcilers() {
-  controller::ReconcilerOptions reconciler{
-      .store = store_.get(), .clock = options_.clock, .ports = &ports_};
+  controller::ReplicaOptions replicas{.ports = &ports_};
+  std::string trainyard_program;
   if (!options_.exec_program.empty()) {
     // Absolute: the agent runs in a replica's working directory, not ours.
     std::error_code ec;
     std::filesystem::path state = std::filesystem::weakly_canonical(options_.state_dir, ec);
     if (ec) state = std::filesystem::absolute(options_.state_dir);
-    reconciler.exec_command = fmt::format("{} exec --state {}", ShellQuote(options_.exec_program),
-                                          ShellQuote(state.string()));
-    reconciler.trainyard_program = options_.exec_program;
+    replicas.exec_command = fmt::format("{} exec --state {}", ShellQuote(options_.exec_program),
+                                        ShellQuote(state.string()));
+    trainyard_program = options_.exec_program;
   }
   if (options_.claims_dir.empty()) options_.claims_dir = options_.state_dir + "/claims";
   reconcilers_.push_back(std::make_unique<ClaimReconciler>(ClaimReconcilerOptions{
@@ -170,14 +170,21 @@ std::unique_ptr<controller::TrialReconciler> Engine::AddReconcilers() {
   auto collect = [this](const store::ObjectKey& key) {
     return metrics_collector_->CollectJob(key);
   };
-  reconcilers_.push_back(std::make_unique<CollectingJobReconciler>(
-      collect, std::make_unique<controller::BatchJobReconciler>(reconciler), options_.log));
-  reconcilers_.push_back(std::make_unique<CollectingJobReconciler>(
-      collect, std::make_unique<controller::JobSetReconciler>(reconciler), options_.log));
-  reconcilers_.push_back(std::make_unique<CollectingJobReconciler>(
-      collect, std::make_unique<controller::TrainJobReconciler>(reconciler), options_.log));
-  reconcilers_.push_back(std::make_unique<CollectingJobReconciler>(
-      collect, std::make_unique<controller::JobReconciler>(std::move(reconciler)), options_.log));
+  auto collecting = [&](std::unique_ptr<controller::Reconciler> jobs) {
+    reconcilers_.push_back(
+        std::make_unique<CollectingJobReconciler>(collect, std::move(jobs), options_.log));
+  };
+  collecting(std::make_unique<controller::BatchJobReconciler>(
+      controller::BatchJobReconcilerOptions{.store = store_.get(), .clock = options_.clock}));
+  collecting(std::make_unique<controller::JobSetReconciler>(
+      controller::JobSetReconcilerOptions{.store = store_.get(), .clock = options_.clock}));
+  collecting(std::make_unique<controller::TrainJobReconciler>(
+      controller::TrainJobReconcilerOptions{.store = store_.get(),
+                                            .clock = options_.clock,
+                                            .replicas = replicas,
+                                            .trainyard_program = trainyard_program}));
+  collecting(std::make_unique<controller::JobReconciler>(controller::JobReconcilerOptions{
+      .store = store_.get(), .clock = options_.clock, .replicas = std::move(replicas)}));
   std::string metrics_dir = options_.state_dir + "/metrics";
   std::string trial_dirs = options_.state_dir + "/trials";
   reconcilers_.push_back(std::make_unique<controller::ExperimentReconciler>(

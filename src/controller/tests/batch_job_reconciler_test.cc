@@ -28,7 +28,7 @@ class BatchJobReconcilerTest : public ::testing::Test {
   void SetUp() override {
     store_ = std::move(*store::SqliteStore::Open({.clock = &clock_}));
     reconciler_ = std::make_unique<BatchJobReconciler>(
-        ReconcilerOptions{.store = store_.get(), .clock = &clock_, .ports = &ports_});
+        BatchJobReconcilerOptions{.store = store_.get(), .clock = &clock_});
   }
 
   // A Job whose spec is `spec` (YAML lines at two spaces) plus a template.
@@ -88,7 +88,6 @@ class BatchJobReconcilerTest : public ::testing::Test {
   }
 
   FakeClock clock_;
-  FakePortAllocator ports_;
   std::unique_ptr<store::SqliteStore> store_;
   std::unique_ptr<BatchJobReconciler> reconciler_;
 };
@@ -100,8 +99,7 @@ TEST_F(BatchJobReconcilerTest, AReconcileReadsOnlyItsOwnPods) {
   for (int i = 0; i < 200; ++i) ASSERT_TRUE(store_->Create(testing::FinishedPod(i)).ok());
   Submit("  parallelism: 2\n  completions: 2\n");
   store::testing::CountingStore counting(*store_);
-  BatchJobReconciler reconciler(
-      ReconcilerOptions{.store = &counting, .clock = &clock_, .ports = &ports_});
+  BatchJobReconciler reconciler(BatchJobReconcilerOptions{.store = &counting, .clock = &clock_});
   ASSERT_TRUE(reconciler.Reconcile({"Job", "default", "t"}).ok());
   EXPECT_THAT(ActivePods(), SizeIs(2));
   counting.Reset();

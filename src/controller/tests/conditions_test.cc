@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "controller/ttl.h"
+
 namespace trainyard::controller {
 namespace {
 
@@ -54,6 +56,45 @@ TEST(ConditionsTest, SuspendAndResume) {
   EXPECT_FALSE(IsTrue(c, "Suspended"));
   EXPECT_EQ(FindCondition(c, "Suspended")->last_transition_time, "t3");
   EXPECT_FALSE(IsFinished(c));
+}
+
+TEST(ConditionsTest, AStoredConditionIsReadWhateverElseTheStatusHolds) {
+  api::Json stored = api::Json::parse(R"({"status": {"conditions": [
+      "not an object", {"type": 7}, {"type": "Failed", "status": "True", "reason": "BackoffLimit"}
+  ]}})");
+  std::optional<StoredCondition> failed = StoredConditionOf(stored, "Failed");
+  ASSERT_TRUE(failed.has_value());
+  EXPECT_EQ(failed->status, "True");
+  EXPECT_EQ(failed->reason, "BackoffLimit");
+  EXPECT_FALSE(StoredConditionOf(stored, "Running").has_value());
+  EXPECT_FALSE(StoredConditionOf(api::Json::parse(R"({"status": "oops"})"), "Failed"));
+}
+
+TEST(TtlTest, AFinishedObjectIsRemovedOnlyOnceItsTimeHasCome) {
+  TimePoint finished = TimePoint{} + std::chrono::hours(1);
+  int removed = 0;
+  auto remove = [&] {
+    ++removed;
+    return OkStatus();
+  };
+  Result<TtlStep> early = ExpireAfterTtl(60, finished, finished + std::chrono::seconds(20), remove);
+  ASSERT_TRUE(early.ok());
+  EXPECT_EQ(early->look_again, std::chrono::seconds(40));
+  EXPECT_FALSE(early->deleted);
+  EXPECT_EQ(removed, 0);
+
+  EXPECT_FALSE(ExpireAfterTtl(std::nullopt, finished, finished, remove)->look_again);
+  EXPECT_FALSE(ExpireAfterTtl(60, std::nullopt, finished, remove)->look_again);
+  EXPECT_EQ(removed, 0);
+
+  Result<TtlStep> due = ExpireAfterTtl(60, finished, finished + std::chrono::seconds(60), remove);
+  ASSERT_TRUE(due.ok());
+  EXPECT_TRUE(due->deleted);
+  EXPECT_EQ(removed, 1);
+
+  Result<TtlStep> failed =
+      ExpireAfterTtl(0, finished, finished, [] { return UnavailableError("store is away"); });
+  EXPECT_FALSE(failed.ok());
 }
 
 }  // namespace

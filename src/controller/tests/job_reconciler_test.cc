@@ -25,16 +25,15 @@ class JobReconcilerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     store_ = std::move(*store::SqliteStore::Open({.clock = &clock_}));
-    reconciler_ = std::make_unique<JobReconciler>(
-        ReconcilerOptions{.store = store_.get(), .clock = &clock_, .ports = &ports_});
+    reconciler_ = std::make_unique<JobReconciler>(JobReconcilerOptions{
+        .store = store_.get(), .clock = &clock_, .replicas = {.ports = &ports_}});
   }
   // The reconciler as the operator runs it, on a cluster.
   void OnACluster() {
-    reconciler_ =
-        std::make_unique<JobReconciler>(ReconcilerOptions{.store = store_.get(),
-                                                          .clock = &clock_,
-                                                          .ports = &ports_,
-                                                          .cluster = ReconcilerOptions::Cluster{}});
+    reconciler_ = std::make_unique<JobReconciler>(
+        JobReconcilerOptions{.store = store_.get(),
+                             .clock = &clock_,
+                             .replicas = {.ports = &ports_, .cluster = ReplicaOptions::Cluster{}}});
   }
 
   void Submit(const std::string& yaml) {

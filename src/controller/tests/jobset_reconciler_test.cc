@@ -23,7 +23,7 @@ class JobSetReconcilerTest : public ::testing::Test {
   void SetUp() override {
     store_ = std::move(*store::SqliteStore::Open({.clock = &clock_}));
     reconciler_ = std::make_unique<JobSetReconciler>(
-        ReconcilerOptions{.store = store_.get(), .clock = &clock_, .ports = &ports_});
+        JobSetReconcilerOptions{.store = store_.get(), .clock = &clock_});
   }
 
   void Submit(const std::string& spec) {
@@ -74,7 +74,6 @@ class JobSetReconcilerTest : public ::testing::Test {
   }
 
   FakeClock clock_;
-  FakePortAllocator ports_;
   std::unique_ptr<store::ObjectStore> store_;
   std::unique_ptr<JobSetReconciler> reconciler_;
 };

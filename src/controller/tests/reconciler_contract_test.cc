@@ -149,11 +149,14 @@ class ReconcilerContractTest : public ::testing::TestWithParam<Case> {
   void SetUp() override {
     dir_ = FreshTestDir("reconciler-contract").string();
     store_ = std::move(*store::SqliteStore::Open({.clock = &clock_}));
-    ReconcilerOptions options{.store = store_.get(), .clock = &clock_, .ports = &ports_};
-    Add(std::make_unique<JobReconciler>(options));
-    Add(std::make_unique<BatchJobReconciler>(options));
-    Add(std::make_unique<JobSetReconciler>(options));
-    Add(std::make_unique<TrainJobReconciler>(options));
+    Add(std::make_unique<JobReconciler>(JobReconcilerOptions{
+        .store = store_.get(), .clock = &clock_, .replicas = {.ports = &ports_}}));
+    Add(std::make_unique<BatchJobReconciler>(
+        BatchJobReconcilerOptions{.store = store_.get(), .clock = &clock_}));
+    Add(std::make_unique<JobSetReconciler>(
+        JobSetReconcilerOptions{.store = store_.get(), .clock = &clock_}));
+    Add(std::make_unique<TrainJobReconciler>(TrainJobReconcilerOptions{
+        .store = store_.get(), .clock = &clock_, .replicas = {.ports = &ports_}}));
     Add(std::make_unique<ExperimentReconciler>(
         ExperimentReconcilerOptions{.store = store_.get(),
                                     .observations = store_.get(),

@@ -35,8 +35,8 @@ class TrainJobReconcilerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     store_ = std::move(*store::SqliteStore::Open({.clock = &clock_}));
-    reconciler_ = std::make_unique<TrainJobReconciler>(
-        ReconcilerOptions{.store = store_.get(), .clock = &clock_, .ports = &ports_});
+    reconciler_ = std::make_unique<TrainJobReconciler>(TrainJobReconcilerOptions{
+        .store = store_.get(), .clock = &clock_, .replicas = {.ports = &ports_}});
   }
   void Apply(const std::string& yaml) {
     auto docs = api::ParseManifests(yaml, "x.yaml");
@@ -114,8 +114,8 @@ TEST_F(TrainJobReconcilerTest, TheRuntimeMakesAJobSetWhoseRendezvousIsAPortOfThe
 // On a cluster a runtime's podGroupPolicy gets its PodGroup, as upstream's
 // plugins build it: every pod of the JobSet, and what they ask together.
 TEST_F(TrainJobReconcilerTest, OnAClusterTheRuntimesGangPolicyGetsItsPodGroup) {
-  reconciler_ = std::make_unique<TrainJobReconciler>(ReconcilerOptions{
-      .store = store_.get(), .clock = &clock_, .cluster = ReconcilerOptions::Cluster{}});
+  reconciler_ = std::make_unique<TrainJobReconciler>(TrainJobReconcilerOptions{
+      .store = store_.get(), .clock = &clock_, .replicas = {.cluster = ReplicaOptions::Cluster{}}});
   std::string runtime = kRuntime;
   runtime.replace(runtime.find("  template:"), 0,
                   "  podGroupPolicy: {coscheduling: {scheduleTimeoutSeconds: 120}}\n");
