@@ -65,6 +65,24 @@ std::optional<TrackedOwner> TrackedOwnerUp(std::string kind, std::string name,
   return found;
 }
 
+std::string FormatTrackedOwner(const TrackedOwner& owner) {
+  return owner.kind + "/" + owner.name + "/" + owner.uid;
+}
+
+std::optional<TrackedOwner> ParseTrackedOwner(std::string_view value) {
+  size_t first = value.find('/');
+  size_t second = first == std::string_view::npos ? first : value.find('/', first + 1);
+  if (second == std::string_view::npos || value.find('/', second + 1) != std::string_view::npos) {
+    return std::nullopt;
+  }
+  TrackedOwner owner{std::string(value.substr(0, first)),
+                     std::string(value.substr(first + 1, second - first - 1)),
+                     std::string(value.substr(second + 1))};
+  bool tracked = IsJobKind(owner.kind) || TrackingOf(owner.kind) == Tracking::kPushed;
+  if (!tracked || owner.name.empty() || !IsArtifactsFolderName(owner.uid)) return std::nullopt;
+  return owner;
+}
+
 std::string TrackingUri(std::string_view api_url, std::string_view namespace_) {
   return std::string(api_url) + "/mlflow/" + std::string(namespace_);
 }

@@ -40,6 +40,15 @@ using ObjectLookup =
 std::optional<TrackedOwner> TrackedOwnerUp(std::string kind, std::string name,
                                            const ObjectLookup& get);
 
+// A pod's tracked owner as its job controller marks it
+// (kTrackedOwnerAnnotation, "PyTorchJob/mnist/<uid>": no part of a kind,
+// name or uid holds '/'), so that the node agent gives its replicas their
+// run and output folder without knowing jobs.
+std::string FormatTrackedOwner(const TrackedOwner& owner);
+// Nothing for a value that is not three parts: a job kind or Trial, a
+// name, and a uid that may name a folder (IsArtifactsFolderName).
+std::optional<TrackedOwner> ParseTrackedOwner(std::string_view value);
+
 // How the store keeps a run's params, tags and state once one is logged
 // (by its id, in its namespace), and experiments clients make.
 inline constexpr std::string_view kTrackingRunKind = "MlflowRun";

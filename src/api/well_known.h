@@ -36,6 +36,9 @@ inline constexpr std::string_view kGpusAnnotation = "trainyard.dev/gpus";
 inline constexpr std::string_view kPortsAnnotation = "trainyard.dev/ports";
 inline constexpr std::string_view kRecreationsAnnotation = "trainyard.dev/recreations";
 inline constexpr std::string_view kTrialIndexAnnotation = "trainyard.dev/trial-index";
+// The job or trial a pod's replicas log to and write their output for
+// (api::FormatTrackedOwner), put on the pod by the controller that makes it.
+inline constexpr std::string_view kTrackedOwnerAnnotation = "trainyard.dev/tracked-owner";
 // Which collector reads a job's own metrics (api/job_metrics.h,
 // docs/tracking.md): "StdOut", the default, and the others.
 inline constexpr std::string_view kJobMetricsAnnotation = "trainyard.dev/metrics";

@@ -14,6 +14,7 @@
 #include "controller/owned.h"
 #include "controller/pod_state.h"
 #include "controller/reconcile_steps.h"
+#include "controller/tracked_owner.h"
 #include "controller/ttl.h"
 
 namespace trainyard::controller {
@@ -117,7 +118,8 @@ Status DeletePod(BatchJobContext& ctx, const api::Pod& pod) {
                             fmt::format("Deleted pod: {}", pod.metadata.name));
 }
 
-Status CreatePod(BatchJobContext& ctx, const api::Pod& pod) {
+Status CreatePod(BatchJobContext& ctx, api::Pod pod) {
+  MarkTrackedOwner(*ctx.options.store, pod);
   RETURN_IF_ERROR(ctx.options.store->Create(api::EncodePod(pod)).status());
   return ctx.Events().Event("Normal", "SuccessfulCreate",
                             fmt::format("Created pod: {}", pod.metadata.name));

@@ -20,6 +20,7 @@
 #include "controller/reconcile_steps.h"
 #include "controller/replica_pod.h"
 #include "controller/replica_services.h"
+#include "controller/tracked_owner.h"
 #include "controller/ttl.h"
 #include "frameworks/framework.h"
 
@@ -273,6 +274,8 @@ Status CreatePod(Context& ctx, const ReplicaRef& replica, const frameworks::Plac
     pod.metadata.annotations[std::string(api::kRecreationsAnnotation)] =
         std::to_string(recreations);
   }
+  // Tracking (the job's MLflow run and output folder) is this machine's.
+  if (!cluster) MarkTrackedOwner(*ctx.options.store, pod);
   Result<api::Json> created = ctx.options.store->Create(api::EncodePod(pod));
   if (!created.ok()) return created.status();
   RETURN_IF_ERROR(ctx.Events().Event("Normal", "SuccessfulCreatePod",

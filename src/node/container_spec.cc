@@ -105,7 +105,7 @@ Result<runtime::ProcessSpec> ContainerSpecBuilder::Build(const Run& run) {
               fmt::format("{} were skipped: they are not valid environment variable names", keys));
   }
   if (options_.pin_gpus) PinGpus(pod, env);
-  std::optional<TrackedOwner> owner = TrackedOwnerOf(pod, *options_.store);
+  std::optional<TrackedOwner> owner = TrackedOwnerOf(pod);
   if (owner && !tracking_url_.empty()) {
     AddTrackingEnv(pod, *owner, tracking_url_, tracking_ca_, env);
   }

@@ -2,22 +2,18 @@
 
 #include <algorithm>
 
-#include "api/object.h"
-#include "api/registry.h"
 #include "api/tracking.h"
 #include "api/well_known.h"
-#include "store/object_lookup.h"
 
 namespace trainyard::node {
 
-std::optional<TrackedOwner> TrackedOwnerOf(const api::Pod& pod, const store::ObjectReader& store) {
-  const api::OwnerReference* first = nullptr;
-  for (const api::OwnerReference& ref : pod.metadata.owner_references) {
-    if (ref.controller.value_or(false)) first = &ref;
-  }
-  if (first == nullptr) return std::nullopt;
-  return api::TrackedOwnerUp(first->kind, first->name,
-                             store::LookupIn(store, pod.metadata.namespace_));
+std::optional<TrackedOwner> TrackedOwnerOf(const api::Pod& pod) {
+  bool controlled =
+      std::any_of(pod.metadata.owner_references.begin(), pod.metadata.owner_references.end(),
+                  [](const api::OwnerReference& ref) { return ref.controller.value_or(false); });
+  auto mark = pod.metadata.annotations.find(std::string(api::kTrackedOwnerAnnotation));
+  if (!controlled || mark == pod.metadata.annotations.end()) return std::nullopt;
+  return api::ParseTrackedOwner(mark->second);
 }
 
 void AddTrackingEnv(const api::Pod& pod, const TrackedOwner& owner, const std::string& api_url,

@@ -11,16 +11,15 @@
 #include "api/pod_object.h"
 #include "api/tracking.h"
 #include "node/container_env.h"
-#include "store/object_store.h"
 
 namespace trainyard::node {
 
 using api::TrackedOwner;
 
-// The job or trial a pod runs for, up its controllers' chain (a TrainJob's
-// pod: Job, JobSet, TrainJob); a trial's job gives its trial. Nothing for a
-// pod of no job.
-std::optional<TrackedOwner> TrackedOwnerOf(const api::Pod& pod, const store::ObjectReader& store);
+// The job or trial a pod runs for, as the controller that made it marked
+// it (controller/tracked_owner.h). Nothing for a pod of no controller: a
+// pod made by hand cannot claim a job's run or output folder.
+std::optional<TrackedOwner> TrackedOwnerOf(const api::Pod& pod);
 
 // Adds the variables to `env` for a pod of `owner`, with the API at
 // `api_url` (and its CA file, for HTTPS).

@@ -92,6 +92,31 @@ class BatchJobReconcilerTest : public ::testing::Test {
   std::unique_ptr<BatchJobReconciler> reconciler_;
 };
 
+// The node agent gives a pod's replicas their job's MLflow run and output
+// folder from the mark the controller puts on the pod: a trial's Job's
+// pods are its trial's, whatever mark the template carried.
+TEST_F(BatchJobReconcilerTest, EachPodIsMarkedWithTheJobOrTrialItsReplicasLogTo) {
+  api::Json trial = {{"apiVersion", "kubeflow.org/v1beta1"},
+                     {"kind", "Trial"},
+                     {"metadata", {{"name", "x"}, {"namespace", "default"}}},
+                     {"spec", api::Json::object()}};
+  Result<api::Json> stored_trial = store_->Create(trial);
+  ASSERT_TRUE(stored_trial.ok()) << stored_trial.status().ToString();
+  std::string yaml =
+      "apiVersion: batch/v1\nkind: Job\nmetadata: {name: t, namespace: default, labels: "
+      "{katib.kubeflow.org/trial: x}}\nspec:\n  template:\n    metadata: {annotations: "
+      "{trainyard.dev/tracked-owner: PyTorchJob/other/u}}\n    spec:\n      restartPolicy: "
+      "Never\n      containers: [{name: main, image: i, command: [run]}]\n";
+  auto docs = api::ParseManifests(yaml, "job.yaml");
+  ASSERT_TRUE(docs.ok()) << docs.status().ToString();
+  ASSERT_TRUE(store_->Create((*docs)[0].value).ok());
+  Reconcile();
+  std::vector<api::Pod> pods = Pods();
+  ASSERT_THAT(pods, SizeIs(1));
+  EXPECT_EQ(pods[0].metadata.annotations["trainyard.dev/tracked-owner"],
+            "Trial/x/" + api::StringAt(*stored_trial, {"metadata", "uid"}));
+}
+
 // As Kubernetes' job controller reads a job's pods from an informer index by
 // owner: a reconcile reads its own pods, however many finished jobs' pods
 // the namespace holds.

@@ -8,6 +8,7 @@
 
 #include "common/artifact_files.h"
 #include "common/tests/test_dir.h"
+#include "node/tracking_env.h"
 
 namespace trainyard::node {
 namespace {
@@ -59,6 +60,24 @@ TEST(OutputDirTest, TheVariableIsTheJobsUnlessTheContainerSetsItsOwn) {
   EnvList with_own = {{"TRAINYARD_OUTPUT_DIR", "/mine"}};
   AddOutputDirEnv(own, "/state/artifacts/ml/u", with_own);
   EXPECT_EQ(with_own, (EnvList{{"TRAINYARD_OUTPUT_DIR", "/mine"}}));
+}
+
+// The job a replica writes for is the one its controller marked; a pod
+// made by hand (no controller) cannot claim one by the annotation alone.
+TEST(OutputDirTest, TheOwnerIsTheControllersMarkOnAControlledPodOnly) {
+  api::Pod pod;
+  pod.metadata.annotations["trainyard.dev/tracked-owner"] = "PyTorchJob/mnist/0f3c-uid";
+  EXPECT_FALSE(TrackedOwnerOf(pod).has_value());
+  pod.metadata.owner_references.push_back({.api_version = "kubeflow.org/v1",
+                                           .kind = "PyTorchJob",
+                                           .name = "mnist",
+                                           .controller = true});
+  std::optional<TrackedOwner> owner = TrackedOwnerOf(pod);
+  ASSERT_TRUE(owner.has_value());
+  EXPECT_EQ(owner->kind, "PyTorchJob");
+  EXPECT_EQ(owner->uid, "0f3c-uid");
+  pod.metadata.annotations["trainyard.dev/tracked-owner"] = "../../x";
+  EXPECT_FALSE(TrackedOwnerOf(pod).has_value());
 }
 
 }  // namespace
