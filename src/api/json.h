@@ -59,12 +59,51 @@ inline int64_t IntAt(const Json& doc, std::initializer_list<const char*> path,
   const Json* at = FindAt(doc, path);
   return at != nullptr && at->is_number_integer() ? at->get<int64_t>() : fallback;
 }
+// `object[key]` when it is an integer, else `fallback`.
+inline int64_t IntAt(const Json& object, const char* key, int64_t fallback = 0) {
+  return IntAt(object, {key}, fallback);
+}
+
+// The number at a path of keys, integer or float, as a double, else `fallback`.
+inline double NumberAt(const Json& doc, std::initializer_list<const char*> path,
+                       double fallback = 0) {
+  const Json* at = FindAt(doc, path);
+  return at != nullptr && at->is_number() ? at->get<double>() : fallback;
+}
+// `object[key]` when it is a number, as a double, else `fallback`.
+inline double NumberAt(const Json& object, const char* key, double fallback = 0) {
+  return NumberAt(object, {key}, fallback);
+}
+
+// The boolean at a path of keys, else `fallback`.
+inline bool BoolAt(const Json& doc, std::initializer_list<const char*> path,
+                   bool fallback = false) {
+  const Json* at = FindAt(doc, path);
+  return at != nullptr && at->is_boolean() ? at->get<bool>() : fallback;
+}
+// `object[key]` when it is a boolean, else `fallback`.
+inline bool BoolAt(const Json& object, const char* key, bool fallback = false) {
+  return BoolAt(object, {key}, fallback);
+}
+
+// The value at a path of keys, of any type, else null; by reference.
+inline const Json& ValueAt(const Json& doc, std::initializer_list<const char*> path) {
+  static const Json kNull;
+  const Json* at = FindAt(doc, path);
+  return at != nullptr ? *at : kNull;
+}
+// `object[key]`, of any type, else null; by reference.
+inline const Json& ValueAt(const Json& object, const char* key) { return ValueAt(object, {key}); }
 
 // The array at a path of keys, else an empty one; by reference, not copied.
 inline const Json& ArrayRefAt(const Json& doc, std::initializer_list<const char*> path) {
   static const Json kEmpty = Json::array();
   const Json* at = FindAt(doc, path);
   return at != nullptr && at->is_array() ? *at : kEmpty;
+}
+// `object[key]` when it is an array, else []; by reference.
+inline const Json& ArrayRefAt(const Json& object, const char* key) {
+  return ArrayRefAt(object, {key});
 }
 // `object[key]` when it is an array, else [] (a copy, to modify).
 inline Json ArrayAt(const Json& object, const char* key) { return ArrayRefAt(object, {key}); }
@@ -75,5 +114,7 @@ inline const Json& ObjectAt(const Json& doc, std::initializer_list<const char*> 
   const Json* at = FindAt(doc, path);
   return at != nullptr && at->is_object() ? *at : kEmpty;
 }
+// `object[key]` when it is an object, else {}; by reference.
+inline const Json& ObjectAt(const Json& object, const char* key) { return ObjectAt(object, {key}); }
 
 }  // namespace trainyard::api
