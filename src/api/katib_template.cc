@@ -45,8 +45,7 @@ Result<std::string> MetadataValue(std::string_view reference, const Json& job) {
   for (std::string_view form : {"Labels", "Annotations"}) {
     if (std::optional<std::string> key = BracketKey(reference, form)) {
       std::string field = form == "Labels" ? "labels" : "annotations";
-      const Json& meta = job.value("metadata", Json::object());
-      const Json& map = meta.value(field, Json::object());
+      const Json& map = ObjectAt(job, {"metadata", field.c_str()});
       auto it = map.find(*key);
       if (it == map.end() || !it->is_string()) {
         return InvalidArgumentError(

@@ -4,6 +4,7 @@
 // what is borrowed.
 #include <fmt/format.h>
 
+#include "api/json.h"
 #include "api/printer_columns.h"
 
 namespace trainyard::api {
@@ -102,13 +103,12 @@ std::vector<PrinterColumn> LocalQueueColumns() {
 }
 
 std::vector<PrinterColumn> PriorityClassColumns() {
-  return {
-      NameColumn(),
-      IntColumn("Value", {"value"}),
-      {"Global-Default", "string", "", 0,
-       [](const Json& o, TimePoint) { return o.value("globalDefault", false) ? "true" : "false"; }},
-      StringColumn("Preemption Policy", {"preemptionPolicy"}, 1),
-      AgeColumn()};
+  return {NameColumn(),
+          IntColumn("Value", {"value"}),
+          {"Global-Default", "string", "", 0,
+           [](const Json& o, TimePoint) { return BoolAt(o, "globalDefault") ? "true" : "false"; }},
+          StringColumn("Preemption Policy", {"preemptionPolicy"}, 1),
+          AgeColumn()};
 }
 
 std::vector<PrinterColumn> ResourceQuotaColumns() {

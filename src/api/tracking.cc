@@ -34,7 +34,7 @@ namespace {
 // The controller among an object's owners.
 const Json* ControllerOf(const Json& object) {
   for (const Json& ref : ArrayRefAt(object, {"metadata", "ownerReferences"})) {
-    if (ref.is_object() && ref.value("controller", false)) return &ref;
+    if (BoolAt(ref, "controller")) return &ref;
   }
   return nullptr;
 }

@@ -7,6 +7,7 @@
 
 #include "api/defaults.h"
 #include "api/job_metrics.h"
+#include "api/json.h"
 #include "api/katib_template.h"
 #include "api/kinds.h"
 #include "api/registry.h"
@@ -154,7 +155,7 @@ void ValidateTemplateDocument(const ExperimentSpec& spec, const Json& document,
                                            "unable to parse spec.trialTemplate: not an object"));
     return;
   }
-  const Json& meta = document.value("metadata", Json::object());
+  const Json& meta = ObjectAt(document, "metadata");
   if (meta.is_object() && (meta.contains("name") || meta.contains("namespace"))) {
     Error(out, FieldError::Invalid(
                    path.Child("metadata"), "",

@@ -77,7 +77,7 @@ ApiAnswer Answer(const httplib::Result& result) {
 }  // namespace
 
 std::string ApiAnswer::Error() const {
-  if (body.is_object() && body.value("kind", "") == "Status") {
+  if (api::StringAt(body, "kind") == "Status") {
     return fmt::format("{}: {}", api::StringAt(body, "reason"), api::StringAt(body, "message"));
   }
   return fmt::format("HTTP {}", code);

@@ -50,10 +50,9 @@ int List(Session& session, const std::string& path) {
   std::cout << fmt::format("{:<{}}   {:>9}   MODIFIED\n", "PATH", width, "SIZE");
   for (const api::Json& item : items) {
     std::cout << fmt::format("{:<{}}   {:>9}   {}\n", api::StringAt(item, "path"), width,
-                             HumanBytes(item.value("size", int64_t{0})),
-                             api::StringAt(item, "modified"));
+                             HumanBytes(api::IntAt(item, "size")), api::StringAt(item, "modified"));
   }
-  if (answer->body.value("truncated", false)) {
+  if (api::BoolAt(answer->body, "truncated")) {
     std::cerr << fmt::format("(the first {} alone: there are more)\n", items.size());
   }
   return 0;

@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "api/json.h"
 #include "api/object.h"
 #include "api/well_known.h"
 #include "api/yaml.h"
@@ -38,7 +39,7 @@ void PrintTable(const api::Json& table, bool wide, bool namespaces, std::ostream
   if (namespaces) header.push_back("NAMESPACE");
   const api::Json columns = api::ArrayAt(table, "columnDefinitions");
   for (size_t i = 0; i < columns.size(); ++i) {
-    if (!wide && columns[i].value("priority", 0) > 0) continue;
+    if (!wide && api::IntAt(columns[i], "priority") > 0) continue;
     shown.push_back(i);
     header.push_back(AsciiUpper(api::StringAt(columns[i], "name")));
   }
@@ -258,7 +259,7 @@ int RunDescribe(const ClientCommand& command, const std::string& kind, const std
     }
     return 0;
   }
-  api::Json status = o.value("status", api::Json::object());
+  const api::Json& status = api::ObjectAt(o, "status");
   const api::Json conditions = api::ArrayAt(status, "conditions");
   if (!conditions.empty()) {
     std::cout << "Conditions:\n";

@@ -97,7 +97,7 @@ void PrintObservationLog(const api::Json& log, size_t limit, std::ostream& out) 
   size_t first = rows.size() > limit ? rows.size() - limit : 0;
   if (first > 0) out << fmt::format("  ({} earlier values not shown)\n", first);
   for (size_t k = first; k < rows.size(); ++k) {
-    const api::Json& metric = rows[k].value("metric", api::Json::object());
+    const api::Json& metric = api::ObjectAt(rows[k], "metric");
     out << fmt::format("  {}  {}={}\n", api::StringAt(rows[k], "timeStamp"),
                        api::StringAt(metric, "name"), api::StringAt(metric, "value"));
   }

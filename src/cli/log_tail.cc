@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "api/json.h"
 #include "api/pod_object.h"
 #include "api/well_known.h"
 
@@ -65,7 +66,7 @@ LogTail::~LogTail() {
 void LogTail::Follow(const api::Json& doc) {
   // Decode only pods not seen before: this runs at every loop step.
   const api::Json& meta = doc["metadata"];
-  std::string key = meta.value("namespace", "") + "/" + meta.value("name", "");
+  std::string key = api::StringAt(meta, "namespace") + "/" + api::StringAt(meta, "name");
   if (!seen_.insert(key).second) return;
   Result<api::Pod> pod = api::DecodePod(doc);
   if (!pod.ok() || pod->spec.containers.empty()) return;

@@ -109,7 +109,7 @@ std::string MetricsView(const api::Json& log, const std::string& metric) {
     if (auto t = thinned.find(name); t != thinned.end()) {
       // Of a thinned metric, every value counts, and its extremes are exact.
       const api::Json& note = *t->second;
-      count = std::to_string(note.value("values", int64_t{0}));
+      count = std::to_string(api::IntAt(note, "values"));
       min = api::StringAt(note, "min");
       max = api::StringAt(note, "max");
       notes += fmt::format("{}: {} values, {} kept; STEPS, MIN, MAX and LAST count them all\n",
@@ -130,7 +130,7 @@ std::string MetricsView(const api::Json& log, const std::string& metric) {
     out += fmt::format("{:<{}} {:>{}}  {:<{}} {:<{}} {:<{}} {}\n", r.name, w[0], r.count, w[1],
                        r.last, w[2], r.min, w[3], r.max, w[4], r.trend);
   }
-  if (int64_t dropped = log.value("droppedValues", int64_t{0}); dropped > 0) {
+  if (int64_t dropped = api::IntAt(log, "droppedValues"); dropped > 0) {
     notes += fmt::format("{} values of metrics past the {} a job keeps were dropped\n", dropped,
                          store::kMetricsPerLog);
   }

@@ -38,8 +38,7 @@ int64_t DropFromContainer(api::Json& container) {
   api::Json& env = container["env"];
   if (!env.is_array()) env = api::Json::array();
   for (auto it = env.begin(); it != env.end();) {
-    it =
-        it->is_object() && it->value("name", "") == "CUDA_VISIBLE_DEVICES" ? env.erase(it) : it + 1;
+    it = api::StringAt(*it, "name") == "CUDA_VISIBLE_DEVICES" ? env.erase(it) : it + 1;
   }
   env.push_back({{"name", "CUDA_VISIBLE_DEVICES"}, {"value", ""}});
   return gpus;

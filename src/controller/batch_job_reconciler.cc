@@ -7,6 +7,7 @@
 #include <set>
 
 #include "api/defaults.h"
+#include "api/json.h"
 #include "api/object.h"
 #include "api/pod_object.h"
 #include "controller/conditions.h"

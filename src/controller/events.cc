@@ -5,6 +5,7 @@
 #include <atomic>
 #include <vector>
 
+#include "api/json.h"
 #include "common/strings.h"
 
 namespace trainyard::controller {
@@ -46,8 +47,9 @@ Status DeleteEventsOf(store::ObjectStore& store, const store::ObjectKey& key) {
   RETURN_IF_ERROR(store.Scan("Event", key.namespace_, [&](const api::Json& event) {
     auto involved = event.find("involvedObject");
     if (involved == event.end() || !involved->is_object()) return;
-    if (involved->value("kind", "") == key.kind && involved->value("name", "") == key.name) {
-      names.push_back(event["metadata"].value("name", ""));
+    if (api::StringAt(*involved, "kind") == key.kind &&
+        api::StringAt(*involved, "name") == key.name) {
+      names.push_back(api::StringAt(event, {"metadata", "name"}));
     }
   }));
   for (const std::string& name : names) {

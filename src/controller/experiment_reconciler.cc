@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "api/defaults.h"
+#include "api/json.h"
 #include "api/katib_space.h"
 #include "api/object.h"
 #include "api/validation.h"
@@ -191,7 +192,7 @@ Status WriteSuggestion(ExperimentContext& ctx, bool exhausted, const std::string
     doc["metadata"]["resourceVersion"] = (*stored)["metadata"]["resourceVersion"];
     ASSIGN_OR_RETURN(*stored, ctx.options.store->Update(doc));
   }
-  if (doc["status"] == (*stored).value("status", api::Json())) return OkStatus();
+  if (doc["status"] == api::ValueAt(*stored, "status")) return OkStatus();
   (*stored)["status"] = doc["status"];
   return ctx.options.store->UpdateStatus(*stored).status();
 }
@@ -200,9 +201,9 @@ bool SuggestionsExhausted(const ExperimentContext& ctx) {
   const api::ObjectMeta& meta = ctx.experiment.metadata;
   Result<api::Json> stored = ctx.options.store->Get({"Suggestion", meta.namespace_, meta.name});
   if (!stored.ok()) return false;
-  for (const api::Json& c :
-       (*stored).value("status", api::Json::object()).value("conditions", api::Json::array())) {
-    if (c.value("type", "") == "Succeeded" && c.value("status", "") == "True") return true;
+  for (const api::Json& c : api::ArrayRefAt(*stored, {"status", "conditions"})) {
+    if (api::StringAt(c, "type") == "Succeeded" && api::StringAt(c, "status") == "True")
+      return true;
   }
   return false;
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "api/json.h"
 #include "api/katib_template.h"
 #include "api/object.h"
 #include "api/validation.h"
@@ -32,7 +33,7 @@ Result<api::Json> TrialTemplateDocument(const store::ObjectStore& store,
         "experiment starts",
         source.config_map_namespace, source.config_map_name));
   }
-  const api::Json& data = (*map).value("data", api::Json::object());
+  const api::Json& data = api::ObjectAt(*map, "data");
   auto entry = data.find(source.template_path);
   if (entry == data.end() || !entry->is_string()) {
     return FailedPreconditionError(

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "api/defaults.h"
+#include "api/json.h"
 #include "api/object.h"
 #include "api/pod_object.h"
 #include "api/validation.h"
@@ -247,7 +248,7 @@ Result<frameworks::Placement> PlacementOf(Context& ctx) {
     ctx.stored["metadata"]["annotations"][std::string(api::kPortsAnnotation)] = ports.dump();
     ASSIGN_OR_RETURN(ctx.stored, ctx.options.store->Update(ctx.stored));
     annotations[std::string(api::kPortsAnnotation)] = ports.dump();
-    ctx.job.metadata.resource_version = ctx.stored["metadata"].value("resourceVersion", "");
+    ctx.job.metadata.resource_version = api::StringAt(ctx.stored, {"metadata", "resourceVersion"});
   }
   return placement;
 }
@@ -319,7 +320,7 @@ Status ReconcileMpiConfig(Context& ctx) {
   if (have.status().code() == StatusCode::kNotFound)
     return ctx.options.store->Create(want).status();
   if (!have.ok()) return have.status();
-  if (have->value("data", api::Json::object()) == want["data"]) return OkStatus();
+  if (api::ObjectAt(*have, "data") == want["data"]) return OkStatus();
   (*have)["data"] = want["data"];
   return ctx.options.store->Update(*have).status();
 }

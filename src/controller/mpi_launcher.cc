@@ -1,5 +1,6 @@
 #include "controller/mpi_launcher.h"
 
+#include "api/json.h"
 #include "api/reflect.h"
 #include "controller/replica_pod.h"
 #include "frameworks/framework.h"
@@ -55,7 +56,7 @@ Status Ensure(store::ObjectStore& store, const api::Json& want, const char* comp
     return created.status();
   }
   RETURN_IF_ERROR(have.status());
-  if (compare == nullptr || have->value(compare, api::Json()) == want[compare]) return OkStatus();
+  if (compare == nullptr || api::ValueAt(*have, compare) == want[compare]) return OkStatus();
   (*have)[compare] = want[compare];
   return store.Update(*have).status();
 }

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "api/json.h"
 #include "api/object.h"
 #include "api/registry.h"
 #include "api/tracking.h"
@@ -10,8 +11,7 @@ namespace trainyard::controller {
 
 bool ControlledBy(const api::Json& object, const std::string& uid) {
   for (const api::Json& owner : api::ArrayRefAt(object, {"metadata", "ownerReferences"})) {
-    if (owner.is_object() && owner.value("controller", false) &&
-        api::StringAt(owner, "uid") == uid) {
+    if (api::BoolAt(owner, "controller") && api::StringAt(owner, "uid") == uid) {
       return true;
     }
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "api/json.h"
 #include "api/object.h"
 #include "api/reflect.h"
 #include "common/strings.h"
@@ -127,7 +128,7 @@ Result<bool> ReconcilePodGroup(store::ObjectStore& store, const api::TrainingJob
   }
   RETURN_IF_ERROR(have.status());
   api::Json want = BuildPodGroup(job, store, &*have, scheduler);
-  if (have->value("spec", api::Json::object()) != want["spec"]) {
+  if (api::ObjectAt(*have, "spec") != want["spec"]) {
     (*have)["spec"] = want["spec"];
     RETURN_IF_ERROR(store.Update(*have).status());
   }

@@ -75,7 +75,7 @@ void UpsertPort(Json& container, int port) {
   Json& ports = container["ports"];
   if (!ports.is_array()) ports = Json::array();
   for (const Json& p : ports) {
-    if (p.is_object() && p.value("containerPort", 0) == port) return;
+    if (p.is_object() && api::IntAt(p, "containerPort") == port) return;
   }
   ports.push_back(Json{{"containerPort", port}, {"protocol", "TCP"}});
 }

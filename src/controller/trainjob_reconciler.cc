@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "api/json.h"
 #include "api/trainer_kinds.h"
 #include "api/validation.h"
 #include "api/well_known.h"
@@ -76,7 +77,7 @@ bool IsFinished(TrainJobContext& ctx) {
 Result<int> RendezvousPort(TrainJobContext& ctx) {
   std::string text = ctx.meta.annotations[std::string(api::kPortsAnnotation)];
   Json ports = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (ports.is_object() && ports.value(kRendezvousKey, Json()).is_number_integer()) {
+  if (api::ValueAt(ports, std::string(kRendezvousKey).c_str()).is_number_integer()) {
     return ports[kRendezvousKey].get<int>();
   }
   ASSIGN_OR_RETURN(
@@ -93,7 +94,7 @@ void ReleasePort(TrainJobContext& ctx) {
   auto it = ctx.meta.annotations.find(std::string(api::kPortsAnnotation));
   if (it == ctx.meta.annotations.end() || ctx.options.replicas.ports == nullptr) return;
   Json ports = Json::parse(it->second, nullptr, /*allow_exceptions=*/false);
-  if (ports.is_object() && ports.value(kRendezvousKey, Json()).is_number_integer()) {
+  if (api::ValueAt(ports, std::string(kRendezvousKey).c_str()).is_number_integer()) {
     ctx.options.replicas.ports->Release(ports[kRendezvousKey].get<int>());
   }
 }
@@ -140,7 +141,7 @@ Result<JobSetState> ReadJobSet(TrainJobContext& ctx) {
   if (jobset.status().code() == StatusCode::kNotFound) return JobSetState{};
   if (!jobset.ok()) return jobset.status();
   for (const Json& owner : api::ArrayRefAt(*jobset, {"metadata", "ownerReferences"})) {
-    if (owner.value("controller", false) && api::StringAt(owner, "uid") == ctx.meta.uid) {
+    if (api::BoolAt(owner, "controller") && api::StringAt(owner, "uid") == ctx.meta.uid) {
       return JobSetState{.ours = std::move(*jobset)};
     }
   }

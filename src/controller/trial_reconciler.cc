@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "api/gjson.h"
+#include "api/json.h"
 #include "api/object.h"
 #include "api/registry.h"
 #include "controller/events.h"
@@ -111,7 +112,7 @@ void AddToPodTemplate(const api::Trial& trial, const std::vector<ExtraMount>& ex
   api::Json& containers = pod_template["spec"]["containers"];
   if (!containers.is_array()) return;
   for (api::Json& c : containers) {
-    if (c.value("name", "") != trial.spec.primary_container_name) continue;
+    if (api::StringAt(c, "name") != trial.spec.primary_container_name) continue;
     SetTrialEnv(c["env"], trial_env);
     if (extra.empty()) continue;
     api::Json& mounts = c["volumeMounts"];
@@ -321,7 +322,8 @@ TrialReconciler::TrialReconciler(TrialReconcilerOptions options) : options_(std:
 TrialReconciler::~TrialReconciler() = default;
 
 store::ObjectKey TrialJobKey(const api::Trial& trial) {
-  return {trial.spec.run_spec.value("kind", ""), trial.metadata.namespace_, trial.metadata.name};
+  return {api::StringAt(trial.spec.run_spec, "kind"), trial.metadata.namespace_,
+          trial.metadata.name};
 }
 
 Result<ReconcileResult> TrialReconciler::Reconcile(const store::ObjectKey& key) {

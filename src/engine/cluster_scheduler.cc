@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 
+#include "api/json.h"
 #include "api/pod_object.h"
 #include "api/registry.h"
 #include "controller/events.h"
@@ -125,11 +126,11 @@ class SnapshotReader {
       g.problem = fmt::format("PodGroup {} does not exist yet", key);
       return;
     }
-    const Json& spec = group->second.value("spec", Json::object());
+    const Json& spec = api::ObjectAt(group->second, "spec");
     if (spec.contains("minMember") && spec["minMember"].is_number_integer()) {
       g.gang.min_available = spec["minMember"].get<int32_t>();
     }
-    g.gang.min_resources = AmountsOf(spec.value("minResources", Json::object()));
+    g.gang.min_resources = AmountsOf(api::ObjectAt(spec, "minResources"));
     g.gang.created = EpochMsOf(api::StringAt(group->second, {"metadata", "creationTimestamp"}));
   }
 

@@ -55,10 +55,10 @@ struct Priorities {
 
 Status ReadPriorities(const store::ObjectStore& store, Priorities& out) {
   return store.Scan("PriorityClass", "", [&](const Json& doc) {
-    Priorities::Class c{static_cast<int32_t>(doc.value("value", 0)),
-                        doc.value("preemptionPolicy", "") == "Never"};
+    Priorities::Class c{static_cast<int32_t>(api::IntAt(doc, "value")),
+                        api::StringAt(doc, "preemptionPolicy") == "Never"};
     out.classes[StringAt(doc, {"metadata", "name"})] = c;
-    if (doc.value("globalDefault", false)) out.global_default = c;
+    if (api::BoolAt(doc, "globalDefault")) out.global_default = c;
   });
 }
 
@@ -106,7 +106,7 @@ const Json* ControllerOf(const Json& pod) {
   const Json& owners = At(pod, {"metadata", "ownerReferences"});
   if (!owners.is_array()) return nullptr;
   for (const Json& owner : owners) {
-    if (owner.value("controller", false)) return &owner;
+    if (api::BoolAt(owner, "controller")) return &owner;
   }
   return nullptr;
 }
@@ -168,14 +168,15 @@ class Builder {
       group = StringAt(doc, {"metadata", "annotations", "scheduling.k8s.io/group-name"});
     }
     const Json* job = ControllerOf(doc);
-    if (group.empty() || group != jobset || job == nullptr || job->value("kind", "") != "Job") {
+    if (group.empty() || group != jobset || job == nullptr ||
+        api::StringAt(*job, "kind") != "Job") {
       return std::nullopt;
     }
     std::string ns = StringAt(doc, {"metadata", "namespace"});
     auto [known, added] = train_job_of_jobset_.try_emplace(ns + "/" + group);
     if (added) known->second = TrainJobControlling(ns, group);
     if (!known->second ||
-        ControllerUid("Job", ns, job->value("name", "")) != known->second->second) {
+        ControllerUid("Job", ns, api::StringAt(*job, "name")) != known->second->second) {
       return std::nullopt;
     }
     return known->second->first;
@@ -189,7 +190,7 @@ class Builder {
     Result<Json> jobset = store_.Get({"JobSet", ns, name});
     if (!job.ok() || !jobset.ok()) return std::nullopt;
     const Json* owner = ControllerOf(*jobset);
-    if (owner == nullptr || owner->value("uid", "") != StringAt(*job, {"metadata", "uid"})) {
+    if (owner == nullptr || api::StringAt(*owner, "uid") != StringAt(*job, {"metadata", "uid"})) {
       return std::nullopt;
     }
     return std::make_pair(std::move(*job), StringAt(*jobset, {"metadata", "uid"}));
@@ -202,7 +203,7 @@ class Builder {
     if (added) {
       Result<Json> object = store_.Get({kind, ns, name});
       const Json* owner = object.ok() ? ControllerOf(*object) : nullptr;
-      known->second = owner != nullptr ? owner->value("uid", "") : "";
+      known->second = owner != nullptr ? api::StringAt(*owner, "uid") : "";
     }
     return known->second;
   }
@@ -215,25 +216,27 @@ class Builder {
     Json owner = doc;
     if (const Json* ref = ControllerOf(doc)) {
       // A gang's pods name the same job: read it once.
-      if (auto known = gang_of_owner_.find(ref->value("uid", "")); known != gang_of_owner_.end()) {
+      if (auto known = gang_of_owner_.find(api::StringAt(*ref, "uid"));
+          known != gang_of_owner_.end()) {
         GangSource& source = out_.sources[known->second];
         (StringAt(doc, {"spec", "nodeName"}).empty() ? source.pending : source.bound)
             .push_back(std::move(doc));
         return OkStatus();
       }
       std::string ns = StringAt(doc, {"metadata", "namespace"});
-      Result<Json> got = store_.Get({ref->value("kind", ""), ns, ref->value("name", "")});
+      Result<Json> got = store_.Get({api::StringAt(*ref, "kind"), ns, api::StringAt(*ref, "name")});
       // A job already gone still groups its pods, which are going too.
       owner = got.ok() ? std::move(*got)
-                       : Json{{"apiVersion", ref->value("apiVersion", "")},
-                              {"kind", ref->value("kind", "")},
+                       : Json{{"apiVersion", api::StringAt(*ref, "apiVersion")},
+                              {"kind", api::StringAt(*ref, "kind")},
                               {"metadata",
-                               {{"name", ref->value("name", "")},
+                               {{"name", api::StringAt(*ref, "name")},
                                 {"namespace", ns},
-                                {"uid", ref->value("uid", "")},
+                                {"uid", api::StringAt(*ref, "uid")},
                                 {"deletionTimestamp", FormatRfc3339(TimePoint())}}}};
     }
-    if (const Json* ref = ControllerOf(doc)) gang_of_owner_[ref->value("uid", "")] = GangId(owner);
+    if (const Json* ref = ControllerOf(doc))
+      gang_of_owner_[api::StringAt(*ref, "uid")] = GangId(owner);
     return AddToGang(std::move(doc), std::move(owner));
   }
 

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "api/defaults.h"
+#include "api/json.h"
 #include "common/strings.h"
 #include "engine/claim_reconciler.h"
 #include "engine/inventory.h"
@@ -300,7 +301,7 @@ void Engine::OnEvent(const store::WatchEvent& event) {
 Result<store::ObjectKey> Engine::Submit(const api::Object& object) {
   api::Json doc = api::EncodeObject(object);
   if (api::IsNamespacedKind(api::KindName(object)) &&
-      doc["metadata"].value("namespace", "").empty()) {
+      api::StringAt(doc, {"metadata", "namespace"}).empty()) {
     doc["metadata"]["namespace"] = "default";
   }
   RETURN_IF_ERROR(OpenGroup());

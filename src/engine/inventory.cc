@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "api/json.h"
 #include "api/pod_object.h"
 #include "api/yaml.h"
 #include "common/strings.h"
@@ -28,32 +29,35 @@ Result<scheduler::Node> NodeFromDocument(const api::Json& doc, const std::string
     return InvalidArgumentError(fmt::format("{}: expected kind: Node", where));
   }
   scheduler::Node node;
-  const api::Json meta = doc.value("metadata", api::Json::object());
-  node.name = meta.value("name", "");
+  const api::Json& meta = api::ObjectAt(doc, "metadata");
+  node.name = api::StringAt(meta, "name");
   if (node.name.empty())
     return InvalidArgumentError(fmt::format("{}: metadata.name: Required value", where));
   std::string at = fmt::format("{}: node {}", where, node.name);
-  const api::Json labels = meta.value("labels", api::Json::object());
+  const api::Json& labels = api::ObjectAt(meta, "labels");
   for (const auto& [key, value] : labels.items()) {
     if (!value.is_string())
       return InvalidArgumentError(fmt::format("{}: metadata.labels.{}: must be a string", at, key));
     node.labels[key] = value.get<std::string>();
   }
   node.labels.emplace("kubernetes.io/hostname", node.name);
-  const api::Json spec = doc.value("spec", api::Json::object());
-  node.unschedulable = spec.value("unschedulable", false);
-  for (const api::Json& t : spec.value("taints", api::Json::array())) {
-    node.taints.push_back({t.value("key", ""), t.value("value", ""), t.value("effect", "")});
+  const api::Json& spec = api::ObjectAt(doc, "spec");
+  node.unschedulable = api::BoolAt(spec, "unschedulable");
+  for (const api::Json& t : api::ArrayRefAt(spec, "taints")) {
+    node.taints.push_back(
+        {api::StringAt(t, "key"), api::StringAt(t, "value"), api::StringAt(t, "effect")});
   }
-  const api::Json status = doc.value("status", api::Json::object());
-  api::Json resources = status.value("allocatable", status.value("capacity", api::Json::object()));
-  if (!resources.is_object() || resources.empty()) {
+  const api::Json& status = api::ObjectAt(doc, "status");
+  // allocatable, else capacity when allocatable is not given at all.
+  const api::Json* resources = api::FindAt(status, {"allocatable"});
+  if (resources == nullptr) resources = api::FindAt(status, {"capacity"});
+  if (resources == nullptr || !resources->is_object() || resources->empty()) {
     return InvalidArgumentError(
         fmt::format("{}: status.allocatable: Required value: list what the node offers, "
                     "e.g. {{cpu: \"8\", memory: 32Gi, nvidia.com/gpu: \"4\"}}",
                     at));
   }
-  for (const auto& [name, value] : resources.items()) {
+  for (const auto& [name, value] : resources->items()) {
     std::string text = value.is_string() ? value.get<std::string>() : value.dump();
     Result<Quantity> q = Quantity::Parse(text);
     if (!q.ok()) {
@@ -65,7 +69,7 @@ Result<scheduler::Node> NodeFromDocument(const api::Json& doc, const std::string
   auto gpus = node.allocatable.find(std::string(scheduler::kGpuResource));
   if (gpus != node.allocatable.end()) {
     std::string listed =
-        meta.value("annotations", api::Json::object()).value(std::string(api::kGpusAnnotation), "");
+        api::StringAt(meta, {"annotations", std::string(api::kGpusAnnotation).c_str()});
     std::vector<std::string> ids = SplitNonEmpty(listed, ',');
     node.devices[std::string(scheduler::kGpuResource)] =
         ids.empty() ? Ids(gpus->second / 1000) : ids;

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "api/job_metrics.h"
+#include "api/json.h"
 #include "api/object.h"
 #include "api/pod_object.h"
 #include "api/registry.h"
@@ -222,8 +223,7 @@ bool HasOwnMetrics(const api::Json& job) {
     return false;
   }
   for (const api::Json& ref : api::ArrayRefAt(job, {"metadata", "ownerReferences"})) {
-    if (ref.is_object() && ref.value("controller", false) &&
-        api::IsJobKind(api::StringAt(ref, "kind"))) {
+    if (api::BoolAt(ref, "controller") && api::IsJobKind(api::StringAt(ref, "kind"))) {
       return false;
     }
   }

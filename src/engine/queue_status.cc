@@ -6,6 +6,7 @@
 
 #include <set>
 
+#include "api/json.h"
 #include "engine/scheduler_step.h"
 #include "scheduler/quota.h"
 
@@ -22,10 +23,10 @@ struct QueueUse {
 
 // The first flavor a ClusterQueue lists: usage is reported under it.
 std::string FirstFlavor(const Json& cq) {
-  const Json& groups = cq["spec"].value("resourceGroups", Json::array());
+  const Json& groups = api::ArrayRefAt(cq, {"spec", "resourceGroups"});
   for (const Json& group : groups) {
-    for (const Json& flavor : group.value("flavors", Json::array()))
-      return flavor.value("name", "default");
+    for (const Json& flavor : api::ArrayRefAt(group, "flavors"))
+      return api::StringAt(flavor, "name", "default");
   }
   return "default";
 }
@@ -38,8 +39,8 @@ int64_t Nominal(const scheduler::ClusterQueue& cq, const std::string& resource) 
 // The resources a ClusterQueue covers, in the order its spec lists them.
 std::vector<std::string> Covered(const Json& cq) {
   std::vector<std::string> names;
-  for (const Json& group : cq["spec"].value("resourceGroups", Json::array())) {
-    for (const Json& name : group.value("coveredResources", Json::array())) {
+  for (const Json& group : api::ArrayRefAt(cq, {"spec", "resourceGroups"})) {
+    for (const Json& name : api::ArrayRefAt(group, "coveredResources")) {
       if (name.is_string()) names.push_back(name);
     }
   }
@@ -77,7 +78,7 @@ Json Usage(const std::string& flavor, const QueueUse& use, const scheduler::Clus
 }  // namespace
 
 Status SchedulerStep::WriteStatusIfChanged(Json doc, Json status) {
-  if (doc.value("status", Json::object()) == status) return OkStatus();
+  if (api::ObjectAt(doc, "status") == status) return OkStatus();
   doc["status"] = std::move(status);
   Result<Json> written = options_.store->UpdateStatus(std::move(doc));
   return written.ok() || written.status().code() == StatusCode::kNotFound ? OkStatus()
@@ -127,7 +128,7 @@ Status SchedulerStep::WriteStatuses(const ClusterSnapshot& cluster,
   }
   for (const auto& [key, doc] : cluster.local_queues) {
     const QueueUse& use = local_queues[key];
-    auto cq = cluster.cluster_queues.find(doc["spec"].value("clusterQueue", ""));
+    auto cq = cluster.cluster_queues.find(api::StringAt(doc, {"spec", "clusterQueue"}));
     bool known = cq != cluster.cluster_queues.end();
     std::string flavor = known ? FirstFlavor(cq->second) : "default";
     std::vector<std::string> covered = known ? Covered(cq->second) : std::vector<std::string>();
@@ -138,9 +139,9 @@ Status SchedulerStep::WriteStatuses(const ClusterSnapshot& cluster,
                                     known ? &cluster_queues[cq->first] : nullptr, covered)}}));
   }
   for (const auto& [key, doc] : cluster.resource_quotas) {
-    const Json& hard = doc["spec"].value("hard", Json::object());
+    const Json& hard = api::ObjectAt(doc, {"spec", "hard"});
     Json used = Json::object();
-    const scheduler::GangTotals& totals = namespaces[doc["metadata"].value("namespace", "")];
+    const scheduler::GangTotals& totals = namespaces[api::StringAt(doc, {"metadata", "namespace"})];
     for (const auto& [name, value] : hard.items()) {
       std::optional<int64_t> use = scheduler::QuotaUse(name, totals);
       used[name] = scheduler::FormatAmount(name, use.value_or(0));

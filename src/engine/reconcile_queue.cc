@@ -13,7 +13,7 @@ std::optional<store::ObjectKey> ControllerOf(const api::Json& object, const stor
   const api::Json& owners = api::ArrayRefAt(object, {"metadata", "ownerReferences"});
   const api::Json* chosen = nullptr;
   for (const api::Json& owner : owners) {
-    if (chosen == nullptr || (owner.is_object() && owner.value("controller", false))) {
+    if (chosen == nullptr || api::BoolAt(owner, "controller")) {
       chosen = &owner;
     }
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "api/json.h"
 #include "api/pod_object.h"
 #include "api/scheduling.h"
 #include "controller/events.h"
@@ -33,9 +34,9 @@ Status RecordOnOwner(store::ObjectStore& store, const Clock& clock, const Json& 
                      const std::string& message) {
   api::ObjectMeta meta;
   FieldErrors ignored;
-  api::Decode(owner.value("metadata", Json::object()), FieldPath("metadata"), meta, ignored);
-  controller::InvolvedObject involved{owner.value("apiVersion", ""), owner.value("kind", ""),
-                                      &meta};
+  api::Decode(api::ObjectAt(owner, "metadata"), FieldPath("metadata"), meta, ignored);
+  controller::InvolvedObject involved{api::StringAt(owner, "apiVersion"),
+                                      api::StringAt(owner, "kind"), &meta};
   return controller::RecordEvent(store, clock, involved, type, reason, message);
 }
 
@@ -75,7 +76,7 @@ Status SchedulerStep::Apply(ClusterSnapshot& cluster, const scheduler::Decision&
   for (const scheduler::Placement& p : decision.placements) {
     std::vector<Json>& pending = cluster.sources[p.gang].pending;
     auto it = std::find_if(pending.begin(), pending.end(), [&](const Json& pod) {
-      return pod["metadata"].value("name", "") == p.pod;
+      return api::StringAt(pod, {"metadata", "name"}) == p.pod;
     });
     if (it == pending.end()) continue;
     RETURN_IF_ERROR(Bind(*it, p));
@@ -116,11 +117,12 @@ Status SchedulerStep::MarkWaiting(GangSource& source, const std::string& reason,
     if (!status.is_object()) status = Json::object();
     Json& conditions = status["conditions"];
     if (!conditions.is_array()) conditions = Json::array();
-    auto it = std::find_if(conditions.begin(), conditions.end(),
-                           [](const Json& c) { return c.value("type", "") == "PodScheduled"; });
-    bool same = it != conditions.end() && it->value("status", "") == "False";
-    if (same && it->value("message", "") == message) continue;
-    reason_changed = reason_changed || !same || it->value("reason", "") != reason;
+    auto it = std::find_if(conditions.begin(), conditions.end(), [](const Json& c) {
+      return api::StringAt(c, "type") == "PodScheduled";
+    });
+    bool same = it != conditions.end() && api::StringAt(*it, "status") == "False";
+    if (same && api::StringAt(*it, "message") == message) continue;
+    reason_changed = reason_changed || !same || api::StringAt(*it, "reason") != reason;
     Json condition = {{"type", "PodScheduled"},
                       {"status", "False"},
                       {"reason", reason},

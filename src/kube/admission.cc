@@ -56,7 +56,7 @@ api::Json Mutate(const api::Json& review, const api::Json& object) {
   if (!decoded.object) return Allowed(review);
   api::SetDefaults(*decoded.object);
   api::Json defaulted = api::EncodeObject(*decoded.object);
-  if (!defaulted.contains("spec") || object.value("spec", api::Json()) == defaulted["spec"]) {
+  if (!defaulted.contains("spec") || api::ValueAt(object, "spec") == defaulted["spec"]) {
     return Allowed(review);
   }
   api::Json patch = api::Json::array({{{"op", object.contains("spec") ? "replace" : "add"},

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <iostream>
 
+#include "api/json.h"
 #include "api/registry.h"
 #include "common/strings.h"
 
@@ -350,15 +351,14 @@ Result<api::Json> KubeStore::Written(const std::string& kind, Result<api::Json> 
 
 Result<api::Json> KubeStore::Create(api::Json object) {
   std::string kind = api::StoreKindOf(object);
-  api::Json status = object.value("status", api::Json());
+  api::Json status = api::ValueAt(object, "status");
   ASSIGN_OR_RETURN(api::Json created, Written(kind, options_.client->Create(object), object));
   // kube-apiserver keeps no status sent with a create where the kind has a
   // status subresource: what was meant is written through it, as a
   // controller writes a status it sets (a Suggestion's, a Trial's, ...).
   const api::ResourceType* type = api::ResourceTypeOfKind(kind);
   bool meant = status.is_object() && !status.empty();
-  if (type == nullptr || !type->has_status || !meant ||
-      created.value("status", api::Json()) == status) {
+  if (type == nullptr || !type->has_status || !meant || api::ValueAt(created, "status") == status) {
     return created;
   }
   created["status"] = std::move(status);

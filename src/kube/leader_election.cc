@@ -38,7 +38,7 @@ Result<bool> LeaderElector::TryAcquireOrRenew() {
     return true;
   }
   RETURN_IF_ERROR(lease.status());
-  api::Json spec = lease->value("spec", api::Json::object());
+  api::Json spec = api::ObjectAt(*lease, "spec");
   if (spec != observed_) {
     observed_ = spec;
     observed_time_ = now;
@@ -55,7 +55,9 @@ Result<bool> LeaderElector::TryAcquireOrRenew() {
     return false;
   }
   if (holder == options_.identity) {
-    mine["acquireTime"] = spec.value("acquireTime", mine["acquireTime"]);
+    if (const api::Json* acquired = api::FindAt(spec, {"acquireTime"})) {
+      mine["acquireTime"] = *acquired;
+    }
     mine["leaseTransitions"] = api::IntAt(spec, {"leaseTransitions"}, 0);
   } else {
     mine["leaseTransitions"] = api::IntAt(spec, {"leaseTransitions"}, 0) + 1;

@@ -31,7 +31,7 @@ Result<std::string> FieldRef(const api::Pod& pod, const std::string& path) {
   if (path == "metadata.uid") return pod.metadata.uid;
   if (path == "spec.nodeName") return pod.spec.node_name;
   if (path == "spec.serviceAccountName")
-    return pod.spec.extra.value("serviceAccountName", "default");
+    return api::StringAt(pod.spec.extra, "serviceAccountName", "default");
   if (path == "status.hostIP" || path == "status.podIP" || path == "status.podIPs" ||
       path == "status.hostIPs") {
     return std::string("127.0.0.1");

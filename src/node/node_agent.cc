@@ -341,7 +341,7 @@ void NodeAgent::MarkRunning(api::Pod& pod, Replica& replica, const Slot& slot) {
 // File, which trainyard leaves unset: the file is not read).
 std::string NodeAgent::FailureOutput(const Replica& replica, const api::Container& container) {
   if (container.extra.is_object() &&
-      container.extra.value("terminationMessagePolicy", "") == "File") {
+      api::StringAt(container.extra, "terminationMessagePolicy") == "File") {
     return "";
   }
   auto log = replica.log_paths.find(container.name);

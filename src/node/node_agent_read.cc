@@ -3,14 +3,15 @@
 // per resourceVersion.
 #include <fmt/format.h>
 
+#include "api/json.h"
 #include "node/node_agent.h"
 
 namespace trainyard::node {
 
 Result<const api::Pod*> NodeAgent::Decoded(const api::Json& doc) {
   const api::Json& meta = doc["metadata"];
-  std::string key = meta.value("namespace", "") + "/" + meta.value("name", "");
-  std::string rv = meta.value("resourceVersion", "");
+  std::string key = api::StringAt(meta, "namespace") + "/" + api::StringAt(meta, "name");
+  std::string rv = api::StringAt(meta, "resourceVersion");
   auto it = decoded_.find(key);
   if (it != decoded_.end() && it->second.first == rv) return &it->second.second;
   ASSIGN_OR_RETURN(api::Pod pod, api::DecodePod(doc));

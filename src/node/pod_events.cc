@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "api/json.h"
 #include "common/strings.h"
 #include "store/object_store.h"
 
@@ -26,7 +27,7 @@ Status RecordContainerEvent(store::ObjectStore& store, const Clock& clock, const
   Result<api::Json> stored = store.Get({"Event", e.namespace_, name});
   if (stored.ok()) {
     api::Json event = std::move(*stored);
-    event["count"] = event.value("count", 1) + 1;
+    event["count"] = api::IntAt(event, "count", 1) + 1;
     event["lastTimestamp"] = now;
     event["message"] = e.message;
     return store.Update(std::move(event)).status();

@@ -178,7 +178,7 @@ std::vector<Entry> EntriesOf(const Json& object) {
     entries.push_back({.raw = raw,
                        .manager = api::StringAt(raw, "manager"),
                        .operation = api::StringAt(raw, "operation"),
-                       .fields = FromFieldsV1(raw.value("fieldsV1", Json::object()))});
+                       .fields = FromFieldsV1(api::ObjectAt(raw, "fieldsV1"))});
   }
   return entries;
 }

@@ -5,6 +5,7 @@
 
 #include <charconv>
 
+#include "api/json.h"
 #include "api/yaml.h"
 #include "server/handler.h"
 #include "server/handler_internal.h"
@@ -34,7 +35,7 @@ Status RefuseUnheededDeleteOptions(const api::Json& options) {
     return InvalidArgumentError(
         "DeleteOptions.preconditions are not supported; nothing was deleted");
   }
-  if (given("orphanDependents") || options.value("propagationPolicy", "") == "Orphan") {
+  if (given("orphanDependents") || api::StringAt(options, "propagationPolicy") == "Orphan") {
     return InvalidArgumentError(
         "DeleteOptions: orphaning dependents is not supported (a job's pods go with it); "
         "nothing was deleted");

@@ -17,7 +17,7 @@ Result<Pointer> PointerField(const Json& op, const char* field) {
   auto it = op.find(field);
   if (it == op.end() || !it->is_string()) {
     return NotApplicable(
-        fmt::format("operation {:?} needs {:?}, a JSON pointer", op.value("op", ""), field));
+        fmt::format("operation {:?} needs {:?}, a JSON pointer", api::StringAt(op, "op"), field));
   }
   try {
     return Pointer(it->get<std::string>());

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "api/json.h"
 #include "api/object.h"
 #include "common/strings.h"
 #include "server/handler.h"
@@ -40,9 +41,8 @@ std::optional<Token> ReadToken(const std::string& token) {
   std::optional<std::string> text = Base64Decode(token);
   if (!text) return std::nullopt;
   api::Json doc = api::Json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (!doc.is_object() || !doc.value("ns", api::Json()).is_string() ||
-      !doc.value("name", api::Json()).is_string() ||
-      !doc.value("rv", api::Json()).is_number_integer()) {
+  if (!doc.is_object() || !api::ValueAt(doc, "ns").is_string() ||
+      !api::ValueAt(doc, "name").is_string() || !api::ValueAt(doc, "rv").is_number_integer()) {
     return std::nullopt;
   }
   return Token{doc["rv"].get<int64_t>(),

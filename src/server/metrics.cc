@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "api/json.h"
 #include "api/pod_object.h"
 #include "api/registry.h"
 #include "common/strings.h"
@@ -26,7 +27,7 @@ std::string LastCondition(const api::Json& job) {
   auto conditions = status->find("conditions");
   if (conditions == status->end() || !conditions->is_array() || conditions->empty()) return "";
   const api::Json& last = conditions->back();
-  return last.is_object() ? last.value("type", "") : "";
+  return api::StringAt(last, "type");
 }
 
 std::string Escape(const std::string& value) {
@@ -97,8 +98,8 @@ bool Metrics::OwnedByJob(const api::Json& object) const {
   const api::Json* owners = api::FindAt(object, {"metadata", "ownerReferences"});
   if (owners == nullptr || !owners->is_array()) return false;
   for (const api::Json& owner : *owners) {
-    if (!owner.is_object() || !owner.value("controller", false)) continue;
-    std::string kind = owner.value("kind", "");
+    if (!api::BoolAt(owner, "controller")) continue;
+    std::string kind = api::StringAt(owner, "kind");
     // job_kinds_ holds every job kind when none was named.
     return std::find(job_kinds_.begin(), job_kinds_.end(), kind) != job_kinds_.end();
   }
@@ -120,7 +121,7 @@ void Metrics::ObservePod(const store::WatchEvent& event) {
 }
 
 void Metrics::ObserveChange(const store::WatchEvent& event) {
-  std::string kind = event.object.value("kind", "");
+  std::string kind = api::StringAt(event.object, "kind");
   bool pod = api::IsPodObject(event.object);
   if ((pod || kind == "PodGroup") && OwnedByJob(event.object)) {
     std::lock_guard lock(mu_);
@@ -172,9 +173,7 @@ std::string Metrics::Render(const store::ObjectReader& store) const {
   // Gauges, from what the store holds now.
   int64_t running = 0;
   (void)store.Scan("Pod", "", [&](const api::Json& pod) {
-    auto status = pod.find("status");
-    running +=
-        status != pod.end() && status->is_object() && status->value("phase", "") == "Running";
+    running += api::StringAt(pod, {"status", "phase"}) == "Running";
   });
   int64_t waiting = 0;
   for (const std::string& kind : job_kinds_) {

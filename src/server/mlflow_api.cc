@@ -8,6 +8,7 @@
 #include <charconv>
 #include <set>
 
+#include "api/json.h"
 #include "common/strings.h"
 #include "server/handler.h"
 #include "server/mlflow_internal.h"
@@ -159,7 +160,7 @@ ApiResponse MlflowApi::Handle(const MlflowPath& path, const ApiRequest& request)
 
 ApiResponse MlflowApi::Denied(const ApiError& error) {
   return MlflowError(error.code, error.code == 401 ? "UNAUTHENTICATED" : "PERMISSION_DENIED",
-                     error.body.value("message", "denied"));
+                     api::StringAt(error.body, "message", "denied"));
 }
 
 bool MlflowApi::IsRunsOwnRequest(const ApiRequest& request) const {
@@ -197,7 +198,7 @@ Result<api::Json> ExperimentByName(const store::ObjectReader& store, const std::
                                    const std::string& name) {
   ASSIGN_OR_RETURN(std::vector<api::Json> all, ListExperiments(store, ns));
   for (api::Json& e : all) {
-    if (e.value("name", "") == name) return std::move(e);
+    if (api::StringAt(e, "name") == name) return std::move(e);
   }
   return NotFoundError(fmt::format("Could not find experiment with name '{}'", name));
 }
@@ -207,7 +208,7 @@ Result<api::Json> ExperimentByName(const store::ObjectReader& store, const std::
 Status MoveRun(store::ControlStore& store, const Call& call, const std::string& id) {
   if (call.caller_run.empty()) return OkStatus();
   ASSIGN_OR_RETURN(Run run, LoadRun(store, call.namespace_, call.caller_run));
-  if (run.info.value("experiment_id", "") == id) return OkStatus();
+  if (api::StringAt(run.info, "experiment_id") == id) return OkStatus();
   run.info["experiment_id"] = id;
   return SaveRun(store, call.namespace_, run);
 }
@@ -226,7 +227,7 @@ Status MoveCallersRun(Call& call, const std::string& id) {
 std::string NextExperimentId(const std::vector<api::Json>& all) {
   int64_t highest = 0;
   for (const api::Json& e : all) {
-    std::string id = e.value("experiment_id", "");
+    std::string id = api::StringAt(e, "experiment_id");
     int64_t n = 0;
     std::from_chars(id.data(), id.data() + id.size(), n);
     highest = std::max(highest, n);
@@ -280,7 +281,7 @@ Result<api::Json> GetExperiment(Call& call) {
 Result<api::Json> GetExperimentByName(Call& call) {
   ASSIGN_OR_RETURN(std::string name, call.args.Required("experiment_name"));
   ASSIGN_OR_RETURN(api::Json e, ExperimentByName(call.backend.store(), call.namespace_, name));
-  RETURN_IF_ERROR(MoveCallersRun(call, e.value("experiment_id", "")));
+  RETURN_IF_ERROR(MoveCallersRun(call, api::StringAt(e, "experiment_id")));
   return api::Json{{"experiment", std::move(e)}};
 }
 
@@ -289,8 +290,8 @@ Result<api::Json> SearchExperiments(Call& call) {
   ASSIGN_OR_RETURN(std::vector<api::Json> all,
                    ListExperiments(call.backend.store(), call.namespace_));
   std::string view = call.args.Optional("view_type");
-  std::erase_if(all,
-                [&](const api::Json& e) { return !InView(view, e.value("lifecycle_stage", "")); });
+  std::erase_if(
+      all, [&](const api::Json& e) { return !InView(view, api::StringAt(e, "lifecycle_stage")); });
   return Paged(call.args, std::move(all), "experiments");
 }
 

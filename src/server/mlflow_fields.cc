@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "api/json.h"
 #include "api/yaml.h"
 #include "common/strings.h"
 #include "server/mlflow_internal.h"
@@ -199,12 +200,13 @@ Result<api::Json> CheckedPairs(const api::Json& doc, const std::string& field, s
   for (size_t i = 0; i < it->size(); ++i) {
     const api::Json& pair = (*it)[i];
     std::string at = fmt::format("{}[{}]", field, i);
-    if (!pair.is_object() || !pair.value("key", api::Json()).is_string()) {
+    if (!pair.is_object() || !api::ValueAt(pair, "key").is_string()) {
       return InvalidArgumentError(fmt::format("{}: must be {{key, value}}", at));
     }
     std::string key = pair["key"].get<std::string>();
     RETURN_IF_ERROR(CheckKey(key, at + ".key"));
-    api::Json value = pair.value("value", api::Json(""));
+    const api::Json* given = api::FindAt(pair, {"value"});
+    api::Json value = given != nullptr ? *given : api::Json("");
     if (value.is_number()) value = value.dump();  // written unquoted
     if (!value.is_string()) return InvalidArgumentError(at + ".value: must be a string");
     if (Utf8Length(value.get_ref<const std::string&>()) > max_value) {

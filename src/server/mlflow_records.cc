@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 
+#include "api/json.h"
 #include "api/object.h"
 #include "api/registry.h"
 #include "api/tracking.h"
@@ -51,7 +52,7 @@ std::optional<int64_t> EndedMillis(const api::Json& owner) {
 
 // A job's run its code never ended shows the job's own end.
 void ShowOwnersEnd(const api::Json& owner, Run& run) {
-  if (run.info.value("status", "") != "RUNNING") return;
+  if (api::StringAt(run.info, "status") != "RUNNING") return;
   run.info["status"] = StatusOf(owner);
   if (std::optional<int64_t> end = EndedMillis(owner); end && !run.info.contains("end_time")) {
     run.info["end_time"] = *end;
@@ -174,11 +175,11 @@ Result<Run> LoadRun(const store::ObjectReader& store, const std::string& namespa
   if (!kept.ok() && kept.status().code() != StatusCode::kNotFound) return kept.status();
   if (kept.ok()) {
     const api::Json& spec = (*kept)["spec"];
-    Run run{.info = spec.value("info", api::Json::object()),
-            .params = spec.value("params", api::Json::array()),
-            .tags = spec.value("tags", api::Json::array()),
-            .metrics_log = spec.value("metricsLog", ""),
-            .owner_uid = spec.value("ownerUid", ""),
+    Run run{.info = api::ObjectAt(spec, "info"),
+            .params = api::ArrayRefAt(spec, "params"),
+            .tags = api::ArrayRefAt(spec, "tags"),
+            .metrics_log = api::StringAt(spec, "metricsLog"),
+            .owner_uid = api::StringAt(spec, "ownerUid"),
             .owner_ref = nullptr,
             .stored = true};
     for (const api::Json& ref : api::ArrayRefAt(*kept, {"metadata", "ownerReferences"})) {
@@ -222,7 +223,7 @@ std::string RunOfToken(const store::ObjectReader& store, const std::string& name
 }
 
 Status SaveRun(store::ObjectStore& store, const std::string& namespace_, const Run& run) {
-  std::string run_id = run.info.value("run_id", "");
+  std::string run_id = api::StringAt(run.info, "run_id");
   api::Json metadata = {{"name", run_id}, {"namespace", namespace_}};
   if (!run.owner_ref.is_null()) {
     // Deleted with its job or trial, whatever the kind, by the engine's
@@ -249,7 +250,7 @@ Status SaveRun(store::ObjectStore& store, const std::string& namespace_, const R
 std::string RunArtifactsDir(const std::string& root, const std::string& namespace_,
                             const Run& run) {
   if (root.empty()) return "";
-  std::string folder = run.owner_uid.empty() ? run.info.value("run_id", "") : run.owner_uid;
+  std::string folder = run.owner_uid.empty() ? api::StringAt(run.info, "run_id") : run.owner_uid;
   return api::ArtifactsDirOf(root, namespace_, folder);
 }
 
@@ -268,7 +269,7 @@ api::Json RunJson(const Run& run, const store::ObservationSummary& metrics,
   api::Json params = run.params;
   for (const api::Json& derived : run.derived_params) {
     bool logged = std::any_of(run.params.begin(), run.params.end(), [&](const api::Json& p) {
-      return p.value("key", "") == derived.value("key", "");
+      return api::StringAt(p, "key") == api::StringAt(derived, "key");
     });
     if (!logged) params.push_back(derived);
   }

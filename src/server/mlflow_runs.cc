@@ -6,6 +6,7 @@
 
 #include <random>
 
+#include "api/json.h"
 #include "server/mlflow_internal.h"
 #include "server/mlflow_methods.h"
 
@@ -21,10 +22,10 @@ std::string NewRunId() {
 }
 
 Status CheckActive(const Run& run) {
-  if (run.info.value("lifecycle_stage", "") == "deleted") {
+  if (api::StringAt(run.info, "lifecycle_stage") == "deleted") {
     return InvalidArgumentError(
         fmt::format("The run {} must be in the 'active' state. Current state is deleted.",
-                    run.info.value("run_id", "")));
+                    api::StringAt(run.info, "run_id")));
   }
   return OkStatus();
 }
@@ -34,7 +35,7 @@ Status CheckActive(const Run& run) {
 Status SetPair(api::Json& pairs, const std::string& key, const api::Json& value, bool once,
                const std::string& run_id) {
   for (api::Json& pair : pairs) {
-    if (pair.value("key", "") != key) continue;
+    if (api::StringAt(pair, "key") != key) continue;
     if (once && pair["value"] != value) {
       return InvalidArgumentError(fmt::format(
           "Changing param values is not allowed. Param with key='{}' was already logged with "
@@ -103,9 +104,10 @@ Result<api::Json> Log(Call& call, const std::string& run_id, const Logged& logge
 
 // The request's own {key, value}, checked as one entry of a `field` list.
 Result<api::Json> OnePair(const Args& args, const std::string& field, size_t max_value) {
+  const api::Json* value = api::FindAt(args.doc(), {"value"});
   api::Json one = {{field,
-                    {{{"key", args.doc().value("key", api::Json())},
-                      {"value", args.doc().value("value", api::Json(""))}}}}};
+                    {{{"key", api::ValueAt(args.doc(), "key")},
+                      {"value", value != nullptr ? *value : api::Json("")}}}}};
   return CheckedPairs(one, field, max_value);
 }
 
@@ -140,7 +142,7 @@ std::vector<api::Json> History(const std::vector<store::ObservationRow>& rows) {
 Result<api::Json> CreateRun(Call& call) {
   std::string experiment = std::string(kDefaultExperiment);
   if (!call.args.Optional("experiment_id").empty() ||
-      call.args.doc().value("experiment_id", api::Json()).is_number()) {
+      api::ValueAt(call.args.doc(), "experiment_id").is_number()) {
     ASSIGN_OR_RETURN(experiment, call.args.Id("experiment_id"));
   }
   ASSIGN_OR_RETURN(api::Json tags, CheckedPairs(call.args.doc(), "tags", kMaxTagValue));
@@ -171,7 +173,7 @@ Result<api::Json> CreateRun(Call& call) {
   RETURN_IF_ERROR(SetPair(run.tags, "mlflow.runName", name, /*once=*/false, run_id));
   return call.backend.Execute([&](store::ControlStore& store) -> Result<api::Json> {
     ASSIGN_OR_RETURN(api::Json e, LoadExperiment(store, call.namespace_, experiment));
-    if (e.value("lifecycle_stage", "") == "deleted") {
+    if (api::StringAt(e, "lifecycle_stage") == "deleted") {
       return InvalidArgumentError(fmt::format("experiment {} is deleted", experiment));
     }
     Result<api::Json> ns = store.Get({"Namespace", "", call.namespace_});
@@ -236,9 +238,9 @@ Result<api::Json> SearchRuns(Call& call) {
   std::vector<std::string> ids;
   RETURN_IF_ERROR(store.Scan(std::string(kRunKind), call.namespace_, [&](const api::Json& r) {
     const api::Json& info = r["spec"]["info"];
-    bool in = std::find(experiments.begin(), experiments.end(), info.value("experiment_id", "")) !=
-              experiments.end();
-    if (in && InView(view, info.value("lifecycle_stage", ""))) {
+    bool in = std::find(experiments.begin(), experiments.end(),
+                        api::StringAt(info, "experiment_id")) != experiments.end();
+    if (in && InView(view, api::StringAt(info, "lifecycle_stage"))) {
       ids.push_back(api::StringAt(r, {"metadata", "name"}));
     }
   }));
@@ -253,7 +255,7 @@ Result<api::Json> SearchRuns(Call& call) {
   }
   // Newest first, as MLflow orders a search with no order_by.
   std::stable_sort(runs.begin(), runs.end(), [](const api::Json& a, const api::Json& b) {
-    return a["info"].value("start_time", int64_t{0}) > b["info"].value("start_time", int64_t{0});
+    return api::IntAt(a, {"info", "start_time"}) > api::IntAt(b, {"info", "start_time"});
   });
   return Paged(call.args, std::move(runs), "runs");
 }
@@ -284,7 +286,7 @@ Result<api::Json> DeleteTag(Call& call) {
     RETURN_IF_ERROR(CheckActive(run));
     size_t before = run.tags.size();
     auto& tags = run.tags.get_ref<api::Json::array_t&>();
-    std::erase_if(tags, [&](const api::Json& t) { return t.value("key", "") == key; });
+    std::erase_if(tags, [&](const api::Json& t) { return api::StringAt(t, "key") == key; });
     if (run.tags.size() == before) {
       return NotFoundError(fmt::format("No tag with name: {} in run with id {}", key, run_id));
     }

@@ -7,6 +7,7 @@
 #include <random>
 #include <thread>
 
+#include "api/json.h"
 #include "api/registry.h"
 #include "server/cri_log.h"
 #include "server/handler_internal.h"
@@ -193,8 +194,8 @@ void LogStream::SeekTail() {
 bool LogStream::RunOver() const {
   Result<api::Json> pod = backend_.store().Get({"Pod", options_.namespace_, options_.pod});
   if (!pod.ok()) return true;
-  api::Json status = pod->value("status", api::Json::object());
-  std::string phase = status.value("phase", "");
+  const api::Json& status = api::ObjectAt(*pod, "status");
+  std::string phase = api::StringAt(status, "phase");
   if (phase == "Succeeded" || phase == "Failed") return true;
   for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
     for (const api::Json& c : api::ArrayRefAt(status, {list})) {

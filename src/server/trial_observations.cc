@@ -7,6 +7,7 @@
 #include <chrono>
 #include <set>
 
+#include "api/json.h"
 #include "api/object.h"
 #include "server/handler_internal.h"
 #include "tune/metrics.h"
@@ -89,7 +90,7 @@ void ReadMetricLogs(const api::Json& logs, int64_t now_us, std::vector<store::Ob
         continue;
       }
     }
-    AddRow(at.Child("metric").Child("name"), metric->value("name", ""),
+    AddRow(at.Child("metric").Child("name"), api::StringAt(*metric, "name"),
            at.Child("metric").Child("value"),
            metric->contains("value") ? (*metric)["value"] : api::Json(), time_us, rows, errors);
   }

@@ -14,11 +14,11 @@ api::Json RowJson(const ObservationRow& row) {
 
 ObservationRow RowOf(const std::string& metric, const api::Json& body) {
   if (!body.is_object()) return {.metric = metric};
-  return {.time_us = body.value("t", int64_t{0}),
+  return {.time_us = api::IntAt(body, "t"),
           .metric = metric,
-          .value = body.value("v", ""),
-          .step = body.value("s", kNoStep),
-          .index = body.value("i", int64_t{0})};
+          .value = api::StringAt(body, "v"),
+          .step = api::IntAt(body, "s", kNoStep),
+          .index = api::IntAt(body, "i")};
 }
 
 // Whether `value` is beyond `bound` (a summary's value, or "unavailable")
@@ -74,14 +74,14 @@ api::Json SeriesJson(const ObservationSeries& series) {
 ObservationSeries SeriesOf(const std::string& metric, const api::Json& body) {
   ObservationSeries s{.metric = metric};
   if (!body.is_object()) return s;
-  s.count = body.value("count", int64_t{0});
-  s.stride = std::max<int64_t>(1, body.value("stride", int64_t{1}));
-  s.min = body.value("min", s.min);
-  s.max = body.value("max", s.max);
-  s.latest = RowOf(metric, body.value("latest", api::Json()));
-  s.top = RowOf(metric, body.value("top", api::Json()));
-  s.last = RowOf(metric, body.value("last", api::Json()));
-  s.last_seq = body.value("lastSeq", int64_t{0});
+  s.count = api::IntAt(body, "count");
+  s.stride = std::max<int64_t>(1, api::IntAt(body, "stride", 1));
+  s.min = api::StringAt(body, "min", s.min);
+  s.max = api::StringAt(body, "max", s.max);
+  s.latest = RowOf(metric, api::ValueAt(body, "latest"));
+  s.top = RowOf(metric, api::ValueAt(body, "top"));
+  s.last = RowOf(metric, api::ValueAt(body, "last"));
+  s.last_seq = api::IntAt(body, "lastSeq");
   return s;
 }
 

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <random>
 
+#include "api/json.h"
 #include "api/registry.h"
 #include "store/sqlite_statement.h"
 
@@ -122,8 +123,8 @@ Result<ObjectKey> KeyOf(const api::Json& object) {
   key.kind = api::StoreKindOf(object);
   auto meta = object.find("metadata");
   if (meta != object.end() && meta->is_object()) {
-    key.namespace_ = meta->value("namespace", "");
-    key.name = meta->value("name", "");
+    key.namespace_ = api::StringAt(*meta, "namespace");
+    key.name = api::StringAt(*meta, "name");
   }
   if (key.kind.empty()) return InvalidArgumentError("kind: Required value");
   if (key.name.empty()) return InvalidArgumentError("metadata.name: Required value");
@@ -554,8 +555,8 @@ Result<api::Json> SqliteStore::Update(api::Json object) {
     for (const char* field : {"uid", "creationTimestamp", "generation"}) {
       if (old_meta.contains(field)) meta[field] = old_meta[field];
     }
-    if (object.value("spec", api::Json()) != stored.value("spec", api::Json())) {
-      meta["generation"] = old_meta.value("generation", 0) + 1;
+    if (api::ValueAt(object, "spec") != api::ValueAt(stored, "spec")) {
+      meta["generation"] = api::IntAt(old_meta, "generation") + 1;
     }
     if (SameButVersion(object, stored)) return stored;  // no change
     meta["resourceVersion"] = std::to_string(rv);
