@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
 
@@ -13,6 +12,7 @@
 #include "api/kinds.h"
 #include "api/reflect.h"
 #include "api/training_job.h"
+#include "common/mutex.h"
 
 namespace trainyard::api {
 namespace {
@@ -88,9 +88,9 @@ std::vector<FieldPath> AllFieldPaths(std::string_view kind) {
 
 // Computed once per kind, on the first error that needs it.
 const std::vector<FieldPath>& CachedFieldPaths(std::string_view kind) {
-  static std::mutex mu;
-  static std::map<std::string, std::vector<FieldPath>, std::less<>> cache;
-  std::lock_guard lock(mu);
+  static Mutex mu;
+  static std::map<std::string, std::vector<FieldPath>, std::less<>> cache TRAINYARD_GUARDED_BY(mu);
+  MutexLock lock(mu);
   auto it = cache.find(kind);
   if (it == cache.end()) it = cache.emplace(std::string(kind), AllFieldPaths(kind)).first;
   return it->second;

@@ -14,6 +14,7 @@
 #include "api/registry.h"
 #include "cli/install_manifests.h"
 #include "cli/operator_endpoints.h"
+#include "common/mutex.h"
 #include "common/strings.h"
 #include "controller/pod_groups.h"
 #include "engine/cluster_controller.h"
@@ -348,9 +349,9 @@ Result<Connection> Connect(const OperatorOptions& options) {
 
 // The controller, once it leads, until a signal (or a lost lease) stops it.
 struct StopState {
-  std::mutex mu;
-  bool stopped = false;
-  engine::ClusterController* running = nullptr;
+  Mutex mu;
+  bool stopped TRAINYARD_GUARDED_BY(mu) = false;
+  engine::ClusterController* running TRAINYARD_GUARDED_BY(mu) = nullptr;
 };
 
 // /metrics, the probes and the admission webhooks: every replica serves
@@ -388,7 +389,7 @@ int Act(const OperatorOptions& options, Connection& c, kube::KubeStore& store,
        .trainer = options.trainer});
   acting = true;
   {
-    std::lock_guard lock(stop.mu);
+    MutexLock lock(stop.mu);
     if (stop.stopped) return 0;
     stop.running = &controller;
   }
@@ -413,7 +414,7 @@ int Act(const OperatorOptions& options, Connection& c, kube::KubeStore& store,
   Status status = controller.Run();
   scheduling.reset();
   {
-    std::lock_guard lock(stop.mu);
+    MutexLock lock(stop.mu);
     stop.running = nullptr;
   }
   if (elector != nullptr) {
@@ -453,7 +454,7 @@ int RunOperator(const OperatorOptions& options) {
   // Signals are taken by one thread; every other starts with them blocked.
   StopState stop;
   SignalStopper stopper([&] {
-    std::lock_guard lock(stop.mu);
+    MutexLock lock(stop.mu);
     stop.stopped = true;
     if (elector) elector->Stop();
     if (stop.running != nullptr) stop.running->RequestStop();

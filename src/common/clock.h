@@ -3,10 +3,11 @@
 #pragma once
 
 #include <chrono>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "common/mutex.h"
 
 namespace trainyard {
 
@@ -33,21 +34,21 @@ class FakeClock final : public Clock {
       : now_(start) {}
 
   TimePoint Now() const override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return now_;
   }
   void Advance(Duration d) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     now_ += d;
   }
   void Set(TimePoint t) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     now_ = t;
   }
 
  private:
-  mutable std::mutex mu_;  // guards now_
-  TimePoint now_;
+  mutable Mutex mu_;
+  TimePoint now_ TRAINYARD_GUARDED_BY(mu_);
 };
 
 // RFC 3339 in UTC with second precision, as Kubernetes writes metav1.Time:

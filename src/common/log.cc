@@ -6,7 +6,7 @@ namespace trainyard {
 
 void StderrLogger::Write(LogLevel level, std::string_view line) {
   if (level < min_level_) return;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fputc('\n', stderr);
   std::fflush(stderr);

@@ -7,9 +7,10 @@
 
 #include <fmt/format.h>
 
-#include <mutex>
 #include <string>
 #include <string_view>
+
+#include "common/mutex.h"
 
 namespace trainyard {
 
@@ -43,7 +44,7 @@ class StderrLogger final : public Logger {
 
  private:
   LogLevel min_level_;
-  std::mutex mu_;  // lines from several threads never interleave
+  Mutex mu_;  // lines from several threads never interleave
 };
 
 // The process's stderr logger: what options default to.

@@ -144,15 +144,15 @@ TrialDirMaker::TrialDirMaker() : worker_([this] { Work(); }) {}
 
 TrialDirMaker::~TrialDirMaker() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
   worker_.join();
 }
 
 Result<TrialDirMaker::Readiness> TrialDirMaker::Ensure(const TrialDir& dir) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (auto failed = failed_.find(dir.host_path); failed != failed_.end()) {
     Status status = failed->second;
     failed_.erase(failed);
@@ -165,21 +165,21 @@ Result<TrialDirMaker::Readiness> TrialDirMaker::Ensure(const TrialDir& dir) {
   }
   under_way_.insert(dir.host_path);
   queue_.push_back(dir);
-  wake_.notify_one();
+  wake_.NotifyOne();
   return Readiness{};
 }
 
 void TrialDirMaker::Work() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   while (true) {
-    wake_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+    wake_.Wait(mu_, [this]() TRAINYARD_REQUIRES(mu_) { return stop_ || !queue_.empty(); });
     if (stop_) return;
     TrialDir dir = std::move(queue_.front());
     queue_.pop_front();
-    lock.unlock();
+    lock.Unlock();
     bool parent_missing = false;
     Status status = PrepareTrialDir(dir, &parent_missing, &stop_);
-    lock.lock();
+    lock.Lock();
     under_way_.erase(dir.host_path);
     if (!status.ok()) failed_[dir.host_path] = status;
     if (parent_missing) parent_missing_.insert(dir.host_path);

@@ -10,16 +10,15 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <thread>
 
 #include "api/katib.h"
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace trainyard::controller {
@@ -68,12 +67,14 @@ class TrialDirMaker {
  private:
   void Work();
 
-  std::mutex mu_;
-  std::condition_variable wake_;
-  std::deque<TrialDir> queue_;            // guarded by mu_
-  std::set<std::string> under_way_;       // host paths queued or being made; mu_
-  std::set<std::string> parent_missing_;  // made empty for want of a parent; mu_
-  std::map<std::string, Status> failed_;  // mu_
+  Mutex mu_;
+  CondVar wake_;
+  std::deque<TrialDir> queue_ TRAINYARD_GUARDED_BY(mu_);
+  // Host paths queued or being made.
+  std::set<std::string> under_way_ TRAINYARD_GUARDED_BY(mu_);
+  // Made empty for want of a parent.
+  std::set<std::string> parent_missing_ TRAINYARD_GUARDED_BY(mu_);
+  std::map<std::string, Status> failed_ TRAINYARD_GUARDED_BY(mu_);
   std::atomic<bool> stop_ = false;
   std::thread worker_;
 };

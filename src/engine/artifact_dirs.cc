@@ -3,10 +3,8 @@
 #include <fmt/format.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <filesystem>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <thread>
@@ -16,6 +14,7 @@
 #include "api/tracking.h"
 #include "common/artifact_files.h"
 #include "common/held_dir.h"
+#include "common/mutex.h"
 
 namespace trainyard::engine {
 namespace {
@@ -63,14 +62,13 @@ struct ArtifactDirs::Emptier {
   std::string root;
   Duration retention;
   Logger* log;  // outlives the emptier's thread (the process's, by default)
-  std::mutex mu;
-  std::condition_variable wake;
-  std::deque<std::string> trash;       // guarded by mu: folders in .trash to remove
-  std::optional<TimePoint> expire_at;  // guarded by mu: expire as of then
-  // Guarded by mu: when the next deleted owner's folder is due, as read or
-  // noted last.
-  TimePoint next_due = TimePoint::max();
-  bool stop = false;  // guarded by mu
+  Mutex mu;
+  CondVar wake;
+  std::deque<std::string> trash TRAINYARD_GUARDED_BY(mu);       // folders in .trash to remove
+  std::optional<TimePoint> expire_at TRAINYARD_GUARDED_BY(mu);  // expire as of then
+  // When the next deleted owner's folder is due, as read or noted last.
+  TimePoint next_due TRAINYARD_GUARDED_BY(mu) = TimePoint::max();
+  bool stop TRAINYARD_GUARDED_BY(mu) = false;
 
   // Renames `dir` (and drops its record) into the trash, to be removed.
   void Trash(const std::string& dir) {
@@ -91,10 +89,10 @@ struct ArtifactDirs::Emptier {
   }
   void Queue(std::string dir) {
     {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       trash.push_back(std::move(dir));
     }
-    wake.notify_one();
+    wake.NotifyOne();
   }
   // Trashes the folders whose owners were deleted `retention` before `now`.
   void Expire(TimePoint now) {
@@ -115,28 +113,28 @@ struct ArtifactDirs::Emptier {
                           });
     }
     for (const std::string& folder : expired) Trash(folder);
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     next_due = std::min(next_due, next);
   }
   void Run() {
-    std::unique_lock lock(mu);
+    MutexLock lock(mu);
     while (true) {
-      wake.wait(lock, [&] { return stop || expire_at || !trash.empty(); });
+      wake.Wait(mu, [&]() TRAINYARD_REQUIRES(mu) { return stop || expire_at || !trash.empty(); });
       if (stop) return;
       if (std::optional<TimePoint> now = std::exchange(expire_at, std::nullopt)) {
-        lock.unlock();
+        lock.Unlock();
         Expire(*now);
-        lock.lock();
+        lock.Lock();
         continue;
       }
       std::string dir = std::move(trash.front());
       trash.pop_front();
-      lock.unlock();
+      lock.Unlock();
       // A replica's files: no link of theirs is followed.
       if (Status removed = RemoveTree(dir); !removed.ok()) {
         log->Warning("trainyard: cannot remove {}: {}", dir, removed.message());
       }
-      lock.lock();
+      lock.Lock();
     }
   }
 };
@@ -155,10 +153,10 @@ ArtifactDirs::ArtifactDirs(const std::string& root, const Clock* clock, Duration
 ArtifactDirs::~ArtifactDirs() {
   if (emptier_ == nullptr) return;
   {
-    std::lock_guard lock(emptier_->mu);
+    MutexLock lock(emptier_->mu);
     emptier_->stop = true;
   }
-  emptier_->wake.notify_all();
+  emptier_->wake.NotifyAll();
 }
 
 void ArtifactDirs::OnDeleted(const api::Json& object) {
@@ -180,7 +178,7 @@ void ArtifactDirs::Committed() {
 void ArtifactDirs::RequestExpiry() {
   TimePoint now = clock_->Now();
   {
-    std::lock_guard lock(emptier_->mu);
+    MutexLock lock(emptier_->mu);
     // Read again when the next deletion read or noted is due, and every
     // few minutes all the same (records of an earlier run, a clock set
     // back).
@@ -189,7 +187,7 @@ void ArtifactDirs::RequestExpiry() {
     emptier_->next_due = TimePoint::max();
     emptier_->expire_at = now;
   }
-  emptier_->wake.notify_one();
+  emptier_->wake.NotifyOne();
 }
 
 void ArtifactDirs::OwnerGone(const std::string& folder) {
@@ -201,7 +199,7 @@ void ArtifactDirs::OwnerGone(const std::string& folder) {
   if (owner->deleted) return;
   owner->deleted = clock_->Now();
   {
-    std::lock_guard lock(emptier_->mu);
+    MutexLock lock(emptier_->mu);
     emptier_->next_due = std::min(emptier_->next_due, DueOf(*owner->deleted, retention_));
   }
   Status noted = WriteArtifactOwner(folder, *owner);

@@ -124,30 +124,30 @@ ClusterController::~ClusterController() {
 
 void ClusterController::RequestStop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
 }
 
 void ClusterController::Wait() {
-  std::unique_lock lock(mu_);
-  auto ready = [&] { return stop_ || !changed_.empty(); };
+  MutexLock lock(mu_);
+  auto ready = [&]() TRAINYARD_REQUIRES(mu_) { return stop_ || !changed_.empty(); };
   if (std::optional<TimePoint> timer = queue_.NextTimer()) {
     Duration left = std::max(Duration::zero(), *timer - options_.clock->Now());
-    wake_.wait_for(lock, left, ready);
+    wake_.WaitFor(mu_, left, ready);
   } else {
-    wake_.wait(lock, ready);
+    wake_.Wait(mu_, ready);
   }
 }
 
 Status ClusterController::Run() {
   ASSIGN_OR_RETURN(watch_, options_.store->Watch(0, [this](const store::WatchEvent& e) {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       changed_.push_back(e.object);
     }
-    wake_.notify_all();
+    wake_.NotifyAll();
   }));
   // What is there already is reconciled from where it stands, as after a
   // restart: names are upstream's, so nothing is created twice.
@@ -158,7 +158,7 @@ Status ClusterController::Run() {
   while (true) {
     std::vector<api::Json> changed;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (stop_) return OkStatus();
       changed.swap(changed_);
     }

@@ -13,14 +13,13 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "controller/reconciler.h"
 #include "controller/replica_options.h"
 #include "engine/pod_log_metrics.h"
@@ -73,10 +72,10 @@ class ClusterController {
   ReconcileQueue queue_;
   std::optional<PodLogMetrics> pod_logs_;  // with Katib: StdOut trials' logs read
   store::WatchId watch_ = 0;
-  std::mutex mu_;
-  std::condition_variable wake_;
-  std::vector<api::Json> changed_;  // guarded by mu_: from the informers
-  bool stop_ = false;               // guarded by mu_
+  Mutex mu_;
+  CondVar wake_;
+  std::vector<api::Json> changed_ TRAINYARD_GUARDED_BY(mu_);  // from the informers
+  bool stop_ TRAINYARD_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace trainyard::engine

@@ -239,10 +239,10 @@ Result<SchedulingPass> ClusterScheduler::Pass() {
 
 void ClusterScheduler::RequestStop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
 }
 
 Status ClusterScheduler::Run() {
@@ -251,25 +251,26 @@ Status ClusterScheduler::Run() {
                 api::StoreKindOf(e.object) == kPodGroupKind;
     if (!read) return;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       changed_ = true;
     }
-    wake_.notify_all();
+    wake_.NotifyAll();
   }));
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   while (!stop_) {
     if (!changed_) {
-      wake_.wait(lock, [&] { return stop_ || changed_; });
+      wake_.Wait(mu_, [&]() TRAINYARD_REQUIRES(mu_) { return stop_ || changed_; });
       continue;
     }
     changed_ = false;
-    lock.unlock();
+    lock.Unlock();
     Result<SchedulingPass> pass = Pass();
-    lock.lock();
+    lock.Lock();
     if (!pass.ok()) {
       options_.log->Warning("trainyard scheduler: {} (tried again in 1s)", pass.status().message());
       // What failed (a binding refused, a write raced) is tried again.
-      if (wake_.wait_for(lock, std::chrono::seconds(1), [&] { return stop_; })) break;
+      auto stopped = [&]() TRAINYARD_REQUIRES(mu_) { return stop_; };
+      if (wake_.WaitFor(mu_, std::chrono::seconds(1), stopped)) break;
       changed_ = true;
     }
   }

@@ -23,14 +23,13 @@
 // from any thread.
 #pragma once
 
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <set>
 #include <string>
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "store/object_store.h"
 
 namespace trainyard::engine {
@@ -70,10 +69,10 @@ class ClusterScheduler {
   ClusterSchedulerOptions options_;
   std::set<std::string> said_unreadable_;  // nodes said not to be placed on
   store::WatchId watch_ = 0;
-  std::mutex mu_;
-  std::condition_variable wake_;
-  bool changed_ = true;  // guarded by mu_
-  bool stop_ = false;    // guarded by mu_
+  Mutex mu_;
+  CondVar wake_;
+  bool changed_ TRAINYARD_GUARDED_BY(mu_) = true;
+  bool stop_ TRAINYARD_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace trainyard::engine

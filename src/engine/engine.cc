@@ -340,7 +340,7 @@ void Engine::SetApi(std::string url, std::string ca_file) {
 Result<api::Json> Engine::Execute(Write write) {
   std::future<Result<api::Json>> answer;
   {
-    std::lock_guard lock(inbox_mu_);
+    MutexLock lock(inbox_mu_);
     if (!accepting_) return UnavailableError("the control loop is not running");
     inbox_.push_back({std::move(write), {}});
     answer = inbox_.back().done.get_future();
@@ -353,7 +353,7 @@ Result<api::Json> Engine::Execute(Write write) {
 Status Engine::RunCalls() {
   std::vector<Call> calls;
   {
-    std::lock_guard lock(inbox_mu_);
+    MutexLock lock(inbox_mu_);
     calls.swap(inbox_);
   }
   if (calls.empty()) return OkStatus();
@@ -381,7 +381,7 @@ Status Engine::RunCalls() {
 }
 
 void Engine::CloseInbox(const Status& why) {
-  std::lock_guard lock(inbox_mu_);
+  MutexLock lock(inbox_mu_);
   accepting_ = false;
   for (Call& call : inbox_) call.done.set_value(why);
   inbox_.clear();
@@ -445,7 +445,7 @@ Result<std::optional<Duration>> Engine::Step() {
 
 Status Engine::Run(const std::function<bool()>& done, const std::function<void()>& on_step) {
   {
-    std::lock_guard lock(inbox_mu_);
+    MutexLock lock(inbox_mu_);
     accepting_ = true;
   }
   Status status = Loop(done, on_step);

@@ -10,7 +10,6 @@
 #include <future>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -18,6 +17,7 @@
 #include "api/object.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "controller/batch_job_reconciler.h"
 #include "controller/experiment_reconciler.h"
 #include "controller/job_reconciler.h"
@@ -198,9 +198,9 @@ class Engine {
     Write write;
     std::promise<Result<api::Json>> done;
   };
-  std::mutex inbox_mu_;
-  std::vector<Call> inbox_;  // guarded by inbox_mu_
-  bool accepting_ = true;    // guarded by inbox_mu_: Run() has not stopped
+  Mutex inbox_mu_;
+  std::vector<Call> inbox_ TRAINYARD_GUARDED_BY(inbox_mu_);
+  bool accepting_ TRAINYARD_GUARDED_BY(inbox_mu_) = true;  // Run() has not stopped
 
   // Owned by the loop thread (the store calls OnEvent in the writing
   // thread, which is the loop thread too).

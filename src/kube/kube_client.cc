@@ -142,7 +142,7 @@ Status StatusOfAnswer(int code, const std::string& body) {
 
 void WatchHandle::Stop() {
   stopped_ = true;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (client_ != nullptr) client_->stop();
 }
 
@@ -188,7 +188,7 @@ Result<std::unique_ptr<httplib::ClientImpl>> KubeClient::Connect() const {
 }
 
 std::unique_ptr<httplib::ClientImpl> KubeClient::Take() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (idle_.empty()) return nullptr;
   std::unique_ptr<httplib::ClientImpl> client = std::move(idle_.back());
   idle_.pop_back();
@@ -196,7 +196,7 @@ std::unique_ptr<httplib::ClientImpl> KubeClient::Take() {
 }
 
 void KubeClient::Give(std::unique_ptr<httplib::ClientImpl> client) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   idle_.push_back(std::move(client));
 }
 
@@ -297,7 +297,7 @@ Result<bool> KubeClient::Stream(const std::string& path, Duration idle_timeout,
   ASSIGN_OR_RETURN(std::unique_ptr<httplib::ClientImpl> client, Connect());
   client->set_read_timeout(std::chrono::duration_cast<std::chrono::seconds>(idle_timeout));
   {
-    std::lock_guard lock(handle.mu_);
+    MutexLock lock(handle.mu_);
     if (handle.stopped_) return OkStatus();
     handle.client_ = client.get();
   }
@@ -322,7 +322,7 @@ Result<bool> KubeClient::Stream(const std::string& path, Duration idle_timeout,
         return true;
       });
   {
-    std::lock_guard lock(handle.mu_);
+    MutexLock lock(handle.mu_);
     handle.client_ = nullptr;
   }
   // httplib calls no response handler for an answer without a body (204).

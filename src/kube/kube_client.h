@@ -11,13 +11,13 @@
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "api/json.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "kube/cluster_config.h"
 #include "kube/rate_limiter.h"
@@ -46,8 +46,8 @@ class WatchHandle {
 
  private:
   friend class KubeClient;
-  std::mutex mu_;
-  httplib::ClientImpl* client_ = nullptr;  // guarded by mu_: the connection it reads
+  Mutex mu_;
+  httplib::ClientImpl* client_ TRAINYARD_GUARDED_BY(mu_) = nullptr;  // the connection it reads
   std::atomic<bool> stopped_{false};
 };
 
@@ -102,8 +102,8 @@ class KubeClient {
   KubeClientOptions options_;
   std::string prefix_;  // a path the server URL carries, put before every request's
   RateLimiter limiter_;
-  std::mutex mu_;
-  std::vector<std::unique_ptr<httplib::ClientImpl>> idle_;  // guarded by mu_
+  Mutex mu_;
+  std::vector<std::unique_ptr<httplib::ClientImpl>> idle_ TRAINYARD_GUARDED_BY(mu_);
 };
 
 // The Status a Kubernetes error answer stands for.

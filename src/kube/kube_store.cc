@@ -112,18 +112,18 @@ Status KubeStore::Start() {
 
 void KubeStore::Stop() {
   {
-    std::lock_guard lock(stop_mu_);
+    MutexLock lock(stop_mu_);
     stopping_ = true;
   }
-  stop_cv_.notify_all();
+  stop_cv_.NotifyAll();
   for (auto& handle : handles_) handle->Stop();
   for (std::thread& t : threads_) t.join();
   threads_.clear();
 }
 
 void KubeStore::Pause(Duration d) {
-  std::unique_lock lock(stop_mu_);
-  stop_cv_.wait_for(lock, d, [this] { return stopping_.load(); });
+  MutexLock lock(stop_mu_);
+  stop_cv_.WaitFor(stop_mu_, d, [this] { return stopping_.load(); });
 }
 
 Status KubeStore::Relist(const std::string& kind, bool notify) {
@@ -139,7 +139,7 @@ Status KubeStore::Relist(const std::string& kind, bool notify) {
   }
   std::vector<api::Json> gone;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     Cache& cache = caches_[kind];
     for (const auto& [name, object] : cache.objects) {
       if (!listed.contains(name)) gone.push_back(object);
@@ -162,7 +162,7 @@ void KubeStore::Follow(const std::string& kind) {
   while (!stopping_) {
     std::string since;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       since = caches_[kind].resource_version;
     }
     bool expired = false;
@@ -182,7 +182,7 @@ void KubeStore::Follow(const std::string& kind) {
             Apply(kind, std::move(object), type == "DELETED", /*notify=*/true,
                   /*from_watch=*/true);
           }
-          std::lock_guard lock(mu_);
+          MutexLock lock(mu_);
           if (!rv.empty()) caches_[kind].resource_version = rv;
           return true;
         },
@@ -222,43 +222,49 @@ void KubeStore::Index(const std::string& kind, const api::Json& object, bool add
 
 void KubeStore::Apply(const std::string& kind, api::Json object, bool deleted, bool notify,
                       bool from_watch) {
-  Name name{NamespaceOf(object), NameOf(object)};
-  store::WatchEvent event;
+  if (!notify) {
+    (void)TakeIn(kind, std::move(object), deleted, from_watch);
+    return;
+  }
   // Held from the cache's change to its delivery: an own write (on the
   // writing thread) and the informer's event for the same object reach
   // watchers in the order the cache took them, never an older one last.
-  std::unique_lock<std::mutex> delivering;
-  if (notify) delivering = std::unique_lock<std::mutex>(watch_mu_);
-  {
-    std::lock_guard lock(mu_);
-    Cache& cache = caches_[kind];
-    // As an informer: a write's answer no newer than what the kind's watch
-    // has delivered is in the cache already, or was superseded (deleted,
-    // most of all): it never takes the cache back.
-    if (!from_watch && !Newer(object, cache.resource_version)) return;
-    auto it = cache.objects.find(name);
-    if (it != cache.objects.end()) {
-      if (!NotOlder(object, it->second)) return;  // a stale event
-      if (!deleted && it->second == object) return;
-      Index(kind, it->second, /*add=*/false);
-    } else if (deleted) {
-      return;  // gone already
-    }
-    event.type = deleted                     ? store::EventType::kDeleted
-                 : it == cache.objects.end() ? store::EventType::kAdded
-                                             : store::EventType::kModified;
-    event.resource_version = ++changes_;
-    if (deleted) {
-      cache.objects.erase(it);
-    } else {
-      Index(kind, object, /*add=*/true);
-      cache.objects[name] = object;
-    }
-    event.object = std::move(object);
+  MutexLock delivering(watch_mu_);
+  std::optional<store::WatchEvent> event = TakeIn(kind, std::move(object), deleted, from_watch);
+  if (!event) return;
+  for (const auto& [id, callback] : watchers_) callback(*event);
+}
+
+std::optional<store::WatchEvent> KubeStore::TakeIn(const std::string& kind, api::Json object,
+                                                   bool deleted, bool from_watch) {
+  Name name{NamespaceOf(object), NameOf(object)};
+  store::WatchEvent event;
+  MutexLock lock(mu_);
+  Cache& cache = caches_[kind];
+  // As an informer: a write's answer no newer than what the kind's watch
+  // has delivered is in the cache already, or was superseded (deleted,
+  // most of all): it never takes the cache back.
+  if (!from_watch && !Newer(object, cache.resource_version)) return std::nullopt;
+  auto it = cache.objects.find(name);
+  if (it != cache.objects.end()) {
+    if (!NotOlder(object, it->second)) return std::nullopt;  // a stale event
+    if (!deleted && it->second == object) return std::nullopt;
+    Index(kind, it->second, /*add=*/false);
+  } else if (deleted) {
+    return std::nullopt;  // gone already
   }
-  if (notify) {
-    for (const auto& [id, callback] : watchers_) callback(event);
+  event.type = deleted                     ? store::EventType::kDeleted
+               : it == cache.objects.end() ? store::EventType::kAdded
+                                           : store::EventType::kModified;
+  event.resource_version = ++changes_;
+  if (deleted) {
+    cache.objects.erase(it);
+  } else {
+    Index(kind, object, /*add=*/true);
+    cache.objects[name] = object;
   }
+  event.object = std::move(object);
+  return event;
 }
 
 Result<api::Json> KubeStore::Get(const store::ObjectKey& key) const {
@@ -266,7 +272,7 @@ Result<api::Json> KubeStore::Get(const store::ObjectKey& key) const {
     ASSIGN_OR_RETURN(api::Json object, options_.client->Get(key.kind, key.namespace_, key.name));
     return object;
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto cache = caches_.find(key.kind);
   if (cache != caches_.end()) {
     auto it = cache->second.objects.find({key.namespace_, key.name});
@@ -294,7 +300,7 @@ Status KubeStore::Scan(const std::string& kind, const std::string& namespace_,
     }
     return OkStatus();
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto cache = caches_.find(kind);
   if (cache == caches_.end()) return OkStatus();
   for (const auto& [name, object] : cache->second.objects) {
@@ -313,7 +319,7 @@ Status KubeStore::ScanOwnedBy(const std::string& kind, const std::string& owner_
       }
     });
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto owned = owned_.find(owner_uid);
   auto cache = caches_.find(kind);
   if (owned == owned_.end() || cache == caches_.end()) return OkStatus();
@@ -326,7 +332,7 @@ Status KubeStore::ScanOwnedBy(const std::string& kind, const std::string& owner_
 }
 
 int64_t KubeStore::CurrentResourceVersion() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return changes_;
 }
 
@@ -393,7 +399,7 @@ Result<api::Json> KubeStore::Delete(const store::ObjectKey& key) {
   }
   std::optional<api::Json> held;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     Cache& cache = caches_[key.kind];
     if (auto it = cache.objects.find({key.namespace_, key.name}); it != cache.objects.end()) {
       held = it->second;
@@ -409,14 +415,14 @@ Result<store::WatchId> KubeStore::Watch(int64_t since, store::WatchCallback call
   if (since != 0) {
     return UnimplementedError("a Kubernetes-backed store watches future changes only");
   }
-  std::lock_guard lock(watch_mu_);
+  MutexLock lock(watch_mu_);
   store::WatchId id = next_watch_++;
   watchers_[id] = std::move(callback);
   return id;
 }
 
 void KubeStore::StopWatch(store::WatchId id) {
-  std::lock_guard lock(watch_mu_);
+  MutexLock lock(watch_mu_);
   watchers_.erase(id);
 }
 

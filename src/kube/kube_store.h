@@ -19,10 +19,8 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -30,6 +28,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "kube/kube_client.h"
 #include "store/object_store.h"
 
@@ -90,27 +89,36 @@ class KubeStore final : public store::ObjectStore {
   // watch has delivered its version or a later one; tells watchers when it
   // changed something. `deleted`: it is gone.
   void Apply(const std::string& kind, api::Json object, bool deleted, bool notify, bool from_watch);
+  // Apply's change to the cache: the event for watchers, or nullopt when
+  // the cache did not change.
+  std::optional<store::WatchEvent> TakeIn(const std::string& kind, api::Json object, bool deleted,
+                                          bool from_watch);
   Status Relist(const std::string& kind, bool notify);
   // What the server answered a write of `sent` with, taken into the cache;
   // on a conflict, the object as the server holds it now.
   Result<api::Json> Written(const std::string& kind, Result<api::Json> written,
                             const api::Json& sent);
   void Follow(const std::string& kind);
-  void Index(const std::string& kind, const api::Json& object, bool add);
+  void Index(const std::string& kind, const api::Json& object, bool add) TRAINYARD_REQUIRES(mu_);
   // Waits `d` unless stopped first.
   void Pause(Duration d);
 
   KubeStoreOptions options_;
-  mutable std::mutex mu_;
-  std::map<std::string, Cache> caches_;              // guarded by mu_
-  std::map<std::string, std::set<OwnedKey>> owned_;  // guarded by mu_: owner uid → dependents
-  int64_t changes_ = 0;                              // guarded by mu_
-  std::mutex watch_mu_;                              // held while callbacks run: one at a time
-  std::map<store::WatchId, store::WatchCallback> watchers_;  // guarded by watch_mu_
-  store::WatchId next_watch_ = 1;                            // guarded by watch_mu_
+  mutable Mutex mu_;
+  std::map<std::string, Cache> caches_ TRAINYARD_GUARDED_BY(mu_);
+  // Owner uid → dependents.
+  std::map<std::string, std::set<OwnedKey>> owned_ TRAINYARD_GUARDED_BY(mu_);
+  int64_t changes_ TRAINYARD_GUARDED_BY(mu_) = 0;
+  // Held while callbacks run: one at a time. Taken before mu_, never while
+  // holding it.
+  Mutex watch_mu_;
+  std::map<store::WatchId, store::WatchCallback> watchers_ TRAINYARD_GUARDED_BY(watch_mu_);
+  store::WatchId next_watch_ TRAINYARD_GUARDED_BY(watch_mu_) = 1;
   std::atomic<bool> stopping_{false};
-  std::mutex stop_mu_;
-  std::condition_variable stop_cv_;
+  // Guards nothing (stopping_ is atomic): set under it, so that Pause
+  // cannot miss the notification between its test and its sleep.
+  Mutex stop_mu_;
+  CondVar stop_cv_;
   std::vector<std::unique_ptr<WatchHandle>> handles_;  // one per kind; set before threads start
   std::vector<std::thread> threads_;
 };

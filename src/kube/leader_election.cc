@@ -72,8 +72,8 @@ Result<bool> LeaderElector::TryAcquireOrRenew() {
 }
 
 bool LeaderElector::Pause(Duration d) {
-  std::unique_lock lock(mu_);
-  return cv_.wait_for(lock, d, [this] { return stopped_; });
+  MutexLock lock(mu_);
+  return cv_.WaitFor(mu_, d, [this]() TRAINYARD_REQUIRES(mu_) { return stopped_; });
 }
 
 bool LeaderElector::Acquire() {
@@ -120,10 +120,10 @@ void LeaderElector::Release() {
 
 void LeaderElector::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopped_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 }  // namespace trainyard::kube

@@ -12,14 +12,13 @@
 //    racing for a free lease one gets a Conflict and loses.
 #pragma once
 
-#include <condition_variable>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "api/json.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "kube/kube_client.h"
 
 namespace trainyard::kube {
@@ -66,9 +65,9 @@ class LeaderElector {
   api::Json observed_;         // the lease's spec as last read
   TimePoint observed_time_{};  // when this candidate saw it change
   std::string said_holder_;    // the holder last reported
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopped_ = false;  // guarded by mu_
+  Mutex mu_;
+  CondVar cv_;
+  bool stopped_ TRAINYARD_GUARDED_BY(mu_) = false;
 };
 
 // Kubernetes' MicroTime: RFC 3339 with microseconds, in UTC.

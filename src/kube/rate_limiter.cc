@@ -9,7 +9,7 @@ RateLimiter::RateLimiter(double qps, int burst)
 
 Duration RateLimiter::Reserve(TimePoint now) {
   if (qps_ <= 0) return Duration::zero();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (started_ && now > last_) {
     double elapsed = std::chrono::duration<double>(now - last_).count();
     tokens_ = std::min(burst_, tokens_ + elapsed * qps_);

@@ -4,9 +4,8 @@
 // it, so callers are served in the order they asked. Thread-safe.
 #pragma once
 
-#include <mutex>
-
 #include "common/clock.h"
+#include "common/mutex.h"
 
 namespace trainyard::kube {
 
@@ -21,10 +20,10 @@ class RateLimiter {
  private:
   const double qps_;
   const double burst_;
-  std::mutex mu_;
-  double tokens_;         // guarded by mu_; negative: reserved ahead
-  TimePoint last_{};      // guarded by mu_
-  bool started_ = false;  // guarded by mu_
+  Mutex mu_;
+  double tokens_ TRAINYARD_GUARDED_BY(mu_);  // negative: reserved ahead
+  TimePoint last_ TRAINYARD_GUARDED_BY(mu_) = TimePoint();
+  bool started_ TRAINYARD_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace trainyard::kube

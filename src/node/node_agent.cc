@@ -121,7 +121,7 @@ NodeAgent::NodeAgent(NodeAgentOptions options) : options_(std::move(options)) {
     if (!api::IsPodObject(e.object)) return;
     const api::Json& meta = e.object["metadata"];
     std::string key = api::StringAt(meta, "namespace") + "/" + api::StringAt(meta, "name");
-    std::lock_guard lock(changed_mu_);
+    MutexLock lock(changed_mu_);
     if (auto grace = meta.find("deletionGracePeriodSeconds");
         grace != meta.end() && grace->is_number_integer()) {
       deletion_grace_[key] = {api::StringAt(meta, "uid"),

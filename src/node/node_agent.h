@@ -19,7 +19,6 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -27,6 +26,7 @@
 
 #include "api/pod_object.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "node/cgroups.h"
 #include "node/container_env.h"
 #include "node/container_spec.h"
@@ -223,12 +223,13 @@ class NodeAgent {
   std::set<std::string> gone_;
   bool full_sync_ = true;     // the next Sync looks at every pod
   store::WatchId watch_ = 0;  // tells changed_ of pod writes
-  std::mutex changed_mu_;
-  std::set<std::string> changed_;  // guarded by changed_mu_: pods written since the last Sync
-  // Guarded by changed_mu_: the grace period a delete gave a pod
-  // (metadata.deletionGracePeriodSeconds, as `kubectl delete
-  // --grace-period` sets it), by key, with the pod's uid.
-  std::map<std::string, std::pair<std::string, Duration>> deletion_grace_;
+  Mutex changed_mu_;
+  // Pods written since the last Sync.
+  std::set<std::string> changed_ TRAINYARD_GUARDED_BY(changed_mu_);
+  // The grace period a delete gave a pod (metadata.deletionGracePeriodSeconds,
+  // as `kubectl delete --grace-period` sets it), by key, with the pod's uid.
+  std::map<std::string, std::pair<std::string, Duration>> deletion_grace_
+      TRAINYARD_GUARDED_BY(changed_mu_);
 };
 
 }  // namespace trainyard::node

@@ -38,7 +38,7 @@ void NodeAgent::AddPod(const api::Json& doc, std::vector<const api::Pod*>& pods)
 
 Status NodeAgent::ReadAllPods(std::vector<const api::Pod*>& pods) {
   {
-    std::lock_guard lock(changed_mu_);
+    MutexLock lock(changed_mu_);
     changed_.clear();  // every pod is looked at now
   }
   std::set<std::string> live;
@@ -52,7 +52,7 @@ Status NodeAgent::ReadAllPods(std::vector<const api::Pod*>& pods) {
   for (const auto& [key, replica] : replicas_) {
     if (!live.contains(key)) gone_.insert(key);
   }
-  std::lock_guard lock(changed_mu_);  // a grace no replica here will take
+  MutexLock lock(changed_mu_);  // a grace no replica here will take
   std::erase_if(deletion_grace_, [&](const auto& entry) {
     return !live.contains(entry.first) && !replicas_.contains(entry.first);
   });
@@ -62,7 +62,7 @@ Status NodeAgent::ReadAllPods(std::vector<const api::Pod*>& pods) {
 Status NodeAgent::ReadChangedPods(std::vector<const api::Pod*>& pods) {
   std::set<std::string> keys;
   {
-    std::lock_guard lock(changed_mu_);
+    MutexLock lock(changed_mu_);
     keys.swap(changed_);
   }
   for (const std::string& key : active_) {
@@ -81,7 +81,7 @@ Status NodeAgent::ReadChangedPods(std::vector<const api::Pod*>& pods) {
     if (replicas_.contains(key)) {
       gone_.insert(key);
     } else {
-      std::lock_guard lock(changed_mu_);  // a grace no replica here will take
+      MutexLock lock(changed_mu_);  // a grace no replica here will take
       deletion_grace_.erase(key);
     }
   }

@@ -68,7 +68,7 @@ Duration NodeAgent::GraceOf(const api::Pod& pod) const {
 void NodeAgent::TakeDeletionGrace(const std::string& key, Replica& replica) {
   std::optional<Duration> grace;
   {
-    std::lock_guard lock(changed_mu_);
+    MutexLock lock(changed_mu_);
     auto it = deletion_grace_.find(key);
     if (it == deletion_grace_.end()) return;
     if (it->second.first == replica.uid) grace = it->second.second;

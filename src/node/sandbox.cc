@@ -350,7 +350,7 @@ Sandboxes::~Sandboxes() {
 }
 
 std::string Sandboxes::userns() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return userns_;
 }
 
@@ -383,7 +383,7 @@ std::string Sandboxes::HoldUserNamespace() const {
 
 std::string Sandboxes::Problem() const {
   if (bwrap_.empty()) return why_none_;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (problem_) return *problem_;
   std::string problem = geteuid() == 0 ? "" : HoldUserNamespace();
   // What a replica's sandbox needs: a mount namespace with a tmpfs in it,

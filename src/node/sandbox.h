@@ -12,12 +12,12 @@
 // element is new ("/data").
 #pragma once
 
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "api/pod_object.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "node/volumes.h"
 #include "runtime/local/process.h"
@@ -68,17 +68,17 @@ class Sandboxes {
 
  private:
   // Starts the holder of the shared user namespace; why it cannot.
-  std::string HoldUserNamespace() const;
+  std::string HoldUserNamespace() const TRAINYARD_REQUIRES(mu_);
 
   std::string bwrap_;
   std::string why_none_;
-  mutable std::mutex mu_;
-  mutable std::optional<std::string> problem_;
+  mutable Mutex mu_;
+  mutable std::optional<std::string> problem_ TRAINYARD_GUARDED_BY(mu_);
   // `unshare --user --map-current-user sleep infinity`: the namespace's
   // holder, which dies with trainyard (replicas keep it alive after).
-  mutable std::optional<runtime::Process> holder_;
-  mutable std::string userns_;  // /proc/self/fd/<userns_fd_>
-  mutable int userns_fd_ = -1;
+  mutable std::optional<runtime::Process> holder_ TRAINYARD_GUARDED_BY(mu_);
+  mutable std::string userns_ TRAINYARD_GUARDED_BY(mu_);  // /proc/self/fd/<userns_fd_>
+  mutable int userns_fd_ TRAINYARD_GUARDED_BY(mu_) = -1;
 };
 
 }  // namespace trainyard::node

@@ -3,12 +3,12 @@
 
 #include <httplib.h>
 
-#include <condition_variable>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "common/mutex.h"
 
 namespace trainyard::server {
 
@@ -22,50 +22,52 @@ class ElasticPool final : public httplib::TaskQueue {
   ~ElasticPool() override { shutdown(); }
 
   void enqueue(std::function<void()> fn) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     tasks_.push_back(std::move(fn));
     // Idle threads not yet woken count against the tasks already waiting:
     // two connections arriving together must not both wait for one thread.
     if (tasks_.size() <= idle_ || threads_.size() >= max_) {
-      ready_.notify_one();
+      ready_.NotifyOne();
       return;
     }
     threads_.emplace_back([this] { Work(); });
   }
 
   void shutdown() override {
+    std::vector<std::thread> threads;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (shut_) return;
       shut_ = true;
+      threads.swap(threads_);  // joined unlocked: the workers take mu_ to finish
     }
-    ready_.notify_all();
-    for (std::thread& t : threads_) t.join();
+    ready_.NotifyAll();
+    for (std::thread& t : threads) t.join();
   }
 
  private:
   void Work() {
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     while (true) {
       ++idle_;
-      ready_.wait(lock, [&] { return shut_ || !tasks_.empty(); });
+      ready_.Wait(mu_, [&]() TRAINYARD_REQUIRES(mu_) { return shut_ || !tasks_.empty(); });
       --idle_;
       if (tasks_.empty()) return;  // shut down, nothing left
       std::function<void()> fn = std::move(tasks_.front());
       tasks_.pop_front();
-      lock.unlock();
+      lock.Unlock();
       fn();
-      lock.lock();
+      lock.Lock();
     }
   }
 
   const size_t max_;
-  std::mutex mu_;
-  std::condition_variable ready_;
-  std::deque<std::function<void()>> tasks_;  // guarded by mu_
-  std::vector<std::thread> threads_;         // guarded by mu_
-  size_t idle_ = 0;                          // guarded by mu_
-  bool shut_ = false;                        // guarded by mu_
+  Mutex mu_;
+  CondVar ready_;
+  std::deque<std::function<void()>> tasks_ TRAINYARD_GUARDED_BY(mu_);
+  std::vector<std::thread> threads_ TRAINYARD_GUARDED_BY(mu_);
+  size_t idle_ TRAINYARD_GUARDED_BY(mu_) = 0;
+  bool shut_ TRAINYARD_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace trainyard::server

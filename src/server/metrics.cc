@@ -79,9 +79,9 @@ Metrics::Metrics(std::vector<std::string> job_kinds) : job_kinds_(std::move(job_
 }
 
 void Metrics::Seed(const store::ObjectReader& store) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const std::string& kind : job_kinds_) {
-    (void)store.Scan(kind, "", [&](const api::Json& job) {
+    (void)store.Scan(kind, "", [&](const api::Json& job) TRAINYARD_REQUIRES(mu_) {
       std::string state = LastCondition(job);
       job_state_[api::StringAt(job, {"metadata", "uid"})] = state;
       // No controller has seen it yet (made while none ran): created now,
@@ -124,7 +124,7 @@ void Metrics::ObserveChange(const store::WatchEvent& event) {
   std::string kind = api::StringAt(event.object, "kind");
   bool pod = api::IsPodObject(event.object);
   if ((pod || kind == "PodGroup") && OwnedByJob(event.object)) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (pod) {
       ObservePod(event);
     } else if (event.type != store::EventType::kModified) {
@@ -138,7 +138,7 @@ void Metrics::ObserveChange(const store::WatchEvent& event) {
   std::pair<std::string, std::string> labels{api::StringAt(event.object, {"metadata", "namespace"}),
                                              framework};
   std::string uid = api::StringAt(event.object, {"metadata", "uid"});
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (event.type == store::EventType::kAdded) ++job_counters_["created"][labels];
   if (event.type == store::EventType::kDeleted) {
     ++job_counters_["deleted"][labels];
@@ -155,7 +155,7 @@ void Metrics::ObserveChange(const store::WatchEvent& event) {
 }
 
 void Metrics::ObserveReconcile(double seconds) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   reconcile_.Observe(seconds);
 }
 
@@ -164,7 +164,7 @@ void Metrics::ObserveRequest(const ApiRequest& request, int code, double seconds
   std::string resource = target.ok() ? target->resource->plural : "";
   if (target.ok() && !target->subresource.empty()) resource += "/" + target->subresource;
   std::string verb = Verb(request, target.ok() ? &*target : nullptr);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++requests_[{verb, resource, code}];
   request_latency_[{verb, resource}].Observe(seconds);
 }
@@ -182,7 +182,7 @@ std::string Metrics::Render(const store::ObjectReader& store) const {
       waiting += state.empty() || state == "Created";
     });
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::string out;
   for (const char* counter : {"created", "deleted", "successful", "failed", "restarted"}) {
     std::string name = fmt::format("training_operator_jobs_{}_total", counter);

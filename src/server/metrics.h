@@ -10,11 +10,11 @@
 
 #include <array>
 #include <map>
-#include <mutex>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "common/mutex.h"
 #include "store/object_store.h"
 
 namespace trainyard::server {
@@ -55,20 +55,22 @@ class Metrics {
  private:
   // A job's pod or PodGroup (its controller one of the counted kinds).
   bool OwnedByJob(const api::Json& object) const;
-  void ObservePod(const store::WatchEvent& event);  // mu_ held
+  void ObservePod(const store::WatchEvent& event) TRAINYARD_REQUIRES(mu_);
   // (namespace, framework) -> count, per counter.
   using Counts = std::map<std::pair<std::string, std::string>, uint64_t>;
   std::vector<std::string> job_kinds_;  // set once
-  mutable std::mutex mu_;
-  std::map<std::string, Counts> job_counters_;    // "created", ...: guarded by mu_
-  std::map<std::string, std::string> job_state_;  // uid -> last condition: guarded by mu_
-  // "created_pods", ...: upstream's unlabelled counters; guarded by mu_
-  std::map<std::string, uint64_t> object_counters_;
-  std::map<std::string, std::string> pod_phase_;  // uid -> phase: guarded by mu_
-  Histogram reconcile_;                           // guarded by mu_
-  // (verb, resource, code) and (verb, resource): guarded by mu_
-  std::map<std::tuple<std::string, std::string, int>, uint64_t> requests_;
-  std::map<std::pair<std::string, std::string>, Histogram> request_latency_;
+  mutable Mutex mu_;
+  std::map<std::string, Counts> job_counters_ TRAINYARD_GUARDED_BY(mu_);  // "created", ...
+  // uid -> last condition
+  std::map<std::string, std::string> job_state_ TRAINYARD_GUARDED_BY(mu_);
+  // "created_pods", ...: upstream's unlabelled counters
+  std::map<std::string, uint64_t> object_counters_ TRAINYARD_GUARDED_BY(mu_);
+  std::map<std::string, std::string> pod_phase_ TRAINYARD_GUARDED_BY(mu_);  // uid -> phase
+  Histogram reconcile_ TRAINYARD_GUARDED_BY(mu_);
+  // (verb, resource, code) and (verb, resource)
+  std::map<std::tuple<std::string, std::string, int>, uint64_t> requests_ TRAINYARD_GUARDED_BY(mu_);
+  std::map<std::pair<std::string, std::string>, Histogram> request_latency_
+      TRAINYARD_GUARDED_BY(mu_);
 };
 
 }  // namespace trainyard::server

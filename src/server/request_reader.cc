@@ -43,7 +43,7 @@ Status RequestReader::Start() {
 
 void RequestReader::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopped_) return;
     stopped_ = true;
   }
@@ -53,7 +53,7 @@ void RequestReader::Stop() {
 
 void RequestReader::Add(std::unique_ptr<Connection> connection, bool fresh) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopped_) return;  // closed as it goes
     added_.emplace_back(std::move(connection), fresh);
   }
@@ -64,7 +64,7 @@ void RequestReader::Loop() {
   epoll_event events[128];
   while (true) {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (stopped_) break;
     }
     int wait = 1000;
@@ -88,14 +88,14 @@ void RequestReader::Loop() {
   }
   // Stopped: every connection waiting here is closed.
   waiting_.clear();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   added_.clear();
 }
 
 void RequestReader::TakeAdded() {
   std::vector<std::pair<std::unique_ptr<Connection>, bool>> added;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     added.swap(added_);
   }
   for (auto& [connection, fresh] : added) Watch(std::move(connection), fresh);

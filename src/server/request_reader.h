@@ -11,11 +11,11 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <thread>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "server/connection.h"
 
@@ -68,9 +68,9 @@ class RequestReader {
   int wake_ = -1;  // an eventfd: something was added, or Stop
   std::thread thread_;
 
-  std::mutex mu_;
-  std::vector<std::pair<std::unique_ptr<Connection>, bool>> added_;  // guarded by mu_
-  bool stopped_ = false;                                             // guarded by mu_
+  Mutex mu_;
+  std::vector<std::pair<std::unique_ptr<Connection>, bool>> added_ TRAINYARD_GUARDED_BY(mu_);
+  bool stopped_ TRAINYARD_GUARDED_BY(mu_) = false;
 
   // The loop's alone:
   std::map<int, Waiting> waiting_;

@@ -7,7 +7,7 @@ namespace trainyard::server {
 
 std::unique_ptr<StreamSlots::Slot> StreamSlots::Acquire(const std::string& client,
                                                         std::string& why) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (open_ >= total_) {
     why = fmt::format(
         "the server has {} watches and followed logs open, its limit: try again later", open_);
@@ -27,7 +27,7 @@ std::unique_ptr<StreamSlots::Slot> StreamSlots::Acquire(const std::string& clien
 }
 
 void StreamSlots::Release(const std::string& client) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   --open_;
   auto it = clients_.find(client);
   if (it != clients_.end() && --it->second == 0) clients_.erase(it);

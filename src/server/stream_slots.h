@@ -9,8 +9,9 @@
 #include <cstddef>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
+
+#include "common/mutex.h"
 
 namespace trainyard::server {
 
@@ -40,9 +41,9 @@ class StreamSlots {
 
   const size_t total_;
   const size_t per_client_;
-  std::mutex mu_;
-  size_t open_ = 0;                        // guarded by mu_
-  std::map<std::string, size_t> clients_;  // guarded by mu_; open streams per client
+  Mutex mu_;
+  size_t open_ TRAINYARD_GUARDED_BY(mu_) = 0;
+  std::map<std::string, size_t> clients_ TRAINYARD_GUARDED_BY(mu_);  // open streams per client
 };
 
 // Whether the peer of a connected socket has closed its end (or the

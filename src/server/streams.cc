@@ -85,9 +85,9 @@ Status WatchStream::Start(const std::string& resource_version) {
   }
   auto push = [this](const store::SharedWatchEvent& e) {
     if (!Wanted(e->object)) return;
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     events_.push_back(e);
-    ready_.notify_one();
+    ready_.NotifyOne();
   };
   Result<store::WatchId> id = store_.WatchCommitted(since, push);
   if (!id.ok()) {
@@ -100,7 +100,7 @@ Status WatchStream::Start(const std::string& resource_version) {
   if (since > 0) {
     // The client has seen `since`: what an open group commits up to it
     // is not sent again.
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     since_ = since;
     return OkStatus();
   }
@@ -108,7 +108,7 @@ Status WatchStream::Start(const std::string& resource_version) {
   // and the list already shows is skipped.
   const ApiTarget& t = options_.target;
   ASSIGN_OR_RETURN(auto listed, store_.List(t.resource->store_kind, t.namespace_));
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::deque<store::SharedWatchEvent> initial;
   for (api::Json& object : listed.items) {
     if (!Wanted(object)) continue;
@@ -116,8 +116,9 @@ Status WatchStream::Start(const std::string& resource_version) {
         store::WatchEvent{store::EventType::kAdded, 0, std::move(object), nullptr}));
   }
   since_ = listed.resource_version;
-  std::erase_if(events_,
-                [&](const store::SharedWatchEvent& e) { return e->resource_version <= since_; });
+  std::erase_if(events_, [&](const store::SharedWatchEvent& e) {
+    return e->resource_version <= listed.resource_version;
+  });
   events_.insert(events_.begin(), std::make_move_iterator(initial.begin()),
                  std::make_move_iterator(initial.end()));
   return OkStatus();
@@ -149,19 +150,21 @@ bool WatchStream::Next(std::string& out, Duration wait) {
     return false;
   }
   std::deque<store::SharedWatchEvent> batch;
+  int64_t since = 0;
   auto now = std::chrono::steady_clock::now();
   if (options_.end_at && *options_.end_at - now < wait) {
     wait = std::max(Duration::zero(), std::chrono::duration_cast<Duration>(*options_.end_at - now));
   }
   {
-    std::unique_lock lock(mu_);
-    ready_.wait_for(lock, wait, [&] { return !events_.empty(); });
+    MutexLock lock(mu_);
+    ready_.WaitFor(mu_, wait, [&]() TRAINYARD_REQUIRES(mu_) { return !events_.empty(); });
     batch.swap(events_);
+    since = since_;
   }
   for (const store::SharedWatchEvent& e : batch) {
     // Events from before a list the client has seen are skipped (the
     // initial ADDED events carry 0 and always go).
-    if (e->resource_version != 0 && e->resource_version <= since_) continue;
+    if (e->resource_version != 0 && e->resource_version <= since) continue;
     out += Render(*e);
   }
   return !options_.end_at || std::chrono::steady_clock::now() < *options_.end_at;

@@ -3,11 +3,10 @@
 // while its container runs.
 #pragma once
 
-#include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <string>
 
+#include "common/mutex.h"
 #include "server/api_path.h"
 #include "server/backend.h"
 #include "server/handler.h"
@@ -46,11 +45,11 @@ class WatchStream final : public ResponseStream {
   WatchOptions options_;
   std::optional<store::WatchId> id_;
   bool sent_columns_ = false;
-  std::mutex mu_;
-  std::condition_variable ready_;
-  std::deque<store::SharedWatchEvent> events_;  // guarded by mu_
-  int64_t since_ = 0;                           // guarded by mu_: older events are not sent
-  std::string error_;                           // a final event to send, then end
+  Mutex mu_;
+  CondVar ready_;
+  std::deque<store::SharedWatchEvent> events_ TRAINYARD_GUARDED_BY(mu_);
+  int64_t since_ TRAINYARD_GUARDED_BY(mu_) = 0;  // older events are not sent
+  std::string error_;                            // a final event to send, then end
 };
 
 struct LogOptions {

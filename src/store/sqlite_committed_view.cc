@@ -40,7 +40,7 @@ void SqliteStore::ScanCommittedLocked(const std::string& kind, const std::string
 }
 
 Result<api::Json> SqliteStore::CommittedView::Get(const ObjectKey& key) const {
-  std::lock_guard lock(store_.mu_);
+  MutexLock lock(store_.mu_);
   const api::Json* object = store_.CommittedAt({key.kind, key.namespace_, key.name});
   if (object == nullptr) return NotFoundError(fmt::format("{} not found", key.ToString()));
   return *object;
@@ -48,7 +48,7 @@ Result<api::Json> SqliteStore::CommittedView::Get(const ObjectKey& key) const {
 
 Result<ObjectStore::ListResult> SqliteStore::CommittedView::List(
     const std::string& kind, const std::string& namespace_) const {
-  std::lock_guard lock(store_.mu_);
+  MutexLock lock(store_.mu_);
   ListResult result;
   result.resource_version = store_.committed_rv_;
   store_.ScanCommittedLocked(kind, namespace_,
@@ -58,7 +58,7 @@ Result<ObjectStore::ListResult> SqliteStore::CommittedView::List(
 
 Status SqliteStore::CommittedView::Scan(const std::string& kind, const std::string& namespace_,
                                         const std::function<void(const api::Json&)>& visit) const {
-  std::lock_guard lock(store_.mu_);
+  MutexLock lock(store_.mu_);
   store_.ScanCommittedLocked(kind, namespace_, visit);
   return OkStatus();
 }
@@ -66,7 +66,7 @@ Status SqliteStore::CommittedView::Scan(const std::string& kind, const std::stri
 Status SqliteStore::CommittedView::ScanOwnedBy(
     const std::string& kind, const std::string& owner_uid,
     const std::function<void(const api::Json&)>& visit) const {
-  std::lock_guard lock(store_.mu_);
+  MutexLock lock(store_.mu_);
   // Owned now, or owned before the open group wrote it.
   std::set<Slot> slots;
   if (auto owned = store_.owned_.find(owner_uid); owned != store_.owned_.end()) {
@@ -87,7 +87,7 @@ Status SqliteStore::CommittedView::ScanOwnedBy(
 }
 
 int64_t SqliteStore::CommittedView::CurrentResourceVersion() const {
-  std::lock_guard lock(store_.mu_);
+  MutexLock lock(store_.mu_);
   return store_.committed_rv_;
 }
 
@@ -110,7 +110,7 @@ ObservationSummary SqliteStore::CommittedSummaryLocked(
 
 Result<ObservationPage> SqliteStore::CommittedView::ListObservations(
     const std::string& trial, const ObservationQuery& query) const {
-  std::lock_guard lock(store_.mu_);
+  MutexLock lock(store_.mu_);
   auto first = store_.group_first_seq_.find(trial);
   ASSIGN_OR_RETURN(auto bodies, store_.SeriesBodiesLocked(trial));
   return store_.ListObservationsLocked(
@@ -120,7 +120,7 @@ Result<ObservationPage> SqliteStore::CommittedView::ListObservations(
 
 Result<ObservationSummary> SqliteStore::CommittedView::SummarizeObservations(
     const std::string& trial) const {
-  std::lock_guard lock(store_.mu_);
+  MutexLock lock(store_.mu_);
   ASSIGN_OR_RETURN(auto bodies, store_.SeriesBodiesLocked(trial));
   return store_.CommittedSummaryLocked(trial, std::move(bodies));
 }

@@ -76,8 +76,8 @@ Status SqliteStore::PutSeriesLocked(const std::string& trial, const ObservationS
 Status SqliteStore::AppendObservations(const std::string& trial,
                                        const std::vector<ObservationRow>& rows,
                                        const std::string& source, int64_t read_to) {
-  std::lock_guard lock(mu_);
-  return InTransaction([&]() -> Status {
+  MutexLock lock(mu_);
+  return InTransaction([&]() TRAINYARD_REQUIRES(mu_) -> Status {
     const char* source_sql =
         "INSERT INTO observation_sources (source, trial, read_to) VALUES (?, ?, ?) "
         "ON CONFLICT (source) DO UPDATE SET read_to = excluded.read_to";
@@ -165,13 +165,13 @@ Status SqliteStore::AppendRowsLocked(const std::string& trial,
 
 Result<ObservationPage> SqliteStore::ListObservations(const std::string& trial,
                                                       const ObservationQuery& query) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ASSIGN_OR_RETURN(auto bodies, SeriesBodiesLocked(trial));
   return ListObservationsLocked(trial, query, INT64_MAX, SummaryOf(bodies));
 }
 
 Result<ObservationSummary> SqliteStore::SummarizeObservations(const std::string& trial) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ASSIGN_OR_RETURN(auto bodies, SeriesBodiesLocked(trial));
   return SummaryOf(bodies);
 }
@@ -240,7 +240,7 @@ Status SqliteStore::MigrateObservations() {
   }
   // A store from before logs were bounded: each value gets its place, each
   // log its summaries, and a long one is thinned, once.
-  return InTransaction([&]() -> Status {
+  return InTransaction([&]() TRAINYARD_REQUIRES(mu_) -> Status {
     RETURN_IF_ERROR(
         Exec("UPDATE observations SET idx = n FROM (SELECT trial AS t, seq AS s, ROW_NUMBER() OVER "
              "(PARTITION BY trial, metric ORDER BY seq) - 1 AS n FROM observations) "
@@ -282,7 +282,7 @@ Status SqliteStore::MigrateObservations() {
 }
 
 Result<int64_t> SqliteStore::ObservationsReadTo(const std::string& source) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const char* sql = "SELECT read_to FROM observation_sources WHERE source = ?";
   Statement st = Prepare(sql);
   st.Bind(1, source);
@@ -293,8 +293,8 @@ Result<int64_t> SqliteStore::ObservationsReadTo(const std::string& source) const
 }
 
 Status SqliteStore::DeleteObservations(const std::string& trial) {
-  std::lock_guard lock(mu_);
-  return InTransaction([&]() -> Status {
+  MutexLock lock(mu_);
+  return InTransaction([&]() TRAINYARD_REQUIRES(mu_) -> Status {
     for (const char* sql : {"DELETE FROM observations WHERE trial = ?",
                             "DELETE FROM observation_series WHERE trial = ?",
                             "DELETE FROM observation_sources WHERE trial = ?"}) {

@@ -134,6 +134,8 @@ Result<ObjectKey> KeyOf(const api::Json& object) {
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(SqliteStoreOptions options) {
   if (!options.new_uid) options.new_uid = RandomUuid;
   std::unique_ptr<SqliteStore> store(new SqliteStore(std::move(options)));
+  // No other thread has it yet; the analysis asks for the lock all the same.
+  MutexLock lock(store->mu_);
   RETURN_IF_ERROR(store->Init());
   return store;
 }
@@ -266,7 +268,7 @@ void SqliteStore::ClearGroupImages() {
 Status SqliteStore::ReloadIfNeeded() { return reload_needed_ ? LoadCommitted() : OkStatus(); }
 
 Status SqliteStore::BeginGroup() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (in_group_) return FailedPreconditionError("a write group is already open");
   RETURN_IF_ERROR(ReloadIfNeeded());
   RETURN_IF_ERROR(Run("BEGIN IMMEDIATE"));
@@ -275,7 +277,7 @@ Status SqliteStore::BeginGroup() {
 }
 
 Status SqliteStore::CommitGroup() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (!in_group_) return OkStatus();
   in_group_ = false;
   Status committed = Run("COMMIT");
@@ -286,7 +288,7 @@ Status SqliteStore::CommitGroup() {
     committed_rv_ = rv_;
     ClearGroupImages();
     if (committed_watchers_.empty()) return OkStatus();
-    return Replay(from, rv_, [&](WatchEvent&& e) {
+    return Replay(from, rv_, [&](WatchEvent&& e) TRAINYARD_REQUIRES(mu_) {
       auto shared = std::make_shared<const WatchEvent>(std::move(e));
       for (const auto& [id, callback] : committed_watchers_) callback(shared);
     });
@@ -365,7 +367,7 @@ Status SqliteStore::ScanCommitted(const std::string& path, const std::string& ki
 }
 
 int64_t SqliteStore::CurrentResourceVersion() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return rv_;
 }
 
@@ -394,7 +396,7 @@ Status SqliteStore::Remove(const ObjectKey& key) {
 
 Result<api::Json> SqliteStore::Write(EventType type,
                                      const std::function<Result<api::Json>(int64_t)>& write) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   RETURN_IF_ERROR(ReloadIfNeeded());
   // Inside a group, each write is a savepoint of the group's transaction:
   // a failed one undoes only itself, and the disk sees all at CommitGroup.
@@ -405,7 +407,7 @@ Result<api::Json> SqliteStore::Write(EventType type,
   if (StoredVersion(*written) != std::to_string(rv)) return written;
   ASSIGN_OR_RETURN(ObjectKey key, KeyOf(*written));
   RETURN_IF_ERROR(Run(in_group_ ? "SAVEPOINT write" : "BEGIN IMMEDIATE"));
-  auto rollback = [&](Status s) {
+  auto rollback = [&](Status s) TRAINYARD_REQUIRES(mu_) {
     (void)Exec(in_group_ ? "ROLLBACK TO write; RELEASE write" : "ROLLBACK");
     return s;
   };
@@ -475,7 +477,7 @@ void SqliteStore::IndexOwners(const Slot& slot, const api::Json& object, bool ad
 
 Result<api::Json> SqliteStore::Create(api::Json object) {
   ASSIGN_OR_RETURN(ObjectKey key, KeyOf(object));
-  return Write(EventType::kAdded, [&](int64_t rv) -> Result<api::Json> {
+  return Write(EventType::kAdded, [&](int64_t rv) TRAINYARD_REQUIRES(mu_) -> Result<api::Json> {
     ASSIGN_OR_RETURN(std::optional<api::Json> existing, Load(key));
     if (existing) return AlreadyExistsError(fmt::format("{} already exists", key.ToString()));
     api::Json& meta = Meta(object);
@@ -489,7 +491,7 @@ Result<api::Json> SqliteStore::Create(api::Json object) {
 }
 
 Result<api::Json> SqliteStore::Get(const ObjectKey& key) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ASSIGN_OR_RETURN(std::optional<api::Json> object, Load(key));
   if (!object) return NotFoundError(fmt::format("{} not found", key.ToString()));
   return *object;
@@ -497,7 +499,7 @@ Result<api::Json> SqliteStore::Get(const ObjectKey& key) const {
 
 Status SqliteStore::Scan(const std::string& kind, const std::string& namespace_,
                          const std::function<void(const api::Json&)>& visit) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ScanLocked(kind, namespace_, visit);
   return OkStatus();
 }
@@ -513,7 +515,7 @@ void SqliteStore::ScanLocked(const std::string& kind, const std::string& namespa
 
 Status SqliteStore::ScanOwnedBy(const std::string& kind, const std::string& owner_uid,
                                 const std::function<void(const api::Json&)>& visit) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto owner = owned_.find(owner_uid);
   if (owner == owned_.end()) return OkStatus();
   for (auto it = owner->second.lower_bound({kind, "", ""});
@@ -525,7 +527,7 @@ Status SqliteStore::ScanOwnedBy(const std::string& kind, const std::string& owne
 
 Result<ObjectStore::ListResult> SqliteStore::List(const std::string& kind,
                                                   const std::string& namespace_) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ListResult result;
   result.resource_version = rv_;
   ScanLocked(kind, namespace_, [&](const api::Json& o) { result.items.push_back(o); });
@@ -542,7 +544,7 @@ Result<api::Json> SqliteStore::LoadForUpdate(const ObjectKey& key, const api::Js
 
 Result<api::Json> SqliteStore::Update(api::Json object) {
   ASSIGN_OR_RETURN(ObjectKey key, KeyOf(object));
-  return Write(EventType::kModified, [&](int64_t rv) -> Result<api::Json> {
+  return Write(EventType::kModified, [&](int64_t rv) TRAINYARD_REQUIRES(mu_) -> Result<api::Json> {
     ASSIGN_OR_RETURN(api::Json stored, LoadForUpdate(key, object));
     // What the store maintains comes from the stored object, whatever the
     // caller sent; the status changes only through UpdateStatus. (The status
@@ -566,7 +568,7 @@ Result<api::Json> SqliteStore::Update(api::Json object) {
 
 Result<api::Json> SqliteStore::UpdateStatus(api::Json object) {
   ASSIGN_OR_RETURN(ObjectKey key, KeyOf(object));
-  return Write(EventType::kModified, [&](int64_t rv) -> Result<api::Json> {
+  return Write(EventType::kModified, [&](int64_t rv) TRAINYARD_REQUIRES(mu_) -> Result<api::Json> {
     ASSIGN_OR_RETURN(api::Json stored, LoadForUpdate(key, object));
     auto old_status = stored.find("status");
     auto new_status = object.find("status");
@@ -581,7 +583,7 @@ Result<api::Json> SqliteStore::UpdateStatus(api::Json object) {
 }
 
 Result<api::Json> SqliteStore::Delete(const ObjectKey& key) {
-  return Write(EventType::kDeleted, [&](int64_t rv) -> Result<api::Json> {
+  return Write(EventType::kDeleted, [&](int64_t rv) TRAINYARD_REQUIRES(mu_) -> Result<api::Json> {
     ASSIGN_OR_RETURN(std::optional<api::Json> stored, Load(key));
     if (!stored) return NotFoundError(fmt::format("{} not found", key.ToString()));
     Meta(*stored)["resourceVersion"] = std::to_string(rv);
@@ -613,7 +615,7 @@ Status SqliteStore::Replay(int64_t since, int64_t upto,
 }
 
 Result<WatchId> SqliteStore::Watch(int64_t since, WatchCallback callback) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (since > 0) RETURN_IF_ERROR(Replay(since, rv_, [&](WatchEvent&& e) { callback(e); }));
   WatchId id = next_watch_++;
   watchers_.emplace(id, std::move(callback));
@@ -621,7 +623,7 @@ Result<WatchId> SqliteStore::Watch(int64_t since, WatchCallback callback) {
 }
 
 Result<WatchId> SqliteStore::WatchCommitted(int64_t since, SharedWatchCallback callback) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   // What an open group wrote comes at its commit, not now.
   if (since > 0) {
     RETURN_IF_ERROR(Replay(since, committed_rv_, [&](WatchEvent&& e) {
@@ -634,7 +636,7 @@ Result<WatchId> SqliteStore::WatchCommitted(int64_t since, SharedWatchCallback c
 }
 
 void SqliteStore::StopWatch(WatchId id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   watchers_.erase(id);
   committed_watchers_.erase(id);
 }

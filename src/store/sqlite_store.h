@@ -8,7 +8,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -16,6 +15,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "store/committed_reader.h"
 #include "store/control_store.h"
 #include "store/object_store.h"
@@ -135,12 +135,12 @@ class SqliteStore final : public ControlStore {
   explicit SqliteStore(SqliteStoreOptions options) : options_(std::move(options)) {}
   // Puts `object` into objects_ at `slot` (nullopt: removes what is
   // there), keeping owned_ in step.
-  void Place(const Slot& slot, std::optional<api::Json> object);
-  void IndexOwners(const Slot& slot, const api::Json& object, bool add);
-  Status Init();
+  void Place(const Slot& slot, std::optional<api::Json> object) TRAINYARD_REQUIRES(mu_);
+  void IndexOwners(const Slot& slot, const api::Json& object, bool add) TRAINYARD_REQUIRES(mu_);
+  Status Init() TRAINYARD_REQUIRES(mu_);
   // A store made before observations had steps gets the column, every
   // value it holds without one (kNoStep).
-  Status AddStepColumn();
+  Status AddStepColumn() TRAINYARD_REQUIRES(mu_);
   // Refuses a store file that is empty although this store did not just
   // create it (it was truncated): it would otherwise open as an empty
   // cluster. `fresh` is the marker file kept while a new store is made.
@@ -148,90 +148,100 @@ class SqliteStore final : public ControlStore {
   // Moves the resource-version counter up to the highest version stored
   // (of an object or an event), if it is behind: every write would
   // otherwise fail on the events' unique key.
-  Status RepairCounter();
+  Status RepairCounter() TRAINYARD_REQUIRES(mu_);
   // rv_ and objects_ as committed on disk; neither changes if it fails.
-  Status LoadCommitted();
+  Status LoadCommitted() TRAINYARD_REQUIRES(mu_);
   // After a failed commit, memory is loaded again from the disk; until
   // that has worked, no write is taken.
-  Status ReloadIfNeeded();
+  Status ReloadIfNeeded() TRAINYARD_REQUIRES(mu_);
   // Calls `callback` for the stored events after `since`, up to `upto`;
   // OUT_OF_RANGE when `since` is older than the oldest kept.
   Status Replay(int64_t since, int64_t upto,
-                const std::function<void(WatchEvent&&)>& callback) const;
+                const std::function<void(WatchEvent&&)>& callback) const TRAINYARD_REQUIRES(mu_);
   void ScanLocked(const std::string& kind, const std::string& namespace_,
-                  const std::function<void(const api::Json&)>& visit) const;
+                  const std::function<void(const api::Json&)>& visit) const TRAINYARD_REQUIRES(mu_);
   // The committed object at `slot`: the open group's before-image where the
   // group wrote it; nullptr when there was none.
-  const api::Json* CommittedAt(const Slot& slot) const;
+  const api::Json* CommittedAt(const Slot& slot) const TRAINYARD_REQUIRES(mu_);
   void ScanCommittedLocked(const std::string& kind, const std::string& namespace_,
-                           const std::function<void(const api::Json&)>& visit) const;
+                           const std::function<void(const api::Json&)>& visit) const
+      TRAINYARD_REQUIRES(mu_);
   // A page of `trial`'s rows appended before `before_seq`, with the last
   // value of each of `summary`'s thinned metrics where it was not kept.
   Result<ObservationPage> ListObservationsLocked(const std::string& trial,
                                                  const ObservationQuery& query, int64_t before_seq,
-                                                 const ObservationSummary& summary) const;
+                                                 const ObservationSummary& summary) const
+      TRAINYARD_REQUIRES(mu_);
   // The stored summaries of `trial`'s metrics, by metric.
-  Result<std::map<std::string, std::string>> SeriesBodiesLocked(const std::string& trial) const;
+  Result<std::map<std::string, std::string>> SeriesBodiesLocked(const std::string& trial) const
+      TRAINYARD_REQUIRES(mu_);
   static ObservationSummary SummaryOf(const std::map<std::string, std::string>& bodies);
   // `bodies` as committed: the open group's before-images put back.
   ObservationSummary CommittedSummaryLocked(const std::string& trial,
-                                            std::map<std::string, std::string> bodies) const;
-  Status PutSeriesLocked(const std::string& trial, const ObservationSeries& series);
+                                            std::map<std::string, std::string> bodies) const
+      TRAINYARD_REQUIRES(mu_);
+  Status PutSeriesLocked(const std::string& trial, const ObservationSeries& series)
+      TRAINYARD_REQUIRES(mu_);
   // Appends `rows`, kept as observation_series.h decides, in the open
   // transaction.
-  Status AppendRowsLocked(const std::string& trial, const std::vector<ObservationRow>& rows);
+  Status AppendRowsLocked(const std::string& trial, const std::vector<ObservationRow>& rows)
+      TRAINYARD_REQUIRES(mu_);
   // A store from before logs were bounded: its values get their places,
   // its logs their summaries, and long ones are thinned.
-  Status MigrateObservations();
+  Status MigrateObservations() TRAINYARD_REQUIRES(mu_);
   // Forgets what the open group wrote (at its commit, or once memory is
   // loaded from the disk again).
-  void ClearGroupImages();
+  void ClearGroupImages() TRAINYARD_REQUIRES(mu_);
 
   // Computes a change with `write` and, unless it is a no-op, stores it and
   // its event in one transaction, then tells watchers. `write` gets the new
   // resourceVersion and returns the object at it (for a delete, the object
   // removed), or the stored object unchanged to write nothing.
   Result<api::Json> Write(EventType type, const std::function<Result<api::Json>(int64_t)>& write);
-  Result<std::optional<api::Json>> Load(const ObjectKey& key) const;
+  Result<std::optional<api::Json>> Load(const ObjectKey& key) const TRAINYARD_REQUIRES(mu_);
   // The stored object an update applies to: NOT_FOUND when there is none,
   // ABORTED when the update carries a resourceVersion that is not current.
-  Result<api::Json> LoadForUpdate(const ObjectKey& key, const api::Json& update) const;
+  Result<api::Json> LoadForUpdate(const ObjectKey& key, const api::Json& update) const
+      TRAINYARD_REQUIRES(mu_);
   // Runs `body` in a transaction of its own, or in the open group's.
-  Status InTransaction(const std::function<Status()>& body);
-  Status Put(const ObjectKey& key, const std::string& body, int64_t rv);
-  Status Remove(const ObjectKey& key);
-  Status Exec(const char* sql) const;
+  Status InTransaction(const std::function<Status()>& body) TRAINYARD_REQUIRES(mu_);
+  Status Put(const ObjectKey& key, const std::string& body, int64_t rv) TRAINYARD_REQUIRES(mu_);
+  Status Remove(const ObjectKey& key) TRAINYARD_REQUIRES(mu_);
+  Status Exec(const char* sql) const TRAINYARD_REQUIRES(mu_);
   // One statement, prepared once and kept: for the statements of every
   // write, which Exec would parse each time.
-  Status Run(const char* sql) const;
+  Status Run(const char* sql) const TRAINYARD_REQUIRES(mu_);
   // The statement for `sql`, prepared on first use and kept.
-  Statement Prepare(const char* sql) const;
+  Statement Prepare(const char* sql) const TRAINYARD_REQUIRES(mu_);
 
   SqliteStoreOptions options_;
   sqlite3* db_ = nullptr;
-  mutable std::mutex mu_;  // guards everything below
+  mutable Mutex mu_;  // guards everything below
   // Every current object, parsed, kept in step with each committed write, so
   // that reads never go to SQLite or parse JSON again. Ordered by kind,
   // namespace and name, so a List is one range.
-  std::map<Slot, api::Json> objects_;
+  std::map<Slot, api::Json> objects_ TRAINYARD_GUARDED_BY(mu_);
   // The objects that name each uid in their ownerReferences.
-  std::map<std::string, std::set<Slot>> owned_;
-  int64_t rv_ = 0;
-  int64_t committed_rv_ = 0;  // rv_ as of the last commit
-  std::map<WatchId, WatchCallback> watchers_;
-  std::map<WatchId, SharedWatchCallback> committed_watchers_;
-  mutable std::map<std::string, sqlite3_stmt*> statements_;  // by SQL text
-  WatchId next_watch_ = 1;
-  bool in_group_ = false;
-  bool reload_needed_ = false;  // memory may hold writes the disk lost
+  std::map<std::string, std::set<Slot>> owned_ TRAINYARD_GUARDED_BY(mu_);
+  int64_t rv_ TRAINYARD_GUARDED_BY(mu_) = 0;
+  int64_t committed_rv_ TRAINYARD_GUARDED_BY(mu_) = 0;  // rv_ as of the last commit
+  std::map<WatchId, WatchCallback> watchers_ TRAINYARD_GUARDED_BY(mu_);
+  std::map<WatchId, SharedWatchCallback> committed_watchers_ TRAINYARD_GUARDED_BY(mu_);
+  // By SQL text.
+  mutable std::map<std::string, sqlite3_stmt*> statements_ TRAINYARD_GUARDED_BY(mu_);
+  WatchId next_watch_ TRAINYARD_GUARDED_BY(mu_) = 1;
+  bool in_group_ TRAINYARD_GUARDED_BY(mu_) = false;
+  // Memory may hold writes the disk lost.
+  bool reload_needed_ TRAINYARD_GUARDED_BY(mu_) = false;
   // What each object the open group wrote was at its last commit (nullopt:
   // it did not exist), and the first observation seq the group appended to
   // each trial: how committed reads see past the group.
-  std::map<Slot, std::optional<api::Json>> group_before_;
-  std::map<std::string, int64_t> group_first_seq_;
+  std::map<Slot, std::optional<api::Json>> group_before_ TRAINYARD_GUARDED_BY(mu_);
+  std::map<std::string, int64_t> group_first_seq_ TRAINYARD_GUARDED_BY(mu_);
   // Each log's series summaries before the open group first wrote them
   // (nullopt: the metric was new), by log and metric.
-  std::map<std::string, std::map<std::string, std::optional<std::string>>> group_series_before_;
+  std::map<std::string, std::map<std::string, std::optional<std::string>>> group_series_before_
+      TRAINYARD_GUARDED_BY(mu_);
   CommittedView committed_view_{*this};
 };
 

@@ -27,6 +27,8 @@ Result<std::shared_ptr<NamespaceUsers>> NamespaceUsers::Open(const std::string& 
   std::shared_ptr<NamespaceUsers> users(new NamespaceUsers(file));
   std::ifstream in(file);
   if (!in.is_open()) return users;  // none given yet
+  // No other thread has it yet; the analysis asks for the lock all the same.
+  MutexLock lock(users->mu_);
   std::string namespace_;
   uint64_t uid = 0;
   while (in >> namespace_ >> uid) {
@@ -44,7 +46,7 @@ Result<std::shared_ptr<NamespaceUsers>> NamespaceUsers::Open(const std::string& 
 }
 
 Result<Credentials> NamespaceUsers::For(const std::string& namespace_) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = uids_.find(namespace_);
   if (it != uids_.end()) return CredentialsOf(namespace_, it->second);
   uid_t next = kFirstNamespaceUid;

@@ -10,9 +10,9 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "runtime/local/credentials.h"
 
@@ -35,11 +35,11 @@ class NamespaceUsers {
 
  private:
   explicit NamespaceUsers(std::string file) : file_(std::move(file)) {}
-  Status Save() const;  // with mu_ held
+  Status Save() const TRAINYARD_REQUIRES(mu_);
 
   const std::string file_;
-  std::mutex mu_;
-  std::map<std::string, uid_t> uids_;  // guarded by mu_
+  Mutex mu_;
+  std::map<std::string, uid_t> uids_ TRAINYARD_GUARDED_BY(mu_);
 };
 
 }  // namespace trainyard::runtime
