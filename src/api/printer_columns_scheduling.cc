@@ -106,7 +106,12 @@ std::vector<PrinterColumn> PriorityClassColumns() {
   return {NameColumn(),
           IntColumn("Value", {"value"}),
           {"Global-Default", "string", "", 0,
-           [](const Json& o, TimePoint) { return BoolAt(o, "globalDefault") ? "true" : "false"; }},
+           [](const Json& o, TimePoint) -> std::string {
+             // A value of another type is shown as kubectl shows a cell it cannot read.
+             const Json* global = FindAt(o, {"globalDefault"});
+             if (global != nullptr && !global->is_boolean()) return "<invalid>";
+             return BoolAt(o, "globalDefault") ? "true" : "false";
+           }},
           StringColumn("Preemption Policy", {"preemptionPolicy"}, 1),
           AgeColumn()};
 }
