@@ -101,6 +101,12 @@ Status KubeStore::Start() {
     }
     RETURN_IF_ERROR(listed);
   }
+  {
+    // What the lists filled the caches with was told to no watcher: a
+    // watch resumes from after it at the earliest.
+    MutexLock lock(watch_mu_);
+    history_from_ = CurrentResourceVersion();
+  }
   for (size_t i = 0; i < options_.kinds.size(); ++i) {
     handles_.push_back(std::make_unique<WatchHandle>());
   }
@@ -233,6 +239,11 @@ void KubeStore::Apply(const std::string& kind, api::Json object, bool deleted, b
   std::optional<store::WatchEvent> event = TakeIn(kind, std::move(object), deleted, from_watch);
   if (!event) return;
   for (const auto& [id, callback] : watchers_) callback(*event);
+  history_.push_back(std::move(*event));
+  if (history_.size() > options_.watch_history) {
+    history_from_ = history_.front().resource_version;
+    history_.pop_front();
+  }
 }
 
 std::optional<store::WatchEvent> KubeStore::TakeIn(const std::string& kind, api::Json object,
@@ -412,10 +423,17 @@ Result<api::Json> KubeStore::Delete(const store::ObjectKey& key) {
 }
 
 Result<store::WatchId> KubeStore::Watch(int64_t since, store::WatchCallback callback) {
-  if (since != 0) {
-    return UnimplementedError("a Kubernetes-backed store watches future changes only");
-  }
   MutexLock lock(watch_mu_);
+  if (since != 0) {
+    if (since < history_from_) {
+      return OutOfRangeError(
+          fmt::format("resourceVersion {} is older than the {} changes kept (from {}): list again",
+                      since, history_.size(), history_from_));
+    }
+    for (const store::WatchEvent& event : history_) {
+      if (event.resource_version > since) callback(event);
+    }
+  }
   store::WatchId id = next_watch_++;
   watchers_[id] = std::move(callback);
   return id;

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <map>
 #include <memory>
 #include <set>
@@ -40,6 +41,10 @@ struct KubeStoreOptions {
   KubeClient* client = nullptr;
   std::vector<std::string> kinds;  // watched and cached
   std::string namespace_;          // empty: every namespace
+  // The latest changes kept for a watch that resumes from an earlier
+  // resourceVersion (a restarted consumer); one older than these is
+  // answered OUT_OF_RANGE, as the interface promises.
+  size_t watch_history = 1000;
 };
 
 class KubeStore final : public store::ObjectStore {
@@ -68,10 +73,11 @@ class KubeStore final : public store::ObjectStore {
   Result<api::Json> UpdateStatus(api::Json object) override;
   Result<api::Json> Delete(const store::ObjectKey& key) override;
 
-  // Only future changes (`since` 0); the callback sees each change the
-  // caches take in, once: this store's own writes at once (their watch
-  // events, when they come, change nothing more), others' from the
-  // server's watches.
+  // The callback sees each change the caches take in, once: this store's
+  // own writes at once (their watch events, when they come, change nothing
+  // more), others' from the server's watches. From `since` (a value of
+  // CurrentResourceVersion): the kept changes after it first; OUT_OF_RANGE
+  // when it is older than those (or than Start), so list again.
   Result<store::WatchId> Watch(int64_t since, store::WatchCallback callback) override;
   void StopWatch(store::WatchId id) override;
 
@@ -114,6 +120,10 @@ class KubeStore final : public store::ObjectStore {
   Mutex watch_mu_;
   std::map<store::WatchId, store::WatchCallback> watchers_ TRAINYARD_GUARDED_BY(watch_mu_);
   store::WatchId next_watch_ TRAINYARD_GUARDED_BY(watch_mu_) = 1;
+  // The latest changes delivered, oldest first (options_.watch_history),
+  // and the resourceVersion a watch may resume from, at the earliest.
+  std::deque<store::WatchEvent> history_ TRAINYARD_GUARDED_BY(watch_mu_);
+  int64_t history_from_ TRAINYARD_GUARDED_BY(watch_mu_) = 0;
   std::atomic<bool> stopping_{false};
   // Guards nothing (stopping_ is atomic): set under it, so that Pause
   // cannot miss the notification between its test and its sleep.

@@ -213,6 +213,35 @@ TEST_F(KubeStoreTest, ListsThenFollowsResumingAndRelistingOnGone) {
   EXPECT_EQ(Seen().size(), 3u);
 }
 
+// As ObjectStore promises: a watch resumed from a resourceVersion the
+// store gave is told the changes after it that it missed; one older than
+// what is kept (or than the lists at Start) is OUT_OF_RANGE, to list again.
+TEST_F(KubeStoreTest, AWatchResumesFromAnyResourceVersionStillKept) {
+  KubeStore store(KubeStoreOptions{.client = client_.get(), .kinds = {"Pod"}, .watch_history = 1});
+  ASSERT_TRUE(store.Start().ok());
+  int64_t started = store.CurrentResourceVersion();
+  EXPECT_EQ(store.Watch(started - 1, [](const store::WatchEvent&) {}).status().code(),
+            StatusCode::kOutOfRange);
+  api_.Script({{{"type", "MODIFIED"}, {"object", PodAt("a", 11)}},
+               {{"type", "MODIFIED"}, {"object", PodAt("b", 12)}}});
+  ASSERT_TRUE(Eventually([&] { return store.CurrentResourceVersion() == started + 2; }));
+
+  // One change kept: resuming after the first is told the second alone.
+  std::vector<std::string> told;
+  auto tell = [&](const store::WatchEvent& e) {
+    told.push_back(api::StringAt(e.object, {"metadata", "name"}) + "@" +
+                   std::to_string(e.resource_version));
+  };
+  Result<store::WatchId> resumed = store.Watch(started + 1, tell);
+  ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
+  EXPECT_EQ(told, (std::vector<std::string>{"b@" + std::to_string(started + 2)}));
+  store.StopWatch(*resumed);
+  Result<store::WatchId> lost = store.Watch(started, tell);
+  EXPECT_EQ(lost.status().code(), StatusCode::kOutOfRange);
+  EXPECT_THAT(lost.status().message(), HasSubstr("list again"));
+  store.Stop();
+}
+
 // A kind whose CRD the cluster lacks is named, with what installs it.
 TEST_F(KubeStoreTest, AKindTheClusterDoesNotServeIsNamedAtStart) {
   KubeStore store(KubeStoreOptions{.client = client_.get(), .kinds = {"Pod", "Experiment"}});
