@@ -23,7 +23,7 @@
 #include "cli/run_command.h"
 #include "node/container_env.h"
 #include "runtime/local/process.h"
-#include "store/sqlite_store.h"
+#include "store/sqlite_file_reader.h"
 
 namespace trainyard::cli {
 namespace {
@@ -154,7 +154,7 @@ Result<std::string> PodOfHost(const std::string& state, const ExecOptions& optio
   if (access(db.c_str(), R_OK) == 0) {
     std::string found;
     RETURN_IF_ERROR(
-        store::SqliteStore::ScanCommitted(db, "Pod", options.namespace_, [&](const api::Json& pod) {
+        store::SqliteFileReader(db).Scan("Pod", options.namespace_, [&](const api::Json& pod) {
           if (found.empty() && api::StringAt(pod, {"spec", "hostname"}) == host &&
               api::StringAt(pod, {"spec", "subdomain"}) == subdomain &&
               api::StringAt(pod, {"status", "phase"}) == "Running" &&
@@ -204,7 +204,7 @@ Result<ReplicaProcesses> ProcessesOf(const std::string& state, const ExecOptions
     ASSIGN_OR_RETURN(pid, FindByLog(state, options));
   } else {
     Result<api::Json> doc =
-        store::SqliteStore::ReadCommitted(db, {"Pod", options.namespace_, options.pod});
+        store::SqliteFileReader(db).Get({"Pod", options.namespace_, options.pod});
     if (!doc.ok()) return NotFoundError(fmt::format("pod {} not found in {}", who, state));
     Result<api::Pod> pod = api::DecodePod(*doc);
     if (!pod.ok() || pod->spec.containers.empty()) {

@@ -178,7 +178,7 @@ int Serve(const ServerOptions& options, const std::string& home, engine::Engine&
   EngineBackend backend(engine, FormatRfc3339(clock.Now()), pod_logs);
   server::ApiHandler handler(backend, clock, auth ? &*auth : nullptr, &metrics, options.api_only);
   metrics.Seed(engine.store().committed());
-  Result<store::WatchId> counted = engine.store().WatchCommitted(
+  Result<store::WatchId> counted = engine.store().committed().WatchCommitted(
       0, [&metrics](const store::SharedWatchEvent& e) { metrics.ObserveChange(*e); });
   if (!counted.ok()) {
     std::cerr << "trainyard server: " << counted.status().message() << '\n';

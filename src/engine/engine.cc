@@ -14,6 +14,7 @@
 #include "common/strings.h"
 #include "engine/claim_reconciler.h"
 #include "engine/inventory.h"
+#include "store/sqlite_store.h"
 
 namespace trainyard::engine {
 namespace {
@@ -134,10 +135,14 @@ Status Engine::OpenStore() {
   if (ec) {
     return UnavailableError(fmt::format("cannot create {}: {}", options_.state_dir, ec.message()));
   }
-  ASSIGN_OR_RETURN(store_, store::SqliteStore::Open({.path = options_.state_dir + "/state.db",
-                                                     .clock = options_.clock,
-                                                     .on_create = api::SetDefaultsOnCreate,
-                                                     .vfs = options_.store_vfs}));
+  if (options_.open_store) {
+    ASSIGN_OR_RETURN(store_, options_.open_store(options_.state_dir));
+  } else {
+    ASSIGN_OR_RETURN(store_, store::SqliteStore::Open({.path = options_.state_dir + "/state.db",
+                                                       .clock = options_.clock,
+                                                       .on_create = api::SetDefaultsOnCreate,
+                                                       .vfs = options_.store_vfs}));
+  }
   MakePrivate(options_.state_dir);
   if (pipe2(wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) return UnavailableError("pipe failed");
   return OkStatus();

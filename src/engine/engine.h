@@ -34,7 +34,7 @@
 #include "node/node_agent.h"
 #include "runtime/local/credentials.h"
 #include "runtime/local/machine.h"
-#include "store/sqlite_store.h"
+#include "store/control_store.h"
 
 namespace trainyard::engine {
 
@@ -84,7 +84,12 @@ struct EngineOptions {
   std::vector<scheduler::Node> nodes;
   scheduler::Policy policy = scheduler::Policy::kBinPack;
   const Clock* clock = &RealClock::Get();
-  // The SQLite VFS of the store (store::SqliteStoreOptions::vfs); empty:
+  // Opens the store the engine owns, given the state folder: any
+  // store::GroupCommitStore. Unset: the SQLite store in `state.db`.
+  using OpenStore =
+      std::function<Result<std::unique_ptr<store::GroupCommitStore>>(const std::string& state_dir)>;
+  OpenStore open_store;
+  // The SQLite VFS of that store (store::SqliteStoreOptions::vfs); empty:
   // the default. Tests fill the disk through their own.
   std::string store_vfs;
   // The store and the API only, as kube-apiserver is (upstream's envtest):
@@ -128,7 +133,7 @@ class Engine {
   // terminationGracePeriodSeconds, 30 s by default).
   void StopAll();
 
-  store::SqliteStore& store() { return *store_; }
+  store::GroupCommitStore& store() { return *store_; }
   // Null in an API-only engine.
   node::NodeAgent* node() { return node_.get(); }
   bool api_only() const { return options_.api_only; }
@@ -180,7 +185,7 @@ class Engine {
   Duration AfterFailedStep(const Status& why);
 
   EngineOptions options_;
-  std::unique_ptr<store::SqliteStore> store_;
+  std::unique_ptr<store::GroupCommitStore> store_;
   controller::LocalPortAllocator ports_;
   std::unique_ptr<MetricsCollector> metrics_collector_;
   std::vector<std::unique_ptr<controller::Reconciler>> reconcilers_;

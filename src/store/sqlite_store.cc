@@ -310,62 +310,6 @@ Status SqliteStore::CommitGroup() {
   return committed;
 }
 
-namespace {
-
-// The bodies of the committed objects of `kind` in `namespace_` (only
-// `name`, when given) in the store file at `path`, opened read-only.
-Status QueryCommitted(const std::string& path, const std::string& kind,
-                      const std::string& namespace_, const std::string* name,
-                      const std::function<void(const char*)>& fn) {
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-    sqlite3_close(db);
-    return NotFoundError(fmt::format("no store at {}", path));
-  }
-  sqlite3_busy_timeout(db, 5000);
-  sqlite3_stmt* st = nullptr;
-  sqlite3_prepare_v2(db,
-                     name != nullptr
-                         ? "SELECT body FROM objects WHERE kind = ? AND namespace = ? AND name = ?"
-                         : "SELECT body FROM objects WHERE kind = ? AND namespace = ?",
-                     -1, &st, nullptr);
-  Status out = st == nullptr ? UnavailableError(fmt::format("cannot read {}", path)) : OkStatus();
-  if (st != nullptr) {
-    sqlite3_bind_text(st, 1, kind.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 2, namespace_.c_str(), -1, SQLITE_TRANSIENT);
-    if (name != nullptr) sqlite3_bind_text(st, 3, name->c_str(), -1, SQLITE_TRANSIENT);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-      fn(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
-    }
-    sqlite3_finalize(st);
-  }
-  sqlite3_close(db);
-  return out;
-}
-
-}  // namespace
-
-Result<api::Json> SqliteStore::ReadCommitted(const std::string& path, const ObjectKey& key) {
-  Result<api::Json> out = NotFoundError(fmt::format("{} not found in {}", key.ToString(), path));
-  RETURN_IF_ERROR(QueryCommitted(path, key.kind, key.namespace_, &key.name, [&](const char* body) {
-    out = api::Json::parse(body, nullptr, /*allow_exceptions=*/false);
-    if (out->is_discarded()) {
-      out = FailedPreconditionError(
-          fmt::format("the stored {} in {} is not JSON", key.ToString(), path));
-    }
-  }));
-  return out;
-}
-
-Status SqliteStore::ScanCommitted(const std::string& path, const std::string& kind,
-                                  const std::string& namespace_,
-                                  const std::function<void(const api::Json&)>& fn) {
-  return QueryCommitted(path, kind, namespace_, nullptr, [&](const char* body) {
-    api::Json doc = api::Json::parse(body, nullptr, /*allow_exceptions=*/false);
-    if (!doc.is_discarded()) fn(doc);
-  });
-}
-
 int64_t SqliteStore::CurrentResourceVersion() const {
   MutexLock lock(mu_);
   return rv_;

@@ -46,18 +46,9 @@ struct SqliteStoreOptions {
 // The uids an object's ownerReferences name.
 std::vector<std::string> OwnerUidsOf(const api::Json& object);
 
-class SqliteStore final : public ControlStore {
+class SqliteStore final : public GroupCommitStore {
  public:
   static Result<std::unique_ptr<SqliteStore>> Open(SqliteStoreOptions options);
-  // One object as committed in the store file at `path`, read by another
-  // process beside the one that writes it (WAL lets it), without opening
-  // the store for writing. NOT_FOUND when the file or the object is absent.
-  static Result<api::Json> ReadCommitted(const std::string& path, const ObjectKey& key);
-  // Every committed object of `kind` in `namespace_`, read as ReadCommitted
-  // reads one, each handed to `fn`.
-  static Status ScanCommitted(const std::string& path, const std::string& kind,
-                              const std::string& namespace_,
-                              const std::function<void(const api::Json&)>& fn);
   ~SqliteStore() override;
 
   Result<api::Json> Create(api::Json object) override;
@@ -82,19 +73,15 @@ class SqliteStore final : public ControlStore {
   void StopWatch(WatchId id) override;
   int64_t CurrentResourceVersion() const override;
 
-  // The store as API clients see it: what is durable only. An open group's
-  // writes are not in it until CommitGroup; reads from it take the same
-  // lock as writes, and see each object as of the last commit.
-  CommittedReader& committed() { return committed_view_; }
+  // An open group's writes are not in it until CommitGroup; reads from it
+  // take the same lock as writes, and see each object as of the last
+  // commit.
+  CommittedReader& committed() override { return committed_view_; }
 
-  // Group commit: the writes between BeginGroup and CommitGroup share one
-  // transaction, so one fsync makes them all durable. Each is visible to
-  // reads and watchers at once, as it is made, but durable only once
-  // CommitGroup returns OK: nothing may be acknowledged to a user before
-  // then. If the commit fails, none of the group's writes remain, on disk
-  // or in memory. The engine wraps each loop step in a group.
-  Status BeginGroup();
-  Status CommitGroup();
+  // A group is one SQLite transaction, so one fsync makes its writes
+  // durable. The engine wraps each loop step in a group.
+  Status BeginGroup() override;
+  Status CommitGroup() override;
 
   Status AppendObservations(const std::string& trial, const std::vector<ObservationRow>& rows,
                             const std::string& source, int64_t read_to) override;

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "engine/tests/engine_fixture.h"
+#include "store/sqlite_file_reader.h"
 #include "store/tests/full_disk_vfs.h"
 
 namespace trainyard::engine {
@@ -117,7 +118,7 @@ spec:
                                   store::ObjectKey{"Pod", "default", "durable-worker-1"}}) {
                               Result<api::Json> in_memory = engine_->store().Get(k);
                               if (!in_memory.ok()) continue;
-                              EXPECT_EQ(*store::SqliteStore::ReadCommitted(db, k), *in_memory)
+                              EXPECT_EQ(*store::SqliteFileReader(db).Get(k), *in_memory)
                                   << k.ToString();
                               ++checked;
                             }
@@ -216,7 +217,7 @@ TEST_F(EngineTest, ExecuteWritesFromAnotherThreadAndAnswersOnceDurable) {
       return api::Json(1).at("missing");  // throws
     });
     // Acknowledged means committed: another reader of the file sees it.
-    committed = store::SqliteStore::ReadCommitted(db, {"ConfigMap", "default", "c"});
+    committed = store::SqliteFileReader(db).Get({"ConfigMap", "default", "c"});
     engine_->RequestStop();
   });
   Status s = engine_->Run([] { return false; }, [] {});
@@ -235,6 +236,40 @@ TEST_F(EngineTest, ExecuteWritesFromAnotherThreadAndAnswersOnceDurable) {
                 .status()
                 .code(),
             StatusCode::kUnavailable);
+}
+
+// The engine runs on whatever store it is given (store::GroupCommitStore):
+// here one in memory, so nothing reaches a state.db.
+TEST(EngineStoreTest, TheEngineWritesToTheStoreItIsGiven) {
+  std::filesystem::path dir = FreshTestDir("trainyard-engine-store");
+  store::GroupCommitStore* given = nullptr;
+  auto engine = Engine::Create(
+      {.state_dir = (dir / "state").string(),
+       .working_dir = dir.string(),
+       .open_store = [&](const std::string&) -> Result<std::unique_ptr<store::GroupCommitStore>> {
+         ASSIGN_OR_RETURN(std::unique_ptr<store::SqliteStore> memory, store::SqliteStore::Open({}));
+         given = memory.get();
+         return std::unique_ptr<store::GroupCommitStore>(std::move(memory));
+       },
+       .api_only = true});
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  EXPECT_EQ(&(*engine)->store(), given);
+  Result<api::Json> written = UnavailableError("not run");
+  std::thread client([&] {
+    written = (*engine)->Execute([](store::ObjectStore& store) {
+      return store.Create({{"apiVersion", "v1"},
+                           {"kind", "ConfigMap"},
+                           {"metadata", {{"name", "c"}, {"namespace", "default"}}}});
+    });
+    (*engine)->RequestStop();
+  });
+  (void)(*engine)->Run([] { return false; }, [] {});
+  client.join();
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_TRUE(given->committed().Get({"ConfigMap", "default", "c"}).ok());
+  EXPECT_FALSE(std::filesystem::exists(dir / "state" / "state.db"));
+  engine->reset();
+  std::filesystem::remove_all(dir);
 }
 
 // A SIGTERM under load: the loop stops between reconciles, not only once
