@@ -14,11 +14,11 @@
 #include "api/registry.h"
 #include "cli/install_manifests.h"
 #include "cli/operator_endpoints.h"
+#include "cluster/cluster_controller.h"
+#include "cluster/cluster_scheduler.h"
 #include "common/mutex.h"
 #include "common/strings.h"
 #include "controller/pod_groups.h"
-#include "engine/cluster_controller.h"
-#include "engine/cluster_scheduler.h"
 #include "kube/kube_store.h"
 #include "kube/leader_election.h"
 #include "kube/rest_path.h"
@@ -254,10 +254,10 @@ constexpr Duration kQuietLog = std::chrono::minutes(5);
 // What the controller needs for Katib, if it is on: the log, where trials
 // push (the webhook Service's DNS name at its metrics port, unless
 // --katib-push-url says otherwise), and the pod logs StdOut trials print to.
-std::optional<engine::ClusterControllerOptions::Katib> KatibOf(const OperatorOptions& options,
-                                                               store::ObservationLog* log,
-                                                               const std::string& home_namespace,
-                                                               kube::KubeClient& client) {
+std::optional<cluster::ClusterControllerOptions::Katib> KatibOf(const OperatorOptions& options,
+                                                                store::ObservationLog* log,
+                                                                const std::string& home_namespace,
+                                                                kube::KubeClient& client) {
   if (!options.katib) return std::nullopt;
   std::string url = options.katib_push_url;
   if (url.empty()) {
@@ -266,13 +266,13 @@ std::optional<engine::ClusterControllerOptions::Katib> KatibOf(const OperatorOpt
     url = fmt::format("http://{}.{}.svc:{}", options.webhook_service_name, home_namespace,
                       kMetricsServicePort);
   }
-  return engine::ClusterControllerOptions::Katib{
+  return cluster::ClusterControllerOptions::Katib{
       .observations = log,
       .push_url = url,
-      .pod_logs = [&client](const engine::PodLogRequest& request,
+      .pod_logs = [&client](const cluster::PodLogRequest& request,
                             const std::function<bool(std::string_view)>& on_data,
                             kube::WatchHandle& handle) {
-        return client.Stream(engine::PodLogPath(request), kQuietLog, on_data, handle);
+        return client.Stream(cluster::PodLogPath(request), kQuietLog, on_data, handle);
       }};
 }
 
@@ -306,7 +306,7 @@ class SchedulerThread {
   }
 
  private:
-  engine::ClusterScheduler scheduler_;
+  cluster::ClusterScheduler scheduler_;
   std::thread thread_;
 };
 
@@ -351,7 +351,7 @@ Result<Connection> Connect(const OperatorOptions& options) {
 struct StopState {
   Mutex mu;
   bool stopped TRAINYARD_GUARDED_BY(mu) = false;
-  engine::ClusterController* running TRAINYARD_GUARDED_BY(mu) = nullptr;
+  cluster::ClusterController* running TRAINYARD_GUARDED_BY(mu) = nullptr;
 };
 
 // /metrics, the probes and the admission webhooks: every replica serves
@@ -377,7 +377,7 @@ Status ServeEndpoints(const OperatorOptions& options, Connection& c, server::Met
 int Act(const OperatorOptions& options, Connection& c, kube::KubeStore& store,
         store::SqliteStore* observations, kube::LeaderElector* elector, StopState& stop,
         std::atomic<bool>& acting) {
-  engine::ClusterController controller(
+  cluster::ClusterController controller(
       {.store = &store,
        .job_kinds = c.job_kinds,
        .cluster = {.domain = kube::ProcessEnv("CUSTOM_CLUSTER_DOMAIN").value_or(""),

@@ -1,4 +1,4 @@
-#include "engine/cluster_controller.h"
+#include "cluster/cluster_controller.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include "controller/trainjob_reconciler.h"
 #include "controller/trial_reconciler.h"
 
-namespace trainyard::engine {
+namespace trainyard::cluster {
 namespace {
 
 // A reconciler that takes some of the kinds another one does.
@@ -172,4 +172,4 @@ Status ClusterController::Run() {
   }
 }
 
-}  // namespace trainyard::engine
+}  // namespace trainyard::cluster

@@ -18,16 +18,16 @@
 #include <string>
 #include <vector>
 
+#include "cluster/pod_log_metrics.h"
 #include "common/clock.h"
 #include "common/mutex.h"
 #include "controller/reconciler.h"
 #include "controller/replica_options.h"
-#include "engine/pod_log_metrics.h"
 #include "engine/reconcile_queue.h"
 #include "store/object_store.h"
 #include "store/observation_log.h"
 
-namespace trainyard::engine {
+namespace trainyard::cluster {
 
 struct ClusterControllerOptions {
   store::ObjectStore* store = nullptr;  // started: its caches filled
@@ -50,7 +50,7 @@ struct ClusterControllerOptions {
   std::optional<Katib> katib;
   // Kubeflow Trainer v2's TrainJobs too (`trainyard operator --trainer`).
   bool trainer = false;
-  ReconcileQueue::OnReconcile on_reconcile;
+  engine::ReconcileQueue::OnReconcile on_reconcile;
 };
 
 class ClusterController {
@@ -69,7 +69,7 @@ class ClusterController {
 
   ClusterControllerOptions options_;
   std::vector<std::unique_ptr<controller::Reconciler>> reconcilers_;
-  ReconcileQueue queue_;
+  engine::ReconcileQueue queue_;
   std::optional<PodLogMetrics> pod_logs_;  // with Katib: StdOut trials' logs read
   store::WatchId watch_ = 0;
   Mutex mu_;
@@ -78,4 +78,4 @@ class ClusterController {
   bool stop_ TRAINYARD_GUARDED_BY(mu_) = false;
 };
 
-}  // namespace trainyard::engine
+}  // namespace trainyard::cluster

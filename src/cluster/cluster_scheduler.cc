@@ -1,4 +1,4 @@
-#include "engine/cluster_scheduler.h"
+#include "cluster/cluster_scheduler.h"
 
 #include <fmt/format.h>
 
@@ -15,7 +15,7 @@
 #include "engine/inventory.h"
 #include "scheduler/scheduler.h"
 
-namespace trainyard::engine {
+namespace trainyard::cluster {
 namespace {
 
 using api::Json;
@@ -87,7 +87,7 @@ class SnapshotReader {
  private:
   Status ReadNodes(scheduler::Snapshot& snapshot) {
     return store_.Scan("Node", "", [&](const Json& doc) {
-      Result<scheduler::Node> node = NodeFromDocument(doc, "node");
+      Result<scheduler::Node> node = engine::NodeFromDocument(doc, "node");
       if (!node.ok()) {
         unreadable[api::StringAt(doc, {"metadata", "name"})] = node.status().message();
         return;
@@ -130,7 +130,7 @@ class SnapshotReader {
     if (spec.contains("minMember") && spec["minMember"].is_number_integer()) {
       g.gang.min_available = spec["minMember"].get<int32_t>();
     }
-    g.gang.min_resources = AmountsOf(api::ObjectAt(spec, "minResources"));
+    g.gang.min_resources = engine::AmountsOf(api::ObjectAt(spec, "minResources"));
     g.gang.created = EpochMsOf(api::StringAt(group->second, {"metadata", "creationTimestamp"}));
   }
 
@@ -146,7 +146,7 @@ class SnapshotReader {
       return;
     }
     g.gang.pending.push_back(
-        {pod.metadata.name, scheduler::PodResourcesOf(pod.spec), ConstraintsOf(pod.spec)});
+        {pod.metadata.name, scheduler::PodResourcesOf(pod.spec), engine::ConstraintsOf(pod.spec)});
     g.pending.emplace(pod.metadata.name, std::move(pod));
   }
 
@@ -247,7 +247,7 @@ void ClusterScheduler::RequestStop() {
 
 Status ClusterScheduler::Run() {
   ASSIGN_OR_RETURN(watch_, options_.store->Watch(0, [this](const store::WatchEvent& e) {
-    bool read = api::IsPodObject(e.object) || IsNodeDocument(e.object) ||
+    bool read = api::IsPodObject(e.object) || engine::IsNodeDocument(e.object) ||
                 api::StoreKindOf(e.object) == kPodGroupKind;
     if (!read) return;
     {
@@ -277,4 +277,4 @@ Status ClusterScheduler::Run() {
   return OkStatus();
 }
 
-}  // namespace trainyard::engine
+}  // namespace trainyard::cluster

@@ -32,7 +32,7 @@
 #include "common/mutex.h"
 #include "store/object_store.h"
 
-namespace trainyard::engine {
+namespace trainyard::cluster {
 
 struct ClusterSchedulerOptions {
   // Where what is neither a status nor an event is said.
@@ -75,4 +75,4 @@ class ClusterScheduler {
   bool stop_ TRAINYARD_GUARDED_BY(mu_) = false;
 };
 
-}  // namespace trainyard::engine
+}  // namespace trainyard::cluster

@@ -1,4 +1,4 @@
-#include "engine/pod_log_metrics.h"
+#include "cluster/pod_log_metrics.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include "engine/metrics_collector.h"
 #include "engine/primary_pods.h"
 
-namespace trainyard::engine {
+namespace trainyard::cluster {
 namespace {
 
 // A line longer than this (without its newline) is skipped, so a line
@@ -234,7 +234,7 @@ void PodLogMetrics::Reap() {
 
 Status PodLogMetrics::Start(const api::Trial& trial, std::string source, PodLogRequest request,
                             bool after_end) {
-  ASSIGN_OR_RETURN(tune::MetricsParser parser, MakeMetricsParser(trial));
+  ASSIGN_OR_RETURN(tune::MetricsParser parser, engine::MakeMetricsParser(trial));
   auto follow = std::make_unique<Follow>();
   follow->source = std::move(source);
   follow->trial = trial.metadata.namespace_ + "/" + trial.metadata.name;
@@ -265,7 +265,7 @@ Status PodLogMetrics::Start(const api::Trial& trial, std::string source, PodLogR
 Result<controller::OutputRead> PodLogMetrics::Collect(const api::Trial& trial, bool job_finished) {
   if (api::CollectorKindOf(trial) != "StdOut") return controller::OutputRead{};
   Reap();
-  ASSIGN_OR_RETURN(std::vector<api::Json> pods, PrimaryPodsOf(*options_.store, trial));
+  ASSIGN_OR_RETURN(std::vector<api::Json> pods, engine::PrimaryPodsOf(*options_.store, trial));
   const std::string& container = trial.spec.primary_container_name;
   std::string trial_id = trial.metadata.namespace_ + "/" + trial.metadata.name;
   bool reading = false;
@@ -309,4 +309,4 @@ Result<controller::OutputRead> PodLogMetrics::Collect(const api::Trial& trial, b
   return read;
 }
 
-}  // namespace trainyard::engine
+}  // namespace trainyard::cluster

@@ -40,7 +40,7 @@
 #include "store/observation_log.h"
 #include "tune/metrics.h"
 
-namespace trainyard::engine {
+namespace trainyard::cluster {
 
 // One container run's log, asked for with timestamps.
 struct PodLogRequest {
@@ -107,4 +107,4 @@ class PodLogMetrics {
   std::map<std::string, std::string> unread_;               // by trial: why a log was given up
 };
 
-}  // namespace trainyard::engine
+}  // namespace trainyard::cluster

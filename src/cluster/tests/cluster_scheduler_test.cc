@@ -1,7 +1,7 @@
 // trainyard's scheduler on a cluster, over a store: gangs from PodGroups,
 // capacity from Nodes less every bound pod, bindings made through the
 // binder, and the reason a gang waits written as kube-scheduler does.
-#include "engine/cluster_scheduler.h"
+#include "cluster/cluster_scheduler.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include "api/registry.h"
 #include "store/sqlite_store.h"
 
-namespace trainyard::engine {
+namespace trainyard::cluster {
 namespace {
 
 using ::testing::HasSubstr;
@@ -194,4 +194,4 @@ TEST_F(ClusterSchedulerTest, RunPlacesWhatArrivesUntilStopped) {
 }
 
 }  // namespace
-}  // namespace trainyard::engine
+}  // namespace trainyard::cluster

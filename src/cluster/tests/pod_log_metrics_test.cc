@@ -2,7 +2,7 @@
 // every value once, across re-reads and restarts of the reader; a trial
 // waits while an ended container's log is unread; the run before a
 // restart is read with `previous`; a log that cannot be read is given up.
-#include "engine/pod_log_metrics.h"
+#include "cluster/pod_log_metrics.h"
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -15,7 +15,7 @@
 #include "api/tests/test_util.h"
 #include "store/sqlite_store.h"
 
-namespace trainyard::engine {
+namespace trainyard::cluster {
 namespace {
 
 using ::testing::ElementsAre;
@@ -323,4 +323,4 @@ TEST(PodLogPathTest, AsksForTimestampsAndFollowsTheCurrentRun) {
 }
 
 }  // namespace
-}  // namespace trainyard::engine
+}  // namespace trainyard::cluster
