@@ -15,20 +15,15 @@
 #include "common/field_path.h"
 #include "store/committed_reader.h"
 #include "store/control_store.h"
+#include "tracking/backend.h"
 
 namespace trainyard::server {
 
-class Backend {
+class Backend : public tracking::TrackingBackend {
  public:
-  virtual ~Backend() = default;
-
-  // Reads and watches of what is durable, never of a write a crash could
-  // take back. Writes go through Execute.
-  virtual store::CommittedReader& store() = 0;
-  // Runs `write` where the control plane's writes run; returns once what
-  // it wrote is durable.
-  using Write = std::function<Result<api::Json>(store::ControlStore&)>;
-  virtual Result<api::Json> Execute(Write write) = 0;
+  // store() reads and watches what is durable, never a write a crash
+  // could take back; writes go through Execute, run where the control
+  // plane's writes run, answered once durable (tracking/backend.h).
   // The nodes pods are placed on, as core/v1 Nodes: this machine, or the
   // inventory a --nodes file declares.
   virtual std::vector<api::Json> Nodes() const = 0;
@@ -43,11 +38,6 @@ class Backend {
   };
   virtual Result<LogRun> Log(const std::string& namespace_, const std::string& pod,
                              const std::string& container, bool previous) const = 0;
-  // Where jobs' output folders are (api::ArtifactsDirOf); "" where no
-  // job runs (an API-only server).
-  virtual std::string ArtifactsDir() const { return ""; }
-  // How long a deleted job's artifacts are kept.
-  virtual Duration ArtifactsRetention() const { return Duration::zero(); }
   // The program that runs `command` beside a running container of a pod,
   // in its environment, directory and user (`trainyard exec`); UNAVAILABLE
   // where no pod runs here (an API-only server has no kubelet).

@@ -1,5 +1,5 @@
-// The tracking API's front: paths, the method table, MLflow's errors, and
-// experiments (runs are in mlflow_runs.cc).
+// The tracking API's front: paths, the method table and MLflow's errors;
+// the methods are tracking/mlflow_methods.h's.
 #include "server/mlflow_api.h"
 
 #include <fmt/format.h>
@@ -11,17 +11,13 @@
 #include "api/json.h"
 #include "common/strings.h"
 #include "server/handler.h"
-#include "server/mlflow_internal.h"
-#include "server/mlflow_methods.h"
+#include "server/mlflow_server.h"
 
 namespace trainyard::server {
 namespace {
 
 using mlflow::Args;
 using mlflow::Call;
-
-using mlflow::ErrorOf;
-using mlflow::MlflowError;
 
 // Who may call a method with a job's or trial's own token: its replicas.
 enum class Scope {
@@ -54,7 +50,7 @@ constexpr Method kMethods[] = {
     {"runs/delete-tag", "POST", mlflow::DeleteTag, Scope::kRun},
     {"runs/log-batch", "POST", mlflow::LogBatch, Scope::kRun},
     {"metrics/get-history", "GET", mlflow::GetMetricHistory, Scope::kRun},
-    {"artifacts/list", "GET", mlflow::ListRunArtifacts, Scope::kRun},
+    {"artifacts/list", "GET", ListRunArtifacts, Scope::kRun},
 };
 
 const Method* FindMethod(std::string_view name) {
@@ -71,8 +67,6 @@ Result<Args> ArgsOf(const Method& method, const ApiRequest& request) {
 
 }  // namespace
 
-namespace mlflow {
-
 // MLflow's error document, with the HTTP code its client expects.
 ApiResponse MlflowError(int http, std::string_view code, std::string_view message) {
   ApiResponse response;
@@ -81,7 +75,7 @@ ApiResponse MlflowError(int http, std::string_view code, std::string_view messag
   return response;
 }
 
-ApiResponse ErrorOf(const Status& status) {
+ApiResponse MlflowErrorOf(const Status& status) {
   const std::string& m = status.message();
   switch (status.code()) {
     case StatusCode::kNotFound:
@@ -101,8 +95,6 @@ ApiResponse ErrorOf(const Status& status) {
       return MlflowError(500, "INTERNAL_ERROR", m);
   }
 }
-
-}  // namespace mlflow
 
 std::optional<MlflowPath> ParseMlflowPath(std::string_view path) {
   MlflowPath parsed{.namespace_ = "default", .method = ""};
@@ -142,7 +134,7 @@ ApiResponse MlflowApi::Handle(const MlflowPath& path, const ApiRequest& request)
                                    method->http, request.method));
   }
   Result<Args> args = ArgsOf(*method, request);
-  if (!args.ok()) return ErrorOf(args.status());
+  if (!args.ok()) return MlflowErrorOf(args.status());
   Call call{.backend = backend_,
             .clock = clock_,
             .namespace_ = path.namespace_,
@@ -152,7 +144,7 @@ ApiResponse MlflowApi::Handle(const MlflowPath& path, const ApiRequest& request)
                     ? mlflow::RunOfToken(backend_.store(), path.namespace_, request.BearerToken())
                     : ""};
   Result<api::Json> answer = method->run(call);
-  if (!answer.ok()) return ErrorOf(answer.status());
+  if (!answer.ok()) return MlflowErrorOf(answer.status());
   ApiResponse response;
   response.body = answer->dump();
   return response;
@@ -182,118 +174,4 @@ bool MlflowApi::IsRunsOwnRequest(const ApiRequest& request) const {
   return run.ok() && !run->owner_uid.empty() && ConstantTimeEquals(run->owner_uid, token);
 }
 
-namespace mlflow {
-
-namespace {
-
-Status CheckNamespace(const store::ObjectReader& store, const std::string& ns) {
-  Result<api::Json> found = store.Get({"Namespace", "", ns});
-  if (found.status().code() == StatusCode::kNotFound) {
-    return NotFoundError(fmt::format("namespace {:?} not found: create it first", ns));
-  }
-  return found.status();
-}
-
-Result<api::Json> ExperimentByName(const store::ObjectReader& store, const std::string& ns,
-                                   const std::string& name) {
-  ASSIGN_OR_RETURN(std::vector<api::Json> all, ListExperiments(store, ns));
-  for (api::Json& e : all) {
-    if (api::StringAt(e, "name") == name) return std::move(e);
-  }
-  return NotFoundError(fmt::format("Could not find experiment with name '{}'", name));
-}
-
-// The caller's job's run into experiment `id` (Call::caller_run), in the
-// write that is under way.
-Status MoveRun(store::ControlStore& store, const Call& call, const std::string& id) {
-  if (call.caller_run.empty()) return OkStatus();
-  ASSIGN_OR_RETURN(Run run, LoadRun(store, call.namespace_, call.caller_run));
-  if (api::StringAt(run.info, "experiment_id") == id) return OkStatus();
-  run.info["experiment_id"] = id;
-  return SaveRun(store, call.namespace_, run);
-}
-
-Status MoveCallersRun(Call& call, const std::string& id) {
-  if (call.caller_run.empty()) return OkStatus();
-  return call.backend
-      .Execute([&](store::ControlStore& store) -> Result<api::Json> {
-        RETURN_IF_ERROR(MoveRun(store, call, id));
-        return api::Json();
-      })
-      .status();
-}
-
-// The next free id: one past the highest kept.
-std::string NextExperimentId(const std::vector<api::Json>& all) {
-  int64_t highest = 0;
-  for (const api::Json& e : all) {
-    std::string id = api::StringAt(e, "experiment_id");
-    int64_t n = 0;
-    std::from_chars(id.data(), id.data() + id.size(), n);
-    highest = std::max(highest, n);
-  }
-  return std::to_string(highest + 1);
-}
-
-}  // namespace
-
-Result<api::Json> CreateExperiment(Call& call) {
-  ASSIGN_OR_RETURN(std::string name, call.args.Required("name"));
-  if (name.size() > 500) {
-    return InvalidArgumentError("name: an experiment's name may hold 500 characters at most");
-  }
-  ASSIGN_OR_RETURN(api::Json tags, CheckedPairs(call.args.doc(), "tags", kMaxTagValue));
-  std::string location = call.args.Optional("artifact_location");
-  int64_t now = NowMillis(call.clock);
-  return call.backend.Execute([&](store::ControlStore& store) -> Result<api::Json> {
-    RETURN_IF_ERROR(CheckNamespace(store, call.namespace_));
-    if (ExperimentByName(store, call.namespace_, name).ok()) {
-      return AlreadyExistsError(fmt::format("Experiment '{}' already exists", name));
-    }
-    ASSIGN_OR_RETURN(std::vector<api::Json> all, ListExperiments(store, call.namespace_));
-    std::string id = NextExperimentId(all);
-    api::Json experiment = {
-        {"experiment_id", id},
-        {"name", name},
-        {"artifact_location", location.empty() ? "mlflow-artifacts:/" + id : location},
-        {"lifecycle_stage", "active"},
-        {"creation_time", now},
-        {"last_update_time", now},
-        {"tags", tags}};
-    RETURN_IF_ERROR(store
-                        .Create({{"apiVersion", "trainyard.dev/v1"},
-                                 {"kind", kExperimentKind},
-                                 {"metadata", {{"name", id}, {"namespace", call.namespace_}}},
-                                 {"spec", std::move(experiment)}})
-                        .status());
-    RETURN_IF_ERROR(MoveRun(store, call, id));
-    return api::Json{{"experiment_id", id}};
-  });
-}
-
-Result<api::Json> GetExperiment(Call& call) {
-  ASSIGN_OR_RETURN(std::string id, call.args.Id("experiment_id"));
-  ASSIGN_OR_RETURN(api::Json e, LoadExperiment(call.backend.store(), call.namespace_, id));
-  RETURN_IF_ERROR(MoveCallersRun(call, id));
-  return api::Json{{"experiment", std::move(e)}};
-}
-
-Result<api::Json> GetExperimentByName(Call& call) {
-  ASSIGN_OR_RETURN(std::string name, call.args.Required("experiment_name"));
-  ASSIGN_OR_RETURN(api::Json e, ExperimentByName(call.backend.store(), call.namespace_, name));
-  RETURN_IF_ERROR(MoveCallersRun(call, api::StringAt(e, "experiment_id")));
-  return api::Json{{"experiment", std::move(e)}};
-}
-
-Result<api::Json> SearchExperiments(Call& call) {
-  RETURN_IF_ERROR(RefuseQueryLanguage(call.args));
-  ASSIGN_OR_RETURN(std::vector<api::Json> all,
-                   ListExperiments(call.backend.store(), call.namespace_));
-  std::string view = call.args.Optional("view_type");
-  std::erase_if(
-      all, [&](const api::Json& e) { return !InView(view, api::StringAt(e, "lifecycle_stage")); });
-  return Paged(call.args, std::move(all), "experiments");
-}
-
-}  // namespace mlflow
 }  // namespace trainyard::server

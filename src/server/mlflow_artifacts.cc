@@ -15,11 +15,9 @@
 #include "common/strings.h"
 #include "server/artifacts.h"
 #include "server/mlflow_api.h"
-#include "server/mlflow_internal.h"
-#include "server/mlflow_methods.h"
+#include "server/mlflow_server.h"
 
 namespace trainyard::server {
-namespace mlflow {
 namespace {
 
 constexpr size_t kMaxListed = 10'000;
@@ -41,25 +39,20 @@ Result<ArtifactListing> LevelOf(const std::string& dir, const std::string& path)
 
 }  // namespace
 
-Result<api::Json> ListRunArtifacts(Call& call) {
+Result<api::Json> ListRunArtifacts(mlflow::Call& call) {
   ASSIGN_OR_RETURN(std::string run_id, call.args.RunId());
   std::string path = call.args.Optional("path");
   while (path.ends_with('/')) path.pop_back();
-  ASSIGN_OR_RETURN(Run run, LoadRun(call.backend.store(), call.namespace_, run_id));
-  std::string dir = RunArtifactsDir(call.backend.ArtifactsDir(), call.namespace_, run);
+  ASSIGN_OR_RETURN(mlflow::Run run, mlflow::LoadRun(call.backend.store(), call.namespace_, run_id));
+  std::string dir = mlflow::RunArtifactsDir(call.backend.ArtifactsDir(), call.namespace_, run);
   ASSIGN_OR_RETURN(ArtifactListing listing, LevelOf(dir, path));
   api::Json files = api::Json::array();
   for (const Artifact& a : listing.items) files.push_back(FileInfoJson(a, a.path));
-  api::Json root = RunJson(run, {}, dir)["info"]["artifact_uri"];
+  api::Json root = mlflow::RunJson(run, {}, dir)["info"]["artifact_uri"];
   return api::Json{{"root_uri", std::move(root)}, {"files", std::move(files)}};
 }
 
-}  // namespace mlflow
-
 namespace {
-
-using mlflow::ErrorOf;
-using mlflow::MlflowError;
 
 // The run folder and the path in it that an artifacts-service path names:
 // "<namespace>/<run_id>/artifacts[/<path>]", in the namespace whose
@@ -97,7 +90,7 @@ Result<ServicePath> ResolveServicePath(Backend& backend, const std::string& name
 ApiResponse Listed(const ArtifactListing& listing) {
   api::Json files = api::Json::array();
   for (const Artifact& a : listing.items) {
-    files.push_back(mlflow::FileInfoJson(a, a.path.substr(a.path.rfind('/') + 1)));
+    files.push_back(FileInfoJson(a, a.path.substr(a.path.rfind('/') + 1)));
   }
   ApiResponse response;
   response.body = api::Json{{"files", std::move(files)}}.dump();
@@ -125,10 +118,10 @@ ApiResponse MlflowApi::HandleArtifacts(const MlflowPath& path, const ApiRequest&
   bool listing = method == "artifacts";
   std::string rest = listing ? request.Param("path") : std::string(method.substr(10));
   Result<ServicePath> where = ResolveServicePath(backend_, path.namespace_, rest);
-  if (!where.ok()) return ErrorOf(where.status());
+  if (!where.ok()) return MlflowErrorOf(where.status());
   if (listing && request.method == "GET") {
-    Result<ArtifactListing> level = mlflow::LevelOf(where->dir, where->path);
-    return level.ok() ? Listed(*level) : ErrorOf(level.status());
+    Result<ArtifactListing> level = LevelOf(where->dir, where->path);
+    return level.ok() ? Listed(*level) : MlflowErrorOf(level.status());
   }
   if (listing || where->path.empty()) {
     return MlflowError(400, "INVALID_PARAMETER_VALUE", "name a file after .../artifacts/");
@@ -152,7 +145,7 @@ ApiResponse MlflowApi::HandleArtifacts(const MlflowPath& path, const ApiRequest&
                       ec);
     }
     Status written = WriteArtifact(where->dir, where->path, request.body);
-    if (!written.ok()) return ErrorOf(written);
+    if (!written.ok()) return MlflowErrorOf(written);
     ApiResponse response;
     response.body = "{}";
     return response;

@@ -10,10 +10,10 @@
 #include "api/json.h"
 #include "api/yaml.h"
 #include "common/strings.h"
-#include "server/mlflow_internal.h"
-#include "server/mlflow_methods.h"
+#include "tracking/mlflow_methods.h"
+#include "tracking/mlflow_records.h"
 
-namespace trainyard::server::mlflow {
+namespace trainyard::tracking::mlflow {
 namespace {
 
 // What a log's microseconds hold: years 1678 to 2262.
@@ -266,4 +266,4 @@ Result<api::Json> Paged(const Args& args, std::vector<api::Json> items, const st
   return answer;
 }
 
-}  // namespace trainyard::server::mlflow
+}  // namespace trainyard::tracking::mlflow

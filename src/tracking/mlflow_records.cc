@@ -1,6 +1,8 @@
 // The tracking API's records: runs and experiments as the store keeps them,
 // a job's or trial's run made from it, and MLflow's Run document
 // (mlflow_internal.h).
+#include "tracking/mlflow_records.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,10 +13,9 @@
 #include "api/registry.h"
 #include "api/tracking.h"
 #include "common/strings.h"
-#include "server/mlflow_internal.h"
-#include "server/mlflow_methods.h"
+#include "tracking/mlflow_methods.h"
 
-namespace trainyard::server::mlflow {
+namespace trainyard::tracking::mlflow {
 
 namespace {
 
@@ -314,4 +315,4 @@ Result<std::vector<api::Json>> ListExperiments(const store::ObjectReader& store,
   return all;
 }
 
-}  // namespace trainyard::server::mlflow
+}  // namespace trainyard::tracking::mlflow

@@ -7,10 +7,10 @@
 #include <random>
 
 #include "api/json.h"
-#include "server/mlflow_internal.h"
-#include "server/mlflow_methods.h"
+#include "tracking/mlflow_methods.h"
+#include "tracking/mlflow_records.h"
 
-namespace trainyard::server::mlflow {
+namespace trainyard::tracking::mlflow {
 namespace {
 
 constexpr std::string_view kStatuses[] = {"RUNNING", "SCHEDULED", "FINISHED", "FAILED", "KILLED"};
@@ -335,4 +335,4 @@ Result<api::Json> GetMetricHistory(Call& call) {
   return Paged(call.args, std::move(history), "metrics");
 }
 
-}  // namespace trainyard::server::mlflow
+}  // namespace trainyard::tracking::mlflow

@@ -15,7 +15,7 @@
 #include "store/control_store.h"
 #include "store/observation_log.h"
 
-namespace trainyard::server::mlflow {
+namespace trainyard::tracking::mlflow {
 
 // The request's fields: a POST's JSON body, or a GET's query parameters.
 class Args {
@@ -107,4 +107,4 @@ Result<api::Json> LoadExperiment(const store::ObjectReader& store, const std::st
 Result<std::vector<api::Json>> ListExperiments(const store::ObjectReader& store,
                                                const std::string& namespace_);
 
-}  // namespace trainyard::server::mlflow
+}  // namespace trainyard::tracking::mlflow

@@ -1,18 +1,17 @@
-// The tracking API's methods (mlflow_api.h), one function each, and what
-// they share in checking a request.
+// The tracking API's methods (server/mlflow_api.h serves them over HTTP),
+// one function each, and what they share in checking a request.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "server/backend.h"
-#include "server/handler.h"
-#include "server/mlflow_internal.h"
+#include "tracking/backend.h"
+#include "tracking/mlflow_records.h"
 
-namespace trainyard::server::mlflow {
+namespace trainyard::tracking::mlflow {
 
 struct Call {
-  Backend& backend;
+  TrackingBackend& backend;
   const Clock& clock;
   std::string namespace_;
   Args args;
@@ -22,12 +21,6 @@ struct Call {
   // then expects the run it was given to be in it. Empty otherwise.
   std::string caller_run;
 };
-
-// MLflow's error document, with the HTTP code its client expects.
-ApiResponse MlflowError(int http, std::string_view code, std::string_view message);
-// A status as MLflow's error: NOT_FOUND is 404 RESOURCE_DOES_NOT_EXIST, a
-// bad request 400 INVALID_PARAMETER_VALUE, and so on.
-ApiResponse ErrorOf(const Status& status);
 
 // MLflow's bounds (its store's), and ours on what one run keeps.
 inline constexpr size_t kMaxKey = 250;
@@ -65,10 +58,9 @@ Result<api::Json> RestoreRun(Call& call);
 Result<api::Json> SearchRuns(Call& call);
 Result<api::Json> LogMetric(Call& call);
 Result<api::Json> LogParam(Call& call);
-Result<api::Json> ListRunArtifacts(Call& call);
 Result<api::Json> SetTag(Call& call);
 Result<api::Json> DeleteTag(Call& call);
 Result<api::Json> LogBatch(Call& call);
 Result<api::Json> GetMetricHistory(Call& call);
 
-}  // namespace trainyard::server::mlflow
+}  // namespace trainyard::tracking::mlflow
