@@ -1,7 +1,7 @@
 #include "common/clock.h"
 
+#include <charconv>
 #include <ctime>
-#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -38,13 +38,9 @@ std::optional<Duration> ParseGoDuration(std::string_view text) {
     size_t digits = text.find_first_not_of("0123456789.");
     if (digits == 0 || digits == std::string_view::npos) return std::nullopt;
     double value = 0;
-    try {
-      size_t used = 0;
-      value = std::stod(std::string(text.substr(0, digits)), &used);
-      if (used != digits) return std::nullopt;
-    } catch (const std::exception&) {
-      return std::nullopt;
-    }
+    const char* end = text.data() + digits;
+    auto [stop, error] = std::from_chars(text.data(), end, value);
+    if (error != std::errc() || stop != end) return std::nullopt;
     text.remove_prefix(digits);
     double scale = 0;
     // The two-letter units come first in kUnits: "ms" is not "m" then "s".

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <charconv>
 #include <cstdio>
 #include <random>
 #include <thread>
@@ -278,12 +279,12 @@ ApiError TooLargeVersion(const Status& status) {
 std::optional<int64_t> IntParam(const ApiRequest& request, const std::string& name) {
   std::string text = request.Param(name);
   if (text.empty()) return std::nullopt;
-  try {
-    size_t used = 0;
-    int64_t value = std::stoll(text, &used);
-    if (used == text.size() && value >= 0) return value;
-  } catch (const std::exception&) {
-  }
+  // As Go's strconv.ParseInt reads it: an optional '+', then digits only.
+  std::string_view digits = text;
+  if (digits.starts_with('+')) digits.remove_prefix(1);
+  int64_t value = -1;
+  auto [stop, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (error == std::errc() && stop == digits.data() + digits.size() && value >= 0) return value;
   return -1;
 }
 
