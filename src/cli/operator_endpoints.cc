@@ -12,7 +12,8 @@
 #include "common/listen.h"
 #include "server/api_status.h"
 #include "server/handler.h"
-#include "server/trial_observations.h"
+#include "server/push_refusal.h"
+#include "tracking/trial_observations.h"
 
 namespace trainyard::cli {
 namespace {
@@ -50,7 +51,7 @@ void AnswerLog(const TrialObservations& o, const std::string& ns, const std::str
   }
   Result<std::vector<store::ObservationRow>> rows = o.log->ListObservations(ns + "/" + name);
   if (!rows.ok()) return AnswerError(res, server::ApiErrorOf(rows.status()));
-  Answer(res, 200, server::ObservationLogDocument(ns, name, *rows));
+  Answer(res, 200, tracking::ObservationLogDocument(ns, name, *rows));
 }
 
 // POST: a Push trial's metrics, from its own code.
@@ -62,7 +63,7 @@ void TakePush(const TrialObservations& o, const std::string& ns, const std::stri
       server::ApiRequest{.authorization = req.get_header_value("Authorization")}.BearerToken();
   // Only the trial's own code, with the token it was given, pushes (and
   // nobody learns whether a trial it has no token for exists).
-  if (!trial.ok() || !server::IsTrialsToken(*trial, token)) {
+  if (!trial.ok() || !tracking::IsTrialsToken(*trial, token)) {
     return AnswerError(res, server::MakeApiError(401, "Unauthorized",
                                                  "a push needs its trial's own token (the "
                                                  "TRAINYARD_METRICS_TOKEN it was given)"));
@@ -74,19 +75,19 @@ void TakePush(const TrialObservations& o, const std::string& ns, const std::stri
                  400, "BadRequest",
                  body.ok() ? "the request body must be one JSON object" : body.status().message()));
   }
-  auto parsed = server::PushedRows(*body, server::Micros(o.clock->Now()));
+  auto parsed = tracking::PushedRows(*body, tracking::Micros(o.clock->Now()));
   if (auto* errors = std::get_if<FieldErrors>(&parsed)) {
     return AnswerError(res, server::InvalidError(TrialResource(), name, *errors));
   }
   const auto& rows = std::get<std::vector<store::ObservationRow>>(parsed);
-  Result<api::Trial> decoded = server::StoredTrial(*trial);
+  Result<api::Trial> decoded = tracking::StoredTrial(*trial);
   if (!decoded.ok()) return AnswerError(res, server::ApiErrorOf(decoded.status()));
   if (std::optional<server::ApiError> refused = server::RefusePush(*decoded)) {
     return AnswerError(res, *refused);
   }
   Status appended = o.log->AppendObservations(ns + "/" + name, rows, /*source=*/"", 0);
   if (!appended.ok()) return AnswerError(res, server::ApiErrorOf(appended));
-  Answer(res, 200, server::PushedStatus(rows.size(), name));
+  Answer(res, 200, tracking::PushedStatus(rows.size(), name));
 }
 
 void ServeObservations(httplib::Server& server, const TrialObservations& o) {

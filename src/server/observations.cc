@@ -16,8 +16,9 @@
 #include "server/api_status.h"
 #include "server/handler.h"
 #include "server/handler_internal.h"
-#include "server/metric_series.h"
-#include "server/trial_observations.h"
+#include "server/push_refusal.h"
+#include "tracking/metric_series.h"
+#include "tracking/trial_observations.h"
 
 namespace trainyard::server {
 
@@ -27,8 +28,8 @@ namespace {
 
 // ?series=true&metric=M&points=N&fromStep=A&toStep=B, each but series
 // optional; or the error that names what is wrong.
-std::variant<SeriesOptions, ApiError> SeriesOptionsOf(const ApiRequest& request) {
-  SeriesOptions options{.metric = request.Param("metric")};
+std::variant<tracking::SeriesOptions, ApiError> SeriesOptionsOf(const ApiRequest& request) {
+  tracking::SeriesOptions options{.metric = request.Param("metric")};
   auto number = [&](const char* name, int64_t low, int64_t high) -> std::optional<int64_t> {
     std::string text = request.Param(name);
     int64_t value = 0;
@@ -91,13 +92,13 @@ ApiResponse ApiHandler::Observations(const ApiTarget& target, const ApiRequest& 
                        ? target.namespace_ + "/" + target.name
                        : store::JobObservationsId(r.kind, target.namespace_, target.name);
   if (request.Flag("series")) {
-    std::variant<SeriesOptions, ApiError> options = SeriesOptionsOf(request);
+    std::variant<tracking::SeriesOptions, ApiError> options = SeriesOptionsOf(request);
     if (auto* error = std::get_if<ApiError>(&options)) return ErrorResponse(*error);
-    const SeriesOptions& series = std::get<SeriesOptions>(options);
+    const tracking::SeriesOptions& series = std::get<tracking::SeriesOptions>(options);
     Result<store::ObservationPage> rows =
         backend_.store().ListObservations(id, {.metric = series.metric});
     if (!rows.ok()) return ErrorResponse(ApiErrorOf(rows.status(), &r, target.name));
-    return Object(200, MetricSeries(rows->rows, series));
+    return Object(200, tracking::MetricSeries(rows->rows, series));
   }
   // Paged as lists are (limit, continue), a page built at a time.
   std::variant<store::ObservationQuery, ApiError> query = PageOf(request);
@@ -107,7 +108,8 @@ ApiResponse ApiHandler::Observations(const ApiTarget& target, const ApiRequest& 
   if (!page.ok()) return ErrorResponse(ApiErrorOf(page.status(), &r, target.name));
   Result<store::ObservationSummary> summary = backend_.store().SummarizeObservations(id);
   if (!summary.ok()) return ErrorResponse(ApiErrorOf(summary.status(), &r, target.name));
-  api::Json log = ObservationLogDocument(target.namespace_, target.name, page->rows, &*summary);
+  api::Json log =
+      tracking::ObservationLogDocument(target.namespace_, target.name, page->rows, &*summary);
   if (page->next >= 0) log["metadata"]["continue"] = std::to_string(page->next);
   return Object(200, log);
 }
@@ -123,7 +125,7 @@ bool ApiHandler::IsTrialsOwnPush(const ApiRequest& request) const {
   Result<api::Json> trial =
       backend_.store().Get({target->resource->kind, target->namespace_, target->name});
   if (!trial.ok()) return false;
-  return IsTrialsToken(*trial, token);
+  return tracking::IsTrialsToken(*trial, token);
 }
 
 ApiResponse ApiHandler::PushObservations(const ApiTarget& target, const ApiRequest& request) {
@@ -133,7 +135,7 @@ ApiResponse ApiHandler::PushObservations(const ApiTarget& target, const ApiReque
   if (!body->is_object()) {
     return ErrorResponse(BadRequest("the request body must be one JSON object"));
   }
-  auto parsed = PushedRows(*body, Micros(clock_.Now()));
+  auto parsed = tracking::PushedRows(*body, tracking::Micros(clock_.Now()));
   if (auto* errors = std::get_if<FieldErrors>(&parsed)) {
     return ErrorResponse(InvalidError(r, target.name, *errors));
   }
@@ -144,7 +146,7 @@ ApiResponse ApiHandler::PushObservations(const ApiTarget& target, const ApiReque
   Result<api::Json> written =
       backend_.Execute([&](store::ControlStore& store) -> Result<api::Json> {
         ASSIGN_OR_RETURN(api::Json doc, store.Get(key));
-        ASSIGN_OR_RETURN(api::Trial trial, StoredTrial(doc));
+        ASSIGN_OR_RETURN(api::Trial trial, tracking::StoredTrial(doc));
         refused = RefusePush(trial);
         if (refused) return api::Json();
         RETURN_IF_ERROR(store.AppendObservations(target.namespace_ + "/" + target.name, rows,
@@ -153,7 +155,7 @@ ApiResponse ApiHandler::PushObservations(const ApiTarget& target, const ApiReque
       });
   if (refused) return ErrorResponse(*refused);
   if (!written.ok()) return ErrorResponse(ApiErrorOf(written.status(), &r, target.name));
-  return Object(200, PushedStatus(rows.size(), target.name));
+  return Object(200, tracking::PushedStatus(rows.size(), target.name));
 }
 
 }  // namespace trainyard::server

@@ -1,4 +1,4 @@
-#include "server/metric_series.h"
+#include "tracking/metric_series.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include "tune/metrics.h"
 
-namespace trainyard::server {
+namespace trainyard::tracking {
 namespace {
 
 struct Point {
@@ -85,4 +85,4 @@ api::Json MetricSeries(const std::vector<store::ObservationRow>& rows,
   return {{"kind", "MetricSeries"}, {"series", std::move(series)}};
 }
 
-}  // namespace trainyard::server
+}  // namespace trainyard::tracking

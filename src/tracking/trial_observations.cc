@@ -1,6 +1,4 @@
-// The pure parts of a trial's observation log over HTTP, shared by the
-// server's API and the operator's endpoint.
-#include "server/trial_observations.h"
+#include "tracking/trial_observations.h"
 
 #include <fmt/format.h>
 
@@ -9,13 +7,10 @@
 
 #include "api/json.h"
 #include "api/object.h"
-#include "server/handler_internal.h"
 #include "tune/metrics.h"
 
-namespace trainyard::server {
+namespace trainyard::tracking {
 namespace {
-
-using internal::BadRequest;
 
 // RFC 3339 with microseconds, as Katib's DB manager writes times.
 std::string FormatMicros(int64_t time_us) {
@@ -96,7 +91,8 @@ void ReadMetricLogs(const api::Json& logs, int64_t now_us, std::vector<store::Ob
   }
 }
 
-// The condition a finished trial ended with; empty while it runs.
+}  // namespace
+
 std::string FinishedAs(const api::Trial& trial) {
   for (const api::KatibCondition& c : trial.status.conditions) {
     if (c.status == "True" &&
@@ -107,8 +103,6 @@ std::string FinishedAs(const api::Trial& trial) {
   }
   return "";
 }
-
-}  // namespace
 
 int64_t Micros(TimePoint t) {
   return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
@@ -139,23 +133,6 @@ std::variant<std::vector<store::ObservationRow>, FieldErrors> PushedRows(const a
   }
   if (!errors.empty()) return errors;
   return rows;
-}
-
-// Why `trial` takes no pushed metrics, if it does not.
-std::optional<ApiError> RefusePush(const api::Trial& trial) {
-  std::string kind = api::CollectorKindOf(trial);
-  if (kind != "Push") {
-    return BadRequest(fmt::format(
-        "trial {} collects its metrics with the {} collector; only trials of an experiment "
-        "whose metricsCollectorSpec.collector.kind is Push take pushed metrics",
-        trial.metadata.name, kind));
-  }
-  if (std::string finished = FinishedAs(trial); !finished.empty()) {
-    return MakeApiError(409, "Conflict",
-                        fmt::format("trial {} has finished ({}): its observation log is closed",
-                                    trial.metadata.name, finished));
-  }
-  return std::nullopt;
 }
 
 Result<api::Trial> StoredTrial(const api::Json& doc) {
@@ -220,4 +197,4 @@ api::Json PushedStatus(size_t rows, const std::string& trial) {
           {"code", 200}};
 }
 
-}  // namespace trainyard::server
+}  // namespace trainyard::tracking

@@ -12,7 +12,7 @@
 #include "api/json.h"
 #include "store/observation_log.h"
 
-namespace trainyard::server {
+namespace trainyard::tracking {
 
 struct SeriesOptions {
   std::string metric;  // empty: every metric
@@ -30,4 +30,4 @@ struct SeriesOptions {
 api::Json MetricSeries(const std::vector<store::ObservationRow>& rows,
                        const SeriesOptions& options);
 
-}  // namespace trainyard::server
+}  // namespace trainyard::tracking

@@ -1,8 +1,8 @@
-#include "server/metric_series.h"
+#include "tracking/metric_series.h"
 
 #include <gtest/gtest.h>
 
-namespace trainyard::server {
+namespace trainyard::tracking {
 namespace {
 
 std::vector<store::ObservationRow> Loss(int n) {
@@ -65,4 +65,4 @@ TEST(MetricSeriesTest, AZoomedRangeIsAskedAgainInFullDetail) {
 }
 
 }  // namespace
-}  // namespace trainyard::server
+}  // namespace trainyard::tracking

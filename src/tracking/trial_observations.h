@@ -1,5 +1,6 @@
-// A trial's observation log over HTTP, the parts the server's API and the
-// operator's endpoint share:
+// A trial's observation log as its HTTP endpoints read and answer it, the
+// parts the server's API and the operator's endpoint share (server/ and
+// cli/operator_endpoints.cc serve them):
 //  - GET .../trials/NAME/observations: the metric values collected for it
 //    in order, as Katib's GetObservationLog returns them (metricLogs of
 //    timeStamp and metric name/value);
@@ -16,10 +17,9 @@
 #include "api/katib.h"
 #include "common/clock.h"
 #include "common/field_path.h"
-#include "server/api_status.h"
 #include "store/observation_log.h"
 
-namespace trainyard::server {
+namespace trainyard::tracking {
 
 int64_t Micros(TimePoint t);
 
@@ -30,9 +30,9 @@ int64_t Micros(TimePoint t);
 std::variant<std::vector<store::ObservationRow>, FieldErrors> PushedRows(const api::Json& body,
                                                                          int64_t now_us);
 
-// Why `trial` takes no pushed metrics, if it does not: its collector is
-// not Push (400), or it has finished (409).
-std::optional<ApiError> RefusePush(const api::Trial& trial);
+// The condition a finished trial ended with (Succeeded, Failed,
+// MetricsUnavailable, EarlyStopped, Killed); empty while it runs.
+std::string FinishedAs(const api::Trial& trial);
 
 // A stored trial, decoded.
 Result<api::Trial> StoredTrial(const api::Json& doc);
@@ -51,4 +51,4 @@ bool IsTrialsToken(const api::Json& trial, const std::string& token);
 // What a push that recorded `rows` values answers.
 api::Json PushedStatus(size_t rows, const std::string& trial);
 
-}  // namespace trainyard::server
+}  // namespace trainyard::tracking
