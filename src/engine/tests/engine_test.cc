@@ -13,6 +13,7 @@
 
 #include "engine/tests/engine_fixture.h"
 #include "store/sqlite_file_reader.h"
+#include "store/sqlite_store.h"
 #include "store/tests/full_disk_vfs.h"
 
 namespace trainyard::engine {
