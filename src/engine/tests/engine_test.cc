@@ -417,7 +417,7 @@ TEST(EngineGarbageTest, DependentsOfADeletedOwnerGoNowAndAfterARestart) {
   {
     auto engine = open();
     ASSERT_TRUE(engine.ok()) << engine.status().ToString();
-    store::SqliteStore& store = (*engine)->store();
+    store::GroupCommitStore& store = (*engine)->store();
     api::Json owner = {{"apiVersion", "v1"},
                        {"kind", "ConfigMap"},
                        {"metadata", {{"name", "owner"}, {"namespace", "default"}}}};
