@@ -20,6 +20,34 @@ std::vector<std::string> Ids(int64_t count) {
   return ids;
 }
 
+// What a Node's spec says of scheduling, of the types Kubernetes gives
+// them: a value of another type is refused, never read as its default (a
+// string "true" would otherwise leave the node schedulable).
+Status CheckNodeSpec(const api::Json& spec, const std::string& at) {
+  const api::Json& unschedulable = api::ValueAt(spec, "unschedulable");
+  if (!unschedulable.is_null() && !unschedulable.is_boolean()) {
+    return InvalidArgumentError(fmt::format("{}: spec.unschedulable: must be true or false", at));
+  }
+  const api::Json& taints = api::ValueAt(spec, "taints");
+  if (!taints.is_null() && !taints.is_array()) {
+    return InvalidArgumentError(fmt::format("{}: spec.taints: must be a list", at));
+  }
+  for (size_t i = 0; i < taints.size() && taints.is_array(); ++i) {
+    for (const char* field : {"key", "value", "effect"}) {
+      const api::Json& value = api::ValueAt(taints[i], field);
+      if (!taints[i].is_object() || (!value.is_null() && !value.is_string())) {
+        return InvalidArgumentError(
+            fmt::format("{}: spec.taints[{}].{}: must be a string", at, i, field));
+      }
+    }
+    if (api::StringAt(taints[i], "key").empty() || api::StringAt(taints[i], "effect").empty()) {
+      return InvalidArgumentError(fmt::format(
+          "{}: spec.taints[{}]: Required value: a taint has a key and an effect", at, i));
+    }
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 bool IsNodeDocument(const api::Json& doc) { return api::StringAt(doc, "kind") == "Node"; }
@@ -34,6 +62,10 @@ Result<scheduler::Node> NodeFromDocument(const api::Json& doc, const std::string
   if (node.name.empty())
     return InvalidArgumentError(fmt::format("{}: metadata.name: Required value", where));
   std::string at = fmt::format("{}: node {}", where, node.name);
+  if (const api::Json& given = api::ValueAt(meta, "labels");
+      !given.is_null() && !given.is_object()) {
+    return InvalidArgumentError(fmt::format("{}: metadata.labels: must be a map", at));
+  }
   const api::Json& labels = api::ObjectAt(meta, "labels");
   for (const auto& [key, value] : labels.items()) {
     if (!value.is_string())
@@ -42,6 +74,7 @@ Result<scheduler::Node> NodeFromDocument(const api::Json& doc, const std::string
   }
   node.labels.emplace("kubernetes.io/hostname", node.name);
   const api::Json& spec = api::ObjectAt(doc, "spec");
+  RETURN_IF_ERROR(CheckNodeSpec(spec, at));
   node.unschedulable = api::BoolAt(spec, "unschedulable");
   for (const api::Json& t : api::ArrayRefAt(spec, "taints")) {
     node.taints.push_back(

@@ -35,7 +35,16 @@ Status RefuseUnheededDeleteOptions(const api::Json& options) {
     return InvalidArgumentError(
         "DeleteOptions.preconditions are not supported; nothing was deleted");
   }
-  if (given("orphanDependents") || api::StringAt(options, "propagationPolicy") == "Orphan") {
+  // kube-apiserver refuses any other value, so a typo never deletes with
+  // the default policy.
+  const api::Json& policy = api::ValueAt(options, "propagationPolicy");
+  if (!policy.is_null() && policy != "Orphan" && policy != "Background" && policy != "Foreground") {
+    return InvalidArgumentError(
+        fmt::format("DeleteOptions.propagationPolicy: Unsupported value: {}: supported values: "
+                    "\"Foreground\", \"Background\", \"Orphan\"; nothing was deleted",
+                    policy.dump()));
+  }
+  if (given("orphanDependents") || policy == "Orphan") {
     return InvalidArgumentError(
         "DeleteOptions: orphaning dependents is not supported (a job's pods go with it); "
         "nothing was deleted");

@@ -85,6 +85,12 @@ void ReadMetricLogs(const api::Json& logs, int64_t now_us, std::vector<store::Ob
         continue;
       }
     }
+    const api::Json& name = api::ValueAt(*metric, "name");
+    if (!name.is_null() && !name.is_string()) {
+      errors.push_back(FieldError::InvalidRendered(at.Child("metric").Child("name"), Abridged(name),
+                                                   "must be a string"));
+      continue;
+    }
     AddRow(at.Child("metric").Child("name"), api::StringAt(*metric, "name"),
            at.Child("metric").Child("value"),
            metric->contains("value") ? (*metric)["value"] : api::Json(), time_us, rows, errors);

@@ -427,7 +427,10 @@ TEST_F(TrainJobOperatorE2eTest, AnMpiRuntimeGetsItsSshKeySecretAndHostfile) {
   })) << OperatorLog();
   EXPECT_EQ(FieldIn("secret/ds-mpi-ssh-auth", ".type"), "kubernetes.io/ssh-auth");
   EXPECT_EQ(FieldIn("secret/ds-mpi-ssh-auth", ".metadata.ownerReferences[0].name"), "ds");
-  EXPECT_FALSE(FieldIn("secret/ds-mpi-ssh-auth", ".data.ssh-privatekey").empty());
+  // A PEM key, base64 as a Secret keeps it ("-----BEGIN" is "LS0tLS1CRUdJTi"):
+  // never kubectl's error text, which an emptiness check would pass.
+  EXPECT_THAT(FieldIn("secret/ds-mpi-ssh-auth", ".data.ssh-privatekey"),
+              ::testing::StartsWith("LS0tLS1CRUdJTi"));
   EXPECT_EQ(
       FieldIn("configmap/ds-mpi-hostfile", ".data.hostfile"),
       testing::ReadFile(fs::path(TRAINYARD_SOURCE_DIR) / "tests/data/trainer/deepspeed.hostfile"));

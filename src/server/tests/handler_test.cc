@@ -389,6 +389,8 @@ TEST_F(HandlerTest, ADeletesGracePeriodIsThePodsLastState) {
   EXPECT_EQ(Call("DELETE", pods + "a", R"({"dryRun": ["All"]})").code, 400);
   EXPECT_EQ(Call("DELETE", pods + "a", R"({"preconditions": {"uid": "x"}})").code, 400);
   EXPECT_EQ(Call("DELETE", pods + "a", R"({"propagationPolicy": "Orphan"})").code, 400);
+  EXPECT_EQ(Call("DELETE", pods + "a", R"({"propagationPolicy": "Backgroud"})").code, 400);
+  EXPECT_EQ(Call("DELETE", pods + "a", R"({"propagationPolicy": 1})").code, 400);
   EXPECT_TRUE(backend_.store().Get({"Pod", "default", "a"}).ok()) << "a bad delete deleted";
 
   EXPECT_EQ(Call("DELETE", pods + "a", R"({"kind":"DeleteOptions","gracePeriodSeconds":0})").code,
@@ -595,6 +597,9 @@ TEST_F(PushTest, ABadPushSaysWhatIsWrongAndStoresNothing) {
                                       "metric": {"name": "loss", "value": "1"}}]})");
   EXPECT_EQ(r.code, 422);
   EXPECT_THAT(r.body, HasSubstr("metricLogs[0].timeStamp: Invalid value: \\\"yesterday\\\""));
+  r = Push("t1", R"({"metricLogs": [{"metric": {"name": 7, "value": "1"}}]})");
+  EXPECT_EQ(r.code, 422);
+  EXPECT_THAT(r.body, HasSubstr("metricLogs[0].metric.name: Invalid value: 7: must be a string"));
   EXPECT_EQ(Push("t1", R"({"loss": 1})").code, 422);  // neither shape
   EXPECT_EQ(Push("t1", R"({"metrics": {}})").code, 422);
   EXPECT_EQ(Push("t1", "loss=1").code, 400);
