@@ -46,7 +46,7 @@ build:
 	@cmake --build $(BUILD)
 
 # The unit tier, in a plain build: the quick loop while developing (the
-# end-to-end tier, ctest -L e2e, is the test command's too).
+# end-to-end tiers, ctest -L e2e and -L slow, are the test command's too).
 unit: build
 	cd $(BUILD) && ctest --output-on-failure -j2 -L unit
 

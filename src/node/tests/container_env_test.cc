@@ -69,6 +69,21 @@ TEST_F(ContainerEnvTest, FieldAndResourceRefs) {
                                                    {"MEM_MI", "2"}}));  // 1500Ki rounded up
 }
 
+// A pod with no field trainyard does not model (its spec's `extra` is
+// null) is given Kubernetes' default service account, as the kubelet
+// gives it, rather than failing its start.
+TEST_F(ContainerEnvTest, TheServiceAccountIsDefaultWhenThePodNamesNone) {
+  api::EnvVarSource account;
+  account.field_ref = api::ObjectFieldSelector{.field_path = "spec.serviceAccountName"};
+  container_.env = {From("SA", account)};
+  pod_.spec.extra = nullptr;
+  Result<EnvList> env = Build();
+  ASSERT_TRUE(env.ok()) << env.status().ToString();
+  EXPECT_THAT(*env, ::testing::Contains(std::pair<std::string, std::string>{"SA", "default"}));
+  pod_.spec.extra = {{"serviceAccountName", "trainer"}};
+  EXPECT_THAT(*Build(), ::testing::Contains(std::pair<std::string, std::string>{"SA", "trainer"}));
+}
+
 TEST_F(ContainerEnvTest, ConfigMapKeysAndOptionalOnes) {
   api::Json cm = {{"apiVersion", "v1"},
                   {"kind", "ConfigMap"},
