@@ -2,6 +2,7 @@
 
 #include "api/api_strategy.h"
 #include "api/pod_object.h"
+#include "api/well_known.h"
 
 namespace trainyard::api {
 namespace {
@@ -72,6 +73,16 @@ ApiStrategy PodStrategy() {
             }
             return {};
           },
+          // The mark is its controller's (controller/tracked_owner.h): a
+          // pod created through the API cannot claim a job's run and
+          // output folder by carrying it.
+          .prepare_for_create =
+              [](Json& pod) {
+                if (Json* annotations = FindAt(pod, {"metadata", "annotations"})) {
+                  if (annotations->is_object())
+                    annotations->erase(std::string(kTrackedOwnerAnnotation));
+                }
+              },
           .initial_status = {{"phase", "Pending"}},
           .deletion = Deletion::kGraceful};
 }

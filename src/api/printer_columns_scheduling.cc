@@ -109,8 +109,9 @@ std::vector<PrinterColumn> PriorityClassColumns() {
            [](const Json& o, TimePoint) -> std::string {
              // A value of another type is shown as kubectl shows a cell it cannot read.
              const Json* global = FindAt(o, {"globalDefault"});
-             if (global != nullptr && !global->is_boolean()) return "<invalid>";
-             return BoolAt(o, "globalDefault") ? "true" : "false";
+             if (global == nullptr) return "false";
+             if (!global->is_boolean()) return "<invalid>";
+             return global->get<bool>() ? "true" : "false";
            }},
           StringColumn("Preemption Policy", {"preemptionPolicy"}, 1),
           AgeColumn()};

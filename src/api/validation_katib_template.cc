@@ -156,7 +156,7 @@ void ValidateTemplateDocument(const ExperimentSpec& spec, const Json& document,
     return;
   }
   const Json& meta = ObjectAt(document, "metadata");
-  if (meta.is_object() && (meta.contains("name") || meta.contains("namespace"))) {
+  if (meta.contains("name") || meta.contains("namespace")) {
     Error(out, FieldError::Invalid(
                    path.Child("metadata"), "",
                    "metadata.name and metadata.namespace in spec.trialTemplate must be omitted"));

@@ -5,7 +5,6 @@
 #include <filesystem>
 
 #include "api/json.h"
-#include "api/validation.h"
 #include "controller/trainjob_admission.h"
 #include "engine/inventory.h"
 #include "runtime/local/log_file.h"

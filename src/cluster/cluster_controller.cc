@@ -74,7 +74,7 @@ std::optional<std::string> UnsupportedOnCluster(const api::Experiment& experimen
 }  // namespace
 
 ClusterController::ClusterController(ClusterControllerOptions options)
-    : options_(std::move(options)), queue_(options_.clock, options_.on_reconcile) {
+    : options_(std::move(options)), queue_(options_.clock, options_.on_reconcile, options_.log) {
   controller::ReplicaOptions replicas{
       .ports = &no_ports, .exec_command = options_.exec_command, .cluster = options_.cluster};
   if (options_.trainer) {
@@ -87,7 +87,8 @@ ClusterController::ClusterController(ClusterControllerOptions options)
           .store = options_.store, .clock = options_.clock, .replicas = std::move(replicas)}),
       options_.job_kinds));
   if (options_.katib) {
-    pod_logs_.emplace(PodLogMetricsOptions{.store = options_.store,
+    pod_logs_.emplace(PodLogMetricsOptions{.log = options_.log,
+                                           .store = options_.store,
                                            .observations = options_.katib->observations,
                                            .source = options_.katib->pod_logs,
                                            .clock = options_.clock});

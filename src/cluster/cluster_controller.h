@@ -20,6 +20,7 @@
 
 #include "cluster/pod_log_metrics.h"
 #include "common/clock.h"
+#include "common/log.h"
 #include "common/mutex.h"
 #include "controller/reconciler.h"
 #include "controller/replica_options.h"
@@ -30,6 +31,8 @@
 namespace trainyard::cluster {
 
 struct ClusterControllerOptions {
+  // Where what is neither a status nor an event is said.
+  Logger* log = &StderrLog();
   store::ObjectStore* store = nullptr;  // started: its caches filled
   const Clock* clock = &RealClock::Get();
   // The job kinds reconciled (upstream's --enable-scheme).

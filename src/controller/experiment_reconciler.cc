@@ -12,6 +12,7 @@
 #include "api/validation.h"
 #include "common/held_dir.h"
 #include "common/strings.h"
+#include "controller/conditions.h"
 #include "controller/events.h"
 #include "controller/experiment_trials.h"
 #include "controller/katib_status.h"
@@ -201,11 +202,8 @@ bool SuggestionsExhausted(const ExperimentContext& ctx) {
   const api::ObjectMeta& meta = ctx.experiment.metadata;
   Result<api::Json> stored = ctx.options.store->Get({"Suggestion", meta.namespace_, meta.name});
   if (!stored.ok()) return false;
-  for (const api::Json& c : api::ArrayRefAt(*stored, {"status", "conditions"})) {
-    if (api::StringAt(c, "type") == "Succeeded" && api::StringAt(c, "status") == "True")
-      return true;
-  }
-  return false;
+  std::optional<StoredCondition> succeeded = StoredConditionOf(*stored, "Succeeded");
+  return succeeded && succeeded->status == "True";
 }
 
 // How many trials to add: up to parallelTrialCount active, and no more

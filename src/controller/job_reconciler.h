@@ -15,7 +15,6 @@
 //  - cleanPodPolicy is honoured when the backoff limit is reached (#3419).
 #pragma once
 
-#include <optional>
 #include <string>
 
 #include "api/well_known.h"

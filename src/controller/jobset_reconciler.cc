@@ -57,11 +57,9 @@ struct JobSetContext {
   }
 };
 
-bool ConditionTrue(const Json& object, std::string_view type) {
-  for (const Json& c : api::ArrayRefAt(object, {"status", "conditions"})) {
-    if (api::StringAt(c, "type") == type && api::StringAt(c, "status") == "True") return true;
-  }
-  return false;
+bool ConditionTrue(const Json& object, const std::string& type) {
+  std::optional<StoredCondition> c = StoredConditionOf(object, type);
+  return c && c->status == "True";
 }
 
 Child ChildOf(Json stored) {

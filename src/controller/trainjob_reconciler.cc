@@ -25,7 +25,7 @@ using api::Json;
 
 // How often a TrainJob whose runtime is missing looks for it again.
 constexpr Duration kRuntimeRecheck = std::chrono::seconds(5);
-constexpr std::string_view kRendezvousKey = "rendezvous";
+constexpr const char* kRendezvousKey = "rendezvous";
 constexpr int64_t kCenturySeconds = int64_t{100} * 365 * 24 * 3600;
 
 struct TrainJobContext {
@@ -77,13 +77,12 @@ bool IsFinished(TrainJobContext& ctx) {
 Result<int> RendezvousPort(TrainJobContext& ctx) {
   std::string text = ctx.meta.annotations[std::string(api::kPortsAnnotation)];
   Json ports = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (api::ValueAt(ports, std::string(kRendezvousKey).c_str()).is_number_integer()) {
-    return ports[kRendezvousKey].get<int>();
-  }
+  if (int64_t kept = api::IntAt(ports, kRendezvousKey, -1); kept >= 0)
+    return static_cast<int>(kept);
   ASSIGN_OR_RETURN(
       int port, ctx.options.replicas.ports->Allocate(
                     store::ObjectKey{"TrainJob", ctx.meta.namespace_, ctx.meta.name}.ToString()));
-  Json annotation = {{std::string(kRendezvousKey), port}};
+  Json annotation = {{kRendezvousKey, port}};
   ctx.stored["metadata"]["annotations"][std::string(api::kPortsAnnotation)] = annotation.dump();
   ASSIGN_OR_RETURN(ctx.stored, ctx.options.store->Update(ctx.stored));
   ctx.meta.annotations[std::string(api::kPortsAnnotation)] = annotation.dump();
@@ -94,8 +93,8 @@ void ReleasePort(TrainJobContext& ctx) {
   auto it = ctx.meta.annotations.find(std::string(api::kPortsAnnotation));
   if (it == ctx.meta.annotations.end() || ctx.options.replicas.ports == nullptr) return;
   Json ports = Json::parse(it->second, nullptr, /*allow_exceptions=*/false);
-  if (api::ValueAt(ports, std::string(kRendezvousKey).c_str()).is_number_integer()) {
-    ctx.options.replicas.ports->Release(ports[kRendezvousKey].get<int>());
+  if (int64_t kept = api::IntAt(ports, kRendezvousKey, -1); kept >= 0) {
+    ctx.options.replicas.ports->Release(static_cast<int>(kept));
   }
 }
 

@@ -32,10 +32,13 @@ Status CheckNodeSpec(const api::Json& spec, const std::string& at) {
   if (!taints.is_null() && !taints.is_array()) {
     return InvalidArgumentError(fmt::format("{}: spec.taints: must be a list", at));
   }
-  for (size_t i = 0; i < taints.size() && taints.is_array(); ++i) {
+  for (size_t i = 0; i < taints.size(); ++i) {  // null: none
+    if (!taints[i].is_object()) {
+      return InvalidArgumentError(fmt::format("{}: spec.taints[{}]: must be an object", at, i));
+    }
     for (const char* field : {"key", "value", "effect"}) {
       const api::Json& value = api::ValueAt(taints[i], field);
-      if (!taints[i].is_object() || (!value.is_null() && !value.is_string())) {
+      if (!value.is_null() && !value.is_string()) {
         return InvalidArgumentError(
             fmt::format("{}: spec.taints[{}].{}: must be a string", at, i, field));
       }

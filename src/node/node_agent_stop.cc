@@ -126,12 +126,16 @@ void NodeAgent::StopAll() {
       if (run.process) run.process->Signal(SIGTERM);
     }
   }
-  TimePoint told = options_.clock->Now();
+  // Measured on the steady clock, not the injected one: Stop waits for a
+  // process in real time, and a fake clock that does not move would give
+  // each replica its whole grace period again, one after another.
+  auto told = std::chrono::steady_clock::now();
   for (auto& [key, replica] : replicas_) {
     for (auto& [name, run] : replica.runs) {
       if (!run.process) continue;
       auto left = std::chrono::ceil<std::chrono::milliseconds>(
-          std::max(told + replica.grace - options_.clock->Now(), Duration::zero()));
+          std::max(told + replica.grace - std::chrono::steady_clock::now(),
+                   std::chrono::steady_clock::duration::zero()));
       run.process->Stop(left);
     }
   }

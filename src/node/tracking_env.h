@@ -17,8 +17,10 @@ namespace trainyard::node {
 using api::TrackedOwner;
 
 // The job or trial a pod runs for, as the controller that made it marked
-// it (controller/tracked_owner.h). Nothing for a pod of no controller: a
-// pod made by hand cannot claim a job's run or output folder.
+// it (controller/tracked_owner.h). Nothing for a pod of no controller; a
+// pod created through the API loses any mark it carried (Pod's
+// ApiStrategy), so it names a job's run only as its namespace's writers
+// may anyway: the run and folder are always of the pod's own namespace.
 std::optional<TrackedOwner> TrackedOwnerOf(const api::Pod& pod);
 
 // Adds the variables to `env` for a pod of `owner`, with the API at

@@ -284,6 +284,14 @@ TEST(ApiStrategyTest, EachKindSaysWhatTheServerDoesWithIt) {
   Json node = {{"kind", "Node"}};
   ResourceTypeOfKind("Node")->strategy.prepare_for_create(node);
   EXPECT_EQ(node["spec"]["taints"][0]["key"], "node.kubernetes.io/not-ready");
+  // The tracked-owner mark is its controller's: a pod created through the
+  // API loses one it carries, and keeps its other annotations.
+  Json forged = {
+      {"kind", "Pod"},
+      {"metadata",
+       {{"annotations", {{"trainyard.dev/tracked-owner", "PyTorchJob/other/u"}, {"team", "a"}}}}}};
+  pods.prepare_for_create(forged);
+  EXPECT_EQ(forged["metadata"]["annotations"], Json({{"team", "a"}}));
   FieldErrors no_containers = pods.validate_kept({{"kind", "Pod"}, {"spec", Json::object()}});
   ASSERT_EQ(no_containers.size(), 1U);
   EXPECT_EQ(no_containers[0].path.ToString(), "spec.containers");
