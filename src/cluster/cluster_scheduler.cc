@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <iostream>
 #include <limits>
 #include <map>
 

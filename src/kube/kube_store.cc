@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <charconv>
-#include <iostream>
 
 #include "api/json.h"
 #include "api/registry.h"

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <iostream>
-
 namespace trainyard::kube {
 
 std::string FormatMicroTime(TimePoint t) {

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <iostream>
-
 #include "common/strings.h"
 #include "kube/certs.h"
 

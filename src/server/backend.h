@@ -5,25 +5,22 @@
 // provide their own.
 #pragma once
 
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "api/json.h"
 #include "api/registry.h"
-#include "common/clock.h"
 #include "common/field_path.h"
-#include "store/committed_reader.h"
-#include "store/control_store.h"
 #include "tracking/backend.h"
 
 namespace trainyard::server {
 
 class Backend : public tracking::TrackingBackend {
  public:
-  // store() reads and watches what is durable, never a write a crash
-  // could take back; writes go through Execute, run where the control
-  // plane's writes run, answered once durable (tracking/backend.h).
+  // (From TrackingBackend: store() reads and watches what is durable,
+  // never a write a crash could take back; writes go through Execute, run
+  // where the control plane's writes run, answered once durable.)
+
   // The nodes pods are placed on, as core/v1 Nodes: this machine, or the
   // inventory a --nodes file declares.
   virtual std::vector<api::Json> Nodes() const = 0;
@@ -38,9 +35,6 @@ class Backend : public tracking::TrackingBackend {
   };
   virtual Result<LogRun> Log(const std::string& namespace_, const std::string& pod,
                              const std::string& container, bool previous) const = 0;
-  // The program that runs `command` beside a running container of a pod,
-  // in its environment, directory and user (`trainyard exec`); UNAVAILABLE
-  // where no pod runs here (an API-only server has no kubelet).
   // What admission refuses in `object` (valid on its own, about to be
   // created, or with `update` to replace the stored one) for what it
   // says of other objects, as upstream's webhooks do (a TrainJob against
@@ -55,6 +49,9 @@ class Backend : public tracking::TrackingBackend {
                                   bool /*update*/) const {
     return Admission{};
   }
+  // The program that runs `command` beside a running container of a pod,
+  // in its environment, directory and user (`trainyard exec`); UNAVAILABLE
+  // where no pod runs here (an API-only server has no kubelet).
   virtual Result<std::vector<std::string>> ExecArgv(
       const std::string& namespace_, const std::string& pod, const std::string& container,
       const std::vector<std::string>& command) const = 0;

@@ -4,10 +4,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <charconv>
-#include <set>
-
 #include "api/json.h"
 #include "common/strings.h"
 #include "server/handler.h"

@@ -9,7 +9,6 @@
 //    bearer token its code is given.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
