@@ -1,8 +1,9 @@
 // An object that trainyard stores and serves but models through its
-// descriptor alone (api/registry.h): Secret, Service,
-// PersistentVolumeClaim, and Trainer v2's kinds and JobSet. The descriptor's hooks decode, default
-// and validate `fields` through the kind's typed structs (api/core_kinds.h), so that adding such a
-// kind touches no code outside its own file.
+// descriptor alone (api/registry.h): Secret, Service, PersistentVolumeClaim
+// and Trainer v2's runtimes. The descriptor's hooks decode, default and
+// validate `fields` through the kind's typed structs (api/core_kinds.h,
+// api/trainer.h), so that adding such a kind touches no code outside its
+// own file.
 #pragma once
 
 #include <string>

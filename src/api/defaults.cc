@@ -135,12 +135,6 @@ void SetDefaults(Object& object) {
   ResourceTypeOfKind(KindName(object))->hooks.set_defaults(object);
 }
 
-void SetDefaults(CoreObject& object) {
-  Object whole = std::move(object);
-  SetDefaults(whole);
-  object = std::get<CoreObject>(std::move(whole));
-}
-
 void SetDefaultsOnCreate(Json& object) {
   const ResourceType* type = ResourceTypeOf(object);
   if (type != nullptr && type->create_defaults) type->create_defaults(object);

@@ -15,8 +15,6 @@ namespace trainyard::api {
 void SetDefaults(Object& object);
 void SetDefaults(TrainingJob& job);
 void SetDefaults(BatchJob& job);
-// By the kind's descriptor: Secret, Service, claims, Trainer v2's kinds, JobSet.
-void SetDefaults(CoreObject& object);
 inline void SetDefaults(ConfigMap&) {}     // Kubernetes defaults nothing in one
 inline void SetDefaults(PolicyObject&) {}  // defaults are applied where they are read
 // Katib's mutating webhook (experiment_defaults.go), plus PaddleJob and

@@ -282,9 +282,12 @@ struct JobSetStatus {
   bool operator==(const JobSetStatus&) const = default;
 };
 
-// A JobSet's fields past its metadata (kept in a CoreObject).
-struct JobSetFields {
+// A JobSet. Its metadata is decoded apart; `Fields` lists what follows it.
+struct JobSet {
   static constexpr bool kReflected = true;
+  static constexpr std::string_view kKind = "JobSet";
+  static constexpr std::string_view kGroupVersion = kJobSetGroupVersion;
+  ObjectMeta metadata;
   JobSetSpec spec;
   JobSetStatus status;
   template <class S, class V>
@@ -292,6 +295,7 @@ struct JobSetFields {
     v("spec", s.spec);
     v("status", s.status);
   }
+  bool operator==(const JobSet&) const = default;
 };
 
 }  // namespace trainyard::api

@@ -374,6 +374,7 @@ struct ExperimentStatus {
 
 struct Experiment {
   static constexpr std::string_view kKind = "Experiment";
+  static constexpr std::string_view kGroupVersion = kKatibGroupVersion;
   ObjectMeta metadata;
   ExperimentSpec spec;
   ExperimentStatus status;
@@ -446,6 +447,7 @@ struct TrialStatus {
 
 struct Trial {
   static constexpr std::string_view kKind = "Trial";
+  static constexpr std::string_view kGroupVersion = kKatibGroupVersion;
   ObjectMeta metadata;
   TrialSpec spec;
   TrialStatus status;
@@ -508,6 +510,7 @@ struct SuggestionStatus {
 
 struct Suggestion {
   static constexpr std::string_view kKind = "Suggestion";
+  static constexpr std::string_view kGroupVersion = kKatibGroupVersion;
   ObjectMeta metadata;
   SuggestionSpec spec;
   SuggestionStatus status;

@@ -143,21 +143,18 @@ std::string_view KindName(const Object& object) {
 }
 
 std::string_view ApiVersion(const Object& object) {
-  return std::visit(Overloaded{[](const TrainingJob&) { return kKubeflowGroupVersion; },
-                               [](const BatchJob&) { return kBatchGroupVersion; },
-                               [](const ConfigMap&) { return kCoreGroupVersion; },
-                               [](const PolicyObject& o) { return o.info().group_version; },
-                               [](const CoreObject& o) { return std::string_view(o.api_version); },
-                               [](const auto&) { return kKatibGroupVersion; }},
-                    object);
+  return std::visit(
+      Overloaded{[](const TrainingJob&) { return kKubeflowGroupVersion; },
+                 [](const BatchJob&) { return kBatchGroupVersion; },
+                 [](const ConfigMap&) { return kCoreGroupVersion; },
+                 [](const PolicyObject& o) { return o.info().group_version; },
+                 [](const CoreObject& o) { return std::string_view(o.api_version); },
+                 [](const auto& o) { return std::decay_t<decltype(o)>::kGroupVersion; }},
+      object);
 }
 
 const ObjectMeta& Metadata(const Object& object) {
   return std::visit([](const auto& o) -> const ObjectMeta& { return o.metadata; }, object);
-}
-
-bool IsJob(const Object& object) {
-  return std::holds_alternative<TrainingJob>(object) || std::holds_alternative<BatchJob>(object);
 }
 
 bool IsNamespacedKind(std::string_view kind) {

@@ -13,16 +13,15 @@
 #include "api/json.h"
 #include "api/katib.h"
 #include "api/scheduling.h"
+#include "api/trainer.h"
 #include "api/training_job.h"
 #include "common/field_path.h"
 
 namespace trainyard::api {
 
-using Object = std::variant<TrainingJob, BatchJob, ConfigMap, PolicyObject, Experiment, Trial,
-                            Suggestion, CoreObject>;
+using Object = std::variant<TrainingJob, BatchJob, TrainJob, JobSet, ConfigMap, PolicyObject,
+                            Experiment, Trial, Suggestion, CoreObject>;
 
-// Jobs run replicas; the other kinds configure (ConfigMaps, queues, ...).
-bool IsJob(const Object& object);
 // Whether objects of `kind` live in a namespace (Namespace, ClusterQueue,
 // ResourceFlavor and PriorityClass do not).
 bool IsNamespacedKind(std::string_view kind);

@@ -270,9 +270,12 @@ struct TrainJobStatus {
   bool operator==(const TrainJobStatus&) const = default;
 };
 
-// A TrainJob's fields past its metadata (kept in a CoreObject).
-struct TrainJobFields {
+// A TrainJob. Its metadata is decoded apart; `Fields` lists what follows it.
+struct TrainJob {
   static constexpr bool kReflected = true;
+  static constexpr std::string_view kKind = "TrainJob";
+  static constexpr std::string_view kGroupVersion = kTrainerGroupVersion;
+  ObjectMeta metadata;
   TrainJobSpec spec;
   TrainJobStatus status;
   template <class S, class V>
@@ -280,6 +283,7 @@ struct TrainJobFields {
     v("spec", s.spec);
     v("status", s.status);
   }
+  bool operator==(const TrainJob&) const = default;
 };
 
 struct TorchEnvTarget {

@@ -40,7 +40,7 @@ bool In(std::string_view value, std::initializer_list<std::string_view> values) 
 
 // --- TrainJob ---
 
-void DefaultTrainJob(TrainJobFields& job) {
+void DefaultTrainJob(TrainJob& job) {
   TrainJobSpec& spec = job.spec;
   if (spec.runtime_ref.api_group.empty()) spec.runtime_ref.api_group = std::string(kTrainerGroup);
   if (spec.runtime_ref.kind.empty()) spec.runtime_ref.kind = "ClusterTrainingRuntime";
@@ -164,7 +164,7 @@ void ValidateRuntimePatch(const RuntimePatch& patch, const FieldPath& path, Vali
   }
 }
 
-void ValidateTrainJob(const TrainJobFields& job, ValidationResult& out) {
+void ValidateTrainJob(const TrainJob& job, ValidationResult& out) {
   const TrainJobSpec& spec = job.spec;
   FieldPath path("spec");
   FieldPath ref = path.Child("runtimeRef");
@@ -221,7 +221,7 @@ void DefaultJobSetSchema(JobSetSpec& spec) {
 }
 
 // What JobSet's mutating webhook adds to a JobSet it admits.
-void DefaultJobSet(JobSetFields& jobset) {
+void DefaultJobSet(JobSet& jobset) {
   JobSetSpec& spec = jobset.spec;
   DefaultJobSetSchema(spec);
   if (!spec.success_policy) spec.success_policy = JobSetSuccessPolicy{.operator_ = "All"};
@@ -376,12 +376,6 @@ void ValidateJobSetSpec(const JobSetSpec& spec, const FieldPath& path,
   ValidateClaimPolicies(spec.volume_claim_policies, path.Child("volumeClaimPolicies"), out);
 }
 
-void ValidateJobSet(const JobSetFields& jobset, ValidationResult& out) {
-  ValidateJobSetSpec(jobset.spec, FieldPath("spec"),
-                     {.restart_policies = {"OnFailure", "Never"}, .restart_policy_required = true},
-                     out);
-}
-
 // The names a JobSet gives its Jobs (`<jobset>-<job>-<index>`) and their
 // pods' hosts (`<job name>-<index>`) are DNS labels, as JobSet's webhook
 // checks: a JobSet whose longest would not be is refused.
@@ -403,6 +397,13 @@ void ValidateChildNames(const std::string& jobset, const JobSetSpec& spec, Valid
       break;
     }
   }
+}
+
+void ValidateJobSet(const JobSet& jobset, ValidationResult& out) {
+  ValidateJobSetSpec(jobset.spec, FieldPath("spec"),
+                     {.restart_policies = {"OnFailure", "Never"}, .restart_policy_required = true},
+                     out);
+  ValidateChildNames(jobset.metadata.name, jobset.spec, out);
 }
 
 // --- TrainingRuntime and ClusterTrainingRuntime ---
@@ -596,13 +597,11 @@ void WarnDeprecatedRuntime(const Object& object, ValidationResult& out) {
 }  // namespace
 
 ObjectHooks TrainJobHooks() {
-  ObjectHooks hooks = internal::CoreHooks<TrainJobFields>("TrainJob", DefaultTrainJob,
-                                                          ValidateTrainJob, kTrainerGroupVersion);
+  ObjectHooks hooks = internal::ReflectedHooks<TrainJob>(DefaultTrainJob, ValidateTrainJob);
   hooks.validate_update = [](const Object& old_object, const Object& new_object,
                              FieldErrors& errors) {
     for (FieldError& e :
-         ValidateTrainJobUpdate(internal::TypedFields<TrainJobFields>(old_object),
-                                internal::TypedFields<TrainJobFields>(new_object))) {
+         ValidateTrainJobUpdate(std::get<TrainJob>(old_object), std::get<TrainJob>(new_object))) {
       errors.push_back(std::move(e));
     }
   };
@@ -620,26 +619,14 @@ ObjectHooks TrainingRuntimeHooks(std::string kind) {
 }
 
 ObjectHooks JobSetHooks() {
-  ObjectHooks hooks = internal::CoreHooks<JobSetFields>("JobSet", DefaultJobSet, ValidateJobSet,
-                                                        kJobSetGroupVersion);
-  hooks.validate = [rules = hooks.validate](const Object& object, ValidationResult& out) {
-    rules(object, out);
-    ValidateChildNames(Metadata(object).name, JobSetFieldsOf(object).spec, out);
-  };
-  return hooks;
+  return internal::ReflectedHooks<JobSet>(DefaultJobSet, ValidateJobSet);
 }
 
-TrainJobFields TrainJobFieldsOf(const Object& object) {
-  return internal::TypedFields<TrainJobFields>(object);
-}
 TrainingRuntimeFields TrainingRuntimeFieldsOf(const Object& object) {
   return internal::TypedFields<TrainingRuntimeFields>(object);
 }
-JobSetFields JobSetFieldsOf(const Object& object) {
-  return internal::TypedFields<JobSetFields>(object);
-}
 
-FieldErrors ValidateTrainJobUpdate(const TrainJobFields& old_job, const TrainJobFields& new_job) {
+FieldErrors ValidateTrainJobUpdate(const TrainJob& old_job, const TrainJob& new_job) {
   FieldErrors errors;
   const TrainJobSpec& before = old_job.spec;
   const TrainJobSpec& after = new_job.spec;

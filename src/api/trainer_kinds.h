@@ -1,7 +1,7 @@
-// The registry hooks of Kubeflow Trainer v2's kinds (TrainJob,
-// TrainingRuntime, ClusterTrainingRuntime) and of JobSet, each kept as a
-// CoreObject whose fields are the typed structs of api/trainer.h and
-// api/jobset.h.
+// The registry hooks of Kubeflow Trainer v2's kinds and of JobSet. A
+// TrainJob and a JobSet are Object alternatives of their own (api/trainer.h,
+// api/jobset.h); the runtimes (TrainingRuntime, ClusterTrainingRuntime)
+// are CoreObjects whose fields are TrainingRuntimeFields.
 #pragma once
 
 #include <string>
@@ -16,13 +16,11 @@ ObjectHooks TrainJobHooks();
 ObjectHooks TrainingRuntimeHooks(std::string kind);
 ObjectHooks JobSetHooks();
 
-// The typed fields of a decoded TrainJob, runtime or JobSet.
-TrainJobFields TrainJobFieldsOf(const Object& object);
+// The typed fields of a decoded runtime.
 TrainingRuntimeFields TrainingRuntimeFieldsOf(const Object& object);
-JobSetFields JobSetFieldsOf(const Object& object);
 
 // The CRD's immutability rules: runtimeRef, initializer, trainer,
 // managedBy and activeDeadlineSeconds never change once created.
-FieldErrors ValidateTrainJobUpdate(const TrainJobFields& old_job, const TrainJobFields& new_job);
+FieldErrors ValidateTrainJobUpdate(const TrainJob& old_job, const TrainJob& new_job);
 
 }  // namespace trainyard::api

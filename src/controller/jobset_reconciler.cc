@@ -406,22 +406,22 @@ Status Step(JobSetContext& ctx) {
 }  // namespace
 
 Result<ReconcileResult> JobSetReconciler::Reconcile(const store::ObjectKey& key) {
-  ASSIGN_OR_RETURN(std::optional<Loaded<api::CoreObject>> loaded,
-                   LoadObject<api::CoreObject>(*options_.store, key));
+  ASSIGN_OR_RETURN(std::optional<Loaded<api::JobSet>> loaded,
+                   LoadObject<api::JobSet>(*options_.store, key));
   if (!loaded) {
     RETURN_IF_ERROR(DeleteEventsOf(*options_.store, key));
     return ReconcileResult{};
   }
-  api::JobSetFields fields = api::JobSetFieldsOf(loaded->object);
+  api::JobSet& jobset = loaded->object;
   // Another controller's (Kueue's MultiKueue, say): not ours to run.
-  if (!fields.spec.managed_by.empty() && fields.spec.managed_by != kJobSetController) {
+  if (!jobset.spec.managed_by.empty() && jobset.spec.managed_by != kJobSetController) {
     return ReconcileResult{};
   }
   JobSetContext ctx{.options = options_,
                     .stored = std::move(loaded->stored),
-                    .meta = loaded->object.metadata,
-                    .spec = std::move(fields.spec),
-                    .status = std::move(fields.status),
+                    .meta = std::move(jobset.metadata),
+                    .spec = std::move(jobset.spec),
+                    .status = std::move(jobset.status),
                     .now = options_.clock->Now(),
                     .now_text = FormatRfc3339(options_.clock->Now())};
   RETURN_IF_ERROR(LoadChildren(ctx));

@@ -37,7 +37,7 @@ Result<std::optional<Loaded<T>>> LoadObject(const store::ObjectReader& store,
   if (object == nullptr || !decoded.errors.empty()) {
     return InvalidArgumentError(fmt::format("{} cannot be decoded", key.ToString()));
   }
-  api::SetDefaults(*object);
+  api::SetDefaults(*decoded.object);  // by the kind's hooks, whatever T is
   return std::optional<Loaded<T>>(Loaded<T>{*std::move(stored), std::move(*object)});
 }
 

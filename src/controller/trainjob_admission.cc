@@ -31,8 +31,8 @@ Result<std::optional<RuntimeSource>> ReadRuntime(const store::ObjectReader& stor
 Result<Admission> AdmitTrainJob(const store::ObjectReader& store, const api::Object& trainjob,
                                 bool update) {
   Admission out;
-  api::TrainJobFields job = api::TrainJobFieldsOf(trainjob);
-  api::ObjectMeta meta = api::Metadata(trainjob);
+  const auto& job = std::get<api::TrainJob>(trainjob);
+  const api::ObjectMeta& meta = job.metadata;
   const api::RuntimeRef& ref = job.spec.runtime_ref;
   FieldPath path = FieldPath("spec").Child("runtimeRef");
   ASSIGN_OR_RETURN(std::optional<RuntimeSource> runtime, ReadRuntime(store, ref, meta.namespace_));

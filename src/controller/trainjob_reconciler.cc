@@ -392,26 +392,26 @@ Result<ReconcileResult> Step(TrainJobContext& ctx) {
 }  // namespace
 
 Result<ReconcileResult> TrainJobReconciler::Reconcile(const store::ObjectKey& key) {
-  ASSIGN_OR_RETURN(std::optional<Loaded<api::CoreObject>> loaded,
-                   LoadObject<api::CoreObject>(*options_.store, key));
+  ASSIGN_OR_RETURN(std::optional<Loaded<api::TrainJob>> loaded,
+                   LoadObject<api::TrainJob>(*options_.store, key));
   if (!loaded) {
     // Deleted while it ran: the annotation that named its port went too.
     if (options_.replicas.ports != nullptr) options_.replicas.ports->ReleaseAll(key.ToString());
     RETURN_IF_ERROR(DeleteEventsOf(*options_.store, key));
     return ReconcileResult{};
   }
-  api::TrainJobFields fields = api::TrainJobFieldsOf(loaded->object);
   // MultiKueue's, say: another controller runs it.
-  if (fields.spec.managed_by.value_or(std::string(api::kTrainJobController)) !=
+  api::TrainJob& job = loaded->object;
+  if (job.spec.managed_by.value_or(std::string(api::kTrainJobController)) !=
       api::kTrainJobController) {
     return ReconcileResult{};
   }
   TimePoint now = options_.clock->Now();
   TrainJobContext ctx{.options = options_,
                       .stored = std::move(loaded->stored),
-                      .meta = loaded->object.metadata,
-                      .spec = std::move(fields.spec),
-                      .status = std::move(fields.status),
+                      .meta = std::move(job.metadata),
+                      .spec = std::move(job.spec),
+                      .status = std::move(job.status),
                       .now = now,
                       .now_text = FormatRfc3339(now)};
   bool was_finished = IsFinished(ctx);

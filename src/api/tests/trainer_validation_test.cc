@@ -34,7 +34,7 @@ Object Checked(const std::string& yaml) {
 
 TEST(TrainJobTest, DefaultsAreTheCrdsAndAreIdempotent) {
   Object job = Checked(kTrainJob);
-  TrainJobSpec spec = internal::TypedFields<TrainJobFields>(job).spec;
+  TrainJobSpec spec = std::get<TrainJob>(job).spec;
   EXPECT_EQ(spec.runtime_ref.api_group, "trainer.kubeflow.org");
   EXPECT_EQ(spec.runtime_ref.kind, "ClusterTrainingRuntime");
   EXPECT_EQ(spec.suspend, false);
@@ -42,6 +42,29 @@ TEST(TrainJobTest, DefaultsAreTheCrdsAndAreIdempotent) {
   Object again = job;
   SetDefaults(again);
   EXPECT_EQ(again, job);
+}
+
+TEST(TrainJobTest, TrainJobAndJobSetAreObjectsOfTheirOwnTypes) {
+  DecodeResult job = DecodeObject(ParseOne(kTrainJob));
+  ASSERT_TRUE(job.object && std::holds_alternative<TrainJob>(*job.object));
+  EXPECT_EQ(KindName(*job.object), "TrainJob");
+  EXPECT_EQ(ApiVersion(*job.object), "trainer.kubeflow.org/v1alpha1");
+  EXPECT_EQ(std::get<TrainJob>(*job.object).spec.trainer->num_nodes, 2);
+  // Encoded back with nothing added or lost (keys compared in any order).
+  EXPECT_EQ(nlohmann::json::parse(EncodeObject(*job.object).dump()),
+            nlohmann::json::parse(ParseOne(kTrainJob).dump()));
+
+  DecodeResult jobset = DecodeObject(ParseOne(R"(
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: js}
+spec: {replicatedJobs: [{name: w}]}
+sepc: {}
+)"));
+  ASSERT_TRUE(jobset.object && std::holds_alternative<JobSet>(*jobset.object));
+  EXPECT_EQ(ApiVersion(*jobset.object), "jobset.x-k8s.io/v1alpha2");
+  EXPECT_EQ(std::get<JobSet>(*jobset.object).spec.replicated_jobs.at(0).name, "w");
+  EXPECT_THAT(ErrorStrings(jobset.errors), ElementsAre(::testing::HasSubstr("sepc")));
 }
 
 TEST(TrainJobTest, WhatTheRuntimeWasGivenNeverChangesButSuspendDoes) {
@@ -140,7 +163,7 @@ spec:
     template: {spec: {parallelism: 1, completions: 1,
                       template: {spec: {containers: [{name: w, image: i}]}}}}
 )");
-  JobSetSpec spec = internal::TypedFields<JobSetFields>(jobset).spec;
+  JobSetSpec spec = std::get<JobSet>(jobset).spec;
   EXPECT_EQ(spec.success_policy->operator_, "All");
   EXPECT_EQ(spec.startup_policy->startup_policy_order, "AnyOrder");
   EXPECT_EQ(spec.network->enable_dns_hostnames, true);

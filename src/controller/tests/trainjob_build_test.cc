@@ -43,7 +43,7 @@ const api::Object* OfKind(const std::vector<api::Object>& objects, std::string_v
 }
 
 TrainJobSource JobFrom(const api::Object& object) {
-  TrainJobSource job{.meta = api::Metadata(object), .spec = api::TrainJobFieldsOf(object).spec};
+  TrainJobSource job{.meta = api::Metadata(object), .spec = std::get<api::TrainJob>(object).spec};
   if (job.meta.namespace_.empty()) job.meta.namespace_ = "default";
   job.meta.uid = "uid-1";
   return job;
