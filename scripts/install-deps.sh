@@ -29,6 +29,10 @@ packages=(
   # The operator's container image: umoci makes it (an OCI layout, no
   # daemon), skopeo reads it in the test and pushes it to a registry.
   umoci skopeo
+  # Images (src/image): skopeo pulls them, libarchive unpacks their layers.
+  # Their tests push images built from busybox-static to Debian's
+  # docker-registry on loopback, behind htpasswd (apache2-utils) auth.
+  libarchive-dev docker-registry busybox-static apache2-utils
   # promtool, which checks the server's /metrics. (Debian ships it only
   # with the Prometheus server, which systemd then starts on :9090.)
   prometheus
@@ -58,3 +62,10 @@ fi
 echo "install-deps: installing ${missing[*]}"
 $sudo apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+
+# Where systemd runs, installing docker-registry starts it on every
+# address's port 5000: the tests start their own on loopback, so it goes.
+if [[ " ${missing[*]} " == *" docker-registry "* ]] && command -v systemctl >/dev/null &&
+  systemctl is-active --quiet docker-registry 2>/dev/null; then
+  $sudo systemctl disable --now docker-registry
+fi

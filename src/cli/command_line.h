@@ -15,11 +15,12 @@ inline constexpr const char* kPodMaxPidsHelp =
     "The processes and threads one pod may have at once, as the kubelet's --pod-max-pids "
     "(default: an eighth of kernel.pid_max, at most 16384; -1: no bound)";
 
-// What runs on this machine: validate, run, exec, initialize.
+// What runs on this machine: validate, run, exec, initialize, images.
 void AddValidateCommand(CLI::App& app, int& exit_code);
 void AddRunCommand(CLI::App& app, int& exit_code);
 void AddExecCommand(CLI::App& app, int& exit_code);
 void AddInitializeCommand(CLI::App& app, int& exit_code);
+void AddImagesCommand(CLI::App& app, int& exit_code);
 
 // What keeps running: server, operator; and the operator's manifests.
 void AddServerCommand(CLI::App& app, int& exit_code);

@@ -1,9 +1,11 @@
-// The commands that run on this machine: validate, run, exec, initialize.
+// The commands that run on this machine: validate, run, exec, initialize,
+// images.
 #include <iostream>
 #include <memory>
 
 #include "cli/command_line.h"
 #include "cli/exec_command.h"
+#include "cli/images_command.h"
 #include "cli/initialize_command.h"
 #include "cli/run_command.h"
 #include "cli/validate_command.h"
@@ -92,6 +94,30 @@ void AddInitializeCommand(CLI::App& app, int& exit_code) {
   initialize_cmd->add_option("destination", initialize->destination, "Where: /workspace/dataset")
       ->required();
   initialize_cmd->callback([initialize, &exit_code] { exit_code = RunInitialize(*initialize); });
+}
+
+void AddImagesCommand(CLI::App& app, int& exit_code) {
+  auto images = std::make_shared<ImagesOptions>();
+  CLI::App* images_cmd = app.add_subcommand(
+      "images", "The container images this machine holds: list (the default), pull, rm, prune");
+  images_cmd
+      ->add_option("action", images->action,
+                   "list; pull IMAGE...; rm IMAGE... (and what only they used); prune (blobs and "
+                   "layers no image uses)")
+      ->check(CLI::IsMember({"list", "pull", "rm", "prune"}));
+  images_cmd->add_option("images", images->images, "Image references, as a pod's `image`");
+  images_cmd->add_option("--home", images->home, "As for run");
+  images_cmd->add_option("--authfile", images->auth_file,
+                         "pull: credentials, a containers-auth.json(5) or ~/.docker/config.json "
+                         "file (default: $REGISTRY_AUTH_FILE, then the host's usual places)");
+  images_cmd->callback([images, &exit_code] {
+    if ((images->action == "pull" || images->action == "rm") && images->images.empty()) {
+      std::cerr << "error: images " << images->action << " needs an image reference\n";
+      exit_code = 2;
+      return;
+    }
+    exit_code = RunImages(*images, std::cout, std::cerr);
+  });
 }
 
 }  // namespace trainyard::cli

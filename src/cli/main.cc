@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   cli::AddRunCommand(app, exit_code);
   cli::AddExecCommand(app, exit_code);
   cli::AddInitializeCommand(app, exit_code);
+  cli::AddImagesCommand(app, exit_code);
   cli::AddServerCommand(app, exit_code);
   cli::AddOperatorCommand(app, exit_code);
   cli::AddManifestsCommand(app, exit_code);

@@ -1,0 +1,213 @@
+#include "image/image_store.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace trainyard::image {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kRefAnnotation = "org.opencontainers.image.ref.name";
+constexpr size_t kMaxDocument = 4 << 20;  // an index, manifest or config
+
+Result<api::Json> ReadJson(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFoundError(fmt::format("cannot read {}", path.string()));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (text.size() > kMaxDocument) {
+    return InvalidArgumentError(fmt::format("{} is larger than 4 MiB", path.string()));
+  }
+  api::Json doc = api::Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return InvalidArgumentError(fmt::format("{} is not JSON", path.string()));
+  return doc;
+}
+
+// "sha256:<hex>" as a file name under blobs/ or layers/; "" when malformed.
+std::string DigestHex(std::string_view digest) {
+  if (!digest.starts_with("sha256:") || digest.size() != 7 + 64) return "";
+  std::string_view hex = digest.substr(7);
+  if (hex.find_first_not_of("0123456789abcdef") != std::string_view::npos) return "";
+  return std::string(hex);
+}
+
+// Removes a tree whose directories a layer may have left read-only.
+void RemoveTree(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_directory(fs::symlink_status(path, ec))) {
+    fs::remove(path, ec);
+    return;
+  }
+  chmod(path.c_str(), 0700);
+  for (const fs::directory_entry& entry : fs::directory_iterator(path, ec))
+    RemoveTree(entry.path());
+  fs::remove(path, ec);
+}
+
+uint64_t TreeBytes(const fs::path& path) {
+  uint64_t total = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(path, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (it->is_regular_file(ec) && !it->is_symlink(ec)) total += it->file_size(ec);
+  }
+  return total;
+}
+
+}  // namespace
+
+Result<StoreLock> StoreLock::Take(const std::string& path, bool exclusive) {
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return InternalError(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
+  while (flock(fd, exclusive ? LOCK_EX : LOCK_SH) != 0) {
+    if (errno == EINTR) continue;
+    int error = errno;
+    close(fd);
+    return InternalError(fmt::format("cannot lock {}: {}", path, std::strerror(error)));
+  }
+  return StoreLock(fd);
+}
+
+StoreLock::~StoreLock() {
+  if (fd_ >= 0) close(fd_);
+}
+
+ImageStore::ImageStore(std::string root, UnpackOptions unpack)
+    : root_(std::move(root)), unpack_(unpack) {}
+
+std::string ImageStore::LayoutDir() const { return root_ + "/oci"; }
+std::string ImageStore::LockPath() const { return root_ + "/lock"; }
+
+std::string ImageStore::BlobPath(const std::string& digest) const {
+  return LayoutDir() + "/blobs/sha256/" + DigestHex(digest);
+}
+
+Result<std::vector<StoredImage>> ImageStore::ListLocked() const {
+  std::vector<StoredImage> out;
+  fs::path index = fs::path(LayoutDir()) / "index.json";
+  std::error_code ec;
+  if (!fs::exists(index, ec)) return out;
+  ASSIGN_OR_RETURN(api::Json doc, ReadJson(index));
+  for (const api::Json& entry : api::ArrayRefAt(doc, {"manifests"})) {
+    StoredImage image;
+    image.reference = api::StringAt(entry, {"annotations", kRefAnnotation});
+    image.manifest_digest = api::StringAt(entry, "digest");
+    if (image.reference.empty() || DigestHex(image.manifest_digest).empty()) continue;
+    ASSIGN_OR_RETURN(api::Json manifest, ReadJson(BlobPath(image.manifest_digest)));
+    image.config_digest = api::StringAt(manifest, {"config", "digest"});
+    image.size = api::IntAt(entry, {"size"}) + api::IntAt(manifest, {"config", "size"});
+    for (const api::Json& layer : api::ArrayRefAt(manifest, {"layers"})) {
+      LayerBlob blob{.digest = api::StringAt(layer, "digest"),
+                     .media_type = api::StringAt(layer, "mediaType"),
+                     .size = static_cast<uint64_t>(api::IntAt(layer, {"size"}))};
+      if (DigestHex(blob.digest).empty()) {
+        return InvalidArgumentError(fmt::format("image {}: a layer's digest is not sha256: {}",
+                                                image.reference, blob.digest));
+      }
+      image.size += blob.size;
+      image.layers.push_back(std::move(blob));
+    }
+    out.push_back(std::move(image));
+  }
+  return out;
+}
+
+Result<std::vector<StoredImage>> ImageStore::List() const {
+  ASSIGN_OR_RETURN(StoreLock lock, StoreLock::Take(LockPath(), /*exclusive=*/false));
+  return ListLocked();
+}
+
+Result<std::optional<StoredImage>> ImageStore::Find(const ImageReference& reference) const {
+  ASSIGN_OR_RETURN(std::vector<StoredImage> images, List());
+  std::string wanted = reference.String();
+  for (StoredImage& image : images) {
+    if (image.reference == wanted) return std::optional<StoredImage>(std::move(image));
+  }
+  return std::optional<StoredImage>();
+}
+
+Result<ImageConfig> ImageStore::ConfigOf(const StoredImage& image) const {
+  if (DigestHex(image.config_digest).empty()) {
+    return InvalidArgumentError(fmt::format("image {} has no config", image.reference));
+  }
+  ASSIGN_OR_RETURN(api::Json config, ReadJson(BlobPath(image.config_digest)));
+  return ParseImageConfig(config);
+}
+
+Result<std::vector<std::string>> ImageStore::UnpackedLayers(const StoredImage& image) const {
+  std::vector<std::string> dirs;
+  ASSIGN_OR_RETURN(StoreLock lock, StoreLock::Take(LockPath(), /*exclusive=*/true));
+  for (const LayerBlob& layer : image.layers) {
+    std::string dir = root_ + "/layers/sha256-" + DigestHex(layer.digest);
+    std::error_code ec;
+    if (!fs::exists(dir, ec)) {
+      Result<UnpackedLayer> unpacked = UnpackLayer(BlobPath(layer.digest), dir, unpack_);
+      if (!unpacked.ok()) {
+        return Status(unpacked.status().code(),
+                      fmt::format("image {}: {}", image.reference, unpacked.status().message()));
+      }
+    }
+    dirs.insert(dirs.begin(), dir);
+  }
+  return dirs;
+}
+
+Result<PruneResult> ImageStore::Prune(const std::set<std::string>& keep) const {
+  ASSIGN_OR_RETURN(StoreLock lock, StoreLock::Take(LockPath(), /*exclusive=*/true));
+  ASSIGN_OR_RETURN(std::vector<StoredImage> images, ListLocked());
+  PruneResult result;
+  std::set<std::string> used;  // hex digests of the blobs kept images use
+  for (const StoredImage& image : images) {
+    if (!keep.contains(image.reference)) {
+      result.removed.push_back(image.reference);
+      continue;
+    }
+    used.insert(DigestHex(image.manifest_digest));
+    used.insert(DigestHex(image.config_digest));
+    for (const LayerBlob& layer : image.layers) used.insert(DigestHex(layer.digest));
+  }
+  fs::path index = fs::path(LayoutDir()) / "index.json";
+  if (!result.removed.empty()) {
+    ASSIGN_OR_RETURN(api::Json doc, ReadJson(index));
+    api::Json kept = api::Json::array();
+    for (const api::Json& entry : api::ArrayRefAt(doc, {"manifests"})) {
+      if (used.contains(DigestHex(api::StringAt(entry, "digest"))) &&
+          keep.contains(api::StringAt(entry, {"annotations", kRefAnnotation}))) {
+        kept.push_back(entry);
+      }
+    }
+    doc["manifests"] = std::move(kept);
+    fs::path tmp = index;
+    tmp += ".tmp";
+    std::ofstream(tmp, std::ios::binary | std::ios::trunc) << doc.dump();
+    std::error_code ec;
+    fs::rename(tmp, index, ec);
+    if (ec) return InternalError(fmt::format("cannot write {}: {}", index.string(), ec.message()));
+  }
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(fs::path(LayoutDir()) / "blobs/sha256", ec)) {
+    if (used.contains(entry.path().filename().string())) continue;
+    result.freed_bytes += entry.file_size(ec);
+    fs::remove(entry.path(), ec);
+  }
+  for (const auto& entry : fs::directory_iterator(fs::path(root_) / "layers", ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.starts_with("sha256-") && used.contains(name.substr(7))) continue;
+    result.freed_bytes += TreeBytes(entry.path());
+    RemoveTree(entry.path());
+  }
+  return result;
+}
+
+}  // namespace trainyard::image

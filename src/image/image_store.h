@@ -1,0 +1,85 @@
+// The images this machine holds, under one folder (`<home>/images`):
+//   oci/      an OCI image layout: every blob once, by digest, and
+//             index.json naming each pulled reference (skopeo writes it);
+//   layers/   each layer blob unpacked once (`sha256-<hex>/`), to be a
+//             read-only lower layer of a pod's overlay root;
+//   lock      flock'd: exclusive by a pull or a prune, shared by readers,
+//             so that two trainyards (a server and `trainyard images`) agree.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "image/image_config.h"
+#include "image/layer_unpack.h"
+#include "image/reference.h"
+
+namespace trainyard::image {
+
+struct LayerBlob {
+  std::string digest;  // "sha256:<hex>" of the blob as stored (compressed)
+  std::string media_type;
+  uint64_t size = 0;
+};
+
+struct StoredImage {
+  std::string reference;        // normalized, as pulled: "docker.io/library/busybox:latest"
+  std::string manifest_digest;  // of the manifest as stored (skopeo may convert it to OCI's)
+  std::string config_digest;
+  std::vector<LayerBlob> layers;  // base first
+  uint64_t size = 0;              // its blobs' sizes, in all
+};
+
+struct PruneResult {
+  std::vector<std::string> removed;  // references
+  uint64_t freed_bytes = 0;          // blobs and unpacked layers
+};
+
+class ImageStore {
+ public:
+  ImageStore(std::string root, UnpackOptions unpack);
+
+  const std::string& root() const { return root_; }
+  std::string LayoutDir() const;  // <root>/oci
+  std::string LockPath() const;   // <root>/lock
+
+  // The image pulled as `reference`, or nullopt.
+  Result<std::optional<StoredImage>> Find(const ImageReference& reference) const;
+  // Every image held, in the order they were pulled.
+  Result<std::vector<StoredImage>> List() const;
+  Result<ImageConfig> ConfigOf(const StoredImage& image) const;
+  // Its layers' unpacked directories, top first (overlayfs's lowerdir
+  // order), unpacking those not yet unpacked.
+  Result<std::vector<std::string>> UnpackedLayers(const StoredImage& image) const;
+  // Forgets each image that is not in `keep` (references) and removes the
+  // blobs and unpacked layers no image left uses.
+  Result<PruneResult> Prune(const std::set<std::string>& keep) const;
+
+ private:
+  Result<std::vector<StoredImage>> ListLocked() const;
+  std::string BlobPath(const std::string& digest) const;
+
+  std::string root_;
+  UnpackOptions unpack_;
+};
+
+// Holds the store's lock (flock) while it lives.
+class StoreLock {
+ public:
+  static Result<StoreLock> Take(const std::string& path, bool exclusive);
+  StoreLock(StoreLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  StoreLock(const StoreLock&) = delete;
+  StoreLock& operator=(const StoreLock&) = delete;
+  StoreLock& operator=(StoreLock&&) = delete;
+  ~StoreLock();
+
+ private:
+  explicit StoreLock(int fd) : fd_(fd) {}
+  int fd_;
+};
+
+}  // namespace trainyard::image

@@ -1,0 +1,118 @@
+#include "image/layer_unpack.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/tests/test_dir.h"
+#include "image/tests/layer_tar.h"
+
+namespace trainyard::image {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using testing::TarEntry;
+using testing::WriteLayer;
+
+class LayerUnpackTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = FreshTestDir("trainyard-layer"); }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Result<UnpackedLayer> Unpack(const std::vector<TarEntry>& entries) {
+    WriteLayer((dir_ / "layer.tar.gz").string(), entries);
+    return UnpackLayer((dir_ / "layer.tar.gz").string(), (dir_ / "out").string(),
+                       {.privileged = geteuid() == 0});
+  }
+
+  static std::string Read(const fs::path& path) {
+    std::ifstream in(path);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(LayerUnpackTest, FilesLinksAndModesLandAsTheLayerHasThem) {
+  Result<UnpackedLayer> unpacked =
+      Unpack({{.path = "./app", .type = 'd', .mode = 0755},
+              {.path = "app/run.sh", .content = "echo hi\n", .mode = 0755},
+              {.path = "app/link", .type = 'l', .content = "run.sh"},
+              {.path = "app/hard", .type = 'h', .content = "app/run.sh"},
+              {.path = "/etc/abs", .content = "rooted"}});
+  ASSERT_TRUE(unpacked.ok()) << unpacked.status().ToString();
+  fs::path out = dir_ / "out";
+  EXPECT_EQ(Read(out / "app/run.sh"), "echo hi\n");
+  EXPECT_EQ(fs::status(out / "app/run.sh").permissions() & fs::perms::owner_exec,
+            fs::perms::owner_exec);
+  EXPECT_EQ(fs::read_symlink(out / "app/link"), "run.sh");
+  EXPECT_TRUE(fs::equivalent(out / "app/hard", out / "app/run.sh"));
+  // A leading "/" means the layer's root, not the machine's.
+  EXPECT_EQ(Read(out / "etc/abs"), "rooted");
+  EXPECT_EQ(unpacked->bytes, 8u + 6u);
+}
+
+TEST_F(LayerUnpackTest, WhiteoutsBecomeOverlayfsOnes) {
+  ASSERT_TRUE(Unpack({{.path = "app/.wh.old"}, {.path = "data/.wh..wh..opq"}}).ok());
+  struct stat st;
+  ASSERT_EQ(lstat((dir_ / "out/app/old").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  EXPECT_EQ(st.st_rdev, makedev(0, 0));
+  EXPECT_FALSE(fs::exists(dir_ / "out/app/.wh.old"));
+  char value[4] = {};
+  ASSERT_EQ(getxattr((dir_ / "out/data").c_str(), OpaqueXattr(geteuid() == 0), value, sizeof value),
+            1)
+      << "the opaque directory's xattr";
+  EXPECT_EQ(value[0], 'y');
+}
+
+TEST_F(LayerUnpackTest, AnEntryThatWouldLeaveTheLayerRefusesItWhole) {
+  Result<UnpackedLayer> unpacked =
+      Unpack({{.path = "fine", .content = "x"}, {.path = "a/../../escape", .content = "x"}});
+  ASSERT_FALSE(unpacked.ok());
+  EXPECT_THAT(unpacked.status().message(), HasSubstr("leaves the layer"));
+  EXPECT_FALSE(fs::exists(dir_ / "escape"));
+  EXPECT_FALSE(fs::exists(dir_ / "out")) << "nothing of a refused layer is kept";
+}
+
+TEST_F(LayerUnpackTest, NothingIsWrittenThroughASymlinkTheLayerMade) {
+  fs::create_directories(dir_ / "outside");
+  Result<UnpackedLayer> unpacked =
+      Unpack({{.path = "lib", .type = 'l', .content = (dir_ / "outside").string()},
+              {.path = "lib/planted", .content = "x"}});
+  // libarchive replaces the symlink in the way with a directory of the layer's.
+  ASSERT_TRUE(unpacked.ok()) << unpacked.status().ToString();
+  EXPECT_FALSE(fs::exists(dir_ / "outside/planted"));
+  EXPECT_TRUE(fs::is_directory(fs::symlink_status(dir_ / "out/lib")));
+  EXPECT_EQ(Read(dir_ / "out/lib/planted"), "x");
+}
+
+TEST_F(LayerUnpackTest, AWhiteoutPastASymlinkIsRefused) {
+  fs::create_directories(dir_ / "outside");
+  std::ofstream(dir_ / "outside/keep") << "x";
+  Result<UnpackedLayer> unpacked =
+      Unpack({{.path = "lib", .type = 'l', .content = (dir_ / "outside").string()},
+              {.path = "lib/.wh.keep"}});
+  ASSERT_FALSE(unpacked.ok());
+  EXPECT_THAT(unpacked.status().message(), HasSubstr("past a symlink"));
+  struct stat st;
+  ASSERT_EQ(lstat((dir_ / "outside/keep").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+}
+
+TEST_F(LayerUnpackTest, AnUnpackedLayerIsNeverOverwritten) {
+  fs::create_directories(dir_ / "out");
+  Result<UnpackedLayer> unpacked = Unpack({{.path = "f", .content = "x"}});
+  ASSERT_FALSE(unpacked.ok());
+  EXPECT_EQ(unpacked.status().code(), StatusCode::kAlreadyExists);
+}
+
+}  // namespace
+}  // namespace trainyard::image
