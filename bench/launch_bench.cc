@@ -11,10 +11,12 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <optional>
 
 #include "api/validation.h"
 #include "api/yaml.h"
 #include "engine/engine.h"
+#include "node/image_root.h"
 #include "node/sandbox.h"
 #include "runtime/local/process.h"
 
@@ -68,6 +70,31 @@ BENCHMARK(BM_SubmitToAllStarted)
 // Arg 0: no sandbox; 1: a sandbox with one volume over a directory the
 // machine has; 2: one at a new top-level path, so "/" is shadowed (each of
 // its entries bound back).
+// An image of one layer, busybox-static and `true` linked to it, as the
+// node agent would find it unpacked; its root made afresh for each start,
+// as each run of a container gets one.
+struct BenchImage {
+  node::ImageRoot root;
+  fs::path run_dir;
+
+  static std::optional<BenchImage> Make(const fs::path& dir) {
+    if (geteuid() != 0 || !fs::exists("/bin/busybox")) return std::nullopt;
+    fs::create_directories(dir / "layer/bin");
+    fs::copy_file("/bin/busybox", dir / "layer/bin/busybox");
+    fs::create_symlink("busybox", dir / "layer/bin/true");
+    BenchImage image{.root = {.layers = {(dir / "layer").string()},
+                              .upper = (dir / "run/upper").string(),
+                              .work = (dir / "run/work").string(),
+                              .merged = (dir / "run/merged").string()},
+                     .run_dir = dir / "run"};
+    return image;
+  }
+  void Fresh() const {
+    fs::remove_all(run_dir);
+    for (const std::string& d : {root.upper, root.work, root.merged}) fs::create_directories(d);
+  }
+};
+
 void BM_ReplicaStartToEnd(benchmark::State& state) {
   const int kind = static_cast<int>(state.range(0));
   fs::path dir =
@@ -78,7 +105,22 @@ void BM_ReplicaStartToEnd(benchmark::State& state) {
                             .log_path = (dir / "log").string(),
                             .shim = TRAINYARD_SHIM,
                             .exit_path = (dir / "exit").string()};
-  if (kind > 0) {
+  std::optional<BenchImage> image;
+  if (kind == 3) {
+    std::string bwrap = node::FindBwrap();
+    image = BenchImage::Make(dir);
+    if (bwrap.empty() || !image) {
+      state.SkipWithError("an image root needs root, bubblewrap and busybox-static");
+      return;
+    }
+    node::Mounts mounts = {{.mount_path = "/data", .host_path = (dir / "volume").string()}};
+    spec.sandbox = *node::ImageSandboxArgs(bwrap, TRAINYARD_SHIM,
+                                           {.hostname = "bench-0", .mounts = mounts}, image->root);
+    spec.sandbox_shim = std::string(node::kShimInRoot);
+    spec.root_overlay_target = image->root.merged;
+    spec.root_overlay_data = image->root.OverlayData();
+    spec.env = {{"PATH", "/bin"}};
+  } else if (kind > 0) {
     std::string bwrap = node::FindBwrap();
     if (bwrap.empty()) {
       state.SkipWithError("bubblewrap is not installed");
@@ -90,6 +132,13 @@ void BM_ReplicaStartToEnd(benchmark::State& state) {
                 .mounts = {{.mount_path = mount_path, .host_path = (dir / "volume").string()}}});
   }
   for (auto _ : state) {
+    if (image) {
+      image->Fresh();
+      if (!node::MakeMountParents(image->root, {{.mount_path = "/data"}}).ok()) {
+        state.SkipWithError("cannot make the root's mount points");
+        break;
+      }
+    }
     Result<runtime::Process> p = runtime::Process::Start(spec);
     if (!p.ok() || p->WaitFor(std::chrono::seconds(10)) != runtime::ExitStatus{}) {
       state.SkipWithError("the replica did not run");
@@ -102,6 +151,7 @@ BENCHMARK(BM_ReplicaStartToEnd)
     ->Arg(0)
     ->Arg(1)
     ->Arg(2)
+    ->Arg(3)  // in an image's root (node/image_root.h)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

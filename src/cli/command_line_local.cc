@@ -51,6 +51,13 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
                     "Run a GPU manifest on the CPU: drop its GPU requests and set "
                     "CUDA_VISIBLE_DEVICES empty (said once per job)");
   run_cmd->add_flag("--no-sandbox", run->no_sandbox, kNoSandboxHelp);
+  run_cmd
+      ->add_option("--root", run->root,
+                   "Where replicas' files are: host (this machine's; a container's command runs "
+                   "its programs) or image (the container's image, pulled first into <home>/images "
+                   "as its imagePullPolicy says; needs root and bubblewrap)")
+      ->check(CLI::IsMember({"host", "image"}))
+      ->capture_default_str();
   run_cmd->add_flag("--ui", run->ui,
                     "Serve the dashboard for this run on loopback (its URL is printed), and keep "
                     "serving it after the run ends, until Ctrl-C");

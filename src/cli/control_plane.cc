@@ -27,6 +27,8 @@ Result<std::unique_ptr<engine::Engine>> BuildControlPlane(
                                 .run_as = settings.run_as,
                                 .pod_max_pids = PodMaxPids(settings.pod_max_pids),
                                 .nodes = std::move(settings.nodes)};
+  // Shared by every run and the server: an image is pulled once per machine.
+  if (settings.image_roots) options.images_dir = settings.home + "/images";
   customize(options);
   ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> engine,
                    engine::Engine::Create(std::move(options)));

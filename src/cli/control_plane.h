@@ -23,6 +23,7 @@ struct ControlPlaneSettings {
   std::string state_dir;  // <home>/server, <home>/runs/<run>
   runtime::RunAsPolicy run_as;
   bool no_sandbox = false;             // --no-sandbox
+  bool image_roots = false;            // --root image: replicas in their images' roots
   int64_t pod_max_pids = 0;            // --pod-max-pids as given
   std::vector<scheduler::Node> nodes;  // a simulated inventory; empty: this machine
   // What is lost without the shim beside trainyard, said if it is missing.

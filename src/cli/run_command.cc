@@ -20,6 +20,7 @@
 #include "cli/control_plane.h"
 #include "cli/engine_backend.h"
 #include "cli/experiment_view.h"
+#include "cli/image_pulls.h"
 #include "cli/local_api.h"
 #include "cli/log_tail.h"
 #include "cli/manifests.h"
@@ -511,6 +512,15 @@ bool ReportEnds(const RunOptions& options, engine::Engine& engine, Duration elap
   return all_succeeded;
 }
 
+// --root image: the images the manifests name, pulled (or found) first;
+// false when one cannot be (said).
+bool PullFirst(const LoadedManifests& loaded, const std::string& home) {
+  image::ImageStore images(home + "/images", {.privileged = geteuid() == 0});
+  Status pulled = PullImages(images, ImagesOf(loaded), std::cerr);
+  if (!pulled.ok()) std::cerr << "trainyard run: " << pulled.message() << '\n';
+  return pulled.ok();
+}
+
 }  // namespace
 
 int RunRun(const RunOptions& options) {
@@ -525,12 +535,14 @@ int RunRun(const RunOptions& options) {
     std::cerr << "trainyard run: " << run_as.status().message() << '\n';
     return 1;
   }
+  if (options.root == "image" && !PullFirst(plan.loaded, home)) return 1;
   std::string state_dir = home + "/runs/" + RunDirName(RealClock::Get().Now());
   Result<std::unique_ptr<engine::Engine>> created = BuildControlPlane(
       {.home = home,
        .state_dir = state_dir,
        .run_as = *run_as,
        .no_sandbox = options.no_sandbox,
+       .image_roots = options.root == "image",
        .pod_max_pids = options.pod_max_pids,
        .nodes = std::move(plan.nodes),
        .without_shim = "daemons a replica starts outside its process group may outlive it, and "

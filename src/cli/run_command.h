@@ -29,6 +29,10 @@ struct RunOptions {
   bool without_gpus = false;
   // Replicas run without sandboxes: volumes through path rewriting.
   bool no_sandbox = false;
+  // Where replicas' files are: "host", the machine's (a container's
+  // command runs the machine's programs), or "image", their images' roots
+  // (pulled first; docs/images.md).
+  std::string root = "host";
   // Print the dashboard's URL (the run's own API on loopback), and keep
   // serving it after the run ends, until Ctrl-C.
   bool ui = false;

@@ -234,6 +234,10 @@ void Engine::StartNode() {
   if (!options_.shim.empty()) {
     sandboxes_ = std::make_unique<node::Sandboxes>(options_.bwrap, options_.no_sandbox);
   }
+  if (!options_.images_dir.empty()) {
+    images_ = std::make_unique<image::ImageStore>(
+        options_.images_dir, image::UnpackOptions{.privileged = geteuid() == 0});
+  }
   node_ = std::make_unique<node::NodeAgent>(node::NodeAgentOptions{
       .store = store_.get(),
       .clock = options_.clock,
@@ -258,7 +262,8 @@ void Engine::StartNode() {
                       .own_dirs = {metrics_dir, trial_dirs}},
       .cgroups = &cgroups_,
       .pod_max_pids = options_.pod_max_pids,
-      .sandboxes = sandboxes_.get()});
+      .sandboxes = sandboxes_.get(),
+      .images = images_.get()});
   metrics_collector_ = std::make_unique<MetricsCollector>(MetricsCollectorOptions{
       .store = store_.get(),
       .log_path = [node = node_.get()](

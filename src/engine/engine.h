@@ -61,6 +61,10 @@ struct EngineOptions {
   // rewriting, for the reason no_sandbox gives.
   std::string bwrap;
   std::string no_sandbox = "no sandboxes were asked for";
+  // Set: containers run in their images' roots, which this store folder
+  // (<home>/images, image/image_store.h) holds; empty: on the machine's
+  // own files (node::NodeAgentOptions::images).
+  std::string images_dir;
   // Logs outlive their pods (node::NodeAgentOptions::keep_logs).
   bool keep_logs = false;
   // How long a job's artifacts outlive it (engine/artifact_dirs.h).
@@ -194,6 +198,7 @@ class Engine {
   // Where containers' limits are enforced (before node_, which uses it).
   node::Cgroups cgroups_ = node::Cgroups::Detect();
   std::unique_ptr<node::Sandboxes> sandboxes_;
+  std::unique_ptr<image::ImageStore> images_;
   std::unique_ptr<node::NodeAgent> node_;
   std::string node_name_;
   int wake_pipe_[2] = {-1, -1};

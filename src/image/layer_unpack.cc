@@ -49,6 +49,23 @@ bool CrossesSymlink(const fs::path& root, const std::string& relative) {
   return false;
 }
 
+// Makes the directories on the way to `root/relative` that the layer did
+// not list, 0755 as a container runtime makes them (trainyard's own umask
+// is 077: its files are its own, an image's are not).
+Status MakeParents(const fs::path& root, const std::string& relative) {
+  fs::path at = root;
+  std::vector<std::string> parts = SplitNonEmpty(relative, '/');
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    at /= parts[i];
+    if (mkdir(at.c_str(), 0755) == 0) {
+      chmod(at.c_str(), 0755);
+    } else if (errno != EEXIST) {
+      return InternalError(fmt::format("cannot make {}: {}", at.string(), std::strerror(errno)));
+    }
+  }
+  return OkStatus();
+}
+
 Status ArchiveError(archive* a, std::string_view what, std::string_view blob) {
   const char* message = archive_error_string(a);
   return InvalidArgumentError(
@@ -64,9 +81,7 @@ Status PlaceWhiteout(const fs::path& root, const std::string& relative,
   if (CrossesSymlink(root, dir)) {
     return InvalidArgumentError(fmt::format("whiteout {} lies past a symlink", relative));
   }
-  std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  if (ec) return InternalError(fmt::format("cannot make {}: {}", dir, ec.message()));
+  RETURN_IF_ERROR(MakeParents(root, relative));
   std::string base = path.filename().string();
   if (base == kOpaqueMarker) {
     if (setxattr(path.parent_path().c_str(), OpaqueXattr(options.privileged), "y", 1, 0) != 0) {
@@ -139,6 +154,11 @@ Status Extract(const std::string& blob, const fs::path& root, const UnpackOption
       }
       archive_entry_set_hardlink(entry, (root / *target).c_str());
     }
+    if (CrossesSymlink(root, fs::path(*path).parent_path().string())) {
+      return InvalidArgumentError(
+          fmt::format("layer {}: entry {} lies past a symlink", blob, *path));
+    }
+    RETURN_IF_ERROR(MakeParents(root, *path));
     archive_entry_set_pathname(entry, (root / *path).c_str());
     if (archive_write_header(out.get(), entry) < ARCHIVE_WARN) {
       return ArchiveError(out.get(), "writing " + *path, blob);

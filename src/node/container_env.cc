@@ -210,14 +210,7 @@ Result<EnvList> ContainerEnv(const api::Pod& pod, const api::Container& containe
   return env;
 }
 
-Result<std::vector<std::string>> ContainerArgv(const api::Container& container,
-                                               const EnvList& env) {
-  if (container.command.empty()) {
-    return FailedPreconditionError(fmt::format(
-        "container {} has no command: the local engine runs programs, not images, so it cannot "
-        "fall back on the image's entrypoint; set command (and args)",
-        container.name));
-  }
+Result<ExpandedCommand> ExpandCommand(const api::Container& container, const EnvList& env) {
   auto lookup = [&](std::string_view name) -> std::optional<std::string> {
     std::optional<std::string> found;
     for (const auto& [k, v] : env) {
@@ -225,20 +218,36 @@ Result<std::vector<std::string>> ContainerArgv(const api::Container& container,
     }
     return found;
   };
-  std::vector<std::string> argv;
+  ExpandedCommand out;
   size_t bytes = EnvBytes(env);
-  auto expand = [&](const std::string& arg, const std::string& field) -> Status {
-    std::optional<std::string> value = runtime::ExpandReferences(arg, lookup);
-    if (!value) return TooLong(field);
-    bytes += value->size() + 1;
-    if (bytes > runtime::kMaxEnvAndArgvBytes) return TooMuch(bytes);
-    argv.push_back(std::move(*value));
+  auto expand = [&](const std::vector<std::string>& from, std::vector<std::string>& to,
+                    const char* field) -> Status {
+    for (size_t i = 0; i < from.size(); ++i) {
+      std::optional<std::string> value = runtime::ExpandReferences(from[i], lookup);
+      if (!value) return TooLong(fmt::format("{}[{}]", field, i));
+      bytes += value->size() + 1;
+      if (bytes > runtime::kMaxEnvAndArgvBytes) return TooMuch(bytes);
+      to.push_back(std::move(*value));
+    }
     return OkStatus();
   };
-  for (size_t i = 0; i < container.command.size(); ++i)
-    RETURN_IF_ERROR(expand(container.command[i], fmt::format("command[{}]", i)));
-  for (size_t i = 0; i < container.args.size(); ++i)
-    RETURN_IF_ERROR(expand(container.args[i], fmt::format("args[{}]", i)));
+  RETURN_IF_ERROR(expand(container.command, out.command, "command"));
+  RETURN_IF_ERROR(expand(container.args, out.args, "args"));
+  return out;
+}
+
+Result<std::vector<std::string>> ContainerArgv(const api::Container& container,
+                                               const EnvList& env) {
+  if (container.command.empty()) {
+    return FailedPreconditionError(fmt::format(
+        "container {} has no command: on the machine's files (--root host) there is no image "
+        "entrypoint to fall back on; set command (and args), or run it in its image (--root "
+        "image)",
+        container.name));
+  }
+  ASSIGN_OR_RETURN(ExpandedCommand expanded, ExpandCommand(container, env));
+  std::vector<std::string> argv = std::move(expanded.command);
+  argv.insert(argv.end(), expanded.args.begin(), expanded.args.end());
   return argv;
 }
 

@@ -41,8 +41,16 @@ Result<EnvList> ContainerEnv(const api::Pod& pod, const api::Container& containe
                              const store::ObjectStore& store,
                              std::vector<std::string>* skipped = nullptr);
 
-// command + args, each expanded against `env`, within the same bounds. A container with neither
-// cannot run here: there is no image entrypoint to fall back on.
+// command and args, each expanded against `env`, within the same bounds.
+struct ExpandedCommand {
+  std::vector<std::string> command;
+  std::vector<std::string> args;
+};
+Result<ExpandedCommand> ExpandCommand(const api::Container& container, const EnvList& env);
+
+// command + args, expanded, for a container on the machine's files: one
+// without a command cannot run there, with no image entrypoint to fall
+// back on.
 Result<std::vector<std::string>> ContainerArgv(const api::Container& container, const EnvList& env);
 
 }  // namespace trainyard::node

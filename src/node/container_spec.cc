@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <limits.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <utility>
@@ -9,12 +10,17 @@
 #include "api/well_known.h"
 #include "node/container_env.h"
 #include "node/host_torchrun.h"
+#include "node/image_root.h"
 #include "node/output_dir.h"
 #include "node/tracking_env.h"
 #include "runtime/local/expand.h"
 
 namespace trainyard::node {
 namespace {
+
+// containerd's PATH for an image that sets none.
+constexpr std::string_view kDefaultPath =
+    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 // CUDA_VISIBLE_DEVICES as the scheduler gave the pod its GPUs, replacing
 // any the pod set itself: the device plugin's word is final on Kubernetes.
@@ -94,32 +100,42 @@ std::string RunGroupName(const std::string& pod_uid, const std::string& containe
   return fmt::format("{}/{}_{}", pod_uid, container, run);
 }
 
-Result<runtime::ProcessSpec> ContainerSpecBuilder::Build(const Run& run) {
+Result<ContainerSpecBuilder::Prepared> ContainerSpecBuilder::Prepare(const Run& run,
+                                                                     const EnvList& base) {
   const api::Pod& pod = run.pod;
   const api::Container& container = run.container;
+  Prepared out;
   std::vector<std::string> skipped;
-  ASSIGN_OR_RETURN(EnvList env, ContainerEnv(pod, container, options_.base_env, options_.facts,
-                                             *options_.store, &skipped));
+  ASSIGN_OR_RETURN(out.env,
+                   ContainerEnv(pod, container, base, options_.facts, *options_.store, &skipped));
   for (const std::string& keys : skipped) {
     run.event("Warning", "InvalidEnvironmentVariableNames",
               fmt::format("{} were skipped: they are not valid environment variable names", keys));
   }
-  if (options_.pin_gpus) PinGpus(pod, env);
+  if (options_.pin_gpus) PinGpus(pod, out.env);
   std::optional<TrackedOwner> owner = TrackedOwnerOf(pod);
   if (owner && !tracking_url_.empty()) {
-    AddTrackingEnv(pod, *owner, tracking_url_, tracking_ca_, env);
+    AddTrackingEnv(pod, *owner, tracking_url_, tracking_ca_, out.env);
   }
   RETURN_IF_ERROR(CheckHostPaths(pod, options_.host_access, *options_.store));
-  ASSIGN_OR_RETURN(std::optional<runtime::Credentials> user,
-                   options_.run_as.For(pod.metadata.namespace_));
-  ASSIGN_OR_RETURN(Mounts mounts,
-                   PrepareVolumes(pod, container, run.volumes, FileOwnerOf(user), *options_.store));
+  ASSIGN_OR_RETURN(out.user, options_.run_as.For(pod.metadata.namespace_));
+  ASSIGN_OR_RETURN(out.mounts, PrepareVolumes(pod, container, run.volumes, FileOwnerOf(out.user),
+                                              *options_.store));
   if (owner && !options_.artifacts_dir.empty()) {
     ASSIGN_OR_RETURN(Mount output, PrepareOutputDir(options_.artifacts_dir, pod.metadata.namespace_,
-                                                    *owner, user));
-    AddOutputDirEnv(container, output.host_path, env);
-    mounts.push_back(std::move(output));
+                                                    *owner, out.user));
+    AddOutputDirEnv(container, output.host_path, out.env);
+    out.mounts.push_back(std::move(output));
   }
+  return out;
+}
+
+Result<runtime::ProcessSpec> ContainerSpecBuilder::Build(const Run& run) {
+  if (options_.images != nullptr) return BuildInImage(run);
+  const api::Pod& pod = run.pod;
+  const api::Container& container = run.container;
+  ASSIGN_OR_RETURN(Prepared prepared, Prepare(run, options_.base_env));
+  auto& [env, user, mounts] = prepared;
   std::string no_sandbox =
       options_.sandboxes == nullptr ? "no sandboxes are used here" : options_.sandboxes->Problem();
   std::vector<std::string> sandbox;
@@ -146,18 +162,81 @@ Result<runtime::ProcessSpec> ContainerSpecBuilder::Build(const Run& run) {
     size_t path_room = PATH_MAX;  // what chdir takes
     RETURN_IF_ERROR(TranslateWithin(working_dir, mounts, path_room, "workingDir"));
   }
-  return runtime::ProcessSpec{
-      .argv = std::move(argv),
-      .env = std::move(env),
-      .working_dir = working_dir.empty() ? options_.default_working_dir : std::move(working_dir),
-      .log_path = run.log_path,
-      .shim = options_.shim,
-      .exit_path = run.exit_path,
-      .detach = options_.detach,
-      .user = user,
-      .cgroups = CgroupsFor(run),
-      .sandbox = std::move(sandbox),
-      .userns = no_sandbox.empty() ? options_.sandboxes->userns() : ""};
+  runtime::ProcessSpec spec = SpecOf(run, std::move(argv), std::move(prepared));
+  spec.working_dir = working_dir.empty() ? options_.default_working_dir : std::move(working_dir);
+  spec.sandbox = std::move(sandbox);
+  spec.userns = no_sandbox.empty() ? options_.sandboxes->userns() : "";
+  return spec;
+}
+
+runtime::ProcessSpec ContainerSpecBuilder::SpecOf(const Run& run, std::vector<std::string> argv,
+                                                  Prepared prepared) {
+  return runtime::ProcessSpec{.argv = std::move(argv),
+                              .env = std::move(prepared.env),
+                              .log_path = run.log_path,
+                              .shim = options_.shim,
+                              .exit_path = run.exit_path,
+                              .detach = options_.detach,
+                              .user = std::move(prepared.user),
+                              .cgroups = CgroupsFor(run)};
+}
+
+Result<runtime::ProcessSpec> ContainerSpecBuilder::BuildInImage(const Run& run) {
+  const api::Pod& pod = run.pod;
+  const api::Container& container = run.container;
+  std::string no_sandbox =
+      options_.sandboxes == nullptr ? "no sandboxes are used here" : options_.sandboxes->Problem();
+  if (!no_sandbox.empty()) {
+    return FailedPreconditionError(
+        fmt::format("container {} runs in its image, which needs a sandbox (bubblewrap): {}",
+                    container.name, no_sandbox));
+  }
+  // overlayfs in the replica's own mount namespace: root's, for now.
+  if (geteuid() != 0) {
+    return FailedPreconditionError(fmt::format(
+        "container {} runs in its image, whose root trainyard mounts only when it runs as root; "
+        "run trainyard as root, or the replicas on this machine's files (--root host)",
+        container.name));
+  }
+  ASSIGN_OR_RETURN(ImageRoot root, PrepareImageRoot(*options_.images, container,
+                                                    fmt::format("{}/{}_{}", run.volumes.roots,
+                                                                container.name, run.run)));
+  // The image's environment under the pod's; PATH and HOME as containerd
+  // defaults them when the image sets none.
+  EnvList base = root.config.env;
+  auto has = [&](const char* name) {
+    return std::any_of(base.begin(), base.end(), [&](const auto& e) { return e.first == name; });
+  };
+  if (!has("PATH")) base.emplace_back("PATH", std::string(kDefaultPath));
+  if (!has("HOME")) base.emplace_back("HOME", "/");
+  ASSIGN_OR_RETURN(Prepared prepared, Prepare(run, base));
+  auto& [env, user, mounts] = prepared;
+  if (Status written = WriteHostsFile(run.volumes, HostsFileOf(pod, options_.host));
+      !written.ok()) {
+    return UnavailableError(fmt::format("cannot write the pod's hosts file {}: {}",
+                                        run.volumes.hosts_file, written.message()));
+  }
+  RETURN_IF_ERROR(MakeMountParents(root, mounts));
+  ASSIGN_OR_RETURN(
+      std::vector<std::string> sandbox,
+      ImageSandboxArgs(
+          options_.sandboxes->bwrap(), options_.shim,
+          {.hostname = PodHostname(pod), .mounts = mounts, .hosts_file = run.volumes.hosts_file},
+          root));
+  if (user) {
+    RETURN_IF_ERROR(GivePodFiles(pod, run.volumes, options_.pods_dir, options_.host_access, *user));
+  }
+  ASSIGN_OR_RETURN(ExpandedCommand expanded, ExpandCommand(container, env));
+  ASSIGN_OR_RETURN(std::vector<std::string> argv,
+                   image::ContainerArgv(root.config, expanded.command, expanded.args));
+  runtime::ProcessSpec spec = SpecOf(run, std::move(argv), std::move(prepared));
+  spec.working_dir = image::WorkingDirOf(root.config, container.working_dir);
+  spec.sandbox = std::move(sandbox);
+  spec.sandbox_shim = std::string(kShimInRoot);
+  spec.root_overlay_target = root.merged;
+  spec.root_overlay_data = root.OverlayData();
+  spec.userns = options_.sandboxes->userns();
+  return spec;
 }
 
 Result<std::vector<std::string>> ContainerSpecBuilder::SandboxFor(const Run& run,

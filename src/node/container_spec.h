@@ -52,6 +52,18 @@ class ContainerSpecBuilder {
   Result<runtime::ProcessSpec> Build(const Run& run);
 
  private:
+  // What a run needs wherever its root is: its env over `base`, its user,
+  // and its volumes (the output folder among them) made ready.
+  struct Prepared {
+    EnvList env;
+    std::optional<runtime::Credentials> user;
+    Mounts mounts;
+  };
+  Result<Prepared> Prepare(const Run& run, const EnvList& base);
+  // The spec's parts that are the same wherever the root is.
+  runtime::ProcessSpec SpecOf(const Run& run, std::vector<std::string> argv, Prepared prepared);
+  // A run whose root is its image's (NodeAgentOptions::images).
+  Result<runtime::ProcessSpec> BuildInImage(const Run& run);
   // The sandbox's arguments for a container of `pod` with `mounts`, its
   // hosts file written.
   Result<std::vector<std::string>> SandboxFor(const Run& run, const Mounts& mounts) const;

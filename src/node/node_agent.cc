@@ -159,7 +159,8 @@ PodVolumeDirs NodeAgent::VolumeDirsOf(const api::Pod& pod) const {
   return {.disk = (pod_dir / "volumes").string(),
           .memory = (shm / ("trainyard-" + pod.metadata.uid)).string(),
           .claims = options_.claims_dir,
-          .hosts_file = (pod_dir / "etc-hosts").string()};
+          .hosts_file = (pod_dir / "etc-hosts").string(),
+          .roots = (pod_dir / "roots").string()};
 }
 
 void NodeAgent::Event(const Replica& replica, const std::string& container, const std::string& type,

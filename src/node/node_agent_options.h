@@ -9,6 +9,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "image/image_store.h"
 #include "node/cgroups.h"
 #include "node/container_env.h"
 #include "node/run_as.h"
@@ -82,6 +83,9 @@ struct NodeAgentOptions {
   // their mountPath; none, or one with a problem (said once): they reach
   // their volumes through path rewriting.
   const Sandboxes* sandboxes = nullptr;
+  // Set: containers run in their images' roots (node/image_root.h), which
+  // this store holds; unset: on the machine's own files.
+  const image::ImageStore* images = nullptr;
 };
 
 }  // namespace trainyard::node

@@ -40,6 +40,8 @@ struct PodVolumeDirs {
   std::string claims;
   // <pod dir>/etc-hosts: the pod's /etc/hosts, in a sandbox (sandbox.h).
   std::string hosts_file;
+  // <pod dir>/roots: its containers' image roots (image_root.h).
+  std::string roots;
 };
 
 // The directory a PersistentVolumeClaim is bound to; an error naming the

@@ -106,7 +106,13 @@ class ImagesE2eTest : public ::testing::Test {
     fs::create_directories(rootfs / "app");
     fs::copy_file("/bin/busybox", rootfs / "bin/busybox");
     fs::create_symlink("busybox", rootfs / "bin/sh");
-    std::ofstream(rootfs / "app/run.sh") << "echo hello from the image\n";
+    std::ofstream(rootfs / "app/run.sh")
+        << "echo hello from the image\n"
+           "echo \"greeting=$GREETING extra=$EXTRA pwd=$(pwd)\"\n"
+           "if [ -e /app/old ]; then echo old-present; else echo old-gone; fi\n"
+           "echo kept > /data/scratch/mark && cat /data/scratch/mark\n";
+    // Readable by the replica's user (nobody), whatever the umask.
+    fs::permissions(rootfs / "app/run.sh", fs::perms(0755));
     std::ofstream(rootfs / "app/old") << "deleted above\n";
     MustRun({"umoci", "repack", "--image", layout + ":v1", bundle});
     std::string upper = (suite_ / "upper").string();
@@ -150,6 +156,33 @@ class ImagesE2eTest : public ::testing::Test {
     return run.ok() ? *run : ToolRun{.exit_code = -1};
   }
   std::string Auth() const { return (suite_ / "auth.json").string(); }
+
+  // `trainyard run --root image` of a batch Job whose container is
+  // `container` (YAML flow mapping fields after name and image), with the
+  // suite's credentials as the host's auth file.
+  ToolRun RunInImage(const std::string& container) {
+    std::ofstream(dir_ / "job.yaml") << fmt::format(R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: from-image}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      volumes: [{{name: scratch, emptyDir: {{}}}}]
+      containers:
+        - {{name: main, image: "{}", volumeMounts: [{{name: scratch, mountPath: /data/scratch}}]{}}}
+)",
+                                                    Image("v1"), container);
+    Result<ToolRun> run =
+        RunTool({TRAINYARD_BINARY, "run", "--root", "image", "--home", (dir_ / "home").string(),
+                 (dir_ / "job.yaml").string()},
+                {.env = {{"HOME", dir_.string()},
+                         {"REGISTRY_AUTH_FILE", Auth()},
+                         {"CONTAINERS_REGISTRIES_CONF", (suite_ / "registries.conf").string()}}});
+    EXPECT_TRUE(run.ok()) << run.status().ToString();
+    return run.ok() ? *run : ToolRun{.exit_code = -1};
+  }
 
   static inline fs::path suite_;
   static inline int port_ = 0;
@@ -220,6 +253,53 @@ TEST_F(ImagesE2eTest, RmRemovesTheImageAndEverythingOnlyItUsed) {
   ToolRun again = Images({"rm", Image("v1")});
   EXPECT_EQ(again.exit_code, 1);
   EXPECT_THAT(again.output, HasSubstr("no image " + Image("v1") + " here"));
+}
+
+class ImageRootE2eTest : public ImagesE2eTest {
+ protected:
+  void SetUp() override {
+    ImagesE2eTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    TRAINYARD_NEEDS(geteuid() == 0, "root (an image's root is an overlay mount)");
+    TRAINYARD_NEEDS(Have("bwrap"), "bubblewrap");
+  }
+};
+
+TEST_F(ImageRootE2eTest, AContainerWithoutACommandRunsTheImagesEntrypointInItsRoot) {
+  ToolRun run = RunInImage(", env: [{name: EXTRA, value: given}]");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("Pulling image \"" + Image("v1") + "\""));
+  EXPECT_THAT(run.output, HasSubstr("hello from the image"));
+  // The image's ENV under the pod's, its WORKDIR, its second layer's
+  // deletion, and the pod's volume at its mountPath in the image's root.
+  EXPECT_THAT(run.output, HasSubstr("greeting=hi extra=given pwd=/app"));
+  EXPECT_THAT(run.output, HasSubstr("old-gone"));
+  EXPECT_THAT(run.output, HasSubstr("kept"));
+  EXPECT_THAT(run.output, HasSubstr("Succeeded"));
+  // Again: the image is here, so nothing is pulled.
+  ToolRun again = RunInImage("");
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_THAT(again.output,
+              HasSubstr("Container image \"" + Image("v1") + "\" already present on machine"));
+  EXPECT_THAT(again.output, Not(HasSubstr("Pulling image")));
+}
+
+TEST_F(ImageRootE2eTest, CommandAndArgsOverrideTheImagesAsKubernetesSays) {
+  ToolRun args_only = RunInImage(R"(, args: ["-c", "echo args-only $GREETING"])");
+  ASSERT_EQ(args_only.exit_code, 0) << args_only.output;
+  EXPECT_THAT(args_only.output, HasSubstr("args-only hi"));  // the image's ENTRYPOINT, /bin/sh
+  ToolRun command = RunInImage(
+      R"(, command: [/bin/busybox, sh, -c], args: ["echo command-too $PWD"], workingDir: /data)");
+  ASSERT_EQ(command.exit_code, 0) << command.output;
+  EXPECT_THAT(command.output, HasSubstr("command-too /data"));
+  EXPECT_THAT(command.output, Not(HasSubstr("hello from the image")));
+}
+
+TEST_F(ImageRootE2eTest, ANeverPolicyWithoutTheImageIsTheKubeletsErrImageNeverPull) {
+  ToolRun run = RunInImage(", imagePullPolicy: Never");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.output, HasSubstr("ErrImageNeverPull: container image \"" + Image("v1") +
+                                    "\" is not present with pull policy of Never"));
 }
 
 }  // namespace

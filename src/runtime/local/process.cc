@@ -232,6 +232,10 @@ ProcessSpec Shimmed(const ProcessSpec& spec, const std::string& program) {
   bool sandboxed = !spec.sandbox.empty();
   if (spec.user && !sandboxed) shimmed.argv.push_back(ShimUserArg(*spec.user));
   if (sandboxed) shimmed.argv.push_back("--sandboxed");
+  if (sandboxed && !spec.root_overlay_target.empty()) {
+    shimmed.argv.insert(shimmed.argv.end(),
+                        {"--overlay", spec.root_overlay_target, spec.root_overlay_data});
+  }
   shimmed.argv.push_back(spec.exit_path);
   shimmed.argv.push_back(program);
   if (sandboxed) {
@@ -243,7 +247,8 @@ ProcessSpec Shimmed(const ProcessSpec& spec, const std::string& program) {
     if (!spec.working_dir.empty()) {
       shimmed.argv.insert(shimmed.argv.end(), {"--chdir", spec.working_dir});
     }
-    shimmed.argv.insert(shimmed.argv.end(), {"--", spec.shim, "--exec"});
+    const std::string& inside = spec.sandbox_shim.empty() ? spec.shim : spec.sandbox_shim;
+    shimmed.argv.insert(shimmed.argv.end(), {"--", inside, "--exec"});
     if (spec.user) shimmed.argv.push_back(ShimUserArg(*spec.user));
     shimmed.working_dir.clear();  // entered in the sandbox, not here
   }

@@ -53,6 +53,13 @@ struct ProcessSpec {
   // program. The replica runs inside that sandbox, in namespaces of its
   // own; argv[0] is looked up, and working_dir entered, in there.
   std::vector<std::string> sandbox;
+  // In a sandbox whose root is an image's: where the shim is inside it
+  // (the sandbox binds it there; the image has none), and the overlay the
+  // shim mounts, in a mount namespace of the replica's own, for bwrap to
+  // bind as "/" (`trainyard-shim --overlay`). Empty: the machine's root.
+  std::string sandbox_shim;
+  std::string root_overlay_target;
+  std::string root_overlay_data;  // overlayfs's lowerdir=...,upperdir=...,workdir=...
   // Set: a user namespace (its /proc/<pid>/ns/user) that the process gets
   // open at kSandboxUsernsFd, for bwrap's --userns, which a sandbox then
   // joins (added to `sandbox`'s arguments). All of an unprivileged

@@ -1,4 +1,5 @@
-// trainyard-shim [--as=UID:GID:G1,G2,...] [--sandboxed] EXIT_FILE PROGRAM ARGV0 [ARG...]
+// trainyard-shim [--as=UID:GID:G1,G2,...] [--sandboxed [--overlay MERGED DATA]] EXIT_FILE PROGRAM
+//                ARGV0 [ARG...]
 // trainyard-shim --exec [--as=UID:GID:G1,G2,...] ARGV0 [ARG...]
 //
 // The parent of one replica under `trainyard server`, so that the replica
@@ -38,6 +39,12 @@
 // or 128 + the signal that killed it, which is recorded as that signal.
 // Its --info-fd names the replica's pid, for OnStop.
 //
+// With --overlay, the replica's root is an image's: before bwrap, the
+// child enters a mount namespace of its own and mounts an overlay at
+// MERGED (DATA: overlayfs's lowerdir=...,upperdir=...,workdir=...), which
+// bwrap binds as "/". The mount lives as long as the namespace: nothing is
+// left mounted when the replica ends, however it ends.
+//
 // Only libc, and nothing that allocates after fork: it starts with every
 // replica, so it must start fast.
 #include <dirent.h>
@@ -45,10 +52,12 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -237,8 +246,22 @@ pid_t ReadSandboxedPid(int fd) {
 
 // The forked child: becomes the replica (through bwrap when sandboxed), as
 // `user` if given, killed with the shim if the shim dies.
-[[noreturn]] void RunReplica(const User& user, bool sandboxed, const int info[2],
-                             const sigset_t& stops, pid_t shim, const char* program, char** args) {
+// The image's root, mounted in a mount namespace of the replica's own.
+bool MountRoot(const char* merged, const char* data) {
+  if (unshare(CLONE_NEWNS) != 0) return false;
+  // Private: neither the overlay nor bwrap's mounts reach the machine's.
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return false;
+  return mount("overlay", merged, "overlay", 0, data) == 0;
+}
+
+struct Overlay {
+  const char* merged = nullptr;  // unset: the machine's root
+  const char* data = nullptr;
+};
+
+[[noreturn]] void RunReplica(const User& user, bool sandboxed, const Overlay& overlay,
+                             const int info[2], const sigset_t& stops, pid_t shim,
+                             const char* program, char** args) {
   // Before the death signal: a change of user clears it.
   if (user.set && !SwitchTo(user)) {
     fprintf(stderr, "trainyard-shim: cannot run as user %u: %s\n", user.uid, strerror(errno));
@@ -246,6 +269,11 @@ pid_t ReadSandboxedPid(int fd) {
   }
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != shim) _exit(137);  // the shim died before the line above
+  if (overlay.merged != nullptr && !MountRoot(overlay.merged, overlay.data)) {
+    fprintf(stderr, "trainyard-shim: cannot mount the image's root at %s: %s\n", overlay.merged,
+            strerror(errno));
+    _exit(128);
+  }
   if (sandboxed) {
     close(info[0]);
     if (info[1] != trainyard::runtime::kSandboxInfoFd) {
@@ -302,10 +330,16 @@ int main(int argc, char** argv) {
     ++argv;
     --argc;
   }
+  Overlay overlay;
+  if (sandboxed && argc > 3 && strcmp(argv[1], "--overlay") == 0) {
+    overlay = {.merged = argv[2], .data = argv[3]};
+    argv += 3;
+    argc -= 3;
+  }
   if (argc < 4) {
     fprintf(stderr,
-            "usage: trainyard-shim [--as=UID:GID:GROUPS] [--sandboxed] EXIT_FILE PROGRAM ARGV0 "
-            "[ARG...]\n"
+            "usage: trainyard-shim [--as=UID:GID:GROUPS] [--sandboxed [--overlay MERGED DATA]] "
+            "EXIT_FILE PROGRAM ARGV0 [ARG...]\n"
             "       trainyard-shim --exec [--as=UID:GID:GROUPS] ARGV0 [ARG...]\n");
     return 2;
   }
@@ -332,7 +366,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "trainyard-shim: fork: %s\n", strerror(errno));
     return 128;
   }
-  if (child == 0) RunReplica(user, sandboxed, info, stops, shim, program, argv + 3);
+  if (child == 0) RunReplica(user, sandboxed, overlay, info, stops, shim, program, argv + 3);
   g_replica = child;
   g_program = child;
   if (sandboxed) {
