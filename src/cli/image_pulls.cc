@@ -1,10 +1,15 @@
 #include "cli/image_pulls.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <ostream>
 
+#include "api/registry.h"
+#include "image/pull_auth.h"
 #include "image/puller.h"
 #include "image/reference.h"
 
@@ -15,7 +20,13 @@ int Rank(const std::string& policy) {
   return policy == "Always" ? 2 : policy == "IfNotPresent" ? 1 : 0;
 }
 
-void Note(const api::Json& container, std::map<std::string, std::string>& out) {
+struct PodContext {
+  std::string namespace_;
+  std::set<std::pair<std::string, std::string>> secrets;
+};
+
+void Note(const api::Json& container, const PodContext& pod,
+          std::map<std::string, ImageNeed>& out) {
   std::string image = api::StringAt(container, "image");
   if (image.empty()) return;
   std::string policy = api::StringAt(container, "imagePullPolicy");
@@ -23,67 +34,135 @@ void Note(const api::Json& container, std::map<std::string, std::string>& out) {
     Result<image::ImageReference> ref = image::ParseImageReference(image);
     policy = ref.ok() ? image::DefaultPullPolicy(*ref) : "IfNotPresent";
   }
-  auto [it, added] = out.try_emplace(image, policy);
-  if (!added && Rank(policy) > Rank(it->second)) it->second = policy;
+  ImageNeed& need = out[image];
+  if (need.policy.empty() || Rank(policy) > Rank(need.policy)) need.policy = policy;
+  need.secrets.insert(pod.secrets.begin(), pod.secrets.end());
 }
 
 // Every container list anywhere in `doc` (pod templates, a runtime's
-// JobSet template, an Experiment's trial template), and a TrainJob's
-// trainer, which names an image of its own. Depth is bounded by the
-// decoder's.
-void Walk(const api::Json& doc, std::map<std::string, std::string>& out) {
+// JobSet template, an Experiment's trial template), with its pod spec's
+// imagePullSecrets, and a TrainJob's trainer, which names an image of its
+// own. Depth is bounded by the decoder's.
+void Walk(const api::Json& doc, PodContext pod, std::map<std::string, ImageNeed>& out) {
   if (doc.is_array()) {
-    for (const api::Json& item : doc) Walk(item, out);
+    for (const api::Json& item : doc) Walk(item, pod, out);
     return;
   }
   if (!doc.is_object()) return;
+  if (const api::Json* secrets = api::FindAt(doc, {"imagePullSecrets"});
+      secrets && secrets->is_array() && doc.contains("containers")) {
+    for (const api::Json& ref : *secrets) {
+      std::string name = api::StringAt(ref, "name");
+      if (!name.empty()) pod.secrets.emplace(pod.namespace_, name);
+    }
+  }
   for (const auto& [key, value] : doc.items()) {
     if ((key == "containers" || key == "initContainers") && value.is_array()) {
       for (const api::Json& container : value) {
-        if (container.is_object()) Note(container, out);
+        if (container.is_object()) Note(container, pod, out);
       }
     } else if (key == "trainer" && value.is_object()) {
-      Note(value, out);
+      Note(value, pod, out);
     }
-    Walk(value, out);
+    Walk(value, pod, out);
   }
 }
 
+std::string NamespaceOf(const api::Json& object) {
+  std::string ns = api::StringAt(object, {"metadata", "namespace"});
+  return ns.empty() ? "default" : ns;
+}
+
+// A containers-auth.json(5) file for `need`'s pull, or "" for skopeo's
+// own places; removed when the pull is done.
+class PullAuthFile {
+ public:
+  ~PullAuthFile() {
+    if (!path_.empty()) unlink(path_.c_str());
+  }
+  Result<std::string> Write(const image::ImageStore& store, const LoadedManifests& loaded,
+                            const ImageNeed& need, std::ostream& progress) {
+    if (need.secrets.empty()) return std::string();
+    std::vector<api::Json> auths;
+    std::vector<std::string> missing;
+    for (const auto& [ns, name] : need.secrets) {
+      const api::Json* found = nullptr;
+      for (const LoadedObject& o : loaded.objects) {
+        // The kind that holds secrets: a Secret.
+        if (api::HoldsSecrets(api::StringAt(o.document, "kind")) && NamespaceOf(o.document) == ns &&
+            api::StringAt(o.document, {"metadata", "name"}) == name) {
+          found = &o.document;
+        }
+      }
+      if (found == nullptr) {
+        missing.push_back(ns + "/" + name);
+        continue;
+      }
+      ASSIGN_OR_RETURN(api::Json secret_auths, image::AuthsOfSecret(*found));
+      auths.push_back(std::move(secret_auths));
+    }
+    if (!missing.empty()) {
+      progress << fmt::format(
+          "warning: Unable to retrieve some image pull secrets ({}); attempting to pull the image "
+          "may not succeed.\n",
+          fmt::join(missing, ", "));
+    }
+    ASSIGN_OR_RETURN(api::Json merged, image::MergedAuths(auths, image::HostAuthFile()));
+    path_ = fmt::format("{}/auth-{}.json", store.root(), getpid());
+    int fd = open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    std::string text = merged.dump();
+    bool written = fd >= 0 && write(fd, text.data(), text.size()) == ssize_t(text.size());
+    if (fd >= 0) close(fd);
+    if (!written) return InternalError("cannot write " + path_);
+    return path_;
+  }
+
+ private:
+  std::string path_;
+};
+
 }  // namespace
 
-std::map<std::string, std::string> ImagesOf(const LoadedManifests& loaded) {
-  std::map<std::string, std::string> out;
-  for (const LoadedObject& object : loaded.objects) Walk(object.document, out);
+std::map<std::string, ImageNeed> ImagesOf(const LoadedManifests& loaded) {
+  std::map<std::string, ImageNeed> out;
+  for (const LoadedObject& object : loaded.objects) {
+    Walk(object.document, {.namespace_ = NamespaceOf(object.document), .secrets = {}}, out);
+  }
   return out;
 }
 
-Status PullImages(image::ImageStore& store, const std::map<std::string, std::string>& images,
-                  std::ostream& progress) {
+Status PullImages(image::ImageStore& store, const LoadedManifests& loaded,
+                  const std::map<std::string, ImageNeed>& images, std::ostream& progress) {
   image::Puller puller(store);
-  for (const auto& [text, policy] : images) {
+  for (const auto& [text, need] : images) {
     ASSIGN_OR_RETURN(image::ImageReference ref, image::ParseImageReference(text));
     ASSIGN_OR_RETURN(std::optional<image::StoredImage> held, store.Find(ref));
-    if (held && policy != "Always") {
+    if (held && need.policy != "Always") {
       progress << fmt::format("Container image \"{}\" already present on machine\n", text);
       continue;
     }
-    if (!held && policy == "Never") {
+    if (!held && need.policy == "Never") {
       return FailedPreconditionError(fmt::format(
           "ErrImageNeverPull: container image \"{}\" is not present with pull policy of Never",
           text));
     }
+    PullAuthFile auth;
+    ASSIGN_OR_RETURN(std::string auth_file, auth.Write(store, loaded, need, progress));
     progress << fmt::format("Pulling image \"{}\"\n", text) << std::flush;
     auto start = std::chrono::steady_clock::now();
-    ASSIGN_OR_RETURN(
-        image::StoredImage pulled,
-        puller.Pull({.reference = ref, .auth_file = "", .on_progress = [&](std::string_view l) {
-                       if (l.starts_with("Copying")) progress << "  " << l << "\n" << std::flush;
-                     }}));
-    ASSIGN_OR_RETURN(std::vector<std::string> layers, store.UnpackedLayers(pulled));
+    auto on_progress = [&](std::string_view line) {
+      if (line.starts_with("Copying")) progress << "  " << line << "\n" << std::flush;
+    };
+    Result<image::StoredImage> pulled =
+        puller.Pull({.reference = ref, .auth_file = auth_file, .on_progress = on_progress});
+    if (!pulled.ok()) {
+      return Status(pulled.status().code(), "ErrImagePull: " + pulled.status().message());
+    }
+    ASSIGN_OR_RETURN(std::vector<std::string> layers, store.UnpackedLayers(*pulled));
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     progress << fmt::format("Successfully pulled image \"{}\" in {:.3f}s. Image size: {} bytes.\n",
-                            text, seconds, pulled.size);
+                            text, seconds, pulled->size);
   }
   return OkStatus();
 }

@@ -516,7 +516,7 @@ bool ReportEnds(const RunOptions& options, engine::Engine& engine, Duration elap
 // false when one cannot be (said).
 bool PullFirst(const LoadedManifests& loaded, const std::string& home) {
   image::ImageStore images(home + "/images", {.privileged = geteuid() == 0});
-  Status pulled = PullImages(images, ImagesOf(loaded), std::cerr);
+  Status pulled = PullImages(images, loaded, ImagesOf(loaded), std::cerr);
   if (!pulled.ok()) std::cerr << "trainyard run: " << pulled.message() << '\n';
   return pulled.ok();
 }

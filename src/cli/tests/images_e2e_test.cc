@@ -51,6 +51,13 @@ bool Accepts(int port) {
   return ok;
 }
 
+// How ImagesE2eTest::RunInImage runs its Job.
+struct RunSetting {
+  bool host_credentials = true;  // the suite's auth file as the host's
+  std::string pod;               // YAML lines of the pod spec, indented 6
+  std::string documents;         // YAML documents before the Job
+};
+
 class ImagesE2eTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -160,8 +167,10 @@ class ImagesE2eTest : public ::testing::Test {
   // `trainyard run --root image` of a batch Job whose container is
   // `container` (YAML flow mapping fields after name and image), with the
   // suite's credentials as the host's auth file.
-  ToolRun RunInImage(const std::string& container) {
-    std::ofstream(dir_ / "job.yaml") << fmt::format(R"(
+  ToolRun RunInImage(const std::string& container, const RunSetting& setting = {}) {
+    std::ofstream(dir_ / "job.yaml")
+        << fmt::format(R"({}
+---
 apiVersion: batch/v1
 kind: Job
 metadata: {{name: from-image}}
@@ -170,15 +179,18 @@ spec:
     spec:
       restartPolicy: Never
       volumes: [{{name: scratch, emptyDir: {{}}}}]
+{}
       containers:
         - {{name: main, image: "{}", volumeMounts: [{{name: scratch, mountPath: /data/scratch}}]{}}}
 )",
-                                                    Image("v1"), container);
+                       setting.documents, setting.pod, Image("v1"), container);
+    std::string auth_file =
+        setting.host_credentials ? Auth() : (dir_ / "no-host-credentials.json").string();
     Result<ToolRun> run =
         RunTool({TRAINYARD_BINARY, "run", "--root", "image", "--home", (dir_ / "home").string(),
                  (dir_ / "job.yaml").string()},
                 {.env = {{"HOME", dir_.string()},
-                         {"REGISTRY_AUTH_FILE", Auth()},
+                         {"REGISTRY_AUTH_FILE", auth_file},
                          {"CONTAINERS_REGISTRIES_CONF", (suite_ / "registries.conf").string()}}});
     EXPECT_TRUE(run.ok()) << run.status().ToString();
     return run.ok() ? *run : ToolRun{.exit_code = -1};
@@ -300,6 +312,30 @@ TEST_F(ImageRootE2eTest, ANeverPolicyWithoutTheImageIsTheKubeletsErrImageNeverPu
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_THAT(run.output, HasSubstr("ErrImageNeverPull: container image \"" + Image("v1") +
                                     "\" is not present with pull policy of Never"));
+}
+
+TEST_F(ImageRootE2eTest, ThePodsImagePullSecretGivesThePullItsCredentials) {
+  ToolRun refused = RunInImage("", {.host_credentials = false});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_THAT(refused.output, HasSubstr("ErrImagePull: pulling image \"" + Image("v1") +
+                                        "\": the registry refused the credentials"));
+  std::string config = fmt::format(R"({{"auths": {{"127.0.0.1:{}": {{"auth": "{}"}}}}}})", port_,
+                                   Base64Encode("alice:s3cret"));
+  ToolRun run = RunInImage("", {.host_credentials = false,
+                                .pod = "      imagePullSecrets: [{name: regcred}]",
+                                .documents = fmt::format(R"(
+apiVersion: v1
+kind: Secret
+metadata: {{name: regcred}}
+type: kubernetes.io/dockerconfigjson
+data: {{.dockerconfigjson: {}}})",
+                                                         Base64Encode(config))});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("hello from the image"));
+  for (const auto& entry : fs::directory_iterator(dir_ / "home/images")) {
+    EXPECT_THAT(entry.path().filename().string(), Not(HasSubstr("auth-")))
+        << "the credentials' file goes with the pull";
+  }
 }
 
 }  // namespace
