@@ -51,11 +51,7 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
                     "Run a GPU manifest on the CPU: drop its GPU requests and set "
                     "CUDA_VISIBLE_DEVICES empty (said once per job)");
   run_cmd->add_flag("--no-sandbox", run->no_sandbox, kNoSandboxHelp);
-  run_cmd
-      ->add_option("--root", run->root,
-                   "Where replicas' files are: host (this machine's; a container's command runs "
-                   "its programs) or image (the container's image, pulled first into <home>/images "
-                   "as its imagePullPolicy says; needs root and bubblewrap)")
+  run_cmd->add_option("--root", run->root, kRootHelp)
       ->check(CLI::IsMember({"host", "image"}))
       ->capture_default_str();
   run_cmd->add_flag("--ui", run->ui,

@@ -35,6 +35,9 @@ void AddServerCommand(CLI::App& app, int& exit_code) {
                        "Allow a non-loopback --address without --token-file (anyone who reaches "
                        "it can run anything)");
   server_cmd->add_flag("--no-sandbox", server->no_sandbox, kNoSandboxHelp);
+  server_cmd->add_option("--root", server->root, kRootHelp)
+      ->check(CLI::IsMember({"host", "image"}))
+      ->capture_default_str();
   server_cmd
       ->add_option("--keep-artifacts", server->keep_artifacts,
                    "How long a deleted job's artifacts are kept (a duration: 168h, 30m; 0s "

@@ -237,6 +237,7 @@ void Engine::StartNode() {
   if (!options_.images_dir.empty()) {
     images_ = std::make_unique<image::ImageStore>(
         options_.images_dir, image::UnpackOptions{.privileged = geteuid() == 0});
+    image_puller_ = std::make_unique<node::ImagePuller>(*images_);
   }
   node_ = std::make_unique<node::NodeAgent>(node::NodeAgentOptions{
       .store = store_.get(),
@@ -263,7 +264,8 @@ void Engine::StartNode() {
       .cgroups = &cgroups_,
       .pod_max_pids = options_.pod_max_pids,
       .sandboxes = sandboxes_.get(),
-      .images = images_.get()});
+      .images = images_.get(),
+      .image_puller = image_puller_.get()});
   metrics_collector_ = std::make_unique<MetricsCollector>(MetricsCollectorOptions{
       .store = store_.get(),
       .log_path = [node = node_.get()](

@@ -199,6 +199,7 @@ class Engine {
   node::Cgroups cgroups_ = node::Cgroups::Detect();
   std::unique_ptr<node::Sandboxes> sandboxes_;
   std::unique_ptr<image::ImageStore> images_;
+  std::unique_ptr<node::ImagePuller> image_puller_;
   std::unique_ptr<node::NodeAgent> node_;
   std::string node_name_;
   int wake_pipe_[2] = {-1, -1};

@@ -63,7 +63,8 @@ Status PullFailure(const ImageReference& reference, int exit_code, std::string_v
       fmt::format("pulling image \"{}\": skopeo exited {}: {}", image, exit_code, why));
 }
 
-Puller::Puller(ImageStore& store, std::string skopeo) : store_(store), skopeo_(std::move(skopeo)) {}
+Puller::Puller(const ImageStore& store, std::string skopeo)
+    : store_(store), skopeo_(std::move(skopeo)) {}
 
 Result<StoredImage> Puller::Pull(const PullRequest& request) const {
   const ImageReference& ref = request.reference;

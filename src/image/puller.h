@@ -30,7 +30,7 @@ struct PullRequest {
 class Puller {
  public:
   // `skopeo`: its path or name on PATH.
-  Puller(ImageStore& store, std::string skopeo = "skopeo");
+  Puller(const ImageStore& store, std::string skopeo = "skopeo");
 
   // Copies the image into the store and returns it. UNAVAILABLE when the
   // registry could not be reached, UNAUTHENTICATED when it refused the
@@ -39,7 +39,7 @@ class Puller {
   Result<StoredImage> Pull(const PullRequest& request) const;
 
  private:
-  ImageStore& store_;
+  const ImageStore& store_;
   std::string skopeo_;
 };
 

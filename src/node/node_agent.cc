@@ -110,7 +110,9 @@ bool NodeAgent::Started(const api::ContainerStatus& status, const ContainerRun& 
 }
 
 bool NodeAgent::WaitingForConfig(const api::ContainerStatus& status) {
-  return status.state.waiting && status.state.waiting->reason == api::kConfigWaitReason;
+  if (!status.state.waiting) return false;
+  const std::string& reason = status.state.waiting->reason;
+  return reason == api::kConfigWaitReason || IsImageWait(reason, status.state.waiting->message);
 }
 
 NodeAgent::NodeAgent(NodeAgentOptions options) : options_(std::move(options)) {
@@ -266,6 +268,10 @@ Status NodeAgent::Start(api::Pod& pod, Replica& replica, const Slot& slot) {
     OnExit(pod, replica, slot, runtime::ExitStatus{128, 0}, "StartError", why.message());
     return OkStatus();
   };
+  if (options_.image_puller != nullptr) {
+    ASSIGN_OR_RETURN(bool ready, ImageReady(pod, replica, slot));
+    if (!ready) return OkStatus();
+  }
   Result<runtime::ProcessSpec> spec = SpecOf(pod, replica, *slot.spec, run.run);
   if (!spec.ok() && spec.status().code() == StatusCode::kNotFound && options_.wait_for_config) {
     WaitForConfig(pod, replica, slot, spec.status());
@@ -290,6 +296,7 @@ Status NodeAgent::Start(api::Pod& pod, Replica& replica, const Slot& slot) {
   // before processes start): its exit file is read no more.
   if (run.run > 0) fs::remove(ExitPath(pod, name, run.run - 1), ec);
   run.process = std::move(*process);
+  run.image_pulled = false;  // a later start (Always) pulls again
   MarkRunning(pod, replica, slot);
   Event(replica, name, "Normal", "Started", fmt::format("Started container {}", name));
   return OkStatus();

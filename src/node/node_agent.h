@@ -85,6 +85,10 @@ class NodeAgent {
     std::string container_id;
     std::optional<runtime::ExitStatus> exit;  // how that run ended, once it has
     bool init = false;                        // an init container's
+    // Its image was pulled (or found, its policy asking no pull) for the
+    // start under way; and how many pulls for it failed in a row.
+    bool image_pulled = false;
+    int32_t pull_failures = 0;
   };
   struct Replica {
     std::string uid;  // of the pod it runs
@@ -118,13 +122,20 @@ class NodeAgent {
   static api::ContainerStatus& StatusOf(api::Pod& pod, const Slot& slot);
   static void EnsureStatuses(api::Pod& pod);
   static bool Started(const api::ContainerStatus& status, const ContainerRun& run);
-  // Waiting for a ConfigMap, Secret or claim (WaitForConfig): its next try
-  // is a start, not a restart.
+  // Waiting for a ConfigMap, Secret or claim (WaitForConfig), or for its
+  // image (WaitForImage): its next try is a start, not a restart.
   static bool WaitingForConfig(const api::ContainerStatus& status);
 
   Status SyncPod(const api::Pod& pod, std::optional<TimePoint>& wake);
   // The container waits for a ConfigMap, Secret or claim (`why`).
   void WaitForConfig(api::Pod& pod, Replica& replica, const Slot& slot, const Status& why);
+  // With image roots: whether the container's image is here as its
+  // imagePullPolicy wants it; if not, the pull is asked for (or its
+  // failure said) and the container waits, with the kubelet's reasons and
+  // events (node_agent_images.cc).
+  Result<bool> ImageReady(api::Pod& pod, Replica& replica, const Slot& slot);
+  void WaitForImage(api::Pod& pod, Replica& replica, const Slot& slot, const std::string& reason,
+                    const std::string& message, Duration retry_after);
   // Takes exits, restarts what is due, starts what comes next and sets the
   // phase: the pod's status edited, not written.
   Status Advance(api::Pod& pod, Replica& replica, std::optional<TimePoint>& wake);

@@ -12,6 +12,7 @@
 #include "image/image_store.h"
 #include "node/cgroups.h"
 #include "node/container_env.h"
+#include "node/image_puller.h"
 #include "node/run_as.h"
 #include "node/sandbox.h"
 #include "runtime/local/credentials.h"
@@ -86,6 +87,10 @@ struct NodeAgentOptions {
   // Set: containers run in their images' roots (node/image_root.h), which
   // this store holds; unset: on the machine's own files.
   const image::ImageStore* images = nullptr;
+  // With `images`: pulls what a container's imagePullPolicy asks for, in
+  // the background, while the container waits (ContainerCreating,
+  // ErrImagePull, ImagePullBackOff), as the kubelet does.
+  ImagePuller* image_puller = nullptr;
 };
 
 }  // namespace trainyard::node

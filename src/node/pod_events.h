@@ -1,6 +1,7 @@
 // The events the kubelet records about a pod's containers, as `kubectl
 // describe pod` and `kubectl get events` show them: Started, Killing,
-// BackOff, OOMKilling and Failed, each with the container's field path
+// BackOff, OOMKilling and Failed; with image roots Pulling, Pulled,
+// InspectFailed and ErrImageNeverPull; each with the container's field path
 // and source `kubelet`. One event per pod, container and reason, counted
 // up as it happens again (a crash loop makes one BackOff, not thousands),
 // and deleted with the pod.

@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "cli/tests/operator_fixture.h"
+#include "cli/tests/test_registry.h"
 #include "common/strings.h"
 #include "common/subprocess.h"
 #include "common/tests/needs.h"
@@ -27,30 +27,6 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-bool Have(const char* program) {
-  return system(fmt::format("command -v {} >/dev/null", program).c_str()) == 0;
-}
-
-// Runs `argv`, failing the test when it fails.
-std::string MustRun(const std::vector<std::string>& argv) {
-  Result<ToolRun> run = RunTool(argv);
-  EXPECT_TRUE(run.ok()) << run.status().ToString();
-  EXPECT_EQ(run.ok() ? run->exit_code : -1, 0) << Join(argv, " ") << ":\n"
-                                               << (run.ok() ? run->output : "");
-  return run.ok() ? run->output : "";
-}
-
-bool Accepts(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  close(fd);
-  return ok;
-}
-
 // How ImagesE2eTest::RunInImage runs its Job.
 struct RunSetting {
   bool host_credentials = true;  // the suite's auth file as the host's
@@ -60,91 +36,15 @@ struct RunSetting {
 
 class ImagesE2eTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    if (!Have("docker-registry") || !Have("umoci") || !Have("skopeo") || !Have("htpasswd") ||
-        !fs::exists("/bin/busybox")) {
-      return;  // each test says what is missing
-    }
-    suite_ = fs::temp_directory_path() / fmt::format("trainyard-images-e2e-{}", getpid());
-    fs::remove_all(suite_);
-    fs::create_directories(suite_);
-    port_ = FreePort();
-    MustRun({"sh", "-c", fmt::format("htpasswd -Bbn alice s3cret > {}/htpasswd", suite_.string())});
-    std::ofstream(suite_ / "registry.yml") << fmt::format(
-        "version: 0.1\nlog: {{level: error}}\nstorage: {{filesystem: {{rootdirectory: "
-        "{0}/data}}}}\n"
-        "http: {{addr: 127.0.0.1:{1}}}\nauth: {{htpasswd: {{realm: test, path: {0}/htpasswd}}}}\n",
-        suite_.string(), port_);
-    std::ofstream(suite_ / "registries.conf")
-        << fmt::format("[[registry]]\nlocation = \"127.0.0.1:{}\"\ninsecure = true\n", port_);
-    std::ofstream(suite_ / "auth.json")
-        << fmt::format(R"({{"auths": {{"127.0.0.1:{}": {{"auth": "{}"}}}}}})", port_,
-                       Base64Encode("alice:s3cret"));
-    Result<runtime::Process> registry = runtime::Process::Start(
-        {.argv = {"docker-registry", "serve", (suite_ / "registry.yml").string()},
-         .env = {{"PATH", "/usr/bin:/bin"}},
-         .log_path = (suite_ / "registry.log").string()});
-    ASSERT_TRUE(registry.ok()) << registry.status().ToString();
-    registry_ = new runtime::Process(*std::move(registry));
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (!Accepts(port_) && std::chrono::steady_clock::now() < deadline) {
-      ASSERT_FALSE(registry_->WaitFor(std::chrono::milliseconds(20)).has_value())
-          << "docker-registry ended at once";
-    }
-    BuildAndPush();
-  }
-  static void TearDownTestSuite() {
-    if (registry_ != nullptr) registry_->Stop(std::chrono::seconds(5));
-    delete registry_;
-    registry_ = nullptr;
-    if (!suite_.empty()) fs::remove_all(suite_);
-  }
-
-  // 127.0.0.1:<port>/team/app:v1: /bin/busybox and /app/run.sh in the
-  // base layer, /app/old in it too and deleted by the second.
-  static void BuildAndPush() {
-    std::string layout = (suite_ / "layout").string();
-    std::string bundle = (suite_ / "bundle").string();
-    MustRun({"umoci", "init", "--layout", layout});
-    MustRun({"umoci", "new", "--image", layout + ":v1"});
-    MustRun({"umoci", "unpack", "--rootless", "--image", layout + ":v1", bundle});
-    fs::path rootfs = fs::path(bundle) / "rootfs";
-    fs::create_directories(rootfs / "bin");
-    fs::create_directories(rootfs / "app");
-    fs::copy_file("/bin/busybox", rootfs / "bin/busybox");
-    fs::create_symlink("busybox", rootfs / "bin/sh");
-    std::ofstream(rootfs / "app/run.sh")
-        << "echo hello from the image\n"
-           "echo \"greeting=$GREETING extra=$EXTRA pwd=$(pwd)\"\n"
-           "if [ -e /app/old ]; then echo old-present; else echo old-gone; fi\n"
-           "echo kept > /data/scratch/mark && cat /data/scratch/mark\n";
-    // Readable by the replica's user (nobody), whatever the umask.
-    fs::permissions(rootfs / "app/run.sh", fs::perms(0755));
-    std::ofstream(rootfs / "app/old") << "deleted above\n";
-    MustRun({"umoci", "repack", "--image", layout + ":v1", bundle});
-    std::string upper = (suite_ / "upper").string();
-    MustRun({"umoci", "unpack", "--rootless", "--image", layout + ":v1", upper});
-    fs::remove(fs::path(upper) / "rootfs/app/old");
-    MustRun({"umoci", "repack", "--image", layout + ":v1", upper});
-    MustRun({"umoci", "config", "--image", layout + ":v1", "--config.entrypoint", "/bin/sh",
-             "--config.cmd", "/app/run.sh", "--config.env", "GREETING=hi", "--config.workingdir",
-             "/app"});
-    MustRun({"skopeo", "copy", "--dest-tls-verify=false", "--dest-creds", "alice:s3cret",
-             "oci:" + layout + ":v1", "docker://" + Image("v1")});
-  }
-
-  static std::string Image(const std::string& tag) {
-    return fmt::format("127.0.0.1:{}/team/app:{}", port_, tag);
-  }
-
   void SetUp() override {
-    TRAINYARD_NEEDS(Have("docker-registry"), "docker-registry");
-    TRAINYARD_NEEDS(Have("umoci") && Have("skopeo"), "umoci and skopeo");
-    TRAINYARD_NEEDS(Have("htpasswd"), "apache2-utils");
-    TRAINYARD_NEEDS(fs::exists("/bin/busybox"), "busybox-static");
-    ASSERT_NE(registry_, nullptr);
+    std::string missing = TestRegistry::Missing();
+    TRAINYARD_NEEDS(missing.empty(), missing);
+    registry_ = TestRegistry::Get();
+    ASSERT_NE(registry_, nullptr) << "the test registry did not start";
     dir_ = FreshTestDir("trainyard-images-home");
   }
+  std::string Image(const std::string& tag) const { return registry_->Image(tag); }
+  std::string Auth() const { return registry_->Auth(); }
   void TearDown() override {
     if (!dir_.empty()) fs::remove_all(dir_);
   }
@@ -155,14 +55,13 @@ class ImagesE2eTest : public ::testing::Test {
     std::vector<std::string> argv = {TRAINYARD_BINARY, "images"};
     argv.insert(argv.end(), args.begin(), args.end());
     argv.insert(argv.end(), {"--home", (dir_ / "home").string()});
-    Result<ToolRun> run = RunTool(
-        argv, {.env = {{"HOME", dir_.string()},
-                       {"REGISTRY_AUTH_FILE", (dir_ / "no-auth.json").string()},
-                       {"CONTAINERS_REGISTRIES_CONF", (suite_ / "registries.conf").string()}}});
+    Result<ToolRun> run =
+        RunTool(argv, {.env = {{"HOME", dir_.string()},
+                               {"REGISTRY_AUTH_FILE", (dir_ / "no-auth.json").string()},
+                               {"CONTAINERS_REGISTRIES_CONF", registry_->RegistriesConf()}}});
     EXPECT_TRUE(run.ok()) << run.status().ToString();
     return run.ok() ? *run : ToolRun{.exit_code = -1};
   }
-  std::string Auth() const { return (suite_ / "auth.json").string(); }
 
   // `trainyard run --root image` of a batch Job whose container is
   // `container` (YAML flow mapping fields after name and image), with the
@@ -191,14 +90,12 @@ spec:
                  (dir_ / "job.yaml").string()},
                 {.env = {{"HOME", dir_.string()},
                          {"REGISTRY_AUTH_FILE", auth_file},
-                         {"CONTAINERS_REGISTRIES_CONF", (suite_ / "registries.conf").string()}}});
+                         {"CONTAINERS_REGISTRIES_CONF", registry_->RegistriesConf()}}});
     EXPECT_TRUE(run.ok()) << run.status().ToString();
     return run.ok() ? *run : ToolRun{.exit_code = -1};
   }
 
-  static inline fs::path suite_;
-  static inline int port_ = 0;
-  static inline runtime::Process* registry_ = nullptr;
+  TestRegistry* registry_ = nullptr;
   fs::path dir_;
 };
 
@@ -230,17 +127,18 @@ TEST_F(ImagesE2eTest, WithoutCredentialsThePullIsRefusedNamingTheImage) {
 }
 
 TEST_F(ImagesE2eTest, ADigestPinsTheImage) {
-  std::string digest = std::string(
-      Trim(MustRun({"skopeo", "inspect", "--tls-verify=false", "--creds", "alice:s3cret",
-                    "--format", "{{.Digest}}", "docker://" + Image("v1")})));
+  std::string digest = std::string(Trim(registry_internal::MustRun(
+      {"skopeo", "inspect", "--tls-verify=false", "--creds", "alice:s3cret", "--format",
+       "{{.Digest}}", "docker://" + Image("v1")})));
   ASSERT_THAT(digest, ::testing::StartsWith("sha256:"));
-  std::string pinned = fmt::format("127.0.0.1:{}/team/app@{}", port_, digest);
+  std::string pinned = fmt::format("127.0.0.1:{}/team/app@{}", registry_->port(), digest);
   ToolRun pulled = Images({"pull", pinned, "--authfile", Auth()});
   ASSERT_EQ(pulled.exit_code, 0) << pulled.output;
   EXPECT_THAT(Images({}).output, HasSubstr(pinned));
-  ToolRun wrong =
-      Images({"pull", fmt::format("127.0.0.1:{}/team/app@sha256:{}", port_, std::string(64, '0')),
-              "--authfile", Auth()});
+  ToolRun wrong = Images(
+      {"pull",
+       fmt::format("127.0.0.1:{}/team/app@sha256:{}", registry_->port(), std::string(64, '0')),
+       "--authfile", Auth()});
   EXPECT_EQ(wrong.exit_code, 1);
   EXPECT_THAT(wrong.output, HasSubstr("no such image"));
 }
@@ -273,7 +171,7 @@ class ImageRootE2eTest : public ImagesE2eTest {
     ImagesE2eTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     TRAINYARD_NEEDS(geteuid() == 0, "root (an image's root is an overlay mount)");
-    TRAINYARD_NEEDS(Have("bwrap"), "bubblewrap");
+    TRAINYARD_NEEDS(registry_internal::Have("bwrap"), "bubblewrap");
   }
 };
 
@@ -319,8 +217,8 @@ TEST_F(ImageRootE2eTest, ThePodsImagePullSecretGivesThePullItsCredentials) {
   EXPECT_EQ(refused.exit_code, 1);
   EXPECT_THAT(refused.output, HasSubstr("ErrImagePull: pulling image \"" + Image("v1") +
                                         "\": the registry refused the credentials"));
-  std::string config = fmt::format(R"({{"auths": {{"127.0.0.1:{}": {{"auth": "{}"}}}}}})", port_,
-                                   Base64Encode("alice:s3cret"));
+  std::string config = fmt::format(R"({{"auths": {{"127.0.0.1:{}": {{"auth": "{}"}}}}}})",
+                                   registry_->port(), Base64Encode("alice:s3cret"));
   ToolRun run = RunInImage("", {.host_credentials = false,
                                 .pod = "      imagePullSecrets: [{name: regcred}]",
                                 .documents = fmt::format(R"(

@@ -97,14 +97,18 @@ class ServerFixture : public ::testing::Test {
   fs::path Kubeconfig() const { return home_ / "kubeconfig"; }
 
   // Starts the server and waits until it serves (it writes the kubeconfig).
-  void StartServer(const std::vector<std::string>& flags = {}) {
+  void StartServer(const std::vector<std::string>& flags = {},
+                   const std::vector<std::pair<std::string, std::string>>& env = {}) {
     fs::remove(Kubeconfig());
     std::vector<std::string> argv = {TRAINYARD_BINARY, "server",      "--port", "0",
                                      "--home",         home_.string()};
     argv.insert(argv.end(), flags.begin(), flags.end());
+    std::vector<std::pair<std::string, std::string>> server_env = {{"PATH", kPath},
+                                                                   {"HOME", dir_.string()}};
+    server_env.insert(server_env.end(), env.begin(), env.end());
     Result<runtime::Process> p =
         runtime::Process::Start({.argv = argv,
-                                 .env = {{"PATH", kPath}, {"HOME", dir_.string()}},
+                                 .env = server_env,
                                  .working_dir = TRAINYARD_SOURCE_DIR,
                                  .log_path = (dir_ / "server.log").string()});
     ASSERT_TRUE(p.ok()) << p.status().ToString();

@@ -1,0 +1,97 @@
+// `trainyard server --root image` as kubectl sees it: a pod waits for its
+// image with the kubelet's reasons and events, then runs in it; a pull
+// that fails shows ErrImagePull and ImagePullBackOff.
+#include <gmock/gmock.h>
+#include <unistd.h>
+
+#include "cli/tests/server_fixture.h"
+#include "cli/tests/test_registry.h"
+
+namespace trainyard::cli::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+class ImagesServerE2eTest : public ServerFixture {
+ protected:
+  void SetUp() override {
+    ServerFixture::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    std::string missing = TestRegistry::Missing();
+    TRAINYARD_NEEDS(missing.empty(), missing);
+    TRAINYARD_NEEDS(geteuid() == 0, "root (an image's root is an overlay mount)");
+    registry_ = TestRegistry::Get();
+    ASSERT_NE(registry_, nullptr) << "the test registry did not start";
+    StartServer({"--root", "image"}, {{"REGISTRY_AUTH_FILE", registry_->Auth()},
+                                      {"CONTAINERS_REGISTRIES_CONF", registry_->RegistriesConf()}});
+  }
+
+  // A Job of one pod from `image`, printing what it finds.
+  void ApplyJob(const std::string& name, const std::string& image) {
+    CommandResult applied = Kubectl({"apply", "-f",
+                                     Write(name + ".yaml", fmt::format(R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: {}}}
+spec:
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: main
+          image: "{}"
+          command: [/bin/sh, -c, 'echo "in the image: $GREETING $PWD"']
+)",
+                                                                       name, image))});
+    ASSERT_EQ(applied.exit_code, 0) << applied.output;
+  }
+
+  TestRegistry* registry_ = nullptr;
+};
+
+TEST_F(ImagesServerE2eTest, APodWaitsForItsImageThenRunsInIt) {
+  ApplyJob("from-image", registry_->Image("v1"));
+  ASSERT_TRUE(Eventually([&] {
+    return Kubectl({"get", "job", "from-image", "-o",
+                    "jsonpath={.status.conditions[?(@.type==\"Complete\")].status}"})
+               .output == "True";
+  })) << Kubectl({"describe", "pods"}).output;
+  EXPECT_THAT(Kubectl({"logs", "job/from-image"}).output, HasSubstr("in the image: hi /app"));
+  std::string events =
+      Kubectl({"get", "events", "-o", "custom-columns=REASON:.reason,MESSAGE:.message"}).output;
+  EXPECT_THAT(events, HasSubstr("Pulling image \"" + registry_->Image("v1") + "\""));
+  EXPECT_THAT(events, HasSubstr("Successfully pulled image \"" + registry_->Image("v1") + "\" in"));
+  // A second pod of the image: no pull.
+  ApplyJob("again", registry_->Image("v1"));
+  ASSERT_TRUE(Eventually([&] {
+    return Kubectl({"get", "events", "-o", "custom-columns=MESSAGE:.message"})
+               .output.find("Container image \"" + registry_->Image("v1") +
+                            "\" already present on machine") != std::string::npos;
+  }));
+}
+
+TEST_F(ImagesServerE2eTest, AFailedPullShowsErrImagePullThenImagePullBackOff) {
+  ApplyJob("missing", registry_->Image("v9"));
+  auto reason = [&] {
+    return Kubectl({"get", "pods", "-l", "job-name=missing", "-o",
+                    "jsonpath={.items[0].status.containerStatuses[0].state.waiting.reason}"})
+        .output;
+  };
+  ASSERT_TRUE(Eventually([&] { return reason() == "ErrImagePull"; }, std::chrono::seconds(30)))
+      << Kubectl({"describe", "pods"}).output;
+  ASSERT_TRUE(Eventually([&] { return reason() == "ImagePullBackOff"; }, std::chrono::seconds(30)))
+      << Kubectl({"describe", "pods"}).output;
+  EXPECT_EQ(
+      Kubectl({"get", "pods", "-l", "job-name=missing", "-o", "jsonpath={.items[0].status.phase}"})
+          .output,
+      "Pending");
+  std::string described = Kubectl({"describe", "pods", "-l", "job-name=missing"}).output;
+  EXPECT_THAT(described, HasSubstr("Failed to pull image \"" + registry_->Image("v9") +
+                                   "\": pulling image \"" + registry_->Image("v9") +
+                                   "\": the registry has no such image"));
+  EXPECT_THAT(described, HasSubstr("Back-off pulling image"));
+}
+
+}  // namespace
+}  // namespace trainyard::cli::testing

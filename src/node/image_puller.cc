@@ -1,0 +1,75 @@
+#include "node/image_puller.h"
+
+#include <chrono>
+
+#include "image/puller.h"
+
+namespace trainyard::node {
+
+ImagePuller::ImagePuller(const image::ImageStore& store)
+    : store_(store), worker_([this] { Work(); }) {}
+
+ImagePuller::~ImagePuller() {
+  {
+    MutexLock lock(mu_);
+    stopping_ = true;
+  }
+  queued_.NotifyAll();
+  worker_.join();
+}
+
+void ImagePuller::Request(const image::ImageReference& ref) {
+  {
+    MutexLock lock(mu_);
+    if (!pending_.insert(ref.String()).second) return;
+    ended_.erase(ref.String());
+    queue_.push_back(ref);
+  }
+  queued_.NotifyOne();
+}
+
+bool ImagePuller::Pending(const std::string& ref) const {
+  MutexLock lock(mu_);
+  return pending_.contains(ref);
+}
+
+std::optional<ImagePuller::Outcome> ImagePuller::Take(const std::string& ref) {
+  MutexLock lock(mu_);
+  auto it = ended_.find(ref);
+  if (it == ended_.end()) return std::nullopt;
+  Outcome outcome = std::move(it->second);
+  ended_.erase(it);
+  return outcome;
+}
+
+void ImagePuller::Work() {
+  image::Puller puller(store_);
+  for (;;) {
+    image::ImageReference ref;
+    {
+      MutexLock lock(mu_);
+      queued_.Wait(mu_, [&]() TRAINYARD_REQUIRES(mu_) { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      ref = queue_.front();
+      queue_.pop_front();
+    }
+    auto start = std::chrono::steady_clock::now();
+    Outcome outcome;
+    Result<image::StoredImage> pulled = puller.Pull({.reference = ref});
+    if (pulled.ok()) {
+      outcome.bytes = pulled->size;
+      outcome.status = store_.UnpackedLayers(*pulled).status();
+    } else {
+      outcome.status = pulled.status();
+    }
+    outcome.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    {
+      MutexLock lock(mu_);
+      pending_.erase(ref.String());
+      ended_[ref.String()] = std::move(outcome);
+    }
+  }
+}
+
+}  // namespace trainyard::node

@@ -1,0 +1,73 @@
+// The node agent's image pulls, in the background and one at a time (the
+// kubelet's default, serializeImagePulls): a pod waiting for its image
+// does not hold up the agent's loop, and two pods of one image wait for
+// one pull. Each pull is skopeo's (image/puller.h) with the host's
+// credentials, and its layers are unpacked before it is said done, so the
+// container's start that follows costs no unpacking.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "common/mutex.h"
+#include "common/status.h"
+#include "image/image_store.h"
+#include "image/reference.h"
+
+namespace trainyard::node {
+
+// What a container waiting for a pull says beside ContainerCreating (the
+// reason every container has before it first starts).
+inline constexpr std::string_view kPullingMessage = "Pulling image ";
+
+// Whether a container waits for its image: the kubelet's reasons.
+inline bool IsImageWait(const std::string& reason, const std::string& message) {
+  return reason == "ErrImagePull" || reason == "ImagePullBackOff" ||
+         reason == "ErrImageNeverPull" || reason == "InvalidImageName" ||
+         (reason == "ContainerCreating" && message.starts_with(kPullingMessage));
+}
+
+// How often a container waiting for a pull looks whether it has ended.
+inline constexpr std::chrono::milliseconds kImagePullPoll{200};
+
+class ImagePuller {
+ public:
+  struct Outcome {
+    Status status;       // OK, or why the pull failed (naming the image)
+    double seconds = 0;  // how long it took
+    uint64_t bytes = 0;  // the image's size
+  };
+
+  // The node agent looks for a pull's end on a timer (kImagePullPoll).
+  explicit ImagePuller(const image::ImageStore& store);
+  ~ImagePuller();  // waits for the pull under way, drops the queued ones
+  ImagePuller(const ImagePuller&) = delete;
+  ImagePuller& operator=(const ImagePuller&) = delete;
+
+  // Queues a pull of `ref` unless one is queued or under way.
+  void Request(const image::ImageReference& ref);
+  // Whether a pull of `ref` (its String()) is queued or under way.
+  bool Pending(const std::string& ref) const;
+  // How the last pull of `ref` ended, once: taken, it is forgotten.
+  std::optional<Outcome> Take(const std::string& ref);
+
+ private:
+  void Work();
+
+  const image::ImageStore& store_;
+  mutable Mutex mu_;
+  CondVar queued_;
+  std::deque<image::ImageReference> queue_ TRAINYARD_GUARDED_BY(mu_);
+  std::set<std::string> pending_ TRAINYARD_GUARDED_BY(mu_);
+  std::map<std::string, Outcome> ended_ TRAINYARD_GUARDED_BY(mu_);
+  bool stopping_ TRAINYARD_GUARDED_BY(mu_) = false;
+  std::thread worker_;  // last: started once the rest is made
+};
+
+}  // namespace trainyard::node
