@@ -396,6 +396,7 @@ void RemoveVolumes(const PodVolumeDirs& dirs) {
   // What replicas shaped, removed without following their links.
   (void)RemoveTree(dirs.disk);
   (void)RemoveTree(dirs.memory);
+  (void)RemoveTree(dirs.roots);  // the writable layers of its image roots
   std::error_code ec;
   if (!dirs.hosts_file.empty()) fs::remove(dirs.hosts_file, ec);
 }

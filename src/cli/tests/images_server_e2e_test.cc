@@ -10,6 +10,7 @@
 namespace trainyard::cli::testing {
 namespace {
 
+namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
 class ImagesServerE2eTest : public ServerFixture {
@@ -62,6 +63,19 @@ TEST_F(ImagesServerE2eTest, APodWaitsForItsImageThenRunsInIt) {
       Kubectl({"get", "events", "-o", "custom-columns=REASON:.reason,MESSAGE:.message"}).output;
   EXPECT_THAT(events, HasSubstr("Pulling image \"" + registry_->Image("v1") + "\""));
   EXPECT_THAT(events, HasSubstr("Successfully pulled image \"" + registry_->Image("v1") + "\" in"));
+  // The pod's writable layer goes with it.
+  auto roots = [&] {
+    int n = 0;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(home_ / "server/pods", ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      n += it->path().filename() == "roots";
+    }
+    return n;
+  };
+  EXPECT_EQ(roots(), 1);
+  ASSERT_EQ(Kubectl({"delete", "job", "from-image"}).exit_code, 0);
+  EXPECT_TRUE(Eventually([&] { return roots() == 0; }, std::chrono::seconds(30)));
   // A second pod of the image: no pull.
   ApplyJob("again", registry_->Image("v1"));
   ASSERT_TRUE(Eventually([&] {

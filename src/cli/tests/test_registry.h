@@ -160,7 +160,6 @@ class TestRegistry {
                                 "docker://" + Image("v1")});
   }
 
-
   std::filesystem::path suite_;
   int port_ = 0;
   std::optional<runtime::Process> registry_;

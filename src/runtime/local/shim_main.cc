@@ -244,8 +244,6 @@ pid_t ReadSandboxedPid(int fd) {
   return pid > 0 ? static_cast<pid_t>(pid) : 0;
 }
 
-// The forked child: becomes the replica (through bwrap when sandboxed), as
-// `user` if given, killed with the shim if the shim dies.
 // The image's root, mounted in a mount namespace of the replica's own.
 bool MountRoot(const char* merged, const char* data) {
   if (unshare(CLONE_NEWNS) != 0) return false;
@@ -259,6 +257,8 @@ struct Overlay {
   const char* data = nullptr;
 };
 
+// The forked child: becomes the replica (through bwrap when sandboxed), as
+// `user` if given, killed with the shim if the shim dies.
 [[noreturn]] void RunReplica(const User& user, bool sandboxed, const Overlay& overlay,
                              const int info[2], const sigset_t& stops, pid_t shim,
                              const char* program, char** args) {
