@@ -1,6 +1,5 @@
 #include "cli/image_pulls.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <unistd.h>
@@ -73,53 +72,43 @@ std::string NamespaceOf(const api::Json& object) {
   return ns.empty() ? "default" : ns;
 }
 
-// A containers-auth.json(5) file for `need`'s pull, or "" for skopeo's
-// own places; removed when the pull is done.
-class PullAuthFile {
- public:
-  ~PullAuthFile() {
-    if (!path_.empty()) unlink(path_.c_str());
-  }
-  Result<std::string> Write(const image::ImageStore& store, const LoadedManifests& loaded,
-                            const ImageNeed& need, std::ostream& progress) {
-    if (need.secrets.empty()) return std::string();
-    std::vector<api::Json> auths;
-    std::vector<std::string> missing;
-    for (const auto& [ns, name] : need.secrets) {
-      const api::Json* found = nullptr;
-      for (const LoadedObject& o : loaded.objects) {
-        // The kind that holds secrets: a Secret.
-        if (api::HoldsSecrets(api::StringAt(o.document, "kind")) && NamespaceOf(o.document) == ns &&
-            api::StringAt(o.document, {"metadata", "name"}) == name) {
-          found = &o.document;
-        }
+// The credentials for `need`'s pull: its pods' pull secrets over the
+// host's, in a file removed when the pull is done; none when its pods name
+// no secret (skopeo then reads the host's itself).
+Result<std::optional<image::AuthFile>> AuthFor(const image::ImageStore& store,
+                                               const LoadedManifests& loaded, const ImageNeed& need,
+                                               std::ostream& progress) {
+  if (need.secrets.empty()) return std::optional<image::AuthFile>();
+  std::vector<api::Json> auths;
+  std::vector<std::string> missing;
+  for (const auto& [ns, name] : need.secrets) {
+    const api::Json* found = nullptr;
+    for (const LoadedObject& o : loaded.objects) {
+      // The kind that holds secrets: a Secret.
+      if (api::HoldsSecrets(api::StringAt(o.document, "kind")) && NamespaceOf(o.document) == ns &&
+          api::StringAt(o.document, {"metadata", "name"}) == name) {
+        found = &o.document;
       }
-      if (found == nullptr) {
-        missing.push_back(ns + "/" + name);
-        continue;
-      }
-      ASSIGN_OR_RETURN(api::Json secret_auths, image::AuthsOfSecret(*found));
-      auths.push_back(std::move(secret_auths));
     }
-    if (!missing.empty()) {
-      progress << fmt::format(
-          "warning: Unable to retrieve some image pull secrets ({}); attempting to pull the image "
-          "may not succeed.\n",
-          fmt::join(missing, ", "));
+    if (found == nullptr) {
+      missing.push_back(ns + "/" + name);
+      continue;
     }
-    ASSIGN_OR_RETURN(api::Json merged, image::MergedAuths(auths, image::HostAuthFile()));
-    path_ = fmt::format("{}/auth-{}.json", store.root(), getpid());
-    int fd = open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    std::string text = merged.dump();
-    bool written = fd >= 0 && write(fd, text.data(), text.size()) == ssize_t(text.size());
-    if (fd >= 0) close(fd);
-    if (!written) return InternalError("cannot write " + path_);
-    return path_;
+    ASSIGN_OR_RETURN(api::Json secret_auths, image::AuthsOfSecret(*found));
+    auths.push_back(std::move(secret_auths));
   }
-
- private:
-  std::string path_;
-};
+  if (!missing.empty()) {
+    progress << fmt::format(
+        "warning: Unable to retrieve some image pull secrets ({}); attempting to pull the image "
+        "may not succeed.\n",
+        fmt::join(missing, ", "));
+  }
+  ASSIGN_OR_RETURN(api::Json merged, image::MergedAuths(auths, image::HostAuthFile()));
+  ASSIGN_OR_RETURN(
+      image::AuthFile file,
+      image::AuthFile::Write(fmt::format("{}/auth-{}.json", store.root(), getpid()), merged));
+  return std::optional<image::AuthFile>(std::move(file));
+}
 
 }  // namespace
 
@@ -146,8 +135,8 @@ Status PullImages(image::ImageStore& store, const LoadedManifests& loaded,
           "ErrImageNeverPull: container image \"{}\" is not present with pull policy of Never",
           text));
     }
-    PullAuthFile auth;
-    ASSIGN_OR_RETURN(std::string auth_file, auth.Write(store, loaded, need, progress));
+    ASSIGN_OR_RETURN(std::optional<image::AuthFile> auth, AuthFor(store, loaded, need, progress));
+    std::string auth_file = auth ? auth->path() : "";
     progress << fmt::format("Pulling image \"{}\"\n", text) << std::flush;
     auto start = std::chrono::steady_clock::now();
     auto on_progress = [&](std::string_view line) {

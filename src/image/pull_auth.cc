@@ -1,6 +1,8 @@
 #include "image/pull_auth.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -90,6 +92,20 @@ Result<api::Json> MergedAuths(const std::vector<api::Json>& secrets, const std::
     for (const auto& [registry, entry] : secret.items()) auths[registry] = entry;
   }
   return api::Json{{"auths", std::move(auths)}};
+}
+
+Result<AuthFile> AuthFile::Write(std::string path, const api::Json& auths) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  std::string text = auths.dump();
+  bool written = fd >= 0 && write(fd, text.data(), text.size()) == ssize_t(text.size());
+  if (fd >= 0) close(fd);
+  AuthFile file(std::move(path));  // removed however the write went
+  if (!written) return InternalError("cannot write " + file.path());
+  return file;
+}
+
+AuthFile::~AuthFile() {
+  if (!path_.empty()) unlink(path_.c_str());
 }
 
 }  // namespace trainyard::image

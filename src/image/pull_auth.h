@@ -26,4 +26,21 @@ std::string HostAuthFile();
 // over them, in order.
 Result<api::Json> MergedAuths(const std::vector<api::Json>& secrets, const std::string& host_file);
 
+// Credentials written for one pull: a file of trainyard's alone (0600),
+// removed when this goes.
+class AuthFile {
+ public:
+  static Result<AuthFile> Write(std::string path, const api::Json& auths);
+  AuthFile(AuthFile&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
+  AuthFile(const AuthFile&) = delete;
+  AuthFile& operator=(const AuthFile&) = delete;
+  AuthFile& operator=(AuthFile&&) = delete;
+  ~AuthFile();
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit AuthFile(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
 }  // namespace trainyard::image

@@ -1,7 +1,11 @@
 #include "node/image_puller.h"
 
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <chrono>
 
+#include "image/pull_auth.h"
 #include "image/puller.h"
 
 namespace trainyard::node {
@@ -18,12 +22,12 @@ ImagePuller::~ImagePuller() {
   worker_.join();
 }
 
-void ImagePuller::Request(const image::ImageReference& ref) {
+void ImagePuller::Request(const image::ImageReference& ref, api::Json auths) {
   {
     MutexLock lock(mu_);
     if (!pending_.insert(ref.String()).second) return;
     ended_.erase(ref.String());
-    queue_.push_back(ref);
+    queue_.push_back({ref, std::move(auths)});
   }
   queued_.NotifyOne();
 }
@@ -42,20 +46,29 @@ std::optional<ImagePuller::Outcome> ImagePuller::Take(const std::string& ref) {
   return outcome;
 }
 
+Result<image::StoredImage> ImagePuller::Pull(const image::Puller& puller, const Queued& next) {
+  if (next.auths.is_null()) return puller.Pull({.reference = next.ref});
+  ASSIGN_OR_RETURN(image::AuthFile auth,
+                   image::AuthFile::Write(
+                       fmt::format("{}/auth-puller-{}.json", store_.root(), getpid()), next.auths));
+  return puller.Pull({.reference = next.ref, .auth_file = auth.path()});
+}
+
 void ImagePuller::Work() {
   image::Puller puller(store_);
   for (;;) {
-    image::ImageReference ref;
+    Queued next;
     {
       MutexLock lock(mu_);
       queued_.Wait(mu_, [&]() TRAINYARD_REQUIRES(mu_) { return stopping_ || !queue_.empty(); });
       if (stopping_) return;
-      ref = queue_.front();
+      next = std::move(queue_.front());
       queue_.pop_front();
     }
+    const image::ImageReference& ref = next.ref;
     auto start = std::chrono::steady_clock::now();
     Outcome outcome;
-    Result<image::StoredImage> pulled = puller.Pull({.reference = ref});
+    Result<image::StoredImage> pulled = Pull(puller, next);
     if (pulled.ok()) {
       outcome.bytes = pulled->size;
       outcome.status = store_.UnpackedLayers(*pulled).status();

@@ -15,9 +15,11 @@
 #include <string_view>
 #include <thread>
 
+#include "api/json.h"
 #include "common/mutex.h"
 #include "common/status.h"
 #include "image/image_store.h"
+#include "image/puller.h"
 #include "image/reference.h"
 
 namespace trainyard::node {
@@ -50,20 +52,27 @@ class ImagePuller {
   ImagePuller(const ImagePuller&) = delete;
   ImagePuller& operator=(const ImagePuller&) = delete;
 
-  // Queues a pull of `ref` unless one is queued or under way.
-  void Request(const image::ImageReference& ref);
+  // Queues a pull of `ref` unless one is queued or under way, with
+  // `auths` ({"auths": ...}, the pod's pull secrets over the host's) or,
+  // when null, the host's credentials alone.
+  void Request(const image::ImageReference& ref, api::Json auths = nullptr);
   // Whether a pull of `ref` (its String()) is queued or under way.
   bool Pending(const std::string& ref) const;
   // How the last pull of `ref` ended, once: taken, it is forgotten.
   std::optional<Outcome> Take(const std::string& ref);
 
  private:
+  struct Queued {
+    image::ImageReference ref;
+    api::Json auths;
+  };
   void Work();
+  Result<image::StoredImage> Pull(const image::Puller& puller, const Queued& next);
 
   const image::ImageStore& store_;
   mutable Mutex mu_;
   CondVar queued_;
-  std::deque<image::ImageReference> queue_ TRAINYARD_GUARDED_BY(mu_);
+  std::deque<Queued> queue_ TRAINYARD_GUARDED_BY(mu_);
   std::set<std::string> pending_ TRAINYARD_GUARDED_BY(mu_);
   std::map<std::string, Outcome> ended_ TRAINYARD_GUARDED_BY(mu_);
   bool stopping_ TRAINYARD_GUARDED_BY(mu_) = false;

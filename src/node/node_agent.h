@@ -134,6 +134,10 @@ class NodeAgent {
   // failure said) and the container waits, with the kubelet's reasons and
   // events (node_agent_images.cc).
   Result<bool> ImageReady(api::Pod& pod, Replica& replica, const Slot& slot);
+  // The pod's imagePullSecrets over the host's credentials ({"auths":
+  // ...}), or null when it names none that can be read (said in an event).
+  Result<api::Json> PullAuthsOf(const api::Pod& pod, const Replica& replica,
+                                const std::string& container);
   void WaitForImage(api::Pod& pod, Replica& replica, const Slot& slot, const std::string& reason,
                     const std::string& message, Duration retry_after);
   // Takes exits, restarts what is due, starts what comes next and sets the

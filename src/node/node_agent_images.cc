@@ -4,7 +4,9 @@
 // pulls fail; ErrImageNeverPull; InvalidImageName) and its pod stays
 // Pending.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "image/pull_auth.h"
 #include "image/reference.h"
 #include "node/node_agent.h"
 
@@ -23,6 +25,35 @@ Duration PullBackoff(const NodeAgentOptions& options, int32_t failures) {
 }
 
 }  // namespace
+
+Result<api::Json> NodeAgent::PullAuthsOf(const api::Pod& pod, const Replica& replica,
+                                         const std::string& container) {
+  const api::Json* refs = api::FindAt(pod.spec.extra, {"imagePullSecrets"});
+  if (refs == nullptr || !refs->is_array() || refs->empty()) return api::Json(nullptr);
+  std::vector<api::Json> auths;
+  std::vector<std::string> unusable;
+  for (const api::Json& ref : *refs) {
+    std::string name = api::StringAt(ref, "name");
+    Result<api::Json> secret = options_.store->Get({"Secret", pod.metadata.namespace_, name});
+    if (!secret.ok() && secret.status().code() != StatusCode::kNotFound) return secret.status();
+    Result<api::Json> secret_auths =
+        secret.ok() ? image::AuthsOfSecret(*secret) : Result<api::Json>(secret.status());
+    if (secret_auths.ok()) {
+      auths.push_back(*std::move(secret_auths));
+    } else {
+      unusable.push_back(name);
+    }
+  }
+  // As the kubelet: the pull goes on with what there is.
+  if (!unusable.empty()) {
+    Event(replica, container, "Warning", "FailedToRetrieveImagePullSecret",
+          fmt::format("Unable to retrieve some image pull secrets ({}); attempting to pull the "
+                      "image may not succeed.",
+                      fmt::join(unusable, ", ")));
+  }
+  if (auths.empty()) return api::Json(nullptr);
+  return image::MergedAuths(auths, image::HostAuthFile());
+}
 
 void NodeAgent::WaitForImage(api::Pod& pod, Replica& replica, const Slot& slot,
                              const std::string& reason, const std::string& message,
@@ -104,8 +135,9 @@ Result<bool> NodeAgent::ImageReady(api::Pod& pod, Replica& replica, const Slot& 
                  PullBackoff(options_, run.pull_failures));
     return false;
   }
+  ASSIGN_OR_RETURN(api::Json auths, PullAuthsOf(pod, replica, container.name));
   event("Normal", "Pulling", fmt::format("Pulling image \"{}\"", image));
-  options_.image_puller->Request(*ref);
+  options_.image_puller->Request(*ref, std::move(auths));
   WaitForImage(pod, replica, slot, pulling, pulling_message, kImagePullPoll);
   return false;
 }

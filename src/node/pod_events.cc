@@ -9,9 +9,9 @@
 namespace trainyard::node {
 namespace {
 
-constexpr const char* kReasons[] = {"Started",    "Killing",       "BackOff",
-                                    "OOMKilling", "Failed",        "Pulling",
-                                    "Pulled",     "InspectFailed", "ErrImageNeverPull"};
+constexpr const char* kReasons[] = {
+    "Started", "Killing", "BackOff",       "OOMKilling",        "Failed",
+    "Pulling", "Pulled",  "InspectFailed", "ErrImageNeverPull", "FailedToRetrieveImagePullSecret"};
 
 // Named by the pod's uid, so that the events of a pod are found without a
 // scan, and a new pod under an old name has none of the old one's.

@@ -23,12 +23,17 @@ class ImagesServerE2eTest : public ServerFixture {
     TRAINYARD_NEEDS(geteuid() == 0, "root (an image's root is an overlay mount)");
     registry_ = TestRegistry::Get();
     ASSERT_NE(registry_, nullptr) << "the test registry did not start";
-    StartServer({"--root", "image"}, {{"REGISTRY_AUTH_FILE", registry_->Auth()},
+  }
+  // The server, with the registry's credentials as the host's or none.
+  void StartImageServer(bool host_credentials = true) {
+    std::string auth = host_credentials ? registry_->Auth() : (dir_ / "no-auth.json").string();
+    StartServer({"--root", "image"}, {{"REGISTRY_AUTH_FILE", auth},
                                       {"CONTAINERS_REGISTRIES_CONF", registry_->RegistriesConf()}});
   }
 
   // A Job of one pod from `image`, printing what it finds.
-  void ApplyJob(const std::string& name, const std::string& image) {
+  void ApplyJob(const std::string& name, const std::string& image,
+                const std::string& pod_extra = "") {
     CommandResult applied = Kubectl({"apply", "-f",
                                      Write(name + ".yaml", fmt::format(R"(
 apiVersion: batch/v1
@@ -38,13 +43,13 @@ spec:
   backoffLimit: 0
   template:
     spec:
-      restartPolicy: Never
+      restartPolicy: Never{}
       containers:
         - name: main
           image: "{}"
           command: [/bin/sh, -c, 'echo "in the image: $GREETING $PWD"']
 )",
-                                                                       name, image))});
+                                                                       name, pod_extra, image))});
     ASSERT_EQ(applied.exit_code, 0) << applied.output;
   }
 
@@ -52,6 +57,7 @@ spec:
 };
 
 TEST_F(ImagesServerE2eTest, APodWaitsForItsImageThenRunsInIt) {
+  StartImageServer();
   ApplyJob("from-image", registry_->Image("v1"));
   ASSERT_TRUE(Eventually([&] {
     return Kubectl({"get", "job", "from-image", "-o",
@@ -86,6 +92,7 @@ TEST_F(ImagesServerE2eTest, APodWaitsForItsImageThenRunsInIt) {
 }
 
 TEST_F(ImagesServerE2eTest, AFailedPullShowsErrImagePullThenImagePullBackOff) {
+  StartImageServer();
   ApplyJob("missing", registry_->Image("v9"));
   auto reason = [&] {
     return Kubectl({"get", "pods", "-l", "job-name=missing", "-o",
@@ -105,6 +112,28 @@ TEST_F(ImagesServerE2eTest, AFailedPullShowsErrImagePullThenImagePullBackOff) {
                                    "\": pulling image \"" + registry_->Image("v9") +
                                    "\": the registry has no such image"));
   EXPECT_THAT(described, HasSubstr("Back-off pulling image"));
+}
+
+TEST_F(ImagesServerE2eTest, ThePodsImagePullSecretIsItsCredentials) {
+  StartImageServer(/*host_credentials=*/false);
+  CommandResult secret = Kubectl({"create", "secret", "docker-registry", "regcred",
+                                  "--docker-server=127.0.0.1:" + std::to_string(registry_->port()),
+                                  "--docker-username=alice", "--docker-password=s3cret"});
+  ASSERT_EQ(secret.exit_code, 0) << secret.output;
+  ApplyJob("with-secret", registry_->Image("v1"),
+           "\n      imagePullSecrets: [{name: regcred}, {name: absent}]");
+  ASSERT_TRUE(Eventually([&] {
+    return Kubectl({"get", "job", "with-secret", "-o",
+                    "jsonpath={.status.conditions[?(@.type==\"Complete\")].status}"})
+               .output == "True";
+  })) << Kubectl({"describe", "pods"}).output;
+  EXPECT_THAT(Kubectl({"get", "events", "-o", "custom-columns=MESSAGE:.message"}).output,
+              HasSubstr("Unable to retrieve some image pull secrets (absent); attempting to pull "
+                        "the image may not succeed."));
+  for (const auto& entry : fs::directory_iterator(home_ / "images")) {
+    EXPECT_THAT(entry.path().filename().string(), ::testing::Not(HasSubstr("auth-")))
+        << "the credentials' file goes with the pull";
+  }
 }
 
 }  // namespace
