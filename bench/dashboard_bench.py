@@ -34,7 +34,7 @@ def start_server(trainyard, home):
     env = dict(os.environ, PATH="/usr/bin:" + os.environ.get("PATH", ""))
     env.pop("TRAINYARD_UI_DIR", None)
     log = open(os.path.join(home, "server.log"), "w+")
-    server = subprocess.Popen([trainyard, "server", "--home", home, "--port", "0"],
+    server = subprocess.Popen([trainyard, "server", "--home", home, "--port", "0", "--root", "host"],
                               stdout=log, stderr=log, env=env, start_new_session=True)
     deadline = time.time() + 60
     while time.time() < deadline:

@@ -61,9 +61,12 @@ double RssMiB(pid_t pid) {
   return 0;
 }
 
+// Its pod runs the machine's `true` (trainyard.dev/root: host), not an image.
 std::string JobBody(const std::string& name) {
   return R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":")" + name +
-         R"("},"spec":{"backoffLimit":0,"template":{"spec":{"restartPolicy":"Never",)"
+         R"("},"spec":{"backoffLimit":0,"template":{)"
+         R"("metadata":{"annotations":{"trainyard.dev/root":"host"}},)"
+         R"("spec":{"restartPolicy":"Never",)"
          R"("containers":[{"name":"main","image":"none","command":["true"]}]}}}})";
 }
 

@@ -10,6 +10,7 @@
 #include "api/registry.h"
 #include "api/trainer_kinds.h"
 #include "api/validation_internal.h"
+#include "api/well_known.h"
 #include "common/strings.h"
 
 namespace trainyard::api {
@@ -97,6 +98,18 @@ void CheckMetricsAnnotation(const ResourceType& type, const ObjectMeta& meta,
   if (annotated && type.role == ResourceRole::kJob) JobMetricsSpecOf(meta.annotations, &out.errors);
 }
 
+// trainyard.dev/root is read on a pod (from its template): anywhere else
+// it would be ignored, so said.
+void CheckRootAnnotation(const ResourceType& type, const ObjectMeta& meta, ValidationResult& out) {
+  if (type.role == ResourceRole::kPod || !meta.annotations.contains(std::string(kRootAnnotation))) {
+    return;
+  }
+  out.warnings.push_back(
+      fmt::format("{}: not acted on: it is read on pods; put it on the pod template's metadata "
+                  "(template.metadata.annotations)",
+                  FieldPath("metadata").Child("annotations").Key(kRootAnnotation).ToString()));
+}
+
 }  // namespace
 
 ValidationResult Validate(const Object& object) {
@@ -107,6 +120,7 @@ ValidationResult Validate(const Object& object) {
       type.label_names ? internal::NameRule::kDns1035Label : internal::NameRule::kDns1123Subdomain,
       out);
   CheckMetricsAnnotation(type, Metadata(object), out);
+  CheckRootAnnotation(type, Metadata(object), out);
   type.hooks.validate(object, out);
   return out;
 }

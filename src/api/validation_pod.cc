@@ -8,6 +8,7 @@
 
 #include "api/names.h"
 #include "api/validation_internal.h"
+#include "api/well_known.h"
 #include "common/strings.h"
 
 namespace trainyard::api::internal {
@@ -441,15 +442,23 @@ void ValidateAffinity(const Affinity& affinity, const FieldPath& path, Validatio
   }
 }
 
-// Whom a replica runs as is trainyard's to pick (its own user, or the one
-// --run-as names), since nothing isolates a replica from the machine as a
-// container is: what a securityContext asks for is said to be unheeded.
+// Whom a replica runs as is trainyard's run-as rules' to pick (its own
+// user, or the one --run-as names), so that one namespace's replicas cannot
+// reach another's files; only in an image's root, where they leave it to
+// the pod (--run-as root), are the user fields acted on
+// (node/image_run_as.h). What a securityContext asks for is said.
 void WarnUnheededUser(const Json& extra, const FieldPath& path, ValidationResult& out) {
   if (!extra.is_object() || !extra.contains("securityContext")) return;
   const Json& context = extra["securityContext"];
   if (!context.is_object()) return;
-  for (const char* field :
-       {"runAsUser", "runAsGroup", "runAsNonRoot", "fsGroup", "supplementalGroups"}) {
+  for (const char* field : {"runAsUser", "runAsGroup", "runAsNonRoot"}) {
+    if (!context.contains(field)) continue;
+    out.warnings.push_back(fmt::format(
+        "{}: acted on only in the container's image with --run-as root; otherwise replicas run "
+        "as trainyard's user, or the one its --run-as names",
+        path.Child("securityContext").Child(field).ToString()));
+  }
+  for (const char* field : {"fsGroup", "supplementalGroups"}) {
     if (!context.contains(field)) continue;
     out.warnings.push_back(fmt::format(
         "{}: not acted on: replicas run as trainyard's user, or the one its --run-as names",
@@ -541,6 +550,16 @@ void ValidateHostAliases(const Json& spec_extra, const FieldPath& path, Validati
   }
 }
 
+// trainyard.dev/root, the user's choice of files for a pod's replicas:
+// either root trainyard knows, never a misspelling run as the default.
+void ValidateRootAnnotation(const std::map<std::string, std::string>& annotations,
+                            const FieldPath& path, ValidationResult& out) {
+  auto it = annotations.find(std::string(kRootAnnotation));
+  if (it == annotations.end() || it->second == kHostRoot || it->second == kImageRoot) return;
+  out.errors.push_back(FieldError::NotSupported(path.Key(kRootAnnotation), it->second,
+                                                {std::string(kHostRoot), std::string(kImageRoot)}));
+}
+
 void ValidatePodTemplate(const PodTemplateSpec& pod, const FieldPath& path,
                          const PodTemplateRules& rules, ValidationResult& out) {
   FieldPath spec_path = path.Child("spec");
@@ -553,6 +572,8 @@ void ValidatePodTemplate(const PodTemplateSpec& pod, const FieldPath& path,
     }
   }
   ValidateLabels(pod.metadata.labels, path.Child("metadata").Child("labels"), out);
+  ValidateRootAnnotation(pod.metadata.annotations, path.Child("metadata").Child("annotations"),
+                         out);
   std::set<std::string> volume_names;
   ValidateVolumes(spec.volumes, spec_path.Child("volumes"), volume_names, out);
   std::set<std::string> container_names;

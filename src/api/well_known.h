@@ -42,6 +42,13 @@ inline constexpr std::string_view kTrackedOwnerAnnotation = "trainyard.dev/track
 // Which collector reads a job's own metrics (api/job_metrics.h,
 // docs/tracking.md): "StdOut", the default, and the others.
 inline constexpr std::string_view kJobMetricsAnnotation = "trainyard.dev/metrics";
+// Where a pod's replicas find their files when trainyard runs containers in
+// their images (docs/images.md): "host" asks for this machine's files, as
+// before images (a command runs the host's programs); "image", the default,
+// for the image's root. Set on a pod template, as the user's opt-in.
+inline constexpr std::string_view kRootAnnotation = "trainyard.dev/root";
+inline constexpr std::string_view kHostRoot = "host";
+inline constexpr std::string_view kImageRoot = "image";
 
 // Why a container waits to be restarted after a back-off (the kubelet's
 // word), and the PodScheduled=False reasons for "no room now" and "more

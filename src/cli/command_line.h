@@ -12,9 +12,11 @@ inline constexpr const char* kNoSandboxHelp =
     "Run replicas without a sandbox of their own (bubblewrap): volumes reached through path "
     "rewriting instead of at their mountPath, and the machine's host name";
 inline constexpr const char* kRootHelp =
-    "Where replicas' files are: host (this machine's; a container's command runs its programs) "
-    "or image (the container's image, pulled into <home>/images as its imagePullPolicy says; "
-    "needs root and bubblewrap)";
+    "Where replicas' files are: image (the container's image, pulled into <home>/images as its "
+    "imagePullPolicy says; needs root and bubblewrap), except in pods annotated "
+    "trainyard.dev/root: host, which run on this machine's files; image-only (such pods are "
+    "refused); host (every pod on this machine's files: a container's command runs its "
+    "programs)";
 inline constexpr const char* kPodMaxPidsHelp =
     "The processes and threads one pod may have at once, as the kubelet's --pod-max-pids "
     "(default: an eighth of kernel.pid_max, at most 16384; -1: no bound)";

@@ -52,7 +52,7 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
                     "CUDA_VISIBLE_DEVICES empty (said once per job)");
   run_cmd->add_flag("--no-sandbox", run->no_sandbox, kNoSandboxHelp);
   run_cmd->add_option("--root", run->root, kRootHelp)
-      ->check(CLI::IsMember({"host", "image"}))
+      ->check(CLI::IsMember({"image", "host", "image-only"}))
       ->capture_default_str();
   run_cmd->add_flag("--ui", run->ui,
                     "Serve the dashboard for this run on loopback (its URL is printed), and keep "

@@ -36,7 +36,7 @@ void AddServerCommand(CLI::App& app, int& exit_code) {
                        "it can run anything)");
   server_cmd->add_flag("--no-sandbox", server->no_sandbox, kNoSandboxHelp);
   server_cmd->add_option("--root", server->root, kRootHelp)
-      ->check(CLI::IsMember({"host", "image"}))
+      ->check(CLI::IsMember({"image", "host", "image-only"}))
       ->capture_default_str();
   server_cmd
       ->add_option("--keep-artifacts", server->keep_artifacts,

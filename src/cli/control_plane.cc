@@ -28,7 +28,8 @@ Result<std::unique_ptr<engine::Engine>> BuildControlPlane(
                                 .pod_max_pids = PodMaxPids(settings.pod_max_pids),
                                 .nodes = std::move(settings.nodes)};
   // Shared by every run and the server: an image is pulled once per machine.
-  if (settings.image_roots) options.images_dir = settings.home + "/images";
+  if (settings.root != "host") options.images_dir = settings.home + "/images";
+  options.host_root_allowed = settings.root != "image-only";
   customize(options);
   ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> engine,
                    engine::Engine::Create(std::move(options)));

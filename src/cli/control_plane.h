@@ -22,8 +22,11 @@ struct ControlPlaneSettings {
   std::string home;
   std::string state_dir;  // <home>/server, <home>/runs/<run>
   runtime::RunAsPolicy run_as;
-  bool no_sandbox = false;             // --no-sandbox
-  bool image_roots = false;            // --root image: replicas in their images' roots
+  bool no_sandbox = false;  // --no-sandbox
+  // --root: replicas in their images' roots (image, image-only) or on the
+  // machine's files (host); with image, a pod may ask for the machine's
+  // (api::kRootAnnotation), refused under image-only.
+  std::string root = "image";
   int64_t pod_max_pids = 0;            // --pod-max-pids as given
   std::vector<scheduler::Node> nodes;  // a simulated inventory; empty: this machine
   // What is lost without the shim beside trainyard, said if it is missing.

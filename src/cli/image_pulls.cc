@@ -4,10 +4,12 @@
 #include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ostream>
 
 #include "api/registry.h"
+#include "api/well_known.h"
 #include "image/pull_auth.h"
 #include "image/puller.h"
 #include "image/reference.h"
@@ -22,7 +24,43 @@ int Rank(const std::string& policy) {
 struct PodContext {
   std::string namespace_;
   std::set<std::pair<std::string, std::string>> secrets;
+  // A TrainJob's trainer runs in a pod its runtime's template makes, which
+  // may ask for the machine's files.
+  bool trainer_on_host = false;
 };
+
+// A pod template (or pod) that asks for the machine's files: its
+// containers' images are not run, so not pulled.
+bool OnHost(const api::Json& doc) {
+  return doc.contains("spec") && api::FindAt(doc, {"spec", "containers"}) != nullptr &&
+         api::StringAt(doc, {"metadata", "annotations",
+                             std::string(api::kRootAnnotation).c_str()}) == api::kHostRoot;
+}
+
+bool AnyOnHost(const api::Json& doc) {
+  if (OnHost(doc)) return true;
+  if (!doc.is_object() && !doc.is_array()) return false;
+  for (const api::Json& item : doc) {
+    if (AnyOnHost(item)) return true;
+  }
+  return false;
+}
+
+// Whether `doc`'s trainer (a TrainJob's) runs on the machine's files: a
+// pod template of its own (a runtime patch) or of its runtime, among the
+// manifests, asks for them.
+bool TrainerOnHost(const api::Json& doc, const LoadedManifests& loaded) {
+  const api::Json* ref = api::FindAt(doc, {"spec", "runtimeRef"});
+  if (ref == nullptr) return false;
+  if (AnyOnHost(doc)) return true;
+  std::string name = api::StringAt(*ref, "name");
+  std::string kind = api::StringAt(*ref, "kind");
+  return std::any_of(loaded.objects.begin(), loaded.objects.end(), [&](const LoadedObject& o) {
+    const api::Json& runtime = o.document;
+    return api::StringAt(runtime, {"metadata", "name"}) == name &&
+           (kind.empty() || api::StringAt(runtime, "kind") == kind) && AnyOnHost(runtime);
+  });
+}
 
 void Note(const api::Json& container, const PodContext& pod,
           std::map<std::string, ImageNeed>& out) {
@@ -47,7 +85,7 @@ void Walk(const api::Json& doc, PodContext pod, std::map<std::string, ImageNeed>
     for (const api::Json& item : doc) Walk(item, pod, out);
     return;
   }
-  if (!doc.is_object()) return;
+  if (!doc.is_object() || OnHost(doc)) return;
   if (const api::Json* secrets = api::FindAt(doc, {"imagePullSecrets"});
       secrets && secrets->is_array() && doc.contains("containers")) {
     for (const api::Json& ref : *secrets) {
@@ -60,7 +98,7 @@ void Walk(const api::Json& doc, PodContext pod, std::map<std::string, ImageNeed>
       for (const api::Json& container : value) {
         if (container.is_object()) Note(container, pod, out);
       }
-    } else if (key == "trainer" && value.is_object()) {
+    } else if (key == "trainer" && value.is_object() && !pod.trainer_on_host) {
       Note(value, pod, out);
     }
     Walk(value, pod, out);
@@ -115,7 +153,11 @@ Result<std::optional<image::AuthFile>> AuthFor(const image::ImageStore& store,
 std::map<std::string, ImageNeed> ImagesOf(const LoadedManifests& loaded) {
   std::map<std::string, ImageNeed> out;
   for (const LoadedObject& object : loaded.objects) {
-    Walk(object.document, {.namespace_ = NamespaceOf(object.document), .secrets = {}}, out);
+    Walk(object.document,
+         {.namespace_ = NamespaceOf(object.document),
+          .secrets = {},
+          .trainer_on_host = TrainerOnHost(object.document, loaded)},
+         out);
   }
   return out;
 }

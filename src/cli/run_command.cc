@@ -1,6 +1,7 @@
 #include "cli/run_command.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -512,11 +513,24 @@ bool ReportEnds(const RunOptions& options, engine::Engine& engine, Duration elap
   return all_succeeded;
 }
 
-// --root image: the images the manifests name, pulled (or found) first;
-// false when one cannot be (said).
+// Without --root host: the images the manifests' pods run in (those that
+// ask for the machine's files aside), pulled (or found) first; false when
+// one cannot be (said). Only root mounts their roots: said before a pull.
 bool PullFirst(const LoadedManifests& loaded, const std::string& home) {
-  image::ImageStore images(home + "/images", {.privileged = geteuid() == 0});
-  Status pulled = PullImages(images, loaded, ImagesOf(loaded), std::cerr);
+  std::map<std::string, ImageNeed> needed = ImagesOf(loaded);
+  if (needed.empty()) return true;
+  if (geteuid() != 0) {
+    std::vector<std::string> names;
+    for (const auto& [name, need] : needed) names.push_back(name);
+    std::cerr << fmt::format(
+        "trainyard run: these containers run in their images ({}), whose roots trainyard mounts "
+        "only when it runs as root: run it as root, or run them on this machine's files (their "
+        "pod templates annotated {}: {}, or --root host; docs/images.md)\n",
+        fmt::join(names, ", "), api::kRootAnnotation, api::kHostRoot);
+    return false;
+  }
+  image::ImageStore images(home + "/images", {.privileged = true});
+  Status pulled = PullImages(images, loaded, needed, std::cerr);
   if (!pulled.ok()) std::cerr << "trainyard run: " << pulled.message() << '\n';
   return pulled.ok();
 }
@@ -535,14 +549,14 @@ int RunRun(const RunOptions& options) {
     std::cerr << "trainyard run: " << run_as.status().message() << '\n';
     return 1;
   }
-  if (options.root == "image" && !PullFirst(plan.loaded, home)) return 1;
+  if (options.root != "host" && !PullFirst(plan.loaded, home)) return 1;
   std::string state_dir = home + "/runs/" + RunDirName(RealClock::Get().Now());
   Result<std::unique_ptr<engine::Engine>> created = BuildControlPlane(
       {.home = home,
        .state_dir = state_dir,
        .run_as = *run_as,
        .no_sandbox = options.no_sandbox,
-       .image_roots = options.root == "image",
+       .root = options.root,
        .pod_max_pids = options.pod_max_pids,
        .nodes = std::move(plan.nodes),
        .without_shim = "daemons a replica starts outside its process group may outlive it, and "

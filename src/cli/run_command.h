@@ -32,7 +32,7 @@ struct RunOptions {
   // Where replicas' files are: "host", the machine's (a container's
   // command runs the machine's programs), or "image", their images' roots
   // (pulled first; docs/images.md).
-  std::string root = "host";
+  std::string root = "image";
   // Print the dashboard's URL (the run's own API on loopback), and keep
   // serving it after the run ends, until Ctrl-C.
   bool ui = false;

@@ -295,7 +295,7 @@ int RunServer(const ServerOptions& options) {
        .state_dir = home + "/server",
        .run_as = setup.run_as,
        .no_sandbox = options.no_sandbox,
-       .image_roots = options.root == "image",
+       .root = options.root,
        .pod_max_pids = options.pod_max_pids,
        .nodes = std::move(setup.nodes),
        .without_shim = "replicas will die with the server instead of being adopted, daemons "

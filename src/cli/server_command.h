@@ -30,7 +30,7 @@ struct ServerOptions {
   bool api_only = false;
   // Replicas run without sandboxes (cli::RunOptions::no_sandbox).
   bool no_sandbox = false;
-  std::string root = "host";  // cli::RunOptions::root
+  std::string root = "image";  // cli::RunOptions::root
   // How long a deleted job's artifacts are kept, as a Go duration ("0s":
   // they go with it).
   std::string keep_artifacts = "168h";

@@ -265,6 +265,7 @@ void Engine::StartNode() {
       .pod_max_pids = options_.pod_max_pids,
       .sandboxes = sandboxes_.get(),
       .images = images_.get(),
+      .host_root_allowed = options_.host_root_allowed,
       .image_puller = image_puller_.get()});
   metrics_collector_ = std::make_unique<MetricsCollector>(MetricsCollectorOptions{
       .store = store_.get(),

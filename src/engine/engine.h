@@ -65,6 +65,9 @@ struct EngineOptions {
   // (<home>/images, image/image_store.h) holds; empty: on the machine's
   // own files (node::NodeAgentOptions::images).
   std::string images_dir;
+  // With images_dir: whether a pod may ask for the machine's files instead
+  // (node::NodeAgentOptions::host_root_allowed).
+  bool host_root_allowed = true;
   // Logs outlive their pods (node::NodeAgentOptions::keep_logs).
   bool keep_logs = false;
   // How long a job's artifacts outlive it (engine/artifact_dirs.h).

@@ -240,9 +240,9 @@ Result<std::vector<std::string>> ContainerArgv(const api::Container& container,
                                                const EnvList& env) {
   if (container.command.empty()) {
     return FailedPreconditionError(fmt::format(
-        "container {} has no command: on the machine's files (--root host) there is no image "
-        "entrypoint to fall back on; set command (and args), or run it in its image (--root "
-        "image)",
+        "container {} has no command: on the machine's files (its pod's trainyard.dev/root: "
+        "host, or --root host) there is no image entrypoint to fall back on; set command (and "
+        "args), or run it in its image",
         container.name));
   }
   ASSIGN_OR_RETURN(ExpandedCommand expanded, ExpandCommand(container, env));

@@ -11,6 +11,7 @@
 #include "node/container_env.h"
 #include "node/host_torchrun.h"
 #include "node/image_root.h"
+#include "node/image_run_as.h"
 #include "node/output_dir.h"
 #include "node/tracking_env.h"
 #include "runtime/local/expand.h"
@@ -101,7 +102,8 @@ std::string RunGroupName(const std::string& pod_uid, const std::string& containe
 }
 
 Result<ContainerSpecBuilder::Prepared> ContainerSpecBuilder::Prepare(const Run& run,
-                                                                     const EnvList& base) {
+                                                                     const EnvList& base,
+                                                                     const ImageRoot* root) {
   const api::Pod& pod = run.pod;
   const api::Container& container = run.container;
   Prepared out;
@@ -119,6 +121,10 @@ Result<ContainerSpecBuilder::Prepared> ContainerSpecBuilder::Prepare(const Run& 
   }
   RETURN_IF_ERROR(CheckHostPaths(pod, options_.host_access, *options_.store));
   ASSIGN_OR_RETURN(out.user, options_.run_as.For(pod.metadata.namespace_));
+  if (root != nullptr) {
+    ASSIGN_OR_RETURN(out.user, ImageRunAs(pod, container, *root, std::move(out.user)));
+    UseImageHome(*root, container, out.user ? out.user->uid : geteuid(), out.env);
+  }
   ASSIGN_OR_RETURN(out.mounts, PrepareVolumes(pod, container, run.volumes, FileOwnerOf(out.user),
                                               *options_.store));
   if (owner && !options_.artifacts_dir.empty()) {
@@ -131,10 +137,16 @@ Result<ContainerSpecBuilder::Prepared> ContainerSpecBuilder::Prepare(const Run& 
 }
 
 Result<runtime::ProcessSpec> ContainerSpecBuilder::Build(const Run& run) {
-  if (options_.images != nullptr) return BuildInImage(run);
   const api::Pod& pod = run.pod;
   const api::Container& container = run.container;
-  ASSIGN_OR_RETURN(Prepared prepared, Prepare(run, options_.base_env));
+  if (options_.images != nullptr && !AsksForHostRoot(pod)) return BuildInImage(run);
+  if (options_.images != nullptr && !options_.host_root_allowed) {
+    return FailedPreconditionError(fmt::format(
+        "container {} may not run on this machine's files: the pod's {}: {} is refused here "
+        "(--root image-only); remove the annotation to run it in its image",
+        container.name, api::kRootAnnotation, api::kHostRoot));
+  }
+  ASSIGN_OR_RETURN(Prepared prepared, Prepare(run, options_.base_env, nullptr));
   auto& [env, user, mounts] = prepared;
   std::string no_sandbox =
       options_.sandboxes == nullptr ? "no sandboxes are used here" : options_.sandboxes->Problem();
@@ -195,21 +207,20 @@ Result<runtime::ProcessSpec> ContainerSpecBuilder::BuildInImage(const Run& run) 
   if (geteuid() != 0) {
     return FailedPreconditionError(fmt::format(
         "container {} runs in its image, whose root trainyard mounts only when it runs as root; "
-        "run trainyard as root, or the replicas on this machine's files (--root host)",
+        "run trainyard as root, or the pod on this machine's files (its template annotated "
+        "trainyard.dev/root: host, or --root host)",
         container.name));
   }
   ASSIGN_OR_RETURN(ImageRoot root, PrepareImageRoot(*options_.images, container,
                                                     fmt::format("{}/{}_{}", run.volumes.roots,
                                                                 container.name, run.run)));
-  // The image's environment under the pod's; PATH and HOME as containerd
-  // defaults them when the image sets none.
+  // The image's environment under the pod's; PATH as containerd defaults
+  // it when the image sets none (HOME once the user is known: Prepare).
   EnvList base = root.config.env;
-  auto has = [&](const char* name) {
-    return std::any_of(base.begin(), base.end(), [&](const auto& e) { return e.first == name; });
-  };
-  if (!has("PATH")) base.emplace_back("PATH", std::string(kDefaultPath));
-  if (!has("HOME")) base.emplace_back("HOME", "/");
-  ASSIGN_OR_RETURN(Prepared prepared, Prepare(run, base));
+  if (std::none_of(base.begin(), base.end(), [](const auto& e) { return e.first == "PATH"; })) {
+    base.emplace_back("PATH", std::string(kDefaultPath));
+  }
+  ASSIGN_OR_RETURN(Prepared prepared, Prepare(run, base, &root));
   auto& [env, user, mounts] = prepared;
   if (Status written = WriteHostsFile(run.volumes, HostsFileOf(pod, options_.host));
       !written.ok()) {

@@ -14,6 +14,7 @@
 
 #include "api/pod.h"
 #include "common/status.h"
+#include "node/image_root.h"
 #include "node/node_agent_options.h"
 #include "node/volumes.h"
 #include "runtime/local/process.h"
@@ -52,14 +53,16 @@ class ContainerSpecBuilder {
   Result<runtime::ProcessSpec> Build(const Run& run);
 
  private:
-  // What a run needs wherever its root is: its env over `base`, its user,
-  // and its volumes (the output folder among them) made ready.
+  // What a run needs wherever its root is: its env over `base`, its user
+  // (in an image's `root`, as node/image_run_as.h says; null: on the
+  // machine's files), and its volumes (the output folder among them) made
+  // ready.
   struct Prepared {
     EnvList env;
     std::optional<runtime::Credentials> user;
     Mounts mounts;
   };
-  Result<Prepared> Prepare(const Run& run, const EnvList& base);
+  Result<Prepared> Prepare(const Run& run, const EnvList& base, const ImageRoot* root);
   // The spec's parts that are the same wherever the root is.
   runtime::ProcessSpec SpecOf(const Run& run, std::vector<std::string> argv, Prepared prepared);
   // A run whose root is its image's (NodeAgentOptions::images).

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "api/well_known.h"
 #include "common/strings.h"
 
 namespace trainyard::node {
@@ -31,6 +32,11 @@ size_t Depth(const std::string& path) { return SplitNonEmpty(path, '/').size(); 
 
 std::string ImageRoot::OverlayData() const {
   return fmt::format("lowerdir={},upperdir={},workdir={}", Join(layers, ":"), upper, work);
+}
+
+bool AsksForHostRoot(const api::Pod& pod) {
+  auto it = pod.metadata.annotations.find(std::string(api::kRootAnnotation));
+  return it != pod.metadata.annotations.end() && it->second == api::kHostRoot;
 }
 
 Result<ImageRoot> PrepareImageRoot(const image::ImageStore& store, const api::Container& container,

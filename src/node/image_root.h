@@ -22,6 +22,10 @@ namespace trainyard::node {
 // that nothing is added to the image's files.
 inline constexpr std::string_view kShimInRoot = "/dev/.trainyard-shim";
 
+// Whether `pod` asks for this machine's files rather than its images'
+// (api::kRootAnnotation: host), where trainyard runs containers in images.
+bool AsksForHostRoot(const api::Pod& pod);
+
 struct ImageRoot {
   image::ImageConfig config;
   std::vector<std::string> layers;  // unpacked, top first

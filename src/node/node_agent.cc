@@ -14,6 +14,7 @@
 #include "api/reflect.h"
 #include "node/container_env.h"
 #include "node/host_torchrun.h"
+#include "node/image_root.h"
 #include "node/node_agent_internal.h"
 #include "node/output_dir.h"
 #include "node/tracking_env.h"
@@ -268,7 +269,7 @@ Status NodeAgent::Start(api::Pod& pod, Replica& replica, const Slot& slot) {
     OnExit(pod, replica, slot, runtime::ExitStatus{128, 0}, "StartError", why.message());
     return OkStatus();
   };
-  if (options_.image_puller != nullptr) {
+  if (options_.image_puller != nullptr && !AsksForHostRoot(pod)) {
     ASSIGN_OR_RETURN(bool ready, ImageReady(pod, replica, slot));
     if (!ready) return OkStatus();
   }

@@ -87,6 +87,9 @@ struct NodeAgentOptions {
   // Set: containers run in their images' roots (node/image_root.h), which
   // this store holds; unset: on the machine's own files.
   const image::ImageStore* images = nullptr;
+  // With `images`: whether a pod may ask for the machine's files instead
+  // (api::kRootAnnotation); refused, its containers fail to start.
+  bool host_root_allowed = true;
   // With `images`: pulls what a container's imagePullPolicy asks for, in
   // the background, while the container waits (ContainerCreating,
   // ErrImagePull, ImagePullBackOff), as the kubelet does.

@@ -167,7 +167,9 @@ class Server:
         self.stdout = open(os.path.join(self.home, "server.out"), "w+")
         self.stderr = open(os.path.join(self.home, "server.err"), "w+")
         self.proc = subprocess.Popen(
-            [os.path.abspath(binary), "server", "--home", os.path.join(self.home, "h"), "--port", "0", *extra_args],
+            [os.path.abspath(binary), "server", "--home", os.path.join(self.home, "h"), "--port", "0",
+             # The jobs' replicas run this machine's programs.
+             "--root", "host", *extra_args],
             cwd=source, env=env, stdout=self.stdout, stderr=self.stderr, stdin=subprocess.DEVNULL,
             start_new_session=True)
         self.url = None

@@ -109,10 +109,13 @@ spec:
   EXPECT_TRUE(c.result.ok());
   const char* unheeded =
       ": not acted on: replicas run as trainyard's user, or the one its --run-as names";
+  const char* in_image =
+      ": acted on only in the container's image with --run-as root; otherwise replicas run as "
+      "trainyard's user, or the one its --run-as names";
   std::string spec = "spec.pytorchReplicaSpecs[Worker].template.spec.";
   EXPECT_THAT(c.result.warnings,
-              ElementsAre(spec + "containers[0].securityContext.runAsNonRoot" + unheeded,
-                          spec + "securityContext.runAsUser" + unheeded,
+              ElementsAre(spec + "containers[0].securityContext.runAsNonRoot" + in_image,
+                          spec + "securityContext.runAsUser" + in_image,
                           spec + "securityContext.fsGroup" + unheeded));
 }
 
@@ -162,6 +165,40 @@ TEST(ValidationTest, AJobsMetricsCollectorIsKatibsOrRefused) {
                   .result.warnings,
               ElementsAre("metadata.annotations[trainyard.dev/metrics]: not acted on: a "
                           "ConfigMap is no job, and has no metrics of its own to collect"));
+}
+
+// trainyard.dev/root on a pod template: host or image, nothing else; on
+// a job's own metadata it would do nothing, so said.
+TEST(ValidationTest, TheRootAnnotationIsHostOrImageAndReadOnPodTemplates) {
+  auto job = [](const std::string& job_annotations, const std::string& pod_annotations) {
+    return Check(R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j, annotations: {)" +
+                 job_annotations + R"(}}
+spec:
+  template:
+    metadata: {annotations: {)" +
+                 pod_annotations + R"(}}
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: i, command: [train]}]
+)")
+        .result;
+  };
+  for (const char* ok : {"host", "image"}) {
+    ValidationResult result = job("", std::string("trainyard.dev/root: ") + ok);
+    EXPECT_THAT(result.errors, IsEmpty()) << ok;
+    EXPECT_THAT(result.warnings, IsEmpty()) << ok;
+  }
+  EXPECT_THAT(ErrorStrings(job("", "trainyard.dev/root: Host").errors),
+              ElementsAre(::testing::HasSubstr(
+                  "spec.template.metadata.annotations[trainyard.dev/root]: Unsupported value: "
+                  "\"Host\": supported values: \"host\", \"image\"")));
+  EXPECT_THAT(job("trainyard.dev/root: host", "").warnings,
+              ElementsAre("metadata.annotations[trainyard.dev/root]: not acted on: it is read on "
+                          "pods; put it on the pod template's metadata "
+                          "(template.metadata.annotations)"));
 }
 
 // A trial's job has no collector of its own: said where the template

@@ -63,12 +63,11 @@ class ImagesE2eTest : public ::testing::Test {
     return run.ok() ? *run : ToolRun{.exit_code = -1};
   }
 
-  // `trainyard run --root image` of a batch Job whose container is
+  // `trainyard run` (images by default) of a batch Job whose container is
   // `container` (YAML flow mapping fields after name and image), with the
   // suite's credentials as the host's auth file.
   ToolRun RunInImage(const std::string& container, const RunSetting& setting = {}) {
-    std::ofstream(dir_ / "job.yaml")
-        << fmt::format(R"({}
+    return RunManifests(fmt::format(R"({}
 ---
 apiVersion: batch/v1
 kind: Job
@@ -82,15 +81,21 @@ spec:
       containers:
         - {{name: main, image: "{}", volumeMounts: [{{name: scratch, mountPath: /data/scratch}}]{}}}
 )",
-                       setting.documents, setting.pod, Image("v1"), container);
+                                    setting.documents, setting.pod, Image("v1"), container),
+                        setting.host_credentials);
+  }
+  ToolRun RunManifests(const std::string& yaml, bool host_credentials = true,
+                       const std::vector<std::string>& flags = {}) {
+    std::ofstream(dir_ / "job.yaml") << yaml;
     std::string auth_file =
-        setting.host_credentials ? Auth() : (dir_ / "no-host-credentials.json").string();
+        host_credentials ? Auth() : (dir_ / "no-host-credentials.json").string();
+    std::vector<std::string> argv = {TRAINYARD_BINARY, "run", "--home", (dir_ / "home").string()};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    argv.push_back((dir_ / "job.yaml").string());
     Result<ToolRun> run =
-        RunTool({TRAINYARD_BINARY, "run", "--root", "image", "--home", (dir_ / "home").string(),
-                 (dir_ / "job.yaml").string()},
-                {.env = {{"HOME", dir_.string()},
-                         {"REGISTRY_AUTH_FILE", auth_file},
-                         {"CONTAINERS_REGISTRIES_CONF", registry_->RegistriesConf()}}});
+        RunTool(argv, {.env = {{"HOME", dir_.string()},
+                               {"REGISTRY_AUTH_FILE", auth_file},
+                               {"CONTAINERS_REGISTRIES_CONF", registry_->RegistriesConf()}}});
     EXPECT_TRUE(run.ok()) << run.status().ToString();
     return run.ok() ? *run : ToolRun{.exit_code = -1};
   }
@@ -234,6 +239,141 @@ data: {{.dockerconfigjson: {}}})",
     EXPECT_THAT(entry.path().filename().string(), Not(HasSubstr("auth-")))
         << "the credentials' file goes with the pull";
   }
+}
+
+// A pod that asks for the machine's files (trainyard.dev/root: host) runs
+// the host's programs; in the same run another runs in its image, where the
+// host's files are not.
+TEST_F(ImageRootE2eTest, APodAskingForTheHostRunsOnItsFilesBesideOneInItsImage) {
+  ToolRun run = RunInImage(
+      R"(, command: [/bin/busybox, sh, -c, "test -e /usr/bin/dpkg || echo no-host-files-here"])",
+      {.documents = R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: on-host}
+spec:
+  template:
+    metadata: {annotations: {trainyard.dev/root: host}}
+    spec:
+      restartPolicy: Never
+      containers:
+        - {name: main, image: "no.such.registry.invalid/none", command: [sh, -c, "test -e /usr/bin/dpkg && echo on-the-host"]})"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("on-the-host"));
+  EXPECT_THAT(run.output, HasSubstr("no-host-files-here"));
+  EXPECT_THAT(run.output, Not(HasSubstr("no.such.registry.invalid")));  // never pulled
+}
+
+// A PyTorchJob's replicas, each in the image, find each other as on a
+// cluster: the worker reaches the master at MASTER_ADDR:MASTER_PORT, named
+// in the pod's /etc/hosts.
+TEST_F(ImageRootE2eTest, APyTorchJobsReplicasInTheImageFindEachOther) {
+  ToolRun run = RunManifests(fmt::format(R"yaml(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {{name: ranks}}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: "{0}"
+              # busybox's nc ends when its input does: the sleep holds it open.
+              command: [/bin/busybox, sh, -c, 'echo "master got: $(sleep 3 | nc -l -p $MASTER_PORT)"']
+    Worker:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: "{0}"
+              command: [/bin/busybox, sh, -c, 'until echo "rank $RANK of $WORLD_SIZE" | nc $MASTER_ADDR $MASTER_PORT; do sleep 0.1; done']
+)yaml",
+                                         Image("v1")));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("master got: rank 1 of 2"));
+  EXPECT_THAT(run.output, HasSubstr("PyTorchJob default/ranks: Succeeded"));
+}
+
+// A Katib Experiment whose trials run in the image: each trial's command
+// gets its parameter, its printed metric is collected, the best is found.
+TEST_F(ImageRootE2eTest, AnExperimentsTrialsRunInTheImage) {
+  ToolRun run = RunManifests(fmt::format(R"(
+apiVersion: kubeflow.org/v1beta1
+kind: Experiment
+metadata: {{name: in-image}}
+spec:
+  objective: {{type: minimize, objectiveMetricName: loss}}
+  algorithm: {{algorithmName: grid}}
+  parallelTrialCount: 3
+  maxTrialCount: 3
+  parameters:
+    - name: x
+      parameterType: categorical
+      feasibleSpace: {{list: ["3", "1", "2"]}}
+  trialTemplate:
+    primaryContainerName: trial
+    trialParameters:
+      - {{name: x, reference: x}}
+    trialSpec:
+      apiVersion: batch/v1
+      kind: Job
+      spec:
+        backoffLimit: 0
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+              - name: trial
+                image: "{}"
+                args: ["-c", "test -x /bin/busybox && echo loss=${{trialParameters.x}}"]
+)",
+                                         Image("v1")));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("Experiment default/in-image: Succeeded"));
+  EXPECT_THAT(run.output, HasSubstr("  x = 1\n"));
+}
+
+// Whom a container runs as in its image: trainyard's run-as rules first (a
+// root trainyard's replicas are nobody's); where they leave it to the pod
+// (--run-as root), the image's USER from its own /etc/passwd, or the pod's
+// runAsUser, and runAsNonRoot refuses root.
+TEST_F(ImageRootE2eTest, TheImagesUserOrThePodsRunsTheContainerWhereTrainyardLeavesItToThem) {
+  auto job = [&](const std::string& image, const std::string& context) {
+    return fmt::format(R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: who}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      {}
+      containers:
+        - name: main
+          image: "{}"
+          command: [/bin/busybox, sh, -c, 'echo "uid=$(id -u) gid=$(id -g) groups=$(id -G) home=$HOME"']
+)",
+                       context, image);
+  };
+  ToolRun nobody = RunManifests(job(Image("user"), ""));
+  ASSERT_EQ(nobody.exit_code, 0) << nobody.output;
+  EXPECT_THAT(nobody.output, HasSubstr("uid=65534 "));
+  ToolRun app = RunManifests(job(Image("user"), ""), true, {"--run-as", "root"});
+  ASSERT_EQ(app.exit_code, 0) << app.output;
+  EXPECT_THAT(app.output, HasSubstr("uid=1000 gid=1000 groups=1000 44 home=/home/app"));
+  ToolRun pod = RunManifests(job(Image("user"), "securityContext: {runAsUser: 1234}"), true,
+                             {"--run-as", "root"});
+  ASSERT_EQ(pod.exit_code, 0) << pod.output;
+  EXPECT_THAT(pod.output, HasSubstr("uid=1234 gid=0 "));
+  ToolRun refused = RunManifests(job(Image("v1"), "securityContext: {runAsNonRoot: true}"), true,
+                                 {"--run-as", "root"});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_THAT(refused.output, HasSubstr("container has runAsNonRoot and image will run as root"));
 }
 
 }  // namespace

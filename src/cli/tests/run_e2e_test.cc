@@ -404,7 +404,12 @@ spec:
   fs::remove(dir_ / "out");
   fs::create_directories(dir_ / "private");
   fs::permissions(dir_ / "private", fs::perms::owner_all);
-  std::vector<std::string> argv = {TRAINYARD_BINARY, "run", "--home", (dir_ / "home").string(),
+  std::vector<std::string> argv = {TRAINYARD_BINARY,
+                                   "run",
+                                   "--home",
+                                   (dir_ / "home").string(),
+                                   "--root",
+                                   "host",
                                    (dir_ / "job.yaml").string()};
   Result<runtime::Process> p = runtime::Process::Start({.argv = argv,
                                                         .env = {{"PATH", "/usr/bin:/bin"}},

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -32,6 +33,10 @@ class RunE2eTest : public ::testing::Test {
   Result<runtime::Process> Start(std::vector<std::string> args,
                                  const std::string& path = "/usr/bin:/bin") {
     std::vector<std::string> argv = {TRAINYARD_BINARY, "run", "--home", (dir_ / "home").string()};
+    // The suites' replicas run programs of this machine.
+    if (std::find(args.begin(), args.end(), "--root") == args.end()) {
+      argv.insert(argv.end(), {"--root", "host"});
+    }
     argv.insert(argv.end(), args.begin(), args.end());
     return runtime::Process::Start({.argv = argv,
                                     .env = {{"PATH", path}},

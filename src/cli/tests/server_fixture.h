@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -103,6 +104,11 @@ class ServerFixture : public ::testing::Test {
     std::vector<std::string> argv = {TRAINYARD_BINARY, "server",      "--port", "0",
                                      "--home",         home_.string()};
     argv.insert(argv.end(), flags.begin(), flags.end());
+    // The suites' pods run programs of this machine (images are the images
+    // suites'): said, as a user says it.
+    if (std::find(flags.begin(), flags.end(), "--root") == flags.end()) {
+      argv.insert(argv.end(), {"--root", "host"});
+    }
     std::vector<std::pair<std::string, std::string>> server_env = {{"PATH", kPath},
                                                                    {"HOME", dir_.string()}};
     server_env.insert(server_env.end(), env.begin(), env.end());

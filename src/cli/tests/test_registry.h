@@ -126,7 +126,7 @@ class TestRegistry {
   }
 
   // 127.0.0.1:<port>/team/app:v1: /bin/busybox and /app/run.sh in the
-  // base layer, /app/old in it too and deleted by the second.
+  // base layer, /app/old in it too and deleted by the second; and :user.
   void BuildAndPush() {
     std::string layout = (suite_ / "layout").string();
     std::string bundle = (suite_ / "bundle").string();
@@ -158,6 +158,27 @@ class TestRegistry {
     registry_internal::MustRun({"skopeo", "copy", "--dest-tls-verify=false", "--dest-creds",
                                 "alice:s3cret", "oci:" + layout + ":v1",
                                 "docker://" + Image("v1")});
+    BuildAndPushUser(layout);
+  }
+
+  // :user, v1 with a user database naming app (1000:1000, home /home/app,
+  // also in group video) and USER app.
+  void BuildAndPushUser(const std::string& layout) {
+    std::string bundle = (suite_ / "user").string();
+    registry_internal::MustRun(
+        {"umoci", "unpack", "--rootless", "--image", layout + ":v1", bundle});
+    fs::path etc = fs::path(bundle) / "rootfs/etc";
+    fs::create_directories(etc);
+    std::ofstream(etc / "passwd") << "root:x:0:0:root:/root:/bin/sh\n"
+                                     "app:x:1000:1000::/home/app:/bin/sh\n";
+    std::ofstream(etc / "group") << "root:x:0:\napp:x:1000:\nvideo:x:44:app\n";
+    for (const char* file : {"passwd", "group"}) fs::permissions(etc / file, fs::perms(0644));
+    registry_internal::MustRun({"umoci", "repack", "--image", layout + ":user", bundle});
+    registry_internal::MustRun(
+        {"umoci", "config", "--image", layout + ":user", "--config.user", "app"});
+    registry_internal::MustRun({"skopeo", "copy", "--dest-tls-verify=false", "--dest-creds",
+                                "alice:s3cret", "oci:" + layout + ":user",
+                                "docker://" + Image("user")});
   }
 
   std::filesystem::path suite_;

@@ -45,8 +45,8 @@ class TrainJobE2eTest : public ::testing::Test {
   int Run(const std::string& manifest, const std::string& home = "") {
     std::ofstream(dir_ / "job.yaml") << manifest;
     Result<runtime::Process> p = runtime::Process::Start(
-        {.argv = {TRAINYARD_BINARY, "run", "--home", home.empty() ? (dir_ / "home").string() : home,
-                  "job.yaml"},
+        {.argv = {TRAINYARD_BINARY, "run", "--root", "host", "--home",
+                  home.empty() ? (dir_ / "home").string() : home, "job.yaml"},
          .env = {{"PATH", "/usr/bin:/bin"}},
          .working_dir = dir_.string(),
          .log_path = (dir_ / "out").string()});

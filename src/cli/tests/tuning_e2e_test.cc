@@ -63,6 +63,8 @@ std::string GridOverX(const std::string& name, const std::string& spec,
       spec:
         backoffLimit: 0
         template:
+          # python:3 names the image; the trials run this machine's python3.
+          metadata: {annotations: {trainyard.dev/root: host}}
           spec:
             restartPolicy: Never
             containers:
@@ -255,6 +257,7 @@ spec:
       spec:
         backoffLimit: 0
         template:
+          metadata: {annotations: {trainyard.dev/root: host}}
           spec:
             restartPolicy: Never
             containers:

@@ -33,6 +33,15 @@ class ImageRootTest : public ::testing::Test {
   ImageRoot root_;
 };
 
+TEST(AsksForHostRootTest, OnlyTheHostValueAsksForTheMachinesFiles) {
+  api::Pod pod;
+  EXPECT_FALSE(AsksForHostRoot(pod));
+  pod.metadata.annotations["trainyard.dev/root"] = "image";
+  EXPECT_FALSE(AsksForHostRoot(pod));
+  pod.metadata.annotations["trainyard.dev/root"] = "host";
+  EXPECT_TRUE(AsksForHostRoot(pod));
+}
+
 TEST_F(ImageRootTest, TheOverlayStacksTheLayersTopFirstUnderTheRunsOwn) {
   EXPECT_EQ(root_.OverlayData(), fmt::format("lowerdir={0}/top:{0}/base,upperdir={0}/upper,"
                                              "workdir={0}/work",

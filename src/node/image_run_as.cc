@@ -1,0 +1,83 @@
+#include "node/image_run_as.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "api/json.h"
+#include "image/image_user.h"
+
+namespace trainyard::node {
+namespace {
+
+// A securityContext field, the container's over the pod's.
+const api::Json* ContextField(const api::Pod& pod, const api::Container& container,
+                              const char* field) {
+  for (const api::Json* extra : {&container.extra, &pod.spec.extra}) {
+    const api::Json* value = api::FindAt(*extra, {"securityContext", field});
+    if (value != nullptr && !value->is_null()) return value;
+  }
+  return nullptr;
+}
+
+// "user[:group]" as the pod and the image ask, or "" for the image's
+// default (root).
+std::string AskedUser(const api::Pod& pod, const api::Container& container,
+                      const image::ImageConfig& config) {
+  const api::Json* uid = ContextField(pod, container, "runAsUser");
+  const api::Json* gid = ContextField(pod, container, "runAsGroup");
+  std::string user = config.user.substr(0, config.user.find(':'));
+  if (uid != nullptr && uid->is_number_integer()) user = std::to_string(uid->get<int64_t>());
+  if (gid != nullptr && gid->is_number_integer()) {
+    return fmt::format("{}:{}", user.empty() ? "0" : user, gid->get<int64_t>());
+  }
+  return uid != nullptr ? user : config.user;
+}
+
+}  // namespace
+
+Result<std::optional<runtime::Credentials>> ImageRunAs(const api::Pod& pod,
+                                                       const api::Container& container,
+                                                       const ImageRoot& root,
+                                                       std::optional<runtime::Credentials> chosen) {
+  if (!chosen) {
+    std::string asked = AskedUser(pod, container, root.config);
+    if (!asked.empty()) {
+      Result<image::ImageUser> user = image::ResolveImageUser(root.layers, asked);
+      if (!user.ok()) {
+        return Status(user.status().code(),
+                      fmt::format("container {}: {}", container.name, user.status().message()));
+      }
+      chosen = runtime::Credentials{.name = user->name,
+                                    .uid = user->uid,
+                                    .gid = user->gid,
+                                    .groups = user->groups,
+                                    .home = user->home,
+                                    .listed = false};
+    }
+  }
+  const api::Json* non_root = ContextField(pod, container, "runAsNonRoot");
+  uid_t uid = chosen ? chosen->uid : geteuid();
+  if (non_root != nullptr && non_root->is_boolean() && non_root->get<bool>() && uid == 0) {
+    return FailedPreconditionError(fmt::format(
+        "container has runAsNonRoot and image will run as root (pod: \"{}_{}\", container: {})",
+        pod.metadata.name, pod.metadata.namespace_, container.name));
+  }
+  return chosen;
+}
+
+void UseImageHome(const ImageRoot& root, const api::Container& container, uid_t uid, EnvList& env) {
+  auto named = [](std::string name) {
+    return [name = std::move(name)](const auto& entry) { return entry.first == name; };
+  };
+  bool container_sets = std::any_of(container.env.begin(), container.env.end(),
+                                    [](const api::EnvVar& v) { return v.name == "HOME"; });
+  bool image_sets = std::any_of(root.config.env.begin(), root.config.env.end(), named("HOME"));
+  if (container_sets || image_sets) return;
+  Result<image::ImageUser> user = image::ResolveImageUser(root.layers, std::to_string(uid));
+  std::erase_if(env, named("HOME"));
+  env.emplace_back("HOME", user.ok() ? user->home : "/");
+}
+
+}  // namespace trainyard::node
