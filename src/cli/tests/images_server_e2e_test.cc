@@ -1,6 +1,7 @@
-// `trainyard server --root image` as kubectl sees it: a pod waits for its
-// image with the kubelet's reasons and events, then runs in it; a pull
-// that fails shows ErrImagePull and ImagePullBackOff.
+// `trainyard server` running pods in their images as kubectl sees it: a
+// pod waits for its image with the kubelet's reasons and events, then runs
+// in it; a pull that fails shows ErrImagePull and ImagePullBackOff; a pod
+// asking for the machine's files gets them, unless --root image-only.
 #include <gmock/gmock.h>
 #include <unistd.h>
 
@@ -134,6 +135,44 @@ TEST_F(ImagesServerE2eTest, ThePodsImagePullSecretIsItsCredentials) {
     EXPECT_THAT(entry.path().filename().string(), ::testing::Not(HasSubstr("auth-")))
         << "the credentials' file goes with the pull";
   }
+}
+
+// A pod asking for the machine's files runs on them under the default
+// (--root image), and is refused under --root image-only, saying why.
+TEST_F(ImagesServerE2eTest, ImageOnlyRefusesAPodAskingForTheMachinesFiles) {
+  std::string job = Write("on-host.yaml", R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: on-host}
+spec:
+  backoffLimit: 0
+  template:
+    metadata: {annotations: {trainyard.dev/root: host}}
+    spec:
+      restartPolicy: Never
+      containers:
+        - {name: main, image: none, command: [sh, -c, 'test -e /usr/bin/dpkg && echo on-the-host']}
+)");
+  auto condition = [&](const char* type) {
+    return Kubectl({"get", "job", "on-host", "-o",
+                    fmt::format("jsonpath={{.status.conditions[?(@.type==\"{}\")].status}}", type)})
+               .output == "True";
+  };
+  StartServer({"--root", "image"}, {{"CONTAINERS_REGISTRIES_CONF", registry_->RegistriesConf()}});
+  ASSERT_EQ(Kubectl({"apply", "-f", job}).exit_code, 0);
+  ASSERT_TRUE(Eventually([&] { return condition("Complete"); }))
+      << Kubectl({"describe", "pods"}).output;
+  EXPECT_THAT(Kubectl({"logs", "job/on-host"}).output, HasSubstr("on-the-host"));
+  KillServer();
+  fs::remove_all(home_);
+  StartServer({"--root", "image-only"},
+              {{"CONTAINERS_REGISTRIES_CONF", registry_->RegistriesConf()}});
+  ASSERT_EQ(Kubectl({"apply", "-f", job}).exit_code, 0);
+  ASSERT_TRUE(Eventually([&] { return condition("Failed"); }))
+      << Kubectl({"describe", "pods"}).output;
+  EXPECT_THAT(Kubectl({"get", "events", "-o", "custom-columns=MESSAGE:.message"}).output,
+              HasSubstr("container main may not run on this machine's files: the pod's "
+                        "trainyard.dev/root: host is refused here (--root image-only)"));
 }
 
 }  // namespace
