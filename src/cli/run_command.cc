@@ -531,7 +531,13 @@ bool PullFirst(const LoadedManifests& loaded, const std::string& home) {
   }
   image::ImageStore images(home + "/images", {.privileged = true});
   Status pulled = PullImages(images, loaded, needed, std::cerr);
-  if (!pulled.ok()) std::cerr << "trainyard run: " << pulled.message() << '\n';
+  if (!pulled.ok()) {
+    std::cerr << "trainyard run: " << pulled.message() << '\n'
+              << fmt::format(
+                     "  (a container whose command runs this machine's programs needs no image: "
+                     "annotate its pod template {}: {}, or give --root host; docs/images.md)\n",
+                     api::kRootAnnotation, api::kHostRoot);
+  }
   return pulled.ok();
 }
 

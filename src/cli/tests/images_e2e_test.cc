@@ -222,6 +222,8 @@ TEST_F(ImageRootE2eTest, ThePodsImagePullSecretGivesThePullItsCredentials) {
   EXPECT_EQ(refused.exit_code, 1);
   EXPECT_THAT(refused.output, HasSubstr("ErrImagePull: pulling image \"" + Image("v1") +
                                         "\": the registry refused the credentials"));
+  // And how to do without the image.
+  EXPECT_THAT(refused.output, HasSubstr("annotate its pod template trainyard.dev/root: host"));
   std::string config = fmt::format(R"({{"auths": {{"127.0.0.1:{}": {{"auth": "{}"}}}}}})",
                                    registry_->port(), Base64Encode("alice:s3cret"));
   ToolRun run = RunInImage("", {.host_credentials = false,
