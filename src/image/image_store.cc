@@ -53,6 +53,25 @@ void RemoveTree(const fs::path& path) {
   fs::remove(path, ec);
 }
 
+// Readers (under the shared lock, or none: skopeo) see the old file or the
+// new one, never half of it.
+Status WriteFileAtomically(const fs::path& path, const std::string& text) {
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  fs::path tmp = path;
+  tmp += fmt::format(".tmp-{}", getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out.flush()) {
+      return InternalError(fmt::format("cannot write {}: {}", tmp.string(), std::strerror(errno)));
+    }
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) return InternalError(fmt::format("cannot write {}: {}", path.string(), ec.message()));
+  return OkStatus();
+}
+
 uint64_t TreeBytes(const fs::path& path) {
   uint64_t total = 0;
   std::error_code ec;
@@ -88,6 +107,9 @@ ImageStore::ImageStore(std::string root, UnpackOptions unpack)
 
 std::string ImageStore::LayoutDir() const { return root_ + "/oci"; }
 std::string ImageStore::LockPath() const { return root_ + "/lock"; }
+std::string ImageStore::UseLockPath() const { return root_ + "/use.lock"; }
+std::string ImageStore::BlobsDir() const { return LayoutDir() + "/blobs"; }
+std::string ImageStore::StagingDir() const { return root_ + "/staging"; }
 
 std::string ImageStore::BlobPath(const std::string& digest) const {
   return LayoutDir() + "/blobs/sha256/" + DigestHex(digest);
@@ -147,7 +169,9 @@ Result<ImageConfig> ImageStore::ConfigOf(const StoredImage& image) const {
 
 Result<std::vector<std::string>> ImageStore::UnpackedLayers(const StoredImage& image) const {
   std::vector<std::string> dirs;
-  ASSIGN_OR_RETURN(StoreLock lock, StoreLock::Take(LockPath(), /*exclusive=*/true));
+  // Beside pulls and other unpacks (UnpackLayer's own folder, renamed into
+  // place, makes a second unpack of a layer harmless); never a prune.
+  ASSIGN_OR_RETURN(StoreLock use, StoreLock::Take(UseLockPath(), /*exclusive=*/false));
   for (const LayerBlob& layer : image.layers) {
     std::string dir = root_ + "/layers/sha256-" + DigestHex(layer.digest);
     std::error_code ec;
@@ -163,7 +187,36 @@ Result<std::vector<std::string>> ImageStore::UnpackedLayers(const StoredImage& i
   return dirs;
 }
 
+Status ImageStore::AddPulled(const std::string& staging_layout) const {
+  ASSIGN_OR_RETURN(api::Json pulled, ReadJson(fs::path(staging_layout) / "index.json"));
+  ASSIGN_OR_RETURN(StoreLock lock, StoreLock::Take(LockPath(), /*exclusive=*/true));
+  fs::path index = fs::path(LayoutDir()) / "index.json";
+  std::error_code ec;
+  api::Json doc = {{"schemaVersion", 2}, {"manifests", api::Json::array()}};
+  if (fs::exists(index, ec)) {
+    ASSIGN_OR_RETURN(doc, ReadJson(index));
+  } else {
+    RETURN_IF_ERROR(WriteFileAtomically(fs::path(LayoutDir()) / "oci-layout",
+                                        R"({"imageLayoutVersion":"1.0.0"})"));
+  }
+  api::Json manifests = api::Json::array();
+  std::set<std::string> added;
+  for (const api::Json& entry : api::ArrayRefAt(pulled, {"manifests"})) {
+    added.insert(api::StringAt(entry, {"annotations", kRefAnnotation}));
+  }
+  for (const api::Json& entry : api::ArrayRefAt(doc, {"manifests"})) {
+    if (!added.contains(api::StringAt(entry, {"annotations", kRefAnnotation}))) {
+      manifests.push_back(entry);
+    }
+  }
+  for (const api::Json& entry : api::ArrayRefAt(pulled, {"manifests"})) manifests.push_back(entry);
+  doc["manifests"] = std::move(manifests);
+  return WriteFileAtomically(index, doc.dump());
+}
+
 Result<PruneResult> ImageStore::Prune(const std::set<std::string>& keep) const {
+  // No pull or unpack runs meanwhile: what they left half made is stale.
+  ASSIGN_OR_RETURN(StoreLock use, StoreLock::Take(UseLockPath(), /*exclusive=*/true));
   ASSIGN_OR_RETURN(StoreLock lock, StoreLock::Take(LockPath(), /*exclusive=*/true));
   ASSIGN_OR_RETURN(std::vector<StoredImage> images, ListLocked());
   PruneResult result;
@@ -188,13 +241,9 @@ Result<PruneResult> ImageStore::Prune(const std::set<std::string>& keep) const {
       }
     }
     doc["manifests"] = std::move(kept);
-    fs::path tmp = index;
-    tmp += ".tmp";
-    std::ofstream(tmp, std::ios::binary | std::ios::trunc) << doc.dump();
-    std::error_code ec;
-    fs::rename(tmp, index, ec);
-    if (ec) return InternalError(fmt::format("cannot write {}: {}", index.string(), ec.message()));
+    RETURN_IF_ERROR(WriteFileAtomically(index, doc.dump()));
   }
+  RemoveTree(StagingDir());
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(fs::path(LayoutDir()) / "blobs/sha256", ec)) {
     if (used.contains(entry.path().filename().string())) continue;

@@ -3,8 +3,16 @@
 //             index.json naming each pulled reference (skopeo writes it);
 //   layers/   each layer blob unpacked once (`sha256-<hex>/`), to be a
 //             read-only lower layer of a pod's overlay root;
-//   lock      flock'd: exclusive by a pull or a prune, shared by readers,
-//             so that two trainyards (a server and `trainyard images`) agree.
+//   staging/  a layout per pull in progress (its index.json alone: its
+//             blobs go straight to oci/blobs), merged into oci/ when done;
+//   lock      flock'd over index.json: exclusive while a finished pull is
+//             merged or a prune rewrites it (milliseconds), shared by
+//             readers;
+//   use.lock  flock'd: shared by pulls and unpacks for their whole length,
+//             exclusive by a prune, which removes what they would use.
+// Both locks are taken use.lock first, and hold across processes, so that
+// two trainyards (a server and `trainyard images`) agree; a reader never
+// waits for a pull.
 #pragma once
 
 #include <cstdint>
@@ -44,8 +52,11 @@ class ImageStore {
   ImageStore(std::string root, UnpackOptions unpack);
 
   const std::string& root() const { return root_; }
-  std::string LayoutDir() const;  // <root>/oci
-  std::string LockPath() const;   // <root>/lock
+  std::string LayoutDir() const;    // <root>/oci
+  std::string LockPath() const;     // <root>/lock
+  std::string UseLockPath() const;  // <root>/use.lock
+  std::string BlobsDir() const;     // <root>/oci/blobs, skopeo's shared blob dir
+  std::string StagingDir() const;   // <root>/staging
 
   // The image pulled as `reference`, or nullopt.
   Result<std::optional<StoredImage>> Find(const ImageReference& reference) const;
@@ -55,8 +66,13 @@ class ImageStore {
   // Its layers' unpacked directories, top first (overlayfs's lowerdir
   // order), unpacking those not yet unpacked.
   Result<std::vector<std::string>> UnpackedLayers(const StoredImage& image) const;
+  // Names in the store the images a finished pull's layout (under
+  // StagingDir(), its blobs in BlobsDir()) names, replacing those of the
+  // same references.
+  Status AddPulled(const std::string& staging_layout) const;
   // Forgets each image that is not in `keep` (references) and removes the
-  // blobs and unpacked layers no image left uses.
+  // blobs and unpacked layers no image left uses, and what crashed pulls
+  // and unpacks left.
   Result<PruneResult> Prune(const std::set<std::string>& keep) const;
 
  private:

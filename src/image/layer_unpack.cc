@@ -8,6 +8,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -187,8 +188,11 @@ Result<UnpackedLayer> UnpackLayer(const std::string& blob, const std::string& de
   fs::path target(dest);
   std::error_code ec;
   if (fs::exists(target, ec)) return AlreadyExistsError(dest + " exists");
+  // Unique to this unpack: two threads (a server's puller and its node
+  // agent) or two trainyards may unpack the same layer at once.
+  static std::atomic<uint64_t> unpacks{0};
   fs::path tmp = target;
-  tmp += fmt::format(".unpacking-{}", getpid());
+  tmp += fmt::format(".unpacking-{}-{}", getpid(), unpacks.fetch_add(1));
   fs::remove_all(tmp, ec);
   fs::create_directories(tmp, ec);
   if (ec) return InternalError(fmt::format("cannot make {}: {}", tmp.string(), ec.message()));
@@ -199,6 +203,11 @@ Result<UnpackedLayer> UnpackLayer(const std::string& blob, const std::string& de
     // The layer's root is every user's to pass, as an image's "/" is.
     fs::permissions(tmp, fs::perms(0755), ec);
     fs::rename(tmp, target, ec);
+    // Lost a race to another unpack of the same blob: its copy is as good.
+    if (ec && fs::is_directory(target)) {
+      fs::remove_all(tmp, ec);
+      return stats;
+    }
     if (ec) extracted = InternalError(fmt::format("cannot rename to {}: {}", dest, ec.message()));
   }
   if (!extracted.ok()) {

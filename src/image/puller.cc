@@ -1,14 +1,19 @@
 #include "image/puller.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
+#include <filesystem>
 
 #include "common/strings.h"
 #include "common/subprocess.h"
 
 namespace trainyard::image {
 namespace {
+
+namespace fs = std::filesystem;
 
 bool Says(std::string_view output, std::initializer_list<std::string_view> phrases) {
   std::string lower = AsciiLower(output);
@@ -74,22 +79,32 @@ Result<StoredImage> Puller::Pull(const PullRequest& request) const {
   if (const char* conf = std::getenv("CONTAINERS_REGISTRIES_CONF"); conf && *conf) {
     argv.insert(argv.end(), {"--registries-conf", conf});
   }
-  argv.push_back("copy");
+  // Each pull writes a layout of its own, its blobs straight into the
+  // store's (skopeo skips those there already), and names its image in the
+  // store once done: readers and other pulls never wait for it.
+  static std::atomic<uint64_t> pulls{0};
+  std::string staging = fmt::format("{}/{}-{}", store_.StagingDir(), getpid(), pulls.fetch_add(1));
+  argv.insert(argv.end(), {"copy", "--dest-shared-blob-dir", store_.BlobsDir()});
   if (!request.auth_file.empty()) argv.insert(argv.end(), {"--authfile", request.auth_file});
   argv.push_back("docker://" + ref.String());
-  argv.push_back(fmt::format("oci:{}:{}", store_.LayoutDir(), ref.String()));
+  argv.push_back(fmt::format("oci:{}:{}", staging, ref.String()));
   ToolOptions options{.env = {}, .on_line = request.on_progress};
-  Result<ToolRun> run = [&]() -> Result<ToolRun> {
-    // skopeo rewrites index.json: one pull, or prune, at a time.
-    ASSIGN_OR_RETURN(StoreLock lock, StoreLock::Take(store_.LockPath(), /*exclusive=*/true));
-    return RunTool(argv, options);
-  }();
+  // A prune waits for the pull, which would otherwise lose blobs it wrote
+  // and has not named yet.
+  ASSIGN_OR_RETURN(StoreLock use, StoreLock::Take(store_.UseLockPath(), /*exclusive=*/false));
+  std::error_code ec;
+  fs::create_directories(store_.StagingDir(), ec);
+  fs::create_directories(store_.BlobsDir() + "/sha256", ec);
+  Result<ToolRun> run = RunTool(argv, options);
+  Status added = run.ok() && run->exit_code == 0 ? store_.AddPulled(staging) : OkStatus();
+  fs::remove_all(staging, ec);
   if (!run.ok()) {
     return FailedPreconditionError(
         fmt::format("pulling image \"{}\": {} (install skopeo: apt-get install skopeo)",
                     ref.String(), run.status().message()));
   }
   if (run->exit_code != 0) return PullFailure(ref, run->exit_code, run->output);
+  RETURN_IF_ERROR(added);
   ASSIGN_OR_RETURN(std::optional<StoredImage> image, store_.Find(ref));
   if (!image) {
     return InternalError(

@@ -131,5 +131,52 @@ TEST_F(ImageStoreTest, AnEmptyStoreHoldsNothing) {
   EXPECT_FALSE(store.Find(*ParseImageReference("busybox"))->has_value());
 }
 
+// A finished pull's layout names its image in the store, replacing an
+// older pull of the same reference and keeping the others; the first pull
+// makes the layout.
+TEST_F(ImageStoreTest, APulledLayoutIsMergedReplacingItsReferenceOnly) {
+  fs::remove_all(root_ / "oci/index.json");
+  AddLayer('1', "base");
+  AddImage("localhost:5000/app:v1", 'a', 'c', {'1'});
+  AddImage("localhost:5000/app:v2", 'b', 'c', {'1'});
+  fs::path pulled = root_ / "staging/1-0";
+  fs::create_directories(pulled);
+  api::Json staged = {{"schemaVersion", 2}, {"manifests", {index_["manifests"][1]}}};
+  std::ofstream(pulled / "index.json") << staged.dump();
+  std::ofstream(root_ / "oci/index.json")
+      << api::Json{{"schemaVersion", 2}, {"manifests", {index_["manifests"][0]}}}.dump();
+  ImageStore store = Store();
+  ASSERT_TRUE(store.AddPulled(pulled.string()).ok());
+  std::vector<std::string> references;
+  Result<std::vector<StoredImage>> listed = store.List();
+  ASSERT_TRUE(listed.ok());
+  for (const StoredImage& image : *listed) references.push_back(image.reference);
+  EXPECT_THAT(references, ElementsAre("localhost:5000/app:v1", "localhost:5000/app:v2"));
+  // Again: still one of each.
+  ASSERT_TRUE(store.AddPulled(pulled.string()).ok());
+  EXPECT_EQ(store.List()->size(), 2u);
+  // Into a store without a layout yet.
+  fs::remove_all(root_ / "oci/index.json");
+  ASSERT_TRUE(store.AddPulled(pulled.string()).ok());
+  EXPECT_EQ(store.List()->size(), 1u);
+  EXPECT_TRUE(fs::exists(root_ / "oci/oci-layout"));
+}
+
+// A pull holds use.lock for its whole length (minutes, for a large image):
+// readers and unpacks go on beside it; only a prune waits.
+TEST_F(ImageStoreTest, AReaderAndAnUnpackNeverWaitForAPull) {
+  AddLayer('1', "base");
+  AddImage("localhost:5000/app:v1", 'a', 'c', {'1'});
+  ImageStore store = Store();
+  Result<StoreLock> pulling = StoreLock::Take(store.UseLockPath(), /*exclusive=*/false);
+  ASSERT_TRUE(pulling.ok());
+  // flock between two descriptors of one process conflicts as between two
+  // processes: were either to want use.lock exclusively, it would hang here.
+  Result<std::optional<StoredImage>> found =
+      store.Find(*ParseImageReference("localhost:5000/app:v1"));
+  ASSERT_TRUE(found.ok() && found->has_value());
+  EXPECT_TRUE(store.UnpackedLayers(**found).ok());
+}
+
 }  // namespace
 }  // namespace trainyard::image
