@@ -5,12 +5,30 @@
 
 #include "cli/command_line.h"
 #include "cli/exec_command.h"
+#include "cli/image_gc_flags.h"
 #include "cli/images_command.h"
 #include "cli/initialize_command.h"
 #include "cli/run_command.h"
 #include "cli/validate_command.h"
 
 namespace trainyard::cli {
+
+void AddImageGcFlags(CLI::App& command, ImageGcFlags& flags) {
+  command
+      .add_option("--image-gc-high-threshold", flags.high_percent,
+                  "Percent of the image store's disk used above which images no pod uses are "
+                  "removed, least recently used first (the kubelet's; 100: never)")
+      ->capture_default_str();
+  command
+      .add_option("--image-gc-low-threshold", flags.low_percent,
+                  "Percent of that disk the removal brings usage down to")
+      ->capture_default_str();
+  command
+      .add_option("--image-minimum-gc-age", flags.min_age,
+                  "How long an image is kept after it was last pulled or used, however full the "
+                  "disk")
+      ->capture_default_str();
+}
 
 void AddValidateCommand(CLI::App& app, int& exit_code) {
   auto validate = std::make_shared<ValidateOptions>();
@@ -54,6 +72,7 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
   run_cmd->add_option("--root", run->root, kRootHelp)
       ->check(CLI::IsMember({"image", "host", "image-only"}))
       ->capture_default_str();
+  AddImageGcFlags(*run_cmd, run->image_gc);
   run_cmd->add_flag("--ui", run->ui,
                     "Serve the dashboard for this run on loopback (its URL is printed), and keep "
                     "serving it after the run ends, until Ctrl-C");

@@ -30,6 +30,7 @@ Result<std::unique_ptr<engine::Engine>> BuildControlPlane(
   // Shared by every run and the server: an image is pulled once per machine.
   if (settings.root != "host") options.images_dir = settings.home + "/images";
   options.host_root_allowed = settings.root != "image-only";
+  options.image_gc = settings.image_gc;
   customize(options);
   ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> engine,
                    engine::Engine::Create(std::move(options)));

@@ -13,6 +13,7 @@
 
 #include "common/status.h"
 #include "engine/engine.h"
+#include "image/image_gc.h"
 #include "runtime/local/credentials.h"
 #include "scheduler/scheduler.h"
 
@@ -27,6 +28,7 @@ struct ControlPlaneSettings {
   // machine's files (host); with image, a pod may ask for the machine's
   // (api::kRootAnnotation), refused under image-only.
   std::string root = "image";
+  image::ImageGcPolicy image_gc;       // when images no pod uses are removed
   int64_t pod_max_pids = 0;            // --pod-max-pids as given
   std::vector<scheduler::Node> nodes;  // a simulated inventory; empty: this machine
   // What is lost without the shim beside trainyard, said if it is missing.

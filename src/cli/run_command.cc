@@ -32,6 +32,8 @@
 #include "controller/pod_state.h"
 #include "engine/engine.h"
 #include "engine/inventory.h"
+#include "image/image_gc.h"
+#include "image/reference.h"
 #include "node/cgroups.h"
 #include "node/sandbox.h"
 #include "server/auth.h"
@@ -513,10 +515,34 @@ bool ReportEnds(const RunOptions& options, engine::Engine& engine, Duration elap
   return all_succeeded;
 }
 
+// The kubelet's image GC after a run's pulls, keeping what it runs in.
+void CollectImages(const image::ImageStore& images, const std::map<std::string, ImageNeed>& needed,
+                   const image::ImageGcPolicy& gc) {
+  std::set<std::string> in_use;
+  for (const auto& [text, need] : needed) {
+    Result<image::ImageReference> ref = image::ParseImageReference(text);
+    if (ref.ok()) in_use.insert(ref->String());
+  }
+  Result<image::GcResult> collected =
+      image::CollectImages(images, gc, in_use, std::chrono::system_clock::now());
+  if (!collected.ok()) {
+    std::cerr << "warning: image garbage collection failed: " << collected.status().message()
+              << '\n';
+    return;
+  }
+  for (const std::string& reference : collected->pruned.removed) {
+    std::cerr << fmt::format(
+        "Removed image {} (image garbage collection: the image store's disk was {}% used, "
+        "above --image-gc-high-threshold {}%)\n",
+        reference, collected->used_percent, gc.high_percent);
+  }
+}
+
 // Without --root host: the images the manifests' pods run in (those that
 // ask for the machine's files aside), pulled (or found) first; false when
 // one cannot be (said). Only root mounts their roots: said before a pull.
-bool PullFirst(const LoadedManifests& loaded, const std::string& home) {
+bool PullFirst(const LoadedManifests& loaded, const std::string& home,
+               const image::ImageGcPolicy& gc) {
   std::map<std::string, ImageNeed> needed = ImagesOf(loaded);
   if (needed.empty()) return true;
   if (geteuid() != 0) {
@@ -531,6 +557,7 @@ bool PullFirst(const LoadedManifests& loaded, const std::string& home) {
   }
   image::ImageStore images(home + "/images", {.privileged = true});
   Status pulled = PullImages(images, loaded, needed, std::cerr);
+  if (pulled.ok()) CollectImages(images, needed, gc);
   if (!pulled.ok()) {
     std::cerr << "trainyard run: " << pulled.message() << '\n'
               << fmt::format(
@@ -555,7 +582,12 @@ int RunRun(const RunOptions& options) {
     std::cerr << "trainyard run: " << run_as.status().message() << '\n';
     return 1;
   }
-  if (options.root != "host" && !PullFirst(plan.loaded, home)) return 1;
+  Result<image::ImageGcPolicy> gc = options.image_gc.Policy();
+  if (!gc.ok()) {
+    std::cerr << "trainyard run: " << gc.status().message() << '\n';
+    return 1;
+  }
+  if (options.root != "host" && !PullFirst(plan.loaded, home, *gc)) return 1;
   std::string state_dir = home + "/runs/" + RunDirName(RealClock::Get().Now());
   Result<std::unique_ptr<engine::Engine>> created = BuildControlPlane(
       {.home = home,
@@ -563,6 +595,7 @@ int RunRun(const RunOptions& options) {
        .run_as = *run_as,
        .no_sandbox = options.no_sandbox,
        .root = options.root,
+       .image_gc = *gc,
        .pod_max_pids = options.pod_max_pids,
        .nodes = std::move(plan.nodes),
        .without_shim = "daemons a replica starts outside its process group may outlive it, and "

@@ -246,6 +246,7 @@ struct ServerSetup {
   std::string home;
   std::vector<scheduler::Node> nodes;
   Duration keep_artifacts{};
+  image::ImageGcPolicy image_gc;
 };
 
 Result<ServerSetup> CheckFlags(const ServerOptions& options) {
@@ -269,6 +270,7 @@ Result<ServerSetup> CheckFlags(const ServerOptions& options) {
         "168h or 30m");
   }
   setup.keep_artifacts = *keep;
+  ASSIGN_OR_RETURN(setup.image_gc, options.image_gc.Policy());
   return setup;
 }
 
@@ -296,6 +298,7 @@ int RunServer(const ServerOptions& options) {
        .run_as = setup.run_as,
        .no_sandbox = options.no_sandbox,
        .root = options.root,
+       .image_gc = setup.image_gc,
        .pod_max_pids = options.pod_max_pids,
        .nodes = std::move(setup.nodes),
        .without_shim = "replicas will die with the server instead of being adopted, daemons "

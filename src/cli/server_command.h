@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/image_gc_flags.h"
+
 namespace trainyard::cli {
 
 struct ServerOptions {
@@ -31,6 +33,7 @@ struct ServerOptions {
   // Replicas run without sandboxes (cli::RunOptions::no_sandbox).
   bool no_sandbox = false;
   std::string root = "image";  // cli::RunOptions::root
+  ImageGcFlags image_gc;       // cli::RunOptions::image_gc
   // How long a deleted job's artifacts are kept, as a Go duration ("0s":
   // they go with it).
   std::string keep_artifacts = "168h";

@@ -237,7 +237,15 @@ void Engine::StartNode() {
   if (!options_.images_dir.empty()) {
     images_ = std::make_unique<image::ImageStore>(
         options_.images_dir, image::UnpackOptions{.privileged = geteuid() == 0});
-    image_puller_ = std::make_unique<node::ImagePuller>(*images_);
+    image_puller_ = std::make_unique<node::ImagePuller>(
+        *images_,
+        node::ImagePuller::Collection{
+            .policy = options_.image_gc,
+            // What the API serves, safe off the loop's thread: a pod the
+            // loop has not committed yet is one the minimum age covers.
+            .in_use = [committed = &store_->committed()] { return node::ImagesInUse(*committed); },
+            .report = [log = options_.log](
+                          const std::string& what) { log->Info("trainyard: {}", what); }});
   }
   node_ = std::make_unique<node::NodeAgent>(node::NodeAgentOptions{
       .store = store_.get(),

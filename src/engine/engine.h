@@ -30,6 +30,7 @@
 #include "engine/metrics_collector.h"
 #include "engine/reconcile_queue.h"
 #include "engine/scheduler_step.h"
+#include "image/image_gc.h"
 #include "node/cgroups.h"
 #include "node/node_agent.h"
 #include "runtime/local/credentials.h"
@@ -68,6 +69,9 @@ struct EngineOptions {
   // With images_dir: whether a pod may ask for the machine's files instead
   // (node::NodeAgentOptions::host_root_allowed).
   bool host_root_allowed = true;
+  // With images_dir: when images no pod uses are removed (the kubelet's
+  // image GC thresholds).
+  image::ImageGcPolicy image_gc;
   // Logs outlive their pods (node::NodeAgentOptions::keep_logs).
   bool keep_logs = false;
   // How long a job's artifacts outlive it (engine/artifact_dirs.h).

@@ -115,6 +115,35 @@ std::string ImageStore::BlobPath(const std::string& digest) const {
   return LayoutDir() + "/blobs/sha256/" + DigestHex(digest);
 }
 
+std::string ImageStore::UsedPath(const std::string& manifest_digest) const {
+  return root_ + "/used/" + DigestHex(manifest_digest);
+}
+
+void ImageStore::Touch(const std::string& path) const {
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return;  // the image then looks older: collected sooner, never wrongly kept
+  futimens(fd, nullptr);
+  close(fd);
+}
+
+void ImageStore::MarkUsed(const StoredImage& image) const {
+  if (!DigestHex(image.manifest_digest).empty()) Touch(UsedPath(image.manifest_digest));
+}
+
+std::chrono::system_clock::time_point ImageStore::LastUsed(const StoredImage& image) const {
+  struct stat st;
+  for (const std::string& path :
+       {UsedPath(image.manifest_digest), BlobPath(image.manifest_digest)}) {
+    if (stat(path.c_str(), &st) == 0) {
+      return std::chrono::system_clock::time_point(std::chrono::seconds(st.st_mtim.tv_sec) +
+                                                   std::chrono::nanoseconds(st.st_mtim.tv_nsec));
+    }
+  }
+  return {};
+}
+
 Result<std::vector<StoredImage>> ImageStore::ListLocked() const {
   std::vector<StoredImage> out;
   fs::path index = fs::path(LayoutDir()) / "index.json";
@@ -209,7 +238,11 @@ Status ImageStore::AddPulled(const std::string& staging_layout) const {
       manifests.push_back(entry);
     }
   }
-  for (const api::Json& entry : api::ArrayRefAt(pulled, {"manifests"})) manifests.push_back(entry);
+  for (const api::Json& entry : api::ArrayRefAt(pulled, {"manifests"})) {
+    manifests.push_back(entry);
+    std::string digest = api::StringAt(entry, "digest");
+    if (!DigestHex(digest).empty()) Touch(UsedPath(digest));
+  }
   doc["manifests"] = std::move(manifests);
   return WriteFileAtomically(index, doc.dump());
 }
@@ -245,6 +278,9 @@ Result<PruneResult> ImageStore::Prune(const std::set<std::string>& keep) const {
   }
   RemoveTree(StagingDir());
   std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(fs::path(root_) / "used", ec)) {
+    if (!used.contains(entry.path().filename().string())) fs::remove(entry.path(), ec);
+  }
   for (const auto& entry : fs::directory_iterator(fs::path(LayoutDir()) / "blobs/sha256", ec)) {
     if (used.contains(entry.path().filename().string())) continue;
     result.freed_bytes += entry.file_size(ec);

@@ -3,6 +3,8 @@
 //             index.json naming each pulled reference (skopeo writes it);
 //   layers/   each layer blob unpacked once (`sha256-<hex>/`), to be a
 //             read-only lower layer of a pod's overlay root;
+//   used/     a file per image (its manifest's hex) whose mtime is when
+//             it was last pulled or started a container (image_gc.h);
 //   staging/  a layout per pull in progress (its index.json alone: its
 //             blobs go straight to oci/blobs), merged into oci/ when done;
 //   lock      flock'd over index.json: exclusive while a finished pull is
@@ -15,6 +17,7 @@
 // waits for a pull.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <set>
@@ -66,6 +69,11 @@ class ImageStore {
   // Its layers' unpacked directories, top first (overlayfs's lowerdir
   // order), unpacking those not yet unpacked.
   Result<std::vector<std::string>> UnpackedLayers(const StoredImage& image) const;
+  // Records that a container starts in `image` now (the kubelet's
+  // lastUsed), for the collector (image/image_gc.h); a pull is a use too.
+  void MarkUsed(const StoredImage& image) const;
+  // When `image` was last pulled or used.
+  std::chrono::system_clock::time_point LastUsed(const StoredImage& image) const;
   // Names in the store the images a finished pull's layout (under
   // StagingDir(), its blobs in BlobsDir()) names, replacing those of the
   // same references.
@@ -78,6 +86,8 @@ class ImageStore {
  private:
   Result<std::vector<StoredImage>> ListLocked() const;
   std::string BlobPath(const std::string& digest) const;
+  std::string UsedPath(const std::string& manifest_digest) const;
+  void Touch(const std::string& path) const;
 
   std::string root_;
   UnpackOptions unpack_;

@@ -10,8 +10,22 @@
 
 namespace trainyard::node {
 
-ImagePuller::ImagePuller(const image::ImageStore& store)
-    : store_(store), worker_([this] { Work(); }) {}
+Result<std::set<std::string>> ImagesInUse(const store::ObjectReader& pods) {
+  std::set<std::string> out;
+  RETURN_IF_ERROR(pods.Scan("Pod", "", [&](const api::Json& pod) {
+    for (const char* list : {"containers", "initContainers"}) {
+      for (const api::Json& container : api::ArrayRefAt(pod, {"spec", list})) {
+        Result<image::ImageReference> ref =
+            image::ParseImageReference(api::StringAt(container, "image"));
+        if (ref.ok()) out.insert(ref->String());
+      }
+    }
+  }));
+  return out;
+}
+
+ImagePuller::ImagePuller(const image::ImageStore& store, Collection collection)
+    : store_(store), collection_(std::move(collection)), worker_([this] { Work(); }) {}
 
 ImagePuller::~ImagePuller() {
   {
@@ -77,11 +91,46 @@ void ImagePuller::Work() {
     }
     outcome.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    bool pulled_ok = outcome.status.ok();
     {
       MutexLock lock(mu_);
       pending_.erase(ref.String());
       ended_[ref.String()] = std::move(outcome);
     }
+    // What was just pulled is kept by the minimum age until a pod uses it.
+    if (pulled_ok) Collect();
+  }
+}
+
+void ImagePuller::Collect() {
+  if (!collection_.in_use) return;
+  Result<std::set<std::string>> in_use = collection_.in_use();
+  if (!in_use.ok()) {
+    // Unread, any image might be in use: none is collected.
+    if (collection_.report) {
+      collection_.report(fmt::format("image garbage collection skipped: cannot read the pods: {}",
+                                     in_use.status().message()));
+    }
+    return;
+  }
+  std::set<std::string> keep = *std::move(in_use);
+  {
+    MutexLock lock(mu_);
+    keep.insert(pending_.begin(), pending_.end());
+  }
+  Result<image::GcResult> collected =
+      image::CollectImages(store_, collection_.policy, keep, std::chrono::system_clock::now());
+  if (!collection_.report) return;
+  if (!collected.ok()) {
+    collection_.report(
+        fmt::format("image garbage collection failed: {}", collected.status().message()));
+    return;
+  }
+  for (const std::string& reference : collected->pruned.removed) {
+    collection_.report(fmt::format(
+        "image garbage collection: removed {} (the disk of the image store was {}% used, the "
+        "high threshold {}%)",
+        reference, collected->used_percent, collection_.policy.high_percent));
   }
 }
 

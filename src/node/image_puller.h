@@ -3,11 +3,13 @@
 // does not hold up the agent's loop, and two pods of one image wait for
 // one pull. Each pull is skopeo's (image/puller.h) with the host's
 // credentials, and its layers are unpacked before it is said done, so the
-// container's start that follows costs no unpacking.
+// container's start that follows costs no unpacking. After each pull, the
+// store is collected as the kubelet's image GC does (image/image_gc.h).
 #pragma once
 
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -18,9 +20,11 @@
 #include "api/json.h"
 #include "common/mutex.h"
 #include "common/status.h"
+#include "image/image_gc.h"
 #include "image/image_store.h"
 #include "image/puller.h"
 #include "image/reference.h"
+#include "store/object_store.h"
 
 namespace trainyard::node {
 
@@ -38,6 +42,10 @@ inline bool IsImageWait(const std::string& reason, const std::string& message) {
 // How often a container waiting for a pull looks whether it has ended.
 inline constexpr std::chrono::milliseconds kImagePullPoll{200};
 
+// The images (normalized references) of every container of every pod in
+// `pods`, finished ones too, as the kubelet keeps an exited container's.
+Result<std::set<std::string>> ImagesInUse(const store::ObjectReader& pods);
+
 class ImagePuller {
  public:
   struct Outcome {
@@ -46,8 +54,18 @@ class ImagePuller {
     uint64_t bytes = 0;  // the image's size
   };
 
+  // Image garbage collection after each pull.
+  struct Collection {
+    image::ImageGcPolicy policy;
+    // The images pods use (normalized references); called on the puller's
+    // thread, so it reads what is safe there (the committed store).
+    std::function<Result<std::set<std::string>>()> in_use;
+    // Says what was removed, or why collecting failed.
+    std::function<void(const std::string&)> report;
+  };
+
   // The node agent looks for a pull's end on a timer (kImagePullPoll).
-  explicit ImagePuller(const image::ImageStore& store);
+  ImagePuller(const image::ImageStore& store, Collection collection);
   ~ImagePuller();  // waits for the pull under way, drops the queued ones
   ImagePuller(const ImagePuller&) = delete;
   ImagePuller& operator=(const ImagePuller&) = delete;
@@ -68,8 +86,11 @@ class ImagePuller {
   };
   void Work();
   Result<image::StoredImage> Pull(const image::Puller& puller, const Queued& next);
+  // Collects the store, keeping what pods use and what is queued.
+  void Collect();
 
   const image::ImageStore& store_;
+  const Collection collection_;
   mutable Mutex mu_;
   CondVar queued_;
   std::deque<Queued> queue_ TRAINYARD_GUARDED_BY(mu_);

@@ -48,6 +48,7 @@ Result<ImageRoot> PrepareImageRoot(const image::ImageStore& store, const api::Co
         fmt::format("image \"{}\" is not on this machine: pull it (trainyard images pull {})",
                     ref.String(), container.image));
   }
+  store.MarkUsed(*stored);  // the collector keeps what was just used
   ImageRoot root;
   ASSIGN_OR_RETURN(root.config, store.ConfigOf(*stored));
   ASSIGN_OR_RETURN(root.layers, store.UnpackedLayers(*stored));

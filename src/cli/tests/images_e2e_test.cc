@@ -378,5 +378,46 @@ spec:
   EXPECT_THAT(refused.output, HasSubstr("container has runAsNonRoot and image will run as root"));
 }
 
+// The kubelet's image GC after a run's pulls: over the high threshold
+// (0% here, so always), the images the run does not use go; its own stay.
+TEST_F(ImageRootE2eTest, ImagesNoPodUsesAreCollectedAboveTheHighThreshold) {
+  auto job = [&](const std::string& image) {
+    return fmt::format(R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: gc}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{{name: main, image: "{}", command: [/bin/busybox, "true"]}}]
+)",
+                       image);
+  };
+  ASSERT_EQ(RunManifests(job(Image("v1"))).exit_code, 0);
+  // The default minimum age keeps v1, pulled a moment ago.
+  std::vector<std::string> zero = {"--image-gc-high-threshold", "0", "--image-gc-low-threshold",
+                                   "0"};
+  ToolRun young = RunManifests(job(Image("user")), true, zero);
+  ASSERT_EQ(young.exit_code, 0) << young.output;
+  EXPECT_THAT(young.output, Not(HasSubstr("Removed image")));
+  EXPECT_THAT(Images({}).output, HasSubstr(Image("v1")));
+  zero.insert(zero.end(), {"--image-minimum-gc-age", "0s"});
+  ToolRun collected = RunManifests(job(Image("user")), true, zero);
+  ASSERT_EQ(collected.exit_code, 0) << collected.output;
+  EXPECT_THAT(collected.output, HasSubstr("Removed image " + Image("v1") +
+                                          " (image garbage collection: the image "
+                                          "store's disk was "));
+  std::string held = Images({}).output;
+  EXPECT_THAT(held, Not(HasSubstr(Image("v1"))));
+  EXPECT_THAT(held, HasSubstr(Image("user")));
+  ToolRun refused =
+      RunManifests(job(Image("user")), true,
+                   {"--image-gc-high-threshold", "50", "--image-gc-low-threshold", "60"});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_THAT(refused.output, HasSubstr("--image-gc-low-threshold 60 is above "
+                                        "--image-gc-high-threshold 50: want low <= high"));
+}
+
 }  // namespace
 }  // namespace trainyard::cli::testing

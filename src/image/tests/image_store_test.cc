@@ -1,15 +1,19 @@
 // The store read as skopeo leaves it: an OCI layout written here by hand
-// (its digests made up: the store trusts skopeo to have checked them).
+// (its digests made up: the store trusts skopeo to have checked them); and
+// image garbage collection over it, the filesystem's fullness given.
 #include "image/image_store.h"
 
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "common/tests/test_dir.h"
+#include "image/image_gc.h"
 #include "image/tests/layer_tar.h"
 
 namespace trainyard::image {
@@ -176,6 +180,95 @@ TEST_F(ImageStoreTest, AReaderAndAnUnpackNeverWaitForAPull) {
       store.Find(*ParseImageReference("localhost:5000/app:v1"));
   ASSERT_TRUE(found.ok() && found->has_value());
   EXPECT_TRUE(store.UnpackedLayers(**found).ok());
+}
+
+class ImageGcTest : public ImageStoreTest {
+ protected:
+  // Three images sharing a base layer, each with a layer of its own of
+  // 600 bytes: old (used an hour before `now_`), newer (half an hour), and
+  // oldest (two hours), which a pod uses.
+  void SetUp() override {
+    ImageStoreTest::SetUp();
+    AddLayer('0', "base");
+    int i = 0;
+    for (auto [name, manifest, layer, minutes] :
+         {std::tuple{"r/old:1", 'a', '1', 60}, std::tuple{"r/newer:1", 'b', '2', 30},
+          std::tuple{"r/oldest:1", 'c', '3', 120}}) {
+      WriteBlob(Hex(layer), std::string(600, 'x'));
+      AddImage(name, manifest, static_cast<char>('d' + i++), {'0', layer});
+      UsedAgo(manifest, std::chrono::minutes(minutes));
+    }
+  }
+  void UsedAgo(char manifest, std::chrono::minutes ago) {
+    fs::path mark = root_ / "used" / Hex(manifest);
+    fs::create_directories(mark.parent_path());
+    std::ofstream(mark) << "";
+    auto then = std::chrono::system_clock::to_time_t(now_ - ago);
+    struct timespec times[2] = {{then, 0}, {then, 0}};
+    ASSERT_EQ(utimensat(AT_FDCWD, mark.c_str(), times, 0), 0);
+  }
+  // The filesystem as 10,000 bytes with `used` of them used.
+  static DiskUsageOf Disk(uint64_t used) {
+    return [used](const std::string&) {
+      return DiskUsage{.capacity = 10000, .available = 10000 - used};
+    };
+  }
+  std::vector<std::string> Held() {
+    std::vector<std::string> out;
+    Result<std::vector<StoredImage>> images = Store().List();
+    for (const StoredImage& image : *images) out.push_back(image.reference);
+    return out;
+  }
+
+  std::chrono::system_clock::time_point now_ = std::chrono::system_clock::now();
+  ImageGcPolicy policy_{.high_percent = 85, .low_percent = 80, .min_age = std::chrono::minutes(2)};
+};
+
+TEST_F(ImageGcTest, BelowTheHighThresholdNothingGoes) {
+  Result<GcResult> gc = CollectImages(Store(), policy_, {}, now_, Disk(8400));
+  ASSERT_TRUE(gc.ok()) << gc.status().ToString();
+  EXPECT_EQ(gc->used_percent, 84);
+  EXPECT_THAT(gc->pruned.removed, IsEmpty());
+  EXPECT_EQ(Held().size(), 3u);
+}
+
+// 92% used, 80% the low mark: 1,200 bytes to free. The unused images go
+// least recently used first, until that much is freed; the one a pod
+// uses stays, however old.
+TEST_F(ImageGcTest, AboveItTheLeastRecentlyUsedOfTheUnusedGoDownToTheLow) {
+  Result<GcResult> gc = CollectImages(Store(), policy_, {"r/oldest:1"}, now_, Disk(9200));
+  ASSERT_TRUE(gc.ok()) << gc.status().ToString();
+  EXPECT_THAT(gc->pruned.removed, ElementsAre("r/old:1", "r/newer:1"));
+  EXPECT_GE(gc->pruned.freed_bytes, 1200u);
+  EXPECT_THAT(Held(), ElementsAre("r/oldest:1"));
+  // The shared base layer stays with the image that uses it.
+  EXPECT_TRUE(fs::exists(root_ / "oci/blobs/sha256" / Hex('0')));
+}
+
+TEST_F(ImageGcTest, LessToFreeTakesOnlyTheLeastRecentlyUsed) {
+  Result<GcResult> gc = CollectImages(Store(), policy_, {"r/oldest:1"}, now_, Disk(8550));
+  ASSERT_TRUE(gc.ok());
+  EXPECT_THAT(gc->pruned.removed, ElementsAre("r/old:1"));
+}
+
+// An image used within the minimum age stays: a pod may be about to start
+// in it. The kubelet's 100% never collects.
+TEST_F(ImageGcTest, RecentImagesStayAndAHundredPercentNeverCollects) {
+  UsedAgo('a', std::chrono::minutes(1));
+  UsedAgo('b', std::chrono::minutes(1));
+  Result<GcResult> gc = CollectImages(Store(), policy_, {"r/oldest:1"}, now_, Disk(9900));
+  ASSERT_TRUE(gc.ok());
+  EXPECT_THAT(gc->pruned.removed, IsEmpty());
+  ImageGcPolicy never{.high_percent = 100, .low_percent = 0};
+  EXPECT_THAT(CollectImages(Store(), never, {}, now_, Disk(10000))->pruned.removed, IsEmpty());
+}
+
+TEST(ImageGcPolicyTest, ThresholdsArePercentagesLowAtMostHigh) {
+  EXPECT_TRUE(CheckImageGcPolicy({}).ok());
+  EXPECT_EQ(CheckImageGcPolicy({.high_percent = 101}).message(),
+            "--image-gc-high-threshold 101: want a percentage, 0 to 100");
+  EXPECT_EQ(CheckImageGcPolicy({.high_percent = 70, .low_percent = 80}).message(),
+            "--image-gc-low-threshold 80 is above --image-gc-high-threshold 70: want low <= high");
 }
 
 }  // namespace
