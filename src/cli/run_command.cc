@@ -352,6 +352,7 @@ namespace {
 struct RunPlan {
   LoadedManifests loaded;
   std::vector<scheduler::Node> nodes;
+  image::ImageGcPolicy image_gc;
 };
 
 std::variant<RunPlan, int> PlanRun(const RunOptions& options) {
@@ -388,6 +389,12 @@ std::variant<RunPlan, int> PlanRun(const RunOptions& options) {
     }
     plan.nodes = std::move(*read);
   }
+  Result<image::ImageGcPolicy> gc = options.image_gc.Policy();
+  if (!gc.ok()) {
+    std::cerr << "trainyard run: " << gc.status().message() << '\n';
+    return 1;
+  }
+  plan.image_gc = *gc;
   return plan;
 }
 
@@ -568,6 +575,12 @@ bool PullFirst(const LoadedManifests& loaded, const std::string& home,
   return pulled.ok();
 }
 
+// --logs, or -q for none.
+LogMode LogModeOf(const RunOptions& options) {
+  std::string wanted = !options.logs.empty() ? options.logs : options.quiet ? "none" : "all";
+  return wanted == "none" ? LogMode::kNone : wanted == "master" ? LogMode::kMaster : LogMode::kAll;
+}
+
 }  // namespace
 
 int RunRun(const RunOptions& options) {
@@ -582,12 +595,7 @@ int RunRun(const RunOptions& options) {
     std::cerr << "trainyard run: " << run_as.status().message() << '\n';
     return 1;
   }
-  Result<image::ImageGcPolicy> gc = options.image_gc.Policy();
-  if (!gc.ok()) {
-    std::cerr << "trainyard run: " << gc.status().message() << '\n';
-    return 1;
-  }
-  if (options.root != "host" && !PullFirst(plan.loaded, home, *gc)) return 1;
+  if (options.root != "host" && !PullFirst(plan.loaded, home, plan.image_gc)) return 1;
   std::string state_dir = home + "/runs/" + RunDirName(RealClock::Get().Now());
   Result<std::unique_ptr<engine::Engine>> created = BuildControlPlane(
       {.home = home,
@@ -595,7 +603,7 @@ int RunRun(const RunOptions& options) {
        .run_as = *run_as,
        .no_sandbox = options.no_sandbox,
        .root = options.root,
-       .image_gc = *gc,
+       .image_gc = plan.image_gc,
        .pod_max_pids = options.pod_max_pids,
        .nodes = std::move(plan.nodes),
        .without_shim = "daemons a replica starts outside its process group may outlive it, and "
@@ -617,12 +625,8 @@ int RunRun(const RunOptions& options) {
 
   StopOnSignals stop_on_signals(engine, {SIGINT, SIGTERM, SIGHUP});
   // Trials' logs would interleave: an experiment shows its table instead,
-  // unless logs are asked for; the jobs beside it show theirs. -q: none.
-  std::string logs_wanted = !options.logs.empty() ? options.logs : options.quiet ? "none" : "all";
-  LogMode mode = logs_wanted == "none"     ? LogMode::kNone
-                 : logs_wanted == "master" ? LogMode::kMaster
-                                           : LogMode::kAll;
-  LogTail logs(engine, mode, jobs.size() > 1, stdout,
+  // unless logs are asked for; the jobs beside it show theirs.
+  LogTail logs(engine, LogModeOf(options), jobs.size() > 1, stdout,
                /*hide_trials=*/options.logs.empty() && !experiments.empty());
   bool tty = isatty(STDERR_FILENO) != 0 && !options.quiet;
   StatusLine status_line(engine, tty, options.quiet);
