@@ -49,8 +49,10 @@ int List(Session& session, const std::string& path) {
   for (const api::Json& item : items) width = std::max(width, api::StringAt(item, "path").size());
   std::cout << fmt::format("{:<{}}   {:>9}   MODIFIED\n", "PATH", width, "SIZE");
   for (const api::Json& item : items) {
-    std::cout << fmt::format("{:<{}}   {:>9}   {}\n", api::StringAt(item, "path"), width,
-                             HumanBytes(api::IntAt(item, "size")), api::StringAt(item, "modified"));
+    std::cout << fmt::format(
+        "{:<{}}   {:>9}   {}\n", api::StringAt(item, "path"), width,
+        HumanBytes(static_cast<uint64_t>(std::max<int64_t>(0, api::IntAt(item, "size")))),
+        api::StringAt(item, "modified"));
   }
   if (api::BoolAt(answer->body, "truncated")) {
     std::cerr << fmt::format("(the first {} alone: there are more)\n", items.size());
@@ -108,18 +110,6 @@ int Download(Session& session, const std::string& path, const std::string& artif
 }
 
 }  // namespace
-
-std::string HumanBytes(int64_t bytes) {
-  if (bytes < 1024) return fmt::format("{} B", bytes);
-  double value = static_cast<double>(bytes);
-  const char* unit = "B";
-  for (const char* next : {"KiB", "MiB", "GiB", "TiB"}) {
-    if (value < 1024) break;
-    value /= 1024;
-    unit = next;
-  }
-  return fmt::format("{:.1f} {}", value, unit);
-}
 
 int RunArtifacts(const ClientCommand& command, const ArtifactsOptions& options) {
   Result<Session> session = OpenSession(command, options.kind);

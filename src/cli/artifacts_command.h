@@ -19,7 +19,4 @@ struct ArtifactsOptions {
 
 int RunArtifacts(const ClientCommand& command, const ArtifactsOptions& options);
 
-// "8 B", "12.0 KiB", "3.4 MiB": a size as `ls -h` would write it.
-std::string HumanBytes(int64_t bytes);
-
 }  // namespace trainyard::cli

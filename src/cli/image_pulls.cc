@@ -11,6 +11,7 @@
 #include "api/registry.h"
 #include "api/well_known.h"
 #include "image/pull_auth.h"
+#include "image/pull_progress.h"
 #include "image/puller.h"
 #include "image/reference.h"
 
@@ -181,8 +182,10 @@ Status PullImages(image::ImageStore& store, const LoadedManifests& loaded,
     std::string auth_file = auth ? auth->path() : "";
     progress << fmt::format("Pulling image \"{}\"\n", text) << std::flush;
     auto start = std::chrono::steady_clock::now();
+    image::PullProgress shown(store);
     auto on_progress = [&](std::string_view line) {
-      if (line.starts_with("Copying")) progress << "  " << line << "\n" << std::flush;
+      std::string said = shown.Line(line);
+      if (!said.empty()) progress << "  " << said << "\n" << std::flush;
     };
     Result<image::StoredImage> pulled =
         puller.Pull({.reference = ref, .auth_file = auth_file, .on_progress = on_progress});
@@ -192,7 +195,8 @@ Status PullImages(image::ImageStore& store, const LoadedManifests& loaded,
     ASSIGN_OR_RETURN(std::vector<std::string> layers, store.UnpackedLayers(*pulled));
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    progress << fmt::format("Successfully pulled image \"{}\" in {:.3f}s. Image size: {} bytes.\n",
+    progress << fmt::format("  {}\n", shown.Summary(*pulled, seconds))
+             << fmt::format("Successfully pulled image \"{}\" in {:.3f}s. Image size: {} bytes.\n",
                             text, seconds, pulled->size);
   }
   return OkStatus();

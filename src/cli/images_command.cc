@@ -3,22 +3,18 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <ostream>
 #include <set>
 
 #include "cli/run_command.h"
+#include "common/strings.h"
 #include "image/image_store.h"
+#include "image/pull_progress.h"
 #include "image/puller.h"
 
 namespace trainyard::cli {
 namespace {
-
-std::string Bytes(uint64_t bytes) {
-  if (bytes < 1024) return fmt::format("{} B", bytes);
-  if (bytes < 1024 * 1024) return fmt::format("{:.1f} KiB", bytes / 1024.0);
-  if (bytes < 1024ull * 1024 * 1024) return fmt::format("{:.1f} MiB", bytes / 1048576.0);
-  return fmt::format("{:.2f} GiB", bytes / 1073741824.0);
-}
 
 std::string ShortDigest(const std::string& digest) {
   return digest.substr(0, std::min<size_t>(digest.size(), 7 + 12));
@@ -33,7 +29,7 @@ int List(const image::ImageStore& store, std::ostream& out, std::ostream& err) {
   out << fmt::format("{:<60} {:<20} {:>7} {:>10}\n", "IMAGE", "DIGEST", "LAYERS", "SIZE");
   for (const image::StoredImage& i : *images) {
     out << fmt::format("{:<60} {:<20} {:>7} {:>10}\n", i.reference, ShortDigest(i.manifest_digest),
-                       i.layers.size(), Bytes(i.size));
+                       i.layers.size(), HumanBytes(i.size));
   }
   return 0;
 }
@@ -48,9 +44,12 @@ int Pull(image::ImageStore& store, const ImagesOptions& options, std::ostream& o
       return 1;
     }
     out << fmt::format("Pulling {}\n", ref->String()) << std::flush;
+    image::PullProgress shown(store);
+    auto start = std::chrono::steady_clock::now();
     Result<image::StoredImage> pulled = puller.Pull(
         {.reference = *ref, .auth_file = options.auth_file, .on_progress = [&](std::string_view l) {
-           if (l.starts_with("Copying")) out << "  " << l << "\n" << std::flush;
+           std::string said = shown.Line(l);
+           if (!said.empty()) out << "  " << said << "\n" << std::flush;
          }});
     if (!pulled.ok()) {
       err << "error: " << pulled.status().message() << "\n";
@@ -61,9 +60,10 @@ int Pull(image::ImageStore& store, const ImagesOptions& options, std::ostream& o
       err << "error: " << layers.status().message() << "\n";
       return 1;
     }
-    out << fmt::format("Pulled {} ({}, {} layer{}, {})\n", pulled->reference,
-                       ShortDigest(pulled->manifest_digest), pulled->layers.size(),
-                       pulled->layers.size() == 1 ? "" : "s", Bytes(pulled->size));
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    out << fmt::format("Pulled {} ({}: {})\n", pulled->reference,
+                       ShortDigest(pulled->manifest_digest), shown.Summary(*pulled, seconds));
   }
   return 0;
 }
@@ -96,7 +96,7 @@ int Remove(const image::ImageStore& store, const ImagesOptions& options, std::os
     return 1;
   }
   for (const std::string& reference : pruned->removed) out << "Removed " << reference << "\n";
-  out << fmt::format("Freed {}\n", Bytes(pruned->freed_bytes));
+  out << fmt::format("Freed {}\n", HumanBytes(pruned->freed_bytes));
   return 0;
 }
 

@@ -1,5 +1,7 @@
 #include "common/strings.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
@@ -143,6 +145,18 @@ std::vector<std::string> SplitNonEmpty(std::string_view text, char separator) {
     text.remove_prefix(std::min(end + 1, text.size()));
   }
   return parts;
+}
+
+std::string HumanBytes(uint64_t bytes) {
+  if (bytes < 1024) return fmt::format("{} B", bytes);
+  double value = static_cast<double>(bytes);
+  const char* unit = "B";
+  for (const char* next : {"KiB", "MiB", "GiB", "TiB"}) {
+    if (value < 1024) break;
+    value /= 1024;
+    unit = next;
+  }
+  return fmt::format("{:.1f} {}", value, unit);
 }
 
 }  // namespace trainyard

@@ -44,4 +44,7 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b);
 std::optional<std::string> Base64Decode(std::string_view text);
 std::string Base64Encode(std::string_view bytes);
 
+// A size for people: "512 B", "1.5 KiB", "3.2 MiB", up to TiB.
+std::string HumanBytes(uint64_t bytes);
+
 }  // namespace trainyard

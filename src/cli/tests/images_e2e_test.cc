@@ -107,9 +107,16 @@ spec:
 TEST_F(ImagesE2eTest, APulledImageIsListedWithItsLayersUnpackedAndItsDeletionsWhitedOut) {
   ToolRun pulled = Images({"pull", Image("v1"), "--authfile", Auth()});
   ASSERT_EQ(pulled.exit_code, 0) << pulled.output;
-  EXPECT_THAT(pulled.output, HasSubstr("Copying blob sha256:"));
+  EXPECT_THAT(pulled.output, HasSubstr("Fetching layer sha256:"));
   EXPECT_THAT(pulled.output, HasSubstr("Pulled " + Image("v1") + " (sha256:"));
-  EXPECT_THAT(pulled.output, HasSubstr("2 layers"));
+  EXPECT_THAT(pulled.output, ::testing::ContainsRegex("2 layers, [0-9.]+ MiB \\(2 layers, "
+                                                      "[0-9.]+ MiB fetched\\) in [0-9.]+s"));
+  // :user shares v1's two layers and adds one: only that one is fetched.
+  ToolRun user = Images({"pull", Image("user"), "--authfile", Auth()});
+  ASSERT_EQ(user.exit_code, 0) << user.output;
+  EXPECT_THAT(user.output, HasSubstr("here already"));
+  EXPECT_THAT(user.output, ::testing::ContainsRegex("3 layers, [0-9.]+ MiB \\(1 layer, "
+                                                    "[0-9.]+ (B|KiB) fetched\\)"));
   ToolRun listed = Images({});
   EXPECT_THAT(listed.output, HasSubstr(Image("v1")));
   // The base layer has /app/old; the top one's whiteout hides it.
