@@ -21,10 +21,11 @@ inline constexpr const char* kPodMaxPidsHelp =
     "The processes and threads one pod may have at once, as the kubelet's --pod-max-pids "
     "(default: an eighth of kernel.pid_max, at most 16384; -1: no bound)";
 
-struct ImageGcFlags;
+struct ImageFlags;
 // --image-gc-high-threshold, --image-gc-low-threshold and
-// --image-minimum-gc-age, as the kubelet's, for run and server.
-void AddImageGcFlags(CLI::App& command, ImageGcFlags& flags);
+// --image-minimum-gc-age, as the kubelet's, and --cdi-spec-dir, for run and
+// server.
+void AddImageFlags(CLI::App& command, ImageFlags& flags);
 
 // What runs on this machine: validate, run, exec, initialize, images.
 void AddValidateCommand(CLI::App& app, int& exit_code);

@@ -5,7 +5,7 @@
 
 #include "cli/command_line.h"
 #include "cli/exec_command.h"
-#include "cli/image_gc_flags.h"
+#include "cli/image_flags.h"
 #include "cli/images_command.h"
 #include "cli/initialize_command.h"
 #include "cli/run_command.h"
@@ -13,7 +13,7 @@
 
 namespace trainyard::cli {
 
-void AddImageGcFlags(CLI::App& command, ImageGcFlags& flags) {
+void AddImageFlags(CLI::App& command, ImageFlags& flags) {
   command
       .add_option("--image-gc-high-threshold", flags.high_percent,
                   "Percent of the image store's disk used above which images no pod uses are "
@@ -28,6 +28,9 @@ void AddImageGcFlags(CLI::App& command, ImageGcFlags& flags) {
                   "How long an image is kept after it was last pulled or used, however full the "
                   "disk")
       ->capture_default_str();
+  command.add_option("--cdi-spec-dir", flags.cdi_spec_dirs,
+                     "Where the Container Device Interface specs that put a pod's GPUs into its "
+                     "image's root are (repeatable; default /etc/cdi and /var/run/cdi)");
 }
 
 void AddValidateCommand(CLI::App& app, int& exit_code) {
@@ -72,7 +75,7 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
   run_cmd->add_option("--root", run->root, kRootHelp)
       ->check(CLI::IsMember({"image", "host", "image-only"}))
       ->capture_default_str();
-  AddImageGcFlags(*run_cmd, run->image_gc);
+  AddImageFlags(*run_cmd, run->images);
   run_cmd->add_flag("--ui", run->ui,
                     "Serve the dashboard for this run on loopback (its URL is printed), and keep "
                     "serving it after the run ends, until Ctrl-C");

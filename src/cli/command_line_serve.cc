@@ -38,7 +38,7 @@ void AddServerCommand(CLI::App& app, int& exit_code) {
   server_cmd->add_option("--root", server->root, kRootHelp)
       ->check(CLI::IsMember({"image", "host", "image-only"}))
       ->capture_default_str();
-  AddImageGcFlags(*server_cmd, server->image_gc);
+  AddImageFlags(*server_cmd, server->images);
   server_cmd
       ->add_option("--keep-artifacts", server->keep_artifacts,
                    "How long a deleted job's artifacts are kept (a duration: 168h, 30m; 0s "

@@ -31,6 +31,7 @@ Result<std::unique_ptr<engine::Engine>> BuildControlPlane(
   if (settings.root != "host") options.images_dir = settings.home + "/images";
   options.host_root_allowed = settings.root != "image-only";
   options.image_gc = settings.image_gc;
+  if (!settings.cdi_spec_dirs.empty()) options.cdi_spec_dirs = settings.cdi_spec_dirs;
   customize(options);
   ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> engine,
                    engine::Engine::Create(std::move(options)));

@@ -28,9 +28,10 @@ struct ControlPlaneSettings {
   // machine's files (host); with image, a pod may ask for the machine's
   // (api::kRootAnnotation), refused under image-only.
   std::string root = "image";
-  image::ImageGcPolicy image_gc;       // when images no pod uses are removed
-  int64_t pod_max_pids = 0;            // --pod-max-pids as given
-  std::vector<scheduler::Node> nodes;  // a simulated inventory; empty: this machine
+  image::ImageGcPolicy image_gc;           // when images no pod uses are removed
+  std::vector<std::string> cdi_spec_dirs;  // --cdi-spec-dir; empty: the default
+  int64_t pod_max_pids = 0;                // --pod-max-pids as given
+  std::vector<scheduler::Node> nodes;      // a simulated inventory; empty: this machine
   // What is lost without the shim beside trainyard, said if it is missing.
   std::string without_shim;
   // The folders replicas' users must pass through to theirs.

@@ -389,7 +389,7 @@ std::variant<RunPlan, int> PlanRun(const RunOptions& options) {
     }
     plan.nodes = std::move(*read);
   }
-  Result<image::ImageGcPolicy> gc = options.image_gc.Policy();
+  Result<image::ImageGcPolicy> gc = options.images.Policy();
   if (!gc.ok()) {
     std::cerr << "trainyard run: " << gc.status().message() << '\n';
     return 1;
@@ -604,6 +604,7 @@ int RunRun(const RunOptions& options) {
        .no_sandbox = options.no_sandbox,
        .root = options.root,
        .image_gc = plan.image_gc,
+       .cdi_spec_dirs = options.images.cdi_spec_dirs,
        .pod_max_pids = options.pod_max_pids,
        .nodes = std::move(plan.nodes),
        .without_shim = "daemons a replica starts outside its process group may outlive it, and "

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "cli/image_gc_flags.h"
+#include "cli/image_flags.h"
 #include "common/status.h"
 #include "runtime/local/credentials.h"
 
@@ -34,7 +34,7 @@ struct RunOptions {
   // command runs the machine's programs), or "image", their images' roots
   // (pulled first; docs/images.md).
   std::string root = "image";
-  ImageGcFlags image_gc;  // when images no pod uses are removed
+  ImageFlags images;  // image GC and CDI (cli/image_flags.h)
   // Print the dashboard's URL (the run's own API on loopback), and keep
   // serving it after the run ends, until Ctrl-C.
   bool ui = false;

@@ -270,7 +270,7 @@ Result<ServerSetup> CheckFlags(const ServerOptions& options) {
         "168h or 30m");
   }
   setup.keep_artifacts = *keep;
-  ASSIGN_OR_RETURN(setup.image_gc, options.image_gc.Policy());
+  ASSIGN_OR_RETURN(setup.image_gc, options.images.Policy());
   return setup;
 }
 
@@ -299,6 +299,7 @@ int RunServer(const ServerOptions& options) {
        .no_sandbox = options.no_sandbox,
        .root = options.root,
        .image_gc = setup.image_gc,
+       .cdi_spec_dirs = options.images.cdi_spec_dirs,
        .pod_max_pids = options.pod_max_pids,
        .nodes = std::move(setup.nodes),
        .without_shim = "replicas will die with the server instead of being adopted, daemons "

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/image_gc_flags.h"
+#include "cli/image_flags.h"
 
 namespace trainyard::cli {
 
@@ -33,7 +33,7 @@ struct ServerOptions {
   // Replicas run without sandboxes (cli::RunOptions::no_sandbox).
   bool no_sandbox = false;
   std::string root = "image";  // cli::RunOptions::root
-  ImageGcFlags image_gc;       // cli::RunOptions::image_gc
+  ImageFlags images;           // cli::RunOptions::images
   // How long a deleted job's artifacts are kept, as a Go duration ("0s":
   // they go with it).
   std::string keep_artifacts = "168h";

@@ -274,6 +274,8 @@ void Engine::StartNode() {
       .sandboxes = sandboxes_.get(),
       .images = images_.get(),
       .host_root_allowed = options_.host_root_allowed,
+      .cdi_spec_dirs = options_.cdi_spec_dirs,
+      .machine_gpus = !simulated && !options_.machine->gpus.empty(),
       .image_puller = image_puller_.get()});
   metrics_collector_ = std::make_unique<MetricsCollector>(MetricsCollectorOptions{
       .store = store_.get(),

@@ -72,6 +72,8 @@ struct EngineOptions {
   // With images_dir: when images no pod uses are removed (the kubelet's
   // image GC thresholds).
   image::ImageGcPolicy image_gc;
+  // With images_dir: where CDI specs are (node::NodeAgentOptions).
+  std::vector<std::string> cdi_spec_dirs = node::DefaultCdiSpecDirs();
   // Logs outlive their pods (node::NodeAgentOptions::keep_logs).
   bool keep_logs = false;
   // How long a job's artifacts outlive it (engine/artifact_dirs.h).

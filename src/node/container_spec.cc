@@ -8,6 +8,8 @@
 #include <utility>
 
 #include "api/well_known.h"
+#include "common/strings.h"
+#include "node/cdi.h"
 #include "node/container_env.h"
 #include "node/host_torchrun.h"
 #include "node/image_root.h"
@@ -227,6 +229,7 @@ Result<runtime::ProcessSpec> ContainerSpecBuilder::BuildInImage(const Run& run) 
     return UnavailableError(fmt::format("cannot write the pod's hosts file {}: {}",
                                         run.volumes.hosts_file, written.message()));
   }
+  RETURN_IF_ERROR(AddGpus(run, root, prepared));
   RETURN_IF_ERROR(MakeMountParents(root, mounts));
   ASSIGN_OR_RETURN(
       std::vector<std::string> sandbox,
@@ -248,6 +251,29 @@ Result<runtime::ProcessSpec> ContainerSpecBuilder::BuildInImage(const Run& run) 
   spec.root_overlay_data = root.OverlayData();
   spec.userns = options_.sandboxes->userns();
   return spec;
+}
+
+Status ContainerSpecBuilder::AddGpus(const Run& run, const ImageRoot& root, Prepared& prepared) {
+  auto given = run.pod.metadata.annotations.find(std::string(api::kGpusAnnotation));
+  if (given == run.pod.metadata.annotations.end() || given->second.empty()) return OkStatus();
+  std::vector<std::string> ids = SplitNonEmpty(given->second, ',');
+  Result<CdiEdits> edits = CdiEditsFor(options_.cdi_spec_dirs, "nvidia.com/gpu", ids);
+  if (!edits.ok() && !options_.machine_gpus && edits.status().code() == StatusCode::kNotFound) {
+    // A simulated inventory's GPUs: there is nothing to bind, and it is said.
+    run.event("Warning", "GPUsNotBound",
+              fmt::format("GPUs {} of a simulated inventory are not bound into the image's root: "
+                          "{}",
+                          given->second, edits.status().message()));
+    return OkStatus();
+  }
+  if (!edits.ok()) {
+    return Status(edits.status().code(), fmt::format("container {}: its GPUs: {}",
+                                                     run.container.name, edits.status().message()));
+  }
+  Mounts devices = CdiMounts(*edits);
+  prepared.mounts.insert(prepared.mounts.end(), devices.begin(), devices.end());
+  ApplyCdiEnv(*edits, prepared.env);
+  return MakeCdiSymlinks(*edits, root);
 }
 
 Result<std::vector<std::string>> ContainerSpecBuilder::SandboxFor(const Run& run,

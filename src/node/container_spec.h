@@ -67,6 +67,10 @@ class ContainerSpecBuilder {
   runtime::ProcessSpec SpecOf(const Run& run, std::vector<std::string> argv, Prepared prepared);
   // A run whose root is its image's (NodeAgentOptions::images).
   Result<runtime::ProcessSpec> BuildInImage(const Run& run);
+  // The pod's GPUs in its image's root, as the CDI specs say: their
+  // devices and the driver's files among `prepared`'s mounts, its env, and
+  // the specs' symlinks made in the root.
+  Status AddGpus(const Run& run, const ImageRoot& root, Prepared& prepared);
   // The sandbox's arguments for a container of `pod` with `mounts`, its
   // hosts file written.
   Result<std::vector<std::string>> SandboxFor(const Run& run, const Mounts& mounts) const;

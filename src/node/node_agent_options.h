@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "image/image_store.h"
+#include "node/cdi.h"
 #include "node/cgroups.h"
 #include "node/container_env.h"
 #include "node/image_puller.h"
@@ -90,6 +91,11 @@ struct NodeAgentOptions {
   // With `images`: whether a pod may ask for the machine's files instead
   // (api::kRootAnnotation); refused, its containers fail to start.
   bool host_root_allowed = true;
+  // With `images`: where the CDI specs that put a pod's GPUs into its root
+  // are (node/cdi.h), and whether the GPUs pods are given are this
+  // machine's (false: a simulated inventory's, which no spec need name).
+  std::vector<std::string> cdi_spec_dirs = DefaultCdiSpecDirs();
+  bool machine_gpus = false;
   // With `images`: pulls what a container's imagePullPolicy asks for, in
   // the background, while the container waits (ContainerCreating,
   // ErrImagePull, ImagePullBackOff), as the kubelet does.

@@ -426,5 +426,51 @@ spec:
                                         "--image-gc-high-threshold 50: want low <= high"));
 }
 
+// A pod given a GPU gets it in its image's root as the CDI spec says: the
+// device node bound, the driver's file mounted, the spec's env, its
+// create-symlinks and update-ldcache hooks. Here a simulated inventory's
+// GPU, and a spec whose "GPU" is /dev/null.
+TEST_F(ImageRootE2eTest, APodsGpusAreInItsRootAsTheCdiSpecSays) {
+  fs::create_directories(dir_ / "cdi");
+  std::ofstream(dir_ / "libfake.so.1") << "driver";
+  std::ofstream(dir_ / "cdi/fake.yaml") << fmt::format(R"(cdiVersion: 0.5.0
+kind: nvidia.com/gpu
+devices:
+  - name: "0"
+    containerEdits:
+      deviceNodes: [{{path: /dev/fake-gpu0, hostPath: /dev/null}}]
+containerEdits:
+  env: [FAKE_CDI=on]
+  mounts: [{{hostPath: "{}", containerPath: /usr/lib/fake/libfake.so.1, options: [ro, bind]}}]
+  hooks:
+    - {{hookName: createContainer, path: /usr/bin/nvidia-ctk, args: [nvidia-ctk, hook, create-symlinks, --link, "libfake.so.1::/usr/lib/fake/libfake.so"]}}
+    - {{hookName: createContainer, path: /usr/bin/nvidia-ctk, args: [nvidia-ctk, hook, update-ldcache, --folder, /usr/lib/fake]}}
+)",
+                                                       (dir_ / "libfake.so.1").string());
+  ToolRun run = RunManifests(fmt::format(R"yaml(
+apiVersion: v1
+kind: Node
+metadata: {{name: gpu-node}}
+status: {{allocatable: {{cpu: "8", memory: 32Gi, nvidia.com/gpu: "1", pods: "10"}}}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: on-gpu}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: main
+          image: "{}"
+          resources: {{limits: {{nvidia.com/gpu: 1}}}}
+          command: [/bin/busybox, sh, -c, 'test -c /dev/fake-gpu0 && cat /usr/lib/fake/libfake.so && echo " gpu=$CUDA_VISIBLE_DEVICES cdi=$FAKE_CDI ld=$LD_LIBRARY_PATH"']
+)yaml",
+                                         Image("v1")),
+                             true, {"--cdi-spec-dir", (dir_ / "cdi").string()});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("driver gpu=0 cdi=on ld=/usr/lib/fake"));
+}
+
 }  // namespace
 }  // namespace trainyard::cli::testing

@@ -1,10 +1,10 @@
-#include "cli/image_gc_flags.h"
+#include "cli/image_flags.h"
 
 #include "common/clock.h"
 
 namespace trainyard::cli {
 
-Result<image::ImageGcPolicy> ImageGcFlags::Policy() const {
+Result<image::ImageGcPolicy> ImageFlags::Policy() const {
   std::optional<Duration> age = ParseGoDuration(min_age);
   if (!age || *age < Duration::zero()) {
     return InvalidArgumentError("--image-minimum-gc-age " + min_age +
