@@ -472,5 +472,35 @@ spec:
   EXPECT_THAT(run.output, HasSubstr("driver gpu=0 cdi=on ld=/usr/lib/fake"));
 }
 
+// The same image pushed as `docker push` does (Docker's manifest and media
+// types) and with zstd layers runs the same.
+TEST_F(ImageRootE2eTest, DockersManifestsAndZstdLayersRunToo) {
+  auto manifest = [&](const char* tag) {
+    return registry_internal::MustRun({"skopeo", "inspect", "--raw", "--tls-verify=false",
+                                       "--creds", "alice:s3cret", "docker://" + Image(tag)});
+  };
+  ASSERT_THAT(manifest("docker"),
+              HasSubstr("application/vnd.docker.distribution.manifest.v2+json"));
+  ASSERT_THAT(manifest("zstd"), HasSubstr("application/vnd.oci.image.layer.v1.tar+zstd"));
+  for (const char* tag : {"docker", "zstd"}) {
+    ToolRun run = RunManifests(fmt::format(R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: variant}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      volumes: [{{name: scratch, emptyDir: {{}}}}]
+      containers:
+        - {{name: main, image: "{}", volumeMounts: [{{name: scratch, mountPath: /data/scratch}}]}}
+)",
+                                           Image(tag)));
+    ASSERT_EQ(run.exit_code, 0) << tag << ": " << run.output;
+    EXPECT_THAT(run.output, HasSubstr("hello from the image")) << tag;
+    EXPECT_THAT(run.output, HasSubstr("old-gone")) << tag;
+  }
+}
+
 }  // namespace
 }  // namespace trainyard::cli::testing

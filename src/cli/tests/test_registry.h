@@ -126,7 +126,8 @@ class TestRegistry {
   }
 
   // 127.0.0.1:<port>/team/app:v1: /bin/busybox and /app/run.sh in the
-  // base layer, /app/old in it too and deleted by the second; and :user.
+  // base layer, /app/old in it too and deleted by the second; :user; and
+  // :docker and :zstd, v1 as other tools push it.
   void BuildAndPush() {
     std::string layout = (suite_ / "layout").string();
     std::string bundle = (suite_ / "bundle").string();
@@ -159,6 +160,19 @@ class TestRegistry {
                                 "alice:s3cret", "oci:" + layout + ":v1",
                                 "docker://" + Image("v1")});
     BuildAndPushUser(layout);
+    // v1 again as `docker push` writes it (Docker's v2 schema 2 manifest and
+    // media types), and with zstd-compressed layers, as newer builders do.
+    registry_internal::MustRun({"skopeo", "copy", "--dest-tls-verify=false", "--dest-creds",
+                                "alice:s3cret", "--format", "v2s2", "oci:" + layout + ":v1",
+                                "docker://" + Image("docker")});
+    // Recompressed in a layout of its own: pushed straight, the registry's
+    // gzip blobs of the same layers would be reused instead.
+    std::string zstd = (suite_ / "zstd").string();
+    registry_internal::MustRun({"skopeo", "copy", "--dest-compress-format", "zstd",
+                                "oci:" + layout + ":v1", "oci:" + zstd + ":zstd"});
+    registry_internal::MustRun({"skopeo", "copy", "--dest-tls-verify=false", "--dest-creds",
+                                "alice:s3cret", "oci:" + zstd + ":zstd",
+                                "docker://" + Image("zstd")});
   }
 
   // :user, v1 with a user database naming app (1000:1000, home /home/app,
