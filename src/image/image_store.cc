@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -248,9 +249,27 @@ Status ImageStore::AddPulled(const std::string& staging_layout) const {
 }
 
 Result<PruneResult> ImageStore::Prune(const std::set<std::string>& keep) const {
-  // No pull or unpack runs meanwhile: what they left half made is stale.
-  ASSIGN_OR_RETURN(StoreLock use, StoreLock::Take(UseLockPath(), /*exclusive=*/true));
-  ASSIGN_OR_RETURN(StoreLock lock, StoreLock::Take(LockPath(), /*exclusive=*/true));
+  static std::atomic<uint64_t> prunes{0};
+  fs::path trash = fs::path(root_) / "trash" / fmt::format("{}-{}", getpid(), prunes.fetch_add(1));
+  PruneResult result;
+  {
+    // No pull or unpack runs meanwhile (what they left half made is stale),
+    // and none waits longer than the renames into the trash take.
+    ASSIGN_OR_RETURN(StoreLock use, StoreLock::Take(UseLockPath(), /*exclusive=*/true));
+    ASSIGN_OR_RETURN(StoreLock lock, StoreLock::Take(LockPath(), /*exclusive=*/true));
+    ASSIGN_OR_RETURN(result, ForgetUnkept(keep, trash));
+  }
+  // Outside the locks: removing a large layer's files takes seconds.
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(trash, ec)) {
+    result.freed_bytes += entry.is_directory(ec) ? TreeBytes(entry.path()) : entry.file_size(ec);
+  }
+  RemoveTree(trash);
+  return result;
+}
+
+Result<PruneResult> ImageStore::ForgetUnkept(const std::set<std::string>& keep,
+                                             const fs::path& trash) const {
   ASSIGN_OR_RETURN(std::vector<StoredImage> images, ListLocked());
   PruneResult result;
   std::set<std::string> used;  // hex digests of the blobs kept images use
@@ -276,21 +295,27 @@ Result<PruneResult> ImageStore::Prune(const std::set<std::string>& keep) const {
     doc["manifests"] = std::move(kept);
     RETURN_IF_ERROR(WriteFileAtomically(index, doc.dump()));
   }
-  RemoveTree(StagingDir());
+  // What a crashed pull, unpack or prune left goes too.
   std::error_code ec;
+  fs::create_directories(trash, ec);
+  int moved = 0;
+  auto discard = [&](const fs::path& path) {
+    fs::rename(path, trash / std::to_string(moved++), ec);
+    if (ec) RemoveTree(path);  // not movable (another filesystem): here and now
+  };
+  for (const auto& entry : fs::directory_iterator(fs::path(root_) / "trash", ec)) {
+    if (entry.path() != trash) discard(entry.path());
+  }
+  discard(StagingDir());
   for (const auto& entry : fs::directory_iterator(fs::path(root_) / "used", ec)) {
     if (!used.contains(entry.path().filename().string())) fs::remove(entry.path(), ec);
   }
   for (const auto& entry : fs::directory_iterator(fs::path(LayoutDir()) / "blobs/sha256", ec)) {
-    if (used.contains(entry.path().filename().string())) continue;
-    result.freed_bytes += entry.file_size(ec);
-    fs::remove(entry.path(), ec);
+    if (!used.contains(entry.path().filename().string())) discard(entry.path());
   }
   for (const auto& entry : fs::directory_iterator(fs::path(root_) / "layers", ec)) {
     std::string name = entry.path().filename().string();
-    if (name.starts_with("sha256-") && used.contains(name.substr(7))) continue;
-    result.freed_bytes += TreeBytes(entry.path());
-    RemoveTree(entry.path());
+    if (!name.starts_with("sha256-") || !used.contains(name.substr(7))) discard(entry.path());
   }
   return result;
 }

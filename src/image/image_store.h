@@ -11,7 +11,8 @@
 //             merged or a prune rewrites it (milliseconds), shared by
 //             readers;
 //   use.lock  flock'd: shared by pulls and unpacks for their whole length,
-//             exclusive by a prune, which removes what they would use.
+//             exclusive by a prune while it moves what goes into trash/;
+//   trash/    what a prune removes, once it has let the locks go.
 // Both locks are taken use.lock first, and hold across processes, so that
 // two trainyards (a server and `trainyard images`) agree; a reader never
 // waits for a pull.
@@ -19,6 +20,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <set>
 #include <string>
@@ -85,6 +87,10 @@ class ImageStore {
 
  private:
   Result<std::vector<StoredImage>> ListLocked() const;
+  // Prune's part under the locks: the index rewritten, and what goes moved
+  // into `trash` (removed once the locks are let go).
+  Result<PruneResult> ForgetUnkept(const std::set<std::string>& keep,
+                                   const std::filesystem::path& trash) const;
   std::string BlobPath(const std::string& digest) const;
   std::string UsedPath(const std::string& manifest_digest) const;
   void Touch(const std::string& path) const;
