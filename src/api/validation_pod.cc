@@ -451,14 +451,14 @@ void WarnUnheededUser(const Json& extra, const FieldPath& path, ValidationResult
   if (!extra.is_object() || !extra.contains("securityContext")) return;
   const Json& context = extra["securityContext"];
   if (!context.is_object()) return;
-  for (const char* field : {"runAsUser", "runAsGroup", "runAsNonRoot"}) {
+  for (const char* field : {"runAsUser", "runAsGroup", "runAsNonRoot", "supplementalGroups"}) {
     if (!context.contains(field)) continue;
     out.warnings.push_back(fmt::format(
         "{}: acted on only in the container's image with --run-as root; otherwise replicas run "
         "as trainyard's user, or the one its --run-as names",
         path.Child("securityContext").Child(field).ToString()));
   }
-  for (const char* field : {"fsGroup", "supplementalGroups"}) {
+  for (const char* field : {"fsGroup"}) {
     if (!context.contains(field)) continue;
     out.warnings.push_back(fmt::format(
         "{}: not acted on: replicas run as trainyard's user, or the one its --run-as names",

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "api/json.h"
 #include "image/image_user.h"
@@ -35,6 +36,19 @@ std::string AskedUser(const api::Pod& pod, const api::Container& container,
   return uid != nullptr ? user : config.user;
 }
 
+// The pod's securityContext.supplementalGroups, added to the user's own as
+// the kubelet adds them.
+std::vector<gid_t> SupplementalGroups(const api::Pod& pod) {
+  std::vector<gid_t> out;
+  for (const api::Json& gid :
+       api::ArrayRefAt(pod.spec.extra, {"securityContext", "supplementalGroups"})) {
+    if (gid.is_number_unsigned() || (gid.is_number_integer() && gid.get<int64_t>() >= 0)) {
+      out.push_back(static_cast<gid_t>(gid.get<int64_t>()));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<std::optional<runtime::Credentials>> ImageRunAs(const api::Pod& pod,
@@ -43,6 +57,9 @@ Result<std::optional<runtime::Credentials>> ImageRunAs(const api::Pod& pod,
                                                        std::optional<runtime::Credentials> chosen) {
   if (!chosen) {
     std::string asked = AskedUser(pod, container, root.config);
+    std::vector<gid_t> supplemental = SupplementalGroups(pod);
+    // The image's root user, with the pod's groups: named to be given them.
+    if (asked.empty() && !supplemental.empty()) asked = "0";
     if (!asked.empty()) {
       Result<image::ImageUser> user = image::ResolveImageUser(root.layers, asked);
       if (!user.ok()) {
@@ -55,6 +72,7 @@ Result<std::optional<runtime::Credentials>> ImageRunAs(const api::Pod& pod,
                                     .groups = user->groups,
                                     .home = user->home,
                                     .listed = false};
+      chosen->groups.insert(chosen->groups.end(), supplemental.begin(), supplemental.end());
     }
   }
   const api::Json* non_root = ContextField(pod, container, "runAsNonRoot");

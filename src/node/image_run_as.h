@@ -4,7 +4,8 @@
 // another's files); where they leave it to the pod (`--run-as root`), the
 // pod says as on Kubernetes: securityContext.runAsUser and runAsGroup (the
 // container's over the pod's), else the image's USER, read in the image's
-// own user database (image/image_user.h).
+// own user database (image/image_user.h), with the pod's
+// supplementalGroups added to the user's groups.
 #pragma once
 
 #include <optional>

@@ -375,10 +375,11 @@ spec:
   ToolRun app = RunManifests(job(Image("user"), ""), true, {"--run-as", "root"});
   ASSERT_EQ(app.exit_code, 0) << app.output;
   EXPECT_THAT(app.output, HasSubstr("uid=1000 gid=1000 groups=1000 44 home=/home/app"));
-  ToolRun pod = RunManifests(job(Image("user"), "securityContext: {runAsUser: 1234}"), true,
-                             {"--run-as", "root"});
+  ToolRun pod = RunManifests(
+      job(Image("user"), "securityContext: {runAsUser: 1234, supplementalGroups: [44, 77]}"), true,
+      {"--run-as", "root"});
   ASSERT_EQ(pod.exit_code, 0) << pod.output;
-  EXPECT_THAT(pod.output, HasSubstr("uid=1234 gid=0 "));
+  EXPECT_THAT(pod.output, HasSubstr("uid=1234 gid=0 groups=0 44 77 "));
   ToolRun refused = RunManifests(job(Image("v1"), "securityContext: {runAsNonRoot: true}"), true,
                                  {"--run-as", "root"});
   EXPECT_EQ(refused.exit_code, 1);
