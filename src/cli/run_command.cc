@@ -525,11 +525,14 @@ bool ReportEnds(const RunOptions& options, engine::Engine& engine, Duration elap
 // The kubelet's image GC after a run's pulls, keeping what it runs in.
 void CollectImages(const image::ImageStore& images, const std::map<std::string, ImageNeed>& needed,
                    const image::ImageGcPolicy& gc) {
-  std::set<std::string> in_use;
-  for (const auto& [text, need] : needed) {
-    Result<image::ImageReference> ref = image::ParseImageReference(text);
-    if (ref.ok()) in_use.insert(ref->String());
-  }
+  auto in_use = [&]() -> Result<std::set<std::string>> {
+    std::set<std::string> out;
+    for (const auto& [text, need] : needed) {
+      Result<image::ImageReference> ref = image::ParseImageReference(text);
+      if (ref.ok()) out.insert(ref->String());
+    }
+    return out;
+  };
   Result<image::GcResult> collected =
       image::CollectImages(images, gc, in_use, std::chrono::system_clock::now());
   if (!collected.ok()) {
@@ -538,10 +541,7 @@ void CollectImages(const image::ImageStore& images, const std::map<std::string, 
     return;
   }
   for (const std::string& reference : collected->pruned.removed) {
-    std::cerr << fmt::format(
-        "Removed image {} (image garbage collection: the image store's disk was {}% used, "
-        "above --image-gc-high-threshold {}%)\n",
-        reference, collected->used_percent, gc.high_percent);
+    std::cerr << image::DescribeRemoval(reference, *collected, gc) << '\n';
   }
 }
 

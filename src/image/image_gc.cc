@@ -48,7 +48,7 @@ Result<DiskUsage> FilesystemUsage(const std::string& path) {
 }
 
 Result<GcResult> CollectImages(const ImageStore& store, const ImageGcPolicy& policy,
-                               const std::set<std::string>& in_use,
+                               const ImagesInUseOf& in_use_of,
                                std::chrono::system_clock::time_point now,
                                const DiskUsageOf& usage) {
   GcResult result;
@@ -60,6 +60,7 @@ Result<GcResult> CollectImages(const ImageStore& store, const ImageGcPolicy& pol
   uint64_t used = before.capacity - std::min(before.available, before.capacity);
   uint64_t target = before.capacity / 100 * static_cast<uint64_t>(policy.low_percent);
   uint64_t to_free = used > target ? used - target : 0;
+  ASSIGN_OR_RETURN(std::set<std::string> in_use, in_use_of());
   ASSIGN_OR_RETURN(std::vector<StoredImage> images, store.List());
   std::set<std::string> keep;
   std::vector<std::pair<std::chrono::system_clock::time_point, std::string>> candidates;
@@ -79,6 +80,14 @@ Result<GcResult> CollectImages(const ImageStore& store, const ImageGcPolicy& pol
                                  pruned.removed.end());
   }
   return result;
+}
+
+std::string DescribeRemoval(const std::string& reference, const GcResult& result,
+                            const ImageGcPolicy& policy) {
+  return fmt::format(
+      "Removed image {} (image garbage collection: the image store's disk was {}% used, above "
+      "--image-gc-high-threshold {}%)",
+      reference, result.used_percent, policy.high_percent);
 }
 
 }  // namespace trainyard::image

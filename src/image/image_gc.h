@@ -40,11 +40,19 @@ struct GcResult {
   PruneResult pruned;    // what went, and the bytes it freed
 };
 
-// Collects what `policy` says from `store`, keeping the images named in
-// `in_use` (normalized references) whatever their age.
+// The images pods use (normalized references), asked for only once the
+// disk is over the high threshold (reading every pod is not free).
+using ImagesInUseOf = std::function<Result<std::set<std::string>>()>;
+
+// Collects what `policy` says from `store`, keeping the images `in_use`
+// names whatever their age.
 Result<GcResult> CollectImages(const ImageStore& store, const ImageGcPolicy& policy,
-                               const std::set<std::string>& in_use,
+                               const ImagesInUseOf& in_use,
                                std::chrono::system_clock::time_point now,
                                const DiskUsageOf& usage = FilesystemUsage);
+
+// What `trainyard run` and a server's log say of an image `result` removed.
+std::string DescribeRemoval(const std::string& reference, const GcResult& result,
+                            const ImageGcPolicy& policy);
 
 }  // namespace trainyard::image

@@ -12,30 +12,20 @@
 #include <optional>
 #include <sstream>
 
+#include "common/artifact_files.h"
+#include "image/layer_unpack.h"
+
 namespace trainyard::image {
 namespace {
 
 // More than any real user database; an image's is not trusted.
 constexpr size_t kMaxDatabaseBytes = 4 << 20;
 
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
+// Marked opaque by the unpacker, privileged or not.
 bool Opaque(int dir) {
   char value[2] = {};
-  for (const char* name : {"trusted.overlay.opaque", "user.overlay.opaque"}) {
-    if (fgetxattr(dir, name, value, 1) == 1 && value[0] == 'y') return true;
+  for (bool privileged : {true, false}) {
+    if (fgetxattr(dir, OpaqueXattr(privileged), value, 1) == 1 && value[0] == 'y') return true;
   }
   return false;
 }

@@ -124,8 +124,7 @@ Result<ContainerSpecBuilder::Prepared> ContainerSpecBuilder::Prepare(const Run& 
   RETURN_IF_ERROR(CheckHostPaths(pod, options_.host_access, *options_.store));
   ASSIGN_OR_RETURN(out.user, options_.run_as.For(pod.metadata.namespace_));
   if (root != nullptr) {
-    ASSIGN_OR_RETURN(out.user, ImageRunAs(pod, container, *root, std::move(out.user)));
-    UseImageHome(*root, container, out.user ? out.user->uid : geteuid(), out.env);
+    ASSIGN_OR_RETURN(out.user, ImageRunAs(pod, container, *root, std::move(out.user), out.env));
   }
   ASSIGN_OR_RETURN(out.mounts, PrepareVolumes(pod, container, run.volumes, FileOwnerOf(out.user),
                                               *options_.store));
@@ -231,12 +230,13 @@ Result<runtime::ProcessSpec> ContainerSpecBuilder::BuildInImage(const Run& run) 
   }
   RETURN_IF_ERROR(AddGpus(run, root, prepared));
   RETURN_IF_ERROR(MakeMountParents(root, mounts));
-  ASSIGN_OR_RETURN(
-      std::vector<std::string> sandbox,
-      ImageSandboxArgs(
-          options_.sandboxes->bwrap(), options_.shim,
-          {.hostname = PodHostname(pod), .mounts = mounts, .hosts_file = run.volumes.hosts_file},
-          root));
+  ASSIGN_OR_RETURN(std::vector<std::string> sandbox,
+                   ImageSandboxArgs(options_.sandboxes->bwrap(), options_.shim,
+                                    {.hostname = PodHostname(pod),
+                                     .mounts = mounts,
+                                     .hosts_file = run.volumes.hosts_file,
+                                     .read_only_root = ReadOnlyRoot(container)},
+                                    root));
   if (user) {
     RETURN_IF_ERROR(GivePodFiles(pod, run.volumes, options_.pods_dir, options_.host_access, *user));
   }
@@ -285,8 +285,10 @@ Result<std::vector<std::string>> ContainerSpecBuilder::SandboxFor(const Run& run
     return UnavailableError(
         fmt::format("cannot write the pod's hosts file {}: {}", hosts, written.message()));
   }
-  return SandboxArgs(options_.sandboxes->bwrap(),
-                     {.hostname = PodHostname(pod), .mounts = mounts, .hosts_file = hosts});
+  return SandboxArgs(options_.sandboxes->bwrap(), {.hostname = PodHostname(pod),
+                                                   .mounts = mounts,
+                                                   .hosts_file = hosts,
+                                                   .read_only_root = ReadOnlyRoot(run.container)});
 }
 
 void ContainerSpecBuilder::WarnPathRewriting(const std::string& why, const Run& run) {
@@ -303,6 +305,11 @@ void ContainerSpecBuilder::WarnPathRewriting(const std::string& why, const Run& 
   if (api::FindAt(pod.spec.extra, {"hostAliases"}) != nullptr) {
     run.event("Warning", "HostAliasesNotApplied",
               fmt::format("hostAliases are written to /etc/hosts only in a sandbox ({})", why));
+  }
+  if (ReadOnlyRoot(container)) {
+    run.event(
+        "Warning", "ReadOnlyNotEnforced",
+        fmt::format("readOnlyRootFilesystem is not enforced without a mount namespace ({})", why));
   }
   for (const api::VolumeMount& mount : container.volume_mounts) {
     auto volume = std::find_if(pod.spec.volumes.begin(), pod.spec.volumes.end(),

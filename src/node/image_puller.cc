@@ -104,20 +104,14 @@ void ImagePuller::Work() {
 
 void ImagePuller::Collect() {
   if (!collection_.in_use) return;
-  Result<std::set<std::string>> in_use = collection_.in_use();
-  if (!in_use.ok()) {
-    // Unread, any image might be in use: none is collected.
-    if (collection_.report) {
-      collection_.report(fmt::format("image garbage collection skipped: cannot read the pods: {}",
-                                     in_use.status().message()));
-    }
-    return;
-  }
-  std::set<std::string> keep = *std::move(in_use);
-  {
+  // Unread, any image might be in use: none is collected (CollectImages
+  // fails with the reading's error).
+  auto keep = [&]() -> Result<std::set<std::string>> {
+    ASSIGN_OR_RETURN(std::set<std::string> in_use, collection_.in_use());
     MutexLock lock(mu_);
-    keep.insert(pending_.begin(), pending_.end());
-  }
+    in_use.insert(pending_.begin(), pending_.end());
+    return in_use;
+  };
   Result<image::GcResult> collected =
       image::CollectImages(store_, collection_.policy, keep, std::chrono::system_clock::now());
   if (!collection_.report) return;
@@ -127,10 +121,7 @@ void ImagePuller::Collect() {
     return;
   }
   for (const std::string& reference : collected->pruned.removed) {
-    collection_.report(fmt::format(
-        "image garbage collection: removed {} (the disk of the image store was {}% used, the "
-        "high threshold {}%)",
-        reference, collected->used_percent, collection_.policy.high_percent));
+    collection_.report(image::DescribeRemoval(reference, *collected, collection_.policy));
   }
 }
 

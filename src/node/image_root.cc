@@ -138,6 +138,7 @@ Result<std::vector<std::string>> ImageSandboxArgs(const std::string& bwrap, cons
     const char* kind = m.read_only ? "--ro-bind" : m.devices ? "--dev-bind" : "--bind";
     args.insert(args.end(), {kind, m.host_path, m.mount_path});
   }
+  if (spec.read_only_root) args.insert(args.end(), {"--remount-ro", "/"});
   args.insert(args.end(), {"--unshare-uts", "--hostname", spec.hostname, "--die-with-parent"});
   return args;
 }

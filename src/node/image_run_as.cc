@@ -49,12 +49,22 @@ std::vector<gid_t> SupplementalGroups(const api::Pod& pod) {
   return out;
 }
 
+// Whether the container's env or the image's ENV gives HOME.
+bool SetsHome(const ImageRoot& root, const api::Container& container) {
+  return std::any_of(container.env.begin(), container.env.end(),
+                     [](const api::EnvVar& v) { return v.name == "HOME"; }) ||
+         std::any_of(root.config.env.begin(), root.config.env.end(),
+                     [](const auto& entry) { return entry.first == "HOME"; });
+}
+
 }  // namespace
 
 Result<std::optional<runtime::Credentials>> ImageRunAs(const api::Pod& pod,
                                                        const api::Container& container,
                                                        const ImageRoot& root,
-                                                       std::optional<runtime::Credentials> chosen) {
+                                                       std::optional<runtime::Credentials> chosen,
+                                                       EnvList& env) {
+  std::optional<std::string> home;  // the user's, where the image's database was read
   if (!chosen) {
     std::string asked = AskedUser(pod, container, root.config);
     std::vector<gid_t> supplemental = SupplementalGroups(pod);
@@ -73,6 +83,7 @@ Result<std::optional<runtime::Credentials>> ImageRunAs(const api::Pod& pod,
                                     .home = user->home,
                                     .listed = false};
       chosen->groups.insert(chosen->groups.end(), supplemental.begin(), supplemental.end());
+      home = user->home;
     }
   }
   const api::Json* non_root = ContextField(pod, container, "runAsNonRoot");
@@ -82,20 +93,15 @@ Result<std::optional<runtime::Credentials>> ImageRunAs(const api::Pod& pod,
         "container has runAsNonRoot and image will run as root (pod: \"{}_{}\", container: {})",
         pod.metadata.name, pod.metadata.namespace_, container.name));
   }
+  if (!SetsHome(root, container)) {
+    if (!home) {
+      Result<image::ImageUser> user = image::ResolveImageUser(root.layers, std::to_string(uid));
+      home = user.ok() ? user->home : "/";
+    }
+    std::erase_if(env, [](const auto& entry) { return entry.first == "HOME"; });
+    env.emplace_back("HOME", *home);
+  }
   return chosen;
-}
-
-void UseImageHome(const ImageRoot& root, const api::Container& container, uid_t uid, EnvList& env) {
-  auto named = [](std::string name) {
-    return [name = std::move(name)](const auto& entry) { return entry.first == name; };
-  };
-  bool container_sets = std::any_of(container.env.begin(), container.env.end(),
-                                    [](const api::EnvVar& v) { return v.name == "HOME"; });
-  bool image_sets = std::any_of(root.config.env.begin(), root.config.env.end(), named("HOME"));
-  if (container_sets || image_sets) return;
-  Result<image::ImageUser> user = image::ResolveImageUser(root.layers, std::to_string(uid));
-  std::erase_if(env, named("HOME"));
-  env.emplace_back("HOME", user.ok() ? user->home : "/");
 }
 
 }  // namespace trainyard::node

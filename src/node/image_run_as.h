@@ -19,16 +19,16 @@
 namespace trainyard::node {
 
 // `chosen` is what the run-as rules give (unset: trainyard's own user,
-// root). FAILED_PRECONDITION, as the kubelet's CreateContainerConfigError,
-// when runAsNonRoot is set and the container would run as root; NOT_FOUND
-// for a user the image does not have.
+// root). Sets HOME in `env` as containerd gives it: the container's own,
+// else the image's ENV, else the user's home in the image's user database,
+// else "/" (the image's database read once for both). FAILED_PRECONDITION,
+// as the kubelet's CreateContainerConfigError, when runAsNonRoot is set and
+// the container would run as root; NOT_FOUND for a user the image does not
+// have.
 Result<std::optional<runtime::Credentials>> ImageRunAs(const api::Pod& pod,
                                                        const api::Container& container,
                                                        const ImageRoot& root,
-                                                       std::optional<runtime::Credentials> chosen);
-
-// HOME as containerd gives it: the image's ENV, else the home the image's
-// user database gives `uid`, else "/"; the container's own env wins.
-void UseImageHome(const ImageRoot& root, const api::Container& container, uid_t uid, EnvList& env);
+                                                       std::optional<runtime::Credentials> chosen,
+                                                       EnvList& env);
 
 }  // namespace trainyard::node

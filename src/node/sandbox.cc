@@ -285,8 +285,15 @@ Result<std::vector<std::string>> SandboxArgs(const std::string& bwrap, const San
                                           : "--bind";
     args.Add({kind, d.mount->host_path, d.path.string()});
   }
+  if (spec.read_only_root) args.Add({"--remount-ro", "/"});
   args.Add({"--unshare-uts", "--hostname", spec.hostname, "--die-with-parent"});
   return args.Take();
+}
+
+bool ReadOnlyRoot(const api::Container& container) {
+  const api::Json* read_only =
+      api::FindAt(container.extra, {"securityContext", "readOnlyRootFilesystem"});
+  return read_only != nullptr && read_only->is_boolean() && read_only->get<bool>();
 }
 
 // A name or address fit for a hosts file line: no blank, no newline, no

@@ -34,7 +34,13 @@ struct SandboxSpec {
   // The pod's hosts file, bound read-only at /etc/hosts unless a mount
   // already covers it; "" none.
   std::string hosts_file;
+  // The container's securityContext.readOnlyRootFilesystem: "/" remounted
+  // read-only once everything is bound (volumes stay as they are).
+  bool read_only_root = false;
 };
+
+// Whether `container` asks for a read-only root (securityContext).
+bool ReadOnlyRoot(const api::Container& container);
 
 // bwrap's command line up to its program (runtime::ProcessSpec::sandbox).
 // An error names the mount path it cannot make.

@@ -63,12 +63,13 @@ class ImagesE2eTest : public ::testing::Test {
     return run.ok() ? *run : ToolRun{.exit_code = -1};
   }
 
-  // `trainyard run` (images by default) of a batch Job whose container is
-  // `container` (YAML flow mapping fields after name and image), with the
-  // suite's credentials as the host's auth file.
-  ToolRun RunInImage(const std::string& container, const RunSetting& setting = {}) {
-    return RunManifests(fmt::format(R"({}
----
+  // A batch Job of one pod whose container `main` runs `image`, with an
+  // emptyDir at /data/scratch; `container` is YAML flow mapping fields
+  // after its name and image (", command: [...]"), `pod` YAML lines of the
+  // pod spec, indented 6.
+  static std::string Job(const std::string& image, const std::string& container = "",
+                         const std::string& pod = "") {
+    return fmt::format(R"(
 apiVersion: batch/v1
 kind: Job
 metadata: {{name: from-image}}
@@ -81,7 +82,13 @@ spec:
       containers:
         - {{name: main, image: "{}", volumeMounts: [{{name: scratch, mountPath: /data/scratch}}]{}}}
 )",
-                                    setting.documents, setting.pod, Image("v1"), container),
+                       pod, image, container);
+  }
+
+  // `trainyard run` (images by default) of Job(v1, container, setting.pod),
+  // with the suite's credentials as the host's auth file.
+  ToolRun RunInImage(const std::string& container, const RunSetting& setting = {}) {
+    return RunManifests(setting.documents + "\n---" + Job(Image("v1"), container, setting.pod),
                         setting.host_credentials);
   }
   ToolRun RunManifests(const std::string& yaml, bool host_credentials = true,
@@ -215,6 +222,22 @@ TEST_F(ImageRootE2eTest, CommandAndArgsOverrideTheImagesAsKubernetesSays) {
   ASSERT_EQ(command.exit_code, 0) << command.output;
   EXPECT_THAT(command.output, HasSubstr("command-too /data"));
   EXPECT_THAT(command.output, Not(HasSubstr("hello from the image")));
+}
+
+// readOnlyRootFilesystem: the image's root cannot be written, even by
+// root; its volumes can. Without it, root writes the root.
+TEST_F(ImageRootE2eTest, AReadOnlyRootFilesystemLeavesOnlyTheVolumesWritable) {
+  std::string writes = R"(command: [/bin/busybox, sh, -c, "touch /app/new 2>/dev/null && )"
+                       R"(echo root-written; echo v > /data/scratch/f && echo volume-written"])";
+  ToolRun read_only =
+      RunManifests(Job(Image("v1"), ", securityContext: {readOnlyRootFilesystem: true}, " + writes),
+                   true, {"--run-as", "root"});
+  ASSERT_EQ(read_only.exit_code, 0) << read_only.output;
+  EXPECT_THAT(read_only.output, HasSubstr("volume-written"));
+  EXPECT_THAT(read_only.output, Not(HasSubstr("root-written")));
+  ToolRun writable = RunManifests(Job(Image("v1"), ", " + writes), true, {"--run-as", "root"});
+  ASSERT_EQ(writable.exit_code, 0) << writable.output;
+  EXPECT_THAT(writable.output, HasSubstr("root-written"));
 }
 
 TEST_F(ImageRootE2eTest, ANeverPolicyWithoutTheImageIsTheKubeletsErrImageNeverPull) {
@@ -353,21 +376,10 @@ spec:
 // runAsUser, and runAsNonRoot refuses root.
 TEST_F(ImageRootE2eTest, TheImagesUserOrThePodsRunsTheContainerWhereTrainyardLeavesItToThem) {
   auto job = [&](const std::string& image, const std::string& context) {
-    return fmt::format(R"(
-apiVersion: batch/v1
-kind: Job
-metadata: {{name: who}}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      {}
-      containers:
-        - name: main
-          image: "{}"
-          command: [/bin/busybox, sh, -c, 'echo "uid=$(id -u) gid=$(id -g) groups=$(id -G) home=$HOME"']
-)",
-                       context, image);
+    return Job(image,
+               R"(, command: [/bin/busybox, sh, -c, 'echo "uid=$(id -u) gid=$(id -g) )"
+               R"(groups=$(id -G) home=$HOME"'])",
+               context.empty() ? "" : "      " + context);
   };
   ToolRun nobody = RunManifests(job(Image("user"), ""));
   ASSERT_EQ(nobody.exit_code, 0) << nobody.output;
@@ -390,17 +402,7 @@ spec:
 // (0% here, so always), the images the run does not use go; its own stay.
 TEST_F(ImageRootE2eTest, ImagesNoPodUsesAreCollectedAboveTheHighThreshold) {
   auto job = [&](const std::string& image) {
-    return fmt::format(R"(
-apiVersion: batch/v1
-kind: Job
-metadata: {{name: gc}}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers: [{{name: main, image: "{}", command: [/bin/busybox, "true"]}}]
-)",
-                       image);
+    return Job(image, R"(, command: [/bin/busybox, "true"])");
   };
   ASSERT_EQ(RunManifests(job(Image("v1"))).exit_code, 0);
   // The default minimum age keeps v1, pulled a moment ago.
@@ -448,27 +450,18 @@ containerEdits:
     - {{hookName: createContainer, path: /usr/bin/nvidia-ctk, args: [nvidia-ctk, hook, update-ldcache, --folder, /usr/lib/fake]}}
 )",
                                                        (dir_ / "libfake.so.1").string());
-  ToolRun run = RunManifests(fmt::format(R"yaml(
+  std::string node = R"(
 apiVersion: v1
 kind: Node
-metadata: {{name: gpu-node}}
-status: {{allocatable: {{cpu: "8", memory: 32Gi, nvidia.com/gpu: "1", pods: "10"}}}}
----
-apiVersion: batch/v1
-kind: Job
-metadata: {{name: on-gpu}}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-        - name: main
-          image: "{}"
-          resources: {{limits: {{nvidia.com/gpu: 1}}}}
-          command: [/bin/busybox, sh, -c, 'test -c /dev/fake-gpu0 && cat /usr/lib/fake/libfake.so && echo " gpu=$CUDA_VISIBLE_DEVICES cdi=$FAKE_CDI ld=$LD_LIBRARY_PATH"']
-)yaml",
-                                         Image("v1")),
-                             true, {"--cdi-spec-dir", (dir_ / "cdi").string()});
+metadata: {name: gpu-node}
+status: {allocatable: {cpu: "8", memory: 32Gi, nvidia.com/gpu: "1", pods: "10"}}
+---)";
+  ToolRun run = RunManifests(
+      node + Job(Image("v1"), R"(, resources: {limits: {nvidia.com/gpu: 1}}, )"
+                              R"(command: [/bin/busybox, sh, -c, 'test -c /dev/fake-gpu0 && )"
+                              R"(cat /usr/lib/fake/libfake.so && echo " gpu=$CUDA_VISIBLE_DEVICES )"
+                              R"(cdi=$FAKE_CDI ld=$LD_LIBRARY_PATH"'])"),
+      true, {"--cdi-spec-dir", (dir_ / "cdi").string()});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("driver gpu=0 cdi=on ld=/usr/lib/fake"));
 }
@@ -484,19 +477,7 @@ TEST_F(ImageRootE2eTest, DockersManifestsAndZstdLayersRunToo) {
               HasSubstr("application/vnd.docker.distribution.manifest.v2+json"));
   ASSERT_THAT(manifest("zstd"), HasSubstr("application/vnd.oci.image.layer.v1.tar+zstd"));
   for (const char* tag : {"docker", "zstd"}) {
-    ToolRun run = RunManifests(fmt::format(R"(
-apiVersion: batch/v1
-kind: Job
-metadata: {{name: variant}}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      volumes: [{{name: scratch, emptyDir: {{}}}}]
-      containers:
-        - {{name: main, image: "{}", volumeMounts: [{{name: scratch, mountPath: /data/scratch}}]}}
-)",
-                                           Image(tag)));
+    ToolRun run = RunManifests(Job(Image(tag)));
     ASSERT_EQ(run.exit_code, 0) << tag << ": " << run.output;
     EXPECT_THAT(run.output, HasSubstr("hello from the image")) << tag;
     EXPECT_THAT(run.output, HasSubstr("old-gone")) << tag;

@@ -226,13 +226,23 @@ class ImageGcTest : public ImageStoreTest {
     return out;
   }
 
+  static ImagesInUseOf InUse(std::set<std::string> images) {
+    return [images] { return Result<std::set<std::string>>(images); };
+  }
+
   std::chrono::system_clock::time_point now_ = std::chrono::system_clock::now();
   ImageGcPolicy policy_{.high_percent = 85, .low_percent = 80, .min_age = std::chrono::minutes(2)};
 };
 
 TEST_F(ImageGcTest, BelowTheHighThresholdNothingGoes) {
-  Result<GcResult> gc = CollectImages(Store(), policy_, {}, now_, Disk(8400));
+  int pods_read = 0;
+  auto in_use = [&] {
+    ++pods_read;
+    return Result<std::set<std::string>>(std::set<std::string>());
+  };
+  Result<GcResult> gc = CollectImages(Store(), policy_, in_use, now_, Disk(8400));
   ASSERT_TRUE(gc.ok()) << gc.status().ToString();
+  EXPECT_EQ(pods_read, 0);  // below the threshold no pod is read
   EXPECT_EQ(gc->used_percent, 84);
   EXPECT_THAT(gc->pruned.removed, IsEmpty());
   EXPECT_EQ(Held().size(), 3u);
@@ -242,7 +252,7 @@ TEST_F(ImageGcTest, BelowTheHighThresholdNothingGoes) {
 // least recently used first, until that much is freed; the one a pod
 // uses stays, however old.
 TEST_F(ImageGcTest, AboveItTheLeastRecentlyUsedOfTheUnusedGoDownToTheLow) {
-  Result<GcResult> gc = CollectImages(Store(), policy_, {"r/oldest:1"}, now_, Disk(9200));
+  Result<GcResult> gc = CollectImages(Store(), policy_, InUse({"r/oldest:1"}), now_, Disk(9200));
   ASSERT_TRUE(gc.ok()) << gc.status().ToString();
   EXPECT_THAT(gc->pruned.removed, ElementsAre("r/old:1", "r/newer:1"));
   EXPECT_GE(gc->pruned.freed_bytes, 1200u);
@@ -252,7 +262,7 @@ TEST_F(ImageGcTest, AboveItTheLeastRecentlyUsedOfTheUnusedGoDownToTheLow) {
 }
 
 TEST_F(ImageGcTest, LessToFreeTakesOnlyTheLeastRecentlyUsed) {
-  Result<GcResult> gc = CollectImages(Store(), policy_, {"r/oldest:1"}, now_, Disk(8550));
+  Result<GcResult> gc = CollectImages(Store(), policy_, InUse({"r/oldest:1"}), now_, Disk(8550));
   ASSERT_TRUE(gc.ok());
   EXPECT_THAT(gc->pruned.removed, ElementsAre("r/old:1"));
 }
@@ -262,11 +272,12 @@ TEST_F(ImageGcTest, LessToFreeTakesOnlyTheLeastRecentlyUsed) {
 TEST_F(ImageGcTest, RecentImagesStayAndAHundredPercentNeverCollects) {
   UsedAgo('a', std::chrono::minutes(1));
   UsedAgo('b', std::chrono::minutes(1));
-  Result<GcResult> gc = CollectImages(Store(), policy_, {"r/oldest:1"}, now_, Disk(9900));
+  Result<GcResult> gc = CollectImages(Store(), policy_, InUse({"r/oldest:1"}), now_, Disk(9900));
   ASSERT_TRUE(gc.ok());
   EXPECT_THAT(gc->pruned.removed, IsEmpty());
   ImageGcPolicy never{.high_percent = 100, .low_percent = 0};
-  EXPECT_THAT(CollectImages(Store(), never, {}, now_, Disk(10000))->pruned.removed, IsEmpty());
+  EXPECT_THAT(CollectImages(Store(), never, InUse({}), now_, Disk(10000))->pruned.removed,
+              IsEmpty());
 }
 
 TEST(ImageGcPolicyTest, ThresholdsArePercentagesLowAtMostHigh) {

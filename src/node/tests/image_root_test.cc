@@ -15,6 +15,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class ImageRootTest : public ::testing::Test {
  protected:
@@ -80,6 +81,22 @@ TEST_F(ImageRootTest, TheSandboxBindsTheRootThenItsMountsShallowestFirst) {
       {.hostname = "h", .mounts = {{.mount_path = "/a/../etc", .host_path = "/x"}}}, root_);
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.status().message(), HasSubstr("must be an absolute path"));
+  EXPECT_THAT(joined, Not(HasSubstr("--remount-ro")));
+}
+
+// readOnlyRootFilesystem: "/" remounted read-only after every bind, so
+// the volumes bound into it stay writable.
+TEST_F(ImageRootTest, AReadOnlyRootIsRemountedOnceEverythingIsBound) {
+  Result<std::vector<std::string>> args =
+      ImageSandboxArgs("bwrap", "shim",
+                       {.hostname = "h",
+                        .mounts = {{.mount_path = "/data", .host_path = "/h/data"}},
+                        .read_only_root = true},
+                       root_);
+  ASSERT_TRUE(args.ok());
+  std::string joined = fmt::format("{}", fmt::join(*args, " "));
+  EXPECT_LT(joined.find("--bind /h/data /data"), joined.find("--remount-ro /"));
+  EXPECT_THAT(joined, HasSubstr("--remount-ro / --unshare-uts"));
 }
 
 TEST_F(ImageRootTest, AnImageTheStoreLacksSaysHowToPullIt) {

@@ -54,6 +54,19 @@ TEST_F(SandboxArgsTest, AMountOverWhatExistsBindsItThereOnTheMachinesRoot) {
                         "--unshare-uts", "--hostname", "job-master-0", "--die-with-parent"));
 }
 
+// readOnlyRootFilesystem on the machine's files: its "/" remounted
+// read-only once the volumes are bound.
+TEST_F(SandboxArgsTest, AReadOnlyRootRemountsTheMachinesRootAfterTheVolumes) {
+  Result<std::vector<std::string>> args = SandboxArgs(
+      "/usr/bin/bwrap", {.hostname = "job-master-0",
+                         .mounts = {{.mount_path = D("existing"), .host_path = "/srv/v"}},
+                         .read_only_root = true});
+  ASSERT_TRUE(args.ok());
+  EXPECT_THAT(*args, ElementsAre("/usr/bin/bwrap", "--dev-bind", "/", "/", "--bind", "/srv/v",
+                                 D("existing"), "--remount-ro", "/", "--unshare-uts", "--hostname",
+                                 "job-master-0", "--die-with-parent"));
+}
+
 // The mount point would otherwise be made on the machine's own disk.
 TEST_F(SandboxArgsTest, ANewMountPointIsMadeInATmpfsOverItsParentWithItsEntriesBoundBack) {
   std::string args = Joined(Args({{.mount_path = D("new/data"), .host_path = "/srv/v"}}));
