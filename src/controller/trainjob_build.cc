@@ -60,7 +60,9 @@ bool IsInitializerImage(const std::string& image, const std::string& step) {
 
 // An initializer step: one pod, its container told where the data is. On
 // one machine Kubeflow's initializer image, whose program is inside it,
-// becomes `trainyard initialize`, which does its work here.
+// becomes `trainyard initialize`, which does its work here: trainyard's own
+// program, so its pod runs on this machine's files (api::kRootAnnotation),
+// not in the image.
 void BuildInitializer(Json& rjob, const std::string& step,
                       const std::optional<api::InitializerSource>& source,
                       const BuildOptions& options) {
@@ -72,6 +74,10 @@ void BuildInitializer(Json& rjob, const std::string& step,
     std::string what = step == api::kAncestorDatasetInitializer ? "dataset" : "model";
     (*container)["command"] =
         Json::array({options.initializer_program, "initialize", what, "/workspace/" + what});
+    rjob["template"]["spec"]["template"]["metadata"]["annotations"]
+        [std::string(api::kRootAnnotation)] = std::string(api::kHostRoot);
+    // That insert may have moved the container (an ordered map's vector).
+    container = ContainerOf(rjob, step);
   }
   if (!source) return;
   if (!source->storage_uri.empty()) {

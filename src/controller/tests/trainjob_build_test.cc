@@ -280,6 +280,12 @@ spec:
   EXPECT_EQ(command(local, 0),
             Json::parse(R"(["/bin/trainyard", "initialize", "dataset", "/workspace/dataset"])"));
   EXPECT_EQ(command(local, 1), Json::parse(R"(["fetch"])"));
+  // trainyard's own program runs on this machine's files, not in the image.
+  EXPECT_EQ(local
+                .jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["metadata"]
+                       ["annotations"]
+                .value("trainyard.dev/root", ""),
+            "host");
   TrainJobObjects cluster =
       BuildTrainJobObjects(job, runtime, {.rendezvous_host = "tj-node-0-0.tj"});
   EXPECT_EQ(command(cluster, 0), Json());
