@@ -44,10 +44,16 @@ layout=$work/layout
 tag=$version
 umoci init --layout "$layout"
 umoci new --image "$layout:$tag"
-# Files are root's in the image whoever builds it.
-maps=()
-[ "$(id -u)" -eq 0 ] || maps=(--rootless --uid-map "0:$(id -u):1" --gid-map "0:$(id -g):1")
-umoci insert "${maps[@]}" --image "$layout:$tag" --history.created_by "trainyard $version" "$root" /
+# The files go in by unpack and repack, not `umoci insert`: Debian 12's
+# umoci (0.4.7) ends an inserted layer without the tar's padding and end
+# blocks (umoci#436), which GNU tar and Python's tarfile refuse. Files are
+# root's in the image whoever builds it (--rootless maps the builder to 0).
+rootless=()
+[ "$(id -u)" -eq 0 ] || rootless=(--rootless)
+bundle=$work/bundle
+umoci unpack "${rootless[@]}" --image "$layout:$tag" "$bundle"
+cp -a "$root/." "$bundle/rootfs/"
+umoci repack --history.created_by "trainyard $version" --image "$layout:$tag" "$bundle"
 umoci config --image "$layout:$tag" --config.user 65532:65532 \
   --config.entrypoint /usr/local/bin/trainyard --config.cmd operator \
   --config.workingdir /tmp --os linux --architecture amd64 \

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The operator's image (scripts/operator-image.sh) is a valid OCI image:
-# skopeo reads the archive, umoci unpacks it, its entrypoint is trainyard
+# skopeo reads the archive, its layers are whole tars, umoci unpacks it,
+# its entrypoint is trainyard
 # with `operator` as its command, it runs as 65532, and what it holds runs
 # on its own files alone (under bwrap, with nothing of this machine's):
 # `trainyard --version` answers.
@@ -26,6 +27,13 @@ assert c["User"] == "65532:65532", c
 PY
 mkdir "$work/layout"
 tar -C "$work/layout" -xf "$work/out/trainyard-operator.tar"
+# Every layer a whole tar to strict readers too (GNU tar, scanners): what
+# Debian 12's `umoci insert` did not write (umoci#436).
+for blob in "$work/layout"/blobs/sha256/*; do
+  if gzip -t "$blob" 2>/dev/null; then
+    tar -tzf "$blob" >/dev/null || { echo "layer $blob is no whole tar"; exit 1; }
+  fi
+done
 umoci unpack --rootless --image "$work/layout:$version" "$work/bundle" >/dev/null
 rootfs=$work/bundle/rootfs
 [ ! -e "$rootfs/bin/sh" ] || { echo "the image holds a shell"; exit 1; }

@@ -178,4 +178,21 @@ NameProblems LocalNonReservedPathProblems(std::string_view value) {
   return problems;
 }
 
+namespace {
+constexpr std::string_view kSafeAlphabet = "bcdfghjklmnpqrstvwxz2456789";
+}  // namespace
+
+std::string RandomNameSuffix(std::mt19937& random, int length) {
+  std::uniform_int_distribution<size_t> pick(0, kSafeAlphabet.size() - 1);
+  std::string out;
+  for (int i = 0; i < length; ++i) out += kSafeAlphabet[pick(random)];
+  return out;
+}
+
+std::string SafeEncode(std::string_view text) {
+  std::string out;
+  for (unsigned char c : text) out += kSafeAlphabet[c % kSafeAlphabet.size()];
+  return out;
+}
+
 }  // namespace trainyard::api

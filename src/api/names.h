@@ -3,6 +3,7 @@
 // them, empty when the value is fine.
 #pragma once
 
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,5 +26,12 @@ NameProblems LocalDescendingPathProblems(std::string_view value);
 // A file's path inside a volume (configMap and secret items[].path): also
 // never starting with "..", which the kubelet keeps for its own files.
 NameProblems LocalNonReservedPathProblems(std::string_view value);
+
+// A generated name's random suffix, as Kubernetes makes them (generateName,
+// a ReplicaSet's pods): `length` characters of an alphabet with no vowels
+// and no look-alikes, so that no word is ever spelled.
+std::string RandomNameSuffix(std::mt19937& random, int length = 5);
+// `text` written in that alphabet, a character for each (a template hash).
+std::string SafeEncode(std::string_view text);
 
 }  // namespace trainyard::api

@@ -192,7 +192,7 @@ DecodeResult DecodeObject(const Json& doc) {
     // The kinds a manifest may have: jobs first, as users most often mean one.
     std::vector<std::string> kinds;
     for (ResourceRole role : {ResourceRole::kJob, ResourceRole::kConfig, ResourceRole::kPolicy,
-                              ResourceRole::kTuning}) {
+                              ResourceRole::kTuning, ResourceRole::kWorkload}) {
       for (const ResourceType& t : AllResourceTypes()) {
         if (t.role == role && t.hooks.decode) kinds.push_back(t.kind);
       }

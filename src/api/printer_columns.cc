@@ -244,6 +244,22 @@ std::vector<PrinterColumn> ServiceColumns() {
           AgeColumn()};
 }
 
+// kubectl's: READY is ready/wanted, as `get deployments` shows it.
+std::vector<PrinterColumn> DeploymentColumns() {
+  auto count = [](const char* field) {
+    return [field](const Json& o, TimePoint) { return Json(IntAt(o, {"status", field})); };
+  };
+  return {NameColumn(),
+          {"Ready", "string", "", 0,
+           [](const Json& o, TimePoint) {
+             return fmt::format("{}/{}", IntAt(o, {"status", "readyReplicas"}),
+                                IntAt(o, {"spec", "replicas"}));
+           }},
+          {"Up-to-date", "integer", "", 0, count("updatedReplicas")},
+          {"Available", "integer", "", 0, count("availableReplicas")},
+          AgeColumn()};
+}
+
 std::vector<PrinterColumn> PersistentVolumeClaimColumns() {
   return {NameColumn(),
           {"Status", "string", "", 0,

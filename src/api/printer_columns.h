@@ -46,6 +46,7 @@ std::vector<PrinterColumn> NodeColumns();
 std::vector<PrinterColumn> ConfigMapColumns();
 std::vector<PrinterColumn> SecretColumns();
 std::vector<PrinterColumn> ServiceColumns();
+std::vector<PrinterColumn> DeploymentColumns();
 std::vector<PrinterColumn> PersistentVolumeClaimColumns();
 std::vector<PrinterColumn> ExperimentColumns();
 std::vector<PrinterColumn> TrialColumns();

@@ -5,6 +5,7 @@
 
 #include "api/core_kinds.h"
 #include "api/defaults.h"
+#include "api/deployment.h"
 #include "api/kinds.h"
 #include "api/object_codec.h"
 #include "api/trainer_kinds.h"
@@ -188,6 +189,15 @@ void AddJobTypes(std::vector<ResourceType>& out) {
                    // Upstream's label is the default container's name.
                    .framework = std::string(info.default_container),
                    .job_shape = TrainingJobShape(info)});
+    if (info.scales_by_workers) {
+      // Upstream's CRD: Workers' replicas, active pods and selector.
+      out.back().scale = ScaleSubresource{
+          .spec_replicas = {"spec", std::string(info.replica_field), "Worker", "replicas"},
+          .status_replicas = {"status", "replicaStatuses", "Worker", "active"},
+          .selector = [](const Json& job) {
+            return StringAt(job, {"status", "replicaStatuses", "Worker", "selector"});
+          }};
+    }
   }
   out.push_back(
       {.group = "batch",
@@ -240,7 +250,18 @@ void AddInstallTypes(std::vector<ResourceType>& out) {
   out.push_back(InstallType("apiextensions.k8s.io", "CustomResourceDefinition",
                             "customresourcedefinitions", false, {"crd", "crds"}, true));
   out.push_back(InstallType("", "ServiceAccount", "serviceaccounts", true, {"sa"}));
-  out.push_back(InstallType("apps", "Deployment", "deployments", true, {"deploy"}, true));
+  ResourceType deployment =
+      InstallType("apps", "Deployment", "deployments", true, {"deploy"}, true);
+  deployment.role = ResourceRole::kWorkload;
+  deployment.hooks = DeploymentHooks();
+  deployment.columns = DeploymentColumns;
+  deployment.scale =
+      ScaleSubresource{.spec_replicas = {"spec", "replicas"},
+                       .status_replicas = {"status", "replicas"},
+                       .selector = [](const Json& d) {
+                         return FormatLabelSelector(ObjectAt(d, {"spec", "selector"}));
+                       }};
+  out.push_back(std::move(deployment));
   for (const char* kind : {"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}) {
     std::string k = kind;
     out.push_back(InstallType("rbac.authorization.k8s.io", k, AsciiLower(k) + "s",
@@ -425,6 +446,11 @@ const ResourceType* ResolveResourceType(std::string_view word) {
 bool IsJobKind(std::string_view kind) {
   const ResourceType* type = ResourceTypeOfKind(kind);
   return type != nullptr && type->role == ResourceRole::kJob;
+}
+
+bool IsWorkloadKind(std::string_view kind) {
+  const ResourceType* type = ResourceTypeOfKind(kind);
+  return type != nullptr && type->role == ResourceRole::kWorkload;
 }
 
 std::vector<std::string> JobKindNames() {

@@ -30,8 +30,11 @@ enum class ResourceRole {
   kTuning,   // Katib's Experiment, Trial, Suggestion
   kConfig,   // read by pods and controllers: ConfigMap, Secret, ...
   kPolicy,   // configures the scheduler: queues, flavors, priorities, quotas
-  // What an install of an operator applies (CRDs, RBAC, Deployments,
-  // webhook configurations): served by an API-only server alone, kept as
+  // Keeps pods running until deleted, never finishing: apps/v1 Deployment,
+  // what an operator's install runs.
+  kWorkload,
+  // What an install of an operator applies beside its Deployment (CRDs,
+  // RBAC, webhook configurations): served by an API-only server alone, kept as
   // sent, so that `trainyard manifests all | kubectl apply -f -` works
   // there as on a cluster; a trainyard server has no use for them and
   // serves them not.
@@ -56,6 +59,15 @@ struct ObjectHooks {
   // fields are a core object's); unset for most.
   std::function<void(const Object& old_object, const Object& new_object, FieldErrors&)>
       validate_update;
+};
+
+// A kind's scale subresource (`kubectl scale`, autoscalers), as
+// autoscaling/v1 Scale shows it: where the wanted and the running replicas
+// are in its objects, and its pods' label selector, as a string.
+struct ScaleSubresource {
+  std::vector<std::string> spec_replicas;    // {"spec", "replicas"}
+  std::vector<std::string> status_replicas;  // {"status", "replicas"}
+  std::function<std::string(const Json&)> selector;
 };
 
 struct ResourceType {
@@ -92,6 +104,8 @@ struct ResourceType {
   std::function<void(Json&)> create_defaults;
   // What the API server does with it beyond storing it.
   ApiStrategy strategy;
+  // Set: it has a scale subresource.
+  std::optional<ScaleSubresource> scale;
   // Its values are secrets: base64 in `data`, never printed, and kept in
   // files only their replica's user reads, in memory (a Secret).
   bool secret_values = false;
@@ -121,6 +135,9 @@ const ResourceType* ResolveResourceType(std::string_view word);
 // Whether objects of `kind` run replicas (ResourceRole::kJob), and the
 // names of those kinds, in registry order.
 bool IsJobKind(std::string_view kind);
+// Whether objects of `kind` keep pods running until deleted
+// (ResourceRole::kWorkload: Deployment).
+bool IsWorkloadKind(std::string_view kind);
 std::vector<std::string> JobKindNames();
 // What trainyard keeps of what objects of `kind` report (as stores key
 // it); kNone for a kind it serves not.

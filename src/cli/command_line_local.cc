@@ -84,6 +84,11 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
   run_cmd->add_option("--nodes", run->nodes_file,
                       "Place pods on the Node objects in this file instead of this machine "
                       "(they all still run here)");
+  run_cmd->add_option("--kubeconfig", run->kubeconfig,
+                      "Give pods the API server this kubeconfig names, as a service account "
+                      "gives it on Kubernetes: KUBERNETES_SERVICE_HOST/PORT and its token and CA "
+                      "at /var/run/secrets/kubernetes.io/serviceaccount (an operator's Deployment "
+                      "runs against it)");
   run_cmd->callback([run, &exit_code] { exit_code = RunRun(*run); });
 }
 

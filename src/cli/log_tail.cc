@@ -79,10 +79,10 @@ void LogTail::Follow(const api::Json& doc) {
   }
   std::string job = batch_job.empty() ? Label(*pod, api::kLabelJobName) : batch_job;
   // "worker-1" for a replica; for a batch pod its name after the job's.
-  std::string replica = batch_job.empty()
-                            ? fmt::format("{}-{}", Label(*pod, api::kLabelReplicaType),
-                                          Label(*pod, api::kLabelReplicaIndex))
-                            : pod->metadata.name.substr(batch_job.size() + 1);
+  std::string replica = !batch_job.empty() ? pod->metadata.name.substr(batch_job.size() + 1)
+                        : job.empty()      ? pod->metadata.name  // a Deployment's: no job, no role
+                                      : fmt::format("{}-{}", Label(*pod, api::kLabelReplicaType),
+                                                    Label(*pod, api::kLabelReplicaIndex));
   // A JobSet's (a TrainJob's) pod: "node-0-1", its host name after the JobSet's.
   std::string jobset = Label(*pod, api::kJobSetNameLabel);
   std::string host = api::StringAt(pod->spec.extra, "hostname");

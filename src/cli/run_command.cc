@@ -15,9 +15,11 @@
 #include <thread>
 #include <variant>
 
+#include "api/names.h"
 #include "api/pod_object.h"
 #include "api/tracking.h"
 #include "api/well_known.h"
+#include "cli/api_access.h"
 #include "cli/control_plane.h"
 #include "cli/engine_backend.h"
 #include "cli/experiment_view.h"
@@ -25,6 +27,7 @@
 #include "cli/local_api.h"
 #include "cli/log_tail.h"
 #include "cli/manifests.h"
+#include "cli/run_status.h"
 #include "cli/stop_on_signals.h"
 #include "cli/without_gpus.h"
 #include "common/strings.h"
@@ -62,136 +65,6 @@ std::string RunDirName(TimePoint now) {
   std::erase(stamp, ':');
   std::erase(stamp, '-');
   return fmt::format("{}-{}", stamp.substr(0, stamp.size() - 1), getpid());
-}
-
-struct JobView {
-  store::ObjectKey key;
-  std::string state = "Pending";  // the last condition, as kubectl shows it
-  std::string message;
-  bool finished = false;
-  bool succeeded = false;
-  std::string output_dir;  // its replicas' TRAINYARD_OUTPUT_DIR
-  Duration took{};         // from the run's start to its end, once finished
-};
-
-// How a pod's containers ended when it says more than their exit codes
-// ("master-0 OOMKilled"), as `get pods` would show it.
-void NoteEnds(const api::Pod& pod, const std::string& job, std::set<std::string>& notes) {
-  std::string name = pod.metadata.name;
-  if (name.starts_with(job + "-")) name = name.substr(job.size() + 1);
-  for (const auto* list : {&pod.status.init_container_statuses, &pod.status.container_statuses}) {
-    for (const api::ContainerStatus& c : *list) {
-      for (const api::ContainerState* state : {&c.state, &c.last_state}) {
-        if (!state->terminated) continue;
-        const std::string& reason = state->terminated->reason;
-        if (reason != "Completed" && reason != "Error") notes.insert(name + " " + reason);
-      }
-    }
-  }
-}
-
-// "Running: master 1/1 running, worker 2/2 running, 1 restart, 12s"
-// The job's progress, without the time ("mnist: Running, master 1/1
-// running"): a status line changes only when this does.
-std::string DescribeProgress(engine::Engine& engine, const JobView& view) {
-  std::map<std::string, std::map<std::string, int>> phases;  // type -> phase -> count
-  std::set<std::string> notes;
-  int restarts = 0;
-  Result<store::ObjectStore::ListResult> pods = engine.store().List("Pod", view.key.namespace_);
-  const api::JobShape* shape = api::JobShapeOf(view.key.kind);
-  if (pods.ok() && shape != nullptr) {
-    for (const api::Json& doc : pods->items) {
-      Result<api::Pod> pod = api::DecodePod(doc);
-      if (!pod.ok()) continue;
-      auto job = pod->metadata.labels.find(shape->pod_job_label);
-      if (job == pod->metadata.labels.end() || job->second != view.key.name) continue;
-      std::string type =
-          shape->pod_role_label.empty() ? "pod" : pod->metadata.labels[shape->pod_role_label];
-      std::string phase = pod->status.phase.empty() ? "pending" : AsciiLower(pod->status.phase);
-      ++phases[type][phase];
-      restarts += controller::RestartsOf(*pod);
-      NoteEnds(*pod, view.key.name, notes);
-    }
-  }
-  std::string text = fmt::format("{}: {}", view.key.name, view.state);
-  if (size_t why = view.message.find(": "); view.state == "Waiting" && why != std::string::npos) {
-    text += " (" + view.message.substr(why + 2) + ")";  // the short resource
-  }
-  for (const auto& [type, counts] : phases) {
-    int total = 0;
-    for (const auto& [phase, n] : counts) total += n;
-    std::vector<std::string> parts;
-    for (const auto& [phase, n] : counts) parts.push_back(fmt::format("{}/{} {}", n, total, phase));
-    text += fmt::format(", {} {}", type, fmt::join(parts, " "));
-  }
-  for (const std::string& note : notes) text += ", " + note;
-  if (restarts > 0) text += fmt::format(", {} restart{}", restarts, restarts == 1 ? "" : "s");
-  return text;
-}
-
-// A batch/v1 Job speaks of Complete where kubeflow jobs say Succeeded.
-void RefreshBatch(const api::BatchJob& job, JobView& view) {
-  view.state = "Created";
-  view.message.clear();
-  for (const api::BatchJobCondition& c : job.status.conditions) {
-    if (c.status != "True") continue;
-    view.state = c.type == "Complete" ? "Succeeded" : c.type;
-    view.message = c.message;
-    view.finished = c.type == "Complete" || c.type == "Failed";
-    view.succeeded = c.type == "Complete";
-  }
-  if (!view.finished && job.status.active.value_or(0) > 0) view.state = "Running";
-}
-
-// A TrainJob or JobSet: metav1 conditions; Complete (Completed) or
-// Failed end it; otherwise Running once a Job of it is active, as
-// upstream's users asked it to say (kubeflow/trainer#2713).
-void RefreshJobSetLike(const api::Json& stored, JobView& view) {
-  view.state = "Created";
-  view.message.clear();
-  for (const api::Json& c : api::ArrayRefAt(stored, {"status", "conditions"})) {
-    if (api::StringAt(c, "status") != "True") continue;
-    std::string type = api::StringAt(c, "type");
-    view.state = type == "Complete" || type == "Completed" ? "Succeeded" : type;
-    view.message = api::StringAt(c, "message");
-    view.finished = view.finished || view.state == "Succeeded" || type == "Failed";
-    view.succeeded = view.state == "Succeeded";
-  }
-  if (view.finished || view.state == "Suspended") return;
-  const api::JobShape* shape = api::JobShapeOf(view.key.kind);
-  const char* jobs = shape != nullptr ? shape->child_jobs_status.c_str() : "";
-  for (const api::Json& s : api::ArrayRefAt(stored, {"status", jobs})) {
-    if (api::IntAt(s, {"active"}) > 0) view.state = "Running";
-  }
-}
-
-void Refresh(engine::Engine& engine, JobView& view) {
-  Result<api::Json> stored = engine.store().Get(view.key);
-  if (!stored.ok()) {
-    view.finished = true;  // deleted (ttlSecondsAfterFinished): it had finished
-    return;
-  }
-  view.output_dir = api::ArtifactsDirOf(engine.artifacts_dir(), view.key.namespace_,
-                                        api::StringAt(*stored, {"metadata", "uid"}));
-  // A kind that runs Jobs of its own speaks in metav1 conditions.
-  const api::JobShape* shape = api::JobShapeOf(view.key.kind);
-  if (shape != nullptr && !shape->child_jobs_status.empty()) {
-    RefreshJobSetLike(*stored, view);
-    return;
-  }
-  api::DecodeResult decoded = api::DecodeObject(*stored);
-  if (const auto* batch = decoded.object ? std::get_if<api::BatchJob>(&*decoded.object) : nullptr) {
-    RefreshBatch(*batch, view);
-    return;
-  }
-  const auto* job = decoded.object ? std::get_if<api::TrainingJob>(&*decoded.object) : nullptr;
-  if (job == nullptr || job->status.conditions.empty()) return;
-  const api::JobCondition& last = job->status.conditions.back();
-  // Scheduled=False is the job waiting for room: say that, and why.
-  view.state = last.type == "Scheduled" && last.status == "False" ? "Waiting" : last.type;
-  view.message = last.message;
-  view.finished = controller::IsFinished(job->status.conditions);
-  view.succeeded = controller::IsTrue(job->status.conditions, "Succeeded");
 }
 
 // Jobs it cannot run yet are refused before anything starts.
@@ -306,10 +179,32 @@ bool PushesMetrics(const api::Object& object) {
   return mc && mc->collector && mc->collector->kind == "Push";
 }
 
-// What `run` waits for: jobs and experiments. Their trials' jobs are the
-// experiments' business.
+bool IsWorkload(const api::Object& object) { return api::IsWorkloadKind(api::KindName(object)); }
+
+// What `run` runs: jobs and experiments, which it waits for (their trials'
+// jobs are the experiments' business), and Deployments, which run beside
+// them until they end, or until the run is stopped where there are none.
 bool IsRunnable(const api::Object& object) {
-  return api::IsJobKind(api::KindName(object)) || IsExperiment(object);
+  return api::IsJobKind(api::KindName(object)) || IsExperiment(object) || IsWorkload(object);
+}
+
+}  // namespace
+
+namespace {
+
+// A Deployment's pods that name a service account mean to reach an API
+// server (an operator): without --kubeconfig they are given none, said.
+void NoteServiceAccounts(const LoadedManifests& loaded) {
+  for (const LoadedObject& object : loaded.objects) {
+    if (!IsWorkload(*object.checked.object)) continue;
+    std::string account =
+        api::StringAt(object.document, {"spec", "template", "spec", "serviceAccountName"});
+    if (account.empty()) continue;
+    fmt::print(stderr,
+               "note: {}: its pods' service account {} is given no API server to reach; give "
+               "--kubeconfig to give them one\n",
+               object.Describe(), account);
+  }
 }
 
 }  // namespace
@@ -345,6 +240,30 @@ Result<std::vector<scheduler::Node>> TakeNodes(LoadedManifests& loaded) {
   return nodes;
 }
 
+// Namespace objects among the manifests (an operator's install has one):
+// a run makes the namespaces its objects name as it stores them, so they
+// are checked and taken out of what runs. An error names the one that is
+// wrong.
+Status TakeNamespaces(LoadedManifests& loaded) {
+  std::vector<LoadedObject> rest;
+  for (LoadedObject& object : loaded.objects) {
+    const api::Json& doc = object.document;
+    if (api::StringAt(doc, "kind") != "Namespace" || api::StringAt(doc, "apiVersion") != "v1") {
+      rest.push_back(std::move(object));
+      continue;
+    }
+    std::string name = api::StringAt(doc, {"metadata", "name"});
+    api::NameProblems problems = api::Dns1123LabelProblems(name);
+    if (name.empty()) problems = {"Required value"};
+    if (!problems.empty()) {
+      return InvalidArgumentError(fmt::format("{}: Namespace \"{}\": metadata.name: {}",
+                                              object.where, name, problems.front()));
+    }
+  }
+  loaded.objects = std::move(rest);
+  return OkStatus();
+}
+
 namespace {
 
 // The manifests to run and the inventory to place them on, or the exit
@@ -359,6 +278,7 @@ std::variant<RunPlan, int> PlanRun(const RunOptions& options) {
   RunPlan plan{.loaded = LoadManifests(options.paths, std::cerr)};
   LoadedManifests& loaded = plan.loaded;
   Result<std::vector<scheduler::Node>> listed = TakeNodes(loaded);
+  if (Status namespaces = TakeNamespaces(loaded); !namespaces.ok()) listed = namespaces;
   if (!listed.ok()) {
     std::cerr << "trainyard run: " << listed.status().message() << '\n';
     return 1;
@@ -370,10 +290,11 @@ std::variant<RunPlan, int> PlanRun(const RunOptions& options) {
   }
   if (options.without_gpus) WithoutGpus(loaded);
   if (!CheckRunnable(loaded)) return 1;
+  if (options.kubeconfig.empty()) NoteServiceAccounts(loaded);
   bool has_job = std::any_of(loaded.objects.begin(), loaded.objects.end(),
                              [](const auto& o) { return IsRunnable(*o.checked.object); });
   if (!has_job) {
-    std::cerr << "trainyard run: no jobs or experiments to run\n";
+    std::cerr << "trainyard run: no jobs, experiments or deployments to run\n";
     return 1;
   }
   plan.nodes = std::move(*listed);
@@ -434,56 +355,12 @@ bool SubmitAll(const LoadedManifests& loaded, engine::Engine& engine, std::vecto
       if (IsExperiment(*object.checked.object)) {
         experiments.emplace_back(engine.store(), *key, stdout);
       } else if (is_job) {
-        jobs.push_back({.key = *key});
+        jobs.push_back({.key = *key, .workload = IsWorkload(*object.checked.object)});
       }
     }
   }
   return true;
 }
-
-// The status line: every job's and experiment's progress, rewritten in
-// place on a terminal, else a new line only when something but the time
-// changed.
-class StatusLine {
- public:
-  StatusLine(engine::Engine& engine, bool tty, bool quiet)
-      : engine_(engine), tty_(tty), quiet_(quiet), start_(std::chrono::steady_clock::now()) {}
-
-  Duration Elapsed() const { return std::chrono::steady_clock::now() - start_; }
-  void Clear() {
-    if (tty_ && !last_line_.empty()) fmt::print(stderr, "\r\033[K");
-  }
-  void Show(std::vector<JobView>& jobs, std::vector<ExperimentView>& experiments) {
-    Duration elapsed = Elapsed();
-    std::vector<std::string> parts;
-    for (JobView& view : jobs) {
-      bool was_finished = view.finished;
-      Refresh(engine_, view);
-      if (view.finished && !was_finished) view.took = elapsed;
-      parts.push_back(DescribeProgress(engine_, view));
-    }
-    for (ExperimentView& view : experiments) parts.push_back(view.Poll());
-    std::string progress = fmt::format("{}", fmt::join(parts, " | "));
-    std::string line = fmt::format(
-        "{}, {}s", progress, std::chrono::duration_cast<std::chrono::seconds>(elapsed).count());
-    if (tty_) {
-      fmt::print(stderr, "{}", line);
-    } else if (!quiet_ && progress != last_progress_) {
-      fmt::print(stderr, "{}\n", line);
-    }
-    last_line_ = line;
-    last_progress_ = progress;
-    std::fflush(stderr);
-  }
-
- private:
-  engine::Engine& engine_;
-  bool tty_;
-  bool quiet_;
-  std::chrono::steady_clock::time_point start_;
-  std::string last_line_;
-  std::string last_progress_;
-};
 
 // How each job and experiment ended, and where its output is; true when
 // every one succeeded.
@@ -493,6 +370,12 @@ bool ReportEnds(const RunOptions& options, engine::Engine& engine, Duration elap
   bool all_succeeded = true;
   for (JobView& view : jobs) {
     Refresh(engine, view);
+    if (view.workload) {
+      if (!options.quiet) {
+        fmt::print(stderr, "{}: stopped with the run ({})\n", view.key.ToString(), view.state);
+      }
+      continue;
+    }
     all_succeeded = all_succeeded && view.succeeded;
     if (options.quiet && view.succeeded) continue;
     if (view.took == Duration{}) view.took = elapsed;  // stopped with the run
@@ -581,22 +464,27 @@ LogMode LogModeOf(const RunOptions& options) {
   return wanted == "none" ? LogMode::kNone : wanted == "master" ? LogMode::kMaster : LogMode::kAll;
 }
 
-}  // namespace
-
-int RunRun(const RunOptions& options) {
-  std::variant<RunPlan, int> planned = PlanRun(options);
-  if (const int* code = std::get_if<int>(&planned)) return *code;
-  RunPlan& plan = std::get<RunPlan>(planned);
-  std::string home = options.home.empty() ? DefaultHome() : options.home;
+// The run's control plane: its replicas' user, the API server its pods
+// are given, its images pulled; null when one cannot be had (said).
+std::unique_ptr<engine::Engine> StartEngine(const RunOptions& options, RunPlan& plan,
+                                            const std::string& home, const std::string& state_dir) {
   std::error_code ec;
   Result<runtime::RunAsPolicy> run_as =
       RunAsFor(options, home, std::filesystem::current_path(ec).string());
   if (!run_as.ok()) {
     std::cerr << "trainyard run: " << run_as.status().message() << '\n';
-    return 1;
+    return nullptr;
   }
-  if (options.root != "host" && !PullFirst(plan.loaded, home, plan.image_gc)) return 1;
-  std::string state_dir = home + "/runs/" + RunDirName(RealClock::Get().Now());
+  std::optional<node::ApiAccess> api_access;
+  if (!options.kubeconfig.empty()) {
+    Result<node::ApiAccess> loaded = LoadApiAccess(options.kubeconfig);
+    if (!loaded.ok()) {
+      std::cerr << "trainyard run: " << loaded.status().message() << '\n';
+      return nullptr;
+    }
+    api_access = *std::move(loaded);
+  }
+  if (options.root != "host" && !PullFirst(plan.loaded, home, plan.image_gc)) return nullptr;
   Result<std::unique_ptr<engine::Engine>> created = BuildControlPlane(
       {.home = home,
        .state_dir = state_dir,
@@ -611,12 +499,28 @@ int RunRun(const RunOptions& options) {
                        "replicas run without sandboxes",
        .passable = {home, home + "/runs"}},
       // The run's directory is its record: every replica's log stays.
-      [](engine::EngineOptions& o) { o.keep_logs = true; });
+      [&](engine::EngineOptions& o) {
+        o.keep_logs = true;
+        o.api_access = api_access;
+      });
   if (!created.ok()) {
     std::cerr << "trainyard run: " << created.status().message() << '\n';
-    return 1;
+    return nullptr;
   }
-  engine::Engine& engine = **created;
+  return *std::move(created);
+}
+
+}  // namespace
+
+int RunRun(const RunOptions& options) {
+  std::variant<RunPlan, int> planned = PlanRun(options);
+  if (const int* code = std::get_if<int>(&planned)) return *code;
+  RunPlan& plan = std::get<RunPlan>(planned);
+  std::string home = options.home.empty() ? DefaultHome() : options.home;
+  std::string state_dir = home + "/runs/" + RunDirName(RealClock::Get().Now());
+  std::unique_ptr<engine::Engine> started = StartEngine(options, plan, home, state_dir);
+  if (started == nullptr) return 1;
+  engine::Engine& engine = *started;
   LocalApi api(engine);
   Result<std::string> api_url = ServeRunApi(options, plan.loaded, engine, api);
   if (!api_url.ok()) return 1;
@@ -636,22 +540,33 @@ int RunRun(const RunOptions& options) {
     logs.Poll();
     status_line.Show(jobs, experiments);
   };
+  // Deployments alone run until the run is stopped; beside jobs, until
+  // the jobs end.
+  bool waits = !experiments.empty() ||
+               std::any_of(jobs.begin(), jobs.end(), [](const JobView& v) { return !v.workload; });
+  if (!waits && !options.quiet) {
+    fmt::print(stderr, "deployments run until stopped (Ctrl-C or SIGTERM)\n");
+  }
   auto all_done = [&] {
-    return std::all_of(jobs.begin(), jobs.end(), [](const JobView& v) { return v.finished; }) &&
+    return waits &&
+           std::all_of(jobs.begin(), jobs.end(),
+                       [](const JobView& v) { return v.workload || v.finished; }) &&
            std::all_of(experiments.begin(), experiments.end(),
                        [](const ExperimentView& v) { return v.finished(); });
   };
   Status status = engine.Run(all_done, on_step);
   bool interrupted = status.code() == StatusCode::kAborted;
   if (tty) fmt::print(stderr, "\r\033[K");
-  if (interrupted) fmt::print(stderr, "interrupted: stopping every replica\n");
+  if (interrupted)
+    fmt::print(stderr, "{}: stopping every replica\n", waits ? "interrupted" : "stopped");
   engine.StopAll();
   logs.Poll(/*flush=*/true);
   if (!status.ok() && !interrupted) std::cerr << "trainyard run: " << status.message() << '\n';
   bool all_succeeded =
       ReportEnds(options, engine, status_line.Elapsed(), jobs, experiments, state_dir) &&
       !interrupted && status.ok();
-  if (interrupted) return 130;
+  // Stopping is how a run of Deployments alone ends: no failure.
+  if (interrupted) return waits ? 130 : 0;
   if (options.ui) {
     // The loop goes on, for the dashboard's writes (delete, resubmit),
     // until a signal ends it.

@@ -41,6 +41,9 @@ struct RunOptions {
   // The tasks a pod may have at once (node/cgroups.h); 0: the machine's
   // default, -1: no bound.
   int64_t pod_max_pids = 0;
+  // Set: pods reach the API server this kubeconfig names as their service
+  // account would (cli/api_access.h).
+  std::string kubeconfig;
 };
 
 // --pod-max-pids as given (0: the machine's default; -1: none), as the node

@@ -8,6 +8,7 @@
 
 #include "api/defaults.h"
 #include "api/json.h"
+#include "api/names.h"
 #include "api/object.h"
 #include "api/pod_object.h"
 #include "controller/conditions.h"
@@ -63,15 +64,6 @@ int CompletionIndexOf(const api::Pod& pod) {
   return it == pod.metadata.annotations.end() ? -1 : std::atoi(it->second.c_str());
 }
 
-std::string RandomSuffix(std::mt19937& random) {
-  // Kubernetes' alphabet for generated names: no vowels, no look-alikes.
-  static constexpr std::string_view kAlphabet = "bcdfghjklmnpqrstvwxz2456789";
-  std::uniform_int_distribution<size_t> pick(0, kAlphabet.size() - 1);
-  std::string out;
-  for (int i = 0; i < 5; ++i) out += kAlphabet[pick(random)];
-  return out;
-}
-
 api::Pod BuildPod(const api::BatchJob& job, int index, std::mt19937& random) {
   api::Pod pod;
   pod.metadata.namespace_ = job.metadata.namespace_;
@@ -90,7 +82,7 @@ api::Pod BuildPod(const api::BatchJob& job, int index, std::mt19937& random) {
   owner.block_owner_deletion = true;
   pod.metadata.owner_references.push_back(owner);
   pod.spec = job.spec.template_.spec;
-  std::string suffix = RandomSuffix(random);
+  std::string suffix = api::RandomNameSuffix(random);
   if (index < 0) {
     pod.metadata.name = fmt::format("{}-{}", job.metadata.name, suffix);
     return pod;

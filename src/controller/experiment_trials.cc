@@ -4,6 +4,7 @@
 
 #include "api/json.h"
 #include "api/katib_template.h"
+#include "api/names.h"
 #include "api/object.h"
 #include "api/validation.h"
 #include "api/yaml.h"
@@ -128,18 +129,6 @@ Result<std::vector<tune::TrialRecord>> TrialRecords(const tune::Space& space,
   return records;
 }
 
-namespace {
-
-std::string RandomSuffix(std::mt19937& random) {
-  static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";  // as k8s utilrand
-  std::uniform_int_distribution<size_t> pick(0, sizeof kAlphabet - 2);
-  std::string out;
-  for (int i = 0; i < 8; ++i) out += kAlphabet[pick(random)];
-  return out;
-}
-
-}  // namespace
-
 Result<api::Trial> BuildTrial(const api::Experiment& experiment, const tune::Space& space,
                               const api::Json& template_document,
                               const tune::Suggestion& suggestion, int64_t index,
@@ -147,7 +136,7 @@ Result<api::Trial> BuildTrial(const api::Experiment& experiment, const tune::Spa
   const api::ExperimentSpec& spec = experiment.spec;
   const api::TrialTemplate& t = *spec.trial_template;
   api::Trial trial;
-  trial.metadata.name = experiment.metadata.name + "-" + RandomSuffix(random);
+  trial.metadata.name = experiment.metadata.name + "-" + api::RandomNameSuffix(random, 8);
   trial.metadata.namespace_ = experiment.metadata.namespace_;
   trial.metadata.labels = suggestion.labels;
   trial.metadata.labels[std::string(api::kExperimentLabel)] = experiment.metadata.name;

@@ -180,6 +180,9 @@ std::unique_ptr<controller::TrialReconciler> Engine::AddReconcilers() {
     reconcilers_.push_back(
         std::make_unique<CollectingJobReconciler>(collect, std::move(jobs), options_.log));
   };
+  // A Deployment never finishes: it has no metrics or output of a job.
+  reconcilers_.push_back(std::make_unique<controller::DeploymentReconciler>(
+      controller::DeploymentReconcilerOptions{.store = store_.get(), .clock = options_.clock}));
   collecting(std::make_unique<controller::BatchJobReconciler>(
       controller::BatchJobReconcilerOptions{.store = store_.get(), .clock = options_.clock}));
   collecting(std::make_unique<controller::JobSetReconciler>(
@@ -276,7 +279,8 @@ void Engine::StartNode() {
       .host_root_allowed = options_.host_root_allowed,
       .cdi_spec_dirs = options_.cdi_spec_dirs,
       .machine_gpus = !simulated && !options_.machine->gpus.empty(),
-      .image_puller = image_puller_.get()});
+      .image_puller = image_puller_.get(),
+      .api_access = options_.api_access});
   metrics_collector_ = std::make_unique<MetricsCollector>(MetricsCollectorOptions{
       .store = store_.get(),
       .log_path = [node = node_.get()](

@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "common/mutex.h"
 #include "controller/batch_job_reconciler.h"
+#include "controller/deployment_reconciler.h"
 #include "controller/experiment_reconciler.h"
 #include "controller/job_reconciler.h"
 #include "controller/jobset_reconciler.h"
@@ -76,6 +77,9 @@ struct EngineOptions {
   std::vector<std::string> cdi_spec_dirs = node::DefaultCdiSpecDirs();
   // Logs outlive their pods (node::NodeAgentOptions::keep_logs).
   bool keep_logs = false;
+  // The API server pods reach as their service account would
+  // (node::NodeAgentOptions::api_access); unset: none.
+  std::optional<node::ApiAccess> api_access;
   // How long a job's artifacts outlive it (engine/artifact_dirs.h).
   Duration artifacts_retention = std::chrono::hours(24 * 7);
   // Containers wait for a ConfigMap, Secret or claim that is not there yet

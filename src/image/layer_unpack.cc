@@ -8,6 +8,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -99,17 +100,29 @@ Status PlaceWhiteout(const fs::path& root, const std::string& relative,
   return OkStatus();
 }
 
-Status CopyData(archive* in, archive* out, std::string_view blob) {
+// Copies an entry's `expected` bytes. `ended` is set when the layer stops
+// right after them, without the tar's padding and end blocks: what
+// umoci's `insert` wrote before 0.5 (Debian 12's 0.4.7; umoci#436), which
+// Go's archive/tar, and so containerd and podman, read to the end. The
+// blob's digest was checked: nothing of what its maker wrote is missing.
+Status CopyData(archive* in, archive* out, std::string_view blob, la_int64_t expected,
+                bool& ended) {
   const void* buffer;
   size_t size;
   la_int64_t offset;
+  la_int64_t copied = 0;
   for (;;) {
     int r = archive_read_data_block(in, &buffer, &size, &offset);
     if (r == ARCHIVE_EOF) return OkStatus();
+    if (r < ARCHIVE_WARN && copied >= expected) {
+      ended = true;
+      return OkStatus();
+    }
     if (r < ARCHIVE_WARN) return ArchiveError(in, "reading", blob);
     if (archive_write_data_block(out, buffer, size, offset) < ARCHIVE_WARN) {
       return ArchiveError(out, "writing", blob);
     }
+    copied = std::max(copied, offset + static_cast<la_int64_t>(size));
   }
 }
 
@@ -164,13 +177,15 @@ Status Extract(const std::string& blob, const fs::path& root, const UnpackOption
     if (archive_write_header(out.get(), entry) < ARCHIVE_WARN) {
       return ArchiveError(out.get(), "writing " + *path, blob);
     }
+    bool ended = false;
     if (type == AE_IFREG && archive_entry_size(entry) > 0) {
-      RETURN_IF_ERROR(CopyData(in.get(), out.get(), blob));
+      RETURN_IF_ERROR(CopyData(in.get(), out.get(), blob, archive_entry_size(entry), ended));
       stats.bytes += static_cast<uint64_t>(archive_entry_size(entry));
     }
     if (archive_write_finish_entry(out.get()) < ARCHIVE_WARN) {
       return ArchiveError(out.get(), "finishing " + *path, blob);
     }
+    if (ended) break;
   }
   // Directories' own modes and times are set last, once all is in them.
   if (archive_write_close(out.get()) != ARCHIVE_OK) return ArchiveError(out.get(), "closing", blob);

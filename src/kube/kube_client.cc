@@ -210,16 +210,29 @@ Result<api::Json> KubeClient::Call(const std::string& method, const std::string&
                                    const api::Json& body, const std::string& content_type) {
   Throttle();
   std::unique_ptr<httplib::ClientImpl> client = Take();
+  bool reused = client != nullptr;
   if (client == nullptr) {
     ASSIGN_OR_RETURN(client, Connect());
   }
   std::string text = body.is_null() ? "" : body.dump();
   std::string full = prefix_ + path;
-  httplib::Result result = method == "GET"     ? client->Get(full)
-                           : method == "POST"  ? client->Post(full, text, content_type)
-                           : method == "PUT"   ? client->Put(full, text, content_type)
-                           : method == "PATCH" ? client->Patch(full, text, content_type)
-                                               : client->Delete(full, text, content_type);
+  auto send = [&] {
+    return method == "GET"     ? client->Get(full)
+           : method == "POST"  ? client->Post(full, text, content_type)
+           : method == "PUT"   ? client->Put(full, text, content_type)
+           : method == "PATCH" ? client->Patch(full, text, content_type)
+                               : client->Delete(full, text, content_type);
+  };
+  httplib::Result result = send();
+  // An idle connection the server has closed fails the first request on
+  // it: sent again on a new one, as Go's client does, where the server
+  // cannot have acted on it (not written, or a read).
+  if (!result && reused &&
+      (result.error() == httplib::Error::Write ||
+       (method == "GET" && result.error() == httplib::Error::Read))) {
+    ASSIGN_OR_RETURN(client, Connect());
+    result = send();
+  }
   if (!result) {
     return UnavailableError(fmt::format("cannot reach the API server at {} ({}): {}",
                                         config_.server, config_.source,

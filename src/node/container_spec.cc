@@ -15,6 +15,7 @@
 #include "node/image_root.h"
 #include "node/image_run_as.h"
 #include "node/output_dir.h"
+#include "node/service_account.h"
 #include "node/tracking_env.h"
 #include "runtime/local/expand.h"
 
@@ -110,8 +111,16 @@ Result<ContainerSpecBuilder::Prepared> ContainerSpecBuilder::Prepare(const Run& 
   const api::Container& container = run.container;
   Prepared out;
   std::vector<std::string> skipped;
-  ASSIGN_OR_RETURN(out.env,
-                   ContainerEnv(pod, container, base, options_.facts, *options_.store, &skipped));
+  // The API server, as the `kubernetes` Service is, under the pod's env.
+  const std::optional<ApiAccess>& api = options_.api_access;
+  bool api_access = api && MountsServiceAccount(pod);
+  EnvList with_api;
+  if (api_access) {
+    with_api = base;
+    AddApiAccessEnv(*api, with_api);
+  }
+  ASSIGN_OR_RETURN(out.env, ContainerEnv(pod, container, api_access ? with_api : base,
+                                         options_.facts, *options_.store, &skipped));
   for (const std::string& keys : skipped) {
     run.event("Warning", "InvalidEnvironmentVariableNames",
               fmt::format("{} were skipped: they are not valid environment variable names", keys));
@@ -128,6 +137,11 @@ Result<ContainerSpecBuilder::Prepared> ContainerSpecBuilder::Prepare(const Run& 
   }
   ASSIGN_OR_RETURN(out.mounts, PrepareVolumes(pod, container, run.volumes, FileOwnerOf(out.user),
                                               *options_.store));
+  if (api_access) {
+    ASSIGN_OR_RETURN(Mount account,
+                     PrepareServiceAccount(pod, *api, run.volumes, FileOwnerOf(out.user)));
+    out.mounts.push_back(std::move(account));
+  }
   if (owner && !options_.artifacts_dir.empty()) {
     ASSIGN_OR_RETURN(Mount output, PrepareOutputDir(options_.artifacts_dir, pod.metadata.namespace_,
                                                     *owner, out.user));

@@ -3,6 +3,7 @@
 // sandboxes, control groups, GPUs, restart back-off).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "node/image_puller.h"
 #include "node/run_as.h"
 #include "node/sandbox.h"
+#include "node/service_account.h"
 #include "runtime/local/credentials.h"
 #include "store/object_store.h"
 
@@ -100,6 +102,9 @@ struct NodeAgentOptions {
   // the background, while the container waits (ContainerCreating,
   // ErrImagePull, ImagePullBackOff), as the kubelet does.
   ImagePuller* image_puller = nullptr;
+  // Set: pods reach this API server as their service account would
+  // (node/service_account.h); unset: they are given none.
+  std::optional<ApiAccess> api_access;
 };
 
 }  // namespace trainyard::node

@@ -68,6 +68,7 @@ Result<ApiTarget> ParseApiPath(std::string_view path) {
     bool pod = target.resource->role == api::ResourceRole::kPod;
     bool tracked = target.resource->strategy.tracking != api::Tracking::kNone;
     bool known = (rest[2] == "status" && target.resource->has_status) ||
+                 (rest[2] == "scale" && target.resource->scale) ||
                  (rest[2] == "log" && target.resource->has_log) ||
                  ((rest[2] == "binding" || rest[2] == "exec") && pod) ||
                  ((rest[2] == "artifacts" || rest[2] == "observations") && tracked);

@@ -21,7 +21,7 @@ struct ApiTarget {
   const Resource* resource = nullptr;
   std::string namespace_;   // empty: cluster-scoped, or every namespace
   std::string name;         // empty: the collection
-  std::string subresource;  // "", "status" or "log"
+  std::string subresource;  // "", "status", "scale", "log", ...
 };
 
 // NOT_FOUND for a path that names no resource; INVALID_ARGUMENT for a

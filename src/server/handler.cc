@@ -198,6 +198,12 @@ ApiResponse ApiHandler::Dispatch(const ApiRequest& request) {
   if (target->subresource == "artifacts") {
     return m == "GET" ? Artifacts(*target, request) : not_allowed();
   }
+  if (target->subresource == "scale") {
+    bool allowed = m == "GET"   ? Permits(r, "get")
+                   : m == "PUT" ? Permits(r, "update")
+                                : m == "PATCH" && Permits(r, "patch");
+    return allowed ? Scale(*target, request) : not_allowed();
+  }
   if (m == "GET") return collection ? List(*target, request) : Read(*target, request);
   if (std::string dry = request.Param("dryRun"); !dry.empty() && dry != "All") {
     // Refused rather than applied: a dry run must never write. As

@@ -147,6 +147,9 @@ class ApiHandler {
   ApiResponse Bind(const ApiTarget& target, const ApiRequest& request);
   ApiResponse Replace(const ApiTarget& target, const ApiRequest& request);
   ApiResponse Patch(const ApiTarget& target, const ApiRequest& request);
+  // <kind>/<name>/scale: the object's autoscaling/v1 Scale, read, replaced
+  // or patched (handler_scale.cc).
+  ApiResponse Scale(const ApiTarget& target, const ApiRequest& request);
   // Server-side apply (application/apply-patch+yaml): creates the object,
   // or merges the applied configuration into it, keeping managedFields.
   ApiResponse Apply(const ApiTarget& target, const ApiRequest& request);

@@ -1,6 +1,7 @@
 // What handler.cc (reads) and handler_writes.cc (writes) share.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "api/json.h"
@@ -13,6 +14,12 @@ namespace trainyard::server::internal {
 inline ApiError BadRequest(const std::string& message) {
   return MakeApiError(400, "BadRequest", message);
 }
+
+// kube-apiserver's 415 for a body in a format it does not read. (A request
+// without a Content-Type is read as JSON or YAML, for curl's sake.)
+std::optional<ApiError> UnsupportedBody(const ApiRequest& request);
+// A request body: one JSON (or YAML) object.
+Result<api::Json> ParseBody(const ApiRequest& request);
 
 // What a GET is, in Kubernetes' words: "watch", "list" or "get".
 std::string ReadVerb(const ApiRequest& request, bool collection);

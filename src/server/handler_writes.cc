@@ -21,6 +21,8 @@
 namespace trainyard::server {
 
 using internal::BadRequest;
+using internal::ParseBody;
+using internal::UnsupportedBody;
 
 namespace {
 
@@ -31,9 +33,9 @@ std::string MediaType(const std::string& content_type) {
   return type;
 }
 
-// kube-apiserver's 415 for a body in a format it does not read. (A request
-// without a Content-Type is read as JSON or YAML, for curl's sake.)
-std::optional<ApiError> UnsupportedBody(const ApiRequest& request) {
+}  // namespace
+
+std::optional<ApiError> internal::UnsupportedBody(const ApiRequest& request) {
   std::string type = MediaType(request.content_type);
   if (type.empty() || type == "application/json" || type == "application/yaml") {
     return std::nullopt;
@@ -45,8 +47,7 @@ std::optional<ApiError> UnsupportedBody(const ApiRequest& request) {
                                   request.content_type));
 }
 
-// A request body: one JSON (or YAML) object.
-Result<api::Json> ParseBody(const ApiRequest& request) {
+Result<api::Json> internal::ParseBody(const ApiRequest& request) {
   if (request.body.empty()) return InvalidArgumentError("the request has no body");
   ASSIGN_OR_RETURN(std::vector<api::SourceDocument> docs,
                    api::ParseManifests(request.body, "request body"));
@@ -56,13 +57,12 @@ Result<api::Json> ParseBody(const ApiRequest& request) {
   return std::move(docs[0].value);
 }
 
+namespace {
+
 // Kubernetes' generateName suffix: five characters no word can be made of.
 std::string RandomSuffix() {
-  static constexpr std::string_view kAlphabet = "bcdfghjklmnpqrstvwxz2456789";
   static thread_local std::mt19937 gen{std::random_device{}()};
-  std::string out;
-  for (int i = 0; i < 5; ++i) out += kAlphabet[gen() % kAlphabet.size()];
-  return out;
+  return api::RandomNameSuffix(gen);
 }
 
 // The identity fields a body must agree with the URL on, filled in where

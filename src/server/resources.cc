@@ -104,6 +104,13 @@ api::Json ResourceListDocument(const std::string& group, const std::string& vers
           ResourceEntry(r, r.plural + "/status", r.kind, {"get", "patch", "update"}));
     }
     if (r.has_log) resources.push_back(ResourceEntry(r, r.plural + "/log", "Pod", {"get"}));
+    if (r.scale) {
+      // Its kind is another group's, which discovery names.
+      api::Json entry = ResourceEntry(r, r.plural + "/scale", "Scale", {"get", "patch", "update"});
+      entry["group"] = "autoscaling";
+      entry["version"] = "v1";
+      resources.push_back(std::move(entry));
+    }
     // A scheduler's binding: an API-only server plays kube-apiserver.
     if (r.role == api::ResourceRole::kPod && api_only) {
       resources.push_back(ResourceEntry(r, "pods/binding", "Binding", {"create"}));

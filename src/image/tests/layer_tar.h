@@ -16,10 +16,12 @@ struct TarEntry {
   int mode = 0644;
 };
 
-// Writes `entries` to `path` as a gzip-compressed tar (a layer blob).
-inline void WriteLayer(const std::string& path, const std::vector<TarEntry>& entries) {
+// Writes `entries` to `path` as a gzip-compressed tar (a layer blob), or
+// an uncompressed one.
+inline void WriteLayer(const std::string& path, const std::vector<TarEntry>& entries,
+                       bool gzip = true) {
   archive* a = archive_write_new();
-  archive_write_add_filter_gzip(a);
+  if (gzip) archive_write_add_filter_gzip(a);
   archive_write_set_format_pax_restricted(a);
   archive_write_open_filename(a, path.c_str());
   for (const TarEntry& e : entries) {

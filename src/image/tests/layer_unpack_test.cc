@@ -59,6 +59,25 @@ TEST_F(LayerUnpackTest, FilesLinksAndModesLandAsTheLayerHasThem) {
   EXPECT_EQ(unpacked->bytes, 8u + 6u);
 }
 
+// Debian 12's umoci `insert` ends a layer right after its last file's
+// bytes (no padding, no end blocks): read as Go's archive/tar reads it.
+// A layer cut inside a file's bytes is still refused.
+TEST_F(LayerUnpackTest, ALayerEndingRightAfterItsLastFileIsWhole) {
+  fs::path blob = dir_ / "layer.tar";
+  WriteLayer(blob.string(), {{.path = "bin/tool", .content = std::string(1000, 'x')}}, false);
+  // One header block, then the file's 1,000 bytes: all its maker wrote.
+  fs::resize_file(blob, 512 + 1000);
+  Result<UnpackedLayer> unpacked =
+      UnpackLayer(blob.string(), (dir_ / "out").string(), {.privileged = geteuid() == 0});
+  ASSERT_TRUE(unpacked.ok()) << unpacked.status().ToString();
+  EXPECT_EQ(Read(dir_ / "out/bin/tool"), std::string(1000, 'x'));
+
+  fs::resize_file(blob, 512 + 999);
+  Result<UnpackedLayer> cut =
+      UnpackLayer(blob.string(), (dir_ / "cut").string(), {.privileged = geteuid() == 0});
+  EXPECT_FALSE(cut.ok());
+}
+
 TEST_F(LayerUnpackTest, DirectoriesTheLayerDoesNotListAreEveryonesToPass) {
   mode_t old = umask(077);  // trainyard's own
   Result<UnpackedLayer> unpacked =
