@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "api/core_hooks.h"
+#include "api/names.h"
 #include "api/validation_internal.h"
 
 namespace trainyard::api {
@@ -45,6 +46,32 @@ void DefaultDeployment(DeploymentFields& deployment) {
   if (!deployment.status.is_object()) deployment.status = Json::object();
 }
 
+// One matchExpressions requirement, as kube-apiserver checks it: a
+// qualified key, a known operator, values for In and NotIn and none for
+// Exists and DoesNotExist.
+void ValidateRequirement(const Json& requirement, const FieldPath& at, ValidationResult& out) {
+  std::string key = StringAt(requirement, "key");
+  if (key.empty()) out.errors.push_back(FieldError::Required(at.Child("key")));
+  for (const std::string& p : QualifiedNameProblems(key)) {
+    if (!key.empty()) out.errors.push_back(FieldError::Invalid(at.Child("key"), key, p));
+  }
+  std::string op = StringAt(requirement, "operator");
+  static const std::vector<std::string> kOperators = {"In", "NotIn", "Exists", "DoesNotExist"};
+  if (std::find(kOperators.begin(), kOperators.end(), op) == kOperators.end()) {
+    out.errors.push_back(FieldError::NotSupported(at.Child("operator"), op, kOperators));
+    return;
+  }
+  bool has_values = !ArrayRefAt(requirement, {"values"}).empty();
+  if ((op == "In" || op == "NotIn") && !has_values) {
+    out.errors.push_back(FieldError::Required(
+        at.Child("values"), "must be specified when `operator` is 'In' or 'NotIn'"));
+  }
+  if ((op == "Exists" || op == "DoesNotExist") && has_values) {
+    out.errors.push_back(FieldError::Forbidden(
+        at.Child("values"), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
+  }
+}
+
 void ValidateSelector(const DeploymentSpec& spec, const FieldPath& path, ValidationResult& out) {
   const Json& selector = spec.selector;
   if (selector.is_null() || (selector.is_object() && selector.empty())) {
@@ -64,14 +91,16 @@ void ValidateSelector(const DeploymentSpec& spec, const FieldPath& path, Validat
     }
     internal::ValidateLabels(typed, path.Child("selector").Child("matchLabels"), out);
   }
+  const Json* listed = FindAt(selector, {"matchExpressions"});
+  if (listed != nullptr && !listed->is_null() && !listed->is_array()) {
+    out.errors.push_back(TypeError(path.Child("selector").Child("matchExpressions"), *listed,
+                                   "a list of requirements"));
+  }
   const Json& expressions = ArrayRefAt(selector, {"matchExpressions"});
   for (size_t i = 0; i < expressions.size(); ++i) {
-    FieldPath at = path.Child("selector").Child("matchExpressions").Index(static_cast<int64_t>(i));
-    std::string op = StringAt(expressions[i], "operator");
-    static const std::vector<std::string> kOperators = {"In", "NotIn", "Exists", "DoesNotExist"};
-    if (std::find(kOperators.begin(), kOperators.end(), op) == kOperators.end()) {
-      out.errors.push_back(FieldError::NotSupported(at.Child("operator"), op, kOperators));
-    }
+    ValidateRequirement(
+        expressions[i],
+        path.Child("selector").Child("matchExpressions").Index(static_cast<int64_t>(i)), out);
   }
   // As kube-apiserver: the pods it makes must be the ones it selects.
   if (!SelectorMatches(selector, spec.template_.metadata.labels)) {
@@ -109,6 +138,10 @@ void ValidateDeployment(const DeploymentFields& deployment, ValidationResult& ou
   internal::CheckMin(spec.min_ready_seconds, 0, path.Child("minReadySeconds"), out);
   internal::CheckMin(spec.revision_history_limit, 0, path.Child("revisionHistoryLimit"), out);
   internal::CheckMin(spec.progress_deadline_seconds, 1, path.Child("progressDeadlineSeconds"), out);
+  if (spec.min_ready_seconds.value_or(0) > 0) {
+    out.warnings.push_back(
+        "spec.minReadySeconds: not read: a pod counts as available once its containers are ready");
+  }
   ValidateSelector(spec, path, out);
   ValidateStrategy(spec.strategy, path.Child("strategy"), out);
   internal::ValidatePodTemplate(spec.template_, path.Child("template"),
@@ -166,8 +199,20 @@ DeploymentFields DeploymentFieldsOf(const CoreObject& deployment) {
 }
 
 ObjectHooks DeploymentHooks() {
-  return internal::CoreHooks<DeploymentFields>("Deployment", DefaultDeployment, ValidateDeployment,
-                                               kAppsGroupVersion);
+  ObjectHooks hooks = internal::CoreHooks<DeploymentFields>("Deployment", DefaultDeployment,
+                                                            ValidateDeployment, kAppsGroupVersion);
+  // apps/v1: the pods a Deployment owns are the ones its selector picks,
+  // for its whole life.
+  hooks.validate_update = [](const Object& old_object, const Object& new_object,
+                             FieldErrors& errors) {
+    Json was = DeploymentFieldsOf(std::get<CoreObject>(old_object)).spec.selector;
+    Json now = DeploymentFieldsOf(std::get<CoreObject>(new_object)).spec.selector;
+    if (was != now) {
+      errors.push_back(FieldError::InvalidRendered(FieldPath("spec").Child("selector"),
+                                                   RenderValue(now), "field is immutable"));
+    }
+  };
+  return hooks;
 }
 
 }  // namespace trainyard::api

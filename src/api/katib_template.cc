@@ -25,17 +25,6 @@ std::optional<std::string> BracketKey(std::string_view reference, std::string_vi
   return std::string(reference.substr(prefix.size(), reference.size() - prefix.size() - 2));
 }
 
-std::string StringAt(const Json& j, std::initializer_list<std::string_view> path) {
-  const Json* at = &j;
-  for (std::string_view key : path) {
-    if (!at->is_object()) return "";
-    auto it = at->find(key);
-    if (it == at->end()) return "";
-    at = &*it;
-  }
-  return at->is_string() ? at->get<std::string>() : "";
-}
-
 // The value a metadata reference stands for, or an error.
 Result<std::string> MetadataValue(std::string_view reference, const Json& job) {
   if (reference == "${trialSpec.Name}") return StringAt(job, {"metadata", "name"});

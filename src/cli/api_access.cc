@@ -29,6 +29,13 @@ Result<node::ApiAccess> LoadApiAccess(const std::string& kubeconfig) {
                     kubeconfig));
   }
   std::string address = config.server.substr(kHttps.size());
+  if (size_t slash = address.find('/');
+      slash != std::string::npos && address.find_first_not_of('/', slash) != std::string::npos) {
+    return InvalidArgumentError(fmt::format(
+        "--kubeconfig {}: its server {} has a path, and in-cluster clients reach the API server "
+        "at https://KUBERNETES_SERVICE_HOST:KUBERNETES_SERVICE_PORT alone",
+        kubeconfig, config.server));
+  }
   address = address.substr(0, address.find('/'));
   node::ApiAccess access{.token = config.token, .ca_pem = config.ca_pem};
   size_t colon = address.rfind(':');

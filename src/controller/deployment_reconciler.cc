@@ -120,8 +120,21 @@ Status ScaleCurrent(DeploymentContext& ctx, std::mt19937& random) {
   return OkStatus();
 }
 
+// Paused: no rollout, but scaling goes on, as Kubernetes scales a paused
+// Deployment's ReplicaSets. Pods are made only of the current template
+// while no older one runs; with older ones, extras go, older first.
+Status ScalePaused(DeploymentContext& ctx, std::mt19937& random) {
+  if (ctx.old.empty()) return ScaleCurrent(ctx, random);
+  while (static_cast<int32_t>(ctx.old.size() + ctx.current.size()) > ctx.replicas()) {
+    std::vector<api::Pod>& from = ctx.old.empty() ? ctx.current : ctx.old;
+    RETURN_IF_ERROR(DeletePod(ctx, from.back()));
+    from.pop_back();
+  }
+  return OkStatus();
+}
+
 Status Rollout(DeploymentContext& ctx, bool old_terminating, std::mt19937& random) {
-  if (ctx.fields.spec.paused.value_or(false)) return OkStatus();
+  if (ctx.fields.spec.paused.value_or(false)) return ScalePaused(ctx, random);
   bool recreate = api::StringAt(ctx.fields.spec.strategy, "type") == "Recreate";
   if (recreate && (!ctx.old.empty() || old_terminating)) {
     for (const api::Pod& pod : ctx.old) RETURN_IF_ERROR(DeletePod(ctx, pod));
@@ -137,14 +150,19 @@ Status Rollout(DeploymentContext& ctx, bool old_terminating, std::mt19937& rando
   return OkStatus();
 }
 
+// A condition with Kubernetes' times: lastTransitionTime kept while its
+// status stays, lastUpdateTime while its reason does too and `progressed`
+// is false (a status rewritten only on change).
 api::Json Condition(const api::Json& before, const std::string& type, const std::string& status,
-                    const std::string& reason, const std::string& message, const std::string& now) {
-  // Kept times while nothing changes: a status rewritten only on change.
+                    const std::string& reason, const std::string& message, const std::string& now,
+                    bool progressed = false) {
   std::string transition = now, updated = now;
   for (const api::Json& c : api::ArrayRefAt(before, {"conditions"})) {
     if (api::StringAt(c, "type") == type && api::StringAt(c, "status") == status) {
       transition = api::StringAt(c, "lastTransitionTime", now);
-      if (api::StringAt(c, "reason") == reason) updated = api::StringAt(c, "lastUpdateTime", now);
+      if (api::StringAt(c, "reason") == reason && !progressed) {
+        updated = api::StringAt(c, "lastUpdateTime", now);
+      }
     }
   }
   return {{"type", type},
@@ -155,7 +173,45 @@ api::Json Condition(const api::Json& before, const std::string& type, const std:
           {"message", message}};
 }
 
-api::Json StatusOf(const DeploymentContext& ctx, const std::string& now) {
+// Progressing, as Kubernetes' deployment controller keeps it: True while
+// pods of the new template are made ready (its lastUpdateTime moved by
+// each step), False ProgressDeadlineExceeded once no step was made for
+// progressDeadlineSeconds; `recheck` is when that would be.
+api::Json Progressing(const DeploymentContext& ctx, const api::Json& status, TimePoint now,
+                      std::optional<Duration>& recheck) {
+  const api::Json& before = ctx.fields.status;
+  std::string now_text = FormatRfc3339(now);
+  std::string set = fmt::format("{}-{}", ctx.object.metadata.name, ctx.hash);
+  if (ctx.fields.spec.paused.value_or(false)) {
+    return Condition(before, "Progressing", "Unknown", "DeploymentPaused", "Deployment is paused",
+                     now_text);
+  }
+  int64_t wanted = ctx.replicas();
+  if (ctx.old.empty() && api::IntAt(status, {"updatedReplicas"}) == wanted &&
+      api::IntAt(status, {"availableReplicas"}) >= wanted) {
+    return Condition(before, "Progressing", "True", "NewReplicaSetAvailable",
+                     fmt::format("ReplicaSet \"{}\" has successfully progressed.", set), now_text);
+  }
+  bool progressed = false;
+  for (const char* count : {"updatedReplicas", "readyReplicas", "availableReplicas"}) {
+    progressed = progressed || api::IntAt(before, {count}) != api::IntAt(status, {count});
+  }
+  api::Json going =
+      Condition(before, "Progressing", "True", "ReplicaSetUpdated",
+                fmt::format("ReplicaSet \"{}\" is progressing.", set), now_text, progressed);
+  Duration deadline = std::chrono::seconds(ctx.fields.spec.progress_deadline_seconds.value_or(600));
+  std::optional<TimePoint> last = ParseRfc3339(api::StringAt(going, "lastUpdateTime"));
+  if (!last || now < *last + deadline) {
+    recheck = last ? *last + deadline - now : deadline;
+    return going;
+  }
+  return Condition(before, "Progressing", "False", "ProgressDeadlineExceeded",
+                   fmt::format("ReplicaSet \"{}\" has timed out progressing.", set), now_text);
+}
+
+api::Json StatusOf(const DeploymentContext& ctx, TimePoint now_point,
+                   std::optional<Duration>& recheck) {
+  std::string now = FormatRfc3339(now_point);
   const api::Json& before = ctx.fields.status;
   int32_t replicas = ctx.replicas();
   auto ready_in = [](const std::vector<api::Pod>& pods) {
@@ -171,24 +227,13 @@ api::Json StatusOf(const DeploymentContext& ctx, const std::string& now) {
   if (replicas > ready) status["unavailableReplicas"] = replicas - ready;
   // Kubernetes' default maxUnavailable: a quarter of the replicas, rounded down.
   bool available = ready >= replicas - replicas / 4;
-  std::string set = fmt::format("{}-{}", ctx.object.metadata.name, ctx.hash);
   api::Json conditions = api::Json::array();
   conditions.push_back(available
                            ? Condition(before, "Available", "True", "MinimumReplicasAvailable",
                                        "Deployment has minimum availability.", now)
                            : Condition(before, "Available", "False", "MinimumReplicasUnavailable",
                                        "Deployment does not have minimum availability.", now));
-  if (ctx.fields.spec.paused.value_or(false)) {
-    conditions.push_back(Condition(before, "Progressing", "Unknown", "DeploymentPaused",
-                                   "Deployment is paused", now));
-  } else if (ctx.old.empty() && ready_in(ctx.current) >= replicas) {
-    conditions.push_back(
-        Condition(before, "Progressing", "True", "NewReplicaSetAvailable",
-                  fmt::format("ReplicaSet \"{}\" has successfully progressed.", set), now));
-  } else {
-    conditions.push_back(Condition(before, "Progressing", "True", "ReplicaSetUpdated",
-                                   fmt::format("ReplicaSet \"{}\" is progressing.", set), now));
-  }
+  conditions.push_back(Progressing(ctx, status, now_point, recheck));
   status["conditions"] = std::move(conditions);
   return status;
 }
@@ -219,9 +264,10 @@ Result<ReconcileResult> DeploymentReconciler::Reconcile(const store::ObjectKey& 
   bool old_terminating = false;
   RETURN_IF_ERROR(SortPods(ctx, std::move(pods), old_terminating));
   RETURN_IF_ERROR(Rollout(ctx, old_terminating, random_));
-  std::string now = FormatRfc3339(options_.clock->Now());
-  RETURN_IF_ERROR(WriteStatusIfChanged(*options_.store, ctx.stored, StatusOf(ctx, now)));
-  return ReconcileResult{};
+  ReconcileResult result;
+  api::Json status = StatusOf(ctx, options_.clock->Now(), result.requeue_after);
+  RETURN_IF_ERROR(WriteStatusIfChanged(*options_.store, ctx.stored, std::move(status)));
+  return result;
 }
 
 }  // namespace trainyard::controller

@@ -8,6 +8,7 @@
 
 #include "api/object.h"
 #include "api/pod_object.h"
+#include "api/registry.h"
 #include "api/scheduling.h"
 #include "api/well_known.h"
 #include "common/strings.h"
@@ -214,7 +215,11 @@ class Builder {
     if (std::optional<Json> train_job = TrainJobGangOf(doc))
       return AddToGang(std::move(doc), *train_job);
     Json owner = doc;
-    if (const Json* ref = ControllerOf(doc)) {
+    const Json* ref = ControllerOf(doc);
+    // A Deployment's pods are placed one by one, as Kubernetes' scheduler
+    // places them: each is a gang of its own, never all or nothing.
+    if (ref != nullptr && api::IsWorkloadKind(api::StringAt(*ref, "kind"))) ref = nullptr;
+    if (ref != nullptr) {
       // A gang's pods name the same job: read it once.
       if (auto known = gang_of_owner_.find(api::StringAt(*ref, "uid"));
           known != gang_of_owner_.end()) {
@@ -235,8 +240,7 @@ class Builder {
                                 {"uid", api::StringAt(*ref, "uid")},
                                 {"deletionTimestamp", FormatRfc3339(TimePoint())}}}};
     }
-    if (const Json* ref = ControllerOf(doc))
-      gang_of_owner_[api::StringAt(*ref, "uid")] = GangId(owner);
+    if (ref != nullptr) gang_of_owner_[api::StringAt(*ref, "uid")] = GangId(owner);
     return AddToGang(std::move(doc), std::move(owner));
   }
 

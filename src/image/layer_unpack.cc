@@ -100,6 +100,18 @@ Status PlaceWhiteout(const fs::path& root, const std::string& relative,
   return OkStatus();
 }
 
+// Whether the read failed only for want of the tar's padding: the whole
+// blob was read (a gzip stream to its end and checksum: a cut one fails
+// in the gzip reader, with its own message), and the tar reader found no
+// more bytes where padding should be.
+bool EndsAfterItsBytes(archive* in, std::string_view blob) {
+  std::error_code ec;
+  uintmax_t size = fs::file_size(std::string(blob), ec);
+  const char* why = archive_error_string(in);
+  return !ec && why != nullptr && std::string_view(why).starts_with("Truncated input file") &&
+         archive_filter_bytes(in, -1) == static_cast<la_int64_t>(size);
+}
+
 // Copies an entry's `expected` bytes. `ended` is set when the layer stops
 // right after them, without the tar's padding and end blocks: what
 // umoci's `insert` wrote before 0.5 (Debian 12's 0.4.7; umoci#436), which
@@ -114,7 +126,7 @@ Status CopyData(archive* in, archive* out, std::string_view blob, la_int64_t exp
   for (;;) {
     int r = archive_read_data_block(in, &buffer, &size, &offset);
     if (r == ARCHIVE_EOF) return OkStatus();
-    if (r < ARCHIVE_WARN && copied >= expected) {
+    if (r < ARCHIVE_WARN && copied >= expected && EndsAfterItsBytes(in, blob)) {
       ended = true;
       return OkStatus();
     }

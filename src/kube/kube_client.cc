@@ -187,17 +187,26 @@ Result<std::unique_ptr<httplib::ClientImpl>> KubeClient::Connect() const {
   return impl;
 }
 
+// How long a kept connection is trusted to be open: below the 5 s an
+// httplib server (trainyard's own) keeps an idle connection for, since
+// cpp-httplib 0.11 sends on a connection the server has closed, and only
+// its read then fails (Go's client notices the close while idle).
+constexpr auto kIdleConnectionReuse = std::chrono::seconds(3);
+
 std::unique_ptr<httplib::ClientImpl> KubeClient::Take() {
   MutexLock lock(mu_);
-  if (idle_.empty()) return nullptr;
-  std::unique_ptr<httplib::ClientImpl> client = std::move(idle_.back());
-  idle_.pop_back();
-  return client;
+  auto now = std::chrono::steady_clock::now();
+  while (!idle_.empty()) {
+    IdleConnection kept = std::move(idle_.back());
+    idle_.pop_back();
+    if (now - kept.since < kIdleConnectionReuse) return std::move(kept.client);
+  }
+  return nullptr;
 }
 
 void KubeClient::Give(std::unique_ptr<httplib::ClientImpl> client) {
   MutexLock lock(mu_);
-  idle_.push_back(std::move(client));
+  idle_.push_back({std::move(client), std::chrono::steady_clock::now()});
 }
 
 void KubeClient::Throttle() {
@@ -224,9 +233,9 @@ Result<api::Json> KubeClient::Call(const std::string& method, const std::string&
                                : client->Delete(full, text, content_type);
   };
   httplib::Result result = send();
-  // An idle connection the server has closed fails the first request on
-  // it: sent again on a new one, as Go's client does, where the server
-  // cannot have acted on it (not written, or a read).
+  // A kept connection the server closed anyway fails the first request on
+  // it: sent again on a new one where the server cannot have acted on it
+  // (not written, or a read).
   if (!result && reused &&
       (result.error() == httplib::Error::Write ||
        (method == "GET" && result.error() == httplib::Error::Read))) {

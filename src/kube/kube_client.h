@@ -9,6 +9,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -103,7 +104,12 @@ class KubeClient {
   std::string prefix_;  // a path the server URL carries, put before every request's
   RateLimiter limiter_;
   Mutex mu_;
-  std::vector<std::unique_ptr<httplib::ClientImpl>> idle_ TRAINYARD_GUARDED_BY(mu_);
+  // Connections kept between requests, with when each was last used.
+  struct IdleConnection {
+    std::unique_ptr<httplib::ClientImpl> client;
+    std::chrono::steady_clock::time_point since;
+  };
+  std::vector<IdleConnection> idle_ TRAINYARD_GUARDED_BY(mu_);
 };
 
 // The Status a Kubernetes error answer stands for.

@@ -113,14 +113,13 @@ Result<ContainerSpecBuilder::Prepared> ContainerSpecBuilder::Prepare(const Run& 
   std::vector<std::string> skipped;
   // The API server, as the `kubernetes` Service is, under the pod's env.
   const std::optional<ApiAccess>& api = options_.api_access;
-  bool api_access = api && MountsServiceAccount(pod);
   EnvList with_api;
-  if (api_access) {
+  if (api) {
     with_api = base;
     AddApiAccessEnv(*api, with_api);
   }
-  ASSIGN_OR_RETURN(out.env, ContainerEnv(pod, container, api_access ? with_api : base,
-                                         options_.facts, *options_.store, &skipped));
+  ASSIGN_OR_RETURN(out.env, ContainerEnv(pod, container, api ? with_api : base, options_.facts,
+                                         *options_.store, &skipped));
   for (const std::string& keys : skipped) {
     run.event("Warning", "InvalidEnvironmentVariableNames",
               fmt::format("{} were skipped: they are not valid environment variable names", keys));
@@ -137,9 +136,9 @@ Result<ContainerSpecBuilder::Prepared> ContainerSpecBuilder::Prepare(const Run& 
   }
   ASSIGN_OR_RETURN(out.mounts, PrepareVolumes(pod, container, run.volumes, FileOwnerOf(out.user),
                                               *options_.store));
-  if (api_access) {
-    ASSIGN_OR_RETURN(Mount account,
-                     PrepareServiceAccount(pod, *api, run.volumes, FileOwnerOf(out.user)));
+  if (api && MountsServiceAccount(pod, container)) {
+    ASSIGN_OR_RETURN(Mount account, PrepareServiceAccount(pod, container, *api, run.volumes,
+                                                          FileOwnerOf(out.user)));
     out.mounts.push_back(std::move(account));
   }
   if (owner && !options_.artifacts_dir.empty()) {
@@ -324,6 +323,12 @@ void ContainerSpecBuilder::WarnPathRewriting(const std::string& why, const Run& 
     run.event(
         "Warning", "ReadOnlyNotEnforced",
         fmt::format("readOnlyRootFilesystem is not enforced without a mount namespace ({})", why));
+  }
+  if (options_.api_access && MountsServiceAccount(pod, container)) {
+    run.event("Warning", "ServiceAccountNotMounted",
+              fmt::format("the service account's token is not at {} without a mount namespace "
+                          "({}): in-cluster clients find none",
+                          kServiceAccountDir, why));
   }
   for (const api::VolumeMount& mount : container.volume_mounts) {
     auto volume = std::find_if(pod.spec.volumes.begin(), pod.spec.volumes.end(),

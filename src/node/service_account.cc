@@ -2,18 +2,19 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace trainyard::node {
-namespace {
-
-// Not a volume name (those are DNS labels), so no volume of the pod's
-// own can be written over it.
-constexpr std::string_view kFolder = "..serviceaccount";
-
-}  // namespace
-
-bool MountsServiceAccount(const api::Pod& pod) {
+bool MountsServiceAccount(const api::Pod& pod, const api::Container& container) {
+  if (api::StringAt(pod.spec.extra, "serviceAccountName").empty()) return false;
   const api::Json* mount = api::FindAt(pod.spec.extra, {"automountServiceAccountToken"});
-  return mount == nullptr || !mount->is_boolean() || mount->get<bool>();
+  if (mount != nullptr && mount->is_boolean() && !mount->get<bool>()) return false;
+  return std::none_of(container.volume_mounts.begin(), container.volume_mounts.end(),
+                      [](const api::VolumeMount& m) {
+                        std::string_view path = m.mount_path;
+                        while (path.size() > 1 && path.ends_with('/')) path.remove_suffix(1);
+                        return path == kServiceAccountDir;
+                      });
 }
 
 void AddApiAccessEnv(const ApiAccess& access, EnvList& env) {
@@ -25,12 +26,15 @@ void AddApiAccessEnv(const ApiAccess& access, EnvList& env) {
   env.emplace_back("KUBERNETES_PORT", fmt::format("tcp://{}:{}", host, access.port));
 }
 
-Result<Mount> PrepareServiceAccount(const api::Pod& pod, const ApiAccess& access,
-                                    const PodVolumeDirs& dirs,
+Result<Mount> PrepareServiceAccount(const api::Pod& pod, const api::Container& container,
+                                    const ApiAccess& access, const PodVolumeDirs& dirs,
                                     const std::optional<FileOwner>& owner) {
+  // Not a volume name (those are DNS labels): no volume of the pod's own
+  // is ever written over it.
+  std::string folder = "..serviceaccount-" + container.name;
   ASSIGN_OR_RETURN(HeldDir root, HeldDir::OpenOwn(dirs.memory, 0711));
-  RETURN_IF_ERROR(root.Remove(kFolder));
-  ASSIGN_OR_RETURN(HeldDir dir, root.Child(kFolder, 0700));
+  RETURN_IF_ERROR(root.Remove(folder));
+  ASSIGN_OR_RETURN(HeldDir dir, root.Child(folder, 0700));
   RETURN_IF_ERROR(dir.WriteFile("token", access.token, 0600, owner));
   if (!access.ca_pem.empty()) RETURN_IF_ERROR(dir.WriteFile("ca.crt", access.ca_pem, 0644, owner));
   RETURN_IF_ERROR(dir.WriteFile("namespace", pod.metadata.namespace_, 0644, owner));

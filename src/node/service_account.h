@@ -1,10 +1,15 @@
 // An API server given to pods as a service account gives it on
 // Kubernetes (`trainyard run --kubeconfig`): KUBERNETES_SERVICE_HOST and
-// _PORT in their environment, and its bearer token, CA and the pod's
-// namespace as files at /var/run/secrets/kubernetes.io/serviceaccount,
-// where client-go's and the Kubernetes python client's in-cluster
-// configuration look. A pod with automountServiceAccountToken: false gets
-// none of it, as on Kubernetes.
+// _PORT in every pod's environment, as the kubelet sets them; and its
+// bearer token, CA and the pod's namespace as files at
+// /var/run/secrets/kubernetes.io/serviceaccount, where client-go's and the
+// Kubernetes python client's in-cluster configuration look.
+//
+// The token is the kubeconfig user's, whose rights are rarely a default
+// service account's few: it goes only to pods that name a
+// serviceAccountName (an operator's), never to one that says
+// automountServiceAccountToken: false, nor into a container that mounts a
+// volume of its own at that path (as the kubelet leaves it).
 #pragma once
 
 #include <optional>
@@ -29,19 +34,21 @@ struct ApiAccess {
   std::string ca_pem;  // the server's CA; empty: the system's (no file written)
 };
 
-// Whether `pod` takes the service account's token (it does unless it says
-// automountServiceAccountToken: false).
-bool MountsServiceAccount(const api::Pod& pod);
+// Whether `container` of `pod` is given the token: the pod names a
+// serviceAccountName, does not say automountServiceAccountToken: false,
+// and the container mounts nothing of its own at kServiceAccountDir.
+bool MountsServiceAccount(const api::Pod& pod, const api::Container& container);
 
 // The variables the kubelet sets for the `kubernetes` Service, on `env`
 // (a container's own env, applied after, may still override them).
 void AddApiAccessEnv(const ApiAccess& access, EnvList& env);
 
 // Writes token, ca.crt and namespace into the pod's in-memory volumes
-// (dirs.memory), anew at each start, handed to `owner`; the mount that
-// puts them at kServiceAccountDir, read-only.
-Result<Mount> PrepareServiceAccount(const api::Pod& pod, const ApiAccess& access,
-                                    const PodVolumeDirs& dirs,
+// (dirs.memory), a folder for each container, anew at each of its starts
+// (the others', mounted in them, are never touched), handed to `owner`;
+// the mount that puts them at kServiceAccountDir, read-only.
+Result<Mount> PrepareServiceAccount(const api::Pod& pod, const api::Container& container,
+                                    const ApiAccess& access, const PodVolumeDirs& dirs,
                                     const std::optional<FileOwner>& owner);
 
 }  // namespace trainyard::node

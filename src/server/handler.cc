@@ -198,12 +198,8 @@ ApiResponse ApiHandler::Dispatch(const ApiRequest& request) {
   if (target->subresource == "artifacts") {
     return m == "GET" ? Artifacts(*target, request) : not_allowed();
   }
-  if (target->subresource == "scale") {
-    bool allowed = m == "GET"   ? Permits(r, "get")
-                   : m == "PUT" ? Permits(r, "update")
-                                : m == "PATCH" && Permits(r, "patch");
-    return allowed ? Scale(*target, request) : not_allowed();
-  }
+  bool scale = target->subresource == "scale";
+  if (scale && m == "GET") return Permits(r, "get") ? Scale(*target, request) : not_allowed();
   if (m == "GET") return collection ? List(*target, request) : Read(*target, request);
   if (std::string dry = request.Param("dryRun"); !dry.empty() && dry != "All") {
     // Refused rather than applied: a dry run must never write. As
@@ -217,6 +213,10 @@ ApiResponse ApiHandler::Dispatch(const ApiRequest& request) {
                      fmt::format("{}.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: "
                                  "[]string{{{:?}}}: supported values: \"All\"",
                                  options, dry)));
+  }
+  if (scale) {
+    bool allowed = m == "PUT" ? Permits(r, "update") : m == "PATCH" && Permits(r, "patch");
+    return allowed ? Scale(*target, request) : not_allowed();
   }
   if (m == "POST" && collection && target->subresource.empty() && Permits(r, "create")) {
     return Create(*target, request);

@@ -89,6 +89,14 @@ ApiResponse ApiHandler::Scale(const ApiTarget& target, const ApiRequest& request
   Result<api::Json> body = json_patch ? api::ParseJsonValue(request.body, "the JSON patch")
                                       : internal::ParseBody(request);
   if (!body.ok()) return ErrorResponse(internal::BadRequest(body.status().message()));
+  if (m == "PUT") {
+    std::string named = api::StringAt(*body, {"metadata", "name"});
+    if (!named.empty() && named != target.name) {
+      return ErrorResponse(internal::BadRequest(
+          fmt::format("the name of the object ({}) does not match the name on the URL ({})", named,
+                      target.name)));
+    }
+  }
   auto check = [&](const api::Json& stored) -> std::variant<Checked, ApiError> {
     api::Json wanted = m == "PUT" ? *body : ScaleOf(scale, stored);
     if (json_patch) {

@@ -66,9 +66,10 @@ class RunDeploymentE2eTest : public OperatorE2eTest {
   std::optional<runtime::Process> run_;
 };
 
-// A Deployment's pod writes to the API server with the token it was given
-// at the service account's path, and sees its namespace there; a pod that
-// says automountServiceAccountToken: false gets nothing.
+// A Deployment's pod that names a service account writes to the API
+// server with the token it was given at the service account's path, and
+// sees its namespace there; a pod that names none has the server's address
+// in its environment, as every pod has, but no token.
 TEST_F(RunDeploymentE2eTest, ItsPodsReachTheApiServerAsTheirServiceAccount) {
   TRAINYARD_NEEDS(HaveBwrap(), "bubblewrap (the token is mounted at its path in a sandbox)");
   StartCluster();
@@ -85,6 +86,7 @@ spec:
   template:
     metadata: {labels: {app: writer}}
     spec:
+      serviceAccountName: writer
       containers:
       - name: main
         image: unused
@@ -108,7 +110,6 @@ spec:
   template:
     metadata: {labels: {app: quiet}}
     spec:
-      automountServiceAccountToken: false
       containers:
       - name: main
         image: unused
@@ -124,7 +125,7 @@ spec:
       StartsWith("writer-"));
   ASSERT_TRUE(Eventually([&] { return RunLog().find("no token") != std::string::npos; }))
       << RunLog();
-  EXPECT_THAT(RunLog(), HasSubstr("no token, host unset"));
+  EXPECT_THAT(RunLog(), HasSubstr("no token, host 127.0.0.1"));
   EXPECT_THAT(RunLog(), HasSubstr("deployments run until stopped"));
 
   // Stopping is how such a run ends: no failure, and nothing left.

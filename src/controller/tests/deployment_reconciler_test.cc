@@ -185,11 +185,38 @@ TEST_F(DeploymentReconcilerTest, RecreateStopsTheOldPodsBeforeStartingTheNew) {
   EXPECT_EQ(Pods()[0].spec.containers[0].command[0], "serve-v2");
 }
 
-TEST_F(DeploymentReconcilerTest, APausedDeploymentKeepsItsPodsAsTheyAre) {
-  Apply("  paused: true\n");
+// Paused holds the rollout, not the scaling, as Kubernetes does.
+TEST_F(DeploymentReconcilerTest, APausedDeploymentScalesButDoesNotRollOut) {
+  Apply("  paused: true\n  replicas: 2\n");
   Reconcile();
-  EXPECT_THAT(Pods(), SizeIs(0));
+  ASSERT_THAT(Pods(), SizeIs(2));
   EXPECT_EQ(Condition("Progressing"), "Unknown DeploymentPaused");
+  Apply("  paused: true\n  replicas: 2\n", "serve-v2");
+  Reconcile();
+  std::vector<api::Pod> pods = Pods();
+  ASSERT_THAT(pods, SizeIs(2));
+  EXPECT_EQ(pods[0].spec.containers[0].command[0], "serve");
+  Apply("  paused: true\n  replicas: 1\n", "serve-v2");
+  Reconcile();
+  EXPECT_THAT(Pods(), SizeIs(1));
+}
+
+// A rollout that makes no step for progressDeadlineSeconds is said to
+// have timed out, as `kubectl rollout status` then reports.
+TEST_F(DeploymentReconcilerTest, ARolloutWithoutProgressExceedsItsDeadline) {
+  Apply("  progressDeadlineSeconds: 30\n");
+  Result<ReconcileResult> first = reconciler_->Reconcile({"Deployment", "default", "op"});
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE(first->requeue_after.has_value());
+  EXPECT_EQ(*first->requeue_after, std::chrono::seconds(30));
+  EXPECT_EQ(Condition("Progressing"), "True ReplicaSetUpdated");
+  clock_.Advance(std::chrono::seconds(31));
+  Reconcile();
+  EXPECT_EQ(Condition("Progressing"), "False ProgressDeadlineExceeded");
+  // Once the pod is ready, it has progressed after all.
+  RunAll();
+  Reconcile();
+  EXPECT_EQ(Condition("Progressing"), "True NewReplicaSetAvailable");
 }
 
 TEST(DeploymentValidationTest, RefusesWhatKubeApiserverRefuses) {
@@ -226,11 +253,40 @@ TEST(DeploymentValidationTest, RefusesWhatKubeApiserverRefuses) {
   Checked no_selector =
       check(head + "  template:\n    spec: {containers: [{name: c, image: i}]}\n");
   EXPECT_THAT(no_selector.ToString(), HasSubstr("spec.selector: Required value"));
+  Checked no_values = check(head +
+                            "  selector: {matchExpressions: [{key: app, operator: In}]}\n"
+                            "  template:\n    metadata: {labels: {app: a}}\n"
+                            "    spec: {containers: [{name: c, image: i}]}\n");
+  EXPECT_THAT(no_values.ToString(),
+              HasSubstr("spec.selector.matchExpressions[0].values: Required value"));
   Checked fine = check(head +
                        "  selector: {matchExpressions: [{key: app, operator: In, values: [a]}]}\n"
                        "  template:\n    metadata: {labels: {app: a}}\n"
                        "    spec: {containers: [{name: c, image: i}]}\n");
   EXPECT_TRUE(fine.ok()) << fine.ToString();
+}
+
+}  // namespace
+}  // namespace trainyard::controller
+
+namespace trainyard::controller {
+namespace {
+
+TEST(DeploymentValidationTest, ItsSelectorCannotChange) {
+  auto decode = [](const std::string& app) {
+    auto docs = api::ParseManifests(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n"
+        "  selector: {matchLabels: {app: " +
+            app + "}}\n  template:\n    metadata: {labels: {app: " + app +
+            "}}\n    spec: {containers: [{name: c, image: i}]}\n",
+        "d.yaml");
+    return *api::DecodeAndValidate((*docs)[0].value).object;
+  };
+  FieldErrors errors = api::ValidateUpdate(decode("a"), decode("b"));
+  ASSERT_THAT(errors, SizeIs(1));
+  EXPECT_THAT(errors[0].ToString(), HasSubstr("spec.selector: Invalid value"));
+  EXPECT_THAT(errors[0].ToString(), HasSubstr("field is immutable"));
+  EXPECT_THAT(api::ValidateUpdate(decode("a"), decode("a")), ::testing::IsEmpty());
 }
 
 }  // namespace

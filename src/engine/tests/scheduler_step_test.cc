@@ -196,6 +196,23 @@ TEST_F(SchedulerStepTest, BindsWholeGangsWithGpuIdsAndSaysWhyOthersWait) {
   EXPECT_EQ(Pod("huge-0").spec.node_name, "");
 }
 
+// A Deployment's pods are placed one by one, as Kubernetes places them:
+// those that fit run, the rest wait, and none is held back for the others.
+TEST_F(SchedulerStepTest, ADeploymentsPodsArePlacedOneByOne) {
+  Apply(R"({"apiVersion": "apps/v1", "kind": "Deployment",
+    "metadata": {"name": "web", "namespace": "default"}, "spec": {}})");
+  for (const char* name : {"web-0", "web-1", "web-2"}) {
+    AddPod(name, "web", 1);
+    api::Json doc = *store_->Get({"Pod", "default", name});
+    doc["metadata"]["ownerReferences"] = ControllerRef("Deployment", "web");
+    ASSERT_TRUE(store_->Update(doc).ok());
+  }
+  ASSERT_TRUE(step_->Sync().ok());
+  int bound = 0;
+  for (const char* name : {"web-0", "web-1", "web-2"}) bound += !Pod(name).spec.node_name.empty();
+  EXPECT_EQ(bound, 2);  // the machine's two GPUs
+}
+
 TEST_F(SchedulerStepTest, QueuesAdmitByQuotaAndReportUsage) {
   Apply(
       R"({"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ClusterQueue", "metadata": {"name": "team"},

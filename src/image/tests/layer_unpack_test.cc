@@ -76,6 +76,14 @@ TEST_F(LayerUnpackTest, ALayerEndingRightAfterItsLastFileIsWhole) {
   Result<UnpackedLayer> cut =
       UnpackLayer(blob.string(), (dir_ / "cut").string(), {.privileged = geteuid() == 0});
   EXPECT_FALSE(cut.ok());
+
+  // A gzip stream cut before its checksum is no whole layer either.
+  fs::path gz = dir_ / "layer.tar.gz";
+  WriteLayer(gz.string(), {{.path = "bin/tool", .content = std::string(1000, 'x')}});
+  fs::resize_file(gz, fs::file_size(gz) - 4);
+  Result<UnpackedLayer> no_checksum =
+      UnpackLayer(gz.string(), (dir_ / "gz").string(), {.privileged = geteuid() == 0});
+  EXPECT_FALSE(no_checksum.ok());
 }
 
 TEST_F(LayerUnpackTest, DirectoriesTheLayerDoesNotListAreEveryonesToPass) {
