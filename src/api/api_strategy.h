@@ -58,6 +58,9 @@ struct ApiStrategy {
   // playing kubelets, write them.
   bool kubelet_registered = false;
   Tracking tracking = Tracking::kNone;
+  // Its trainer reports its progress with a POST to its status
+  // (a TrainJob, KEP-2779; server/trainer_status.cc).
+  bool trainer_status_push = false;
 };
 
 // The strategies of the kinds that have one of their own.

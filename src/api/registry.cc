@@ -295,6 +295,7 @@ void AddTrainerTypes(std::vector<ResourceType>& out) {
                  .columns = TrainJobColumns,
                  .retried_failure_reasons = {std::string(kRuntimeNotSupportedReason)},
                  .job_shape = TrainJobShape()});
+  out.back().strategy.trainer_status_push = true;
   for (bool cluster : {false, true}) {
     std::string kind = cluster ? "ClusterTrainingRuntime" : "TrainingRuntime";
     out.push_back({.group = std::string(kTrainerGroup),

@@ -563,6 +563,8 @@ void ValidateAncestorSteps(const JobSetSpec& spec, const FieldPath& path, Valida
   }
 }
 
+constexpr int64_t kMaxRuntimeJobName = 20;
+
 void ValidateRuntime(const TrainingRuntimeFields& runtime, ValidationResult& out) {
   const TrainingRuntimeSpec& spec = runtime.spec;
   FieldPath path("spec");
@@ -579,6 +581,15 @@ void ValidateRuntime(const TrainingRuntimeFields& runtime, ValidationResult& out
   ValidateAncestorSteps(spec.template_.spec, template_spec, out);
   if (spec.ml_policy) ValidateInjectionTargets(*spec.ml_policy, spec.template_.spec, path, out);
   WarnUnheededPolicies(spec, path, out);
+  // Trainer v2.4: a runtime's replicated job names are 20 characters at
+  // most, so that the hosts JobSet names after them
+  // (<trainjob>-<job>-<index>-<index>) stay DNS labels for any TrainJob.
+  for (size_t i = 0; i < spec.template_.spec.replicated_jobs.size(); ++i) {
+    if (spec.template_.spec.replicated_jobs[i].name.size() <= kMaxRuntimeJobName) continue;
+    out.errors.push_back(FieldError::TooLong(
+        template_spec.Child("replicatedJobs").Index(static_cast<int64_t>(i)).Child("name"),
+        kMaxRuntimeJobName));
+  }
 }
 
 // The runtime label that marks a deprecated runtime gets a warning, as upstream.

@@ -47,6 +47,9 @@ inline constexpr std::string_view kJobMetricsAnnotation = "trainyard.dev/metrics
 // before images (a command runs the host's programs); "image", the default,
 // for the image's root. Set on a pod template, as the user's opt-in.
 inline constexpr std::string_view kRootAnnotation = "trainyard.dev/root";
+// On a TrainJob's trainer pods (one machine): they are given the endpoint
+// and token to report the TrainJob's progress with (KEP-2779).
+inline constexpr std::string_view kTrainerStepAnnotation = "trainyard.dev/trainer-step";
 inline constexpr std::string_view kHostRoot = "host";
 inline constexpr std::string_view kImageRoot = "image";
 

@@ -214,6 +214,10 @@ TrainJobObjects BuildTrainJobObjects(const TrainJobSource& job, const RuntimeSou
     if (step == api::kAncestorTrainer) {
       rjob["replicas"] = 1;
       SetPodCount(rjob, plan.trainer_pods);
+      if (options.mark_trainer_step) {
+        rjob["template"]["spec"]["template"]["metadata"]["annotations"]
+            [std::string(api::kTrainerStepAnnotation)] = "true";
+      }
       if (Json* node = ContainerOf(rjob, api::kNodeContainer)) {
         GiveNodeTheTrainer(*node, trainer, /*program=*/true);
       }

@@ -33,6 +33,10 @@ struct BuildOptions {
   // Kubeflow's initializer images (their program is in the image); empty
   // on a cluster, where the images run.
   std::string initializer_program;
+  // On one machine: the trainer step's pods are annotated
+  // api::kTrainerStepAnnotation, so that the node agent gives them the
+  // progress endpoint and token (node/trainer_status_env.h).
+  bool mark_trainer_step = false;
 };
 
 struct TrainJobSource {

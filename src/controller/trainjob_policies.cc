@@ -295,13 +295,22 @@ void ApplyMpi(const TrainJobSource& job, const RuntimeSource& runtime, const Pol
     Json* node = ContainerOf(rjob, api::kNodeContainer);
     if (node == nullptr) continue;
     UpsertNamed((*node)["volumeMounts"], Json{{"name", "mpi-hostfile"}, {"mountPath", "/etc/mpi"}});
-    std::vector<Json> env = {
-        EnvValue("OMPI_MCA_orte_default_hostfile", "/etc/mpi/hostfile"),
-        EnvValue("OMPI_MCA_orte_keep_fqdn_hostnames", "true"),
-        EnvValue("OMPI_MCA_orte_set_default_slots", std::to_string(plan.slots)),
-        EnvValue("OMPI_MCA_plm_rsh_args", "-o ConnectionAttempts=10")};
+    // Open MPI 4 reads ORTE's names, Open MPI 5 PRRTE's and ignores the
+    // others (its ranks would all run on the launcher): both, as Trainer
+    // v2.4 sets them. PRRTE is told not to keep FQDNs: it would not match
+    // the launcher's own short hostfile entry and would ssh to itself.
+    std::string slots = std::to_string(plan.slots);
+    std::vector<Json> env = {EnvValue("OMPI_MCA_orte_default_hostfile", "/etc/mpi/hostfile"),
+                             EnvValue("OMPI_MCA_orte_keep_fqdn_hostnames", "true"),
+                             EnvValue("OMPI_MCA_orte_set_default_slots", slots),
+                             EnvValue("OMPI_MCA_plm_rsh_args", "-o ConnectionAttempts=10"),
+                             EnvValue("PRTE_MCA_prte_default_hostfile", "/etc/mpi/hostfile"),
+                             EnvValue("PRTE_MCA_prte_keep_fqdn_hostnames", "false"),
+                             EnvValue("PRTE_MCA_prte_set_default_slots", slots),
+                             EnvValue("PRTE_MCA_plm_ssh_args", "-o ConnectionAttempts=10")};
     if (!options.mpi_rsh_agent.empty()) {
       env.push_back(EnvValue("OMPI_MCA_plm_rsh_agent", options.mpi_rsh_agent));
+      env.push_back(EnvValue("PRTE_MCA_plm_ssh_agent", options.mpi_rsh_agent));
     }
     for (Json& var : env) UpsertNamed((*node)["env"], std::move(var));
   }
@@ -369,8 +378,10 @@ std::vector<std::string> ReservedEnv(const api::MlPolicy& policy) {
             "JAX_PROCESS_ID"};
   }
   if (policy.mpi) {
-    return {"OMPI_MCA_orte_default_hostfile", "OMPI_MCA_orte_keep_fqdn_hostnames",
-            "OMPI_MCA_orte_set_default_slots", "OMPI_MCA_plm_rsh_args"};
+    return {"OMPI_MCA_orte_default_hostfile",  "OMPI_MCA_orte_keep_fqdn_hostnames",
+            "OMPI_MCA_orte_set_default_slots", "OMPI_MCA_plm_rsh_args",
+            "PRTE_MCA_prte_default_hostfile",  "PRTE_MCA_prte_keep_fqdn_hostnames",
+            "PRTE_MCA_prte_set_default_slots", "PRTE_MCA_plm_ssh_args"};
   }
   return {};
 }

@@ -253,7 +253,8 @@ Result<BuildOptions> OptionsFor(TrainJobContext& ctx, const RuntimeSource& runti
                       .rendezvous_port = port,
                       .mpi_rsh_agent = "/etc/mpi/kubexec.sh",
                       .mpi_exec_command = ctx.options.replicas.exec_command,
-                      .initializer_program = ctx.options.trainyard_program};
+                      .initializer_program = ctx.options.trainyard_program,
+                      .mark_trainer_step = true};
 }
 
 // What the runtime cannot do for the job, each said as a line.

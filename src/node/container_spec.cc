@@ -17,6 +17,7 @@
 #include "node/output_dir.h"
 #include "node/service_account.h"
 #include "node/tracking_env.h"
+#include "node/trainer_status_env.h"
 #include "runtime/local/expand.h"
 
 namespace trainyard::node {
@@ -129,6 +130,8 @@ Result<ContainerSpecBuilder::Prepared> ContainerSpecBuilder::Prepare(const Run& 
   if (owner && !tracking_url_.empty()) {
     AddTrackingEnv(pod, *owner, tracking_url_, tracking_ca_, out.env);
   }
+  bool reports_status = owner && !tracking_url_.empty() && ReportsTrainerStatus(pod, *owner);
+  if (reports_status) AddTrainerStatusEnv(pod, *owner, tracking_url_, out.env);
   RETURN_IF_ERROR(CheckHostPaths(pod, options_.host_access, *options_.store));
   ASSIGN_OR_RETURN(out.user, options_.run_as.For(pod.metadata.namespace_));
   if (root != nullptr) {
@@ -136,6 +139,11 @@ Result<ContainerSpecBuilder::Prepared> ContainerSpecBuilder::Prepare(const Run& 
   }
   ASSIGN_OR_RETURN(out.mounts, PrepareVolumes(pod, container, run.volumes, FileOwnerOf(out.user),
                                               *options_.store));
+  if (reports_status) {
+    ASSIGN_OR_RETURN(Mount files, PrepareTrainerStatusFiles(container, *owner, tracking_ca_,
+                                                            run.volumes, FileOwnerOf(out.user)));
+    out.mounts.push_back(std::move(files));
+  }
   if (api && MountsServiceAccount(pod, container)) {
     ASSIGN_OR_RETURN(Mount account, PrepareServiceAccount(pod, container, *api, run.volumes,
                                                           FileOwnerOf(out.user)));

@@ -29,18 +29,25 @@ void AddApiAccessEnv(const ApiAccess& access, EnvList& env) {
 Result<Mount> PrepareServiceAccount(const api::Pod& pod, const api::Container& container,
                                     const ApiAccess& access, const PodVolumeDirs& dirs,
                                     const std::optional<FileOwner>& owner) {
-  // Not a volume name (those are DNS labels): no volume of the pod's own
-  // is ever written over it.
-  std::string folder = "..serviceaccount-" + container.name;
+  std::vector<MemoryFile> files = {{"token", access.token, 0600}};
+  if (!access.ca_pem.empty()) files.push_back({"ca.crt", access.ca_pem});
+  files.push_back({"namespace", pod.metadata.namespace_});
+  return PrepareMemoryFiles(dirs, "..serviceaccount-" + container.name, files,
+                            std::string(kServiceAccountDir), owner);
+}
+
+Result<Mount> PrepareMemoryFiles(const PodVolumeDirs& dirs, const std::string& folder,
+                                 const std::vector<MemoryFile>& files,
+                                 const std::string& mount_path,
+                                 const std::optional<FileOwner>& owner) {
   ASSIGN_OR_RETURN(HeldDir root, HeldDir::OpenOwn(dirs.memory, 0711));
   RETURN_IF_ERROR(root.Remove(folder));
   ASSIGN_OR_RETURN(HeldDir dir, root.Child(folder, 0700));
-  RETURN_IF_ERROR(dir.WriteFile("token", access.token, 0600, owner));
-  if (!access.ca_pem.empty()) RETURN_IF_ERROR(dir.WriteFile("ca.crt", access.ca_pem, 0644, owner));
-  RETURN_IF_ERROR(dir.WriteFile("namespace", pod.metadata.namespace_, 0644, owner));
+  for (const MemoryFile& file : files) {
+    RETURN_IF_ERROR(dir.WriteFile(file.name, file.content, file.mode, owner));
+  }
   if (owner) RETURN_IF_ERROR(GiveTree(dir.path(), *owner));
-  return Mount{
-      .mount_path = std::string(kServiceAccountDir), .host_path = dir.path(), .read_only = true};
+  return Mount{.mount_path = mount_path, .host_path = dir.path(), .read_only = true};
 }
 
 }  // namespace trainyard::node

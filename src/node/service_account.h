@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "api/pod_object.h"
 #include "common/held_dir.h"
@@ -50,5 +51,20 @@ void AddApiAccessEnv(const ApiAccess& access, EnvList& env);
 Result<Mount> PrepareServiceAccount(const api::Pod& pod, const api::Container& container,
                                     const ApiAccess& access, const PodVolumeDirs& dirs,
                                     const std::optional<FileOwner>& owner);
+
+// Files written whole into a folder of the pod's in-memory volumes
+// (dirs.memory), made anew at each start, handed to `owner`: the
+// read-only mount that puts them at `mount_path`. `folder` is no volume
+// name (those are DNS labels), so no volume of the pod's own is written
+// over it.
+struct MemoryFile {
+  std::string name;
+  std::string content;
+  mode_t mode = 0644;
+};
+Result<Mount> PrepareMemoryFiles(const PodVolumeDirs& dirs, const std::string& folder,
+                                 const std::vector<MemoryFile>& files,
+                                 const std::string& mount_path,
+                                 const std::optional<FileOwner>& owner);
 
 }  // namespace trainyard::node

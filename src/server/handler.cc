@@ -65,7 +65,8 @@ ApiResponse ApiHandler::Handle(const ApiRequest& request) {
 
 ApiResponse ApiHandler::Authorized(const ApiRequest& request) {
   try {
-    if (auth_ != nullptr && !IsTrialsOwnPush(request) && !mlflow_.IsRunsOwnRequest(request)) {
+    if (auth_ != nullptr && !IsTrialsOwnPush(request) && !IsTrainJobsOwnPush(request) &&
+        !mlflow_.IsRunsOwnRequest(request)) {
       if (std::optional<ApiError> denied = auth_->Check(request)) {
         // MLflow's client reads MLflow's error documents.
         if (ParseMlflowPath(request.path)) return MlflowApi::Denied(*denied);
@@ -197,6 +198,9 @@ ApiResponse ApiHandler::Dispatch(const ApiRequest& request) {
   }
   if (target->subresource == "artifacts") {
     return m == "GET" ? Artifacts(*target, request) : not_allowed();
+  }
+  if (target->subresource == "status" && m == "POST" && r.strategy.trainer_status_push) {
+    return PushTrainerStatus(*target, request);
   }
   bool scale = target->subresource == "scale";
   if (scale && m == "GET") return Permits(r, "get") ? Scale(*target, request) : not_allowed();

@@ -24,6 +24,7 @@
 #include "server/api_status.h"
 #include "server/backend.h"
 #include "server/mlflow_api.h"
+#include "server/push_limiter.h"
 
 namespace trainyard::server {
 
@@ -150,6 +151,11 @@ class ApiHandler {
   // <kind>/<name>/scale: the object's autoscaling/v1 Scale, read, replaced
   // or patched (handler_scale.cc).
   ApiResponse Scale(const ApiTarget& target, const ApiRequest& request);
+  // POST trainjobs/<name>/status: the trainer's own progress report
+  // (trainer_status.cc); IsTrainJobsOwnPush: sent with the TrainJob's
+  // token, what its trainer's pods are given.
+  ApiResponse PushTrainerStatus(const ApiTarget& target, const ApiRequest& request);
+  bool IsTrainJobsOwnPush(const ApiRequest& request) const;
   // Server-side apply (application/apply-patch+yaml): creates the object,
   // or merges the applied configuration into it, keeping managedFields.
   ApiResponse Apply(const ApiTarget& target, const ApiRequest& request);
@@ -229,6 +235,9 @@ class ApiHandler {
   Metrics* metrics_;
   bool api_only_ = false;
   MlflowApi mlflow_;
+  // Trainers' progress reports: a few a second per TrainJob at most.
+  static constexpr double kTrainerPushesPerSecond = 2;
+  PushLimiter trainer_pushes_{kTrainerPushesPerSecond, /*burst=*/10};
 };
 
 ApiResponse ErrorResponse(const ApiError& error);

@@ -134,6 +134,26 @@ spec:
   EXPECT_EQ(spec.template_.spec.replicated_jobs[0].group_name, "default");
 }
 
+// Trainer v2.4: a runtime's replicated job names are 20 characters at most.
+TEST(TrainingRuntimeTest, AReplicatedJobNameOfMoreThanTwentyCharactersIsRefused) {
+  CheckedObject checked = DecodeAndValidate(ParseOne(R"(
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: long}
+spec:
+  template:
+    spec:
+      replicatedJobs:
+      - name: dataset-initializer
+        template: {spec: {template: {spec: {containers: [{name: dataset-initializer, image: i}]}}}}
+      - name: node-with-a-long-name
+        template: {spec: {template: {spec: {containers: [{name: node, image: i}]}}}}
+)"));
+  EXPECT_THAT(ErrorStrings(checked.result.errors),
+              ElementsAre("spec.template.spec.replicatedJobs[1].name: Too long: must have at most "
+                          "20 characters"));
+}
+
 TEST(TrainingRuntimeTest, ADeprecatedRuntimeIsAcceptedWithAWarning) {
   CheckedObject checked = DecodeAndValidate(ParseOne(R"(
 apiVersion: trainer.kubeflow.org/v1alpha1

@@ -348,8 +348,9 @@ TEST_F(TrainJobServerE2eTest, KubectlAppliesATrainJobAndSeesItComplete) {
       },
       std::chrono::seconds(120)))
       << Kubectl({"get", "trainjob", "trainjob-digits", "-o", "yaml"}).output;
-  EXPECT_THAT(Kubectl({"get", "trainjobs"}).output,
-              ::testing::ContainsRegex("NAME +STATE +AGE\ntrainjob-digits +Complete +"));
+  EXPECT_THAT(
+      Kubectl({"get", "trainjobs"}).output,
+      ::testing::ContainsRegex("NAME +STATE +PROGRESS +ETA +AGE\ntrainjob-digits +Complete +"));
   EXPECT_THAT(Kubectl({"get", "jobsets"}).output,
               ::testing::ContainsRegex("trainjob-digits +Completed +0 +True +false"));
   testing::CommandResult pods =
@@ -365,6 +366,45 @@ TEST_F(TrainJobServerE2eTest, KubectlAppliesATrainJobAndSeesItComplete) {
   testing::CommandResult metrics = Trainyard({"metrics", "trainjob", "trainjob-digits"});
   EXPECT_THAT(metrics.output, ::testing::ContainsRegex("\nloss +4  0\\.[0-9]+ ")) << metrics.output;
   EXPECT_THAT(metrics.output, ::testing::ContainsRegex("\naccuracy +1  0\\.9")) << metrics.output;
+}
+
+// KEP-2779 on one machine: the trainer's pods are given the TrainJob's
+// status endpoint, its token and the server's CA (a server that asks for
+// tokens, over HTTPS), and what they report, upstream's request as its SDK
+// sends it, shows in `kubectl get trainjobs`.
+TEST_F(TrainJobServerE2eTest, WhatTheTrainerReportsShowsAsItsProgress) {
+  std::string cert, key;
+  ASSERT_TRUE(MakeCertificate(cert, key)) << "openssl is needed for the server's certificate";
+  StartServer({"--tls-cert", cert, "--tls-key", key, "--token-file",
+               Write("tokens", "ops-secret-123 ops *\n")});
+  std::ofstream(dir_ / "job.yaml") << api::testing::kTorchDistributedRuntime << R"yaml(
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: reporter}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer:
+    command:
+    - sh
+    - -c
+    - |
+      curl -sS --fail --cacert "$KUBEFLOW_TRAINER_SERVER_CA_CERT" -X POST \
+        -H "Authorization: Bearer $(cat "$KUBEFLOW_TRAINER_SERVER_TOKEN")" \
+        -H 'Content-Type: application/json' "$KUBEFLOW_TRAINER_SERVER_URL" \
+        -d '{"trainerStatus": {"progressPercentage": 42, "estimatedRemainingSeconds": 120,
+             "metrics": [{"name": "loss", "value": "0.123"}],
+             "lastUpdatedTime": "2026-01-23T10:30:45Z"}}'
+      exec sleep 600
+)yaml";
+  testing::CommandResult applied = Kubectl({"apply", "-f", (dir_ / "job.yaml").string()});
+  ASSERT_EQ(applied.exit_code, 0) << applied.output;
+  ASSERT_TRUE(testing::Eventually([&] {
+    return Field("trainjob/reporter", ".status.trainerStatus.progressPercentage") == "42";
+  })) << Kubectl({"logs", "-l", "jobset.sigs.k8s.io/jobset-name=reporter"}).output;
+  EXPECT_THAT(Kubectl({"get", "trainjobs"}).output,
+              ::testing::ContainsRegex("reporter +[A-Za-z]* +42% +2m +"));
+  EXPECT_EQ(Field("trainjob/reporter", ".status.trainerStatus.metrics[0].value"), "0.123");
 }
 
 // As upstream's webhook: a TrainJob whose runtime is missing, or asks what

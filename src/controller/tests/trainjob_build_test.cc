@@ -169,6 +169,11 @@ TEST(TrainJobBuildTest, DeepSpeedOnOneMachineRunsMpiThroughTrainyardExec) {
     std::map<std::string, Json> env;
     for (const Json& var : node["env"]) env[var["name"]] = var.value("value", Json());
     EXPECT_EQ(env["OMPI_MCA_plm_rsh_agent"], "/etc/mpi/kubexec.sh");
+    // Open MPI 5's PRRTE names beside Open MPI 4's, as Trainer v2.4 sets them.
+    EXPECT_EQ(env["PRTE_MCA_plm_ssh_agent"], "/etc/mpi/kubexec.sh");
+    EXPECT_EQ(env["PRTE_MCA_prte_default_hostfile"], "/etc/mpi/hostfile");
+    EXPECT_EQ(env["PRTE_MCA_prte_keep_fqdn_hostnames"], "false");
+    EXPECT_EQ(env["PRTE_MCA_prte_set_default_slots"], env["OMPI_MCA_orte_set_default_slots"]);
     EXPECT_EQ(pod["volumes"][0]["configMap"]["items"][1],
               Json::parse(R"({"key": "kubexec.sh", "path": "kubexec.sh", "mode": 365})"));
   }
