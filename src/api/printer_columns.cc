@@ -130,15 +130,33 @@ std::vector<PrinterColumn> BatchJobColumns() {
   };
 }
 
-std::vector<PrinterColumn> TrainingJobColumns() {
-  // The CRDs' additionalPrinterColumns: State is .status.conditions[-1:].type.
-  return {NameColumn(),
-          {"State", "string", "", 0,
+std::vector<PrinterColumn> ProgressColumns(int priority) {
+  return {{"Progress", "string", "", priority,
            [](const Json& o, TimePoint) -> std::string {
-             const Json& conditions = ArrayRefAt(o, {"status", "conditions"});
-             return conditions.empty() ? "" : StringAt(conditions.back(), {"type"});
+             const Json* p = FindAt(o, {"status", "trainerStatus", "progressPercentage"});
+             return p != nullptr && p->is_number_integer() ? fmt::format("{}%", p->get<int64_t>())
+                                                           : "";
            }},
-          AgeColumn()};
+          {"ETA", "string", "", priority, [](const Json& o, TimePoint) -> std::string {
+             const Json* s = FindAt(o, {"status", "trainerStatus", "estimatedRemainingSeconds"});
+             if (s == nullptr || !s->is_number_integer()) return "";
+             return HumanDuration(std::chrono::seconds(s->get<int64_t>()));
+           }}};
+}
+
+std::vector<PrinterColumn> TrainingJobColumns() {
+  // The CRDs' additionalPrinterColumns: State is .status.conditions[-1:].type;
+  // with -o wide, the progress its output declares (trainyard's).
+  std::vector<PrinterColumn> columns = {
+      NameColumn(),
+      {"State", "string", "", 0,
+       [](const Json& o, TimePoint) -> std::string {
+         const Json& conditions = ArrayRefAt(o, {"status", "conditions"});
+         return conditions.empty() ? "" : StringAt(conditions.back(), {"type"});
+       }},
+      AgeColumn()};
+  for (PrinterColumn& c : ProgressColumns(/*priority=*/1)) columns.push_back(std::move(c));
+  return columns;
 }
 
 std::vector<PrinterColumn> EventColumns() {

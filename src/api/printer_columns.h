@@ -35,6 +35,9 @@ PrinterColumn AgeColumn();
 std::vector<PrinterColumn> PodColumns();
 std::vector<PrinterColumn> BatchJobColumns();
 std::vector<PrinterColumn> TrainingJobColumns();
+// PROGRESS ("42%") and ETA ("2m") from status.trainerStatus (KEP-2779's,
+// and what trainyard reads of a job's output), blank without it.
+std::vector<PrinterColumn> ProgressColumns(int priority);
 std::vector<PrinterColumn> TrainJobColumns();
 std::vector<PrinterColumn> JobSetColumns();
 std::vector<PrinterColumn> EventColumns();

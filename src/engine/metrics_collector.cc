@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <climits>
 #include <filesystem>
 
 #include "api/job_metrics.h"
 #include "api/json.h"
+#include "api/kinds.h"
 #include "api/object.h"
 #include "api/pod_object.h"
 #include "api/registry.h"
@@ -132,6 +135,11 @@ Status MetricsCollector::ReadOpened(const OpenedArtifact& file, const std::strin
   while (start < text.size()) {
     size_t newline = text.find('\n', start);
     std::string_view line(text.data() + start, newline - start);
+    if (job != nullptr && job->progress) {
+      if (std::optional<tune::ProgressMark> mark = tune::ParseProgressLine(line)) {
+        (mark->epochs ? job->epoch_mark : job->step_mark) = *mark;
+      }
+    }
     for (tune::MetricSample& sample : parser.ParseLine(line)) {
       rows.push_back({.time_us = sample.timestamp_us.value_or(now),
                       .metric = std::move(sample.name),
@@ -369,6 +377,7 @@ Result<bool> MetricsCollector::CollectJob(const store::ObjectKey& key) {
     case api::JobMetricsSpec::Kind::kStdOut: {
       ASSIGN_OR_RETURN(const tune::MetricsParser* parser, JobParser(spec.filters));
       std::vector<Source> sources = MetricsSourcesOf(*stored);
+      job.progress = true;
       for (const Source& source : sources) {
         std::string path = options_.log_path(key.namespace_, source.pod, source.container);
         // Its own offset, by the pod's uid: a trial may read the same log,
@@ -377,12 +386,46 @@ Result<bool> MetricsCollector::CollectJob(const store::ObjectKey& key) {
             ReadSource(id, *parser, path, fmt::format("{} {} {}", id, source.uid, path), &job));
       }
       more = !sources.empty();
+      RETURN_IF_ERROR(WriteProgress(*stored, job));
       break;
     }
   }
+  if (ended && !job.pending) progress_.erase(job.uid);
   // Ended: nothing more will be written, once what was is read.
   if (ended && !job.pending) ForgetCorrupt(id);
   return job.pending || (more && !ended);
+}
+
+Status MetricsCollector::WriteProgress(const api::Json& stored, const JobRead& job) {
+  if (!job.epoch_mark && !job.step_mark) return OkStatus();
+  // A TrainJob's own field (KEP-2779), and the same under a kubeflow.org/v1
+  // job's status; a batch Job's and a JobSet's are Kubernetes' own.
+  const api::ResourceType* type = api::ResourceTypeOf(stored);
+  if (type == nullptr ||
+      !(type->strategy.trainer_status_push || type->GroupVersion() == api::kKubeflowGroupVersion)) {
+    return OkStatus();
+  }
+  auto [it, added] = progress_.try_emplace(job.uid);
+  DerivedProgress& derived = it->second;
+  std::string reported = api::StringAt(stored, {"status", "trainerStatus", "lastUpdatedTime"});
+  // Its trainer reports itself (KEP-2779's push): that stands.
+  if (!reported.empty() && reported != derived.written_at) return OkStatus();
+  TimePoint now = options_.clock->Now();
+  bool changed = false;
+  if (job.epoch_mark) changed = derived.tracker.Observe(*job.epoch_mark, now) || changed;
+  if (job.step_mark) changed = derived.tracker.Observe(*job.step_mark, now) || changed;
+  std::optional<tune::Progress> progress = derived.tracker.Current();
+  if (!changed || !progress) return OkStatus();
+  derived.written_at = FormatRfc3339(now);
+  api::Json status = {{"progressPercentage", progress->percentage},
+                      {"lastUpdatedTime", derived.written_at}};
+  if (progress->remaining_seconds) {
+    status["estimatedRemainingSeconds"] =
+        std::min<int64_t>(*progress->remaining_seconds, INT32_MAX);
+  }
+  api::Json doc = stored;
+  doc["status"]["trainerStatus"] = std::move(status);
+  return options_.store->UpdateStatus(std::move(doc)).status();
 }
 
 }  // namespace trainyard::engine

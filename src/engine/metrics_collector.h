@@ -20,6 +20,7 @@
 #include "controller/trial_reconciler.h"
 #include "store/control_store.h"
 #include "tune/metrics.h"
+#include "tune/progress.h"
 #include "tune/tfevents.h"
 
 namespace trainyard::engine {
@@ -74,7 +75,13 @@ class MetricsCollector {
     bool final = false;        // it has ended: nothing more will be written
     int64_t budget = 4 << 20;  // bytes this collection may still read
     bool pending = false;      // something is left to read
+    // Its output's last marks of progress (StdOut), epochs' and others'.
+    bool progress = false;
+    std::optional<tune::ProgressMark> epoch_mark, step_mark;
   };
+  // The progress `job`'s output declared, into its status.trainerStatus,
+  // unless its trainer reports its own there.
+  Status WriteProgress(const api::Json& stored, const JobRead& job);
   Status ReadSource(const std::string& log_id, const tune::MetricsParser& parser,
                     const std::string& path, const std::string& source, JobRead* job = nullptr);
   // Reads an opened file as ReadSource does.
@@ -115,6 +122,14 @@ class MetricsCollector {
   std::set<std::string> corrupt_;  // event files read up to a corrupt record
   std::map<std::string, std::unique_ptr<tune::MetricsParser>> parsers_;      // by trial uid
   std::map<std::string, std::unique_ptr<tune::MetricsParser>> job_parsers_;  // by filters
+  // Jobs whose progress is read from their output: what was read so far,
+  // and when it was last written (a report of another time there is the
+  // trainer's own, which stops it).
+  struct DerivedProgress {
+    tune::ProgressTracker tracker;
+    std::string written_at;
+  };
+  std::map<std::string, DerivedProgress> progress_;  // by job uid
 };
 
 }  // namespace trainyard::engine

@@ -438,6 +438,40 @@ TEST_F(ServerE2eTest, TheDashboardIsServedAndABrowserGetsListsGzippedAtMost) {
   EXPECT_EQ(check.exit_code, 0) << check.output;
 }
 
+// Code that reports nothing but prints its epochs: its progress and the
+// time left at its pace show with `kubectl get -o wide` (beyond upstream:
+// status.trainerStatus, KEP-2779's field, read from its output).
+TEST_F(ServerE2eTest, AJobThatPrintsItsEpochsShowsItsProgress) {
+  StartServer();
+  CommandResult applied = Kubectl({"apply", "-f", Write("epochs.yaml", R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: epochs}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: none
+              command: [sh, -c, 'echo "Epoch 1/4 loss=0.9"; sleep 1; echo "Epoch 2/4 loss=0.5"; exec sleep 300']
+)")});
+  ASSERT_EQ(applied.exit_code, 0) << applied.output;
+  ASSERT_TRUE(Eventually([&] {
+    return Field("pytorchjob/epochs", ".status.trainerStatus.progressPercentage") == "50";
+  })) << Kubectl({"get", "pytorchjob", "epochs", "-o", "yaml"}).output;
+  // One epoch a second so far: two left, about 2 s.
+  EXPECT_FALSE(
+      Field("pytorchjob/epochs", ".status.trainerStatus.estimatedRemainingSeconds").empty());
+  EXPECT_THAT(Kubectl({"get", "pytorchjob", "epochs", "-o", "wide"}).output,
+              ::testing::ContainsRegex(
+                  "NAME +STATE +AGE +PROGRESS +ETA\nepochs +Running +[0-9]+s +50% +[0-9]+s"));
+  // Upstream's columns stay as they are without -o wide.
+  EXPECT_THAT(Kubectl({"get", "pytorchjob", "epochs"}).output,
+              ::testing::ContainsRegex("NAME +STATE +AGE\nepochs +Running +[0-9]+s\n"));
+}
+
 // trainyard's own verbs against the server: what a user without kubectl
 // does, with human output.
 TEST_F(ServerE2eTest, TrainyardsOwnVerbsApplyGetDescribeLogsSuspendAndDelete) {

@@ -33,9 +33,12 @@ TEST(TableTest, TrainingJobsShowTheLastConditionAsState) {
                        {{"type", "Succeeded"}, {"status", "True"}}}}}}};
   api::Json table = MakeTable(*api::ResourceTypeOfKind("PyTorchJob"), {&job}, "7", {.now = now});
   EXPECT_EQ(table["kind"], "Table");
-  EXPECT_EQ(table["columnDefinitions"].size(), 3u);
+  // Upstream's three, then trainyard's progress for -o wide (priority 1).
+  EXPECT_EQ(table["columnDefinitions"].size(), 5u);
   EXPECT_EQ(table["columnDefinitions"][1]["name"], "State");
-  EXPECT_EQ(table["rows"][0]["cells"], api::Json({"mnist", "Succeeded", "5m"}));
+  EXPECT_EQ(table["columnDefinitions"][3]["name"], "Progress");
+  EXPECT_EQ(table["columnDefinitions"][3]["priority"], 1);
+  EXPECT_EQ(table["rows"][0]["cells"], api::Json({"mnist", "Succeeded", "5m", "", ""}));
   EXPECT_EQ(table["rows"][0]["object"]["kind"], "PartialObjectMetadata");
   EXPECT_EQ(table["rows"][0]["object"]["metadata"]["name"], "mnist");
 }
