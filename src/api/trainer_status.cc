@@ -19,6 +19,11 @@ void CheckInt(const Json& pushed, const char* key, int64_t max, const FieldPath&
     errors.push_back(TypeError(path.Child(key), *value, "an integer"));
     return;
   }
+  if (value->is_number_unsigned() && value->get<uint64_t>() > static_cast<uint64_t>(max)) {
+    errors.push_back(FieldError::InvalidRendered(
+        path.Child(key), value->dump(), fmt::format("should be less than or equal to {}", max)));
+    return;
+  }
   int64_t v = value->get<int64_t>();
   if (v < 0 || v > max) {
     errors.push_back(
@@ -83,10 +88,14 @@ Json CheckedTrainerStatus(const Json& pushed, const FieldPath& path, FieldErrors
     errors.push_back(FieldError::InvalidRendered(path, "\"object\"",
                                                  "lastUpdatedTime is required when trainerStatus "
                                                  "is present"));
-  } else if (!when->is_string() || !ParseRfc3339(when->get<std::string>())) {
+  } else if (std::optional<TimePoint> at =
+                 when->is_string() ? ParseRfc3339Offset(when->get<std::string>()) : std::nullopt;
+             !at) {
     errors.push_back(TypeError(path.Child("lastUpdatedTime"), *when, "an RFC 3339 date-time"));
   } else {
-    out["lastUpdatedTime"] = *when;
+    // As metav1.Time keeps it: to the second, in UTC (the SDK sends
+    // Python's isoformat(), "2026-01-23T10:30:45.123456+00:00").
+    out["lastUpdatedTime"] = FormatRfc3339(*at);
   }
   return out;
 }

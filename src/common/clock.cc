@@ -1,6 +1,8 @@
 #include "common/clock.h"
 
 #include <charconv>
+#include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <string>
 #include <utility>
@@ -26,6 +28,34 @@ std::optional<TimePoint> ParseRfc3339(const std::string& text) {
   const char* end = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
   if (end == nullptr || *end != '\0') return std::nullopt;
   return std::chrono::system_clock::from_time_t(timegm(&tm));
+}
+
+std::optional<TimePoint> ParseRfc3339Offset(const std::string& text) {
+  std::tm tm{};
+  const char* rest = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (rest == nullptr) return std::nullopt;
+  if (*rest == '.') {  // a fraction of a second: kept to the second, as metav1.Time
+    const char* digits = ++rest;
+    while (*rest >= '0' && *rest <= '9') ++rest;
+    if (rest == digits) return std::nullopt;
+  }
+  int offset_minutes = 0;
+  if (*rest == 'Z' || *rest == 'z') {
+    ++rest;
+  } else if (*rest == '+' || *rest == '-') {
+    int sign = *rest == '-' ? -1 : 1;
+    int hours = 0, minutes = 0;
+    if (std::sscanf(rest + 1, "%2d:%2d", &hours, &minutes) != 2 || hours > 23 || minutes > 59 ||
+        std::strlen(rest) != 6) {
+      return std::nullopt;
+    }
+    offset_minutes = sign * (hours * 60 + minutes);
+    rest += 6;
+  } else {
+    return std::nullopt;
+  }
+  if (*rest != '\0') return std::nullopt;
+  return std::chrono::system_clock::from_time_t(timegm(&tm)) - std::chrono::minutes(offset_minutes);
 }
 
 std::optional<Duration> ParseGoDuration(std::string_view text) {

@@ -56,6 +56,9 @@ class FakeClock final : public Clock {
 std::string FormatRfc3339(TimePoint t);
 // The inverse of FormatRfc3339, for "YYYY-MM-DDTHH:MM:SSZ"; nullopt otherwise.
 std::optional<TimePoint> ParseRfc3339(const std::string& text);
+// Any RFC 3339 time, as Go's time.Parse(time.RFC3339Nano) takes it: a
+// fraction of a second (dropped) and a Z or ±hh:mm offset.
+std::optional<TimePoint> ParseRfc3339Offset(const std::string& text);
 
 // A duration as Go writes one, the form Kubernetes components' flags take:
 // "15s", "500ms", "1m30s", "1.5h" (units ns, us, ms, s, m, h); nullopt

@@ -386,7 +386,7 @@ Result<bool> MetricsCollector::CollectJob(const store::ObjectKey& key) {
             ReadSource(id, *parser, path, fmt::format("{} {} {}", id, source.uid, path), &job));
       }
       more = !sources.empty();
-      RETURN_IF_ERROR(WriteProgress(*stored, job));
+      WriteProgress(*stored, job);
       break;
     }
   }
@@ -396,36 +396,46 @@ Result<bool> MetricsCollector::CollectJob(const store::ObjectKey& key) {
   return job.pending || (more && !ended);
 }
 
-Status MetricsCollector::WriteProgress(const api::Json& stored, const JobRead& job) {
-  if (!job.epoch_mark && !job.step_mark) return OkStatus();
+// Marks a report made from a job's output: a push is checked field by
+// field (api/trainer_status.h) and can never carry it, so a report
+// without it is the trainer's own, which stands.
+constexpr const char* kDerivedFrom = "derivedFrom";
+
+void MetricsCollector::WriteProgress(const api::Json& stored, const JobRead& job) {
+  if (!job.epoch_mark && !job.step_mark) return;
   // A TrainJob's own field (KEP-2779), and the same under a kubeflow.org/v1
   // job's status; a batch Job's and a JobSet's are Kubernetes' own.
   const api::ResourceType* type = api::ResourceTypeOf(stored);
   if (type == nullptr ||
       !(type->strategy.trainer_status_push || type->GroupVersion() == api::kKubeflowGroupVersion)) {
-    return OkStatus();
+    return;
   }
-  auto [it, added] = progress_.try_emplace(job.uid);
-  DerivedProgress& derived = it->second;
-  std::string reported = api::StringAt(stored, {"status", "trainerStatus", "lastUpdatedTime"});
-  // Its trainer reports itself (KEP-2779's push): that stands.
-  if (!reported.empty() && reported != derived.written_at) return OkStatus();
+  const api::Json* reported = api::FindAt(stored, {"status", "trainerStatus"});
+  if (reported != nullptr && reported->is_object() && !reported->contains(kDerivedFrom)) return;
   TimePoint now = options_.clock->Now();
+  if (progress_.size() >= 1024) {  // forget jobs not read for ten minutes
+    std::erase_if(progress_,
+                  [&](const auto& e) { return now - e.second.seen > std::chrono::minutes(10); });
+  }
+  DerivedProgress& derived = progress_[job.uid];
+  derived.seen = now;
   bool changed = false;
   if (job.epoch_mark) changed = derived.tracker.Observe(*job.epoch_mark, now) || changed;
   if (job.step_mark) changed = derived.tracker.Observe(*job.step_mark, now) || changed;
   std::optional<tune::Progress> progress = derived.tracker.Current();
-  if (!changed || !progress) return OkStatus();
-  derived.written_at = FormatRfc3339(now);
+  if (!changed || !progress) return;
   api::Json status = {{"progressPercentage", progress->percentage},
-                      {"lastUpdatedTime", derived.written_at}};
+                      {"lastUpdatedTime", FormatRfc3339(now)},
+                      {kDerivedFrom, "output"}};
   if (progress->remaining_seconds) {
     status["estimatedRemainingSeconds"] =
         std::min<int64_t>(*progress->remaining_seconds, INT32_MAX);
   }
   api::Json doc = stored;
   doc["status"]["trainerStatus"] = std::move(status);
-  return options_.store->UpdateStatus(std::move(doc)).status();
+  // Changed meanwhile (its reconciler wrote its status): the next marks
+  // are written, from a tracker that starts again.
+  if (!options_.store->UpdateStatus(std::move(doc)).ok()) progress_.erase(job.uid);
 }
 
 }  // namespace trainyard::engine

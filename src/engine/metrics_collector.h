@@ -80,8 +80,9 @@ class MetricsCollector {
     std::optional<tune::ProgressMark> epoch_mark, step_mark;
   };
   // The progress `job`'s output declared, into its status.trainerStatus,
-  // unless its trainer reports its own there.
-  Status WriteProgress(const api::Json& stored, const JobRead& job);
+  // unless its trainer reports its own there. A write that fails (the job
+  // changed meanwhile) is made again from the next marks.
+  void WriteProgress(const api::Json& stored, const JobRead& job);
   Status ReadSource(const std::string& log_id, const tune::MetricsParser& parser,
                     const std::string& path, const std::string& source, JobRead* job = nullptr);
   // Reads an opened file as ReadSource does.
@@ -122,12 +123,11 @@ class MetricsCollector {
   std::set<std::string> corrupt_;  // event files read up to a corrupt record
   std::map<std::string, std::unique_ptr<tune::MetricsParser>> parsers_;      // by trial uid
   std::map<std::string, std::unique_ptr<tune::MetricsParser>> job_parsers_;  // by filters
-  // Jobs whose progress is read from their output: what was read so far,
-  // and when it was last written (a report of another time there is the
-  // trainer's own, which stops it).
+  // Jobs whose progress is read from their output, and when each was last
+  // read (those not read for a while are forgotten: deleted jobs).
   struct DerivedProgress {
     tune::ProgressTracker tracker;
-    std::string written_at;
+    TimePoint seen;
   };
   std::map<std::string, DerivedProgress> progress_;  // by job uid
 };

@@ -61,7 +61,14 @@ ApiResponse ApiHandler::PushTrainerStatus(const ApiTarget& target, const ApiRequ
   api::Json status =
       api::CheckedTrainerStatus(*pushed, FieldPath("status").Child("trainerStatus"), errors);
   if (!errors.empty()) return ErrorResponse(InvalidError(r, target.name, errors));
-  if (!trainer_pushes_.Allow(target.namespace_ + "/" + target.name, clock_.Now())) {
+  store::ObjectKey key{r.store_kind, target.namespace_, target.name};
+  // Buckets only for TrainJobs that exist: their number bounds the map.
+  Result<api::Json> job = backend_.store().Get(key);
+  if (job.status().code() == StatusCode::kNotFound) {
+    return ErrorResponse(StatusError(404, "NotFound", "Train job not found"));
+  }
+  if (!job.ok()) return ErrorResponse(ApiErrorOf(job.status(), &r, target.name));
+  if (!trainer_pushes_.Allow(api::StringAt(*job, {"metadata", "uid"}), clock_.Now())) {
     ApiResponse slow = ErrorResponse(StatusError(
         429, "TooManyRequests",
         fmt::format("TrainJob {}/{} reports its status more than {} times a second: report "
@@ -70,7 +77,6 @@ ApiResponse ApiHandler::PushTrainerStatus(const ApiTarget& target, const ApiRequ
     slow.headers.emplace_back("Retry-After", "1");
     return slow;
   }
-  store::ObjectKey key{r.store_kind, target.namespace_, target.name};
   Result<api::Json> written =
       backend_.Execute([&](store::ControlStore& store) -> Result<api::Json> {
         ASSIGN_OR_RETURN(api::Json job, store.Get(key));

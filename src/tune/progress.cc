@@ -51,15 +51,19 @@ bool ProgressTracker::Observe(const ProgressMark& mark, TimePoint now) {
   if (mark.epochs) epochs_ = true;
   if (epochs_ && !mark.epochs) return false;  // steps within an epoch
   double share = static_cast<double>(mark.done) / static_cast<double>(mark.total);
+  if (!first_at_ && share >= 1) return false;
   Progress next{.percentage = static_cast<int32_t>(std::floor(share * 100))};
-  if (!first_at_) {
+  if (!first_at_ || mark.total != total_ || share < last_share_) {
     first_at_ = now;
     first_share_ = share;
   } else if (share > first_share_ && now > *first_at_) {
     double seconds = std::chrono::duration<double>(now - *first_at_).count();
     double rate = (share - first_share_) / seconds;  // share a second, so far
-    next.remaining_seconds = static_cast<int64_t>(std::ceil((1 - share) / rate));
+    // Bounded before it is an integer: a crawl would overflow it.
+    next.remaining_seconds = static_cast<int64_t>(std::min(std::ceil((1 - share) / rate), 1e12));
   }
+  total_ = mark.total;
+  last_share_ = share;
   // A new estimate of the time left is worth a write only when it moved
   // by more than a tenth (and 5 s): the pace wavers with every mark.
   bool changed = !current_ || current_->percentage != next.percentage ||

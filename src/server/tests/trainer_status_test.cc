@@ -71,6 +71,29 @@ TEST_F(TrainerStatusTest, TheTrainersReportIsStoredAndAnsweredBack) {
   EXPECT_EQ(Stored()["progressPercentage"], 50);
 }
 
+// Kubeflow's SDK writes the time with Python's isoformat(): a fraction of
+// a second and an offset, kept as metav1.Time keeps it.
+TEST_F(TrainerStatusTest, TheSdksTimeIsTakenAndKeptToTheSecondInUtc) {
+  ASSERT_EQ(Push(R"({"trainerStatus": {"progressPercentage": 7,
+                     "lastUpdatedTime": "2026-01-23T10:30:45.123456+00:00"}})",
+                 uid_)
+                .code,
+            200);
+  EXPECT_EQ(Stored()["lastUpdatedTime"], "2026-01-23T10:30:45Z");
+  clock_.Advance(std::chrono::seconds(1));
+  ASSERT_EQ(Push(R"({"trainerStatus": {"progressPercentage": 8,
+                     "lastUpdatedTime": "2026-01-23T12:30:45+02:00"}})",
+                 uid_)
+                .code,
+            200);
+  EXPECT_EQ(Stored()["lastUpdatedTime"], "2026-01-23T10:30:45Z");
+  EXPECT_EQ(Push(R"({"trainerStatus": {"progressPercentage": 9,
+                     "lastUpdatedTime": "2026-01-23 10:30:45"}})",
+                 uid_)
+                .code,
+            422);
+}
+
 TEST_F(TrainerStatusTest, WhatTheCrdRefusesIsA422AndChangesNothing) {
   ApiResponse over = Push(R"({"trainerStatus": {"progressPercentage": 101,
                               "lastUpdatedTime": "2026-01-23T10:30:45Z"}})",

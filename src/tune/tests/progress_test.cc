@@ -50,5 +50,20 @@ TEST(ProgressTrackerTest, OnceEpochsArePrintedStepsWithinThemAreNotTheMeasure) {
   EXPECT_EQ(tracker.Current()->percentage, 50);
 }
 
+// A bar closed before it was read (a dataset's Map: 100%) is no measure;
+// a count of another total starts the pace anew.
+TEST(ProgressTrackerTest, ASetupBarDoneBeforeItWasReadIsNoMeasure) {
+  ProgressTracker tracker;
+  TimePoint t0{};
+  EXPECT_FALSE(tracker.Observe({.done = 2, .total = 2}, t0));
+  EXPECT_FALSE(tracker.Current().has_value());
+  EXPECT_TRUE(tracker.Observe({.done = 10, .total = 100}, t0 + seconds(1)));
+  EXPECT_TRUE(tracker.Observe({.done = 20, .total = 100}, t0 + seconds(11)));
+  EXPECT_EQ(*tracker.Current()->remaining_seconds, 80);
+  // An evaluation's count of another total: no pace from the training's.
+  EXPECT_TRUE(tracker.Observe({.done = 1, .total = 8}, t0 + seconds(12)));
+  EXPECT_FALSE(tracker.Current()->remaining_seconds.has_value());
+}
+
 }  // namespace
 }  // namespace trainyard::tune
