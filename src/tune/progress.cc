@@ -27,6 +27,13 @@ const RE2& BarPattern() {
 }  // namespace
 
 std::optional<ProgressMark> ParseProgressLine(std::string_view line) {
+  // Every line a job prints comes here: one that holds no "/" and no "of"
+  // (in any case) can declare no count, and is passed over without a regex.
+  bool counted = line.find('/') != std::string_view::npos;
+  for (std::string_view of : {"of", "Of", "OF"}) {
+    counted = counted || line.find(of) != std::string_view::npos;
+  }
+  if (!counted) return std::nullopt;
   // A progress bar redraws itself with \r: its last state is what counts.
   if (size_t cr = line.rfind('\r'); cr != std::string_view::npos) line.remove_prefix(cr + 1);
   std::optional<ProgressMark> found;

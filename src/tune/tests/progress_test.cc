@@ -19,6 +19,7 @@ TEST(ProgressLineTest, CountsOfATotalAreMarks) {
   EXPECT_EQ(mark("Step: 150 / 1000")->done, 150);
   EXPECT_FALSE(mark("Step: 150 / 1000")->epochs);
   EXPECT_EQ(mark("iteration 5 of 20")->total, 20);
+  EXPECT_EQ(mark("ITERATION 5 OF 20")->total, 20);
   EXPECT_EQ(mark("train:  45%|████      | 450/1000 [00:10<00:12, 40.0it/s]")->done, 450);
   // A bar redrawn with \r: its last state.
   EXPECT_EQ(mark(" 10%|█ | 1/10 [00:01<00:09]\r 20%|██ | 2/10 [00:02<00:08]")->done, 2);
