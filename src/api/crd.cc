@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "api/object.h"
+#include "api/optimization_job.h"
+#include "api/printer_columns.h"
 #include "api/reflect.h"
 #include "api/trainer.h"
 #include "api/training_job.h"
@@ -163,27 +165,65 @@ Json KatibCustomResourceDefinition(const std::string& kind) {
                {"subresources", {{"status", Json::object()}}}}}}}}};
 }
 
-Json TrainerCustomResourceDefinition(const std::string& kind) {
-  bool job = kind == "TrainJob";
-  std::string plural = AsciiLower(kind) + "s";
-  Json spec = job ? SchemaOf(TrainJobSpec{}) : SchemaOf(TrainingRuntimeSpec{});
-  if (job) {
+namespace {
+
+// OptimizationJob's columns, the same as trainyard's API server shows.
+Json OptimizationJobPrinterColumns() {
+  Json columns = Json::array();
+  for (const auto& [name, path] : OptimizationJobColumnPaths()) {
+    columns.push_back({{"jsonPath", path},
+                       {"name", name},
+                       {"type", name == "State" || name == "Best" ? "string" : "integer"}});
+  }
+  columns.push_back(
+      {{"jsonPath", ".metadata.creationTimestamp"}, {"name", "Age"}, {"type", "date"}});
+  return columns;
+}
+
+// The schemas of a Trainer kind's spec and status (null: it has none),
+// and its printer columns.
+struct TrainerSchema {
+  Json spec;
+  Json status;
+  Json columns;
+};
+
+TrainerSchema TrainerSchemaOf(const std::string& kind) {
+  if (kind == "TrainJob") {
+    Json spec = SchemaOf(TrainJobSpec{});
     // As upstream's CRD: without these there is nothing to run.
     spec["required"] = {"runtimeRef"};
     spec["properties"]["runtimeRef"]["required"] = {"name"};
+    return {std::move(spec), SchemaOf(TrainJobStatus{}), PrinterColumns()};
   }
+  if (kind == "OptimizationJob") {
+    // A superset of upstream's: its extensions (several objectives,
+    // searchAlgorithm.trainyard) are checked by trainyard's webhook.
+    Json spec = SchemaOf(OptimizationJobSpec{});
+    spec["required"] = {"objectives", "parameters", "trainJobTemplate"};
+    return {std::move(spec), SchemaOf(OptimizationJobStatus{}), OptimizationJobPrinterColumns()};
+  }
+  return {SchemaOf(TrainingRuntimeSpec{}), Json(), Json()};
+}
+
+}  // namespace
+
+Json TrainerCustomResourceDefinition(const std::string& kind) {
+  std::string plural = AsciiLower(kind) + "s";
+  TrainerSchema schema = TrainerSchemaOf(kind);
+  bool has_status = !schema.status.is_null();
   Json properties = {{"apiVersion", {{"type", "string"}}},
                      {"kind", {{"type", "string"}}},
                      {"metadata", {{"type", "object"}}},
-                     {"spec", std::move(spec)}};
-  if (job) properties["status"] = SchemaOf(TrainJobStatus{});
+                     {"spec", std::move(schema.spec)}};
+  if (has_status) properties["status"] = std::move(schema.status);
   Json version = {
       {"name", "v1alpha1"},
       {"served", true},
       {"storage", true},
       {"schema", {{"openAPIV3Schema", {{"type", "object"}, {"properties", properties}}}}}};
-  if (job) {
-    version["additionalPrinterColumns"] = PrinterColumns();
+  if (has_status) {
+    version["additionalPrinterColumns"] = std::move(schema.columns);
     version["subresources"] = {{"status", Json::object()}};
   }
   return {{"apiVersion", "apiextensions.k8s.io/v1"},

@@ -92,4 +92,25 @@ Result<tune::Space> SearchSpaceOf(const std::vector<ParameterSpec>& parameters) 
   return tune::Space::Make(std::move(out));
 }
 
+Result<tune::Space> OptimizationSpaceOf(const std::vector<OptimizationParameter>& parameters) {
+  std::vector<tune::Parameter> out;
+  for (const OptimizationParameter& spec : parameters) {
+    tune::Parameter p{.name = spec.name};
+    const OptimizationSearchSpace& s = spec.search_space;
+    if (s.categorical) {
+      p.type = tune::ParameterType::kCategorical;
+      p.list = s.categorical->choices;
+    } else if (const auto& bounded = s.uniform ? s.uniform : s.log_uniform; bounded) {
+      p.type = bounded->type == "Int" ? tune::ParameterType::kInt : tune::ParameterType::kDouble;
+      p.distribution = s.uniform ? tune::Distribution::kUniform : tune::Distribution::kLogUniform;
+      p.min = std::strtod(bounded->min.c_str(), nullptr);
+      p.max = std::strtod(bounded->max.c_str(), nullptr);
+    } else {
+      return InvalidArgumentError(fmt::format("parameter {:?} has no search space", spec.name));
+    }
+    out.push_back(std::move(p));
+  }
+  return tune::Space::Make(std::move(out));
+}
+
 }  // namespace trainyard::api

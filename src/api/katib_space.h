@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api/katib.h"
+#include "api/optimization_job.h"
 #include "common/status.h"
 #include "tune/space.h"
 
@@ -17,5 +18,10 @@ namespace trainyard::api {
 // and checked (min < max, numbers that parse, positive log bounds), which
 // Katib leaves to its algorithms. Errors name the parameter.
 Result<tune::Space> SearchSpaceOf(const std::vector<ParameterSpec>& parameters);
+
+// An OptimizationJob's parameters as a search space: uniform and
+// logUniform bounds parsed (Int: the whole numbers between them),
+// categorical choices as a list.
+Result<tune::Space> OptimizationSpaceOf(const std::vector<OptimizationParameter>& parameters);
 
 }  // namespace trainyard::api

@@ -39,6 +39,9 @@ std::vector<PrinterColumn> TrainingJobColumns();
 // and what trainyard reads of a job's output), blank without it.
 std::vector<PrinterColumn> ProgressColumns(int priority);
 std::vector<PrinterColumn> TrainJobColumns();
+std::vector<PrinterColumn> OptimizationJobColumns();
+// Its columns past Name and Age as {name, JSON path}, for its CRD.
+const std::vector<std::pair<std::string, std::string>>& OptimizationJobColumnPaths();
 std::vector<PrinterColumn> JobSetColumns();
 std::vector<PrinterColumn> EventColumns();
 std::vector<PrinterColumn> LeaseColumns();

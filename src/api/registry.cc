@@ -8,6 +8,7 @@
 #include "api/deployment.h"
 #include "api/kinds.h"
 #include "api/object_codec.h"
+#include "api/optimization_job.h"
 #include "api/trainer_kinds.h"
 #include "api/validation_internal.h"
 #include "common/strings.h"
@@ -309,6 +310,18 @@ void AddTrainerTypes(std::vector<ResourceType>& out) {
                    .hooks = TrainingRuntimeHooks(kind),
                    .columns = NameAgeColumns});
   }
+  // Tuning over TrainJobs (Trainer v2.3's CRD): no short names, no
+  // categories, as upstream's.
+  out.push_back({.group = std::string(kTrainerGroup),
+                 .version = "v1alpha1",
+                 .kind = "OptimizationJob",
+                 .plural = "optimizationjobs",
+                 .singular = "optimizationjob",
+                 .has_status = true,
+                 .verbs = kAllVerbs,
+                 .role = ResourceRole::kTuning,
+                 .hooks = OptimizationJobHooks(),
+                 .columns = OptimizationJobColumns});
   out.push_back({.group = "jobset.x-k8s.io",
                  .version = "v1alpha2",
                  .kind = "JobSet",
@@ -333,7 +346,9 @@ void SetCategories(std::vector<ResourceType>& out) {
         (t.group == "apps" && t.kind == "Deployment")) {
       t.categories = {"all"};
     }
-    if (t.role == ResourceRole::kTuning) t.categories = {"all", "kubeflow", "katib"};
+    if (t.role == ResourceRole::kTuning && t.group == "kubeflow.org") {
+      t.categories = {"all", "kubeflow", "katib"};
+    }
   }
 }
 

@@ -20,6 +20,7 @@
 namespace trainyard::api {
 namespace {
 
+using internal::CheckMaxItems;
 using internal::CheckMin;
 
 // The limits the CRDs' schemas set on list lengths.
@@ -27,26 +28,24 @@ constexpr size_t kMaxEnv = 128;
 constexpr size_t kMaxRuntimePatches = 16;
 constexpr size_t kMaxDependsOn = 5;
 
-void CheckMaxItems(size_t size, size_t max, const FieldPath& path, ValidationResult& out) {
-  if (size > max) {
-    out.errors.push_back(FieldError::InvalidRendered(
-        path, "", fmt::format("Too many: {}: must have at most {} items", size, max)));
-  }
-}
-
 bool In(std::string_view value, std::initializer_list<std::string_view> values) {
   return std::find(values.begin(), values.end(), value) != values.end();
 }
 
 // --- TrainJob ---
 
-void DefaultTrainJob(TrainJob& job) {
-  TrainJobSpec& spec = job.spec;
+}  // namespace
+
+void DefaultTrainJobSpec(TrainJobSpec& spec) {
   if (spec.runtime_ref.api_group.empty()) spec.runtime_ref.api_group = std::string(kTrainerGroup);
   if (spec.runtime_ref.kind.empty()) spec.runtime_ref.kind = "ClusterTrainingRuntime";
   if (!spec.suspend) spec.suspend = false;
   if (!spec.managed_by) spec.managed_by = std::string(kTrainJobController);
 }
+
+namespace {
+
+void DefaultTrainJob(TrainJob& job) { DefaultTrainJobSpec(job.spec); }
 
 void ValidateInitializerSource(const InitializerSource& source, const FieldPath& path,
                                ValidationResult& out) {
@@ -164,9 +163,9 @@ void ValidateRuntimePatch(const RuntimePatch& patch, const FieldPath& path, Vali
   }
 }
 
-void ValidateTrainJob(const TrainJob& job, ValidationResult& out) {
-  const TrainJobSpec& spec = job.spec;
-  FieldPath path("spec");
+}  // namespace
+
+void ValidateTrainJobSpec(const TrainJobSpec& spec, const FieldPath& path, ValidationResult& out) {
   FieldPath ref = path.Child("runtimeRef");
   if (spec.runtime_ref.name.empty()) out.errors.push_back(FieldError::Required(ref.Child("name")));
   if (spec.runtime_ref.api_group != kTrainerGroup) {
@@ -205,6 +204,12 @@ void ValidateTrainJob(const TrainJob& job, ValidationResult& out) {
           FieldError::Duplicate(at.Child("manager"), spec.runtime_patches[i].manager));
     }
   }
+}
+
+namespace {
+
+void ValidateTrainJob(const TrainJob& job, ValidationResult& out) {
+  ValidateTrainJobSpec(job.spec, FieldPath("spec"), out);
 }
 
 // --- JobSet ---

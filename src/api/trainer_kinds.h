@@ -19,6 +19,14 @@ ObjectHooks JobSetHooks();
 // The typed fields of a decoded runtime.
 TrainingRuntimeFields TrainingRuntimeFieldsOf(const Object& object);
 
+// The defaults the TrainJob CRD's schema sets in a spec (runtimeRef's
+// apiGroup and kind, suspend, managedBy), a TrainJob's or a template's.
+void DefaultTrainJobSpec(TrainJobSpec& spec);
+
+// A TrainJob's spec at `path` (a TrainJob's "spec", an OptimizationJob's
+// trainJobTemplate.spec), as its CRD and webhook check it.
+void ValidateTrainJobSpec(const TrainJobSpec& spec, const FieldPath& path, ValidationResult& out);
+
 // The CRD's immutability rules: runtimeRef, initializer, trainer,
 // managedBy and activeDeadlineSeconds never change once created.
 FieldErrors ValidateTrainJobUpdate(const TrainJob& old_job, const TrainJob& new_job);

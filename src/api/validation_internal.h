@@ -72,4 +72,14 @@ void CheckMin(const std::optional<Int>& value, int64_t min, const FieldPath& pat
   }
 }
 
+// A CRD's maxItems, in kube-apiserver's words.
+inline void CheckMaxItems(size_t size, size_t max, const FieldPath& path, ValidationResult& out) {
+  if (size > max) {
+    out.errors.push_back(FieldError::InvalidRendered(path, "",
+                                                     "Too many: " + std::to_string(size) +
+                                                         ": must have at most " +
+                                                         std::to_string(max) + " items"));
+  }
+}
+
 }  // namespace trainyard::api::internal

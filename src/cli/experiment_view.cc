@@ -90,6 +90,22 @@ std::string LabelOf(const api::Trial& trial, std::string_view key) {
 
 }  // namespace
 
+void PrintTrialLogs(std::FILE* out, const std::string& logs_dir, const std::string& namespace_,
+                    const std::string& trial) {
+  // Its replicas' pods are named after it; their logs stay with the run.
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path dir = fs::path(logs_dir) / namespace_;
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.starts_with(trial + "-") && name.ends_with(".log")) {
+      fmt::print(out, "  its log: {}\n", it->path().string());
+    }
+  }
+  fmt::print(out, "  (trainyard run --logs=all prints every trial's output as it runs)\n");
+}
+
 void ExperimentView::PrintHeader() {
   size_t name_width = experiment_.metadata.name.size() + 9;
   std::string line = Pad("TRIAL", name_width) + Pad("STATE", 12);
@@ -172,18 +188,7 @@ void ExperimentView::PrintFirstFailure(std::FILE* out, const std::string& logs_d
         [](const api::KatibCondition& c) { return c.type == "Failed" && c.status == "True"; });
     if (failed == trial.status.conditions.end()) continue;
     fmt::print(out, "first failed trial: {}: {}\n", trial.metadata.name, failed->message);
-    // Its replicas' pods are named after it; their logs stay with the run.
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    fs::path dir = fs::path(logs_dir) / trial.metadata.namespace_;
-    for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
-         it.increment(ec)) {
-      std::string name = it->path().filename().string();
-      if (name.starts_with(trial.metadata.name + "-") && name.ends_with(".log")) {
-        fmt::print(out, "  its log: {}\n", it->path().string());
-      }
-    }
-    fmt::print(out, "  (trainyard run --logs=all prints every trial's output as it runs)\n");
+    PrintTrialLogs(out, logs_dir, trial.metadata.namespace_, trial.metadata.name);
     return;
   }
 }

@@ -10,25 +10,21 @@
 #include <vector>
 
 #include "api/katib.h"
+#include "cli/tuning_view.h"
 #include "store/object_store.h"
 
 namespace trainyard::cli {
 
-class ExperimentView {
+class ExperimentView final : public TuningView {
  public:
   ExperimentView(const store::ObjectStore& store, store::ObjectKey key, std::FILE* out)
       : store_(store), key_(std::move(key)), out_(out) {}
 
-  // Prints a row for each trial that finished since the last call, and
-  // returns the status line ("tune-mlp: Running, 5/12 trials done, 3 running,
-  // best accuracy=0.97 (tune-mlp-x2k4)").
-  std::string Poll();
-  bool finished() const { return finished_; }
-  bool succeeded() const { return succeeded_; }
-  // "tune-mlp: Succeeded (ExperimentGoalReached)" and the optimal trial;
-  // where a trial failed, the first one's reason and where its replicas'
-  // logs are (under `logs_dir`).
-  void PrintSummary(std::FILE* out, const std::string& logs_dir) const;
+  std::string Poll() override;
+  bool finished() const override { return finished_; }
+  bool succeeded() const override { return succeeded_; }
+  // "tune-mlp: Succeeded (ExperimentGoalReached)" and the optimal trial.
+  void PrintSummary(std::FILE* out, const std::string& logs_dir) const override;
 
  private:
   void PrintHeader();

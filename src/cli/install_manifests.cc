@@ -29,7 +29,8 @@ std::vector<api::Json> Crds() {
   }
   // Kubeflow Trainer v2's, for `trainyard operator --trainer` (JobSet's
   // come with JobSet, whose controller runs what it makes).
-  for (const char* kind : {"ClusterTrainingRuntime", "TrainJob", "TrainingRuntime"}) {
+  for (const char* kind :
+       {"ClusterTrainingRuntime", "OptimizationJob", "TrainJob", "TrainingRuntime"}) {
     out.push_back(api::TrainerCustomResourceDefinition(kind));
   }
   return out;
@@ -99,6 +100,10 @@ api::Json ClusterRole() {
         Rule({"trainer.kubeflow.org"}, {"trainingruntimes", "clustertrainingruntimes"},
              {"get", "list", "watch"}),
         Rule({"trainer.kubeflow.org"}, {"trainjobs/status"}, {"get", "update"}),
+        // An OptimizationJob is read, its status written; its trials are
+        // TrainJobs (above).
+        Rule({"trainer.kubeflow.org"}, {"optimizationjobs"}, {"get", "list", "watch"}),
+        Rule({"trainer.kubeflow.org"}, {"optimizationjobs/status"}, {"get", "update"}),
         // An MPI runtime's SSH key Secret, made once per TrainJob.
         Rule({""}, {"secrets"}, {"create", "get"}),
         Rule({"jobset.x-k8s.io"}, {"jobsets"},

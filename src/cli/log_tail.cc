@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "api/json.h"
 #include "api/pod_object.h"
 #include "api/well_known.h"
@@ -46,11 +48,12 @@ void LineSplitter::Flush(const Emit& emit) {
 }
 
 LogTail::LogTail(engine::Engine& engine, LogMode mode, bool several_jobs, std::FILE* out,
-                 bool hide_trials)
+                 bool hide_trials, std::vector<std::string> trial_prefixes)
     : engine_(engine),
       mode_(mode),
       several_jobs_(several_jobs),
       hide_trials_(hide_trials),
+      trial_prefixes_(std::move(trial_prefixes)),
       out_(out) {
   if (mode_ == LogMode::kNone) return;
   Result<store::WatchId> watch = engine_.store().Watch(0, [this](const store::WatchEvent& e) {
@@ -85,6 +88,10 @@ void LogTail::Follow(const api::Json& doc) {
                                                     Label(*pod, api::kLabelReplicaIndex));
   // A JobSet's (a TrainJob's) pod: "node-0-1", its host name after the JobSet's.
   std::string jobset = Label(*pod, api::kJobSetNameLabel);
+  if (hide_trials_ && std::any_of(trial_prefixes_.begin(), trial_prefixes_.end(),
+                                  [&](const std::string& p) { return jobset.starts_with(p); })) {
+    return;
+  }
   std::string host = api::StringAt(pod->spec.extra, "hostname");
   if (!jobset.empty() && host.starts_with(jobset + "-")) {
     job = jobset;

@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/engine.h"
 
@@ -44,9 +45,11 @@ class LogTail {
   // Follows every pod the store holds now or gets later, however briefly:
   // a replica that starts, writes and is deleted between two polls (a
   // worker still running when its job succeeds) is printed too.
-  // `hide_trials`: not a Katib trial's pods (an experiment shows its table).
+  // `hide_trials`: not a Katib trial's pods (an experiment shows its
+  // table), nor those of a JobSet whose name starts with one of
+  // `trial_prefixes` (an OptimizationJob's trials, "tune-trial-").
   LogTail(engine::Engine& engine, LogMode mode, bool several_jobs, std::FILE* out,
-          bool hide_trials = false);
+          bool hide_trials = false, std::vector<std::string> trial_prefixes = {});
   ~LogTail();
   LogTail(const LogTail&) = delete;
   LogTail& operator=(const LogTail&) = delete;
@@ -67,6 +70,7 @@ class LogTail {
   LogMode mode_;
   bool several_jobs_;
   bool hide_trials_;
+  std::vector<std::string> trial_prefixes_;
   std::FILE* out_;
   std::map<std::string, Followed> files_;  // by path
   std::set<std::string> seen_;             // pods looked at, "<namespace>/<name>"

@@ -63,7 +63,8 @@ std::vector<std::string> WatchedKinds(const std::vector<std::string>& job_kinds,
                                       const std::string& gang_scheduler, bool katib, bool trainer) {
   std::vector<std::string> kinds = job_kinds;
   if (trainer) {
-    kinds.insert(kinds.end(), {"TrainJob", "TrainingRuntime", "ClusterTrainingRuntime", "JobSet"});
+    kinds.insert(kinds.end(), {"TrainJob", "TrainingRuntime", "ClusterTrainingRuntime", "JobSet",
+                               "OptimizationJob"});
   }
   // Katib's kinds, and batch/v1 Jobs, which trials may run (the cluster's
   // job controller runs them; a trial follows its job).
@@ -404,7 +405,9 @@ int Act(const OperatorOptions& options, Connection& c, kube::KubeStore& store,
     });
   }
   std::vector<std::string> reconciled = c.job_kinds;
-  if (options.trainer) reconciled.push_back("TrainJob");  // its JobSets are JobSet's
+  if (options.trainer) {
+    reconciled.insert(reconciled.end(), {"TrainJob", "OptimizationJob"});  // JobSets are JobSet's
+  }
   if (options.katib) reconciled.insert(reconciled.end(), {"Experiment", "Trial", "Suggestion"});
   fmt::print(stderr, "trainyard operator: reconciling {} in {} on {}\n", Join(reconciled, ", "),
              c.namespace_.empty() ? "every namespace" : "namespace " + c.namespace_,
@@ -450,6 +453,7 @@ int RunOperator(const OperatorOptions& options) {
   kube::KubeStore store({.client = c.client.get(),
                          .kinds = WatchedKinds(c.job_kinds, options.gang_scheduler_name,
                                                options.katib, options.trainer),
+                         .optional_kinds = {"OptimizationJob"},
                          .namespace_ = c.namespace_});
   // Signals are taken by one thread; every other starts with them blocked.
   StopState stop;

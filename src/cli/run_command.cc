@@ -27,11 +27,13 @@
 #include "cli/local_api.h"
 #include "cli/log_tail.h"
 #include "cli/manifests.h"
+#include "cli/optimization_view.h"
 #include "cli/run_status.h"
 #include "cli/stop_on_signals.h"
 #include "cli/without_gpus.h"
 #include "common/strings.h"
 #include "controller/conditions.h"
+#include "controller/optimization_trials.h"
 #include "controller/pod_state.h"
 #include "engine/engine.h"
 #include "engine/inventory.h"
@@ -172,6 +174,10 @@ bool IsExperiment(const api::Object& object) {
   return std::holds_alternative<api::Experiment>(object);
 }
 
+bool IsOptimizationJob(const api::Object& object) {
+  return api::KindName(object) == "OptimizationJob";
+}
+
 bool PushesMetrics(const api::Object& object) {
   const auto* experiment = std::get_if<api::Experiment>(&object);
   if (experiment == nullptr) return false;
@@ -185,7 +191,8 @@ bool IsWorkload(const api::Object& object) { return api::IsWorkloadKind(api::Kin
 // jobs are the experiments' business), and Deployments, which run beside
 // them until they end, or until the run is stopped where there are none.
 bool IsRunnable(const api::Object& object) {
-  return api::IsJobKind(api::KindName(object)) || IsExperiment(object) || IsWorkload(object);
+  return api::IsJobKind(api::KindName(object)) || IsExperiment(object) ||
+         IsOptimizationJob(object) || IsWorkload(object);
 }
 
 }  // namespace
@@ -341,7 +348,7 @@ Result<std::string> ServeRunApi(const RunOptions& options, const LoadedManifests
 // ConfigMaps, Secrets, claims and queues go first, so that no replica
 // starts before what it mounts, nor a job before the queue it names.
 bool SubmitAll(const LoadedManifests& loaded, engine::Engine& engine, std::vector<JobView>& jobs,
-               std::vector<ExperimentView>& experiments) {
+               std::vector<std::unique_ptr<TuningView>>& experiments) {
   for (bool want_jobs : {false, true}) {
     for (const LoadedObject& object : loaded.objects) {
       bool is_job = IsRunnable(*object.checked.object);
@@ -353,7 +360,9 @@ bool SubmitAll(const LoadedManifests& loaded, engine::Engine& engine, std::vecto
         return false;
       }
       if (IsExperiment(*object.checked.object)) {
-        experiments.emplace_back(engine.store(), *key, stdout);
+        experiments.push_back(std::make_unique<ExperimentView>(engine.store(), *key, stdout));
+      } else if (IsOptimizationJob(*object.checked.object)) {
+        experiments.push_back(std::make_unique<OptimizationView>(engine.store(), *key, stdout));
       } else if (is_job) {
         jobs.push_back({.key = *key, .workload = IsWorkload(*object.checked.object)});
       }
@@ -365,7 +374,7 @@ bool SubmitAll(const LoadedManifests& loaded, engine::Engine& engine, std::vecto
 // How each job and experiment ended, and where its output is; true when
 // every one succeeded.
 bool ReportEnds(const RunOptions& options, engine::Engine& engine, Duration elapsed,
-                std::vector<JobView>& jobs, std::vector<ExperimentView>& experiments,
+                std::vector<JobView>& jobs, std::vector<std::unique_ptr<TuningView>>& experiments,
                 const std::string& state_dir) {
   bool all_succeeded = true;
   for (JobView& view : jobs) {
@@ -391,10 +400,10 @@ bool ReportEnds(const RunOptions& options, engine::Engine& engine, Duration elap
       fmt::print(stderr, "  to try it on this machine's CPU instead, run it with --without-gpus\n");
     }
   }
-  for (ExperimentView& view : experiments) {
-    view.Poll();
-    all_succeeded = all_succeeded && view.succeeded();
-    view.PrintSummary(stdout, state_dir + "/logs");
+  for (const std::unique_ptr<TuningView>& view : experiments) {
+    view->Poll();
+    all_succeeded = all_succeeded && view->succeeded();
+    view->PrintSummary(stdout, state_dir + "/logs");
   }
   if (!options.quiet) {
     fmt::print(stderr, "state and logs: {}\n", state_dir);
@@ -525,14 +534,22 @@ int RunRun(const RunOptions& options) {
   Result<std::string> api_url = ServeRunApi(options, plan.loaded, engine, api);
   if (!api_url.ok()) return 1;
   std::vector<JobView> jobs;
-  std::vector<ExperimentView> experiments;
+  std::vector<std::unique_ptr<TuningView>> experiments;
   if (!SubmitAll(plan.loaded, engine, jobs, experiments)) return 1;
 
   StopOnSignals stop_on_signals(engine, {SIGINT, SIGTERM, SIGHUP});
   // Trials' logs would interleave: an experiment shows its table instead,
   // unless logs are asked for; the jobs beside it show theirs.
+  std::vector<std::string> trial_prefixes;
+  for (const LoadedObject& object : plan.loaded.objects) {
+    if (!IsOptimizationJob(*object.checked.object)) continue;
+    std::string first =
+        controller::OptimizationTrialName(api::Metadata(*object.checked.object).name, 0);
+    trial_prefixes.push_back(first.substr(0, first.size() - 1));
+  }
   LogTail logs(engine, LogModeOf(options), jobs.size() > 1, stdout,
-               /*hide_trials=*/options.logs.empty() && !experiments.empty());
+               /*hide_trials=*/options.logs.empty() && !experiments.empty(),
+               std::move(trial_prefixes));
   bool tty = isatty(STDERR_FILENO) != 0 && !options.quiet;
   StatusLine status_line(engine, tty, options.quiet);
   auto on_step = [&] {
@@ -552,7 +569,7 @@ int RunRun(const RunOptions& options) {
            std::all_of(jobs.begin(), jobs.end(),
                        [](const JobView& v) { return v.workload || v.finished; }) &&
            std::all_of(experiments.begin(), experiments.end(),
-                       [](const ExperimentView& v) { return v.finished(); });
+                       [](const auto& v) { return v->finished(); });
   };
   Status status = engine.Run(all_done, on_step);
   bool interrupted = status.code() == StatusCode::kAborted;

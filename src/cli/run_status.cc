@@ -160,7 +160,8 @@ void StatusLine::Clear() {
   if (tty_ && !last_line_.empty()) fmt::print(stderr, "\r\033[K");
 }
 
-void StatusLine::Show(std::vector<JobView>& jobs, std::vector<ExperimentView>& experiments) {
+void StatusLine::Show(std::vector<JobView>& jobs,
+                      std::vector<std::unique_ptr<TuningView>>& experiments) {
   Duration elapsed = Elapsed();
   std::vector<std::string> parts;
   for (JobView& view : jobs) {
@@ -169,7 +170,7 @@ void StatusLine::Show(std::vector<JobView>& jobs, std::vector<ExperimentView>& e
     if (view.finished && !was_finished) view.took = elapsed;
     parts.push_back(DescribeProgress(engine_, view));
   }
-  for (ExperimentView& view : experiments) parts.push_back(view.Poll());
+  for (const auto& view : experiments) parts.push_back(view->Poll());
   std::string progress = fmt::format("{}", fmt::join(parts, " | "));
   std::string line = fmt::format("{}, {}s", progress,
                                  std::chrono::duration_cast<std::chrono::seconds>(elapsed).count());

@@ -4,10 +4,11 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "cli/experiment_view.h"
+#include "cli/tuning_view.h"
 #include "common/clock.h"
 #include "engine/engine.h"
 #include "store/object_store.h"
@@ -47,7 +48,7 @@ class StatusLine {
   Duration Elapsed() const { return std::chrono::steady_clock::now() - start_; }
   // Takes the line off a terminal, for what is printed next.
   void Clear();
-  void Show(std::vector<JobView>& jobs, std::vector<ExperimentView>& experiments);
+  void Show(std::vector<JobView>& jobs, std::vector<std::unique_ptr<TuningView>>& experiments);
 
  private:
   engine::Engine& engine_;

@@ -6,6 +6,7 @@
 
 #include "controller/experiment_reconciler.h"
 #include "controller/job_reconciler.h"
+#include "controller/optimization_job_reconciler.h"
 #include "controller/trainjob_reconciler.h"
 #include "controller/trial_reconciler.h"
 
@@ -81,6 +82,16 @@ ClusterController::ClusterController(ClusterControllerOptions options)
     reconcilers_.push_back(
         std::make_unique<controller::TrainJobReconciler>(controller::TrainJobReconcilerOptions{
             .store = options_.store, .clock = options_.clock, .replicas = replicas}));
+  }
+  if (options_.trainer) {
+    // Its trials' printed metrics are read where Katib's are (--katib);
+    // without it, what trials push is what it reads.
+    reconcilers_.push_back(std::make_unique<controller::OptimizationJobReconciler>(
+        controller::OptimizationJobReconcilerOptions{
+            .store = options_.store,
+            .observations = options_.katib ? options_.katib->observations : nullptr,
+            .clock = options_.clock,
+            .check_stored = true}));
   }
   reconcilers_.push_back(std::make_unique<OnlyKinds>(
       std::make_unique<controller::JobReconciler>(controller::JobReconcilerOptions{

@@ -12,6 +12,7 @@
 #include "api/defaults.h"
 #include "api/json.h"
 #include "common/strings.h"
+#include "controller/optimization_job_reconciler.h"
 #include "engine/claim_reconciler.h"
 #include "engine/inventory.h"
 #include "store/sqlite_store.h"
@@ -201,6 +202,9 @@ std::unique_ptr<controller::TrialReconciler> Engine::AddReconcilers() {
                                               .observations = store_.get(),
                                               .clock = options_.clock,
                                               .trial_dirs = trial_dirs}));
+  reconcilers_.push_back(std::make_unique<controller::OptimizationJobReconciler>(
+      controller::OptimizationJobReconcilerOptions{
+          .store = store_.get(), .observations = store_.get(), .clock = options_.clock}));
   auto trial_reconciler = std::make_unique<controller::TrialReconciler>(
       controller::TrialReconcilerOptions{.store = store_.get(),
                                          .observations = store_.get(),

@@ -90,9 +90,20 @@ bool KubeStore::Watched(const std::string& kind) const {
 }
 
 Status KubeStore::Start() {
+  std::vector<std::string> served;
   for (const std::string& kind : options_.kinds) {
     Status listed = Relist(kind, /*notify=*/false);
     const api::ResourceType* type = api::ResourceTypeOfKind(kind);
+    bool optional = std::find(options_.optional_kinds.begin(), options_.optional_kinds.end(),
+                              kind) != options_.optional_kinds.end();
+    if (listed.code() == StatusCode::kNotFound && type != nullptr && optional) {
+      options_.log->Warning(
+          "trainyard operator: the cluster serves no {}: its objects are not "
+          "reconciled; {}",
+          type->Qualified(), InstallHint(*type));
+      continue;
+    }
+    served.push_back(kind);
     if (listed.code() == StatusCode::kNotFound && type != nullptr) {
       // A kind the cluster does not serve: its CRD is not installed.
       return NotFoundError(fmt::format("the cluster serves no {} ({}): {}", type->Qualified(),
@@ -100,6 +111,7 @@ Status KubeStore::Start() {
     }
     RETURN_IF_ERROR(listed);
   }
+  options_.kinds = std::move(served);
   {
     // What the lists filled the caches with was told to no watcher: a
     // watch resumes from after it at the earliest.

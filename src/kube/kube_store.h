@@ -40,7 +40,10 @@ struct KubeStoreOptions {
   Logger* log = &StderrLog();
   KubeClient* client = nullptr;
   std::vector<std::string> kinds;  // watched and cached
-  std::string namespace_;          // empty: every namespace
+  // Of `kinds`, those a cluster may not serve (a CRD newer than the rest
+  // of its install, OptimizationJob): said and left out, not an error.
+  std::vector<std::string> optional_kinds;
+  std::string namespace_;  // empty: every namespace
   // The latest changes kept for a watch that resumes from an earlier
   // resourceVersion (a restarted consumer); one older than these is
   // answered OUT_OF_RANGE, as the interface promises.

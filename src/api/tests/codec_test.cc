@@ -278,7 +278,7 @@ TEST(CodecTest, KindAndApiVersionAreChecked) {
           "\"PersistentVolumeClaim\", \"TrainingRuntime\", \"ClusterTrainingRuntime\", "
           "\"ClusterQueue\", \"LocalQueue\", "
           "\"ResourceFlavor\", \"PriorityClass\", \"ResourceQuota\", "
-          "\"Experiment\", \"Trial\", \"Suggestion\", \"Deployment\""));
+          "\"OptimizationJob\", \"Experiment\", \"Trial\", \"Suggestion\", \"Deployment\""));
   EXPECT_THAT(
       ErrorStrings(
           DecodeObject(

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "common/tests/needs.h"
@@ -29,7 +30,8 @@ class ExamplesE2eTest : public ::testing::Test {
 
   // Runs examples/<manifest> from the source tree, as the README does, and
   // returns everything `trainyard run` printed; expects exit code 0.
-  std::string RunExample(const std::string& manifest, std::vector<std::string> more = {}) {
+  std::string RunExample(const std::string& manifest, std::vector<std::string> more = {},
+                         const std::string& ended = "Succeeded after") {
     std::string source = TRAINYARD_SOURCE_DIR;
     // As the test's own user wherever the clone lives (one under /root is
     // out of nobody's reach); RunE2eTest covers a root run's nobody.
@@ -51,7 +53,7 @@ class ExamplesE2eTest : public ::testing::Test {
     std::stringstream out;
     out << in.rdbuf();
     EXPECT_EQ(status ? status->exit_code : -1, 0) << out.str();
-    EXPECT_THAT(out.str(), ::testing::HasSubstr("Succeeded after"));
+    EXPECT_THAT(out.str(), ::testing::HasSubstr(ended));
     return out.str();
   }
 
@@ -96,6 +98,23 @@ TEST_F(ExamplesE2eTest, TrainJobTrainsOnThreeTorchrunNodesAndRanksAgree) {
 }
 
 // Three xgboost workers, the Master among them, join the Master's tracker.
+// Trainer's OptimizationJob: twelve TrainJobs, each told its parameters
+// by KUBEFLOW_TRAINER_OPT_*, each read for the accuracy it prints; the
+// best is named with its parameters.
+TEST_F(ExamplesE2eTest, AnOptimizationJobTunesDigitsOverTrainJobsAndNamesTheBest) {
+  TRAINYARD_NEEDS(PythonHas("sklearn"), "python3-sklearn");
+  std::string out = RunExample("optimization-digits.yaml", {},
+                               "OptimizationJob default/tune-digits: Complete (MaxTrialsReached)");
+  EXPECT_THAT(out, ::testing::ContainsRegex("tune-digits-trial-11 +Succeeded"));
+  EXPECT_THAT(out, ::testing::ContainsRegex("best trial: tune-digits-trial-[0-9]+\n  lr = "));
+  // Random search over this space finds a model above 0.95 in 12 trials.
+  std::smatch best;
+  ASSERT_TRUE(std::regex_search(out, best, std::regex("\n  accuracy=(0\.[0-9]+)")));
+  EXPECT_GT(std::stod(best[1]), 0.95) << out;
+  EXPECT_THAT(out, ::testing::Not(::testing::HasSubstr("[node-0-0] epoch=")))
+      << "trials' output stays in their logs";
+}
+
 TEST_F(ExamplesE2eTest, XGBoostWorkersJoinOneTrackerAndAgree) {
   TRAINYARD_NEEDS(PythonHas("xgboost, sklearn"), "python3-xgboost and python3-sklearn");
   std::string out = RunExample("xgboost.yaml");

@@ -1,0 +1,230 @@
+#include "controller/optimization_job_reconciler.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "api/katib_space.h"
+#include "api/object.h"
+#include "api/optimization_job.h"
+#include "api/validation.h"
+#include "controller/conditions.h"
+#include "controller/events.h"
+#include "controller/optimization_trials.h"
+#include "controller/reconcile_steps.h"
+
+namespace trainyard::controller {
+namespace {
+
+struct OptimizationContext {
+  const OptimizationJobReconcilerOptions& options;
+  api::Json stored;
+  api::CoreObject job;
+  api::OptimizationJobSpec spec;
+  api::OptimizationJobStatus status;
+  std::vector<OptimizationTrial> trials;
+  std::string now;  // RFC 3339
+};
+
+InvolvedObject Involved(const OptimizationContext& ctx) {
+  return {std::string(api::kTrainerGroupVersion), "OptimizationJob", &ctx.job.metadata};
+}
+
+Status Event(OptimizationContext& ctx, const std::string& type, const std::string& reason,
+             const std::string& message) {
+  return RecordEvent(*ctx.options.store, *ctx.options.clock, Involved(ctx), type, reason, message);
+}
+
+bool Ended(const api::OptimizationJobStatus& status) {
+  auto is_true = [&](std::string_view type) {
+    return std::any_of(
+        status.conditions.begin(), status.conditions.end(),
+        [&](const api::MetaCondition& c) { return c.type == type && c.status == "True"; });
+  };
+  return is_true("Complete") || is_true("Failed");
+}
+
+struct Tally {
+  int32_t running = 0, succeeded = 0, failed = 0;
+  int32_t unreported = 0;  // Complete, but without every objective
+};
+
+Tally Count(const std::vector<OptimizationTrial>& trials) {
+  Tally t;
+  for (const OptimizationTrial& trial : trials) {
+    switch (trial.state) {
+      case tune::TrialState::kSucceeded:
+      case tune::TrialState::kEarlyStopped:
+        ++t.succeeded;
+        break;
+      case tune::TrialState::kFailed:
+        ++t.failed;
+        if (api::JobOutcome(trial.stored) == "Succeeded") ++t.unreported;
+        break;
+      case tune::TrialState::kPending:
+        ++t.running;
+        break;
+    }
+  }
+  return t;
+}
+
+Status Finish(OptimizationContext& ctx, const std::string& type, const std::string& reason,
+              const std::string& message) {
+  PutCondition(ctx.status.conditions, type, "True", reason, message, ctx.now);
+  return Event(ctx, type == "Failed" ? "Warning" : "Normal", reason, message);
+}
+
+// Why a trial's objectives were never read, said once it matters.
+std::string UnreportedHint(const OptimizationContext& ctx, const Tally& t) {
+  if (t.unreported == 0) return "";
+  std::vector<std::string> metrics;
+  for (const api::OptimizationObjective& o : ctx.spec.objectives) metrics.push_back(o.metric);
+  return fmt::format(
+      "; {} completed without reporting {}: push it to status.trainerStatus.metrics (KEP-2779, "
+      "$KUBEFLOW_TRAINER_SERVER_URL) or print it as {}=<number>",
+      t.unreported, fmt::join(metrics, ", "), metrics.front());
+}
+
+// Ends the job once every trial it will run has ended.
+Status Conclude(OptimizationContext& ctx, bool exhausted) {
+  Tally t = Count(ctx.trials);
+  int32_t created = static_cast<int32_t>(ctx.trials.size());
+  bool all_made = created >= ctx.spec.num_trials.value_or(1) || exhausted;
+  if (!all_made || t.running > 0) return OkStatus();
+  if (t.succeeded == 0) {
+    return Finish(
+        ctx, "Failed", "AllTrialsFailed",
+        fmt::format("{} out of {} trials failed{}", t.failed, created, UnreportedHint(ctx, t)));
+  }
+  std::string best = ctx.status.result ? ctx.status.result->train_job_name : "";
+  return Finish(ctx, "Complete", exhausted ? "SearchSpaceExhausted" : "MaxTrialsReached",
+                fmt::format("{} of {} trials succeeded; the best is {}{}", t.succeeded, created,
+                            best, UnreportedHint(ctx, t)));
+}
+
+Status FailCreation(OptimizationContext& ctx, const std::string& why) {
+  PutCondition(ctx.status.conditions, "Created", "False", "TrainJobsCreationFailed", why, ctx.now);
+  return Finish(ctx, "Failed", "TrainJobsCreationFailed", why);
+}
+
+// A trial as the API would take it: decoded, defaulted and valid.
+Status CheckTrial(const api::Json& doc) {
+  api::DecodeResult decoded = api::DecodeObject(doc);
+  FieldErrors errors = decoded.errors;
+  if (decoded.object) {
+    api::SetDefaults(*decoded.object);
+    api::ValidationResult checked = api::Validate(*decoded.object);
+    errors.insert(errors.end(), checked.errors.begin(), checked.errors.end());
+  }
+  if (errors.empty()) return OkStatus();
+  std::vector<std::string> lines;
+  for (const FieldError& e : errors) lines.push_back(e.ToString());
+  return InvalidArgumentError(fmt::format(
+      "TrainJob {}: {}", api::StringAt(doc, {"metadata", "name"}), fmt::join(lines, "; ")));
+}
+
+// Asks the sampler for the trials wanted (parallelTrials running, numTrials
+// in all) and creates them; `exhausted`: the algorithm has no more.
+Status CreateTrials(OptimizationContext& ctx, bool& exhausted) {
+  Tally t = Count(ctx.trials);
+  int32_t created = static_cast<int32_t>(ctx.trials.size());
+  int32_t wanted = std::min(ctx.spec.parallel_trials.value_or(1) - t.running,
+                            ctx.spec.num_trials.value_or(1) - created);
+  if (wanted <= 0) return OkStatus();
+  Result<tune::Space> space = api::OptimizationSpaceOf(ctx.spec.parameters);
+  if (!space.ok()) return FailCreation(ctx, std::string(space.status().message()));
+  Result<std::unique_ptr<tune::Sampler>> sampler =
+      tune::MakeSampler(*space, OptimizationSamplerOptions(ctx.spec, ctx.job.metadata.uid));
+  if (!sampler.ok()) return FailCreation(ctx, std::string(sampler.status().message()));
+  ASSIGN_OR_RETURN(std::vector<tune::TrialRecord> records,
+                   OptimizationRecords(*space, ctx.spec, ctx.trials));
+  Result<tune::SuggestResult> result = (*sampler)->Suggest(records, wanted);
+  if (!result.ok()) return FailCreation(ctx, std::string(result.status().message()));
+  int64_t index = created;
+  for (const tune::Suggestion& suggestion : result->suggestions) {
+    api::Json doc = BuildOptimizationTrial(ctx.job, ctx.spec, *space, suggestion, index++);
+    if (Status checked = CheckTrial(doc); !checked.ok()) {
+      return FailCreation(ctx, std::string(checked.message()));
+    }
+    Result<api::Json> made = ctx.options.store->Create(doc);
+    // Made already: a read older than the last create. The next reconcile
+    // reads it.
+    if (made.status().code() == StatusCode::kAlreadyExists) return OkStatus();
+    RETURN_IF_ERROR(made.status());
+    std::string name = api::StringAt(*made, {"metadata", "name"});
+    RETURN_IF_ERROR(Event(ctx, "Normal", "SuccessfulCreateTrainJob",
+                          fmt::format("Created trial TrainJob {}", name)));
+    OptimizationTrial trial{.name = name};
+    std::vector<std::string> values = space->Format(suggestion.point);
+    for (size_t i = 0; i < space->size(); ++i) {
+      trial.parameters.push_back({.name = (*space)[i].name, .value = values[i]});
+    }
+    trial.stored = *std::move(made);
+    ctx.trials.push_back(std::move(trial));
+  }
+  exhausted = result->exhausted;
+  PutCondition(ctx.status.conditions, "Created", "True", "TrainJobsCreated",
+               "The trials' TrainJobs are being created", ctx.now);
+  return OkStatus();
+}
+
+void Summarize(OptimizationContext& ctx) {
+  Tally t = Count(ctx.trials);
+  ctx.status.trial_counts =
+      api::OptimizationTrialCounts{.created = static_cast<int32_t>(ctx.trials.size()),
+                                   .running = t.running,
+                                   .succeeded = t.succeeded,
+                                   .failed = t.failed};
+  OptimizationOutcome outcome = SummarizeOptimization(ctx.spec, ctx.trials);
+  ctx.status.result = std::move(outcome.best);
+  ctx.status.pareto_front = std::move(outcome.front);
+}
+
+}  // namespace
+
+Result<ReconcileResult> OptimizationJobReconciler::Reconcile(const store::ObjectKey& key) {
+  ASSIGN_OR_RETURN(std::optional<Loaded<api::CoreObject>> loaded,
+                   LoadObject<api::CoreObject>(*options_.store, key));
+  if (!loaded) {
+    RETURN_IF_ERROR(DeleteEventsOf(*options_.store, key));  // its trials go with it (owned.h)
+    return ReconcileResult{};
+  }
+  if (!loaded->object.metadata.deletion_timestamp.empty()) return ReconcileResult{};
+  OptimizationContext ctx{.options = options_,
+                          .stored = std::move(loaded->stored),
+                          .job = std::move(loaded->object),
+                          .now = FormatRfc3339(options_.clock->Now())};
+  if (options_.check_stored) {
+    api::ValidationResult checked = api::Validate(api::Object(ctx.job));
+    if (!checked.ok()) {
+      RETURN_IF_ERROR(
+          RecordFailedValidation(*options_.store, *options_.clock, Involved(ctx), checked.errors));
+      return ReconcileResult{};
+    }
+  }
+  api::OptimizationJobFields fields = api::OptimizationJobFieldsOf(ctx.job);
+  ctx.spec = std::move(fields.spec);
+  ctx.status = std::move(fields.status);
+  ASSIGN_OR_RETURN(ctx.trials,
+                   ReadOptimizationTrials(*options_.store, options_.observations, ctx.job, ctx.spec,
+                                          options_.clock->Now(), options_.metric_grace));
+  Summarize(ctx);
+  if (!Ended(ctx.status)) {
+    bool exhausted = false;
+    RETURN_IF_ERROR(CreateTrials(ctx, exhausted));
+    Summarize(ctx);
+    if (!Ended(ctx.status)) RETURN_IF_ERROR(Conclude(ctx, exhausted));
+  }
+  RETURN_IF_ERROR(WriteStatusIfChanged(*options_.store, ctx.stored, api::Encode(ctx.status)));
+  ReconcileResult result;
+  // A Complete trial whose objectives are not read yet: read again soon
+  // (collected output wakes no reconcile).
+  bool waiting = std::any_of(ctx.trials.begin(), ctx.trials.end(), [](const auto& t) {
+    return t.state == tune::TrialState::kPending && api::JobOutcome(t.stored) == "Succeeded";
+  });
+  if (waiting) result.requeue_after = std::chrono::seconds(1);
+  return result;
+}
+
+}  // namespace trainyard::controller
