@@ -149,7 +149,7 @@ void ValidateCategorical(const CategoricalSearchSpace& space, const FieldPath& p
   }
 }
 
-void ValidateParameters(const std::vector<OptimizationParameter>& parameters, const FieldPath& path,
+void ValidateOptimizationParameters(const std::vector<OptimizationParameter>& parameters, const FieldPath& path,
                         ValidationResult& out) {
   if (parameters.empty()) out.errors.push_back(FieldError::Required(path));
   CheckMaxItems(parameters.size(), kMaxParameters, path, out);
@@ -277,7 +277,7 @@ void ValidateOptimizationJob(const OptimizationJobFields& job, ValidationResult&
   const OptimizationJobSpec& spec = job.spec;
   FieldPath path("spec");
   ValidateObjectives(spec.objectives, path.Child("objectives"), out);
-  ValidateParameters(spec.parameters, path.Child("parameters"), out);
+  ValidateOptimizationParameters(spec.parameters, path.Child("parameters"), out);
   ValidateSearchAlgorithm(spec, path, out);
   CheckRange(spec.num_trials, path.Child("numTrials"), out);
   CheckRange(spec.parallel_trials, path.Child("parallelTrials"), out);

@@ -13,9 +13,9 @@
 namespace trainyard::cli {
 namespace {
 
-constexpr size_t kMinWidth = 10;
+constexpr size_t kColumnMin = 10;
 
-std::string Pad(const std::string& text, size_t width) {
+std::string PadTo(const std::string& text, size_t width) {
   return text.size() >= width ? text + " " : text + std::string(width - text.size() + 1, ' ');
 }
 
@@ -47,13 +47,13 @@ std::string StateOf(const controller::OptimizationTrial& trial) {
   return "";
 }
 
-bool IsTrue(const api::OptimizationJobStatus& status, std::string_view type) {
+bool ConditionTrue(const api::OptimizationJobStatus& status, std::string_view type) {
   return std::any_of(
       status.conditions.begin(), status.conditions.end(),
       [&](const api::MetaCondition& c) { return c.type == type && c.status == "True"; });
 }
 
-std::string Metrics(const std::vector<api::NamedValue>& metrics) {
+std::string MetricsText(const std::vector<api::NamedValue>& metrics) {
   std::vector<std::string> parts;
   for (const api::NamedValue& m : metrics) parts.push_back(m.name + "=" + m.value);
   return Join(parts, " ");
@@ -65,17 +65,17 @@ void OptimizationView::PrintRow(const controller::OptimizationTrial& trial) {
   const api::OptimizationJobSpec& spec = fields_.spec;
   size_t name_width = key_.name.size() + 9;
   if (!header_printed_) {
-    std::string line = Pad("TRIAL", name_width) + Pad("STATE", 10);
-    for (const auto& p : spec.parameters) line += Pad(p.name, std::max(kMinWidth, p.name.size()));
-    for (const auto& o : spec.objectives) line += Pad(AsciiUpper(o.metric), kMinWidth);
+    std::string line = PadTo("TRIAL", name_width) + PadTo("STATE", 10);
+    for (const auto& p : spec.parameters) line += PadTo(p.name, std::max(kColumnMin, p.name.size()));
+    for (const auto& o : spec.objectives) line += PadTo(AsciiUpper(o.metric), kColumnMin);
     fmt::print(out_, "{}\n", line);
     header_printed_ = true;
   }
-  std::string line = Pad(trial.name, name_width) + Pad(StateOf(trial), 10);
+  std::string line = PadTo(trial.name, name_width) + PadTo(StateOf(trial), 10);
   for (const auto& p : spec.parameters) {
-    line += Pad(Short(ValueOf(trial.parameters, p.name)), std::max(kMinWidth, p.name.size()));
+    line += PadTo(Short(ValueOf(trial.parameters, p.name)), std::max(kColumnMin, p.name.size()));
   }
-  for (const auto& o : spec.objectives) line += Pad(ValueOf(trial.metrics, o.metric), kMinWidth);
+  for (const auto& o : spec.objectives) line += PadTo(ValueOf(trial.metrics, o.metric), kColumnMin);
   fmt::print(out_, "{}\n", line);
   std::fflush(out_);
 }
@@ -101,15 +101,15 @@ std::string OptimizationView::Poll() {
     if (ended && printed_.insert(trial.name).second) PrintRow(trial);
   }
   const api::OptimizationJobStatus& s = fields_.status;
-  finished_ = IsTrue(s, "Complete") || IsTrue(s, "Failed");
-  succeeded_ = IsTrue(s, "Complete");
+  finished_ = ConditionTrue(s, "Complete") || ConditionTrue(s, "Failed");
+  succeeded_ = ConditionTrue(s, "Complete");
   api::OptimizationTrialCounts counts = s.trial_counts.value_or(api::OptimizationTrialCounts{});
   std::string state = finished_ ? s.conditions.back().type : "Running";
   std::string line = fmt::format("{}: {}, {}/{} trials done, {} running", key_.name, state,
                                  counts.succeeded + counts.failed,
                                  fields_.spec.num_trials.value_or(1), counts.running);
   if (s.result)
-    line += fmt::format(", best {} ({})", Metrics(s.result->metrics), s.result->train_job_name);
+    line += fmt::format(", best {} ({})", MetricsText(s.result->metrics), s.result->train_job_name);
   return line;
 }
 
@@ -127,7 +127,7 @@ void OptimizationView::PrintSummary(std::FILE* out, const std::string& logs_dir)
   for (const api::NamedValue& p : s.result->parameters) {
     fmt::print(out, "  {} = {}\n", p.name, p.value);
   }
-  fmt::print(out, "  {}\n", Metrics(s.result->metrics));
+  fmt::print(out, "  {}\n", MetricsText(s.result->metrics));
   if (s.pareto_front.empty()) return;
   fmt::print(out, "Pareto front: {} trials no other beats in every objective\n",
              s.pareto_front.size());
@@ -136,7 +136,7 @@ void OptimizationView::PrintSummary(std::FILE* out, const std::string& logs_dir)
     for (const api::NamedValue& p : member.parameters) {
       parameters.push_back(p.name + "=" + Short(p.value));
     }
-    fmt::print(out, "  {}: {} ({})\n", member.train_job_name, Metrics(member.metrics),
+    fmt::print(out, "  {}: {} ({})\n", member.train_job_name, MetricsText(member.metrics),
                Join(parameters, " "));
   }
 }
