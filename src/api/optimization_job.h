@@ -218,12 +218,16 @@ struct OptimizationJobStatus {
   std::optional<OptimizationTrialCounts> trial_counts;
   // Several objectives: the trials no other beats in every objective.
   std::vector<OptimizationTrialResult> pareto_front;
+  // Every trial that reported its objectives, in creation order (at most
+  // numTrials, 100): what each reached, pushed or printed.
+  std::vector<OptimizationTrialResult> trial_results;
   template <class S, class V>
   static void Fields(S& s, V& v) {
     v("conditions", s.conditions);
     v("result", s.result);
     v("trialCounts", s.trial_counts);
     v("paretoFront", s.pareto_front);
+    v("trialResults", s.trial_results);
   }
   bool operator==(const OptimizationJobStatus&) const = default;
 };

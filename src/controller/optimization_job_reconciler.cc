@@ -179,6 +179,7 @@ void Summarize(OptimizationContext& ctx) {
   OptimizationOutcome outcome = SummarizeOptimization(ctx.spec, ctx.trials);
   ctx.status.result = std::move(outcome.best);
   ctx.status.pareto_front = std::move(outcome.front);
+  ctx.status.trial_results = std::move(outcome.reported);
 }
 
 }  // namespace

@@ -249,14 +249,15 @@ api::Json BuildOptimizationTrial(const api::CoreObject& job, const api::Optimiza
 
 OptimizationOutcome SummarizeOptimization(const api::OptimizationJobSpec& spec,
                                           const std::vector<OptimizationTrial>& trials) {
+  OptimizationOutcome out;
   std::vector<const OptimizationTrial*> told;
   std::vector<tune::Losses> losses;
   for (const OptimizationTrial& trial : trials) {
     if (trial.state != tune::TrialState::kSucceeded) continue;
     told.push_back(&trial);
+    out.reported.push_back(ResultOf(trial));
     losses.push_back(LossesOf(spec, trial));
   }
-  OptimizationOutcome out;
   std::vector<int> fronts = tune::ParetoFronts(losses);
   const OptimizationTrial* best = nullptr;
   double best_loss = 0;

@@ -69,6 +69,7 @@ std::string OptimizationTrialName(const std::string& job, int64_t index);
 struct OptimizationOutcome {
   std::optional<api::OptimizationTrialResult> best;
   std::vector<api::OptimizationTrialResult> front;
+  std::vector<api::OptimizationTrialResult> reported;  // every trial told, in order
 };
 OptimizationOutcome SummarizeOptimization(const api::OptimizationJobSpec& spec,
                                           const std::vector<OptimizationTrial>& trials);

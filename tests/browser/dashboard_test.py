@@ -117,6 +117,57 @@ spec:
                   - ${trialParameters.optimizer}
 """
 
+# Trainer's OptimizationJob with two objectives: each trial (a TrainJob)
+# prints its epochs of a total (its progress) and its two metrics, which
+# trainyard reads from its output.
+RUNTIME = """
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: ui-torch}
+spec:
+  mlPolicy: {numNodes: 1, torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            metadata:
+              labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
+            spec:
+              template:
+                spec:
+                  containers: [{name: node, image: pytorch/pytorch:2.1.0-cpu}]
+"""
+
+OPTIMIZATION = """
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: OptimizationJob
+metadata: {name: ui-pareto}
+spec:
+  objectives:
+    - {metric: accuracy, direction: Maximize}
+    - {metric: cost}
+  numTrials: 5
+  parallelTrials: 5
+  searchAlgorithm: {random: {seed: 5}}
+  parameters:
+    - {name: x, searchSpace: {uniform: {min: "0", max: "1"}}}
+  trainJobTemplate:
+    spec:
+      runtimeRef: {name: ui-torch}
+      trainer:
+        command:
+          - python3
+          - -c
+          - |
+            import os, time
+            x = float(os.environ["KUBEFLOW_TRAINER_OPT_X"])
+            for epoch in range(1, 4):
+                print(f"Epoch {epoch}/3", flush=True)
+                time.sleep(0.8)
+            print(f"accuracy={1 - (x - 0.7) ** 2:.4f} cost={x:.4f}", flush=True)
+"""
+
 # A PyTorchJob with a misspelled field and invalid values: the submit page
 # must show the errors at their fields and create nothing.
 BAD_MANIFEST = """apiVersion: kubeflow.org/v1
@@ -503,6 +554,32 @@ class DashboardTest(unittest.TestCase):
         # And the jobs page lists it.
         self.open("#/jobs")
         self.wait_css('[data-testid=experiment-row][data-name="ui-tune"]', 20)
+
+    def test_3b_optimization_job_page_draws_the_pareto_front(self):
+        self.server.create_yaml("/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes", RUNTIME)
+        self.server.create_yaml("/apis/trainer.kubeflow.org/v1alpha1/namespaces/default/optimizationjobs",
+                                OPTIMIZATION)
+        self.open("#/optimizationjobs/default/ui-pareto")
+        self.wait_css("[data-testid=optimization-page]", 20)
+        self.wait(lambda d: self.css("[data-testid=optimization-page]")[0].get_attribute("data-state") == "Succeeded",
+                  90, "the search ends Complete")
+        self.wait_css("[data-testid=optimization-trial]", 20, count=5)
+        # Each trial's progress, from the epochs it printed.
+        self.wait(lambda d: [p.get_attribute("data-percent") for p in self.css("[data-testid=optimization-trial] [data-testid=progress]")]
+                  == ["100"] * 5, 30, "every trial at 100%")
+        # Every trial drawn; the front's members marked, as the status names them.
+        self.wait(lambda d: len(self.css("[data-testid=pareto-point]")) == 5, 30, "a point per trial")
+        status, job = self.api_state("/apis/trainer.kubeflow.org/v1alpha1/namespaces/default/optimizationjobs/ui-pareto")
+        self.assertEqual(status, 200)
+        front = sorted(r["trainJobName"] for r in job["status"]["paretoFront"])
+        drawn = sorted(p.get_attribute("data-trial") for p in self.css("[data-testid=pareto-point][data-front=true]"))
+        self.assertEqual(drawn, front)
+        self.assertGreaterEqual(len(front), 1)
+        self.shot("optimization")
+        # The jobs page lists it, and hides its TrainJobs as its children.
+        self.open("#/jobs")
+        self.wait_css('[data-testid=optimizationjob-row][data-name="ui-pareto"]', 20)
+        self.assertFalse(self.css('[data-testid=job-row][data-name^="ui-pareto-trial-"]'))
 
     def test_4_submit_page_shows_field_errors_and_creates_nothing(self):
         self.open("#/submit")

@@ -7,6 +7,7 @@ import { get, onAuthRequired, setToken, token } from "./lib/api.js";
 import { JobsPage } from "./pages/jobs.js";
 import { JobPage } from "./pages/job.js";
 import { ExperimentPage } from "./pages/experiment.js";
+import { OptimizationPage } from "./pages/optimization.js";
 import { SubmitPage } from "./pages/submit.js";
 import { ComparePage } from "./pages/compare.js";
 import { QueuesPage } from "./pages/queues.js";
@@ -71,11 +72,12 @@ function App() {
   let body;
   if (page === "jobs" && rest.length >= 3) body = html`<${JobPage} kind=${rest[0]} ns=${rest[1]} name=${rest[2]} key=${rest.join("/")} />`;
   else if (page === "experiments" && rest.length >= 2) body = html`<${ExperimentPage} ns=${rest[0]} name=${rest[1]} key=${rest.join("/")} />`;
+  else if (page === "optimizationjobs" && rest.length >= 2) body = html`<${OptimizationPage} ns=${rest[0]} name=${rest[1]} key=${rest.join("/")} />`;
   else if (page === "submit") body = html`<${SubmitPage} ns=${ns} />`;
   else if (page === "compare") body = html`<${ComparePage} ns=${ns} query=${route.query} />`;
   else if (page === "queues") body = html`<${QueuesPage} ns=${ns} />`;
   else body = html`<${JobsPage} ns=${ns} />`;
-  const active = page === "experiments" ? "jobs" : page;
+  const active = page === "experiments" || page === "optimizationjobs" ? "jobs" : page;
 
   return html`
     <header class="topbar">

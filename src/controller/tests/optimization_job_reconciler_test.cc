@@ -248,6 +248,8 @@ spec:
   ASSERT_TRUE(s.result);
   EXPECT_EQ(s.result->train_job_name, "o-trial-1") << "the front's best in the first objective";
   EXPECT_NE(Condition(s, "Complete"), nullptr);
+  ASSERT_EQ(s.trial_results.size(), 3u) << "every trial that reported, front or not";
+  EXPECT_EQ(s.trial_results[2].metrics[1].value, "300");
 }
 
 TEST_F(OptimizationJobReconcilerTest, GridEndsWhenItsPointsAreUsedUp) {

@@ -13,8 +13,18 @@ export const JOB_KINDS = [
 ];
 export const EXPERIMENT = { kind: "Experiment", group: "kubeflow.org", version: "v1beta1", plural: "experiments" };
 export const TRIAL = { kind: "Trial", group: "kubeflow.org", version: "v1beta1", plural: "trials" };
+export const TRAINJOB = JOB_KINDS.find((k) => k.kind === "TrainJob");
+export const OPTIMIZATION_JOB = { kind: "OptimizationJob", group: "trainer.kubeflow.org", version: "v1alpha1", plural: "optimizationjobs" };
 
-const ALL = [...JOB_KINDS, EXPERIMENT, TRIAL];
+// A job's progress (KEP-2779's status.trainerStatus: what its trainer
+// reports, or what trainyard read of the counts it printed), or null.
+export function progressOf(obj) {
+  const t = obj.status?.trainerStatus;
+  if (!t || t.progressPercentage === undefined) return null;
+  return { percent: t.progressPercentage, eta: t.estimatedRemainingSeconds };
+}
+
+const ALL = [...JOB_KINDS, EXPERIMENT, TRIAL, OPTIMIZATION_JOB];
 // A kind as a route may name it: "PyTorchJob", or as kubectl takes it,
 // "pytorchjob" or "pytorchjobs".
 export const kindInfo = (kind) => {
@@ -43,6 +53,8 @@ export function stateOf(obj) {
   if (on("Suspended") || isSuspended(obj)) return "Suspended";
   if (on("Restarting")) return "Restarting";
   if (on("Running")) return "Running";
+  // An OptimizationJob has no Running condition: created and not ended is running.
+  if (obj.kind === "OptimizationJob" && on("Created")) return "Running";
   if (obj.kind === "Job" && (obj.status?.active || 0) > 0) return "Running";
   if (on("Created")) return "Created";
   const last = trueConds(obj).at(-1);

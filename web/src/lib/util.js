@@ -37,6 +37,7 @@ export function formatNumber(v) {
 export const keyOf = (obj) => `${obj.metadata.namespace || ""}/${obj.metadata.name}`;
 
 export function jobHref(kind, ns, name) { return `#/jobs/${kind}/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`; }
+export function optimizationHref(ns, name) { return `#/optimizationjobs/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`; }
 export function experimentHref(ns, name) { return `#/experiments/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`; }
 
 // A YAML rendering of a JSON value, for showing manifests.

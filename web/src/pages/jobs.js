@@ -1,13 +1,14 @@
 // The jobs page: every job kind in one live table (a page of rows at a
 // time), filters, and the experiments below.
 import { useMemo, useState } from "preact/hooks";
-import { html, age, formatDuration, ts, jobHref, experimentHref, stateClass, formatNumber } from "../lib/util.js";
+import { html, age, formatDuration, ts, jobHref, experimentHref, optimizationHref, stateClass, formatNumber } from "../lib/util.js";
 import { useWatchedList, useNow } from "../lib/hooks.js";
-import { JOB_KINDS, EXPERIMENT, collection, stateOf, replicasOf, queueOf, ownerKind, startTimeOf, endTimeOf } from "../lib/kinds.js";
+import { JOB_KINDS, EXPERIMENT, OPTIMIZATION_JOB, collection, stateOf, replicasOf, queueOf, ownerKind, startTimeOf, endTimeOf, progressOf } from "../lib/kinds.js";
+import { ProgressBar } from "./optimization.js";
 
 const PAGE_SIZE = 100;
 // Jobs that these kinds create for themselves are listed under their owner.
-const CHILD_OF = ["Trial", "TrainJob", "JobSet"];
+const CHILD_OF = ["Trial", "TrainJob", "JobSet", "OptimizationJob"];
 const STATES = ["Created", "Pending", "Running", "Restarting", "Suspended", "Succeeded", "Failed"];
 
 // One live list per kind; the hooks are called in a fixed order.
@@ -76,7 +77,7 @@ export function JobsPage({ ns }) {
       </select>
       <input id="job-search" data-testid="job-search" type="search" placeholder="name contains…" value=${search}
         onInput=${(e) => { setSearch(e.target.value); setPage(0); }} />
-      <label class="check" title="jobs that a Trial, TrainJob or JobSet runs"><input type="checkbox" data-testid="hide-children" checked=${hideChildren} onChange=${(e) => { setHideChildren(e.target.checked); setPage(0); }} /> hide child jobs</label>
+      <label class="check" title="jobs that a Trial, TrainJob, JobSet or OptimizationJob runs"><input type="checkbox" data-testid="hide-children" checked=${hideChildren} onChange=${(e) => { setHideChildren(e.target.checked); setPage(0); }} /> hide child jobs</label>
       <span class="spacer"></span>
       ${picked.size ? html`<a class="button" data-testid="compare-picked" href=${`#/compare?items=${[...picked].join(",")}`}>Compare ${picked.size}</a>` : null}
       <a class="button" href="#/submit">Submit…</a>
@@ -84,7 +85,7 @@ export function JobsPage({ ns }) {
     ${errors.length ? html`<div class="error" data-testid="jobs-error">${errors[0].message}${errors[0].status === 403 && !ns ? " (the token may list only some namespaces: pick one above)" : ""}</div>` : null}
     <table class="grid" id="jobs-table" data-testid="jobs-table">
       <thead><tr><th class="narrow"></th>${th("kind", "Kind")}${th("namespace", "Namespace")}${th("name", "Name")}${th("state", "State")}
-        ${th("created", "Age")}<th>Duration</th><th>Replicas</th>${th("queue", "Queue")}</tr></thead>
+        ${th("created", "Age")}<th>Duration</th><th>Progress</th><th>Replicas</th>${th("queue", "Queue")}</tr></thead>
       <tbody>
         ${visible.map(({ o, s }) => {
           const start = startTimeOf(o);
@@ -99,6 +100,7 @@ export function JobsPage({ ns }) {
             <td><span class=${stateClass(s)} data-testid="job-state">${s}</span></td>
             <td title=${o.metadata.creationTimestamp}>${age(o.metadata.creationTimestamp, now)}</td>
             <td>${o.status?.startTime || end ? formatDuration((end ? ts(end) : now) - ts(start)) : ""}</td>
+            <td>${progressOf(o) ? html`<${ProgressBar} progress=${progressOf(o)} />` : ""}</td>
             <td>${reps ? (reps[0] === null ? `${reps[1]}` : `${reps[0]}/${reps[1]}`) : ""}</td>
             <td>${queueOf(o)}</td>
           </tr>`;
@@ -112,6 +114,7 @@ export function JobsPage({ ns }) {
       <button disabled=${current >= pages - 1} onClick=${() => setPage(current + 1)} data-testid="page-next">next ›</button>
     </div>
     <${ExperimentsTable} ns=${ns} now=${now} />
+    <${OptimizationJobsTable} ns=${ns} now=${now} />
   </section>`;
 }
 
@@ -151,4 +154,29 @@ function ExperimentsTable({ ns, now }) {
       <button disabled=${current >= pages - 1} onClick=${() => setPage(current + 1)} data-testid="experiments-next">next ›</button>
     </div>` : null}
     ${list.synced && !rows.length ? html`<p class="muted">No experiments.</p>` : null}`;
+}
+
+// Trainer's OptimizationJobs: tuning whose trials are TrainJobs.
+function OptimizationJobsTable({ ns, now }) {
+  const list = useWatchedList(collection(OPTIMIZATION_JOB, ns));
+  const rows = useMemo(() => [...list.items.values()].sort((a, b) => ts(b.metadata.creationTimestamp) - ts(a.metadata.creationTimestamp)), [list.version, ns]);
+  if (list.synced && !rows.length) return null;
+  return html`<h2>Optimization jobs</h2>
+    <table class="grid" data-testid="optimizationjobs-table">
+      <thead><tr><th>Namespace</th><th>Name</th><th>State</th><th>Age</th><th>Trials</th><th>Objectives</th><th>Best</th></tr></thead>
+      <tbody>${rows.map((o) => {
+        const s = stateOf(o);
+        const st = o.status || {};
+        const c = st.trialCounts || {};
+        return html`<tr key=${o.metadata.uid} data-testid="optimizationjob-row" data-name=${o.metadata.name} data-state=${s}>
+          <td>${o.metadata.namespace}</td>
+          <td><a href=${optimizationHref(o.metadata.namespace, o.metadata.name)}>${o.metadata.name}</a></td>
+          <td><span class=${stateClass(s)}>${s}</span></td>
+          <td>${age(o.metadata.creationTimestamp, now)}</td>
+          <td>${(c.succeeded ?? 0) + (c.failed ?? 0)} / ${o.spec?.numTrials ?? 1}${c.running ? html` <span class="muted">(${c.running} running)</span>` : null}</td>
+          <td>${(o.spec?.objectives || []).map((x) => `${(x.direction || "Minimize").toLowerCase()} ${x.metric}`).join(", ")}</td>
+          <td>${(st.result?.metrics || []).map((m) => `${m.name} ${formatNumber(m.value)}`).join(", ")}${st.paretoFront?.length ? html` <span class="muted">(front of ${st.paretoFront.length})</span>` : null}</td>
+        </tr>`;
+      })}</tbody>
+    </table>`;
 }
