@@ -50,7 +50,10 @@ def main():
             optimizer.step()
         if epoch % 5 == 4 or epoch == args.epochs - 1:
             # name=value: what a StdOut collector reads (docs/tracking.md).
-            print(f"epoch={epoch + 1} loss={loss.item():.4f}", flush=True)
+            # "epoch 5 of 30": the share done, which trainyard shows as the
+            # job's progress (kubectl get trainjobs, the dashboard).
+            print(f"epoch={epoch + 1} loss={loss.item():.4f} (epoch {epoch + 1} of {args.epochs})",
+                  flush=True)
 
     with torch.no_grad():
         accuracy = (model(x_test).argmax(dim=1) == y_test).float().mean().item()
