@@ -84,11 +84,10 @@ Space SpaceOf(const Problem& p) {
 // The hypervolume of one run's trials after `trials` of them.
 Result<double> RunOnce(const Problem& p, const std::string& algorithm, uint64_t seed, int trials) {
   Space space = SpaceOf(p);
-  ASSIGN_OR_RETURN(std::unique_ptr<Sampler> sampler,
-                   MakeSampler(space, {.algorithm = algorithm,
-                                       .max_trial_count = trials,
-                                       .parallel_trial_count = 1,
-                                       .default_seed = seed}));
+  ASSIGN_OR_RETURN(std::unique_ptr<Sampler> sampler, MakeSampler(space, {.algorithm = algorithm,
+                                                                         .max_trial_count = trials,
+                                                                         .parallel_trial_count = 1,
+                                                                         .default_seed = seed}));
   std::vector<TrialRecord> history;
   std::vector<Losses> values;
   for (int t = 0; t < trials; ++t) {
@@ -96,8 +95,8 @@ Result<double> RunOnce(const Problem& p, const std::string& algorithm, uint64_t 
     if (result.suggestions.empty()) break;
     Point point = result.suggestions[0].point;
     values.push_back(p.evaluate(point));
-    history.push_back({.name = fmt::format("t{}", t), .point = point,
-                       .state = TrialState::kSucceeded});
+    history.push_back(
+        {.name = fmt::format("t{}", t), .point = point, .state = TrialState::kSucceeded});
     std::vector<double> ranks = ParetoRankLosses(values);
     for (size_t k = 0; k < history.size(); ++k) history[k].loss = ranks[k];
   }
@@ -140,14 +139,14 @@ int Main(int argc, char** argv) {
       if (volumes.empty()) continue;
       double median = Quantile(volumes, 0.5);
       if (algorithm == "random") random_median = median;
-      int better = static_cast<int>(std::count_if(
-          volumes.begin(), volumes.end(), [&](double v) { return v > random_median; }));
-      double per_trial = std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                             .count() /
-                         (seeds * trials);
+      int better = static_cast<int>(std::count_if(volumes.begin(), volumes.end(),
+                                                  [&](double v) { return v > random_median; }));
+      double per_trial =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
+          (seeds * trials);
       fmt::print("{:<11} {:<17} {:>10.4f} {:>10.4f} {:>10.4f} {:>11}/{} {:>10.5f}\n", p.name,
-                 algorithm, median, Quantile(volumes, 0.25), Quantile(volumes, 0.75), better,
-                 seeds, per_trial);
+                 algorithm, median, Quantile(volumes, 0.25), Quantile(volumes, 0.75), better, seeds,
+                 per_trial);
     }
   }
   return ok ? 0 : 1;
