@@ -149,8 +149,8 @@ void ValidateCategorical(const CategoricalSearchSpace& space, const FieldPath& p
   }
 }
 
-void ValidateOptimizationParameters(const std::vector<OptimizationParameter>& parameters, const FieldPath& path,
-                        ValidationResult& out) {
+void ValidateOptimizationParameters(const std::vector<OptimizationParameter>& parameters,
+                                    const FieldPath& path, ValidationResult& out) {
   if (parameters.empty()) out.errors.push_back(FieldError::Required(path));
   CheckMaxItems(parameters.size(), kMaxParameters, path, out);
   std::set<std::string> names;

@@ -66,7 +66,8 @@ void OptimizationView::PrintRow(const controller::OptimizationTrial& trial) {
   size_t name_width = key_.name.size() + 9;
   if (!header_printed_) {
     std::string line = PadTo("TRIAL", name_width) + PadTo("STATE", 10);
-    for (const auto& p : spec.parameters) line += PadTo(p.name, std::max(kColumnMin, p.name.size()));
+    for (const auto& p : spec.parameters)
+      line += PadTo(p.name, std::max(kColumnMin, p.name.size()));
     for (const auto& o : spec.objectives) line += PadTo(AsciiUpper(o.metric), kColumnMin);
     fmt::print(out_, "{}\n", line);
     header_printed_ = true;
