@@ -109,7 +109,7 @@ TEST_F(ExamplesE2eTest, AnOptimizationJobTunesDigitsOverTrainJobsAndNamesTheBest
   EXPECT_THAT(out, ::testing::ContainsRegex("best trial: tune-digits-trial-[0-9]+\n  lr = "));
   // Random search over this space finds a model above 0.95 in 12 trials.
   std::smatch best;
-  ASSERT_TRUE(std::regex_search(out, best, std::regex("\n  accuracy=(0\.[0-9]+)")));
+  ASSERT_TRUE(std::regex_search(out, best, std::regex("\n  accuracy=(0\\.[0-9]+)")));
   EXPECT_GT(std::stod(best[1]), 0.95) << out;
   EXPECT_THAT(out, ::testing::Not(::testing::HasSubstr("[node-0-0] epoch=")))
       << "trials' output stays in their logs";
