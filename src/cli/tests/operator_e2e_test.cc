@@ -88,8 +88,9 @@ TEST_F(OperatorE2eTest, UpstreamsPodsAndServicesAndConditionsOnTheApiServer) {
   std::string crds = Kubectl({"get", "crds", "-o", "jsonpath={.items[*].metadata.name}"}).output;
   EXPECT_EQ(crds,
             "clustertrainingruntimes.trainer.kubeflow.org experiments.kubeflow.org "
-            "jaxjobs.kubeflow.org mpijobs.kubeflow.org paddlejobs.kubeflow.org "
-            "pytorchjobs.kubeflow.org suggestions.kubeflow.org tfjobs.kubeflow.org "
+            "jaxjobs.kubeflow.org mpijobs.kubeflow.org optimizationjobs.trainer.kubeflow.org "
+            "paddlejobs.kubeflow.org pytorchjobs.kubeflow.org suggestions.kubeflow.org "
+            "tfjobs.kubeflow.org "
             "trainingruntimes.trainer.kubeflow.org trainjobs.trainer.kubeflow.org "
             "trials.kubeflow.org xgboostjobs.kubeflow.org");
   EXPECT_EQ(Field("clusterrole/trainyard-operator", ".rules[2].resources"),
