@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
 #include "api/katib_space.h"
+#include "common/strings.h"
 
 namespace trainyard::api {
 
@@ -22,6 +24,41 @@ std::string_view LastConditionType(const std::vector<KatibCondition>& conditions
 }
 
 bool Maximizes(const ObjectiveSpec& objective) { return objective.type == "maximize"; }
+
+std::vector<ParetoObjective> ParetoObjectivesOf(const Experiment& experiment,
+                                                std::vector<std::string>* problems) {
+  std::vector<ParetoObjective> out;
+  const std::optional<ObjectiveSpec>& objective = experiment.spec.objective;
+  if (!objective) return out;
+  out.push_back({objective->objective_metric_name, Maximizes(*objective)});
+  auto it = experiment.metadata.annotations.find(std::string(kParetoObjectivesAnnotation));
+  if (it == experiment.metadata.annotations.end()) return out;
+  auto problem = [&](std::string text) {
+    if (problems != nullptr) problems->push_back(std::move(text));
+  };
+  for (const std::string& item : SplitNonEmpty(it->second, ',')) {
+    size_t eq = item.find('=');
+    std::string metric(Trim(std::string_view(item).substr(0, eq)));
+    std::string direction =
+        eq == std::string::npos ? "" : std::string(Trim(std::string_view(item).substr(eq + 1)));
+    const std::vector<std::string>& extra = objective->additional_metric_names;
+    if (direction != "maximize" && direction != "minimize") {
+      problem(fmt::format("{:?}: write metric=maximize or metric=minimize", item));
+    } else if (metric == objective->objective_metric_name) {
+      problem(fmt::format("{} is the experiment's objective already", metric));
+    } else if (std::find(extra.begin(), extra.end(), metric) == extra.end()) {
+      problem(fmt::format("{} is not one of objective.additionalMetricNames: add it there", metric));
+    } else if (std::any_of(out.begin(), out.end(),
+                           [&](const ParetoObjective& o) { return o.metric == metric; })) {
+      problem(fmt::format("{} is named twice", metric));
+    } else if (out.size() >= kMaxParetoObjectives) {
+      problem(fmt::format("at most {} objectives in all", kMaxParetoObjectives));
+    } else {
+      out.push_back({metric, direction == "maximize"});
+    }
+  }
+  return out;
+}
 
 std::string CollectorKindOf(const Trial& trial) {
   const auto& mc = trial.spec.metrics_collector;

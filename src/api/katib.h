@@ -346,6 +346,9 @@ struct ExperimentStatus {
   std::optional<int32_t> trials_running;
   std::optional<int32_t> trials_early_stopped;
   std::optional<int32_t> trial_metrics_unavailable;
+  // trainyard's, with several objectives (kParetoObjectivesAnnotation):
+  // the succeeded trials no other beats in every objective.
+  std::vector<OptimalTrial> pareto_front;
   template <class S, class V>
   static void Fields(S& s, V& v) {
     v("startTime", s.start_time);
@@ -368,6 +371,7 @@ struct ExperimentStatus {
     v("trialsRunning", s.trials_running);
     v("trialsEarlyStopped", s.trials_early_stopped);
     v("trialMetricsUnavailable", s.trial_metrics_unavailable);
+    v("paretoFront", s.pareto_front);
   }
   bool operator==(const ExperimentStatus&) const = default;
 };
@@ -525,6 +529,27 @@ std::string_view LastConditionType(const std::vector<KatibCondition>& conditions
 
 // Whether the objective is maximised (anything but "maximize" minimises).
 bool Maximizes(const ObjectiveSpec& objective);
+
+// trainyard's multi-objective mode for a Katib Experiment, which Katib's API
+// has no field for: this annotation names additional metrics that are
+// objectives too, each with its direction ("params=minimize" or
+// "params=minimize,latency=minimize"); each must be one of
+// objective.additionalMetricNames. The experiment then searches for the
+// Pareto front of its objective and these (status.paretoFront); its goal
+// and currentOptimalTrial stay its own objective's. Katib's controller
+// ignores the annotation: there it is a single-objective experiment.
+inline constexpr std::string_view kParetoObjectivesAnnotation = "trainyard.dev/objectives";
+inline constexpr size_t kMaxParetoObjectives = 3;
+
+struct ParetoObjective {
+  std::string metric;
+  bool maximize = false;
+};
+// The experiment's objectives: its own first, then the annotation's; just
+// its own without the annotation. What is wrong with the annotation goes
+// to `problems` (and is left out).
+std::vector<ParetoObjective> ParetoObjectivesOf(const Experiment& experiment,
+                                                std::vector<std::string>* problems = nullptr);
 
 // The trial's metrics collector kind: StdOut unless its spec names one.
 std::string CollectorKindOf(const Trial& trial);

@@ -298,6 +298,13 @@ void ValidateExperiment(const Experiment& experiment, ValidationResult& out) {
   ValidateEarlyStopping(spec, out);
   ValidateTrialTemplate(experiment, space, out);
   ValidateMetricsCollector(spec, out);
+  std::vector<std::string> problems;
+  ParetoObjectivesOf(experiment, &problems);
+  for (const std::string& p : problems) {
+    Error(out, FieldError::Invalid(
+                   FieldPath("metadata").Child("annotations").Key(kParetoObjectivesAnnotation),
+                   experiment.metadata.annotations.at(std::string(kParetoObjectivesAnnotation)), p));
+  }
 }
 
 }  // namespace trainyard::api::internal

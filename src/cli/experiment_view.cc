@@ -218,6 +218,19 @@ void ExperimentView::PrintSummary(std::FILE* out, const std::string& logs_dir) c
       fmt::print(out, "  {}: min {}, max {}, latest {}\n", m.name, m.min, m.max, m.latest);
     }
   }
+  if (!s.pareto_front.empty()) {
+    fmt::print(out, "Pareto front: {} trials no other beats in every objective\n",
+               s.pareto_front.size());
+    for (const api::OptimalTrial& member : s.pareto_front) {
+      std::vector<std::string> values;
+      for (const api::ParetoObjective& o : api::ParetoObjectivesOf(experiment_)) {
+        std::optional<double> v =
+            controller::MetricValueOf(*experiment_.spec.objective, member.observation, o.metric);
+        values.push_back(fmt::format("{}={}", o.metric, v ? fmt::format("{:.6g}", *v) : "-"));
+      }
+      fmt::print(out, "  {}: {}\n", member.best_trial_name, Join(values, " "));
+    }
+  }
   if (objectives_.size() < 2) return;
   // The objective trial by trial, as they ended, and the best so far.
   bool maximize = experiment_.spec.objective->type == "maximize";

@@ -10,6 +10,7 @@
 #include "api/yaml.h"
 #include "common/strings.h"
 #include "controller/katib_status.h"
+#include "tune/pareto.h"
 
 namespace trainyard::controller {
 
@@ -110,7 +111,10 @@ Result<std::vector<tune::TrialRecord>> TrialRecords(const tune::Space& space,
                                                     const api::Experiment& experiment,
                                                     const std::vector<api::Trial>& trials) {
   const api::ObjectiveSpec& objective = *experiment.spec.objective;
+  std::vector<api::ParetoObjective> objectives = api::ParetoObjectivesOf(experiment);
   std::vector<tune::TrialRecord> records;
+  std::vector<tune::Losses> told_losses;  // several objectives: each told trial's
+  std::vector<size_t> told_at;
   for (const api::Trial& trial : trials) {
     tune::TrialRecord record{.name = trial.metadata.name};
     ASSIGN_OR_RETURN(record.point, PointOf(space, trial));
@@ -119,13 +123,24 @@ Result<std::vector<tune::TrialRecord>> TrialRecords(const tune::Space& space,
     bool told = record.state == tune::TrialState::kSucceeded ||
                 record.state == tune::TrialState::kEarlyStopped;
     std::optional<double> value = ObjectiveOf(objective, trial.status.observation);
-    if (told && value) {
+    std::optional<std::vector<double>> losses =
+        objectives.size() > 1
+            ? ParetoLossesOf(objective, objectives, trial.status.observation)
+            : std::nullopt;
+    if (told && objectives.size() > 1 && losses) {
+      told_losses.push_back(std::move(*losses));
+      told_at.push_back(records.size());
+    } else if (told && objectives.size() <= 1 && value) {
       record.loss = api::Maximizes(objective) ? -*value : *value;
     } else if (told) {
       record.state = tune::TrialState::kFailed;  // finished without a metric: never told
     }
     records.push_back(std::move(record));
   }
+  // Several objectives: each told trial's Pareto rank is its loss, so the
+  // sampler searches for the front (tune/pareto.h).
+  std::vector<double> ranks = tune::ParetoRankLosses(told_losses);
+  for (size_t k = 0; k < told_at.size(); ++k) records[told_at[k]].loss = ranks[k];
   return records;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "tune/metrics.h"
+#include "tune/pareto.h"
 
 namespace trainyard::controller {
 
@@ -28,15 +29,33 @@ bool IsFinished(TrialPhase phase) {
 
 std::optional<double> ObjectiveOf(const api::ObjectiveSpec& objective,
                                   const std::optional<api::Observation>& observation) {
+  return MetricValueOf(objective, observation, objective.objective_metric_name);
+}
+
+std::optional<std::vector<double>> ParetoLossesOf(const api::ObjectiveSpec& objective,
+                                                  const std::vector<api::ParetoObjective>& objectives,
+                                                  const std::optional<api::Observation>& observation) {
+  std::vector<double> losses;
+  for (const api::ParetoObjective& o : objectives) {
+    std::optional<double> value = MetricValueOf(objective, observation, o.metric);
+    if (!value) return std::nullopt;
+    losses.push_back(o.maximize ? -*value : *value);
+  }
+  return losses;
+}
+
+std::optional<double> MetricValueOf(const api::ObjectiveSpec& objective,
+                                    const std::optional<api::Observation>& observation,
+                                    const std::string& metric) {
   if (!observation) return std::nullopt;
   tune::MetricStrategy strategy = tune::MetricStrategy::kLatest;
   for (const api::MetricStrategy& s : objective.metric_strategies) {
-    if (s.name != objective.objective_metric_name) continue;
+    if (s.name != metric) continue;
     if (s.value == "min") strategy = tune::MetricStrategy::kMin;
     if (s.value == "max") strategy = tune::MetricStrategy::kMax;
   }
   for (const api::Metric& m : observation->metrics) {
-    if (m.name != objective.objective_metric_name) continue;
+    if (m.name != metric) continue;
     tune::MetricSummary summary{.name = m.name, .min = m.min, .max = m.max, .latest = m.latest};
     return tune::ObjectiveValue(summary, strategy);
   }
@@ -75,8 +94,39 @@ int32_t Count(const std::vector<std::string>& list) { return static_cast<int32_t
 
 }  // namespace
 
+namespace {
+
+// The succeeded trials no other succeeded trial beats in every objective,
+// in creation order.
+std::vector<api::OptimalTrial> ParetoFrontOf(const api::ObjectiveSpec& objective,
+                                             const std::vector<api::ParetoObjective>& objectives,
+                                             const std::vector<api::Trial>& trials) {
+  std::vector<const api::Trial*> told;
+  std::vector<tune::Losses> losses;
+  for (const api::Trial& trial : trials) {
+    if (PhaseOf(trial) != TrialPhase::kSucceeded) continue;
+    std::optional<std::vector<double>> l =
+        ParetoLossesOf(objective, objectives, trial.status.observation);
+    if (!l) continue;
+    told.push_back(&trial);
+    losses.push_back(std::move(*l));
+  }
+  std::vector<int> fronts = tune::ParetoFronts(losses);
+  std::vector<api::OptimalTrial> front;
+  for (size_t k = 0; k < told.size(); ++k) {
+    if (fronts[k] != 0) continue;
+    front.push_back({.best_trial_name = told[k]->metadata.name,
+                     .parameter_assignments = told[k]->spec.parameter_assignments,
+                     .observation = told[k]->status.observation});
+  }
+  return front;
+}
+
+}  // namespace
+
 void SummarizeTrials(const api::ExperimentSpec& spec, const std::vector<api::Trial>& trials,
-                     api::ExperimentStatus& status) {
+                     api::ExperimentStatus& status,
+                     const std::vector<api::ParetoObjective>& objectives) {
   for (auto* list :
        {&status.pending_trial_list, &status.running_trial_list, &status.succeeded_trial_list,
         &status.failed_trial_list, &status.killed_trial_list, &status.early_stopped_trial_list,
@@ -105,6 +155,8 @@ void SummarizeTrials(const api::ExperimentSpec& spec, const std::vector<api::Tri
   status.trials_killed = Count(status.killed_trial_list);
   status.trials_early_stopped = Count(status.early_stopped_trial_list);
   status.trial_metrics_unavailable = Count(status.metrics_unavailable_trial_list);
+  status.pareto_front.clear();
+  if (objectives.size() > 1) status.pareto_front = ParetoFrontOf(objective, objectives, trials);
   if (best != nullptr) {
     status.current_optimal_trial =
         api::OptimalTrial{.best_trial_name = best->metadata.name,

@@ -38,11 +38,24 @@ bool IsFinished(TrialPhase phase);
 // not a number.
 std::optional<double> ObjectiveOf(const api::ObjectiveSpec& objective,
                                   const std::optional<api::Observation>& observation);
+// The same for any of its metrics (its strategy, if metricStrategies names
+// one, else latest).
+std::optional<double> MetricValueOf(const api::ObjectiveSpec& objective,
+                                    const std::optional<api::Observation>& observation,
+                                    const std::string& metric);
+// A trial's objectives as losses (a maximised one negated), in
+// `objectives`' order; nullopt when one has no value.
+std::optional<std::vector<double>> ParetoLossesOf(const api::ObjectiveSpec& objective,
+                                                  const std::vector<api::ParetoObjective>& objectives,
+                                                  const std::optional<api::Observation>& observation);
 
 // Fills the experiment status's counts, trial lists and currentOptimalTrial
 // from its trials (in creation order).
+// With several objectives (api::ParetoObjectivesOf), status.paretoFront
+// too.
 void SummarizeTrials(const api::ExperimentSpec& spec, const std::vector<api::Trial>& trials,
-                     api::ExperimentStatus& status);
+                     api::ExperimentStatus& status,
+                     const std::vector<api::ParetoObjective>& objectives = {});
 
 struct Verdict {
   std::string type;  // Succeeded | Failed

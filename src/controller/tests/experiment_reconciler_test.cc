@@ -160,3 +160,71 @@ TEST_F(ExperimentReconcilerTest, TheGoalEndsItWithTheBestTrialAndStopsTheRest) {
 
 }  // namespace
 }  // namespace trainyard::controller
+
+namespace trainyard::controller {
+namespace {
+
+// trainyard's multi-objective mode: an annotation makes an additional
+// metric an objective too; the experiment keeps the Pareto front of the
+// two in its status, beside Katib's currentOptimalTrial.
+TEST_F(ExperimentReconcilerTest, AnnotatedObjectivesKeepTheParetoFront) {
+  api::Json doc = *store_->Get({"Experiment", "default", "e"});
+  doc["metadata"]["annotations"]["trainyard.dev/objectives"] = "params=minimize";
+  doc["spec"]["objective"]["additionalMetricNames"] = {"params"};
+  doc["spec"]["objective"].erase("goal");
+  doc["spec"]["parallelTrialCount"] = 3;
+  doc["spec"]["maxTrialCount"] = 3;
+  ASSERT_TRUE(store_->Update(doc).ok());
+  Reconcile();
+  std::vector<api::Trial> trials = Trials();
+  ASSERT_EQ(trials.size(), 3u);
+  // (loss, params): (0.2, 300) and (0.5, 100) trade off; (0.6, 200) is
+  // beaten by (0.5, 100) in both: not on the front.
+  std::vector<std::pair<std::string, std::string>> values = {{"0.2", "300"}, {"0.5", "100"},
+                                                             {"0.6", "200"}};
+  for (size_t i = 0; i < trials.size(); ++i) {
+    api::Json trial = *store_->Get({"Trial", "default", trials[i].metadata.name});
+    const auto& [loss, params] = values[i];
+    trial["status"] = {
+        {"conditions", {{{"type", "Succeeded"}, {"status", "True"}, {"reason", "TrialSucceeded"}}}},
+        {"observation",
+         {{"metrics",
+           {{{"name", "loss"}, {"min", loss}, {"max", loss}, {"latest", loss}},
+            {{"name", "params"}, {"min", params}, {"max", params}, {"latest", params}}}}}}};
+    ASSERT_TRUE(store_->UpdateStatus(trial).ok());
+  }
+  Reconcile();
+  api::ExperimentStatus status = Status();
+  ASSERT_EQ(status.pareto_front.size(), 2u);
+  EXPECT_EQ(status.pareto_front[0].best_trial_name, trials[0].metadata.name);
+  EXPECT_EQ(status.pareto_front[1].best_trial_name, trials[1].metadata.name);
+  ASSERT_TRUE(status.current_optimal_trial);
+  EXPECT_EQ(status.current_optimal_trial->best_trial_name, trials[0].metadata.name)
+      << "Katib's optimal trial stays its own objective's";
+}
+
+TEST(ParetoObjectivesTest, TheAnnotationNamesAdditionalMetricsWithTheirDirection) {
+  api::Experiment e;
+  e.spec.objective = api::ObjectiveSpec{.type = "maximize",
+                                        .objective_metric_name = "accuracy",
+                                        .additional_metric_names = {"params", "latency"}};
+  e.metadata.annotations["trainyard.dev/objectives"] = "params=minimize, latency = maximize";
+  std::vector<std::string> problems;
+  std::vector<api::ParetoObjective> o = api::ParetoObjectivesOf(e, &problems);
+  ASSERT_EQ(o.size(), 3u);
+  EXPECT_EQ(o[0].metric, "accuracy");
+  EXPECT_TRUE(o[0].maximize);
+  EXPECT_FALSE(o[1].maximize);
+  EXPECT_EQ(o[2].metric, "latency");
+  EXPECT_TRUE(problems.empty());
+  e.metadata.annotations["trainyard.dev/objectives"] = "loss=minimize,params=down,accuracy=maximize";
+  problems.clear();
+  EXPECT_EQ(api::ParetoObjectivesOf(e, &problems).size(), 1u);
+  EXPECT_THAT(problems, ::testing::ElementsAre(
+                            "loss is not one of objective.additionalMetricNames: add it there",
+                            "\"params=down\": write metric=maximize or metric=minimize",
+                            "accuracy is the experiment's objective already"));
+}
+
+}  // namespace
+}  // namespace trainyard::controller

@@ -10,6 +10,19 @@ import { useConfirm } from "../lib/confirm.js";
 import { Chart, align, color } from "../lib/chart.js";
 import { ParallelCoordinates } from "../lib/parcoords.js";
 import { seriesOf, seriesPath, XAxisSwitch } from "../lib/metrics.js";
+import { ParetoChart } from "./optimization.js";
+
+// trainyard's multi-objective mode: the annotation's metrics are objectives
+// beside the experiment's own ("params=minimize,latency=minimize").
+function paretoObjectivesOf(exp) {
+  const objective = exp.spec?.objective || {};
+  const out = [{ metric: objective.objectiveMetricName, direction: objective.type === "maximize" ? "Maximize" : "Minimize" }];
+  for (const item of (exp.metadata.annotations?.["trainyard.dev/objectives"] || "").split(",")) {
+    const [metric, direction] = item.split("=").map((x) => x.trim());
+    if (metric && direction) out.push({ metric, direction: direction === "maximize" ? "Maximize" : "Minimize" });
+  }
+  return out;
+}
 
 // A trial's value of `metric` as the experiment's strategy reads it.
 export function trialMetric(trial, metric, strategy = "latest") {
@@ -79,6 +92,11 @@ export function ExperimentPage({ ns, name }) {
           }))}
           objectiveName=${metricName} maximize=${maximize} width=${640} height=${300} /></div>
     </div>
+    ${st.paretoFront?.length ? html`<div class="panel" style="margin-top:12px" data-testid="experiment-front">
+      <h2>Pareto front: ${paretoObjectivesOf(exp).slice(0, 2).map((o) => o.metric).join(" and ")}</h2>
+      <${ParetoChart} objectives=${paretoObjectivesOf(exp)} front=${new Set(st.paretoFront.map((m) => m.bestTrialName))}
+        points=${trials.map((t) => ({ name: t.metadata.name, values: paretoObjectivesOf(exp).slice(0, 2).map((o) => trialMetric(t, o.metric)) }))
+          .filter((p) => p.values[0] !== null && p.values[1] !== null)} /></div>` : null}
     <div class="panel" style="margin-top:12px"><${TrialCurves} trials=${trials} ns=${ns} metrics=${[metricName, ...(objective.additionalMetricNames || [])]} /></div>
     <details><summary>Manifest</summary><pre class="manifest">${toYaml(exp.spec)}</pre></details>
     ${dialog}

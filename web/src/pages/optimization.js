@@ -99,7 +99,7 @@ function formatEta(s) {
 
 // Every trial in the first two objectives, the front's members joined
 // by the staircase they dominate up to (an SVG: exact, and testable).
-function ParetoChart({ objectives, points, front, width = 640, height = 320 }) {
+export function ParetoChart({ objectives, points, front, width = 640, height = 320 }) {
   if (!points.length) return html`<p class="muted">No trial has reported both yet.</p>`;
   const pad = 48;
   const xs = points.map((p) => p.values[0]), ys = points.map((p) => p.values[1]);
