@@ -47,7 +47,8 @@ std::vector<ParetoObjective> ParetoObjectivesOf(const Experiment& experiment,
     } else if (metric == objective->objective_metric_name) {
       problem(fmt::format("{} is the experiment's objective already", metric));
     } else if (std::find(extra.begin(), extra.end(), metric) == extra.end()) {
-      problem(fmt::format("{} is not one of objective.additionalMetricNames: add it there", metric));
+      problem(
+          fmt::format("{} is not one of objective.additionalMetricNames: add it there", metric));
     } else if (std::any_of(out.begin(), out.end(),
                            [&](const ParetoObjective& o) { return o.metric == metric; })) {
       problem(fmt::format("{} is named twice", metric));

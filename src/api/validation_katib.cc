@@ -301,9 +301,10 @@ void ValidateExperiment(const Experiment& experiment, ValidationResult& out) {
   std::vector<std::string> problems;
   ParetoObjectivesOf(experiment, &problems);
   for (const std::string& p : problems) {
-    Error(out, FieldError::Invalid(
-                   FieldPath("metadata").Child("annotations").Key(kParetoObjectivesAnnotation),
-                   experiment.metadata.annotations.at(std::string(kParetoObjectivesAnnotation)), p));
+    Error(out,
+          FieldError::Invalid(
+              FieldPath("metadata").Child("annotations").Key(kParetoObjectivesAnnotation),
+              experiment.metadata.annotations.at(std::string(kParetoObjectivesAnnotation)), p));
   }
 }
 

@@ -340,7 +340,8 @@ Result<ReconcileResult> ExperimentReconciler::Reconcile(const store::ObjectKey& 
   if (api::FindKatibCondition(State(ctx).conditions, "Created") == nullptr) {
     SetCondition(ctx, "Created", "True", "ExperimentCreated", "Experiment is created");
   }
-  SummarizeTrials(ctx.experiment.spec, ctx.trials, State(ctx), api::ParetoObjectivesOf(ctx.experiment));
+  SummarizeTrials(ctx.experiment.spec, ctx.trials, State(ctx),
+                  api::ParetoObjectivesOf(ctx.experiment));
   if (Ended(ctx) && !Restart(ctx)) {
     RETURN_IF_ERROR(KillActiveTrials(ctx, "Experiment has ended"));
     RETURN_IF_ERROR(WriteStatus(ctx));
@@ -358,11 +359,13 @@ Result<ReconcileResult> ExperimentReconciler::Reconcile(const store::ObjectKey& 
   }
   SetCondition(ctx, "Running", "True", "ExperimentRunning", "Experiment is running");
   RETURN_IF_ERROR(ApplyEarlyStopping(ctx));
-  SummarizeTrials(ctx.experiment.spec, ctx.trials, State(ctx), api::ParetoObjectivesOf(ctx.experiment));  // stopped trials make room
+  SummarizeTrials(ctx.experiment.spec, ctx.trials, State(ctx),
+                  api::ParetoObjectivesOf(ctx.experiment));  // stopped trials make room
   bool exhausted = false;
   std::string failure;
   RETURN_IF_ERROR(CreateTrials(ctx, random_, exhausted, failure));
-  SummarizeTrials(ctx.experiment.spec, ctx.trials, State(ctx), api::ParetoObjectivesOf(ctx.experiment));
+  SummarizeTrials(ctx.experiment.spec, ctx.trials, State(ctx),
+                  api::ParetoObjectivesOf(ctx.experiment));
   verdict = failure.empty()
                 ? Conclude(ctx.experiment.spec, State(ctx), exhausted)
                 : Verdict{"Failed", "ExperimentFailed", "Suggestion has failed: " + failure};

@@ -124,9 +124,8 @@ Result<std::vector<tune::TrialRecord>> TrialRecords(const tune::Space& space,
                 record.state == tune::TrialState::kEarlyStopped;
     std::optional<double> value = ObjectiveOf(objective, trial.status.observation);
     std::optional<std::vector<double>> losses =
-        objectives.size() > 1
-            ? ParetoLossesOf(objective, objectives, trial.status.observation)
-            : std::nullopt;
+        objectives.size() > 1 ? ParetoLossesOf(objective, objectives, trial.status.observation)
+                              : std::nullopt;
     if (told && objectives.size() > 1 && losses) {
       told_losses.push_back(std::move(*losses));
       told_at.push_back(records.size());

@@ -32,9 +32,9 @@ std::optional<double> ObjectiveOf(const api::ObjectiveSpec& objective,
   return MetricValueOf(objective, observation, objective.objective_metric_name);
 }
 
-std::optional<std::vector<double>> ParetoLossesOf(const api::ObjectiveSpec& objective,
-                                                  const std::vector<api::ParetoObjective>& objectives,
-                                                  const std::optional<api::Observation>& observation) {
+std::optional<std::vector<double>> ParetoLossesOf(
+    const api::ObjectiveSpec& objective, const std::vector<api::ParetoObjective>& objectives,
+    const std::optional<api::Observation>& observation) {
   std::vector<double> losses;
   for (const api::ParetoObjective& o : objectives) {
     std::optional<double> value = MetricValueOf(objective, observation, o.metric);

@@ -45,9 +45,9 @@ std::optional<double> MetricValueOf(const api::ObjectiveSpec& objective,
                                     const std::string& metric);
 // A trial's objectives as losses (a maximised one negated), in
 // `objectives`' order; nullopt when one has no value.
-std::optional<std::vector<double>> ParetoLossesOf(const api::ObjectiveSpec& objective,
-                                                  const std::vector<api::ParetoObjective>& objectives,
-                                                  const std::optional<api::Observation>& observation);
+std::optional<std::vector<double>> ParetoLossesOf(
+    const api::ObjectiveSpec& objective, const std::vector<api::ParetoObjective>& objectives,
+    const std::optional<api::Observation>& observation);
 
 // Fills the experiment status's counts, trial lists and currentOptimalTrial
 // from its trials (in creation order).
