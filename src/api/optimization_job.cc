@@ -17,6 +17,7 @@
 #include "api/trainer_kinds.h"
 #include "api/validation_internal.h"
 #include "common/strings.h"
+#include "tune/median_stop.h"
 #include "tune/sampler.h"
 
 namespace trainyard::api {
@@ -285,6 +286,22 @@ void ValidateOptimizationJob(const OptimizationJobFields& job, ValidationResult&
     out.errors.push_back(CelError(path, "parallelTrials cannot exceed numTrials"));
   }
   ValidateTemplate(spec, path.Child("trainJobTemplate"), out);
+  if (spec.early_stopping) {
+    FieldPath at = path.Child("earlyStopping").Child("algorithmName");
+    const AlgorithmSpec& e = *spec.early_stopping;
+    if (e.algorithm_name != "medianstop") {
+      out.errors.push_back(FieldError::NotSupported(at, e.algorithm_name, {"medianstop"}));
+      return;
+    }
+    tune::Settings settings;
+    for (const AlgorithmSetting& s : e.algorithm_settings) settings.emplace_back(s.name, s.value);
+    Result<tune::MedianStopSettings> parsed = tune::ParseMedianStopSettings(settings);
+    if (!parsed.ok()) {
+      out.errors.push_back(
+          FieldError::Invalid(path.Child("earlyStopping").Child("algorithmSettings"),
+                              e.algorithm_name, std::string(parsed.status().message())));
+    }
+  }
 }
 
 }  // namespace

@@ -15,7 +15,9 @@
 //    cmaes, sobol, hyperband, ...); upstream's CEL rule "exactly one of
 //    [random grid]" refuses it after pruning;
 //  - more than one objective (upstream: maxItems 1): the job searches for
-//    the Pareto front and reports it in status.paretoFront.
+//    the Pareto front and reports it in status.paretoFront;
+//  - spec.earlyStopping (medianstop, as Katib's), which kubectl's strict
+//    field validation refuses against upstream's CRD.
 #pragma once
 
 #include <optional>
@@ -45,6 +47,9 @@ inline constexpr std::string_view kOptimizationJobLabel = "trainyard.dev/optimiz
 inline constexpr std::string_view kOptimizationTrialIndexLabel = "trainyard.dev/trial-index";
 inline constexpr std::string_view kOptimizationParametersAnnotation =
     "trainyard.dev/trial-parameters";
+// A trial its job stopped early (it is suspended: its pods are gone).
+inline constexpr std::string_view kOptimizationEarlyStoppedAnnotation =
+    "trainyard.dev/early-stopped";
 
 struct OptimizationObjective {
   static constexpr bool kReflected = true;
@@ -161,6 +166,10 @@ struct OptimizationJobSpec {
   std::optional<int32_t> num_trials;
   std::optional<int32_t> parallel_trials;
   TrainJobTemplate train_job_template;
+  // trainyard's extension (upstream's CRD has none yet): Katib's
+  // medianstop on the first objective, from the values each trial prints
+  // as it runs; a trial it stops is suspended and counts as early stopped.
+  std::optional<AlgorithmSpec> early_stopping;
   template <class S, class V>
   static void Fields(S& s, V& v) {
     v("objectives", s.objectives);
@@ -169,6 +178,7 @@ struct OptimizationJobSpec {
     v("numTrials", s.num_trials);
     v("parallelTrials", s.parallel_trials);
     v("trainJobTemplate", s.train_job_template);
+    v("earlyStopping", s.early_stopping);
   }
 };
 
@@ -199,12 +209,14 @@ struct OptimizationTrialCounts {
   int32_t running = 0;
   int32_t succeeded = 0;
   int32_t failed = 0;
+  int32_t early_stopped = 0;
   template <class S, class V>
   static void Fields(S& s, V& v) {
     v("created", s.created);
     v("running", s.running);
     v("succeeded", s.succeeded);
     v("failed", s.failed);
+    v("earlyStopped", s.early_stopped);
   }
   bool operator==(const OptimizationTrialCounts&) const = default;
 };
@@ -219,7 +231,8 @@ struct OptimizationJobStatus {
   // Several objectives: the trials no other beats in every objective.
   std::vector<OptimizationTrialResult> pareto_front;
   // Every trial that reported its objectives, in creation order (at most
-  // numTrials, 100): what each reached, pushed or printed.
+  // numTrials, 100): what each reached, pushed or printed (its parameters
+  // are its TrainJob's annotation).
   std::vector<OptimizationTrialResult> trial_results;
   template <class S, class V>
   static void Fields(S& s, V& v) {

@@ -37,8 +37,9 @@ std::string ValueOf(const std::vector<api::NamedValue>& values, const std::strin
 std::string StateOf(const controller::OptimizationTrial& trial) {
   switch (trial.state) {
     case tune::TrialState::kSucceeded:
-    case tune::TrialState::kEarlyStopped:
       return "Succeeded";
+    case tune::TrialState::kEarlyStopped:
+      return "EarlyStopped";
     case tune::TrialState::kFailed:
       return api::JobOutcome(trial.stored) == "Succeeded" ? "NoMetrics" : "Failed";
     case tune::TrialState::kPending:
@@ -65,14 +66,14 @@ void OptimizationView::PrintRow(const controller::OptimizationTrial& trial) {
   const api::OptimizationJobSpec& spec = fields_.spec;
   size_t name_width = key_.name.size() + 9;
   if (!header_printed_) {
-    std::string line = PadTo("TRIAL", name_width) + PadTo("STATE", 10);
+    std::string line = PadTo("TRIAL", name_width) + PadTo("STATE", 12);
     for (const auto& p : spec.parameters)
       line += PadTo(p.name, std::max(kColumnMin, p.name.size()));
     for (const auto& o : spec.objectives) line += PadTo(AsciiUpper(o.metric), kColumnMin);
     fmt::print(out_, "{}\n", line);
     header_printed_ = true;
   }
-  std::string line = PadTo(trial.name, name_width) + PadTo(StateOf(trial), 10);
+  std::string line = PadTo(trial.name, name_width) + PadTo(StateOf(trial), 12);
   for (const auto& p : spec.parameters) {
     line += PadTo(Short(ValueOf(trial.parameters, p.name)), std::max(kColumnMin, p.name.size()));
   }
@@ -98,7 +99,7 @@ std::string OptimizationView::Poll() {
       store_, observations, *job, fields_.spec, TimePoint::max(), Duration::zero());
   if (!trials.ok()) return key_.name;
   for (const controller::OptimizationTrial& trial : *trials) {
-    bool ended = api::JobOutcome(trial.stored).has_value();
+    bool ended = trial.state != tune::TrialState::kPending;
     if (ended && printed_.insert(trial.name).second) PrintRow(trial);
   }
   const api::OptimizationJobStatus& s = fields_.status;

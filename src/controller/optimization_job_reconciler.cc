@@ -12,6 +12,8 @@
 #include "controller/events.h"
 #include "controller/optimization_trials.h"
 #include "controller/reconcile_steps.h"
+#include "tune/median_stop.h"
+#include "tune/metrics.h"
 
 namespace trainyard::controller {
 namespace {
@@ -45,7 +47,7 @@ bool Ended(const api::OptimizationJobStatus& status) {
 }
 
 struct Tally {
-  int32_t running = 0, succeeded = 0, failed = 0;
+  int32_t running = 0, succeeded = 0, failed = 0, early_stopped = 0;
   int32_t unreported = 0;  // Complete, but without every objective
 };
 
@@ -54,8 +56,10 @@ Tally Count(const std::vector<OptimizationTrial>& trials) {
   for (const OptimizationTrial& trial : trials) {
     switch (trial.state) {
       case tune::TrialState::kSucceeded:
-      case tune::TrialState::kEarlyStopped:
         ++t.succeeded;
+        break;
+      case tune::TrialState::kEarlyStopped:
+        ++t.early_stopped;
         break;
       case tune::TrialState::kFailed:
         ++t.failed;
@@ -92,7 +96,7 @@ Status Conclude(OptimizationContext& ctx, bool exhausted) {
   int32_t created = static_cast<int32_t>(ctx.trials.size());
   bool all_made = created >= ctx.spec.num_trials.value_or(1) || exhausted;
   if (!all_made || t.running > 0) return OkStatus();
-  if (t.succeeded == 0) {
+  if (t.succeeded + t.early_stopped == 0) {
     return Finish(
         ctx, "Failed", "AllTrialsFailed",
         fmt::format("{} out of {} trials failed{}", t.failed, created, UnreportedHint(ctx, t)));
@@ -169,13 +173,85 @@ Status CreateTrials(OptimizationContext& ctx, bool& exhausted) {
   return OkStatus();
 }
 
+// The first objective's values a trial printed, in order, as losses.
+Result<std::vector<double>> LossSeries(const OptimizationContext& ctx,
+                                       const OptimizationTrial& trial) {
+  const api::OptimizationObjective& objective = ctx.spec.objectives.front();
+  ASSIGN_OR_RETURN(
+      store::ObservationPage page,
+      ctx.options.observations->ListObservations(
+          store::JobObservationsId("TrainJob", ctx.job.metadata.namespace_, trial.name),
+          {.metric = objective.metric}));
+  std::vector<double> series;
+  for (const store::ObservationRow& row : page.rows) {
+    std::optional<double> value = tune::ParseMetricValue(row.value);
+    if (value) series.push_back(objective.direction == "Maximize" ? -*value : *value);
+  }
+  return series;
+}
+
+// Suspends `trial` and marks it stopped early; false when it changed
+// meanwhile (the next reconcile judges it again).
+Result<bool> StopTrial(OptimizationContext& ctx, OptimizationTrial& trial, size_t reports) {
+  api::Json doc = trial.stored;
+  doc["metadata"]["annotations"][std::string(api::kOptimizationEarlyStoppedAnnotation)] =
+      std::to_string(reports);
+  doc["spec"]["suspend"] = true;
+  Result<api::Json> updated = ctx.options.store->Update(std::move(doc));
+  if (updated.status().code() == StatusCode::kAborted) return false;
+  RETURN_IF_ERROR(updated.status());
+  trial.stored = *std::move(updated);
+  RETURN_IF_ERROR(Event(ctx, "Normal", "TrialEarlyStopped",
+                        fmt::format("Stopped trial {} at report {}: its best {} is worse than "
+                                    "the median of ended trials at that report",
+                                    trial.name, reports, ctx.spec.objectives.front().metric)));
+  return true;
+}
+
+// medianstop (spec.earlyStopping, trainyard's) over the running trials,
+// against the ended ones' printed values of the first objective.
+Status ApplyEarlyStopping(OptimizationContext& ctx) {
+  if (!ctx.spec.early_stopping || ctx.options.observations == nullptr) return OkStatus();
+  tune::Settings settings;
+  for (const api::AlgorithmSetting& s : ctx.spec.early_stopping->algorithm_settings) {
+    settings.emplace_back(s.name, s.value);
+  }
+  ASSIGN_OR_RETURN(tune::MedianStopSettings median, tune::ParseMedianStopSettings(settings));
+  std::vector<std::vector<double>> ended;
+  for (const OptimizationTrial& trial : ctx.trials) {
+    if (trial.state != tune::TrialState::kSucceeded &&
+        trial.state != tune::TrialState::kEarlyStopped) {
+      continue;
+    }
+    ASSIGN_OR_RETURN(std::vector<double> series, LossSeries(ctx, trial));
+    ended.push_back(std::move(series));
+  }
+  if (static_cast<int>(ended.size()) < median.min_trials_required) return OkStatus();
+  for (OptimizationTrial& trial : ctx.trials) {
+    if (trial.state != tune::TrialState::kPending || api::JobOutcome(trial.stored)) continue;
+    ASSIGN_OR_RETURN(std::vector<double> series, LossSeries(ctx, trial));
+    if (!tune::ShouldStopByMedian(median, series, ended)) continue;
+    ASSIGN_OR_RETURN(bool stopped, StopTrial(ctx, trial, series.size()));
+    if (!stopped) continue;
+    // Read again as a stopped trial: what it reached is its result.
+    ASSIGN_OR_RETURN(std::vector<OptimizationTrial> again,
+                     ReadOptimizationTrials(*ctx.options.store, ctx.options.observations, ctx.job,
+                                            ctx.spec, TimePoint::max(), Duration::zero()));
+    for (OptimizationTrial& t : again) {
+      if (t.name == trial.name) trial = std::move(t);
+    }
+  }
+  return OkStatus();
+}
+
 void Summarize(OptimizationContext& ctx) {
   Tally t = Count(ctx.trials);
   ctx.status.trial_counts =
       api::OptimizationTrialCounts{.created = static_cast<int32_t>(ctx.trials.size()),
                                    .running = t.running,
                                    .succeeded = t.succeeded,
-                                   .failed = t.failed};
+                                   .failed = t.failed,
+                                   .early_stopped = t.early_stopped};
   OptimizationOutcome outcome = SummarizeOptimization(ctx.spec, ctx.trials);
   ctx.status.result = std::move(outcome.best);
   ctx.status.pareto_front = std::move(outcome.front);
@@ -212,6 +288,7 @@ Result<ReconcileResult> OptimizationJobReconciler::Reconcile(const store::Object
                                           options_.clock->Now(), options_.metric_grace));
   Summarize(ctx);
   if (!Ended(ctx.status)) {
+    RETURN_IF_ERROR(ApplyEarlyStopping(ctx));
     bool exhausted = false;
     RETURN_IF_ERROR(CreateTrials(ctx, exhausted));
     Summarize(ctx);

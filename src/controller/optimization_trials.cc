@@ -90,6 +90,12 @@ tune::Losses LossesOf(const api::OptimizationJobSpec& spec, const OptimizationTr
   return losses;
 }
 
+// Ended with its objectives: succeeded, or stopped early with what it reached.
+bool Told(const OptimizationTrial& trial) {
+  return trial.state == tune::TrialState::kSucceeded ||
+         trial.state == tune::TrialState::kEarlyStopped;
+}
+
 api::OptimizationTrialResult ResultOf(const OptimizationTrial& trial) {
   return {.train_job_name = trial.name, .parameters = trial.parameters, .metrics = trial.metrics};
 }
@@ -118,7 +124,15 @@ Result<std::vector<OptimizationTrial>> ReadOptimizationTrials(
                             .parameters = ParametersOf(stored)};
     trial.stored = std::move(stored);
     std::optional<std::string> outcome = api::JobOutcome(trial.stored);
-    if (outcome == "Failed") {
+    bool stopped = !api::StringAt(trial.stored,
+                                  {"metadata", "annotations",
+                                   std::string(api::kOptimizationEarlyStoppedAnnotation).c_str()})
+                        .empty();
+    if (stopped && outcome != "Failed") {
+      // What it reached before it was stopped is what it has.
+      ASSIGN_OR_RETURN(bool read, ReadObjectives(observations, spec, trial));
+      trial.state = read ? tune::TrialState::kEarlyStopped : tune::TrialState::kFailed;
+    } else if (outcome == "Failed") {
       trial.state = tune::TrialState::kFailed;
     } else if (outcome == "Succeeded") {
       ASSIGN_OR_RETURN(bool read, ReadObjectives(observations, spec, trial));
@@ -155,7 +169,7 @@ Result<std::vector<tune::TrialRecord>> OptimizationRecords(
     for (const auto& [k, v] : api::ObjectAt(trial.stored, {"metadata", "labels"}).items()) {
       if (v.is_string()) record.labels.emplace(k, v.get<std::string>());
     }
-    if (trial.state == tune::TrialState::kSucceeded) {
+    if (Told(trial)) {
       told.push_back(LossesOf(spec, trial));
       told_at.push_back(records.size());
     }
@@ -253,9 +267,12 @@ OptimizationOutcome SummarizeOptimization(const api::OptimizationJobSpec& spec,
   std::vector<const OptimizationTrial*> told;
   std::vector<tune::Losses> losses;
   for (const OptimizationTrial& trial : trials) {
-    if (trial.state != tune::TrialState::kSucceeded) continue;
+    if (!Told(trial)) continue;
     told.push_back(&trial);
-    out.reported.push_back(ResultOf(trial));
+    // Its parameters are on the TrainJob (an annotation): the status holds
+    // each trial's values alone, so it stays small with 100 trials of 100
+    // parameters.
+    out.reported.push_back({.train_job_name = trial.name, .metrics = trial.metrics});
     losses.push_back(LossesOf(spec, trial));
   }
   std::vector<int> fronts = tune::ParetoFronts(losses);

@@ -133,6 +133,13 @@ TEST(OptimizationJobTest, TrainyardsOwnRulesSayWhyAndHow) {
   EXPECT_THAT(Errors(Changed("- metric: loss", "- metric: loss\n  - metric: loss")),
               ::testing::Contains(HasSubstr("Duplicate value")));
   EXPECT_EQ(OptimizationEnvName("batch.size-2"), "KUBEFLOW_TRAINER_OPT_BATCH_SIZE_2");
+  EXPECT_EQ(Errors(Changed("  trainJobTemplate:\n",
+                           "  earlyStopping: {algorithmName: medianstop}\n  trainJobTemplate:\n")),
+            std::vector<std::string>{});
+  EXPECT_THAT(
+      Errors(Changed("  trainJobTemplate:\n",
+                     "  earlyStopping: {algorithmName: hyperband}\n  trainJobTemplate:\n")),
+      ::testing::Contains(HasSubstr("spec.earlyStopping.algorithmName: Unsupported value")));
 }
 
 TEST(OptimizationJobTest, TheSpecNeverChanges) {

@@ -297,6 +297,50 @@ spec:
   EXPECT_EQ(Condition(s, "Created")->status, "False");
 }
 
+// trainyard's spec.earlyStopping: medianstop over what trials print; a
+// trial it stops is suspended, marked, and counts with what it reached.
+TEST_F(OptimizationJobReconcilerTest, MedianStopSuspendsATrialWorseThanTheEndedOnes) {
+  Create(R"(apiVersion: trainer.kubeflow.org/v1alpha1
+kind: OptimizationJob
+metadata: {name: o, namespace: default}
+spec:
+  objectives: [{metric: loss}]
+  numTrials: 3
+  parallelTrials: 2
+  parameters: [{name: x, searchSpace: {uniform: {min: "0", max: "1"}}}]
+  earlyStopping:
+    algorithmName: medianstop
+    algorithmSettings: [{name: min_trials_required, value: "1"}, {name: start_step, value: "2"}]
+  trainJobTemplate: {spec: {runtimeRef: {name: r}}}
+)");
+  ASSERT_TRUE(Reconcile().ok());
+  auto print = [&](const std::string& trial, std::vector<std::string> losses) {
+    std::vector<store::ObservationRow> rows;
+    for (const std::string& l : losses) {
+      rows.push_back(
+          {.time_us = static_cast<int64_t>(rows.size() + 1), .metric = "loss", .value = l});
+    }
+    ASSERT_TRUE(store_
+                    ->AppendObservations(store::JobObservationsId("TrainJob", "default", trial),
+                                         rows, "", 0)
+                    .ok());
+  };
+  print("o-trial-0", {"1.0", "0.5", "0.2"});
+  Finish("o-trial-0", "Complete", {});
+  print("o-trial-1", {"3.0", "2.5"});  // worse than 0's best at report 2 (0.5)
+  ASSERT_TRUE(Reconcile().ok());
+  api::Json stopped = *store_->Get({"TrainJob", "default", "o-trial-1"});
+  EXPECT_EQ(stopped["spec"]["suspend"], true);
+  EXPECT_EQ(stopped["metadata"]["annotations"]["trainyard.dev/early-stopped"], "2");
+  api::OptimizationJobStatus s = Status();
+  ASSERT_TRUE(s.trial_counts);
+  EXPECT_EQ(s.trial_counts->early_stopped, 1);
+  EXPECT_EQ(s.trial_counts->running, 1) << "trial 2 took its place";
+  ASSERT_EQ(s.trial_results.size(), 2u);
+  EXPECT_EQ(s.trial_results[1].metrics[0].value, "2.5") << "what it reached";
+  EXPECT_EQ(s.result->train_job_name, "o-trial-0");
+}
+
 TEST(OptimizationTrialNameTest, IsADns1035LabelOfAtMost63Characters) {
   EXPECT_EQ(OptimizationTrialName("tune", 7), "tune-trial-7");
   std::string long_name(80, 'a');

@@ -47,7 +47,7 @@ export function stateOf(obj) {
   const conds = obj.status?.conditions || [];
   const on = (t) => conds.some((c) => c.type === t && c.status === "True");
   if (on("Succeeded") || on("Complete") || on("Completed")) return "Succeeded";
-  if (on("EarlyStopped")) return "EarlyStopped";
+  if (on("EarlyStopped") || obj.metadata?.annotations?.["trainyard.dev/early-stopped"]) return "EarlyStopped";
   if (on("Failed")) return "Failed";
   if (on("MetricsUnavailable")) return "MetricsUnavailable";
   if (on("Suspended") || isSuspended(obj)) return "Suspended";

@@ -52,7 +52,7 @@ export function OptimizationPage({ ns, name }) {
     <dl class="facts">
       <dt>objectives</dt><dd>${objectives.map((o) => html`<span>${o.direction || "Minimize"} <b>${o.metric}</b> </span>`)}</dd>
       <dt>algorithm</dt><dd>${algorithm}</dd>
-      <dt>trials</dt><dd data-testid="trial-counts">${counts.created ?? 0} of ${spec.numTrials ?? 1}: ${counts.succeeded ?? 0} succeeded, ${counts.running ?? 0} running, ${counts.failed ?? 0} failed (${spec.parallelTrials ?? 1} at a time)</dd>
+      <dt>trials</dt><dd data-testid="trial-counts">${counts.created ?? 0} of ${spec.numTrials ?? 1}: ${counts.succeeded ?? 0} succeeded, ${counts.running ?? 0} running, ${counts.failed ?? 0} failed, ${counts.earlyStopped ?? 0} early stopped (${spec.parallelTrials ?? 1} at a time)</dd>
       ${best ? html`<dt>best</dt><dd data-testid="best-trial"><b>${best}</b>: ${(st.result.metrics || []).map((m) => `${m.name} ${formatNumber(m.value)}`).join(", ")}${" "}
         <span class="muted">(${(st.result.parameters || []).map((p) => `${p.name}=${formatNumber(p.value)}`).join(", ")})</span></dd>` : null}
       <dt>created</dt><dd>${formatTime(job.metadata.creationTimestamp)}</dd>
