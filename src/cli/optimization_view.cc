@@ -108,7 +108,7 @@ std::string OptimizationView::Poll() {
   api::OptimizationTrialCounts counts = s.trial_counts.value_or(api::OptimizationTrialCounts{});
   std::string state = finished_ ? s.conditions.back().type : "Running";
   std::string line = fmt::format("{}: {}, {}/{} trials done, {} running", key_.name, state,
-                                 counts.succeeded + counts.failed,
+                                 counts.succeeded + counts.failed + counts.early_stopped,
                                  fields_.spec.num_trials.value_or(1), counts.running);
   if (s.result)
     line += fmt::format(", best {} ({})", MetricsText(s.result->metrics), s.result->train_job_name);
