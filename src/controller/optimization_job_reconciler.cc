@@ -145,7 +145,7 @@ Status CreateTrials(OptimizationContext& ctx, bool& exhausted) {
                    OptimizationRecords(*space, ctx.spec, ctx.trials));
   Result<tune::SuggestResult> result = (*sampler)->Suggest(records, wanted);
   if (!result.ok()) return FailCreation(ctx, std::string(result.status().message()));
-  int64_t index = created;
+  int64_t index = NextTrialIndex(ctx.trials);
   for (const tune::Suggestion& suggestion : result->suggestions) {
     api::Json doc = BuildOptimizationTrial(ctx.job, ctx.spec, *space, suggestion, index++);
     if (Status checked = CheckTrial(doc); !checked.ok()) {

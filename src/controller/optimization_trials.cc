@@ -208,6 +208,15 @@ tune::SamplerOptions OptimizationSamplerOptions(const api::OptimizationJobSpec& 
   return options;
 }
 
+int64_t NextTrialIndex(const std::vector<OptimizationTrial>& trials) {
+  int64_t next = 0;
+  for (const OptimizationTrial& trial : trials) {
+    int64_t index = TrialIndex(trial.stored);
+    if (index != INT64_MAX) next = std::max(next, index + 1);
+  }
+  return next;
+}
+
 std::string OptimizationTrialName(const std::string& job, int64_t index) {
   std::string suffix = fmt::format("-trial-{}", index);
   std::string base;

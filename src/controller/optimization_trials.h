@@ -59,6 +59,11 @@ api::Json BuildOptimizationTrial(const api::CoreObject& job, const api::Optimiza
                                  const tune::Space& space, const tune::Suggestion& suggestion,
                                  int64_t index);
 
+// The index the next trial takes: one past the highest any has (not their
+// count: a trial deleted by hand leaves a gap, and its successor must not
+// take a name still in use).
+int64_t NextTrialIndex(const std::vector<OptimizationTrial>& trials);
+
 // The trial's name: <job>-trial-<index>, a DNS-1035 label of at most 63
 // characters (a long or dotted job name is shortened, with a hash of it).
 std::string OptimizationTrialName(const std::string& job, int64_t index);

@@ -183,6 +183,19 @@ TEST_F(OptimizationJobReconcilerTest, ARestartedControllerResumesFromItsTrainJob
   EXPECT_EQ(after[2]["metadata"]["name"], "o-trial-2");
 }
 
+// A trial deleted by hand is made again under a name no trial holds.
+TEST_F(OptimizationJobReconcilerTest, ATrialDeletedByHandIsReplacedUnderAFreshName) {
+  Create(kJob);
+  ASSERT_TRUE(Reconcile().ok());
+  Finish("o-trial-1", "Complete", {{"loss", "0.3"}});
+  ASSERT_TRUE(Reconcile().ok());  // o-trial-2 takes its place
+  ASSERT_TRUE(store_->Delete({"TrainJob", "default", "o-trial-0"}).ok());
+  ASSERT_TRUE(Reconcile().ok());
+  std::vector<std::string> names;
+  for (const api::Json& t : Trials()) names.push_back(t["metadata"]["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"o-trial-1", "o-trial-2", "o-trial-3"}));
+}
+
 TEST_F(OptimizationJobReconcilerTest, APrintedMetricIsReadFromTheCollectedOutput) {
   Create(kJob);
   ASSERT_TRUE(Reconcile().ok());
