@@ -263,6 +263,13 @@ void ValidateTemplate(const OptimizationJobSpec& spec, const FieldPath& path,
   }
   internal::ValidateLabels(t.metadata.labels, meta.Child("labels"), out);
   ValidateTrainJobSpec(t.spec, path.Child("spec"), out);
+  // Suspended trials wait for whatever resumes them (Kueue admitting
+  // them); without one the job waits for good.
+  if (t.spec.suspend.value_or(false)) {
+    out.warnings.push_back(
+        "spec.trainJobTemplate.spec.suspend: true: each trial is made suspended and runs only "
+        "once something resumes it (Kueue's admission); nothing here does");
+  }
   // Each trial's trainer env holds the template's and one per parameter.
   size_t env = t.spec.trainer ? t.spec.trainer->env.size() : 0;
   if (env + spec.parameters.size() > kMaxTrainerEnv) {

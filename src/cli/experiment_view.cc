@@ -74,10 +74,6 @@ std::string ShortValue(const api::ParameterSpec& p, const std::string& value) {
   return number ? fmt::format("{:.4g}", *number) : value;
 }
 
-std::string Pad(const std::string& text, size_t width) {
-  return text.size() >= width ? text + " " : text + std::string(width - text.size() + 1, ' ');
-}
-
 // Population-based training's trials show their generation and parent.
 bool ShowsLineage(const api::Experiment& e) {
   return e.spec.algorithm && e.spec.algorithm->algorithm_name == "pbt";
@@ -89,6 +85,10 @@ std::string LabelOf(const api::Trial& trial, std::string_view key) {
 }
 
 }  // namespace
+
+std::string PadColumn(const std::string& text, size_t width) {
+  return text.size() >= width ? text + " " : text + std::string(width - text.size() + 1, ' ');
+}
 
 void PrintTrialLogs(std::FILE* out, const std::string& logs_dir, const std::string& namespace_,
                     const std::string& trial) {
@@ -108,10 +108,10 @@ void PrintTrialLogs(std::FILE* out, const std::string& logs_dir, const std::stri
 
 void ExperimentView::PrintHeader() {
   size_t name_width = experiment_.metadata.name.size() + 9;
-  std::string line = Pad("TRIAL", name_width) + Pad("STATE", 12);
-  if (ShowsLineage(experiment_)) line += Pad("GEN", 3) + Pad("PARENT", name_width);
+  std::string line = PadColumn("TRIAL", name_width) + PadColumn("STATE", 12);
+  if (ShowsLineage(experiment_)) line += PadColumn("GEN", 3) + PadColumn("PARENT", name_width);
   for (const api::ParameterSpec& p : experiment_.spec.parameters) {
-    line += Pad(p.name, std::max(kMinWidth, p.name.size()));
+    line += PadColumn(p.name, std::max(kMinWidth, p.name.size()));
   }
   line += AsciiUpper(experiment_.spec.objective->objective_metric_name);
   fmt::print(out_, "{}\n", line);
@@ -121,18 +121,18 @@ void ExperimentView::PrintHeader() {
 void ExperimentView::PrintRow(const api::Trial& trial) {
   if (!header_printed_) PrintHeader();
   size_t name_width = experiment_.metadata.name.size() + 9;
-  std::string line =
-      Pad(trial.metadata.name, name_width) + Pad(PhaseName(controller::PhaseOf(trial)), 12);
+  std::string line = PadColumn(trial.metadata.name, name_width) +
+                     PadColumn(PhaseName(controller::PhaseOf(trial)), 12);
   if (ShowsLineage(experiment_)) {
-    line += Pad(LabelOf(trial, tune::kPbtGenerationLabel), 3) +
-            Pad(LabelOf(trial, tune::kPbtParentLabel), name_width);
+    line += PadColumn(LabelOf(trial, tune::kPbtGenerationLabel), 3) +
+            PadColumn(LabelOf(trial, tune::kPbtParentLabel), name_width);
   }
   for (const api::ParameterSpec& p : experiment_.spec.parameters) {
     std::string value;
     for (const api::ParameterAssignment& a : trial.spec.parameter_assignments) {
       if (a.name == p.name) value = a.value;
     }
-    line += Pad(ShortValue(p, value), std::max(kMinWidth, p.name.size()));
+    line += PadColumn(ShortValue(p, value), std::max(kMinWidth, p.name.size()));
   }
   line += ObjectiveText(*experiment_.spec.objective, trial.status.observation);
   if (std::optional<double> value =

@@ -8,6 +8,7 @@
 #include "api/object.h"
 #include "cli/metrics_view.h"
 #include "common/strings.h"
+#include "controller/optimization_job_reconciler.h"
 #include "tune/metrics.h"
 
 namespace trainyard::cli {
@@ -15,14 +16,13 @@ namespace {
 
 constexpr size_t kColumnMin = 10;
 
-std::string PadTo(const std::string& text, size_t width) {
-  return text.size() >= width ? text + " " : text + std::string(width - text.size() + 1, ' ');
-}
-
-// A long number at 4 significant digits, so the columns stay narrow (the
-// exact value is in the TrainJob's annotation and in the summary).
-std::string Short(const std::string& value) {
-  if (value.size() <= 8) return value;
+// A long Float value at 4 significant digits, so the columns stay narrow
+// (the exact value is in the TrainJob's annotation and in the summary);
+// Int values and choices as they are.
+std::string Short(const api::OptimizationParameter& p, const std::string& value) {
+  const auto& bounded =
+      p.search_space.uniform ? p.search_space.uniform : p.search_space.log_uniform;
+  if (!bounded || bounded->type != "Float" || value.size() <= 8) return value;
   std::optional<double> number = tune::ParseMetricValue(value);
   return number ? fmt::format("{:.4g}", *number) : value;
 }
@@ -66,18 +66,20 @@ void OptimizationView::PrintRow(const controller::OptimizationTrial& trial) {
   const api::OptimizationJobSpec& spec = fields_.spec;
   size_t name_width = key_.name.size() + 9;
   if (!header_printed_) {
-    std::string line = PadTo("TRIAL", name_width) + PadTo("STATE", 12);
+    std::string line = PadColumn("TRIAL", name_width) + PadColumn("STATE", 12);
     for (const auto& p : spec.parameters)
-      line += PadTo(p.name, std::max(kColumnMin, p.name.size()));
-    for (const auto& o : spec.objectives) line += PadTo(AsciiUpper(o.metric), kColumnMin);
+      line += PadColumn(p.name, std::max(kColumnMin, p.name.size()));
+    for (const auto& o : spec.objectives) line += PadColumn(AsciiUpper(o.metric), kColumnMin);
     fmt::print(out_, "{}\n", line);
     header_printed_ = true;
   }
-  std::string line = PadTo(trial.name, name_width) + PadTo(StateOf(trial), 12);
+  std::string line = PadColumn(trial.name, name_width) + PadColumn(StateOf(trial), 12);
   for (const auto& p : spec.parameters) {
-    line += PadTo(Short(ValueOf(trial.parameters, p.name)), std::max(kColumnMin, p.name.size()));
+    line +=
+        PadColumn(Short(p, ValueOf(trial.parameters, p.name)), std::max(kColumnMin, p.name.size()));
   }
-  for (const auto& o : spec.objectives) line += PadTo(ValueOf(trial.metrics, o.metric), kColumnMin);
+  for (const auto& o : spec.objectives)
+    line += PadColumn(ValueOf(trial.metrics, o.metric), kColumnMin);
   fmt::print(out_, "{}\n", line);
   std::fflush(out_);
 }
@@ -95,8 +97,11 @@ std::string OptimizationView::Poll() {
   fields_ = api::OptimizationJobFieldsOf(*job);
   // The run's store keeps the trials' printed metrics too.
   const auto* observations = dynamic_cast<const store::ObservationLog*>(&store_);
+  // As the controller judges them: a Complete trial whose output is still
+  // being read is not yet a row.
   Result<std::vector<controller::OptimizationTrial>> trials = controller::ReadOptimizationTrials(
-      store_, observations, *job, fields_.spec, TimePoint::max(), Duration::zero());
+      store_, observations, *job, fields_.spec, RealClock().Now(),
+      controller::OptimizationJobReconcilerOptions{}.metric_grace);
   if (!trials.ok()) return key_.name;
   for (const controller::OptimizationTrial& trial : *trials) {
     bool ended = trial.state != tune::TrialState::kPending;
@@ -136,7 +141,7 @@ void OptimizationView::PrintSummary(std::FILE* out, const std::string& logs_dir)
   for (const api::OptimizationTrialResult& member : s.pareto_front) {
     std::vector<std::string> parameters;
     for (const api::NamedValue& p : member.parameters) {
-      parameters.push_back(p.name + "=" + Short(p.value));
+      parameters.push_back(p.name + "=" + p.value);
     }
     fmt::print(out, "  {}: {} ({})\n", member.train_job_name, MetricsText(member.metrics),
                Join(parameters, " "));

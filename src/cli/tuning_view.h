@@ -21,6 +21,9 @@ class TuningView {
   virtual void PrintSummary(std::FILE* out, const std::string& logs_dir) const = 0;
 };
 
+// `text` and a space, padded to `width` + 1: a column of run's tables.
+std::string PadColumn(const std::string& text, size_t width);
+
 // Where the logs of a trial's replicas are (their pods are named after
 // it), a line each, under `logs_dir` as `run` keeps them.
 void PrintTrialLogs(std::FILE* out, const std::string& logs_dir, const std::string& namespace_,

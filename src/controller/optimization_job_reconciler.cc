@@ -11,6 +11,7 @@
 #include "controller/conditions.h"
 #include "controller/events.h"
 #include "controller/optimization_trials.h"
+#include "controller/owned.h"
 #include "controller/reconcile_steps.h"
 #include "tune/median_stop.h"
 #include "tune/metrics.h"
@@ -73,6 +74,13 @@ Tally Count(const std::vector<OptimizationTrial>& trials) {
   return t;
 }
 
+// The trials made so far: one deleted by hand still counts, so that no
+// more than numTrials run.
+int32_t TrialsMade(const std::vector<OptimizationTrial>& trials) {
+  return static_cast<int32_t>(
+      std::max<int64_t>(static_cast<int64_t>(trials.size()), NextTrialIndex(trials)));
+}
+
 Status Finish(OptimizationContext& ctx, const std::string& type, const std::string& reason,
               const std::string& message) {
   PutCondition(ctx.status.conditions, type, "True", reason, message, ctx.now);
@@ -84,16 +92,21 @@ std::string UnreportedHint(const OptimizationContext& ctx, const Tally& t) {
   if (t.unreported == 0) return "";
   std::vector<std::string> metrics;
   for (const api::OptimizationObjective& o : ctx.spec.objectives) metrics.push_back(o.metric);
+  // Where no output is read (an operator without --katib), printing is no way.
+  std::string print = ctx.options.observations != nullptr
+                          ? fmt::format(" or print it as {}=<number>", metrics.front())
+                          : "; this controller reads no output (on a cluster: `trainyard operator "
+                            "--trainer --katib` reads what trials print)";
   return fmt::format(
       "; {} completed without reporting {}: push it to status.trainerStatus.metrics (KEP-2779, "
-      "$KUBEFLOW_TRAINER_SERVER_URL) or print it as {}=<number>",
-      t.unreported, fmt::join(metrics, ", "), metrics.front());
+      "$KUBEFLOW_TRAINER_SERVER_URL){}",
+      t.unreported, fmt::join(metrics, ", "), print);
 }
 
 // Ends the job once every trial it will run has ended.
 Status Conclude(OptimizationContext& ctx, bool exhausted) {
   Tally t = Count(ctx.trials);
-  int32_t created = static_cast<int32_t>(ctx.trials.size());
+  int32_t created = TrialsMade(ctx.trials);
   bool all_made = created >= ctx.spec.num_trials.value_or(1) || exhausted;
   if (!all_made || t.running > 0) return OkStatus();
   if (t.succeeded + t.early_stopped == 0) {
@@ -132,7 +145,7 @@ Status CheckTrial(const api::Json& doc) {
 // in all) and creates them; `exhausted`: the algorithm has no more.
 Status CreateTrials(OptimizationContext& ctx, bool& exhausted) {
   Tally t = Count(ctx.trials);
-  int32_t created = static_cast<int32_t>(ctx.trials.size());
+  int32_t created = TrialsMade(ctx.trials);
   int32_t wanted = std::min(ctx.spec.parallel_trials.value_or(1) - t.running,
                             ctx.spec.num_trials.value_or(1) - created);
   if (wanted <= 0) return OkStatus();
@@ -152,9 +165,17 @@ Status CreateTrials(OptimizationContext& ctx, bool& exhausted) {
       return FailCreation(ctx, std::string(checked.message()));
     }
     Result<api::Json> made = ctx.options.store->Create(doc);
-    // Made already: a read older than the last create. The next reconcile
-    // reads it.
-    if (made.status().code() == StatusCode::kAlreadyExists) return OkStatus();
+    if (made.status().code() == StatusCode::kAlreadyExists) {
+      // Ours: a read older than the last create, which the next reconcile
+      // reads. Another's (a job of this name deleted before its trials
+      // went, or a TrainJob made by hand): asked again, it would stall.
+      Result<api::Json> taken = ctx.options.store->Get(
+          {"TrainJob", ctx.job.metadata.namespace_, api::StringAt(doc, {"metadata", "name"})});
+      if (!taken.ok() || ControlledBy(*taken, ctx.job.metadata.uid)) return OkStatus();
+      return FailCreation(ctx, fmt::format("TrainJob {} exists and is not this job's trial: "
+                                           "delete it, or give the job another name",
+                                           api::StringAt(doc, {"metadata", "name"})));
+    }
     RETURN_IF_ERROR(made.status());
     std::string name = api::StringAt(*made, {"metadata", "name"});
     RETURN_IF_ERROR(Event(ctx, "Normal", "SuccessfulCreateTrainJob",
@@ -302,6 +323,11 @@ Result<ReconcileResult> OptimizationJobReconciler::Reconcile(const store::Object
     return t.state == tune::TrialState::kPending && api::JobOutcome(t.stored) == "Succeeded";
   });
   if (waiting) result.requeue_after = std::chrono::seconds(1);
+  // Nothing running and not ended: the sampler gave nothing this time
+  // (hyperband between rungs), and no trial's change will wake the job.
+  if (!waiting && !Ended(ctx.status) && Count(ctx.trials).running == 0) {
+    result.requeue_after = std::chrono::seconds(5);
+  }
   return result;
 }
 

@@ -45,30 +45,35 @@ std::optional<TimePoint> CompletedAt(const api::Json& trial) {
 
 // A metric's last value: as its trainer pushed it (status.trainerStatus,
 // KEP-2779), or else as trainyard read it from its output.
-Result<std::optional<std::string>> MetricOf(const api::Json& trial,
-                                            const store::ObservationLog* observations,
-                                            const std::string& metric) {
+// `summary`: what was read of its output, summarized once per trial (null
+// where none is read).
+std::optional<std::string> MetricOf(const api::Json& trial,
+                                    const store::ObservationSummary* summary,
+                                    const std::string& metric) {
   for (const api::Json& m : api::ArrayRefAt(trial, {"status", "trainerStatus", "metrics"})) {
-    if (api::StringAt(m, "name") == metric) return std::optional(api::StringAt(m, "value"));
+    if (api::StringAt(m, "name") == metric) return api::StringAt(m, "value");
   }
-  if (observations == nullptr) return std::optional<std::string>();
-  std::string id =
-      store::JobObservationsId("TrainJob", api::StringAt(trial, {"metadata", "namespace"}),
-                               api::StringAt(trial, {"metadata", "name"}));
-  ASSIGN_OR_RETURN(store::ObservationSummary summary, observations->SummarizeObservations(id));
-  for (const store::ObservationSeries& s : summary.series) {
-    if (s.metric == metric) return std::optional(s.latest.value);
+  if (summary == nullptr) return std::nullopt;
+  for (const store::ObservationSeries& s : summary->series) {
+    if (s.metric == metric) return s.latest.value;
   }
-  return std::optional<std::string>();
+  return std::nullopt;
 }
 
 // Reads the objectives of a Complete trial into `trial`; false when one
 // is missing or no number.
 Result<bool> ReadObjectives(const store::ObservationLog* observations,
                             const api::OptimizationJobSpec& spec, OptimizationTrial& trial) {
+  std::optional<store::ObservationSummary> summary;
+  if (observations != nullptr) {
+    ASSIGN_OR_RETURN(
+        summary,
+        observations->SummarizeObservations(store::JobObservationsId(
+            "TrainJob", api::StringAt(trial.stored, {"metadata", "namespace"}), trial.name)));
+  }
   for (const api::OptimizationObjective& o : spec.objectives) {
-    ASSIGN_OR_RETURN(std::optional<std::string> text,
-                     MetricOf(trial.stored, observations, o.metric));
+    std::optional<std::string> text =
+        MetricOf(trial.stored, summary ? &*summary : nullptr, o.metric);
     std::optional<double> value = text ? tune::ParseMetricValue(*text) : std::nullopt;
     if (!value || !std::isfinite(*value)) {
       trial.values.clear();
@@ -277,11 +282,14 @@ OptimizationOutcome SummarizeOptimization(const api::OptimizationJobSpec& spec,
   std::vector<tune::Losses> losses;
   for (const OptimizationTrial& trial : trials) {
     if (!Told(trial)) continue;
-    told.push_back(&trial);
     // Its parameters are on the TrainJob (an annotation): the status holds
     // each trial's values alone, so it stays small with 100 trials of 100
     // parameters.
     out.reported.push_back({.train_job_name = trial.name, .metrics = trial.metrics});
+    // A trial stopped early has not its final values: listed, never the
+    // best or on the front (as a Katib experiment's front).
+    if (trial.state != tune::TrialState::kSucceeded) continue;
+    told.push_back(&trial);
     losses.push_back(LossesOf(spec, trial));
   }
   std::vector<int> fronts = tune::ParetoFronts(losses);

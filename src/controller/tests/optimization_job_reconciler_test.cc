@@ -196,6 +196,24 @@ TEST_F(OptimizationJobReconcilerTest, ATrialDeletedByHandIsReplacedUnderAFreshNa
   EXPECT_EQ(names, (std::vector<std::string>{"o-trial-1", "o-trial-2", "o-trial-3"}));
 }
 
+// A trial's name held by a TrainJob the job does not own fails the job
+// with the name, where asking again would wait for good.
+TEST_F(OptimizationJobReconcilerTest, ANameHeldByAnotherTrainJobFailsTheJobSayingWhich) {
+  ASSERT_TRUE(store_
+                  ->Create({{"apiVersion", "trainer.kubeflow.org/v1alpha1"},
+                            {"kind", "TrainJob"},
+                            {"metadata", {{"name", "o-trial-0"}, {"namespace", "default"}}},
+                            {"spec", {{"runtimeRef", {{"name", "r"}}}}}})
+                  .ok());
+  Create(kJob);
+  ASSERT_TRUE(Reconcile().ok());
+  api::OptimizationJobStatus s = Status();
+  const api::MetaCondition* failed = Condition(s, "Failed");
+  ASSERT_NE(failed, nullptr);
+  EXPECT_EQ(failed->reason, "TrainJobsCreationFailed");
+  EXPECT_THAT(failed->message, HasSubstr("TrainJob o-trial-0 exists and is not this job's trial"));
+}
+
 TEST_F(OptimizationJobReconcilerTest, APrintedMetricIsReadFromTheCollectedOutput) {
   Create(kJob);
   ASSERT_TRUE(Reconcile().ok());

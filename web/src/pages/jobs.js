@@ -173,7 +173,7 @@ function OptimizationJobsTable({ ns, now }) {
           <td><a href=${optimizationHref(o.metadata.namespace, o.metadata.name)}>${o.metadata.name}</a></td>
           <td><span class=${stateClass(s)}>${s}</span></td>
           <td>${age(o.metadata.creationTimestamp, now)}</td>
-          <td>${(c.succeeded ?? 0) + (c.failed ?? 0)} / ${o.spec?.numTrials ?? 1}${c.running ? html` <span class="muted">(${c.running} running)</span>` : null}</td>
+          <td>${(c.succeeded ?? 0) + (c.failed ?? 0) + (c.earlyStopped ?? 0)} / ${o.spec?.numTrials ?? 1}${c.running ? html` <span class="muted">(${c.running} running)</span>` : null}</td>
           <td>${(o.spec?.objectives || []).map((x) => `${(x.direction || "Minimize").toLowerCase()} ${x.metric}`).join(", ")}</td>
           <td>${(st.result?.metrics || []).map((m) => `${m.name} ${formatNumber(m.value)}`).join(", ")}${st.paretoFront?.length ? html` <span class="muted">(front of ${st.paretoFront.length})</span>` : null}</td>
         </tr>`;

@@ -97,8 +97,8 @@ function formatEta(s) {
   return `${Math.round(s / 3600)}h`;
 }
 
-// Every trial in the first two objectives, the front's members joined
-// by the staircase they dominate up to (an SVG: exact, and testable).
+// Every trial in the first two objectives, the front's members marked
+// and joined in order of the first (an SVG: exact, and testable).
 export function ParetoChart({ objectives, points, front, width = 640, height = 320 }) {
   if (!points.length) return html`<p class="muted">No trial has reported both yet.</p>`;
   const pad = 48;
