@@ -61,6 +61,9 @@ struct ApiStrategy {
   // Its trainer reports its progress with a POST to its status
   // (a TrainJob, KEP-2779; server/trainer_status.cc).
   bool trainer_status_push = false;
+  // Tokens are asked of it with a POST to `<name>/token` (a
+  // ServiceAccount's TokenRequest; server/service_account_tokens.h).
+  bool token_request = false;
 };
 
 // The strategies of the kinds that have one of their own.

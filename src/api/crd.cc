@@ -180,6 +180,21 @@ Json OptimizationJobPrinterColumns() {
   return columns;
 }
 
+// TrainJob's: upstream's, with what its trainer reports (KEP-2779's
+// proposed PROGRESS column; trainyard's API server shows the same as "42%"
+// and "2m", which a CRD column, a JSON path, cannot).
+Json TrainJobPrinterColumns() {
+  Json columns = PrinterColumns();
+  columns.insert(columns.end() - 1,
+                 {{{"jsonPath", ".status.trainerStatus.progressPercentage"},
+                   {"name", "Progress %"},
+                   {"type", "integer"}},
+                  {{"jsonPath", ".status.trainerStatus.estimatedRemainingSeconds"},
+                   {"name", "ETA Seconds"},
+                   {"type", "integer"}}});
+  return columns;
+}
+
 // The schemas of a Trainer kind's spec and status (null: it has none),
 // and its printer columns.
 struct TrainerSchema {
@@ -194,7 +209,7 @@ TrainerSchema TrainerSchemaOf(const std::string& kind) {
     // As upstream's CRD: without these there is nothing to run.
     spec["required"] = {"runtimeRef"};
     spec["properties"]["runtimeRef"]["required"] = {"name"};
-    return {std::move(spec), SchemaOf(TrainJobStatus{}), PrinterColumns()};
+    return {std::move(spec), SchemaOf(TrainJobStatus{}), TrainJobPrinterColumns()};
   }
   if (kind == "OptimizationJob") {
     // A superset of upstream's: its extensions (several objectives,

@@ -250,7 +250,9 @@ ResourceType InstallType(std::string group, std::string kind, std::string plural
 void AddInstallTypes(std::vector<ResourceType>& out) {
   out.push_back(InstallType("apiextensions.k8s.io", "CustomResourceDefinition",
                             "customresourcedefinitions", false, {"crd", "crds"}, true));
-  out.push_back(InstallType("", "ServiceAccount", "serviceaccounts", true, {"sa"}));
+  ResourceType account = InstallType("", "ServiceAccount", "serviceaccounts", true, {"sa"});
+  account.strategy.token_request = true;
+  out.push_back(std::move(account));
   ResourceType deployment =
       InstallType("apps", "Deployment", "deployments", true, {"deploy"}, true);
   deployment.role = ResourceRole::kWorkload;

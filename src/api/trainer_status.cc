@@ -100,4 +100,13 @@ Json CheckedTrainerStatus(const Json& pushed, const FieldPath& path, FieldErrors
   return out;
 }
 
+std::string TrainerStatusPath(std::string_view namespace_, std::string_view name) {
+  return "/apis/" + TrainerStatusAudience(namespace_, name);
+}
+
+std::string TrainerStatusAudience(std::string_view namespace_, std::string_view name) {
+  return fmt::format("trainer.kubeflow.org/v1alpha1/namespaces/{}/trainjobs/{}/status", namespace_,
+                     name);
+}
+
 }  // namespace trainyard::api

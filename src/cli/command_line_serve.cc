@@ -65,6 +65,12 @@ void AddOperatorServingFlags(CLI::App* operator_cmd, OperatorOptions* op) {
                    "Port of the admission webhooks (0: none)")
       ->capture_default_str();
   operator_cmd
+      ->add_option("--trainer-status-port", op->trainer_status_port,
+                   "With --trainer, the port TrainJobs' trainers report their progress to "
+                   "(KEP-2779's status server, HTTPS with the webhooks' certificate; 0: none)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
+  operator_cmd
       ->add_option("--webhook-service-name", op->webhook_service_name,
                    "The webhooks' Service, whose DNS name their certificate carries")
       ->capture_default_str();

@@ -104,6 +104,9 @@ api::Json ClusterRole() {
         // TrainJobs (above).
         Rule({"trainer.kubeflow.org"}, {"optimizationjobs"}, {"get", "list", "watch"}),
         Rule({"trainer.kubeflow.org"}, {"optimizationjobs/status"}, {"get", "update"}),
+        // Trainers' progress reports: each token is checked by the API
+        // server; one bound to a pod, against the pod.
+        Rule({"authentication.k8s.io"}, {"tokenreviews"}, {"create"}),
         // An MPI runtime's SSH key Secret, made once per TrainJob.
         Rule({""}, {"secrets"}, {"create", "get"}),
         Rule({"jobset.x-k8s.io"}, {"jobsets"},
@@ -138,7 +141,10 @@ std::vector<api::Json> Webhooks(const InstallOptions& o) {
         {{"selector", Labels()},
          {"ports",
           {{{"name", "webhook"}, {"port", 443}, {"targetPort", 9443}},
-           {{"name", "metrics"}, {"port", kMetricsServicePort}, {"targetPort", "metrics"}}}}}}}};
+           {{"name", "metrics"}, {"port", kMetricsServicePort}, {"targetPort", "metrics"}},
+           {{"name", "status-server"},
+            {"port", kTrainerStatusServicePort},
+            {"targetPort", "status-server"}}}}}}}};
   for (bool mutate : {true, false}) {
     api::Json hooks = api::Json::array();
     for (const api::ResourceType* type : kube::AdmittedKinds()) {
@@ -198,7 +204,8 @@ std::vector<api::Json> Operator(const InstallOptions& o) {
       {"ports",
        {{{"name", "webhook-server"}, {"containerPort", 9443}},
         {{"name", "metrics"}, {"containerPort", 8080}},
-        {{"name", "probes"}, {"containerPort", 8081}}}},
+        {{"name", "probes"}, {"containerPort", 8081}},
+        {{"name", "status-server"}, {"containerPort", kTrainerStatusServicePort}}}},
       {"livenessProbe",
        {{"httpGet", {{"path", "/healthz"}, {"port", "probes"}}}, {"periodSeconds", 20}}},
       {"readinessProbe",

@@ -14,6 +14,9 @@ namespace trainyard::cli {
 // The port of the operator's Service at which its metrics, probes and
 // Katib's push endpoint are reached (its container's metrics port).
 inline constexpr int kMetricsServicePort = 8080;
+// The port of the operator's Service (and container) at which TrainJobs'
+// trainers report their progress with --trainer (upstream's).
+inline constexpr int kTrainerStatusServicePort = 10443;
 
 struct InstallOptions {
   std::string namespace_ = "kubeflow";  // where the operator runs

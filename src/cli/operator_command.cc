@@ -14,6 +14,7 @@
 #include "api/registry.h"
 #include "cli/install_manifests.h"
 #include "cli/operator_endpoints.h"
+#include "cli/operator_trainer_status.h"
 #include "cluster/cluster_controller.h"
 #include "cluster/cluster_scheduler.h"
 #include "common/mutex.h"
@@ -164,24 +165,6 @@ Status MakeElector(const OperatorOptions& options, const kube::ClusterConfig& co
   election.client = client.get();
   election.namespace_ = config.namespace_;  // the operator's own: its pod's
   elector = std::make_unique<kube::LeaderElector>(std::move(election));
-  return OkStatus();
-}
-
-// Serves the admission webhooks, every replica alike (leader or not), with
-// the certificate kept in the operator's namespace.
-Status StartWebhooks(const OperatorOptions& options, kube::KubeClient& client,
-                     const std::string& home_namespace, kube::WebhookServer& server) {
-  kube::WebhookSetupOptions setup{.client = &client,
-                                  .namespace_ = home_namespace,
-                                  .service_name = options.webhook_service_name,
-                                  .secret_name = options.webhook_secret_name};
-  ASSIGN_OR_RETURN(kube::ServingCertificate certificate, kube::EnsureWebhookCertificate(setup));
-  if (Status trusted = kube::TrustCertificate(setup, certificate.ca_pem); !trusted.ok()) {
-    if (trusted.code() != StatusCode::kNotFound) return trusted;
-    std::cerr << "trainyard operator: note: " << trusted.message() << '\n';
-  }
-  ASSIGN_OR_RETURN(int port, server.Start(certificate, "0.0.0.0", options.webhook_server_port));
-  fmt::print(stderr, "trainyard operator: serving admission webhooks on :{}\n", port);
   return OkStatus();
 }
 
@@ -348,6 +331,66 @@ Result<Connection> Connect(const OperatorOptions& options) {
   return c;
 }
 
+// What serves HTTPS with the operator's certificate, every replica alike
+// (leader or not): the admission webhooks and, with --trainer, the
+// TrainJob status server, with a client of its own (trainers' reports
+// never wait on the reconciler's request budget).
+struct TlsEndpoints {
+  kube::WebhookServer webhooks;
+  std::unique_ptr<kube::KubeClient> status_client;
+  std::unique_ptr<TrainerStatusServer> status;
+  // Where trainer pods reach the status server, and its CA; empty: none.
+  std::string status_url;
+  std::string status_ca;
+};
+
+bool ServesTrainerStatus(const OperatorOptions& options) {
+  return options.trainer && options.trainer_status_port != 0;
+}
+
+Status StartTrainerStatus(const OperatorOptions& options, const Connection& c,
+                          const kube::ServingCertificate& certificate, TlsEndpoints& tls);
+
+// The certificate kept in the operator's namespace, trusted by the webhook
+// configurations; the servers that use it started.
+Status StartTls(const OperatorOptions& options, const Connection& c, TlsEndpoints& tls) {
+  kube::WebhookSetupOptions setup{.client = c.client.get(),
+                                  .namespace_ = c.config.namespace_,
+                                  .service_name = options.webhook_service_name,
+                                  .secret_name = options.webhook_secret_name};
+  ASSIGN_OR_RETURN(kube::ServingCertificate certificate, kube::EnsureWebhookCertificate(setup));
+  if (options.webhook_server_port != 0) {
+    if (Status trusted = kube::TrustCertificate(setup, certificate.ca_pem); !trusted.ok()) {
+      if (trusted.code() != StatusCode::kNotFound) return trusted;
+      std::cerr << "trainyard operator: note: " << trusted.message() << '\n';
+    }
+    ASSIGN_OR_RETURN(int port,
+                     tls.webhooks.Start(certificate, "0.0.0.0", options.webhook_server_port));
+    fmt::print(stderr, "trainyard operator: serving admission webhooks on :{}\n", port);
+  }
+  if (ServesTrainerStatus(options))
+    RETURN_IF_ERROR(StartTrainerStatus(options, c, certificate, tls));
+  return OkStatus();
+}
+
+Status StartTrainerStatus(const OperatorOptions& options, const Connection& c,
+                          const kube::ServingCertificate& certificate, TlsEndpoints& tls) {
+  ASSIGN_OR_RETURN(
+      tls.status_client,
+      kube::KubeClient::Create(
+          c.config, {.qps = 10, .burst = 20, .user_agent = "trainyard-operator/status"}));
+  tls.status = std::make_unique<TrainerStatusServer>(*tls.status_client);
+  ASSIGN_OR_RETURN(int port,
+                   tls.status->Start(certificate, "0.0.0.0", options.trainer_status_port));
+  // The Service's port, which sends on to the container's.
+  tls.status_url = fmt::format("https://{}.{}.svc:{}", options.webhook_service_name,
+                               c.config.namespace_, kTrainerStatusServicePort);
+  tls.status_ca = certificate.ca_pem;
+  fmt::print(stderr, "trainyard operator: serving TrainJob status reports on :{} (as {})\n", port,
+             tls.status_url);
+  return OkStatus();
+}
+
 // The controller, once it leads, until a signal (or a lost lease) stops it.
 struct StopState {
   Mutex mu;
@@ -355,29 +398,27 @@ struct StopState {
   cluster::ClusterController* running TRAINYARD_GUARDED_BY(mu) = nullptr;
 };
 
-// /metrics, the probes and the admission webhooks: every replica serves
-// them, leader or not.
+// /metrics, the probes, the admission webhooks and the TrainJob status
+// server: every replica serves them, leader or not.
 Status ServeEndpoints(const OperatorOptions& options, Connection& c, server::Metrics& metrics,
                       kube::KubeStore& store, std::atomic<bool>& ready,
                       const TrialObservations* observed, OperatorEndpoints& endpoints,
-                      kube::WebhookServer& webhooks) {
+                      TlsEndpoints& tls) {
   RETURN_IF_ERROR(endpoints.Start(
       options.metrics_bind_address, options.health_probe_bind_address, metrics, store,
       [&ready] { return ready.load(); }, observed));
-  if (options.webhook_server_port == 0) {
-    WarnOfUnservedWebhooks(options, *c.client);
-    return OkStatus();
-  }
-  if (Status served = StartWebhooks(options, *c.client, c.config.namespace_, webhooks);
-      !served.ok()) {
-    return UnavailableError(fmt::format("admission webhooks: {}", served.message()));
+  if (options.webhook_server_port == 0) WarnOfUnservedWebhooks(options, *c.client);
+  if (options.webhook_server_port == 0 && !ServesTrainerStatus(options)) return OkStatus();
+  if (Status served = StartTls(options, c, tls); !served.ok()) {
+    return UnavailableError(
+        fmt::format("admission webhooks and TrainJob status: {}", served.message()));
   }
   return OkStatus();
 }
 
 int Act(const OperatorOptions& options, Connection& c, kube::KubeStore& store,
-        store::SqliteStore* observations, kube::LeaderElector* elector, StopState& stop,
-        std::atomic<bool>& acting) {
+        store::SqliteStore* observations, const TlsEndpoints& tls, kube::LeaderElector* elector,
+        StopState& stop, std::atomic<bool>& acting) {
   cluster::ClusterController controller(
       {.store = &store,
        .job_kinds = c.job_kinds,
@@ -385,7 +426,9 @@ int Act(const OperatorOptions& options, Connection& c, kube::KubeStore& store,
                    .pytorch_init_image = options.pytorch_init_container_image,
                    .pytorch_init_max_tries = options.pytorch_init_container_max_tries,
                    .gang_scheduler = options.gang_scheduler_name,
-                   .mpi_kubectl_delivery_image = options.mpi_kubectl_delivery_image},
+                   .mpi_kubectl_delivery_image = options.mpi_kubectl_delivery_image,
+                   .trainer_status_url = tls.status_url,
+                   .trainer_status_ca = tls.status_ca},
        .katib = KatibOf(options, observations, c.config.namespace_, *c.client),
        .trainer = options.trainer});
   acting = true;
@@ -483,9 +526,9 @@ int RunOperator(const OperatorOptions& options) {
   // Ready once the webhooks serve.
   std::atomic<bool> ready = false;
   OperatorEndpoints endpoints;
-  kube::WebhookServer webhooks;
+  TlsEndpoints tls;
   if (Status served = ServeEndpoints(options, c, metrics, store, ready,
-                                     options.katib ? &observed : nullptr, endpoints, webhooks);
+                                     options.katib ? &observed : nullptr, endpoints, tls);
       !served.ok()) {
     return Fail(1, served.message());
   }
@@ -500,7 +543,7 @@ int RunOperator(const OperatorOptions& options) {
                                c.config.source, started.message()));
   }
   metrics.Seed(store);  // jobs finished before it started are not counted again
-  return Act(options, c, store, observations.get(), elector.get(), stop, acting);
+  return Act(options, c, store, observations.get(), tls, elector.get(), stop, acting);
 }
 
 }  // namespace trainyard::cli

@@ -46,6 +46,10 @@ struct OperatorOptions {
   // Kubeflow Trainer v2's TrainJobs too (--trainer): each becomes the
   // JobSet its runtime makes, for the cluster's JobSet controller.
   bool trainer = false;
+  // Where TrainJobs' trainers report their progress with --trainer
+  // (KEP-2779; cli/operator_trainer_status.h): upstream's port, with the
+  // webhooks' certificate; 0: not served (their pods are not given it).
+  int trainer_status_port = 10443;
   std::string state_dir;
   std::string katib_push_url;
 };

@@ -36,6 +36,11 @@ struct ReplicaOptions {
     // An MPIJob launcher's kubectl-delivery init container
     // (--mpi-kubectl-delivery-image).
     std::string mpi_kubectl_delivery_image = "ghcr.io/kubeflow/training-v1/kubectl-delivery:latest";
+    // Where TrainJobs' trainers report their progress (KEP-2779): the
+    // operator's status server and its CA; empty: not served
+    // (controller/trainjob_status_endpoint.h).
+    std::string trainer_status_url;
+    std::string trainer_status_ca;
   };
   std::optional<Cluster> cluster;
 };

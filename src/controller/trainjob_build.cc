@@ -7,6 +7,7 @@
 #include "api/well_known.h"
 #include "controller/trainjob_json.h"
 #include "controller/trainjob_policies.h"
+#include "controller/trainjob_status_endpoint.h"
 
 namespace trainyard::controller {
 namespace {
@@ -221,6 +222,9 @@ TrainJobObjects BuildTrainJobObjects(const TrainJobSource& job, const RuntimeSou
       if (Json* node = ContainerOf(rjob, api::kNodeContainer)) {
         GiveNodeTheTrainer(*node, trainer, /*program=*/true);
       }
+      if (!options.status_server_url.empty()) {
+        GiveTrainerStatusEndpoint(rjob, job, options.status_server_url);
+      }
     } else if (name == api::kNodeContainer && plan.mpi) {
       // MPI's worker nodes, beside the launcher that runs the program.
       SetPodCount(rjob, plan.node_pods);
@@ -238,6 +242,9 @@ TrainJobObjects BuildTrainJobObjects(const TrainJobSource& job, const RuntimeSou
   metadata["name"] = job.meta.name;
   metadata["namespace"] = job.meta.namespace_;
   metadata["ownerReferences"] = Json::array({OwnerReferenceTo(job)});
+  if (!options.status_server_url.empty()) {
+    out.config_maps.push_back(TrainerStatusConfigMap(job, options.status_server_ca));
+  }
   for (Json& config_map : out.config_maps) {
     config_map["metadata"]["ownerReferences"] = Json::array({OwnerReferenceTo(job)});
   }

@@ -37,6 +37,12 @@ struct BuildOptions {
   // api::kTrainerStepAnnotation, so that the node agent gives them the
   // progress endpoint and token (node/trainer_status_env.h).
   bool mark_trainer_step = false;
+  // On a cluster, where the trainer step's pods report their progress
+  // (KEP-2779, controller/trainjob_status_endpoint.h): the operator's
+  // status server ("https://<service>.<namespace>.svc:10443") and the CA of
+  // its certificate; empty: not served.
+  std::string status_server_url;
+  std::string status_server_ca;
 };
 
 struct TrainJobSource {
@@ -52,7 +58,8 @@ struct RuntimeSource {
 
 struct TrainJobObjects {
   api::Json jobset;  // jobset.x-k8s.io/v1alpha2 JobSet, owned by the TrainJob
-  // What the JobSet's pods read: an MPI runtime's hostfile ConfigMap.
+  // What the JobSet's pods read: an MPI runtime's hostfile ConfigMap, the
+  // status server's CA.
   std::vector<api::Json> config_maps;
   // On a cluster, the PodGroup the runtime's podGroupPolicy asks for
   // (trainjob_pod_group.h).

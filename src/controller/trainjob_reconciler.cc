@@ -205,13 +205,27 @@ Status EnsureSshAuthSecret(TrainJobContext& ctx) {
   return created.status();
 }
 
+// Made, or brought up to date when the job's own (the status server's CA
+// is renewed); one of someone else's is left alone.
+Status ApplyConfigMap(TrainJobContext& ctx, const Json& config_map) {
+  Result<Json> created = ctx.options.store->Create(config_map);
+  if (created.ok() || created.status().code() != StatusCode::kAlreadyExists) {
+    return created.status();
+  }
+  ASSIGN_OR_RETURN(Json stored,
+                   ctx.options.store->Get({"ConfigMap", ctx.meta.namespace_,
+                                           api::StringAt(config_map, {"metadata", "name"})}));
+  if (!ControlledBy(stored, ctx.meta.uid) || stored["data"] == config_map["data"]) {
+    return OkStatus();
+  }
+  stored["data"] = config_map["data"];
+  return ctx.options.store->Update(std::move(stored)).status();
+}
+
 Status ApplyObjects(TrainJobContext& ctx, const TrainJobObjects& objects,
                     const std::optional<Json>& existing) {
   for (const Json& config_map : objects.config_maps) {
-    Result<Json> created = ctx.options.store->Create(config_map);
-    if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
-      return created.status();
-    }
+    RETURN_IF_ERROR(ApplyConfigMap(ctx, config_map));
   }
   if (objects.pod_group) RETURN_IF_ERROR(ApplyPodGroup(ctx, *objects.pod_group));
   if (!existing) {
@@ -246,7 +260,10 @@ Status MirrorJobSet(TrainJobContext& ctx, const Json& jobset) {
 Result<BuildOptions> OptionsFor(TrainJobContext& ctx, const RuntimeSource& runtime) {
   TrainJobSource job{.meta = ctx.meta, .spec = ctx.spec};
   if (ctx.options.replicas.cluster) {
-    return BuildOptions{.rendezvous_host = ClusterRendezvousHost(job, runtime)};
+    const ReplicaOptions::Cluster& cluster = *ctx.options.replicas.cluster;
+    return BuildOptions{.rendezvous_host = ClusterRendezvousHost(job, runtime),
+                        .status_server_url = cluster.trainer_status_url,
+                        .status_server_ca = cluster.trainer_status_ca};
   }
   ASSIGN_OR_RETURN(int port, RendezvousPort(ctx));
   return BuildOptions{.rendezvous_host = ctx.options.replicas.host,

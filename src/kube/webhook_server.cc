@@ -49,19 +49,38 @@ WebhookServer::WebhookServer() = default;
 
 WebhookServer::~WebhookServer() { Stop(); }
 
-Result<int> WebhookServer::Start(const ServingCertificate& certificate, const std::string& address,
-                                 int port) {
+Result<std::unique_ptr<httplib::SSLServer>> MakeTlsServer(const ServingCertificate& certificate,
+                                                          size_t max_request_bytes) {
   CertificatePtr cert = ReadCertificate(certificate.cert_pem);
   PrivateKeyPtr key = ReadPrivateKey(certificate.key_pem);
+  std::unique_ptr<httplib::SSLServer> server;
   if (cert && key) {
     // The server's TLS context takes its own references.
-    server_ = std::make_unique<httplib::SSLServer>(cert.get(), key.get());
+    server = std::make_unique<httplib::SSLServer>(cert.get(), key.get());
   }
-  if (!server_ || !server_->is_valid()) {
-    return InternalError("the webhook certificate and key do not make a TLS server");
+  if (!server || !server->is_valid()) {
+    return InternalError("the serving certificate and key do not make a TLS server");
   }
-  server_->set_payload_max_length(kMaxRequestBytes);
-  server_->set_read_timeout(std::chrono::seconds(30));
+  server->set_payload_max_length(max_request_bytes);
+  server->set_read_timeout(std::chrono::seconds(30));
+  server->set_socket_options(SetExclusiveListenOptions);
+  return server;
+}
+
+Result<int> BindServer(httplib::SSLServer& server, const std::string& address, int port,
+                       const char* what) {
+  int bound = port == 0 ? server.bind_to_any_port(address)
+                        : (server.bind_to_port(address, port) ? port : -1);
+  if (bound < 0) {
+    return UnavailableError(fmt::format("cannot listen on {}:{} for {}: {}", address, port, what,
+                                        std::strerror(errno)));
+  }
+  return bound;
+}
+
+Result<int> WebhookServer::Start(const ServingCertificate& certificate, const std::string& address,
+                                 int port) {
+  ASSIGN_OR_RETURN(server_, MakeTlsServer(certificate, kMaxRequestBytes));
   for (const api::ResourceType* type : AdmittedKinds()) {
     for (bool mutate : {true, false}) {
       server_->Post(WebhookPath(type->kind, mutate),
@@ -70,13 +89,7 @@ Result<int> WebhookServer::Start(const ServingCertificate& certificate, const st
                     });
     }
   }
-  server_->set_socket_options(SetExclusiveListenOptions);
-  int bound = port == 0 ? server_->bind_to_any_port(address)
-                        : (server_->bind_to_port(address, port) ? port : -1);
-  if (bound < 0) {
-    return UnavailableError(fmt::format("cannot listen on {}:{} for the admission webhooks: {}",
-                                        address, port, std::strerror(errno)));
-  }
+  ASSIGN_OR_RETURN(int bound, BindServer(*server_, address, port, "the admission webhooks"));
   thread_ = std::thread([this] { server_->listen_after_bind(); });
   return bound;
 }

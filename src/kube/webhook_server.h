@@ -18,6 +18,15 @@ class SSLServer;
 
 namespace trainyard::kube {
 
+// An HTTPS server holding `certificate` in memory, bounded as the webhooks'
+// (`max_request_bytes`, a 30 s read timeout), not yet listening.
+Result<std::unique_ptr<httplib::SSLServer>> MakeTlsServer(const ServingCertificate& certificate,
+                                                          size_t max_request_bytes);
+// Binds `server` to `address`:`port` (0: any free port); the port, or why
+// not, saying `what` it serves.
+Result<int> BindServer(httplib::SSLServer& server, const std::string& address, int port,
+                       const char* what);
+
 class WebhookServer {
  public:
   WebhookServer();

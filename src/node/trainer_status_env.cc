@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "api/registry.h"
+#include "api/trainer_status.h"
 #include "api/well_known.h"
 #include "node/service_account.h"
 
@@ -26,8 +27,7 @@ void AddTrainerStatusEnv(const api::Pod& pod, const api::TrackedOwner& owner,
     if (!set) env.emplace_back(name, std::move(value));
   };
   add("KUBEFLOW_TRAINER_SERVER_URL",
-      fmt::format("{}/apis/trainer.kubeflow.org/v1alpha1/namespaces/{}/trainjobs/{}/status",
-                  api_url, pod.metadata.namespace_, owner.name));
+      api_url + api::TrainerStatusPath(pod.metadata.namespace_, owner.name));
   add("KUBEFLOW_TRAINER_SERVER_TOKEN", fmt::format("{}/token", kTrainerSecretsDir));
   add("KUBEFLOW_TRAINER_SERVER_CA_CERT", fmt::format("{}/ca.crt", kTrainerSecretsDir));
 }

@@ -16,13 +16,14 @@
 
 #include "api/pod_object.h"
 #include "api/tracking.h"
+#include "api/trainer_status.h"
 #include "common/held_dir.h"
 #include "node/container_env.h"
 #include "node/volumes.h"
 
 namespace trainyard::node {
 
-inline constexpr std::string_view kTrainerSecretsDir = "/var/run/secrets/kubeflow/trainer";
+using api::kTrainerSecretsDir;
 
 // Whether `pod` is a trainer pod of the TrainJob `owner`.
 bool ReportsTrainerStatus(const api::Pod& pod, const api::TrackedOwner& owner);

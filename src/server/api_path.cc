@@ -71,6 +71,7 @@ Result<ApiTarget> ParseApiPath(std::string_view path) {
                  (rest[2] == "scale" && target.resource->scale) ||
                  (rest[2] == "log" && target.resource->has_log) ||
                  ((rest[2] == "binding" || rest[2] == "exec") && pod) ||
+                 (rest[2] == "token" && target.resource->strategy.token_request) ||
                  ((rest[2] == "artifacts" || rest[2] == "observations") && tracked);
     if (!known) return not_found();
   }

@@ -158,6 +158,46 @@ bool ApiHandler::Permits(const Resource& r, std::string_view verb) const {
          (verb == "create" || verb == "update" || verb == "patch" || verb == "delete");
 }
 
+ApiResponse ApiHandler::NotAllowed(const ApiRequest& request, const Resource& r) const {
+  return ErrorResponse(MakeApiError(
+      405, "MethodNotAllowed",
+      fmt::format("the server does not allow this method on the requested resource ({} {})",
+                  request.method, r.Qualified())));
+}
+
+std::optional<ApiResponse> ApiHandler::Subresource(const ApiTarget& target,
+                                                   const ApiRequest& request) {
+  const Resource& r = *target.resource;
+  const std::string& m = request.method;
+  auto not_allowed = [&] { return NotAllowed(request, r); };
+  if (target.subresource == "binding") {
+    return m == "POST" && api_only_ ? Bind(target, request) : not_allowed();
+  }
+  if (target.subresource == "log") {
+    return m == "GET" ? Logs(target, request) : not_allowed();
+  }
+  if (target.subresource == "exec") {
+    // GET for WebSocket (kubectl 1.30 on), POST for SPDY (before).
+    return m == "GET" || m == "POST" ? Exec(target, request) : not_allowed();
+  }
+  if (target.subresource == "observations") {
+    if (m == "GET") return Observations(target, request);
+    // Only a trial's code pushes; a job's metrics are read from its output.
+    bool pushed = r.strategy.tracking == api::Tracking::kPushed;
+    return m == "POST" && pushed ? PushObservations(target, request) : not_allowed();
+  }
+  if (target.subresource == "artifacts") {
+    return m == "GET" ? Artifacts(target, request) : not_allowed();
+  }
+  if (target.subresource == "token" && r.strategy.token_request) {
+    return m == "POST" ? RequestToken(target, request) : not_allowed();
+  }
+  if (target.subresource == "status" && m == "POST" && r.strategy.trainer_status_push) {
+    return PushTrainerStatus(target, request);
+  }
+  return std::nullopt;
+}
+
 ApiResponse ApiHandler::Dispatch(const ApiRequest& request) {
   // The tracking API is trainyard's own: an API-only server, standing in
   // for kube-apiserver, serves what kube-apiserver serves alone.
@@ -166,6 +206,9 @@ ApiResponse ApiHandler::Dispatch(const ApiRequest& request) {
   if (request.method == "GET") {
     if (std::optional<ApiResponse> doc = Discovery(request)) return std::move(*doc);
   }
+  // Where service accounts are (an API-only server's clients play the
+  // kubelets that ask for their tokens).
+  if (request.path == kTokenReviewsPath && api_only_) return ReviewToken(request);
   Result<ApiTarget> target = ParseApiPath(request.path);
   if (target.ok() && !Served(*target->resource, api_only_)) {
     target = NotFoundError(fmt::format("the server could not find {}", request.path));
@@ -174,33 +217,9 @@ ApiResponse ApiHandler::Dispatch(const ApiRequest& request) {
   const Resource& r = *target->resource;
   const std::string& m = request.method;
   bool collection = target->name.empty();
-  auto not_allowed = [&] {
-    return ErrorResponse(MakeApiError(
-        405, "MethodNotAllowed",
-        fmt::format("the server does not allow this method on the requested resource ({} {})", m,
-                    r.Qualified())));
-  };
-  if (target->subresource == "binding") {
-    return m == "POST" && api_only_ ? Bind(*target, request) : not_allowed();
-  }
-  if (target->subresource == "log") {
-    return m == "GET" ? Logs(*target, request) : not_allowed();
-  }
-  if (target->subresource == "exec") {
-    // GET for WebSocket (kubectl 1.30 on), POST for SPDY (before).
-    return m == "GET" || m == "POST" ? Exec(*target, request) : not_allowed();
-  }
-  if (target->subresource == "observations") {
-    if (m == "GET") return Observations(*target, request);
-    // Only a trial's code pushes; a job's metrics are read from its output.
-    bool pushed = r.strategy.tracking == api::Tracking::kPushed;
-    return m == "POST" && pushed ? PushObservations(*target, request) : not_allowed();
-  }
-  if (target->subresource == "artifacts") {
-    return m == "GET" ? Artifacts(*target, request) : not_allowed();
-  }
-  if (target->subresource == "status" && m == "POST" && r.strategy.trainer_status_push) {
-    return PushTrainerStatus(*target, request);
+  auto not_allowed = [&] { return NotAllowed(request, r); };
+  if (std::optional<ApiResponse> answered = Subresource(*target, request)) {
+    return std::move(*answered);
   }
   bool scale = target->subresource == "scale";
   if (scale && m == "GET") return Permits(r, "get") ? Scale(*target, request) : not_allowed();

@@ -25,6 +25,7 @@
 #include "server/backend.h"
 #include "server/mlflow_api.h"
 #include "server/push_limiter.h"
+#include "server/service_account_tokens.h"
 
 namespace trainyard::server {
 
@@ -156,6 +157,15 @@ class ApiHandler {
   // token, what its trainer's pods are given.
   ApiResponse PushTrainerStatus(const ApiTarget& target, const ApiRequest& request);
   bool IsTrainJobsOwnPush(const ApiRequest& request) const;
+  // POST serviceaccounts/<name>/token (TokenRequest) and POST
+  // /apis/authentication.k8s.io/v1/tokenreviews (token_api.cc).
+  ApiResponse RequestToken(const ApiTarget& target, const ApiRequest& request);
+  // What a subresource path answers (binding, log, exec, observations,
+  // artifacts, token, a trainer's status push); nothing for the others.
+  std::optional<ApiResponse> Subresource(const ApiTarget& target, const ApiRequest& request);
+  // 405 for `request`'s method on `r`.
+  ApiResponse NotAllowed(const ApiRequest& request, const Resource& r) const;
+  ApiResponse ReviewToken(const ApiRequest& request);
   // Server-side apply (application/apply-patch+yaml): creates the object,
   // or merges the applied configuration into it, keeping managedFields.
   ApiResponse Apply(const ApiTarget& target, const ApiRequest& request);
@@ -236,8 +246,8 @@ class ApiHandler {
   bool api_only_ = false;
   MlflowApi mlflow_;
   // Trainers' progress reports: a few a second per TrainJob at most.
-  static constexpr double kTrainerPushesPerSecond = 2;
-  PushLimiter trainer_pushes_{kTrainerPushesPerSecond, /*burst=*/10};
+  PushLimiter trainer_pushes_{kTrainerPushesPerSecond, kTrainerPushBurst};
+  ServiceAccountTokens tokens_;
 };
 
 ApiResponse ErrorResponse(const ApiError& error);

@@ -1,5 +1,7 @@
 #include "server/push_limiter.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace trainyard::server {
@@ -27,6 +29,14 @@ bool PushLimiter::Allow(const std::string& key, TimePoint now) {
   if (bucket.tokens < 1) return false;
   bucket.tokens -= 1;
   return true;
+}
+
+ApiError TrainerPushesTooFast(const std::string& namespace_, const std::string& name) {
+  return MakeApiError(
+      429, "TooManyRequests",
+      fmt::format("TrainJob {}/{} reports its status more than {} times a second: report less "
+                  "often (upstream's SDK sends one every 5 seconds)",
+                  namespace_, name, kTrainerPushesPerSecond));
 }
 
 }  // namespace trainyard::server

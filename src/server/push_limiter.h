@@ -10,6 +10,7 @@
 
 #include "common/clock.h"
 #include "common/mutex.h"
+#include "server/api_status.h"
 
 namespace trainyard::server {
 
@@ -29,5 +30,13 @@ class PushLimiter {
   Mutex mu_;
   std::map<std::string, Bucket> buckets_ TRAINYARD_GUARDED_BY(mu_);
 };
+
+// A TrainJob's trainer reporting its progress (KEP-2779), on trainyard
+// server's API and the operator's status server alike: a few a second per
+// TrainJob at most (upstream's SDK sends one every 5 seconds), and the 429
+// beyond, saying so.
+inline constexpr double kTrainerPushesPerSecond = 2;
+inline constexpr double kTrainerPushBurst = 10;
+ApiError TrainerPushesTooFast(const std::string& namespace_, const std::string& name);
 
 }  // namespace trainyard::server

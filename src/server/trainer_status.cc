@@ -69,11 +69,7 @@ ApiResponse ApiHandler::PushTrainerStatus(const ApiTarget& target, const ApiRequ
   }
   if (!job.ok()) return ErrorResponse(ApiErrorOf(job.status(), &r, target.name));
   if (!trainer_pushes_.Allow(api::StringAt(*job, {"metadata", "uid"}), clock_.Now())) {
-    ApiResponse slow = ErrorResponse(StatusError(
-        429, "TooManyRequests",
-        fmt::format("TrainJob {}/{} reports its status more than {} times a second: report "
-                    "less often (upstream's SDK sends one every 5 seconds)",
-                    target.namespace_, target.name, kTrainerPushesPerSecond)));
+    ApiResponse slow = ErrorResponse(TrainerPushesTooFast(target.namespace_, target.name));
     slow.headers.emplace_back("Retry-After", "1");
     return slow;
   }

@@ -72,10 +72,10 @@ class OperatorE2eTest : public ServerFixture {
   void StartOperator(std::vector<std::string> flags = {}, int n = 1) {
     std::vector<std::string> argv = {TRAINYARD_BINARY, "operator", "--kubeconfig",
                                      Kubeconfig().string()};
-    // No webhooks, metrics or probes unless the test asks: tests side by
-    // side would share their ports.
-    for (const char* flag :
-         {"--webhook-server-port", "--metrics-bind-address", "--health-probe-bind-address"}) {
+    // No webhooks, metrics, probes or status server unless the test asks:
+    // tests side by side would share their ports.
+    for (const char* flag : {"--webhook-server-port", "--metrics-bind-address",
+                             "--health-probe-bind-address", "--trainer-status-port"}) {
       if (std::find(flags.begin(), flags.end(), flag) == flags.end()) {
         argv.insert(argv.end(), {flag, "0"});
       }

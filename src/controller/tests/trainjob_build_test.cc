@@ -243,6 +243,56 @@ spec:
   EXPECT_EQ(built.jobset["spec"]["suspend"], true);
 }
 
+// On a cluster with the operator's status server (KEP-2779): every
+// trainer container gets upstream's three variables (one it sets itself
+// stays) and the token volume for the TrainJob's own audience; the CA comes
+// in a ConfigMap the TrainJob owns. Without the server, none of it.
+TEST(TrainJobBuildTest, OnAClusterTheTrainerIsGivenTheStatusServerItsTokenAndCa) {
+  TrainJobSource job = JobOf(R"(
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: tj, namespace: team}
+spec:
+  runtimeRef: {name: torch}
+  trainer: {env: [{name: KUBEFLOW_TRAINER_SERVER_CA_CERT, value: /mine.crt}]}
+)");
+  BuildOptions options{.rendezvous_host = "tj-node-0-0.tj",
+                       .status_server_url = "https://op.kubeflow.svc:10443",
+                       .status_server_ca = "PEM"};
+  TrainJobObjects built = BuildTrainJobObjects(job, TorchRuntime(), options);
+  const Json& pod = built.jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"];
+  std::map<std::string, std::string> env;
+  for (const Json& var : pod["spec"]["containers"][0]["env"]) {
+    env[var["name"]] = var.value("value", "<from>");
+  }
+  EXPECT_EQ(env["KUBEFLOW_TRAINER_SERVER_URL"],
+            "https://op.kubeflow.svc:10443/apis/trainer.kubeflow.org/v1alpha1/namespaces/team/"
+            "trainjobs/tj/status");
+  EXPECT_EQ(env["KUBEFLOW_TRAINER_SERVER_TOKEN"], "/var/run/secrets/kubeflow/trainer/token");
+  EXPECT_EQ(env["KUBEFLOW_TRAINER_SERVER_CA_CERT"], "/mine.crt");
+  EXPECT_EQ(pod["spec"]["containers"][0]["volumeMounts"], Json::parse(R"([{
+      "name": "kubeflow-trainer-token", "mountPath": "/var/run/secrets/kubeflow/trainer",
+      "readOnly": true}])"));
+  EXPECT_EQ(pod["spec"]["volumes"], Json::parse(R"([{"name": "kubeflow-trainer-token",
+      "projected": {"sources": [
+        {"serviceAccountToken": {
+          "audience": "trainer.kubeflow.org/v1alpha1/namespaces/team/trainjobs/tj/status",
+          "expirationSeconds": 3600, "path": "token"}},
+        {"configMap": {"name": "tj-tls-config", "items": [{"key": "ca.crt", "path": "ca.crt"}]}}
+      ]}}])"));
+  ASSERT_EQ(built.config_maps.size(), 1u);
+  EXPECT_EQ(built.config_maps[0]["metadata"]["name"], "tj-tls-config");
+  EXPECT_EQ(built.config_maps[0]["data"]["ca.crt"], "PEM");
+  EXPECT_EQ(built.config_maps[0]["metadata"]["ownerReferences"][0]["name"], "tj");
+
+  options.status_server_url.clear();
+  TrainJobObjects plain = BuildTrainJobObjects(job, TorchRuntime(), options);
+  EXPECT_TRUE(plain.config_maps.empty());
+  EXPECT_FALSE(
+      plain.jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"].contains(
+          "volumes"));
+}
+
 // Kubeflow's initializer image has its program inside: on one machine it
 // becomes `trainyard initialize`; a container with a command of its own,
 // or on a cluster, is left as it is.

@@ -1,0 +1,222 @@
+#include "cli/operator_trainer_status.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <algorithm>
+
+#include "api/names.h"
+#include "api/registry.h"
+#include "api/trainer_status.h"
+#include "api/yaml.h"
+#include "common/strings.h"
+#include "kube/webhook_server.h"
+#include "server/api_status.h"
+#include "server/handler.h"
+
+namespace trainyard::cli {
+namespace {
+
+using Answer = TrainerStatusServer::Answer;
+
+// Upstream's body limit; the server takes a little more, so that a bigger
+// body gets upstream's 413 document rather than a bare one.
+constexpr size_t kMaxReportBytes = 64 * 1024;
+// A token the API server said yes to is asked about again after this.
+constexpr Duration kReviewedFor = std::chrono::minutes(1);
+// Tokens remembered at most (each a TrainJob's pod's).
+constexpr size_t kMaxReviewed = 4096;
+// Tries of a status write that lost a race with another writer.
+constexpr int kWriteTries = 5;
+// What a token bound to a pod names it by (TokenReview's user.extra).
+constexpr char kPodNameExtra[] = "authentication.kubernetes.io/pod-name";
+constexpr char kPodUidExtra[] = "authentication.kubernetes.io/pod-uid";
+// The label JobSet's controller puts on its pods: the JobSet is named as
+// the TrainJob.
+constexpr char kJobSetNameLabel[] = "jobset.sigs.k8s.io/jobset-name";
+
+Answer Error(int code, const char* reason, const std::string& message) {
+  return Answer{code, server::MakeApiError(code, reason, message).body.dump()};
+}
+
+Answer Forbidden() { return Error(403, "Forbidden", "Forbidden"); }
+Answer Internal() { return Error(500, "InternalError", "Internal error"); }
+
+// The namespace and name of `/apis/trainer.kubeflow.org/v1alpha1/namespaces/
+// <ns>/trainjobs/<name>/status`, each a name an object can have.
+std::optional<std::pair<std::string, std::string>> ParseStatusPath(std::string_view path) {
+  if (!path.starts_with('/') || path.find("//") != std::string_view::npos) return std::nullopt;
+  std::vector<std::string> parts = SplitNonEmpty(path, '/');
+  if (parts.size() != 8 || parts[0] != "apis" || parts[1] != "trainer.kubeflow.org" ||
+      parts[2] != "v1alpha1" || parts[3] != "namespaces" || parts[5] != "trainjobs" ||
+      parts[7] != "status") {
+    return std::nullopt;
+  }
+  if (!api::Dns1123LabelProblems(parts[4]).empty() ||
+      !api::Dns1123SubdomainProblems(parts[6]).empty()) {
+    return std::nullopt;
+  }
+  return std::pair{parts[4], parts[6]};
+}
+
+// The first value of user.extra[key] in a TokenReview's status.
+std::string ExtraOf(const api::Json& review, const char* key) {
+  const api::Json* values = api::FindAt(review, {"status", "user", "extra", key});
+  if (values == nullptr || !values->is_array() || values->empty() || !(*values)[0].is_string()) {
+    return "";
+  }
+  return (*values)[0].get<std::string>();
+}
+
+}  // namespace
+
+TrainerStatusServer::TrainerStatusServer(kube::KubeClient& client, const Clock& clock)
+    : client_(client),
+      clock_(clock),
+      pushes_(server::kTrainerPushesPerSecond, server::kTrainerPushBurst) {}
+
+TrainerStatusServer::~TrainerStatusServer() { Stop(); }
+
+Result<int> TrainerStatusServer::Start(const kube::ServingCertificate& certificate,
+                                       const std::string& address, int port) {
+  ASSIGN_OR_RETURN(server_, kube::MakeTlsServer(certificate, 2 * kMaxReportBytes));
+  // Every path and method, so that what is not the endpoint gets
+  // upstream's 404 document.
+  auto serve = [this](const httplib::Request& req, httplib::Response& res) {
+    Answer answer = Handle(req.method, req.path, req.get_header_value("Authorization"), req.body);
+    res.status = answer.code;
+    if (answer.code == 429) res.set_header("Retry-After", "1");
+    res.set_content(answer.body, "application/json");
+  };
+  server_->Post(".*", serve);
+  server_->Get(".*", serve);
+  server_->Put(".*", serve);
+  server_->Patch(".*", serve);
+  server_->Delete(".*", serve);
+  ASSIGN_OR_RETURN(int bound,
+                   kube::BindServer(*server_, address, port, "the TrainJob status server"));
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  return bound;
+}
+
+void TrainerStatusServer::Stop() {
+  if (server_) server_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+Answer TrainerStatusServer::Handle(const std::string& method, const std::string& path,
+                                   const std::string& authorization, const std::string& body) {
+  auto target = ParseStatusPath(path);
+  if (method != "POST" || !target) return Error(404, "NotFound", "Not found");
+  const auto& [ns, name] = *target;
+  // As upstream's: who asks is checked before what is asked.
+  std::string token = server::ApiRequest{.authorization = authorization}.BearerToken();
+  if (std::optional<Answer> refused = Refusal(token, ns, name)) return *refused;
+  if (body.size() > kMaxReportBytes) {
+    return Error(413, "RequestEntityTooLarge", "Payload too large");
+  }
+  Result<api::Json> request = api::ParseJsonValue(body, "the request body");
+  if (!request.ok() || !request->is_object()) return Error(422, "Invalid", "Invalid payload");
+  // Nothing to say of the trainer: answered, and the TrainJob untouched.
+  const api::Json* pushed = api::FindAt(*request, {"trainerStatus"});
+  if (pushed == nullptr || pushed->is_null()) return Answer{200, request->dump()};
+  FieldErrors errors;
+  api::Json status =
+      api::CheckedTrainerStatus(*pushed, FieldPath("status").Child("trainerStatus"), errors);
+  if (!errors.empty()) {
+    server::ApiError invalid =
+        server::InvalidError(*api::ResourceTypeOfKind("TrainJob"), name, errors);
+    return Answer{invalid.code, invalid.body.dump()};
+  }
+  if (!pushes_.Allow(ns + "/" + name, clock_.Now())) {
+    server::ApiError slow = server::TrainerPushesTooFast(ns, name);
+    return Answer{slow.code, slow.body.dump()};
+  }
+  return Write(ns, name, status);
+}
+
+std::optional<Answer> TrainerStatusServer::Refusal(const std::string& token,
+                                                   const std::string& namespace_,
+                                                   const std::string& name) {
+  if (token.empty()) return Forbidden();
+  std::string key = api::TrainerStatusAudience(namespace_, name) + " " + token;
+  {
+    MutexLock lock(mu_);
+    auto it = reviewed_.find(key);
+    if (it != reviewed_.end() && it->second > clock_.Now()) return std::nullopt;
+  }
+  if (std::optional<Answer> refused = Review(token, namespace_, name)) return refused;
+  MutexLock lock(mu_);
+  TimePoint now = clock_.Now();
+  if (reviewed_.size() >= kMaxReviewed) {
+    std::erase_if(reviewed_, [&](const auto& entry) { return entry.second <= now; });
+  }
+  if (reviewed_.size() >= kMaxReviewed) reviewed_.clear();
+  reviewed_[key] = now + kReviewedFor;
+  return std::nullopt;
+}
+
+std::optional<Answer> TrainerStatusServer::Review(const std::string& token,
+                                                  const std::string& namespace_,
+                                                  const std::string& name) {
+  std::string audience = api::TrainerStatusAudience(namespace_, name);
+  api::Json review = {{"apiVersion", "authentication.k8s.io/v1"},
+                      {"kind", "TokenReview"},
+                      {"spec", {{"token", token}, {"audiences", {audience}}}}};
+  Result<api::Json> reviewed =
+      client_.Call("POST", "/apis/authentication.k8s.io/v1/tokenreviews", review);
+  if (!reviewed.ok()) {
+    fmt::print(stderr, "trainyard operator: TrainJob status server: cannot review a token: {}\n",
+               reviewed.status().message());
+    return Internal();
+  }
+  const api::Json& answer = *reviewed;
+  const api::Json* audiences = api::FindAt(answer, {"status", "audiences"});
+  bool for_this_job = audiences != nullptr && audiences->is_array() &&
+                      std::find(audiences->begin(), audiences->end(), audience) != audiences->end();
+  // A service account of the TrainJob's namespace.
+  std::string user = api::StringAt(answer, {"status", "user", "username"});
+  std::string prefix = "system:serviceaccount:" + namespace_ + ":";
+  if (!api::BoolAt(answer, {"status", "authenticated"}) || !for_this_job ||
+      !user.starts_with(prefix)) {
+    return Forbidden();
+  }
+  // A token the kubelet made for a pod: that pod must be the TrainJob's.
+  std::string pod_name = ExtraOf(answer, kPodNameExtra);
+  if (pod_name.empty()) return std::nullopt;
+  Result<api::Json> pod = client_.Get("Pod", namespace_, pod_name);
+  if (!pod.ok()) return pod.status().code() == StatusCode::kNotFound ? Forbidden() : Internal();
+  std::string pod_uid = ExtraOf(answer, kPodUidExtra);
+  bool same_pod = pod_uid.empty() || api::StringAt(*pod, {"metadata", "uid"}) == pod_uid;
+  bool jobs_pod = api::StringAt(*pod, {"metadata", "labels", kJobSetNameLabel}) == name;
+  if (!same_pod || !jobs_pod) return Forbidden();
+  return std::nullopt;
+}
+
+Answer TrainerStatusServer::Write(const std::string& namespace_, const std::string& name,
+                                  const api::Json& status) {
+  Status last;
+  for (int attempt = 0; attempt < kWriteTries; ++attempt) {
+    Result<api::Json> job = client_.Get("TrainJob", namespace_, name);
+    if (job.ok()) {
+      (*job)["status"]["trainerStatus"] = status;
+      Result<api::Json> written = client_.UpdateStatus(*job);
+      if (written.ok()) return Answer{200, api::Json{{"trainerStatus", status}}.dump()};
+      job = written.status();
+    }
+    last = job.status();
+    if (last.code() != StatusCode::kAborted) break;  // a conflict: read again
+  }
+  switch (last.code()) {
+    case StatusCode::kNotFound:
+      return Error(404, "NotFound", "Train job not found");
+    case StatusCode::kInvalidArgument:
+      return Error(422, "Invalid", std::string(last.message()));
+    default:
+      fmt::print(stderr, "trainyard operator: TrainJob status server: cannot write {}/{}: {}\n",
+                 namespace_, name, last.message());
+      return Internal();
+  }
+}
+
+}  // namespace trainyard::cli
