@@ -13,6 +13,7 @@
 #include "common/held_dir.h"
 #include "common/strings.h"
 #include "controller/conditions.h"
+#include "controller/early_stopping.h"
 #include "controller/events.h"
 #include "controller/experiment_trials.h"
 #include "controller/katib_status.h"
@@ -87,25 +88,15 @@ Status KillActiveTrials(ExperimentContext& ctx, const std::string& why) {
 // The objective's values a trial reported, in order, as losses.
 Result<std::vector<double>> LossSeries(ExperimentContext& ctx, const api::Trial& trial) {
   const api::ObjectiveSpec& objective = *ctx.experiment.spec.objective;
-  ASSIGN_OR_RETURN(store::ObservationPage page,
-                   ctx.options.observations->ListObservations(
-                       trial.metadata.namespace_ + "/" + trial.metadata.name,
-                       {.metric = objective.objective_metric_name}));
-  std::vector<double> series;
-  for (const store::ObservationRow& row : page.rows) {
-    std::optional<double> value = tune::ParseMetricValue(row.value);
-    if (value) series.push_back(api::Maximizes(objective) ? -*value : *value);
-  }
-  return series;
+  return ObservedLosses(*ctx.options.observations,
+                        trial.metadata.namespace_ + "/" + trial.metadata.name,
+                        objective.objective_metric_name, api::Maximizes(objective));
 }
 
 Status ApplyEarlyStopping(ExperimentContext& ctx) {
   const std::optional<api::AlgorithmSpec>& spec = ctx.experiment.spec.early_stopping;
   if (!spec) return OkStatus();
-  tune::Settings settings;
-  for (const api::AlgorithmSetting& s : spec->algorithm_settings)
-    settings.emplace_back(s.name, s.value);
-  ASSIGN_OR_RETURN(tune::MedianStopSettings median, tune::ParseMedianStopSettings(settings));
+  ASSIGN_OR_RETURN(tune::MedianStopSettings median, MedianStopOf(spec->algorithm_settings));
   std::vector<std::vector<double>> finished;
   std::vector<api::Trial*> running;
   for (api::Trial& trial : ctx.trials) {

@@ -9,6 +9,7 @@
 #include "api/optimization_job.h"
 #include "api/validation.h"
 #include "controller/conditions.h"
+#include "controller/early_stopping.h"
 #include "controller/events.h"
 #include "controller/optimization_trials.h"
 #include "controller/owned.h"
@@ -194,21 +195,15 @@ Status CreateTrials(OptimizationContext& ctx, bool& exhausted) {
   return OkStatus();
 }
 
-// The first objective's values a trial printed, in order, as losses.
+// The first objective's values a trial reported (printed or pushed), in
+// order, as losses.
 Result<std::vector<double>> LossSeries(const OptimizationContext& ctx,
                                        const OptimizationTrial& trial) {
   const api::OptimizationObjective& objective = ctx.spec.objectives.front();
-  ASSIGN_OR_RETURN(
-      store::ObservationPage page,
-      ctx.options.observations->ListObservations(
-          store::JobObservationsId("TrainJob", ctx.job.metadata.namespace_, trial.name),
-          {.metric = objective.metric}));
-  std::vector<double> series;
-  for (const store::ObservationRow& row : page.rows) {
-    std::optional<double> value = tune::ParseMetricValue(row.value);
-    if (value) series.push_back(objective.direction == "Maximize" ? -*value : *value);
-  }
-  return series;
+  return ObservedLosses(
+      *ctx.options.observations,
+      store::JobObservationsId("TrainJob", ctx.job.metadata.namespace_, trial.name),
+      objective.metric, objective.direction == "Maximize");
 }
 
 // Suspends `trial` and marks it stopped early; false when it changed
@@ -230,14 +225,11 @@ Result<bool> StopTrial(OptimizationContext& ctx, OptimizationTrial& trial, size_
 }
 
 // medianstop (spec.earlyStopping, trainyard's) over the running trials,
-// against the ended ones' printed values of the first objective.
+// against the ended ones' reported values of the first objective.
 Status ApplyEarlyStopping(OptimizationContext& ctx) {
   if (!ctx.spec.early_stopping || ctx.options.observations == nullptr) return OkStatus();
-  tune::Settings settings;
-  for (const api::AlgorithmSetting& s : ctx.spec.early_stopping->algorithm_settings) {
-    settings.emplace_back(s.name, s.value);
-  }
-  ASSIGN_OR_RETURN(tune::MedianStopSettings median, tune::ParseMedianStopSettings(settings));
+  ASSIGN_OR_RETURN(tune::MedianStopSettings median,
+                   MedianStopOf(ctx.spec.early_stopping->algorithm_settings));
   std::vector<std::vector<double>> ended;
   for (const OptimizationTrial& trial : ctx.trials) {
     if (trial.state != tune::TrialState::kSucceeded &&

@@ -5,7 +5,8 @@
 // trainer's pods are given, node/trainer_status_env.h) or a token the
 // server's authorizer lets update the TrainJob; the report checked as the
 // CRD checks it and stored whole, in place of the last (upstream applies
-// it with one field manager: a field left out is gone); 64 KiB at most; a
+// it with one field manager: a field left out is gone), its metrics also
+// appended to the job's observation log; 64 KiB at most; a
 // few a second per job at most (429 beyond). Answers as upstream's:
 // the request back (200), 403, 404, 413, 422.
 #include "api/trainer_status.h"
@@ -27,6 +28,19 @@ constexpr size_t kMaxPushBytes = 64 * 1024;
 
 ApiError StatusError(int code, const char* reason, std::string message) {
   return MakeApiError(code, reason, std::move(message));
+}
+
+// The report's metrics as observation rows, at `now`.
+std::vector<store::ObservationRow> ReportedRows(const api::Json& status, TimePoint now) {
+  std::vector<store::ObservationRow> rows;
+  int64_t time_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
+  for (const api::Json& metric : api::ArrayRefAt(status, {"metrics"})) {
+    rows.push_back({.time_us = time_us,
+                    .metric = api::StringAt(metric, "name"),
+                    .value = api::StringAt(metric, "value")});
+  }
+  return rows;
 }
 
 }  // namespace
@@ -77,7 +91,16 @@ ApiResponse ApiHandler::PushTrainerStatus(const ApiTarget& target, const ApiRequ
       backend_.Execute([&](store::ControlStore& store) -> Result<api::Json> {
         ASSIGN_OR_RETURN(api::Json job, store.Get(key));
         job["status"]["trainerStatus"] = status;
-        return store.UpdateStatus(job);
+        ASSIGN_OR_RETURN(api::Json stored, store.UpdateStatus(job));
+        // Each report's metrics are also a point of the job's series, as
+        // printed ones are: early stopping and the dashboard's charts read
+        // them there (the status keeps the last report only). Not on an
+        // API-only server: no collector there deletes a job's log with it.
+        if (api_only_) return stored;
+        RETURN_IF_ERROR(store.AppendObservations(
+            store::JobObservationsId(r.kind, target.namespace_, target.name),
+            ReportedRows(status, clock_.Now()), /*source=*/"", 0));
+        return stored;
       });
   if (written.status().code() == StatusCode::kNotFound) {
     return ErrorResponse(StatusError(404, "NotFound", "Train job not found"));

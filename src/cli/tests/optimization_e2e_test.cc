@@ -19,16 +19,38 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// A trainer's `report '<metrics JSON array>'`: KEP-2779's request with curl,
+// as upstream's SDK sends it, in a `|` block of a TrainJob template's
+// command.
+constexpr const char* kReportFunction = R"sh(
+          report() {
+            curl -sS --fail --cacert "$KUBEFLOW_TRAINER_SERVER_CA_CERT" -X POST \
+              -H "Authorization: Bearer $(cat "$KUBEFLOW_TRAINER_SERVER_TOKEN")" \
+              "$KUBEFLOW_TRAINER_SERVER_URL" -d "{\"trainerStatus\": {\"metrics\": $1,
+                \"lastUpdatedTime\": \"2026-01-23T10:30:45Z\"}}"
+          }
+)sh";
+
+// An OptimizationJob named `name` whose trials (TrainJobs on the
+// torch-distributed runtime) run `script` after kReportFunction; `spec` is
+// the rest of its spec.
+std::string ReportingJob(const std::string& name, const std::string& spec,
+                         const std::string& script) {
+  return std::string(api::testing::kTorchDistributedRuntime) +
+         "\n---\napiVersion: trainer.kubeflow.org/v1alpha1\nkind: OptimizationJob\nmetadata: "
+         "{name: " +
+         name + "}\nspec:\n" + spec +
+         "  trainJobTemplate:\n    spec:\n      runtimeRef: {name: torch-distributed}\n"
+         "      trainer:\n        command:\n        - sh\n        - -c\n        - |" +
+         kReportFunction + script;
+}
+
 // Each trial reports accuracy = 1 - (x - 0.7)^2 and cost = x, for its
 // parameter x: accuracy rises with cost up to x = 0.7, so more accuracy
 // costs more there.
-constexpr const char* kTwoObjectives = R"yaml(
----
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: OptimizationJob
-metadata: {name: pareto}
-spec:
-  objectives:
+std::string TwoObjectives() {
+  return ReportingJob(
+      "pareto", R"yaml(  objectives:
   - {metric: accuracy, direction: Maximize}
   - {metric: cost, direction: Minimize}
   numTrials: 6
@@ -36,22 +58,12 @@ spec:
   searchAlgorithm: {random: {seed: 11}}
   parameters:
   - {name: x, searchSpace: {uniform: {min: "0", max: "1"}}}
-  trainJobTemplate:
-    spec:
-      runtimeRef: {name: torch-distributed}
-      trainer:
-        command:
-        - sh
-        - -c
-        - |
-          accuracy=$(awk -v x="$KUBEFLOW_TRAINER_OPT_X" 'BEGIN { printf "%.6f", 1 - (x - 0.7) ^ 2 }')
-          curl -sS --fail --cacert "$KUBEFLOW_TRAINER_SERVER_CA_CERT" -X POST \
-            -H "Authorization: Bearer $(cat "$KUBEFLOW_TRAINER_SERVER_TOKEN")" \
-            "$KUBEFLOW_TRAINER_SERVER_URL" -d "{\"trainerStatus\": {\"metrics\": [
-              {\"name\": \"accuracy\", \"value\": \"$accuracy\"},
-              {\"name\": \"cost\", \"value\": \"$KUBEFLOW_TRAINER_OPT_X\"}],
-              \"lastUpdatedTime\": \"2026-01-23T10:30:45Z\"}}"
-)yaml";
+)yaml",
+      R"sh(          accuracy=$(awk -v x="$KUBEFLOW_TRAINER_OPT_X" 'BEGIN { printf "%.6f", 1 - (x - 0.7) ^ 2 }')
+          report "[{\"name\": \"accuracy\", \"value\": \"$accuracy\"},
+                   {\"name\": \"cost\", \"value\": \"$KUBEFLOW_TRAINER_OPT_X\"}]"
+)sh");
+}
 
 class OptimizationServerE2eTest : public testing::ServerFixture {
  protected:
@@ -70,8 +82,7 @@ class OptimizationServerE2eTest : public testing::ServerFixture {
 
 TEST_F(OptimizationServerE2eTest, TwoObjectivesEndWithTheParetoFrontOfTrialsThatPushed) {
   StartHttps();
-  std::string manifest =
-      Write("pareto.yaml", std::string(api::testing::kTorchDistributedRuntime) + kTwoObjectives);
+  std::string manifest = Write("pareto.yaml", TwoObjectives());
   testing::CommandResult applied = Kubectl({"apply", "-f", manifest});
   ASSERT_EQ(applied.exit_code, 0) << applied.output;
   EXPECT_THAT(applied.output, HasSubstr("optimizationjob.trainer.kubeflow.org/pareto created"));
@@ -126,6 +137,42 @@ TEST_F(OptimizationServerE2eTest, TwoObjectivesEndWithTheParetoFrontOfTrialsThat
   EXPECT_NE(refused.exit_code, 0);
   EXPECT_THAT(refused.output,
               HasSubstr("OptimizationJobSpec is immutable and cannot be updated after creation"));
+}
+
+// Early stopping over what trials push (each report a point of the
+// trial's series): the good trial reports falling losses and ends; the
+// bad one's second report is worse than the good one's at that report, so
+// it is suspended there, and the job ends with the good one as its best.
+TEST_F(OptimizationServerE2eTest, EarlyStoppingJudgesWhatTrialsPush) {
+  StartHttps();
+  std::string manifest = Write(
+      "es.yaml",
+      ReportingJob("es", R"yaml(  objectives: [{metric: loss}]
+  numTrials: 2
+  searchAlgorithm: {grid: {}}
+  parameters: [{name: start, searchSpace: {categorical: {choices: ["1", "3"]}}}]
+  earlyStopping:
+    algorithmName: medianstop
+    algorithmSettings: [{name: min_trials_required, value: "1"}, {name: start_step, value: "2"}]
+)yaml",
+                   R"sh(          loss() { report "[{\"name\": \"loss\", \"value\": \"$1\"}]"; }
+          loss "$KUBEFLOW_TRAINER_OPT_START"
+          loss "$(awk -v s="$KUBEFLOW_TRAINER_OPT_START" 'BEGIN { print s / 2 }')"
+          if [ "$KUBEFLOW_TRAINER_OPT_START" = 1 ]; then loss 0.2; exit 0; fi
+          exec sleep 600
+)sh"));
+  testing::CommandResult applied = Kubectl({"apply", "-f", manifest});
+  ASSERT_EQ(applied.exit_code, 0) << applied.output;
+  ASSERT_TRUE(testing::Eventually(
+      [&] { return Field("optimizationjob/es", ".status.conditions[-1:].type") == "Complete"; },
+      std::chrono::seconds(60)))
+      << Kubectl({"get", "optimizationjob", "es", "-o", "yaml"}).output
+      << Kubectl({"get", "trainjobs", "-o", "yaml"}).output;
+  EXPECT_EQ(Field("optimizationjob/es", ".status.trialCounts.earlyStopped"), "1");
+  EXPECT_EQ(Field("trainjob/es-trial-1", ".metadata.annotations.trainyard\\.dev/early-stopped"),
+            "2");
+  EXPECT_EQ(Field("trainjob/es-trial-1", ".spec.suspend"), "true");
+  EXPECT_EQ(Field("optimizationjob/es", ".status.result.trainJobName"), "es-trial-0");
 }
 
 TEST_F(OptimizationServerE2eTest, WhatUpstreamsSchemaRefusesIsRefusedAndNothingStored) {

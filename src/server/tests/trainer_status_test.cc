@@ -71,6 +71,25 @@ TEST_F(TrainerStatusTest, TheTrainersReportIsStoredAndAnsweredBack) {
   EXPECT_EQ(Stored()["progressPercentage"], 50);
 }
 
+// The status keeps the last report; the job's observation log keeps every
+// report's metrics as a series (what early stopping and the charts read).
+TEST_F(TrainerStatusTest, EachReportsMetricsAreAPointOfTheJobsSeries) {
+  ASSERT_EQ(Push(kReport, uid_).code, 200);
+  clock_.Advance(std::chrono::seconds(5));
+  ASSERT_EQ(Push(R"({"trainerStatus": {"metrics": [{"name": "loss", "value": "0.1"}],
+                     "lastUpdatedTime": "2026-01-23T10:31:00Z"}})",
+                 uid_)
+                .code,
+            200);
+  Result<store::ObservationPage> loss = backend_.writable().ListObservations(
+      store::JobObservationsId("TrainJob", "default", "tj"), {.metric = "loss"});
+  ASSERT_TRUE(loss.ok());
+  ASSERT_EQ(loss->rows.size(), 2u);
+  EXPECT_EQ(loss->rows[0].value, "0.123");
+  EXPECT_EQ(loss->rows[1].value, "0.1");
+  EXPECT_LT(loss->rows[0].time_us, loss->rows[1].time_us);
+}
+
 // Kubeflow's SDK writes the time with Python's isoformat(): a fraction of
 // a second and an offset, kept as metav1.Time keeps it.
 TEST_F(TrainerStatusTest, TheSdksTimeIsTakenAndKeptToTheSecondInUtc) {
