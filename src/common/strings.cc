@@ -159,4 +159,13 @@ std::string HumanBytes(uint64_t bytes) {
   return fmt::format("{:.1f} {}", value, unit);
 }
 
+uint64_t StableHash(std::string_view text) {
+  uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
 }  // namespace trainyard

@@ -1,6 +1,7 @@
 // Small string helpers shared by every module.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,6 +44,10 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b);
 // ConfigMap's binaryData and a Secret's data; nullopt when malformed.
 std::optional<std::string> Base64Decode(std::string_view text);
 std::string Base64Encode(std::string_view bytes);
+
+// FNV-1a, 64 bits: the same for the same text on every build and machine
+// (std::hash is not), for names and seeds that must survive an upgrade.
+uint64_t StableHash(std::string_view text);
 
 // A size for people: "512 B", "1.5 KiB", "3.2 MiB", up to TiB.
 std::string HumanBytes(uint64_t bytes);

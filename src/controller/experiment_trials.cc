@@ -64,7 +64,7 @@ tune::SamplerOptions SamplerOptionsOf(const api::Experiment& experiment) {
   tune::SamplerOptions options{.algorithm = spec.algorithm->algorithm_name,
                                .max_trial_count = spec.max_trial_count,
                                .parallel_trial_count = spec.parallel_trial_count.value_or(3),
-                               .default_seed = std::hash<std::string>{}(experiment.metadata.uid)};
+                               .default_seed = StableHash(experiment.metadata.uid)};
   for (const api::AlgorithmSetting& s : spec.algorithm->algorithm_settings) {
     options.settings.emplace_back(s.name, s.value);
   }

@@ -7,6 +7,7 @@
 
 #include "api/names.h"
 #include "api/object.h"
+#include "common/strings.h"
 #include "controller/owned.h"
 #include "tune/metrics.h"
 #include "tune/pareto.h"
@@ -196,7 +197,7 @@ tune::SamplerOptions OptimizationSamplerOptions(const api::OptimizationJobSpec& 
   tune::SamplerOptions options{.algorithm = "random",
                                .max_trial_count = spec.num_trials.value_or(1),
                                .parallel_trial_count = spec.parallel_trials.value_or(1),
-                               .default_seed = std::hash<std::string>{}(uid)};
+                               .default_seed = StableHash(uid)};
   if (a.random && a.random->seed) options.default_seed = static_cast<uint64_t>(*a.random->seed);
   if (!a.grid.is_null()) {
     // A grid smaller than numTrials runs whole, then ends the job
@@ -230,7 +231,7 @@ std::string OptimizationTrialName(const std::string& job, int64_t index) {
   if (!starts_with_letter || base.size() + suffix.size() > 63) {
     // Shortened, with a hash of the whole name so that two long names
     // sharing a prefix never share trials.
-    std::string hash = api::SafeEncode(std::to_string(std::hash<std::string>{}(job))).substr(0, 6);
+    std::string hash = api::SafeEncode(std::to_string(StableHash(job))).substr(0, 6);
     size_t keep = 63 - suffix.size() - hash.size() - 2;
     base = "o" + base.substr(0, keep);
     while (!base.empty() && base.back() == '-') base.pop_back();

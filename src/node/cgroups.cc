@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/strings.h"
+
 namespace trainyard::node {
 namespace {
 
@@ -287,12 +289,7 @@ void Cgroups::RemoveScope() const {
 }
 
 std::string ScopeOf(const std::string& state_dir) {
-  uint64_t hash = 14695981039346656037ull;
-  for (unsigned char c : state_dir) {
-    hash ^= c;
-    hash *= 1099511628211ull;
-  }
-  return fmt::format("state-{:016x}", hash);
+  return fmt::format("state-{:016x}", StableHash(state_dir));
 }
 
 int64_t DefaultPodMaxPids(const std::string& pid_max_file) {

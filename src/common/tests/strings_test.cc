@@ -10,6 +10,14 @@ TEST(StringsTest, Join) {
   EXPECT_EQ(Join({}, ","), "");
 }
 
+// FNV-1a's published values: a name or seed made from it today is the
+// same after any rebuild.
+TEST(StringsTest, StableHashIsFnv1a) {
+  EXPECT_EQ(StableHash(""), 0xcbf29ce484222325ull);
+  EXPECT_EQ(StableHash("a"), 0xaf63dc4c8601ec8cull);
+  EXPECT_EQ(StableHash("foobar"), 0x85944171f73967e8ull);
+}
+
 TEST(StringsTest, AsciiLower) {
   EXPECT_EQ(AsciiLower("Worker"), "worker");
   EXPECT_EQ(AsciiLower("PS-0"), "ps-0");
