@@ -83,6 +83,9 @@ struct BatchJobStatus {
   std::optional<int32_t> succeeded;
   std::optional<int32_t> failed;
   std::optional<int32_t> ready;
+  // trainyard's, not Kubernetes': the progress its output declares
+  // (KEP-2779's shape, engine/metrics_collector.h), as for every job.
+  Json trainer_status;
   Json extra;  // terminating, completedIndexes, uncountedTerminatedPods, ...
   template <class S, class V>
   static void Fields(S& s, V& v) {
@@ -93,6 +96,7 @@ struct BatchJobStatus {
     v("succeeded", s.succeeded);
     v("failed", s.failed);
     v("ready", s.ready);
+    v("trainerStatus", s.trainer_status);
   }
   bool operator==(const BatchJobStatus&) const = default;
 };

@@ -271,6 +271,9 @@ struct JobSetStatus {
   std::optional<int32_t> restarts_count_towards_max;
   std::string terminal_state;  // Completed | Failed
   std::vector<ReplicatedJobStatus> replicated_jobs_status;
+  // trainyard's, not JobSet's: the progress its output declares
+  // (KEP-2779's shape, engine/metrics_collector.h), as for every job.
+  Json trainer_status;
   template <class S, class V>
   static void Fields(S& s, V& v) {
     v("conditions", s.conditions);
@@ -278,6 +281,7 @@ struct JobSetStatus {
     v("restartsCountTowardsMax", s.restarts_count_towards_max);
     v("terminalState", s.terminal_state);
     v("replicatedJobsStatus", s.replicated_jobs_status);
+    v("trainerStatus", s.trainer_status);
   }
   bool operator==(const JobSetStatus&) const = default;
 };

@@ -107,7 +107,7 @@ std::string BatchJobStatusCell(const Json& job) {
 }  // namespace
 
 std::vector<PrinterColumn> BatchJobColumns() {
-  return {
+  std::vector<PrinterColumn> columns = {
       NameColumn(),
       {"Status", "string", "", 0, [](const Json& o, TimePoint) { return BatchJobStatusCell(o); }},
       {"Completions", "string", "", 0,
@@ -128,6 +128,10 @@ std::vector<PrinterColumn> BatchJobColumns() {
        }},
       AgeColumn(),
   };
+  // Kubernetes' -o wide columns (containers, images, selector) are not
+  // shown; trainyard's progress is, as for every job.
+  for (PrinterColumn& c : ProgressColumns(/*priority=*/1)) columns.push_back(std::move(c));
+  return columns;
 }
 
 std::vector<PrinterColumn> ProgressColumns(int priority) {

@@ -62,24 +62,28 @@ std::vector<PrinterColumn> JobSetColumns() {
     }
     return std::string();
   };
-  return {NameColumn(),
-          {"TerminalState", "string", "", 0,
-           [](const Json& o, TimePoint) {
-             return StringAt(o, {"status", "terminalState"});
-           }},
-          {"Restarts", "string", "", 0,
-           [](const Json& o, TimePoint) -> Json {
-             const Json* restarts = FindAt(o, {"status", "restarts"});
-             return restarts != nullptr ? *restarts : Json(0);
-           }},
-          {"Completed", "string", "", 0,
-           [condition](const Json& o, TimePoint) { return condition(o, "Completed"); }},
-          {"Suspended", "string", "", 0,
-           [](const Json& o, TimePoint) -> Json {
-             const Json* suspend = FindAt(o, {"spec", "suspend"});
-             return suspend != nullptr ? *suspend : Json(false);
-           }},
-          AgeColumn()};
+  std::vector<PrinterColumn> columns = {
+      NameColumn(),
+      {"TerminalState", "string", "", 0,
+       [](const Json& o, TimePoint) {
+         return StringAt(o, {"status", "terminalState"});
+       }},
+      {"Restarts", "string", "", 0,
+       [](const Json& o, TimePoint) -> Json {
+         const Json* restarts = FindAt(o, {"status", "restarts"});
+         return restarts != nullptr ? *restarts : Json(0);
+       }},
+      {"Completed", "string", "", 0,
+       [condition](const Json& o, TimePoint) { return condition(o, "Completed"); }},
+      {"Suspended", "string", "", 0,
+       [](const Json& o, TimePoint) -> Json {
+         const Json* suspend = FindAt(o, {"spec", "suspend"});
+         return suspend != nullptr ? *suspend : Json(false);
+       }},
+      AgeColumn()};
+  // trainyard's, with -o wide: the progress its output declares.
+  for (PrinterColumn& c : ProgressColumns(/*priority=*/1)) columns.push_back(std::move(c));
+  return columns;
 }
 
 }  // namespace trainyard::api

@@ -403,13 +403,8 @@ constexpr const char* kDerivedFrom = "derivedFrom";
 
 void MetricsCollector::WriteProgress(const api::Json& stored, const JobRead& job) {
   if (!job.epoch_mark && !job.step_mark) return;
-  // A TrainJob's own field (KEP-2779), and the same under a kubeflow.org/v1
-  // job's status; a batch Job's and a JobSet's are Kubernetes' own.
-  const api::ResourceType* type = api::ResourceTypeOf(stored);
-  if (type == nullptr ||
-      !(type->strategy.trainer_status_push || type->GroupVersion() == api::kKubeflowGroupVersion)) {
-    return;
-  }
+  // A TrainJob's own field (KEP-2779), and the same, trainyard's, under
+  // any other job's status (kubeflow.org/v1 jobs, batch Jobs, JobSets).
   const api::Json* reported = api::FindAt(stored, {"status", "trainerStatus"});
   if (reported != nullptr && reported->is_object() && !reported->contains(kDerivedFrom)) return;
   TimePoint now = options_.clock->Now();

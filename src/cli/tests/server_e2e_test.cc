@@ -2,6 +2,7 @@
 // README's PyTorch job applied, watched, its logs followed, described,
 // suspended, resumed and deleted; and the server killed with SIGKILL again
 // and again while jobs run and restart, against a run without crashes.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <sys/mount.h>
 
@@ -470,6 +471,50 @@ spec:
   // Upstream's columns stay as they are without -o wide.
   EXPECT_THAT(Kubectl({"get", "pytorchjob", "epochs"}).output,
               ::testing::ContainsRegex("NAME +STATE +AGE\nepochs +Running +[0-9]+s\n"));
+}
+
+// The same for Kubernetes' own job kinds, under trainyard's status field:
+// a batch Job and a JobSet show theirs with -o wide.
+TEST_F(ServerE2eTest, ABatchJobAndAJobSetThatPrintTheirStepsShowTheirProgress) {
+  StartServer();
+  constexpr const char* kSteps =
+      R"(command: [sh, -c, 'echo "step 1 of 4"; sleep 1; echo "step 2 of 4"; exec sleep 300'])";
+  CommandResult applied = Kubectl({"apply", "-f",
+                                   Write("steps.yaml", fmt::format(R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: steps}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{{name: main, image: none, {0}}}]
+---
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {{name: set}}
+spec:
+  replicatedJobs:
+  - name: node
+    template:
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers: [{{name: main, image: none, {0}}}]
+)",
+                                                                   kSteps))});
+  ASSERT_EQ(applied.exit_code, 0) << applied.output;
+  for (const char* job : {"job/steps", "jobset/set"}) {
+    ASSERT_TRUE(Eventually([&] {
+      return Field(job, ".status.trainerStatus.progressPercentage") == "50";
+    })) << Kubectl({"get", job, "-o", "yaml"}).output;
+  }
+  EXPECT_THAT(Kubectl({"get", "job", "steps", "-o", "wide"}).output,
+              ::testing::ContainsRegex("PROGRESS +ETA\nsteps .* 50% +[0-9]+s"));
+  EXPECT_THAT(Kubectl({"get", "jobset", "set", "-o", "wide"}).output,
+              ::testing::ContainsRegex("PROGRESS +ETA\nset .* 50% +[0-9]+s"));
+  EXPECT_THAT(Kubectl({"get", "job", "steps"}).output, ::testing::Not(HasSubstr("PROGRESS")));
 }
 
 // trainyard's own verbs against the server: what a user without kubectl
