@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <filesystem>
+#include <limits>
 
 #include "api/job_metrics.h"
 #include "api/json.h"
@@ -194,11 +195,21 @@ Status MetricsCollector::Collect(const store::ObjectKey& key) {
     return ReadSource(TrialLogId(*trial), *parser, file.host_path, file.host_path);
   }
   ASSIGN_OR_RETURN(std::vector<api::Json> pods, PrimaryPodsOf(*options_.store, *trial));
+  // Read as a trial's always was (no budget of a job's), and its counts of
+  // a total noted for the trial's job.
+  JobRead marks{.budget = std::numeric_limits<int64_t>::max(), .progress = true};
   for (const api::Json& pod : pods) {
     std::string path =
         options_.log_path(trial->metadata.namespace_, api::StringAt(pod, {"metadata", "name"}),
                           trial->spec.primary_container_name);
-    RETURN_IF_ERROR(ReadSource(TrialLogId(*trial), *parser, path, path));
+    RETURN_IF_ERROR(ReadSource(TrialLogId(*trial), *parser, path, path, &marks));
+  }
+  // The trial's job (a TrainJob, a PyTorchJob, a batch Job) shows the
+  // progress its output declares, as a job of its own does.
+  Result<api::Json> job = options_.store->Get(controller::TrialJobKey(*trial));
+  if (job.ok()) {
+    marks.uid = api::StringAt(*job, {"metadata", "uid"});
+    WriteProgress(*job, marks);
   }
   return OkStatus();
 }

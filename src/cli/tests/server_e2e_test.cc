@@ -517,6 +517,49 @@ spec:
   EXPECT_THAT(Kubectl({"get", "job", "steps"}).output, ::testing::Not(HasSubstr("PROGRESS")));
 }
 
+// A Katib trial's job: its output is read for the trial's metrics, and
+// its counts give the job its progress, as a job of its own.
+TEST_F(ServerE2eTest, ATrialsJobShowsTheProgressItsOutputDeclares) {
+  StartServer();
+  CommandResult applied = Kubectl({"apply", "-f", Write("tune.yaml", R"(
+apiVersion: kubeflow.org/v1beta1
+kind: Experiment
+metadata: {name: counted}
+spec:
+  objective: {type: minimize, objectiveMetricName: loss}
+  algorithm: {algorithmName: random}
+  maxTrialCount: 1
+  parallelTrialCount: 1
+  parameters:
+    - {name: lr, parameterType: double, feasibleSpace: {min: "0.01", max: "0.1"}}
+  trialTemplate:
+    primaryContainerName: training
+    trialParameters: [{name: lr, reference: lr}]
+    trialSpec:
+      apiVersion: batch/v1
+      kind: Job
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+              - name: training
+                image: none
+                command: [sh, -c, 'echo "Epoch 1/4"; echo loss=0.9; sleep 1; echo "Epoch 2/4"; exec sleep 300', '${trialParameters.lr}']
+)")});
+  ASSERT_EQ(applied.exit_code, 0) << applied.output;
+  ASSERT_TRUE(Eventually([&] {
+    return Field("jobs", ".items[0].status.trainerStatus.progressPercentage") == "50";
+  })) << Kubectl({"get", "jobs", "-o", "yaml"}).output;
+  // The trial still has its metric.
+  ASSERT_TRUE(Eventually([&] {
+    return Kubectl({"get", "--raw",
+                    "/apis/kubeflow.org/v1beta1/namespaces/default/trials/" +
+                        Field("trials", ".items[0].metadata.name") + "/observations"})
+               .output.find("0.9") != std::string::npos;
+  }));
+}
+
 // trainyard's own verbs against the server: what a user without kubectl
 // does, with human output.
 TEST_F(ServerE2eTest, TrainyardsOwnVerbsApplyGetDescribeLogsSuspendAndDelete) {
