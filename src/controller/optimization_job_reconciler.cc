@@ -269,6 +269,7 @@ void Summarize(OptimizationContext& ctx) {
   ctx.status.result = std::move(outcome.best);
   ctx.status.pareto_front = std::move(outcome.front);
   ctx.status.trial_results = std::move(outcome.reported);
+  BoundOptimizationStatus(ctx.status);
 }
 
 }  // namespace

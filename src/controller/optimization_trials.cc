@@ -309,4 +309,13 @@ OptimizationOutcome SummarizeOptimization(const api::OptimizationJobSpec& spec,
   return out;
 }
 
+void BoundOptimizationStatus(api::OptimizationJobStatus& status, size_t max_bytes) {
+  auto fits = [&] { return api::Encode(status).dump().size() <= max_bytes; };
+  for (std::vector<api::OptimizationTrialResult>* list :
+       {&status.trial_results, &status.pareto_front}) {
+    if (fits()) return;
+    for (api::OptimizationTrialResult& r : *list) r.parameters.clear();
+  }
+}
+
 }  // namespace trainyard::controller

@@ -79,4 +79,14 @@ struct OptimizationOutcome {
 OptimizationOutcome SummarizeOptimization(const api::OptimizationJobSpec& spec,
                                           const std::vector<OptimizationTrial>& trials);
 
+// What a job's status may hold (as JSON), well under what etcd keeps of a
+// whole object (1.5 MiB): 100 trials of 100 parameters would pass it.
+inline constexpr size_t kMaxOptimizationStatusBytes = 256 * 1024;
+
+// Keeps `status` within `max_bytes`: the trials' parameters are left out
+// of trialResults, then of the front (each trial's TrainJob keeps them in
+// its annotation); `result` keeps its own (upstream's field).
+void BoundOptimizationStatus(api::OptimizationJobStatus& status,
+                             size_t max_bytes = kMaxOptimizationStatusBytes);
+
 }  // namespace trainyard::controller

@@ -372,6 +372,33 @@ spec:
   EXPECT_EQ(s.result->train_job_name, "o-trial-0");
 }
 
+// 100 trials of 100 long-named parameters would make a status past what
+// etcd keeps of an object: their parameters are dropped from trialResults
+// first, then from the front; the result keeps its own.
+TEST(BoundOptimizationStatusTest, ParametersGoFirstFromTrialResultsThenFromTheFront) {
+  api::OptimizationTrialResult trial{.train_job_name = "o-trial-1",
+                                     .metrics = {{.name = "loss", .value = "0.5"}}};
+  for (int p = 0; p < 100; ++p) {
+    trial.parameters.push_back({.name = std::string(60, 'p') + std::to_string(p),
+                                .value = std::string(60, '9')});
+  }
+  api::OptimizationJobStatus status{.result = trial,
+                                    .pareto_front = std::vector(100, trial),
+                                    .trial_results = std::vector(100, trial)};
+  api::OptimizationJobStatus bounded = status;
+  BoundOptimizationStatus(bounded);
+  EXPECT_LE(api::Encode(bounded).dump().size(), kMaxOptimizationStatusBytes);
+  EXPECT_TRUE(bounded.trial_results[0].parameters.empty());
+  EXPECT_TRUE(bounded.pareto_front[99].parameters.empty());
+  EXPECT_EQ(bounded.result->parameters.size(), 100u);
+  EXPECT_EQ(bounded.trial_results[0].metrics[0].value, "0.5");
+  // A front that fits once trialResults are bare keeps its parameters.
+  status.pareto_front.resize(2);
+  BoundOptimizationStatus(status);
+  EXPECT_TRUE(status.trial_results[0].parameters.empty());
+  EXPECT_EQ(status.pareto_front[1].parameters.size(), 100u);
+}
+
 TEST(OptimizationTrialNameTest, IsADns1035LabelOfAtMost63Characters) {
   EXPECT_EQ(OptimizationTrialName("tune", 7), "tune-trial-7");
   std::string long_name(80, 'a');
