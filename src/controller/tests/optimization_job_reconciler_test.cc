@@ -379,8 +379,8 @@ TEST(BoundOptimizationStatusTest, ParametersGoFirstFromTrialResultsThenFromTheFr
   api::OptimizationTrialResult trial{.train_job_name = "o-trial-1",
                                      .metrics = {{.name = "loss", .value = "0.5"}}};
   for (int p = 0; p < 100; ++p) {
-    trial.parameters.push_back({.name = std::string(60, 'p') + std::to_string(p),
-                                .value = std::string(60, '9')});
+    trial.parameters.push_back(
+        {.name = std::string(60, 'p') + std::to_string(p), .value = std::string(60, '9')});
   }
   api::OptimizationJobStatus status{.result = trial,
                                     .pareto_front = std::vector(100, trial),
