@@ -51,7 +51,11 @@ std::optional<TimePoint> CompletedAt(const api::Json& trial) {
 std::optional<std::string> MetricOf(const api::Json& trial,
                                     const store::ObservationSummary* summary,
                                     const std::string& metric) {
-  for (const api::Json& m : api::ArrayRefAt(trial, {"status", "trainerStatus", "metrics"})) {
+  // A report trainyard derived from the output may lag the output's
+  // summary, which is read instead.
+  const api::Json* report = api::FindAt(trial, {"status", "trainerStatus"});
+  bool pushed = report != nullptr && report->is_object() && !report->contains("derivedFrom");
+  for (const api::Json& m : pushed ? api::ArrayRefAt(*report, {"metrics"}) : api::Json::array()) {
     if (api::StringAt(m, "name") == metric) return api::StringAt(m, "value");
   }
   if (summary == nullptr) return std::nullopt;

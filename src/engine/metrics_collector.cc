@@ -14,6 +14,7 @@
 #include "api/pod_object.h"
 #include "api/registry.h"
 #include "api/tracking.h"
+#include "api/trainer_status.h"
 #include "api/well_known.h"
 #include "common/strings.h"
 #include "controller/katib_status.h"
@@ -209,7 +210,7 @@ Status MetricsCollector::Collect(const store::ObjectKey& key) {
   Result<api::Json> job = options_.store->Get(controller::TrialJobKey(*trial));
   if (job.ok()) {
     marks.uid = api::StringAt(*job, {"metadata", "uid"});
-    WriteProgress(*job, marks);
+    WriteDerivedStatus(*job, TrialLogId(*trial), marks);
   }
   return OkStatus();
 }
@@ -397,10 +398,10 @@ Result<bool> MetricsCollector::CollectJob(const store::ObjectKey& key) {
             ReadSource(id, *parser, path, fmt::format("{} {} {}", id, source.uid, path), &job));
       }
       more = !sources.empty();
-      WriteProgress(*stored, job);
       break;
     }
   }
+  WriteDerivedStatus(*stored, id, job);
   if (ended && !job.pending) progress_.erase(job.uid);
   // Ended: nothing more will be written, once what was is read.
   if (ended && !job.pending) ForgetCorrupt(id);
@@ -412,12 +413,36 @@ Result<bool> MetricsCollector::CollectJob(const store::ObjectKey& key) {
 // without it is the trainer's own, which stands.
 constexpr const char* kDerivedFrom = "derivedFrom";
 
-void MetricsCollector::WriteProgress(const api::Json& stored, const JobRead& job) {
-  if (!job.epoch_mark && !job.step_mark) return;
+namespace {
+
+// How often a running job's metrics are read from its log for its status.
+constexpr Duration kSummaryEvery = std::chrono::seconds(10);
+
+// Each metric's latest value, as KEP-2779's `metrics` holds them: at most
+// 256, names and values of 1 to 64 characters (others are left out).
+api::Json LatestMetrics(const store::ObservationSummary& summary) {
+  api::Json metrics = api::Json::array();
+  for (const store::ObservationSeries& s : summary.series) {
+    const std::string& value = s.latest.value;
+    if (metrics.size() == api::kMaxTrainerMetrics || s.metric.empty() ||
+        s.metric.size() > api::kMaxTrainerMetricText || value.empty() ||
+        value.size() > api::kMaxTrainerMetricText) {
+      continue;
+    }
+    metrics.push_back({{"name", s.metric}, {"value", value}});
+  }
+  return metrics;
+}
+
+}  // namespace
+
+void MetricsCollector::WriteDerivedStatus(const api::Json& stored, const std::string& log_id,
+                                          const JobRead& job) {
   // A TrainJob's own field (KEP-2779), and the same, trainyard's, under
   // any other job's status (kubeflow.org/v1 jobs, batch Jobs, JobSets).
   const api::Json* reported = api::FindAt(stored, {"status", "trainerStatus"});
-  if (reported != nullptr && reported->is_object() && !reported->contains(kDerivedFrom)) return;
+  bool is_report = reported != nullptr && reported->is_object();
+  if (is_report && !reported->contains(kDerivedFrom)) return;
   TimePoint now = options_.clock->Now();
   if (progress_.size() >= 1024) {  // forget jobs not read for ten minutes
     std::erase_if(progress_,
@@ -425,22 +450,39 @@ void MetricsCollector::WriteProgress(const api::Json& stored, const JobRead& job
   }
   DerivedProgress& derived = progress_[job.uid];
   derived.seen = now;
-  bool changed = false;
-  if (job.epoch_mark) changed = derived.tracker.Observe(*job.epoch_mark, now) || changed;
-  if (job.step_mark) changed = derived.tracker.Observe(*job.step_mark, now) || changed;
+  api::Json status = is_report ? *reported : api::Json::object();
+  bool moved = false;
+  if (job.epoch_mark) moved = derived.tracker.Observe(*job.epoch_mark, now) || moved;
+  if (job.step_mark) moved = derived.tracker.Observe(*job.step_mark, now) || moved;
   std::optional<tune::Progress> progress = derived.tracker.Current();
-  if (!changed || !progress) return;
-  api::Json status = {{"progressPercentage", progress->percentage},
-                      {"lastUpdatedTime", FormatRfc3339(now)},
-                      {kDerivedFrom, "output"}};
-  if (progress->remaining_seconds) {
-    status["estimatedRemainingSeconds"] =
-        std::min<int64_t>(*progress->remaining_seconds, INT32_MAX);
+  bool changed = moved && progress.has_value();
+  if (changed) {
+    status["progressPercentage"] = progress->percentage;
+    status.erase("estimatedRemainingSeconds");
+    if (progress->remaining_seconds) {
+      status["estimatedRemainingSeconds"] =
+          std::min<int64_t>(*progress->remaining_seconds, INT32_MAX);
+    }
   }
+  // At most every kSummaryEvery while it runs: a job printing a metric a
+  // second would otherwise write its status as often.
+  if (job.final || now - derived.summarized >= kSummaryEvery) {
+    Result<store::ObservationSummary> summary = options_.store->SummarizeObservations(log_id);
+    api::Json metrics = summary.ok() ? LatestMetrics(*summary) : api::Json::array();
+    // An empty log is read again at the next collection, not in 10 s.
+    if (!metrics.empty()) derived.summarized = now;
+    if (!metrics.empty() && status.value("metrics", api::Json()) != metrics) {
+      status["metrics"] = std::move(metrics);
+      changed = true;
+    }
+  }
+  if (!changed) return;
+  status["lastUpdatedTime"] = FormatRfc3339(now);
+  status[kDerivedFrom] = "output";
   api::Json doc = stored;
   doc["status"]["trainerStatus"] = std::move(status);
-  // Changed meanwhile (its reconciler wrote its status): the next marks
-  // are written, from a tracker that starts again.
+  // Changed meanwhile (its reconciler wrote its status): the next read is
+  // written, from a tracker that starts again.
   if (!options_.store->UpdateStatus(std::move(doc)).ok()) progress_.erase(job.uid);
 }
 

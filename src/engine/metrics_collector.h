@@ -79,10 +79,12 @@ class MetricsCollector {
     bool progress = false;
     std::optional<tune::ProgressMark> epoch_mark, step_mark;
   };
-  // The progress `job`'s output declared, into its status.trainerStatus,
-  // unless its trainer reports its own there. A write that fails (the job
-  // changed meanwhile) is made again from the next marks.
-  void WriteProgress(const api::Json& stored, const JobRead& job);
+  // What `job`'s output declared, into its status.trainerStatus (KEP-2779's
+  // shape), unless its trainer reports its own there: the progress its
+  // marks give, and the latest value of each metric of its log `log_id`
+  // (printed, in files or event files, logged to MLflow). A write that
+  // fails (the job changed meanwhile) is made again from the next read.
+  void WriteDerivedStatus(const api::Json& stored, const std::string& log_id, const JobRead& job);
   Status ReadSource(const std::string& log_id, const tune::MetricsParser& parser,
                     const std::string& path, const std::string& source, JobRead* job = nullptr);
   // Reads an opened file as ReadSource does.
@@ -128,6 +130,7 @@ class MetricsCollector {
   struct DerivedProgress {
     tune::ProgressTracker tracker;
     TimePoint seen;
+    TimePoint summarized;  // when its metrics were last read from its log
   };
   std::map<std::string, DerivedProgress> progress_;  // by job uid
 };

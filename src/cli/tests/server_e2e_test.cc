@@ -465,6 +465,15 @@ spec:
   // One epoch a second so far: two left, about 2 s.
   EXPECT_FALSE(
       Field("pytorchjob/epochs", ".status.trainerStatus.estimatedRemainingSeconds").empty());
+  // What it printed of its metrics, as a trainer would report them (the
+  // latest read, refreshed every 10 s at most).
+  ASSERT_TRUE(Eventually([&] {
+    return !Field("pytorchjob/epochs", ".status.trainerStatus.metrics[?(@.name==\"loss\")].value")
+                .empty();
+  }));
+  EXPECT_THAT(
+      Field("pytorchjob/epochs", ".status.trainerStatus.metrics[?(@.name==\"loss\")].value"),
+      ::testing::AnyOf("0.9", "0.5"));
   EXPECT_THAT(Kubectl({"get", "pytorchjob", "epochs", "-o", "wide"}).output,
               ::testing::ContainsRegex(
                   "NAME +STATE +AGE +PROGRESS +ETA\nepochs +Running +[0-9]+s +50% +[0-9]+s"));

@@ -171,6 +171,9 @@ TEST_F(MetricsCollectorTest, AJobsFileIsReadInBoundedStepsAndItsLastLineOnceItEn
   EXPECT_LT(first, big.size() / line.size());
   EXPECT_EQ(Polls(key), true);                    // running: read again soon
   EXPECT_EQ(values(), big.size() / line.size());  // whole lines; "loss=2" is being written
+  job = store_->Get(key);  // the collector wrote what it read into its status
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ((*job)["status"]["trainerStatus"]["metrics"][0]["value"], "1");
   (*job)["status"] = {{"conditions", {{{"type", "Succeeded"}, {"status", "True"}}}}};
   ASSERT_TRUE(store_->UpdateStatus(*job).ok());
   EXPECT_EQ(Polls(key), false);  // ended, all read
