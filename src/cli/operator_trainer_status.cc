@@ -8,6 +8,7 @@
 #include "api/names.h"
 #include "api/registry.h"
 #include "api/trainer_status.h"
+#include "api/well_known.h"
 #include "api/yaml.h"
 #include "common/strings.h"
 #include "kube/webhook_server.h"
@@ -17,7 +18,7 @@
 namespace trainyard::cli {
 namespace {
 
-using Answer = TrainerStatusServer::Answer;
+using Reply = TrainerStatusServer::Answer;
 
 // Upstream's body limit; the server takes a little more, so that a bigger
 // body gets upstream's 413 document rather than a bare one.
@@ -31,16 +32,13 @@ constexpr int kWriteTries = 5;
 // What a token bound to a pod names it by (TokenReview's user.extra).
 constexpr char kPodNameExtra[] = "authentication.kubernetes.io/pod-name";
 constexpr char kPodUidExtra[] = "authentication.kubernetes.io/pod-uid";
-// The label JobSet's controller puts on its pods: the JobSet is named as
-// the TrainJob.
-constexpr char kJobSetNameLabel[] = "jobset.sigs.k8s.io/jobset-name";
 
-Answer Error(int code, const char* reason, const std::string& message) {
-  return Answer{code, server::MakeApiError(code, reason, message).body.dump()};
+Reply ReplyError(int code, const char* reason, const std::string& message) {
+  return Reply{code, server::MakeApiError(code, reason, message).body.dump()};
 }
 
-Answer Forbidden() { return Error(403, "Forbidden", "Forbidden"); }
-Answer Internal() { return Error(500, "InternalError", "Internal error"); }
+Reply ReplyForbidden() { return ReplyError(403, "Forbidden", "Forbidden"); }
+Reply ReplyInternal() { return ReplyError(500, "InternalError", "Internal error"); }
 
 // The namespace and name of `/apis/trainer.kubeflow.org/v1alpha1/namespaces/
 // <ns>/trainjobs/<name>/status`, each a name an object can have.
@@ -83,7 +81,7 @@ Result<int> TrainerStatusServer::Start(const kube::ServingCertificate& certifica
   // Every path and method, so that what is not the endpoint gets
   // upstream's 404 document.
   auto serve = [this](const httplib::Request& req, httplib::Response& res) {
-    Answer answer = Handle(req.method, req.path, req.get_header_value("Authorization"), req.body);
+    Reply answer = Handle(req.method, req.path, req.get_header_value("Authorization"), req.body);
     res.status = answer.code;
     if (answer.code == 429) res.set_header("Retry-After", "1");
     res.set_content(answer.body, "application/json");
@@ -104,48 +102,48 @@ void TrainerStatusServer::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-Answer TrainerStatusServer::Handle(const std::string& method, const std::string& path,
-                                   const std::string& authorization, const std::string& body) {
+Reply TrainerStatusServer::Handle(const std::string& method, const std::string& path,
+                                  const std::string& authorization, const std::string& body) {
   auto target = ParseStatusPath(path);
-  if (method != "POST" || !target) return Error(404, "NotFound", "Not found");
+  if (method != "POST" || !target) return ReplyError(404, "NotFound", "Not found");
   const auto& [ns, name] = *target;
   // As upstream's: who asks is checked before what is asked.
   std::string token = server::ApiRequest{.authorization = authorization}.BearerToken();
-  if (std::optional<Answer> refused = Refusal(token, ns, name)) return *refused;
+  if (std::optional<Reply> refused = Refusal(token, ns, name)) return *refused;
   if (body.size() > kMaxReportBytes) {
-    return Error(413, "RequestEntityTooLarge", "Payload too large");
+    return ReplyError(413, "RequestEntityTooLarge", "Payload too large");
   }
   Result<api::Json> request = api::ParseJsonValue(body, "the request body");
-  if (!request.ok() || !request->is_object()) return Error(422, "Invalid", "Invalid payload");
+  if (!request.ok() || !request->is_object()) return ReplyError(422, "Invalid", "Invalid payload");
   // Nothing to say of the trainer: answered, and the TrainJob untouched.
   const api::Json* pushed = api::FindAt(*request, {"trainerStatus"});
-  if (pushed == nullptr || pushed->is_null()) return Answer{200, request->dump()};
+  if (pushed == nullptr || pushed->is_null()) return Reply{200, request->dump()};
   FieldErrors errors;
   api::Json status =
       api::CheckedTrainerStatus(*pushed, FieldPath("status").Child("trainerStatus"), errors);
   if (!errors.empty()) {
     server::ApiError invalid =
         server::InvalidError(*api::ResourceTypeOfKind("TrainJob"), name, errors);
-    return Answer{invalid.code, invalid.body.dump()};
+    return Reply{invalid.code, invalid.body.dump()};
   }
   if (!pushes_.Allow(ns + "/" + name, clock_.Now())) {
     server::ApiError slow = server::TrainerPushesTooFast(ns, name);
-    return Answer{slow.code, slow.body.dump()};
+    return Reply{slow.code, slow.body.dump()};
   }
   return Write(ns, name, status);
 }
 
-std::optional<Answer> TrainerStatusServer::Refusal(const std::string& token,
-                                                   const std::string& namespace_,
-                                                   const std::string& name) {
-  if (token.empty()) return Forbidden();
+std::optional<Reply> TrainerStatusServer::Refusal(const std::string& token,
+                                                  const std::string& namespace_,
+                                                  const std::string& name) {
+  if (token.empty()) return ReplyForbidden();
   std::string key = api::TrainerStatusAudience(namespace_, name) + " " + token;
   {
     MutexLock lock(mu_);
     auto it = reviewed_.find(key);
     if (it != reviewed_.end() && it->second > clock_.Now()) return std::nullopt;
   }
-  if (std::optional<Answer> refused = Review(token, namespace_, name)) return refused;
+  if (std::optional<Reply> refused = Review(token, namespace_, name)) return refused;
   MutexLock lock(mu_);
   TimePoint now = clock_.Now();
   if (reviewed_.size() >= kMaxReviewed) {
@@ -156,9 +154,9 @@ std::optional<Answer> TrainerStatusServer::Refusal(const std::string& token,
   return std::nullopt;
 }
 
-std::optional<Answer> TrainerStatusServer::Review(const std::string& token,
-                                                  const std::string& namespace_,
-                                                  const std::string& name) {
+std::optional<Reply> TrainerStatusServer::Review(const std::string& token,
+                                                 const std::string& namespace_,
+                                                 const std::string& name) {
   std::string audience = api::TrainerStatusAudience(namespace_, name);
   api::Json review = {{"apiVersion", "authentication.k8s.io/v1"},
                       {"kind", "TokenReview"},
@@ -168,7 +166,7 @@ std::optional<Answer> TrainerStatusServer::Review(const std::string& token,
   if (!reviewed.ok()) {
     fmt::print(stderr, "trainyard operator: TrainJob status server: cannot review a token: {}\n",
                reviewed.status().message());
-    return Internal();
+    return ReplyInternal();
   }
   const api::Json& answer = *reviewed;
   const api::Json* audiences = api::FindAt(answer, {"status", "audiences"});
@@ -179,29 +177,31 @@ std::optional<Answer> TrainerStatusServer::Review(const std::string& token,
   std::string prefix = "system:serviceaccount:" + namespace_ + ":";
   if (!api::BoolAt(answer, {"status", "authenticated"}) || !for_this_job ||
       !user.starts_with(prefix)) {
-    return Forbidden();
+    return ReplyForbidden();
   }
   // A token the kubelet made for a pod: that pod must be the TrainJob's.
   std::string pod_name = ExtraOf(answer, kPodNameExtra);
   if (pod_name.empty()) return std::nullopt;
   Result<api::Json> pod = client_.Get("Pod", namespace_, pod_name);
-  if (!pod.ok()) return pod.status().code() == StatusCode::kNotFound ? Forbidden() : Internal();
+  if (!pod.ok())
+    return pod.status().code() == StatusCode::kNotFound ? ReplyForbidden() : ReplyInternal();
   std::string pod_uid = ExtraOf(answer, kPodUidExtra);
   bool same_pod = pod_uid.empty() || api::StringAt(*pod, {"metadata", "uid"}) == pod_uid;
-  bool jobs_pod = api::StringAt(*pod, {"metadata", "labels", kJobSetNameLabel}) == name;
-  if (!same_pod || !jobs_pod) return Forbidden();
+  const std::string label(api::kJobSetNameLabel);
+  bool jobs_pod = api::StringAt(*pod, {"metadata", "labels", label.c_str()}) == name;
+  if (!same_pod || !jobs_pod) return ReplyForbidden();
   return std::nullopt;
 }
 
-Answer TrainerStatusServer::Write(const std::string& namespace_, const std::string& name,
-                                  const api::Json& status) {
+Reply TrainerStatusServer::Write(const std::string& namespace_, const std::string& name,
+                                 const api::Json& status) {
   Status last;
   for (int attempt = 0; attempt < kWriteTries; ++attempt) {
     Result<api::Json> job = client_.Get("TrainJob", namespace_, name);
     if (job.ok()) {
       (*job)["status"]["trainerStatus"] = status;
       Result<api::Json> written = client_.UpdateStatus(*job);
-      if (written.ok()) return Answer{200, api::Json{{"trainerStatus", status}}.dump()};
+      if (written.ok()) return Reply{200, api::Json{{"trainerStatus", status}}.dump()};
       job = written.status();
     }
     last = job.status();
@@ -209,13 +209,13 @@ Answer TrainerStatusServer::Write(const std::string& namespace_, const std::stri
   }
   switch (last.code()) {
     case StatusCode::kNotFound:
-      return Error(404, "NotFound", "Train job not found");
+      return ReplyError(404, "NotFound", "Train job not found");
     case StatusCode::kInvalidArgument:
-      return Error(422, "Invalid", std::string(last.message()));
+      return ReplyError(422, "Invalid", std::string(last.message()));
     default:
       fmt::print(stderr, "trainyard operator: TrainJob status server: cannot write {}/{}: {}\n",
                  namespace_, name, last.message());
-      return Internal();
+      return ReplyInternal();
   }
 }
 
