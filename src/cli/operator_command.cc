@@ -17,6 +17,7 @@
 #include "cli/operator_trainer_status.h"
 #include "cluster/cluster_controller.h"
 #include "cluster/cluster_scheduler.h"
+#include "common/memory_trimmer.h"
 #include "common/mutex.h"
 #include "common/strings.h"
 #include "controller/pod_groups.h"
@@ -542,7 +543,9 @@ int RunOperator(const OperatorOptions& options) {
     return Fail(1, fmt::format("cannot read the cluster at {} ({}): {}", c.config.server,
                                c.config.source, started.message()));
   }
-  metrics.Seed(store);  // jobs finished before it started are not counted again
+  metrics.Seed(store);                   // jobs finished before it started are not counted again
+  std::optional<MemoryTrimmer> trimmer;  // gives back what a burst of events left free
+  if (MemoryTrimmer::Wanted()) trimmer.emplace();
   return Act(options, c, store, observations.get(), tls, elector.get(), stop, acting);
 }
 

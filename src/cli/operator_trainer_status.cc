@@ -27,6 +27,10 @@ constexpr size_t kMaxReportBytes = 64 * 1024;
 constexpr Duration kReviewedFor = std::chrono::minutes(1);
 // Tokens remembered at most (each a TrainJob's pod's).
 constexpr size_t kMaxReviewed = 4096;
+// TokenReviews asked of the API server, at most (the status client's own
+// budget is 10 requests a second); beyond, 429.
+constexpr double kReviewsPerSecond = 5;
+constexpr double kReviewBurst = 20;
 // Tries of a status write that lost a race with another writer.
 constexpr int kWriteTries = 5;
 // What a token bound to a pod names it by (TokenReview's user.extra).
@@ -71,7 +75,8 @@ std::string ExtraOf(const api::Json& review, const char* key) {
 TrainerStatusServer::TrainerStatusServer(kube::KubeClient& client, const Clock& clock)
     : client_(client),
       clock_(clock),
-      pushes_(server::kTrainerPushesPerSecond, server::kTrainerPushBurst) {}
+      pushes_(server::kTrainerPushesPerSecond, server::kTrainerPushBurst),
+      reviews_(kReviewsPerSecond, kReviewBurst) {}
 
 TrainerStatusServer::~TrainerStatusServer() { Stop(); }
 
@@ -142,6 +147,10 @@ std::optional<Reply> TrainerStatusServer::Refusal(const std::string& token,
     MutexLock lock(mu_);
     auto it = reviewed_.find(key);
     if (it != reviewed_.end() && it->second > clock_.Now()) return std::nullopt;
+  }
+  if (!reviews_.Allow("reviews", clock_.Now())) {
+    return ReplyError(429, "TooManyRequests",
+                      "too many new tokens to check at once: report again in a second");
   }
   if (std::optional<Reply> refused = Review(token, namespace_, name)) return refused;
   MutexLock lock(mu_);

@@ -63,6 +63,10 @@ class TrainerStatusServer {
   kube::KubeClient& client_;
   const Clock& clock_;
   server::PushLimiter pushes_;
+  // Reviews of tokens not yet known, for all callers together: a flood of
+  // bad tokens gets 429s rather than a queue on the client's budget that
+  // would hold every handler thread (and the good reports) behind it.
+  server::PushLimiter reviews_;
   Mutex mu_;
   // Tokens the API server said yes to, for a TrainJob, until when.
   std::map<std::string, TimePoint> reviewed_ TRAINYARD_GUARDED_BY(mu_);

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "api/json.h"
@@ -19,6 +20,7 @@
 #include "cli/run_command.h"
 #include "cli/stop_on_signals.h"
 #include "common/loopback.h"
+#include "common/memory_trimmer.h"
 #include "engine/engine.h"
 #include "engine/inventory.h"
 #include "runtime/local/namespace_users.h"
@@ -204,6 +206,9 @@ int Serve(const ServerOptions& options, const std::string& home, engine::Engine&
   StopOnSignals stop_on_signals(engine, {SIGINT, SIGTERM});
   signal(SIGPIPE, SIG_IGN);  // a client gone mid-response is the write's error, not ours
 
+  // A long-lived server gives back what a burst of load left free.
+  std::optional<MemoryTrimmer> trimmer;
+  if (MemoryTrimmer::Wanted()) trimmer.emplace();
   std::thread serving([&] { http.Serve(); });
   // The loop must run for the default namespace to be written: from
   // another thread, which waits for it.
