@@ -379,7 +379,7 @@ Status StartTrainerStatus(const OperatorOptions& options, const Connection& c,
   ASSIGN_OR_RETURN(
       tls.status_client,
       kube::KubeClient::Create(
-          c.config, {.qps = 10, .burst = 20, .user_agent = "trainyard-operator/status"}));
+          c.config, {.qps = 50, .burst = 100, .user_agent = "trainyard-operator/status"}));
   tls.status = std::make_unique<TrainerStatusServer>(*tls.status_client);
   ASSIGN_OR_RETURN(int port,
                    tls.status->Start(certificate, "0.0.0.0", options.trainer_status_port));

@@ -11,6 +11,7 @@
 #include "api/well_known.h"
 #include "api/yaml.h"
 #include "common/strings.h"
+#include "kube/rest_path.h"
 #include "kube/webhook_server.h"
 #include "server/api_status.h"
 #include "server/handler.h"
@@ -23,16 +24,18 @@ using Reply = TrainerStatusServer::Answer;
 // Upstream's body limit; the server takes a little more, so that a bigger
 // body gets upstream's 413 document rather than a bare one.
 constexpr size_t kMaxReportBytes = 64 * 1024;
-// A token the API server said yes to is asked about again after this.
-constexpr Duration kReviewedFor = std::chrono::minutes(1);
+// A token the API server said yes to is asked about again after this, or
+// when it expires, whichever comes first.
+constexpr Duration kReviewedFor = std::chrono::minutes(10);
 // Tokens remembered at most (each a TrainJob's pod's).
 constexpr size_t kMaxReviewed = 4096;
-// TokenReviews asked of the API server, at most (the status client's own
-// budget is 10 requests a second); beyond, 429.
-constexpr double kReviewsPerSecond = 5;
-constexpr double kReviewBurst = 20;
-// Tries of a status write that lost a race with another writer.
-constexpr int kWriteTries = 5;
+// TokenReviews asked of the API server: at most this many a second for one
+// TrainJob, and for all of them together; beyond, 429. A token is asked
+// about once in kReviewedFor, so these are far above what trainers need.
+constexpr double kReviewsPerJob = 1;
+constexpr double kReviewJobBurst = 5;
+constexpr double kReviewsPerSecond = 20;
+constexpr double kReviewBurst = 40;
 // What a token bound to a pod names it by (TokenReview's user.extra).
 constexpr char kPodNameExtra[] = "authentication.kubernetes.io/pod-name";
 constexpr char kPodUidExtra[] = "authentication.kubernetes.io/pod-uid";
@@ -61,6 +64,32 @@ std::optional<std::pair<std::string, std::string>> ParseStatusPath(std::string_v
   return std::pair{parts[4], parts[6]};
 }
 
+// The claims of a JWT, unverified (the API server verifies it): what the
+// token says of itself, to turn away, without asking, one that is no JWT,
+// has expired or is for another audience. Null when it is no JWT.
+api::Json UnverifiedClaims(const std::string& token) {
+  std::vector<std::string> parts = SplitNonEmpty(token, '.');
+  if (parts.size() != 3) return nullptr;
+  std::string payload = parts[1];
+  for (char& c : payload) c = c == '-' ? '+' : c == '_' ? '/' : c;
+  while (payload.size() % 4 != 0) payload.push_back('=');
+  std::optional<std::string> text = Base64Decode(payload);
+  if (!text) return nullptr;
+  Result<api::Json> claims = api::ParseJsonValue(*text, "claims");
+  return claims.ok() && claims->is_object() ? *claims : api::Json(nullptr);
+}
+
+// Whether `claims` hold `audience` (a string or a list) and have not
+// expired at `now` (seconds since the epoch).
+bool MayBeFor(const api::Json& claims, const std::string& audience, int64_t now) {
+  const api::Json* aud = api::FindAt(claims, {"aud"});
+  bool held = aud != nullptr &&
+              ((aud->is_string() && *aud == audience) ||
+               (aud->is_array() && std::find(aud->begin(), aud->end(), audience) != aud->end()));
+  int64_t exp = api::IntAt(claims, {"exp"}, INT64_MAX);
+  return held && exp > now;
+}
+
 // The first value of user.extra[key] in a TokenReview's status.
 std::string ExtraOf(const api::Json& review, const char* key) {
   const api::Json* values = api::FindAt(review, {"status", "user", "extra", key});
@@ -76,6 +105,7 @@ TrainerStatusServer::TrainerStatusServer(kube::KubeClient& client, const Clock& 
     : client_(client),
       clock_(clock),
       pushes_(server::kTrainerPushesPerSecond, server::kTrainerPushBurst),
+      job_reviews_(kReviewsPerJob, kReviewJobBurst),
       reviews_(kReviewsPerSecond, kReviewBurst) {}
 
 TrainerStatusServer::~TrainerStatusServer() { Stop(); }
@@ -114,6 +144,7 @@ Reply TrainerStatusServer::Handle(const std::string& method, const std::string& 
   const auto& [ns, name] = *target;
   // As upstream's: who asks is checked before what is asked.
   std::string token = server::ApiRequest{.authorization = authorization}.BearerToken();
+  if (token.empty()) return ReplyForbidden();
   if (std::optional<Reply> refused = Refusal(token, ns, name)) return *refused;
   if (body.size() > kMaxReportBytes) {
     return ReplyError(413, "RequestEntityTooLarge", "Payload too large");
@@ -141,25 +172,32 @@ Reply TrainerStatusServer::Handle(const std::string& method, const std::string& 
 std::optional<Reply> TrainerStatusServer::Refusal(const std::string& token,
                                                   const std::string& namespace_,
                                                   const std::string& name) {
-  if (token.empty()) return ReplyForbidden();
-  std::string key = api::TrainerStatusAudience(namespace_, name) + " " + token;
+  std::string audience = api::TrainerStatusAudience(namespace_, name);
+  std::string key = audience + " " + token;
+  TimePoint now = clock_.Now();
   {
     MutexLock lock(mu_);
     auto it = reviewed_.find(key);
-    if (it != reviewed_.end() && it->second > clock_.Now()) return std::nullopt;
+    if (it != reviewed_.end() && it->second > now) return std::nullopt;
   }
-  if (!reviews_.Allow("reviews", clock_.Now())) {
+  int64_t seconds =
+      std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+  api::Json claims = UnverifiedClaims(token);
+  if (!MayBeFor(claims, audience, seconds)) return ReplyForbidden();
+  if (!job_reviews_.Allow(namespace_ + "/" + name, now) || !reviews_.Allow("", now)) {
     return ReplyError(429, "TooManyRequests",
                       "too many new tokens to check at once: report again in a second");
   }
   if (std::optional<Reply> refused = Review(token, namespace_, name)) return refused;
+  TimePoint until =
+      std::min(now + kReviewedFor,
+               TimePoint(std::chrono::seconds(api::IntAt(claims, {"exp"}, seconds + 600))));
   MutexLock lock(mu_);
-  TimePoint now = clock_.Now();
   if (reviewed_.size() >= kMaxReviewed) {
     std::erase_if(reviewed_, [&](const auto& entry) { return entry.second <= now; });
   }
   if (reviewed_.size() >= kMaxReviewed) reviewed_.clear();
-  reviewed_[key] = now + kReviewedFor;
+  reviewed_[key] = until;
   return std::nullopt;
 }
 
@@ -204,26 +242,29 @@ std::optional<Reply> TrainerStatusServer::Review(const std::string& token,
 
 Reply TrainerStatusServer::Write(const std::string& namespace_, const std::string& name,
                                  const api::Json& status) {
-  Status last;
-  for (int attempt = 0; attempt < kWriteTries; ++attempt) {
-    Result<api::Json> job = client_.Get("TrainJob", namespace_, name);
-    if (job.ok()) {
-      (*job)["status"]["trainerStatus"] = status;
-      Result<api::Json> written = client_.UpdateStatus(*job);
-      if (written.ok()) return Reply{200, api::Json{{"trainerStatus", status}}.dump()};
-      job = written.status();
-    }
-    last = job.status();
-    if (last.code() != StatusCode::kAborted) break;  // a conflict: read again
+  // One merge patch of the status subresource, in place of the last report
+  // (a field it leaves out is null: removed), as upstream's apply with one
+  // field manager: no read first, no race to retry.
+  api::Json report = status;
+  for (const char* field :
+       {"progressPercentage", "estimatedRemainingSeconds", "metrics", "lastUpdatedTime"}) {
+    if (!report.contains(field)) report[field] = nullptr;
   }
-  switch (last.code()) {
+  Result<std::string> path = kube::ObjectPath("TrainJob", namespace_, name, "status");
+  Result<api::Json> written =
+      path.ok() ? client_.Call("PATCH", *path, {{"status", {{"trainerStatus", report}}}},
+                               "application/merge-patch+json")
+                : Result<api::Json>(path.status());
+  if (written.ok()) return Reply{200, api::Json{{"trainerStatus", status}}.dump()};
+  const Status& failed = written.status();
+  switch (failed.code()) {
     case StatusCode::kNotFound:
       return ReplyError(404, "NotFound", "Train job not found");
     case StatusCode::kInvalidArgument:
-      return ReplyError(422, "Invalid", std::string(last.message()));
+      return ReplyError(422, "Invalid", std::string(failed.message()));
     default:
       fmt::print(stderr, "trainyard operator: TrainJob status server: cannot write {}/{}: {}\n",
-                 namespace_, name, last.message());
+                 namespace_, name, failed.message());
       return ReplyInternal();
   }
 }

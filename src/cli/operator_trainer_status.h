@@ -5,7 +5,9 @@
 // namespaces/<ns>/trainjobs/<name>/status` with the service account token
 // the kubelet made it for that TrainJob's audience
 // (controller/trainjob_status_endpoint.h). The token is checked by the API
-// server (a TokenReview for that audience, remembered for a minute), its
+// server (a TokenReview for that audience, remembered until it expires or
+// for 10 minutes; a token that says it is for another audience or has
+// expired is refused without asking), its
 // service account must be of the TrainJob's namespace, and, beyond
 // upstream (as the KEP meant), a token bound to a pod must be one of the
 // TrainJob's own pods'. The report is checked as the CRD checks it and
@@ -63,9 +65,12 @@ class TrainerStatusServer {
   kube::KubeClient& client_;
   const Clock& clock_;
   server::PushLimiter pushes_;
-  // Reviews of tokens not yet known, for all callers together: a flood of
-  // bad tokens gets 429s rather than a queue on the client's budget that
-  // would hold every handler thread (and the good reports) behind it.
+  // Reviews of tokens not yet known, per TrainJob and for all together: a
+  // flood of bad tokens gets 429s rather than a queue on the client's
+  // budget that would hold every handler thread (and good reports) behind
+  // it; a token reviewed once is remembered until it expires (10 minutes
+  // at most), so reporting goes on through such a flood.
+  server::PushLimiter job_reviews_;
   server::PushLimiter reviews_;
   Mutex mu_;
   // Tokens the API server said yes to, for a TrainJob, until when.

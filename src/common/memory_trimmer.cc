@@ -56,17 +56,19 @@ size_t MemoryTrimmer::ResidentBytes() {
   return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
 }
 
-size_t MemoryTrimmer::TrimAbove(size_t floor, size_t threshold) {
-  size_t resident = ResidentBytes();
-  if (HeapFreeBytes() <= threshold || resident <= floor + threshold) {
-    return std::min(floor, resident);
+MemoryTrimmer::Floor MemoryTrimmer::TrimAbove(Floor floor, size_t threshold) {
+  Floor now{.resident = ResidentBytes(), .free = HeapFreeBytes()};
+  bool grew = now.resident > floor.resident + threshold || now.free > floor.free + threshold;
+  if (now.free <= threshold || !grew) {
+    return {.resident = std::min(floor.resident, now.resident),
+            .free = std::min(floor.free, now.free)};
   }
   malloc_trim(0);
-  return ResidentBytes();
+  return {.resident = ResidentBytes(), .free = HeapFreeBytes()};
 }
 
 void MemoryTrimmer::Run() {
-  size_t floor = 0;
+  Floor floor;
   MutexLock lock(mu_);
   while (!wake_.WaitFor(mu_, options_.period, [this]() TRAINYARD_REQUIRES(mu_) { return stop_; })) {
     lock.Unlock();

@@ -4,8 +4,8 @@
 // moment for good (a server held 5.9 GB for 30 minutes after one large
 // observations read). A thread looks every `period` at the process's
 // resident memory and the heap's free bytes (mallinfo2): when the heap
-// holds more than `threshold` free and the RSS grew by `threshold` since
-// its last trim (or low point), it calls malloc_trim(0), which returns
+// holds more than `threshold` free, and it or the RSS grew by `threshold`
+// since its last trim (or low point), it calls malloc_trim(0), which returns
 // every whole free page of every arena. Under a sanitizer's allocator it
 // does nothing. TRAINYARD_MEMORY_TRIM=0 in the environment turns it off
 // (to measure what it gives back).
@@ -37,12 +37,19 @@ class MemoryTrimmer {
   static size_t HeapFreeBytes();
   // This process's resident bytes.
   static size_t ResidentBytes();
-  // One look: trims when the heap holds more than `threshold` free and the
-  // RSS is more than `threshold` above `floor`. The floor for the next
-  // look: the RSS after a trim, else the lower of `floor` and the RSS (so
-  // memory a trim could not return, fragments between live blocks, is not
-  // trimmed for again and again, and a peak after a lull is).
-  static size_t TrimAbove(size_t floor, size_t threshold);
+  // What a look compares with: the RSS and the heap's free bytes after the
+  // last trim, or their lows since.
+  struct Floor {
+    size_t resident = 0;
+    size_t free = 0;
+  };
+  // One look: trims when the heap holds more than `threshold` free and
+  // either the RSS or the free bytes grew by `threshold` above `floor`
+  // (memory freed after a trim, or reused and freed again). The floor for
+  // the next look, so that what a trim could not return (fragments
+  // between live blocks, still counted free) is not trimmed for again and
+  // again.
+  static Floor TrimAbove(Floor floor, size_t threshold);
 
  private:
   void Run();

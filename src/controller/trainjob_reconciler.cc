@@ -206,18 +206,22 @@ Status EnsureSshAuthSecret(TrainJobContext& ctx) {
 }
 
 // Made, or brought up to date when the job's own (the status server's CA
-// is renewed); one of someone else's is left alone.
+// was renewed before the job's JobSet was made). One of someone else's (a
+// TrainJob of the same name deleted just before, whose dependents the
+// garbage collector has not removed yet) is waited for: its pods would
+// mount the wrong one, or none once it goes.
 Status ApplyConfigMap(TrainJobContext& ctx, const Json& config_map) {
   Result<Json> created = ctx.options.store->Create(config_map);
   if (created.ok() || created.status().code() != StatusCode::kAlreadyExists) {
     return created.status();
   }
-  ASSIGN_OR_RETURN(Json stored,
-                   ctx.options.store->Get({"ConfigMap", ctx.meta.namespace_,
-                                           api::StringAt(config_map, {"metadata", "name"})}));
-  if (!ControlledBy(stored, ctx.meta.uid) || stored["data"] == config_map["data"]) {
-    return OkStatus();
+  std::string name = api::StringAt(config_map, {"metadata", "name"});
+  ASSIGN_OR_RETURN(Json stored, ctx.options.store->Get({"ConfigMap", ctx.meta.namespace_, name}));
+  if (!ControlledBy(stored, ctx.meta.uid)) {
+    return UnavailableError(
+        fmt::format("ConfigMap {} exists and is not this TrainJob's: waiting for it to go", name));
   }
+  if (stored["data"] == config_map["data"]) return OkStatus();
   stored["data"] = config_map["data"];
   return ctx.options.store->Update(std::move(stored)).status();
 }

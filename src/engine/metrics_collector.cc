@@ -181,8 +181,15 @@ Status MetricsCollector::Collect(const store::ObjectKey& key) {
   api::DecodeResult decoded = api::DecodeObject(*stored);
   auto* trial = decoded.object ? std::get_if<api::Trial>(&*decoded.object) : nullptr;
   if (trial == nullptr) return OkStatus();
+  // Read as a trial's always was (no budget of a job's), its counts of a
+  // total noted for the trial's job.
+  JobRead marks{.budget = std::numeric_limits<int64_t>::max(), .progress = true};
   if (controller::IsFinished(controller::PhaseOf(*trial))) {
-    parsers_.erase(trial->metadata.uid);
+    // Once: what the job's status says of its metrics, from all of it.
+    if (parsers_.erase(trial->metadata.uid) > 0) {
+      marks.final = true;
+      WriteTrialJobStatus(*trial, marks);
+    }
     return OkStatus();
   }
   std::string kind = api::CollectorKindOf(*trial);
@@ -193,26 +200,29 @@ Status MetricsCollector::Collect(const store::ObjectKey& key) {
   ASSIGN_OR_RETURN(const tune::MetricsParser* parser, ParserFor(*trial));
   if (kind == "File") {
     controller::MetricsFile file = controller::MetricsFileOf(*trial, options_.metrics_dir);
-    return ReadSource(TrialLogId(*trial), *parser, file.host_path, file.host_path);
+    RETURN_IF_ERROR(
+        ReadSource(TrialLogId(*trial), *parser, file.host_path, file.host_path, &marks));
+  } else {
+    ASSIGN_OR_RETURN(std::vector<api::Json> pods, PrimaryPodsOf(*options_.store, *trial));
+    for (const api::Json& pod : pods) {
+      std::string path =
+          options_.log_path(trial->metadata.namespace_, api::StringAt(pod, {"metadata", "name"}),
+                            trial->spec.primary_container_name);
+      RETURN_IF_ERROR(ReadSource(TrialLogId(*trial), *parser, path, path, &marks));
+    }
   }
-  ASSIGN_OR_RETURN(std::vector<api::Json> pods, PrimaryPodsOf(*options_.store, *trial));
-  // Read as a trial's always was (no budget of a job's), and its counts of
-  // a total noted for the trial's job.
-  JobRead marks{.budget = std::numeric_limits<int64_t>::max(), .progress = true};
-  for (const api::Json& pod : pods) {
-    std::string path =
-        options_.log_path(trial->metadata.namespace_, api::StringAt(pod, {"metadata", "name"}),
-                          trial->spec.primary_container_name);
-    RETURN_IF_ERROR(ReadSource(TrialLogId(*trial), *parser, path, path, &marks));
-  }
-  // The trial's job (a TrainJob, a PyTorchJob, a batch Job) shows the
-  // progress its output declares, as a job of its own does.
-  Result<api::Json> job = options_.store->Get(controller::TrialJobKey(*trial));
-  if (job.ok()) {
-    marks.uid = api::StringAt(*job, {"metadata", "uid"});
-    WriteDerivedStatus(*job, TrialLogId(*trial), marks);
-  }
+  WriteTrialJobStatus(*trial, marks);
   return OkStatus();
+}
+
+void MetricsCollector::WriteTrialJobStatus(const api::Trial& trial, JobRead& marks) {
+  // The trial's job (a TrainJob, a PyTorchJob, a batch Job) shows what its
+  // output declares, as a job of its own does.
+  Result<api::Json> job = options_.store->Get(controller::TrialJobKey(trial));
+  if (!job.ok()) return;
+  marks.uid = api::StringAt(*job, {"metadata", "uid"});
+  WriteDerivedStatus(*job, TrialLogId(trial), marks);
+  if (marks.final) progress_.erase(marks.uid);
 }
 
 std::vector<MetricsCollector::Source> MetricsCollector::MetricsSourcesOf(

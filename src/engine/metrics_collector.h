@@ -85,6 +85,8 @@ class MetricsCollector {
   // (printed, in files or event files, logged to MLflow). A write that
   // fails (the job changed meanwhile) is made again from the next read.
   void WriteDerivedStatus(const api::Json& stored, const std::string& log_id, const JobRead& job);
+  // The same for a StdOut or File trial's job, from the trial's log.
+  void WriteTrialJobStatus(const api::Trial& trial, JobRead& marks);
   Status ReadSource(const std::string& log_id, const tune::MetricsParser& parser,
                     const std::string& path, const std::string& source, JobRead* job = nullptr);
   // Reads an opened file as ReadSource does.

@@ -154,6 +154,17 @@ Result<Json> ServiceAccountTokens::Request(const store::ObjectReader& store,
   Result<Json> account = store.Get({"ServiceAccount", namespace_, name});
   if (!account.ok()) return NotFoundError(fmt::format("serviceaccounts {:?} not found", name));
   ASSIGN_OR_RETURN(Json bound, BoundObject(store, namespace_, request));
+  if (bound.is_object() && bound["claim"] == "pod") {
+    Result<Json> pod = store.Get({"Pod", namespace_, bound["name"].get<std::string>()});
+    std::string runs_as = pod.ok() ? api::StringAt(*pod, {"spec", "serviceAccountName"}) : "";
+    if (runs_as.empty()) runs_as = "default";
+    if (runs_as != name) {
+      return FailedPreconditionError(
+          fmt::format("cannot bind token for serviceaccount {:?} to pod running with different "
+                      "serviceaccount name.",
+                      name));
+    }
+  }
   std::vector<std::string> audiences = Strings(api::FindAt(request, {"spec", "audiences"}));
   if (audiences.empty()) audiences = {kTokenIssuer};
   Json facts = {

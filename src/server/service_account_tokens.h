@@ -34,7 +34,8 @@ class ServiceAccountTokens {
 
   // The TokenRequest `request` for the account `namespace_`/`name`,
   // answered (status.token, status.expirationTimestamp). NOT_FOUND for a
-  // missing account or bound pod, INVALID_ARGUMENT for a bad request, with
+  // missing account or bound pod, INVALID_ARGUMENT for a bad request,
+  // FAILED_PRECONDITION for a pod that runs as another account, with
   // kube-apiserver's words.
   Result<api::Json> Request(const store::ObjectReader& store, const std::string& namespace_,
                             const std::string& name, const api::Json& request, TimePoint now) const;

@@ -24,6 +24,8 @@ ApiResponse ApiHandler::RequestToken(const ApiTarget& target, const ApiRequest& 
       return ErrorResponse(MakeApiError(404, "NotFound", std::string(status.message())));
     case StatusCode::kAborted:
       return ErrorResponse(MakeApiError(409, "Conflict", std::string(status.message())));
+    case StatusCode::kFailedPrecondition:
+      return ErrorResponse(MakeApiError(400, "BadRequest", std::string(status.message())));
     case StatusCode::kInvalidArgument:
       return ErrorResponse(MakeApiError(
           422, "Invalid",

@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "api/registry.h"
 #include "api/yaml.h"
 #include "server/api_status.h"
@@ -30,12 +32,16 @@ ApiError StatusError(int code, const char* reason, std::string message) {
   return MakeApiError(code, reason, std::move(message));
 }
 
-// The report's metrics as observation rows, at `now`.
-std::vector<store::ObservationRow> ReportedRows(const api::Json& status, TimePoint now) {
+// The report's metrics as observation rows, at `now`: those whose value
+// is not the last report's (`last`, its metrics), since a trainer's SDK
+// sends its latest values again with every report.
+std::vector<store::ObservationRow> ReportedRows(const api::Json& status, const api::Json& last,
+                                                TimePoint now) {
   std::vector<store::ObservationRow> rows;
   int64_t time_us =
       std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
   for (const api::Json& metric : api::ArrayRefAt(status, {"metrics"})) {
+    if (std::find(last.begin(), last.end(), metric) != last.end()) continue;
     rows.push_back({.time_us = time_us,
                     .metric = api::StringAt(metric, "name"),
                     .value = api::StringAt(metric, "value")});
@@ -90,6 +96,7 @@ ApiResponse ApiHandler::PushTrainerStatus(const ApiTarget& target, const ApiRequ
   Result<api::Json> written =
       backend_.Execute([&](store::ControlStore& store) -> Result<api::Json> {
         ASSIGN_OR_RETURN(api::Json job, store.Get(key));
+        api::Json last = api::ArrayRefAt(job, {"status", "trainerStatus", "metrics"});
         job["status"]["trainerStatus"] = status;
         ASSIGN_OR_RETURN(api::Json stored, store.UpdateStatus(job));
         // Each report's metrics are also a point of the job's series, as
@@ -99,7 +106,7 @@ ApiResponse ApiHandler::PushTrainerStatus(const ApiTarget& target, const ApiRequ
         if (api_only_) return stored;
         RETURN_IF_ERROR(store.AppendObservations(
             store::JobObservationsId(r.kind, target.namespace_, target.name),
-            ReportedRows(status, clock_.Now()), /*source=*/"", 0));
+            ReportedRows(status, last, clock_.Now()), /*source=*/"", 0));
         return stored;
       });
   if (written.status().code() == StatusCode::kNotFound) {

@@ -28,7 +28,8 @@ class ServiceAccountTokensTest : public ::testing::Test {
     return {{"apiVersion", "v1"},
             {"kind", "Pod"},
             {"metadata", {{"name", name}, {"namespace", "ns"}}},
-            {"spec", {{"containers", {{{"name", "c"}, {"image", "x"}}}}}}};
+            {"spec",
+             {{"serviceAccountName", "bot"}, {"containers", {{{"name", "c"}, {"image", "x"}}}}}}};
   }
   void Make(const api::Json& object) {
     Result<api::Json> created = backend_.writable().Create(object);
@@ -126,6 +127,14 @@ TEST_F(ServiceAccountTokensTest, BadRequestsAreRefusedInKubeApiserversWords) {
       {{"spec", {{"boundObjectRef", {{"kind", "Pod"}, {"name", "p"}, {"uid", "not-its-uid"}}}}}});
   EXPECT_EQ(r.code, 409);
   EXPECT_THAT(r.body, HasSubstr("does not match the UID in record"));
+  // A pod that runs as another account: kube-apiserver's 400.
+  api::Json other = Pod("q");
+  other["spec"].erase("serviceAccountName");
+  Make(other);
+  r = Post(kTokenPath, {{"spec", {{"boundObjectRef", {{"kind", "Pod"}, {"name", "q"}}}}}});
+  EXPECT_EQ(r.code, 400);
+  EXPECT_THAT(r.body, HasSubstr("cannot bind token for serviceaccount \\\"bot\\\" to pod running "
+                                "with different serviceaccount name."));
   r = Post(kTokenReviewsPath, {{"spec", api::Json::object()}});
   EXPECT_EQ(r.code, 400);
   EXPECT_THAT(r.body, HasSubstr("token is required for TokenReview in authentication"));
