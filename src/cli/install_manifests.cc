@@ -99,7 +99,7 @@ api::Json ClusterRole() {
              {"create", "delete", "get", "list", "update", "watch"}),
         Rule({"trainer.kubeflow.org"}, {"trainingruntimes", "clustertrainingruntimes"},
              {"get", "list", "watch"}),
-        Rule({"trainer.kubeflow.org"}, {"trainjobs/status"}, {"get", "update"}),
+        Rule({"trainer.kubeflow.org"}, {"trainjobs/status"}, {"get", "patch", "update"}),
         // An OptimizationJob is read, its status written; its trials are
         // TrainJobs (above).
         Rule({"trainer.kubeflow.org"}, {"optimizationjobs"}, {"get", "list", "watch"}),
