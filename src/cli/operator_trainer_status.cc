@@ -70,10 +70,7 @@ std::optional<std::pair<std::string, std::string>> ParseStatusPath(std::string_v
 api::Json UnverifiedClaims(const std::string& token) {
   std::vector<std::string> parts = SplitNonEmpty(token, '.');
   if (parts.size() != 3) return nullptr;
-  std::string payload = parts[1];
-  for (char& c : payload) c = c == '-' ? '+' : c == '_' ? '/' : c;
-  while (payload.size() % 4 != 0) payload.push_back('=');
-  std::optional<std::string> text = Base64Decode(payload);
+  std::optional<std::string> text = Base64UrlDecode(parts[1]);
   if (!text) return nullptr;
   Result<api::Json> claims = api::ParseJsonValue(*text, "claims");
   return claims.ok() && claims->is_object() ? *claims : api::Json(nullptr);

@@ -168,4 +168,18 @@ uint64_t StableHash(std::string_view text) {
   return hash;
 }
 
+std::string Base64UrlEncode(std::string_view bytes) {
+  std::string text = Base64Encode(bytes);
+  for (char& c : text) c = c == '+' ? '-' : c == '/' ? '_' : c;
+  while (!text.empty() && text.back() == '=') text.pop_back();
+  return text;
+}
+
+std::optional<std::string> Base64UrlDecode(std::string_view text) {
+  std::string standard(text);
+  for (char& c : standard) c = c == '-' ? '+' : c == '_' ? '/' : c;
+  while (standard.size() % 4 != 0) standard.push_back('=');
+  return Base64Decode(standard);
+}
+
 }  // namespace trainyard

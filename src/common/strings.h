@@ -44,6 +44,9 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b);
 // ConfigMap's binaryData and a Secret's data; nullopt when malformed.
 std::optional<std::string> Base64Decode(std::string_view text);
 std::string Base64Encode(std::string_view bytes);
+// The URL-safe alphabet without padding (RFC 4648 §5), as JWTs write it.
+std::string Base64UrlEncode(std::string_view bytes);
+std::optional<std::string> Base64UrlDecode(std::string_view text);
 
 // FNV-1a, 64 bits: the same for the same text on every build and machine
 // (std::hash is not), for names and seeds that must survive an upgrade.

@@ -190,8 +190,15 @@ Status CreateTrials(OptimizationContext& ctx, bool& exhausted) {
     ctx.trials.push_back(std::move(trial));
   }
   exhausted = result->exhausted;
-  PutCondition(ctx.status.conditions, "Created", "True", "TrainJobsCreated",
-               "The trials' TrainJobs are being created", ctx.now);
+  // Said where a user looks, not in silence: where no output is read (an
+  // operator without --katib), medianstop has no series to judge.
+  std::string message = "The trials' TrainJobs are being created";
+  if (ctx.spec.early_stopping && ctx.options.observations == nullptr) {
+    message +=
+        "; spec.earlyStopping is not acted on: this operator reads no trial's output "
+        "(run `trainyard operator --trainer --katib` for it)";
+  }
+  PutCondition(ctx.status.conditions, "Created", "True", "TrainJobsCreated", message, ctx.now);
   return OkStatus();
 }
 

@@ -24,19 +24,6 @@ constexpr int64_t kDefaultTokenSeconds = 3600;
 // The claim kube-apiserver keeps its own facts of a token under.
 constexpr char kClaims[] = "kubernetes.io";
 
-std::string Base64Url(std::string_view bytes) {
-  std::string text = Base64Encode(bytes);
-  for (char& c : text) c = c == '+' ? '-' : c == '/' ? '_' : c;
-  while (!text.empty() && text.back() == '=') text.pop_back();
-  return text;
-}
-
-std::optional<std::string> FromBase64Url(std::string text) {
-  for (char& c : text) c = c == '-' ? '+' : c == '_' ? '/' : c;
-  while (text.size() % 4 != 0) text.push_back('=');
-  return Base64Decode(text);
-}
-
 int64_t Seconds(TimePoint t) {
   return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
 }
@@ -131,7 +118,7 @@ std::string ServiceAccountTokens::Sign(const std::string& payload) const {
   unsigned int size = 0;
   HMAC(EVP_sha256(), key_.data(), static_cast<int>(key_.size()),
        reinterpret_cast<const unsigned char*>(payload.data()), payload.size(), mac, &size);
-  return Base64Url(std::string_view(reinterpret_cast<const char*>(mac), size));
+  return Base64UrlEncode(std::string_view(reinterpret_cast<const char*>(mac), size));
 }
 
 Result<Json> ServiceAccountTokens::Request(const store::ObjectReader& store,
@@ -181,7 +168,7 @@ Result<Json> ServiceAccountTokens::Request(const store::ObjectReader& store,
                  {kClaims, facts},
                  {"sub", fmt::format("system:serviceaccount:{}:{}", namespace_, name)}};
   std::string payload =
-      Base64Url(R"({"alg":"HS256","typ":"JWT"})") + "." + Base64Url(claims.dump());
+      Base64UrlEncode(R"({"alg":"HS256","typ":"JWT"})") + "." + Base64UrlEncode(claims.dump());
   Json answer = request;
   answer["apiVersion"] = "authentication.k8s.io/v1";
   answer["kind"] = "TokenRequest";
@@ -207,7 +194,7 @@ Json ServiceAccountTokens::Review(const store::ObjectReader& store, const Json& 
       CRYPTO_memcmp(mac.data(), parts[2].data(), mac.size()) != 0) {
     return Unauthenticated(review, "not signed by this server's key");
   }
-  std::optional<std::string> text = FromBase64Url(parts[1]);
+  std::optional<std::string> text = Base64UrlDecode(parts[1]);
   Result<Json> claims = text ? api::ParseJsonValue(*text, "claims") : Result<Json>(Json());
   if (!claims.ok() || !claims->is_object())
     return Unauthenticated(review, "its claims are no JSON object");

@@ -372,6 +372,28 @@ spec:
   EXPECT_EQ(s.result->train_job_name, "o-trial-0");
 }
 
+// Where no trial's output is read (an operator without --katib),
+// spec.earlyStopping cannot be acted on: the Created condition says so
+// rather than the field being ignored in silence.
+TEST_F(OptimizationJobReconcilerTest, EarlyStoppingWithNoOutputReadIsSaidInCreated) {
+  reconciler_ = std::make_unique<OptimizationJobReconciler>(
+      OptimizationJobReconcilerOptions{.store = store_.get(), .clock = &clock_});
+  Create(R"(apiVersion: trainer.kubeflow.org/v1alpha1
+kind: OptimizationJob
+metadata: {name: o, namespace: default}
+spec:
+  objectives: [{metric: loss}]
+  numTrials: 2
+  parameters: [{name: x, searchSpace: {uniform: {min: "0", max: "1"}}}]
+  earlyStopping: {algorithmName: medianstop}
+  trainJobTemplate: {spec: {runtimeRef: {name: r}}}
+)");
+  ASSERT_TRUE(Reconcile().ok());
+  const api::MetaCondition* created = Condition(Status(), "Created");
+  ASSERT_NE(created, nullptr);
+  EXPECT_THAT(created->message, HasSubstr("spec.earlyStopping is not acted on"));
+}
+
 // 100 trials of 100 long-named parameters would make a status past what
 // etcd keeps of an object: their parameters are dropped from trialResults
 // first, then from the front; the result keeps its own.
