@@ -389,7 +389,8 @@ spec:
   trainJobTemplate: {spec: {runtimeRef: {name: r}}}
 )");
   ASSERT_TRUE(Reconcile().ok());
-  const api::MetaCondition* created = Condition(Status(), "Created");
+  api::OptimizationJobStatus s = Status();  // held: Condition points into it
+  const api::MetaCondition* created = Condition(s, "Created");
   ASSERT_NE(created, nullptr);
   EXPECT_THAT(created->message, HasSubstr("spec.earlyStopping is not acted on"));
 }
