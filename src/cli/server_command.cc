@@ -181,7 +181,9 @@ int Serve(const ServerOptions& options, const std::string& home, engine::Engine&
   server::ApiHandler handler(backend, clock, auth ? &*auth : nullptr, &metrics, options.api_only);
   metrics.Seed(engine.store().committed());
   Result<store::WatchId> counted = engine.store().committed().WatchCommitted(
-      0, [&metrics](const store::SharedWatchEvent& e) { metrics.ObserveChange(*e); });
+      0, [&metrics](std::span<const store::SharedWatchEvent> batch) {
+        for (const store::SharedWatchEvent& e : batch) metrics.ObserveChange(*e);
+      });
   if (!counted.ok()) {
     std::cerr << "trainyard server: " << counted.status().message() << '\n';
     return 1;

@@ -258,22 +258,26 @@ ApiResponse ApiHandler::Dispatch(const ApiRequest& request) {
 
 ApiResponse ApiHandler::Render(const ApiTarget& target, const ApiRequest& request,
                                const std::vector<const api::Json*>& objects,
-                               int64_t resource_version, bool single) const {
+                               int64_t resource_version, bool single,
+                               const api::Json& list_metadata) const {
   const Resource& r = *target.resource;
   if (WantsTable(request.accept)) {
     std::string include = request.Param("includeObject");
-    return Object(200, MakeTable(r, objects, std::to_string(resource_version),
-                                 {.now = clock_.Now(),
-                                  .include_object = include.empty() ? "Metadata" : include}));
+    api::Json table =
+        MakeTable(r, objects, std::to_string(resource_version),
+                  {.now = clock_.Now(), .include_object = include.empty() ? "Metadata" : include});
+    table["metadata"].update(list_metadata);
+    return Object(200, table);
   }
   if (single) return Object(200, *objects.front());
   api::Json items = api::Json::array();
   for (const api::Json* o : objects) items.push_back(*o);
-  return Object(200,
-                api::Json{{"apiVersion", r.GroupVersion()},
-                          {"kind", r.kind + "List"},
-                          {"metadata", {{"resourceVersion", std::to_string(resource_version)}}},
-                          {"items", std::move(items)}});
+  api::Json metadata = list_metadata;
+  metadata["resourceVersion"] = std::to_string(resource_version);
+  return Object(200, api::Json{{"apiVersion", r.GroupVersion()},
+                               {"kind", r.kind + "List"},
+                               {"metadata", std::move(metadata)},
+                               {"items", std::move(items)}});
 }
 
 ApiResponse ApiHandler::Read(const ApiTarget& target, const ApiRequest& request) {
@@ -304,35 +308,44 @@ ApiResponse ApiHandler::List(const ApiTarget& target, const ApiRequest& request)
   if (!labels.ok()) return ErrorResponse(BadRequest(labels.status().message()));
   Result<Selector> fields = Selector::ParseFields(request.Param("fieldSelector"));
   if (!fields.ok()) return ErrorResponse(BadRequest(fields.status().message()));
-  std::vector<api::Json> items;
-  int64_t rv = 0;
+  store::ListQuery query{.kind = r.store_kind,
+                         .namespace_ = target.namespace_,
+                         .labels = labels->Equalities(),
+                         .fields = fields->Equalities()};
+  // The store reads what the query's equalities select, from its indexes;
+  // the selectors' other terms are checked here.
+  ListScan scan = [&](const store::ListQuery& q,
+                      const std::function<bool(const api::Json&)>& take) {
+    return backend_.store().ScanWhere(q, [&](const api::Json& object) {
+      return !labels->Matches(object) || !fields->Matches(object) || take(object);
+    });
+  };
   if (r.strategy.kubelet_registered && !api_only_) {
-    items = backend_.Nodes();
-    rv = backend_.store().CurrentResourceVersion();
-  } else {
-    Result<store::ObjectStore::ListResult> listed =
-        backend_.store().List(r.store_kind, target.namespace_);
-    if (!listed.ok()) return ErrorResponse(ApiErrorOf(listed.status()));
-    items = std::move(listed->items);
-    rv = listed->resource_version;
+    scan = [&](const store::ListQuery& q, const std::function<bool(const api::Json&)>& take) {
+      for (const api::Json& node : backend_.Nodes()) {
+        if (store::MatchesQuery(q, node) && labels->Matches(node) && fields->Matches(node) &&
+            !take(node)) {
+          break;
+        }
+      }
+      return Result<int64_t>(backend_.store().CurrentResourceVersion());
+    };
   }
-  std::vector<const api::Json*> matching;
-  for (const api::Json& item : items) {
-    if (labels->Matches(item) && fields->Matches(item)) matching.push_back(&item);
-  }
-  std::variant<ListPage, ApiError> page = Paged(request, matching, rv);
-  if (auto* error = std::get_if<ApiError>(&page)) return ErrorResponse(*error);
-  ListPage& chunk = std::get<ListPage>(page);
-  ApiResponse response = Render(target, request, chunk.items, chunk.resource_version, false);
-  if (!chunk.continue_token.empty()) {
+  std::variant<ListPage, ApiError> paged =
+      Paged(request, std::move(query), !labels->empty() || !fields->empty(), scan);
+  if (auto* error = std::get_if<ApiError>(&paged)) return ErrorResponse(*error);
+  ListPage& page = std::get<ListPage>(paged);
+  std::vector<const api::Json*> items;
+  items.reserve(page.items.size());
+  for (const api::Json& item : page.items) items.push_back(&item);
+  api::Json list_metadata = api::Json::object();
+  if (!page.continue_token.empty()) {
     // Said in the list's metadata, as kube-apiserver says it, whether the
     // answer is a List or a Table.
-    api::Json body = api::Json::parse(response.body);
-    body["metadata"]["continue"] = chunk.continue_token;
-    body["metadata"]["remainingItemCount"] = chunk.remaining;
-    response.body = body.dump();
+    list_metadata["continue"] = page.continue_token;
+    if (page.remaining) list_metadata["remainingItemCount"] = *page.remaining;
   }
-  return response;
+  return Render(target, request, items, page.resource_version, false, list_metadata);
 }
 
 }  // namespace trainyard::server

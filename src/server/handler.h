@@ -122,14 +122,22 @@ class ApiHandler {
   ApiResponse Watch(const ApiTarget& target, const ApiRequest& request);
   // One page of a list (`limit`, `continue`: list_pages.cc).
   struct ListPage {
-    std::vector<const api::Json*> items;
+    std::vector<api::Json> items;
     std::string continue_token;  // empty: this is the last page
-    int64_t remaining = 0;
+    // How many more there are: said, as kube-apiserver says it, only of a
+    // list without selectors.
+    std::optional<int64_t> remaining;
     int64_t resource_version = 0;  // the first page's
   };
-  static std::variant<ListPage, ApiError> Paged(const ApiRequest& request,
-                                                std::vector<const api::Json*> items,
-                                                int64_t resource_version);
+  // What reads a list's objects (a store's ScanWhere).
+  using ListScan = std::function<Result<int64_t>(const store::ListQuery&,
+                                                 const std::function<bool(const api::Json&)>&)>;
+  // The page `request` asks for of what `query` selects (the page's
+  // `after` is set here from the continue token), read with `scan`, which
+  // stops once the page is full. `selected`: the query or the caller's
+  // filter holds selectors.
+  static std::variant<ListPage, ApiError> Paged(const ApiRequest& request, store::ListQuery query,
+                                                bool selected, const ListScan& scan);
   ApiResponse Logs(const ApiTarget& target, const ApiRequest& request);
   // pods/<name>/exec: the command checked against the pod, to be run by the
   // transport (server/exec_session.h).
@@ -235,9 +243,11 @@ class ApiHandler {
                     const CheckedWrite& write, std::vector<std::string> warnings = {});
 
   ApiResponse Object(int code, const api::Json& object) const;
+  // `list_metadata`: what a list's metadata says besides its version
+  // (a page's `continue`).
   ApiResponse Render(const ApiTarget& target, const ApiRequest& request,
                      const std::vector<const api::Json*>& objects, int64_t resource_version,
-                     bool single) const;
+                     bool single, const api::Json& list_metadata = api::Json::object()) const;
 
   Backend& backend_;
   const Clock& clock_;

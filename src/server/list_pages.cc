@@ -7,7 +7,6 @@
 // leaves that object out too).
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <charconv>
 
 #include "api/json.h"
@@ -52,27 +51,19 @@ std::optional<Token> ReadToken(const std::string& token) {
 }  // namespace
 
 std::variant<ApiHandler::ListPage, ApiError> ApiHandler::Paged(const ApiRequest& request,
-                                                               std::vector<const api::Json*> items,
-                                                               int64_t resource_version) {
+                                                               store::ListQuery query,
+                                                               bool selected,
+                                                               const ListScan& scan) {
   std::string limit_text = request.Param("limit");
   std::string token = request.Param("continue");
-  ListPage page{.resource_version = resource_version};
-  if (limit_text.empty() && token.empty()) {
-    page.items = std::move(items);
-    return page;
-  }
-  std::ranges::sort(items,
-                    [](const api::Json* a, const api::Json* b) { return KeyOf(*a) < KeyOf(*b); });
+  std::optional<Token> after;
   if (!token.empty()) {
-    std::optional<Token> after = ReadToken(token);
+    after = ReadToken(token);
     if (!after) {
       return BadRequest(
           "continue: not a token this server gave; list again without it to start over");
     }
-    std::erase_if(items, [&](const api::Json* o) { return KeyOf(*o) <= after->last; });
-    // Every page says the first page's version: a watch from it then
-    // misses no change made between the pages (it may see some twice).
-    page.resource_version = after->resource_version;
+    query.after = after->last;
   }
   // Kubernetes reads a limit of 0, or none, as everything.
   int64_t limit = 0;
@@ -80,14 +71,26 @@ std::variant<ApiHandler::ListPage, ApiError> ApiHandler::Paged(const ApiRequest&
   if (!limit_text.empty() && std::from_chars(limit_text.data(), end, limit).ptr != end) {
     return BadRequest(fmt::format("limit: {:?} is not a whole number", limit_text));
   }
-  if (limit <= 0 || static_cast<size_t>(limit) >= items.size()) {
-    page.items = std::move(items);
-    return page;
+  ListPage page;
+  int64_t rest = 0;  // matches past the page
+  // Past a full page, the scan stops at the next match, or (without
+  // selectors) goes on counting, never copying.
+  Result<int64_t> version = scan(query, [&](const api::Json& object) {
+    if (limit <= 0 || static_cast<int64_t>(page.items.size()) < limit) {
+      page.items.push_back(object);
+      return true;
+    }
+    ++rest;
+    return !selected;
+  });
+  if (!version.ok()) return ApiErrorOf(version.status());
+  // Every page says the first page's version: a watch from it then
+  // misses no change made between the pages (it may see some twice).
+  page.resource_version = after ? after->resource_version : *version;
+  if (rest > 0) {
+    page.continue_token = MakeToken(page.resource_version, KeyOf(page.items.back()));
+    if (!selected) page.remaining = rest;
   }
-  page.remaining = static_cast<int64_t>(items.size()) - limit;
-  items.resize(static_cast<size_t>(limit));
-  page.continue_token = MakeToken(page.resource_version, KeyOf(*items.back()));
-  page.items = std::move(items);
   return page;
 }
 

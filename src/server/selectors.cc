@@ -6,6 +6,7 @@
 
 #include "api/names.h"
 #include "common/strings.h"
+#include "store/list_query.h"
 
 namespace trainyard::server {
 namespace {
@@ -24,25 +25,6 @@ std::vector<std::string_view> SplitTerms(std::string_view text) {
     }
   }
   return out;
-}
-
-// The value at a dotted path, as a string ("" when absent).
-std::optional<std::string> FieldValue(const api::Json& object, std::string_view path) {
-  const api::Json* at = &object;
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t dot = path.find('.', start);
-    if (dot == std::string_view::npos) dot = path.size();
-    std::string key(path.substr(start, dot - start));
-    if (!at->is_object()) return std::nullopt;
-    auto it = at->find(key);
-    if (it == at->end()) return std::nullopt;
-    at = &*it;
-    start = dot + 1;
-  }
-  if (at->is_string()) return at->get<std::string>();
-  if (at->is_null()) return std::nullopt;
-  return at->dump();
 }
 
 }  // namespace
@@ -117,11 +99,21 @@ Result<Selector> Selector::ParseFields(std::string_view text) {
   return s;
 }
 
+std::vector<std::pair<std::string, std::string>> Selector::Equalities() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const Term& t : terms_) {
+    if ((t.op == Op::kEquals || t.op == Op::kIn) && t.values.size() == 1) {
+      out.emplace_back(t.key, t.values[0]);
+    }
+  }
+  return out;
+}
+
 bool Selector::Matches(const api::Json& object) const {
   for (const Term& t : terms_) {
     std::optional<std::string> value;
     if (fields_) {
-      value = FieldValue(object, t.key);
+      value = store::FieldAt(object, t.key);
       // Kubernetes compares a missing field as the empty string.
       if (!value) value = "";
     } else if (object.contains("metadata") && object["metadata"].is_object() &&

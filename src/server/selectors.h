@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "api/json.h"
@@ -21,6 +22,9 @@ class Selector {
   static Result<Selector> ParseFields(std::string_view text);
   bool Matches(const api::Json& object) const;
   bool empty() const { return terms_.empty(); }
+  // The terms that require one value (`k=v`, `k in (v)`): what a store's
+  // index can answer (store::ListQuery).
+  std::vector<std::pair<std::string, std::string>> Equalities() const;
 
  private:
   enum class Op { kEquals, kNotEquals, kIn, kNotIn, kExists, kNotExists };

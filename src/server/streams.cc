@@ -84,11 +84,13 @@ Status WatchStream::Start(const std::string& resource_version) {
                     fmt::format("Too large resource version: {}, current: {}", since, current));
     }
   }
-  auto push = [this](const store::SharedWatchEvent& e) {
-    if (!Wanted(e->object)) return;
+  auto push = [this](std::span<const store::SharedWatchEvent> batch) {
     MutexLock lock(mu_);
-    events_.push_back(e);
-    ready_.NotifyOne();
+    bool woken = !events_.empty();  // a wake-up is on its way already
+    for (const store::SharedWatchEvent& e : batch) {
+      if (Wanted(e->object)) events_.push_back(e);
+    }
+    if (!woken && !events_.empty()) ready_.NotifyOne();
   };
   Result<store::WatchId> id = store_.WatchCommitted(since, push);
   if (!id.ok()) {
@@ -108,18 +110,24 @@ Status WatchStream::Start(const std::string& resource_version) {
   // Now what there is, as ADDED events; what the watch queued meanwhile
   // and the list already shows is skipped.
   const ApiTarget& t = options_.target;
-  ASSIGN_OR_RETURN(auto listed, store_.List(t.resource->store_kind, t.namespace_));
-  MutexLock lock(mu_);
   std::deque<store::SharedWatchEvent> initial;
-  for (api::Json& object : listed.items) {
-    if (!Wanted(object)) continue;
-    initial.push_back(std::make_shared<const store::WatchEvent>(
-        store::WatchEvent{store::EventType::kAdded, 0, std::move(object), nullptr}));
-  }
-  since_ = listed.resource_version;
-  std::erase_if(events_, [&](const store::SharedWatchEvent& e) {
-    return e->resource_version <= listed.resource_version;
-  });
+  // Only what the selectors' equalities select is read (store indexes).
+  store::ListQuery query{.kind = t.resource->store_kind,
+                         .namespace_ = t.namespace_,
+                         .labels = options_.labels.Equalities(),
+                         .fields = options_.fields.Equalities()};
+  if (!t.name.empty()) query.fields.emplace_back("metadata.name", t.name);
+  ASSIGN_OR_RETURN(int64_t listed_at, store_.ScanWhere(query, [&](const api::Json& object) {
+    if (Wanted(object)) {
+      initial.push_back(std::make_shared<const store::WatchEvent>(
+          store::WatchEvent{store::EventType::kAdded, 0, object, nullptr}));
+    }
+    return true;
+  }));
+  MutexLock lock(mu_);
+  since_ = listed_at;
+  std::erase_if(events_,
+                [&](const store::SharedWatchEvent& e) { return e->resource_version <= listed_at; });
   events_.insert(events_.begin(), std::make_move_iterator(initial.begin()),
                  std::make_move_iterator(initial.end()));
   return OkStatus();

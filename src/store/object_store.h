@@ -13,11 +13,13 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "api/json.h"
 #include "common/status.h"
+#include "store/list_query.h"
 
 namespace trainyard::store {
 
@@ -46,7 +48,9 @@ struct WatchEvent {
 using WatchCallback = std::function<void(const WatchEvent&)>;
 // One event shared by every committed watcher, never copied per watcher.
 using SharedWatchEvent = std::shared_ptr<const WatchEvent>;
-using SharedWatchCallback = std::function<void(const SharedWatchEvent&)>;
+// Committed changes come in batches, in order: a group's at its commit, so
+// that a watcher is woken once per commit, not once per change.
+using SharedWatchCallback = std::function<void(std::span<const SharedWatchEvent>)>;
 using WatchId = int64_t;
 
 // Reads. An ObjectStore reads what it holds, its own uncommitted writes
@@ -73,6 +77,12 @@ class ObjectReader {
   // has costs the same however many other objects there are.
   virtual Status ScanOwnedBy(const std::string& kind, const std::string& owner_uid,
                              const std::function<void(const api::Json&)>& visit) const = 0;
+  // The objects `query` selects, in the same order as Scan, until `visit`
+  // returns false; and the resourceVersion they are as of. A store with
+  // indexes reads only those (an index per label and per kIndexedFields
+  // value); this one scans the range.
+  virtual Result<int64_t> ScanWhere(const ListQuery& query,
+                                    const std::function<bool(const api::Json&)>& visit) const;
   // The resourceVersion of the last write these reads include.
   virtual int64_t CurrentResourceVersion() const = 0;
 };

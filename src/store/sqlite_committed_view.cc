@@ -111,6 +111,7 @@ ObservationSummary SqliteStore::CommittedSummaryLocked(
 Result<ObservationPage> SqliteStore::CommittedView::ListObservations(
     const std::string& trial, const ObservationQuery& query) const {
   MutexLock lock(store_.mu_);
+  store_.AwaitCommit();
   auto first = store_.group_first_seq_.find(trial);
   ASSIGN_OR_RETURN(auto bodies, store_.SeriesBodiesLocked(trial));
   return store_.ListObservationsLocked(
@@ -121,6 +122,7 @@ Result<ObservationPage> SqliteStore::CommittedView::ListObservations(
 Result<ObservationSummary> SqliteStore::CommittedView::SummarizeObservations(
     const std::string& trial) const {
   MutexLock lock(store_.mu_);
+  store_.AwaitCommit();
   ASSIGN_OR_RETURN(auto bodies, store_.SeriesBodiesLocked(trial));
   return store_.CommittedSummaryLocked(trial, std::move(bodies));
 }

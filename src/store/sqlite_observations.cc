@@ -77,6 +77,7 @@ Status SqliteStore::AppendObservations(const std::string& trial,
                                        const std::vector<ObservationRow>& rows,
                                        const std::string& source, int64_t read_to) {
   MutexLock lock(mu_);
+  AwaitCommit();
   return InTransaction([&]() TRAINYARD_REQUIRES(mu_) -> Status {
     const char* source_sql =
         "INSERT INTO observation_sources (source, trial, read_to) VALUES (?, ?, ?) "
@@ -166,12 +167,14 @@ Status SqliteStore::AppendRowsLocked(const std::string& trial,
 Result<ObservationPage> SqliteStore::ListObservations(const std::string& trial,
                                                       const ObservationQuery& query) const {
   MutexLock lock(mu_);
+  AwaitCommit();
   ASSIGN_OR_RETURN(auto bodies, SeriesBodiesLocked(trial));
   return ListObservationsLocked(trial, query, INT64_MAX, SummaryOf(bodies));
 }
 
 Result<ObservationSummary> SqliteStore::SummarizeObservations(const std::string& trial) const {
   MutexLock lock(mu_);
+  AwaitCommit();
   ASSIGN_OR_RETURN(auto bodies, SeriesBodiesLocked(trial));
   return SummaryOf(bodies);
 }
@@ -283,6 +286,7 @@ Status SqliteStore::MigrateObservations() {
 
 Result<int64_t> SqliteStore::ObservationsReadTo(const std::string& source) const {
   MutexLock lock(mu_);
+  AwaitCommit();
   const char* sql = "SELECT read_to FROM observation_sources WHERE source = ?";
   Statement st = Prepare(sql);
   st.Bind(1, source);
@@ -294,6 +298,7 @@ Result<int64_t> SqliteStore::ObservationsReadTo(const std::string& source) const
 
 Status SqliteStore::DeleteObservations(const std::string& trial) {
   MutexLock lock(mu_);
+  AwaitCommit();
   return InTransaction([&]() TRAINYARD_REQUIRES(mu_) -> Status {
     for (const char* sql : {"DELETE FROM observations WHERE trial = ?",
                             "DELETE FROM observation_series WHERE trial = ?",

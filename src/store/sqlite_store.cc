@@ -251,7 +251,11 @@ Status SqliteStore::LoadCommitted() {
   if (rc != SQLITE_DONE) return all.Error("load objects");
   objects_.swap(objects);
   owned_.clear();
-  for (const auto& [slot, object] : objects_) IndexOwners(slot, object, /*add=*/true);
+  terms_.clear();
+  for (const auto& [slot, object] : objects_) {
+    IndexOwners(slot, object, /*add=*/true);
+    IndexTerms(slot, object, /*add=*/true);
+  }
   rv_ = rv;
   committed_rv_ = rv;
   reload_needed_ = false;
@@ -261,14 +265,20 @@ Status SqliteStore::LoadCommitted() {
 
 void SqliteStore::ClearGroupImages() {
   group_before_.clear();
+  group_events_.clear();
   group_first_seq_.clear();
   group_series_before_.clear();
+}
+
+void SqliteStore::AwaitCommit() const {
+  commit_done_.Wait(mu_, [&]() TRAINYARD_REQUIRES(mu_) { return !committing_; });
 }
 
 Status SqliteStore::ReloadIfNeeded() { return reload_needed_ ? LoadCommitted() : OkStatus(); }
 
 Status SqliteStore::BeginGroup() {
   MutexLock lock(mu_);
+  AwaitCommit();
   if (in_group_) return FailedPreconditionError("a write group is already open");
   RETURN_IF_ERROR(ReloadIfNeeded());
   RETURN_IF_ERROR(Run("BEGIN IMMEDIATE"));
@@ -278,20 +288,33 @@ Status SqliteStore::BeginGroup() {
 
 Status SqliteStore::CommitGroup() {
   MutexLock lock(mu_);
+  AwaitCommit();
   if (!in_group_) return OkStatus();
+  // The commit's fsync is made without the lock: reads from memory go on
+  // meanwhile, as of the last commit (group_before_ is kept until the
+  // end); whatever would use the database waits for it (AwaitCommit).
+  Status committed = OkStatus();
+  {
+    Statement commit = Prepare("COMMIT");
+    committing_ = true;
+    lock.Unlock();
+    int rc = commit.Step();
+    lock.Lock();
+    committing_ = false;
+    commit_done_.NotifyAll();
+    if (rc != SQLITE_DONE) committed = commit.Error("COMMIT");
+  }  // the statement is reset here, before a ROLLBACK may be needed
   in_group_ = false;
-  Status committed = Run("COMMIT");
   if (committed.ok()) {
     // The group's changes reach the committed watchers now, from the
     // events the group recorded.
-    int64_t from = committed_rv_;
     committed_rv_ = rv_;
+    std::vector<SharedWatchEvent> events = std::move(group_events_);
     ClearGroupImages();
-    if (committed_watchers_.empty()) return OkStatus();
-    return Replay(from, rv_, [&](WatchEvent&& e) TRAINYARD_REQUIRES(mu_) {
-      auto shared = std::make_shared<const WatchEvent>(std::move(e));
-      for (const auto& [id, callback] : committed_watchers_) callback(shared);
-    });
+    if (!events.empty()) {
+      for (const auto& [id, callback] : committed_watchers_) callback(events);
+    }
+    return OkStatus();
   }
   // Nothing of the group reached the disk: neither may it stay in memory.
   // (SQLite may have rolled back already; a second ROLLBACK is harmless.)
@@ -341,6 +364,7 @@ Status SqliteStore::Remove(const ObjectKey& key) {
 Result<api::Json> SqliteStore::Write(EventType type,
                                      const std::function<Result<api::Json>(int64_t)>& write) {
   MutexLock lock(mu_);
+  AwaitCommit();
   RETURN_IF_ERROR(ReloadIfNeeded());
   // Inside a group, each write is a savepoint of the group's transaction:
   // a failed one undoes only itself, and the disk sees all at CommitGroup.
@@ -380,13 +404,18 @@ Result<api::Json> SqliteStore::Write(EventType type,
   // The event takes the written object and hands it back: no copy.
   WatchEvent e{type, rv, std::move(*written)};
   for (const auto& [id, callback] : watchers_) callback(e);
-  if (!in_group_) {
+  if (committed_watchers_.empty()) {
+    if (!in_group_) committed_rv_ = rv;
+    return std::move(e.object);
+  }
+  auto shared = std::make_shared<const WatchEvent>(
+      WatchEvent{type, rv, e.object, std::make_shared<const std::string>(std::move(body))});
+  if (in_group_) {
+    // Told at the commit, as it is now: neither read back nor parsed.
+    group_events_.push_back(std::move(shared));
+  } else {
     committed_rv_ = rv;
-    if (!committed_watchers_.empty()) {
-      auto shared = std::make_shared<const WatchEvent>(
-          WatchEvent{type, rv, e.object, std::make_shared<const std::string>(std::move(body))});
-      for (const auto& [id, callback] : committed_watchers_) callback(shared);
-    }
+    for (const auto& [id, callback] : committed_watchers_) callback({&shared, 1});
   }
   return std::move(e.object);
 }
@@ -399,11 +428,13 @@ void SqliteStore::Place(const Slot& slot, std::optional<api::Json> object) {
   }
   if (it != objects_.end()) {
     IndexOwners(slot, it->second, /*add=*/false);
+    IndexTerms(it->first, it->second, /*add=*/false);
     if (!object) objects_.erase(it);
   }
   if (!object) return;
   IndexOwners(slot, *object, /*add=*/true);
-  objects_[slot] = std::move(*object);
+  auto placed = objects_.insert_or_assign(slot, std::move(*object)).first;
+  IndexTerms(placed->first, placed->second, /*add=*/true);
 }
 
 void SqliteStore::IndexOwners(const Slot& slot, const api::Json& object, bool add) {
@@ -560,6 +591,7 @@ Status SqliteStore::Replay(int64_t since, int64_t upto,
 
 Result<WatchId> SqliteStore::Watch(int64_t since, WatchCallback callback) {
   MutexLock lock(mu_);
+  AwaitCommit();
   if (since > 0) RETURN_IF_ERROR(Replay(since, rv_, [&](WatchEvent&& e) { callback(e); }));
   WatchId id = next_watch_++;
   watchers_.emplace(id, std::move(callback));
@@ -568,10 +600,20 @@ Result<WatchId> SqliteStore::Watch(int64_t since, WatchCallback callback) {
 
 Result<WatchId> SqliteStore::WatchCommitted(int64_t since, SharedWatchCallback callback) {
   MutexLock lock(mu_);
+  AwaitCommit();
   // What an open group wrote comes at its commit, not now.
   if (since > 0) {
+    std::vector<SharedWatchEvent> missed;
     RETURN_IF_ERROR(Replay(since, committed_rv_, [&](WatchEvent&& e) {
-      callback(std::make_shared<const WatchEvent>(std::move(e)));
+      missed.push_back(std::make_shared<const WatchEvent>(std::move(e)));
+    }));
+    if (!missed.empty()) callback(missed);
+  }
+  if (in_group_ && committed_watchers_.empty() && rv_ > committed_rv_) {
+    // The open group's writes so far were kept for nobody: from the
+    // disk, to be told at its commit with the rest.
+    RETURN_IF_ERROR(Replay(committed_rv_, rv_, [&](WatchEvent&& e) TRAINYARD_REQUIRES(mu_) {
+      group_events_.push_back(std::make_shared<const WatchEvent>(std::move(e)));
     }));
   }
   WatchId id = next_watch_++;

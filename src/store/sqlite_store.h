@@ -5,6 +5,7 @@
 
 #include <sqlite3.h>
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -58,6 +59,11 @@ class SqliteStore final : public GroupCommitStore {
               const std::function<void(const api::Json&)>& visit) const override;
   Status ScanOwnedBy(const std::string& kind, const std::string& owner_uid,
                      const std::function<void(const api::Json&)>& visit) const override;
+  Result<int64_t> ScanWhere(const ListQuery& query,
+                            const std::function<bool(const api::Json&)>& visit) const override;
+  // How many objects ScanWhere has read (of either view) since the store
+  // opened, matching or not: what shows that a list used an index.
+  int64_t objects_examined() const { return examined_.load(std::memory_order_relaxed); }
   Result<api::Json> Update(api::Json object) override;
   Result<api::Json> UpdateStatus(api::Json object) override;
   Result<api::Json> Delete(const ObjectKey& key) override;
@@ -95,6 +101,12 @@ class SqliteStore final : public GroupCommitStore {
  private:
   // An object's place in objects_: kind, namespace, name.
   using Slot = std::tuple<std::string, std::string, std::string>;
+  // Slots by what they point to: an index holds pointers to objects_'s
+  // keys, which stay where they are while their object is stored.
+  struct SlotLess {
+    bool operator()(const Slot* a, const Slot* b) const { return *a < *b; }
+  };
+  using SlotSet = std::set<const Slot*, SlotLess>;
 
   class CommittedView final : public CommittedReader {
    public:
@@ -105,6 +117,8 @@ class SqliteStore final : public GroupCommitStore {
                 const std::function<void(const api::Json&)>& visit) const override;
     Status ScanOwnedBy(const std::string& kind, const std::string& owner_uid,
                        const std::function<void(const api::Json&)>& visit) const override;
+    Result<int64_t> ScanWhere(const ListQuery& query,
+                              const std::function<bool(const api::Json&)>& visit) const override;
     int64_t CurrentResourceVersion() const override;
     Result<WatchId> WatchCommitted(int64_t since, SharedWatchCallback callback) override {
       return store_.WatchCommitted(since, std::move(callback));
@@ -124,7 +138,21 @@ class SqliteStore final : public GroupCommitStore {
   // there), keeping owned_ in step.
   void Place(const Slot& slot, std::optional<api::Json> object) TRAINYARD_REQUIRES(mu_);
   void IndexOwners(const Slot& slot, const api::Json& object, bool add) TRAINYARD_REQUIRES(mu_);
+  // Adds `object`'s index terms for `slot` (a key of objects_), or takes
+  // them away (sqlite_index.cc).
+  void IndexTerms(const Slot& slot, const api::Json& object, bool add) TRAINYARD_REQUIRES(mu_);
+  static std::vector<std::string> TermsOf(const api::Json& object);
+  // The shortest index list among `query`'s indexed equalities; nullptr
+  // when it has none (then the range is read).
+  const SlotSet* SmallestPosting(const ListQuery& query) const TRAINYARD_REQUIRES(mu_);
+  static std::optional<Slot> NamedSlot(const ListQuery& query);
+  // ScanWhere of the store as it is, or (`committed`) as of the last commit.
+  void ScanWhereLocked(ListQuery query, bool committed,
+                       const std::function<bool(const api::Json&)>& visit) const
+      TRAINYARD_REQUIRES(mu_);
   Status Init() TRAINYARD_REQUIRES(mu_);
+  // Until no commit is under way: what uses the database calls it first.
+  void AwaitCommit() const TRAINYARD_REQUIRES(mu_);
   // A store made before observations had steps gets the column, every
   // value it holds without one (kNoStep).
   Status AddStepColumn() TRAINYARD_REQUIRES(mu_);
@@ -210,6 +238,10 @@ class SqliteStore final : public GroupCommitStore {
   std::map<Slot, api::Json> objects_ TRAINYARD_GUARDED_BY(mu_);
   // The objects that name each uid in their ownerReferences.
   std::map<std::string, std::set<Slot>> owned_ TRAINYARD_GUARDED_BY(mu_);
+  // The objects of each (kind, term): a label's key and value, or an
+  // indexed field's value (sqlite_index.cc).
+  std::map<std::pair<std::string, std::string>, SlotSet> terms_ TRAINYARD_GUARDED_BY(mu_);
+  mutable std::atomic<int64_t> examined_{0};
   int64_t rv_ TRAINYARD_GUARDED_BY(mu_) = 0;
   int64_t committed_rv_ TRAINYARD_GUARDED_BY(mu_) = 0;  // rv_ as of the last commit
   std::map<WatchId, WatchCallback> watchers_ TRAINYARD_GUARDED_BY(mu_);
@@ -218,6 +250,9 @@ class SqliteStore final : public GroupCommitStore {
   mutable std::map<std::string, sqlite3_stmt*> statements_ TRAINYARD_GUARDED_BY(mu_);
   WatchId next_watch_ TRAINYARD_GUARDED_BY(mu_) = 1;
   bool in_group_ TRAINYARD_GUARDED_BY(mu_) = false;
+  // A group's COMMIT runs without mu_ (CommitGroup); this says so.
+  bool committing_ TRAINYARD_GUARDED_BY(mu_) = false;
+  mutable CondVar commit_done_;
   // Memory may hold writes the disk lost.
   bool reload_needed_ TRAINYARD_GUARDED_BY(mu_) = false;
   // What each object the open group wrote was at its last commit (nullopt:
@@ -225,6 +260,9 @@ class SqliteStore final : public GroupCommitStore {
   // each trial: how committed reads see past the group.
   std::map<Slot, std::optional<api::Json>> group_before_ TRAINYARD_GUARDED_BY(mu_);
   std::map<std::string, int64_t> group_first_seq_ TRAINYARD_GUARDED_BY(mu_);
+  // The open group's changes as committed watchers will get them at its
+  // commit (none while nobody watches committed changes).
+  std::vector<SharedWatchEvent> group_events_ TRAINYARD_GUARDED_BY(mu_);
   // Each log's series summaries before the open group first wrote them
   // (nullopt: the metric was new), by log and metric.
   std::map<std::string, std::map<std::string, std::optional<std::string>>> group_series_before_

@@ -1,12 +1,15 @@
 // A SQLite VFS over the default one whose writes fail with SQLITE_FULL (as
 // ENOSPC does) while the "disk" is full: how tests fill the disk under a
 // store without a small filesystem, which needs root to mount. Pass
-// FullDiskVfs::Name() as SqliteStoreOptions::vfs.
+// FullDiskVfs::Name() as SqliteStoreOptions::vfs. Its syncs can also be
+// held, to show what goes on while a commit waits for the disk.
 #pragma once
 
 #include <sqlite3.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 
 namespace trainyard::store::testing {
 
@@ -18,6 +21,13 @@ class FullDiskVfs {
     return name;
   }
   static void SetFull(bool full) { full_ = full; }
+  // While held, every sync waits (syncs_waiting() counts them).
+  static void HoldSyncs(bool held) {
+    std::lock_guard lock(sync_mu_);
+    syncs_held_ = held;
+    sync_released_.notify_all();
+  }
+  static int syncs_waiting() { return syncs_waiting_; }
 
  private:
   // The VFS's file: its own methods, then the real VFS's file.
@@ -28,6 +38,15 @@ class FullDiskVfs {
   static sqlite3_file* Real(sqlite3_file* f) { return reinterpret_cast<File*>(f)->real; }
   static const sqlite3_io_methods* M(sqlite3_file* f) { return Real(f)->pMethods; }
 
+  static int Sync(sqlite3_file* f, int flags) {
+    {
+      std::unique_lock lock(sync_mu_);
+      ++syncs_waiting_;
+      sync_released_.wait(lock, [] { return !syncs_held_; });
+      --syncs_waiting_;
+    }
+    return M(f)->xSync(Real(f), flags);
+  }
   static int Write(sqlite3_file* f, const void* data, int n, sqlite3_int64 offset) {
     if (full_) return SQLITE_FULL;
     return M(f)->xWrite(Real(f), data, n, offset);
@@ -61,7 +80,7 @@ class FullDiskVfs {
       .xWrite = Write,
       .xTruncate = [](sqlite3_file* f,
                       sqlite3_int64 size) { return M(f)->xTruncate(Real(f), size); },
-      .xSync = [](sqlite3_file* f, int flags) { return M(f)->xSync(Real(f), flags); },
+      .xSync = Sync,
       .xFileSize = [](sqlite3_file* f,
                       sqlite3_int64* size) { return M(f)->xFileSize(Real(f), size); },
       .xLock = [](sqlite3_file* f, int lock) { return M(f)->xLock(Real(f), lock); },
@@ -87,6 +106,10 @@ class FullDiskVfs {
                      void* p) { return M(f)->xUnfetch(Real(f), offset, p); },
   };
   static inline std::atomic<bool> full_{false};
+  static inline std::mutex sync_mu_;
+  static inline std::condition_variable sync_released_;
+  static inline bool syncs_held_ = false;  // guarded by sync_mu_
+  static inline std::atomic<int> syncs_waiting_{0};
 };
 
 }  // namespace trainyard::store::testing

@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <thread>
 
 #include "store/tests/full_disk_vfs.h"
 
@@ -185,8 +187,11 @@ TEST_F(SqliteStoreTest, CommittedWatchersSeeAGroupOnlyOnceItIsDurable) {
   ASSERT_TRUE(store_->Create(Job("a")).ok());
   std::vector<int64_t> early, late, plain;
   ASSERT_TRUE(store_
-                  ->WatchCommitted(
-                      0, [&](const SharedWatchEvent& e) { early.push_back(e->resource_version); })
+                  ->WatchCommitted(0,
+                                   [&](auto batch) {
+                                     for (const auto& e : batch)
+                                       early.push_back(e->resource_version);
+                                   })
                   .ok());
   ASSERT_TRUE(
       store_->Watch(0, [&](const WatchEvent& e) { plain.push_back(e.resource_version); }).ok());
@@ -195,8 +200,11 @@ TEST_F(SqliteStoreTest, CommittedWatchersSeeAGroupOnlyOnceItIsDurable) {
   // A committed watch from 1, taken while the group is open, replays only
   // what is durable (nothing after 1) and gets the group at its commit.
   ASSERT_TRUE(store_
-                  ->WatchCommitted(
-                      1, [&](const SharedWatchEvent& e) { late.push_back(e->resource_version); })
+                  ->WatchCommitted(1,
+                                   [&](auto batch) {
+                                     for (const auto& e : batch)
+                                       late.push_back(e->resource_version);
+                                   })
                   .ok());
   ASSERT_TRUE(store_->Create(Job("c")).ok());
   EXPECT_THAT(plain, ::testing::ElementsAre(2, 3));  // the engine's kind: at once
@@ -209,11 +217,36 @@ TEST_F(SqliteStoreTest, CommittedWatchersSeeAGroupOnlyOnceItIsDurable) {
   EXPECT_THAT(early, ::testing::ElementsAre(2, 3, 4));
 }
 
+// A group's events are kept in memory for its commit only while someone
+// watches: the first committed watcher, come mid-group, still gets the
+// group's writes from before it came.
+TEST_F(SqliteStoreTest, TheFirstCommittedWatcherComeMidGroupGetsTheWholeGroup) {
+  ASSERT_TRUE(store_->BeginGroup().ok());
+  ASSERT_TRUE(store_->Create(Job("a")).ok());
+  std::vector<std::string> seen;
+  ASSERT_TRUE(store_
+                  ->WatchCommitted(0,
+                                   [&](std::span<const SharedWatchEvent> batch) {
+                                     for (const SharedWatchEvent& e : batch) {
+                                       seen.push_back(e->object["metadata"]["name"]);
+                                       EXPECT_EQ(api::Json::parse(*e->text), e->object);
+                                     }
+                                   })
+                  .ok());
+  ASSERT_TRUE(store_->Create(Job("b")).ok());
+  EXPECT_TRUE(seen.empty());
+  ASSERT_TRUE(store_->CommitGroup().ok());
+  EXPECT_THAT(seen, ::testing::ElementsAre("a", "b"));
+}
+
 TEST_F(SqliteStoreTest, AGroupLongerThanTheKeptHistoryStillReachesCommittedWatchers) {
   std::vector<int64_t> seen;
   ASSERT_TRUE(store_
-                  ->WatchCommitted(
-                      0, [&](const SharedWatchEvent& e) { seen.push_back(e->resource_version); })
+                  ->WatchCommitted(0,
+                                   [&](auto batch) {
+                                     for (const auto& e : batch)
+                                       seen.push_back(e->resource_version);
+                                   })
                   .ok());
   ASSERT_TRUE(store_->BeginGroup().ok());
   // kept_events is 5: pruning must not take the group's own events before
@@ -315,6 +348,46 @@ class SqliteStoreFileTest : public ::testing::Test {
 
   std::filesystem::path path_;
 };
+
+// A commit's fsync holds no lock that reads need: the API reads on, as of
+// the last commit, while the disk is slow; a write waits for the commit.
+TEST_F(SqliteStoreFileTest, ReadsGoOnWhileACommitWaitsForTheDisk) {
+  auto store = Open(testing::FullDiskVfs::Name());
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  SqliteStore& s = **store;
+  ASSERT_TRUE(s.Create(Job("durable")).ok());
+  ASSERT_TRUE(s.BeginGroup().ok());
+  ASSERT_TRUE(s.Create(Job("pending")).ok());
+  testing::FullDiskVfs::HoldSyncs(true);
+  std::future<Status> commit = std::async(std::launch::async, [&] { return s.CommitGroup(); });
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (testing::FullDiskVfs::syncs_waiting() == 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  ASSERT_GT(testing::FullDiskVfs::syncs_waiting(), 0) << "the commit never reached its sync";
+  // In another thread, so that a read stuck behind the commit fails the
+  // test instead of hanging it.
+  std::future<bool> reads = std::async(std::launch::async, [&] {
+    return s.committed().Get({"PyTorchJob", "default", "durable"}).ok() &&
+           s.committed().Get({"PyTorchJob", "default", "pending"}).status().code() ==
+               StatusCode::kNotFound &&
+           s.committed().CurrentResourceVersion() == 1;
+  });
+  std::future<Result<Json>> write =
+      std::async(std::launch::async, [&] { return s.Create(Job("after")); });
+  bool read_during_commit = reads.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  bool wrote_during_commit =
+      write.wait_for(std::chrono::milliseconds(50)) == std::future_status::ready;
+  testing::FullDiskVfs::HoldSyncs(false);
+  ASSERT_TRUE(read_during_commit) << "a read waited for the commit's sync";
+  EXPECT_TRUE(reads.get());
+  EXPECT_FALSE(wrote_during_commit) << "a write went into the database mid-commit";
+  EXPECT_TRUE(commit.get().ok());
+  EXPECT_TRUE(write.get().ok());
+  EXPECT_TRUE(s.committed().Get({"PyTorchJob", "default", "pending"}).ok());
+  EXPECT_EQ(s.committed().CurrentResourceVersion(), 3);
+}
 
 TEST_F(SqliteStoreFileTest, AnEmptyFileThatWasNotJustCreatedIsRefused) {
   std::ofstream{path_};  // truncated to 0 bytes
