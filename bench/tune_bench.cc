@@ -11,7 +11,9 @@
 //   timing   the time of one Suggest(trials, 1) on a history of N succeeded
 //            trials at random points of [0, 1]^d: "cold" on a sampler made
 //            just before, "warm" on a sampler that has just answered for the
-//            first N-1 of them (what a running controller asks). Median of
+//            first N-1 of them (an in-process caller that keeps its sampler;
+//            the experiment and optimization controllers make a new sampler
+//            at each reconcile, so they see the cold figure). Median of
 //            repeats.
 //   eval     the functions' values at fixed points, as JSON, for
 //            bench/compare_tuning.py to check against bench/optuna_anchor.py.

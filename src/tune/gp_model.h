@@ -31,6 +31,13 @@
 // (The additive part's two centres were chosen on bench/tune_functions.h's
 // first ten functions, and checked on its held-out five.)
 //
+// Cost. A step of the fit is a Cholesky factorisation and an inverse,
+// O(n^3), and the kernel on the n(n - 1) / 2 pairs for each of its d + 1
+// parts, O(n^2 d); a fit takes 100 to 300 steps, some 0.1 s at n = 128 on
+// one core. A prediction is O(n d) for the kernel and O(n^2) for the
+// variance. The callers bound n (gp_sampler.cc: a fit sees at most 128
+// points, a model at most 300).
+//
 // Eigen stays inside gp_model.cc, so this header is plain C++.
 #pragma once
 

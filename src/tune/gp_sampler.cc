@@ -15,16 +15,22 @@
 //  2. The GP is fitted to the trials with a loss, warped as gp_warp.h says;
 //     a non-finite loss counts as the worst finite one. Above kMaxTraining
 //     (300) such trials it sees the best quarter of that cap and the most
-//     recent others; its hyperparameters are fitted on a smaller subset
-//     chosen the same way (kMaxFit, 128), so a suggestion stays under a
-//     second at 1,000 trials and 20 parameters (0.8 s, docs/benchmarks.md).
+//     recent others. Above kMaxFit (128), its hyperparameters are those
+//     fitted to the first 129, 145, 161, ... (every kRefitEvery) trials
+//     with a loss, on kMaxFit of them chosen the same way, and the sampler
+//     keeps the last such fit: a sampler kept between suggestions refits
+//     once in 16, and answers as a new one would. At 1,000 trials and
+//     d <= 20 a kept sampler answers in some 20 to 30 ms, a new one (the
+//     fit) in 0.1 to 0.2 s (docs/benchmarks.md); the controllers make a
+//     new sampler at every reconcile, so they pay the latter.
 //  3. Running trials, and each point already chosen for this batch, are told
 //     the best loss seen (skopt's constant liar, "cl_min"), noise-free: the
 //     model is sure of them, so the acquisition moves away and a batch, or
 //     requests made while trials run, spread out.
 //  4. The acquisition is minimised as gp_search.h says: 2,048 random
 //     candidates, then L-BFGS from the best of them (acq_optimizer auto and
-//     lbfgs; sampling scores 8,192 candidates and stops there).
+//     lbfgs; sampling scores 8,192 candidates and stops there); half as
+//     many candidates above kMaxFit trials.
 //  5. gp_hedge picks among EI, LCB and PI with softmax probabilities of their
 //     gains, as skopt, but the gains are those of this suggestion's three
 //     proposals under the current model (minus their predicted mean) rather
@@ -54,12 +60,40 @@ namespace {
 
 constexpr size_t kMaxTraining = 300;
 constexpr size_t kMaxFit = 128;
+// Above kMaxFit trials with a loss, the hyperparameters are refitted when
+// that count reaches kMaxFit + 1 + a multiple of this (the anchor), and kept
+// until the next anchor.
+constexpr size_t kRefitEvery = 16;
+constexpr uint64_t kFitStream = 1;   // HistoryRng's stream for anchored fits
 constexpr double kBestShare = 0.25;  // of either set, the best trials
 constexpr size_t kMaxPending = 100;  // running trials told a lie, the most recent
 constexpr int kCandidates = 2048;
 constexpr int kSamplingCandidates = 8192;
+// Above kMaxFit trials with a loss, the search scores half as many
+// candidates: each costs O(kMaxTraining (d + kMaxTraining)), and at 1,000
+// trials and d = 20 scoring 2,048 took some 40 of the 51 ms a kept
+// sampler spent. The L-BFGS runs from the best of them search finer.
+constexpr int kLargeHistoryDivisor = 2;
 constexpr size_t kBestPoints = 5;  // the search draws candidates near these
 constexpr int kRandomAttempts = 100;
+
+// Replaces non-finite losses by the worst finite one (0 when there is none).
+std::vector<double> FiniteLosses(std::vector<double> losses) {
+  double worst = -std::numeric_limits<double>::infinity();
+  for (double loss : losses) {
+    if (std::isfinite(loss)) worst = std::max(worst, loss);
+  }
+  for (double& loss : losses) {
+    if (!std::isfinite(loss)) loss = std::isfinite(worst) ? worst : 0.0;
+  }
+  return losses;
+}
+
+// The number of trials with a loss whose hyperparameters serve `observed`
+// of them, above kMaxFit.
+size_t FitAnchor(size_t observed) {
+  return kMaxFit + 1 + (observed - kMaxFit - 1) / kRefitEvery * kRefitEvery;
+}
 
 struct GpConfig {
   bool hedge = true;
@@ -131,18 +165,14 @@ class GpSampler : public Sampler {
       AddRandom(count, rng, taken, result);
       return Finish(taken, std::move(result));
     }
-    for (double& loss : losses) {
-      if (!std::isfinite(loss)) loss = worst;
-    }
-    losses = WarpLosses(losses).values;
 
     GaussianProcess gp = FitModel(trials, observed, losses, rng);
     const double best = std::ranges::min(gp.standardized_outputs());
-    AcquisitionSearch search(
-        space_,
-        {.local_search = config_.local_search,
-         .candidates = config_.local_search ? kCandidates : kSamplingCandidates},
-        BestPoints(gp), rng);
+    int candidates = config_.local_search ? kCandidates : kSamplingCandidates;
+    if (observed.size() > kMaxFit) candidates /= kLargeHistoryDivisor;
+    AcquisitionSearch search(space_,
+                             {.local_search = config_.local_search, .candidates = candidates},
+                             BestPoints(gp), rng);
     std::vector<size_t> pending;
     for (size_t t = 0; t < trials.size(); ++t) {
       if (trials[t].state == TrialState::kPending) pending.push_back(t);
@@ -216,28 +246,56 @@ class GpSampler : public Sampler {
     }
   }
 
+  // The model of the observed trials (raw `losses`, in their order): up to
+  // kMaxFit of them, fitted to all; above, conditioned on SelectTraining's
+  // kMaxTraining with the anchor's hyperparameters (AnchoredHyperparameters).
   GaussianProcess FitModel(std::span<const TrialRecord> trials, const std::vector<size_t>& observed,
-                           const std::vector<double>& losses, std::mt19937_64& rng) const {
+                           const std::vector<double>& losses, std::mt19937_64& rng) {
+    std::vector<double> warped = WarpLosses(FiniteLosses(losses)).values;
+    std::vector<size_t> training = SelectTraining(warped, kMaxTraining);
     std::vector<double> x;
     std::vector<double> y;
-    auto data = [&](const std::vector<size_t>& chosen) {
-      x.clear();
-      y.clear();
-      for (size_t c : chosen) {
-        Point u = space_.ToUnit(trials[observed[c]].point);
-        x.insert(x.end(), u.begin(), u.end());
-        y.push_back(losses[c]);
-      }
-    };
-    std::vector<size_t> training = SelectTraining(losses, kMaxTraining);
-    if (training.size() <= kMaxFit) {
-      data(training);
-      return GaussianProcess::Fit(x, y, categorical_, rng);
+    for (size_t c : training) {
+      Point u = space_.ToUnit(trials[observed[c]].point);
+      x.insert(x.end(), u.begin(), u.end());
+      y.push_back(warped[c]);
     }
-    data(SelectTraining(losses, kMaxFit));
-    GpHyperparameters hyper = GaussianProcess::Fit(x, y, categorical_, rng).hyperparameters();
-    data(training);
-    return GaussianProcess::WithHyperparameters(x, y, categorical_, hyper);
+    if (observed.size() <= kMaxFit) return GaussianProcess::Fit(x, y, categorical_, rng);
+    return GaussianProcess::WithHyperparameters(x, y, categorical_,
+                                                AnchoredHyperparameters(trials, observed, losses));
+  }
+
+  // The hyperparameters fitted to the first FitAnchor(n) of the n observed
+  // trials, as FitModel would fit them there (warped among themselves, the
+  // kMaxFit chosen by SelectTraining), drawing from a generator of the
+  // anchor's. They change every kRefitEvery trials rather than every trial:
+  // a fit (L-BFGS with restarts, O(kMaxFit^3) per step) costs 0.1 to 0.2 s,
+  // four times the rest of a suggestion at 1,000 trials (docs/benchmarks.md).
+  // Since they depend on the trials alone, a sampler that has fitted them
+  // before (memo_) answers as a new one would, only sooner.
+  GpHyperparameters AnchoredHyperparameters(std::span<const TrialRecord> trials,
+                                            const std::vector<size_t>& observed,
+                                            const std::vector<double>& losses) {
+    const size_t anchor = FitAnchor(observed.size());
+    FitInputs inputs;
+    for (size_t c = 0; c < anchor; ++c) {
+      Point u = space_.ToUnit(trials[observed[c]].point);
+      inputs.x.insert(inputs.x.end(), u.begin(), u.end());
+      inputs.losses.push_back(losses[c]);
+    }
+    if (memo_ && memo_->inputs == inputs) return memo_->hyper;
+    std::vector<double> warped = WarpLosses(FiniteLosses(inputs.losses)).values;
+    std::vector<double> x;
+    std::vector<double> y;
+    for (size_t c : SelectTraining(warped, kMaxFit)) {
+      x.insert(x.end(), inputs.x.begin() + static_cast<std::ptrdiff_t>(c * space_.size()),
+               inputs.x.begin() + static_cast<std::ptrdiff_t>((c + 1) * space_.size()));
+      y.push_back(warped[c]);
+    }
+    std::mt19937_64 rng = HistoryRng(seed_, anchor, kFitStream);
+    memo_ = FitMemo{.inputs = std::move(inputs),
+                    .hyper = GaussianProcess::Fit(x, y, categorical_, rng).hyperparameters()};
+    return memo_->hyper;
   }
 
   // The best few points the model was fitted to, best first.
@@ -254,10 +312,22 @@ class GpSampler : public Sampler {
     return out;
   }
 
+  // The anchor's trials, unit points one after another and raw losses.
+  struct FitInputs {
+    std::vector<double> x;
+    std::vector<double> losses;
+    bool operator==(const FitInputs&) const = default;
+  };
+  struct FitMemo {
+    FitInputs inputs;
+    GpHyperparameters hyper;
+  };
+
   Space space_;
   GpConfig config_;
   uint64_t seed_;
   std::vector<bool> categorical_;
+  std::optional<FitMemo> memo_;  // the last anchored fit
 };
 
 }  // namespace

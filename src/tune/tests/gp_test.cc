@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -220,6 +221,157 @@ TEST(GaussianProcessTest, AddedObservationsActLikeData) {
   EXPECT_GT(grown.Predict(std::vector<double>{0.2}).variance, 1e-4);
 }
 
+// The kernel as gp_model.h writes it, entry by entry, for the tests below
+// to check the model's faster arithmetic against.
+struct DenseKernel {
+  std::vector<bool> categorical;
+  GpHyperparameters hyper;
+
+  static double Matern(double r) {
+    return (1 + std::sqrt(5.0) * r + 5.0 / 3.0 * r * r) * std::exp(-std::sqrt(5.0) * r);
+  }
+  double operator()(const double* u, const double* v) const {
+    const size_t dims = categorical.size();
+    double r2 = 0;
+    double additive = 0;
+    for (size_t p = 0; p < dims; ++p) {
+      double d = categorical[p] ? (std::abs(u[p] - v[p]) > 1e-12 ? 1.0 : 0.0) : u[p] - v[p];
+      r2 += d * d * std::exp(-2 * hyper.log_lengthscales[p]);
+      additive += Matern(std::abs(d) * std::exp(-hyper.log_additive_lengthscales[p]));
+    }
+    return std::exp(hyper.log_signal) * Matern(std::sqrt(r2)) +
+           std::exp(hyper.log_additive_signal) / static_cast<double>(dims) * additive;
+  }
+  // The n x n kernel matrix of `x` plus the noise on its diagonal.
+  Eigen::MatrixXd Matrix(const std::vector<double>& x) const {
+    const size_t dims = categorical.size();
+    const Eigen::Index n = static_cast<Eigen::Index>(x.size() / dims);
+    Eigen::MatrixXd k(n, n);
+    for (Eigen::Index i = 0; i < n; ++i) {
+      for (Eigen::Index j = 0; j < n; ++j) {
+        k(i, j) = (*this)(&x[static_cast<size_t>(i) * dims], &x[static_cast<size_t>(j) * dims]);
+      }
+    }
+    k.diagonal().array() += std::exp(hyper.log_noise);
+    return k;
+  }
+};
+
+// Two numeric coordinates and a categorical one (values 0.25 and 0.75), in
+// the unit cube, with the additive part.
+struct MixedData {
+  std::vector<double> x;
+  std::vector<double> y;
+  std::vector<bool> categorical = {false, false, true};
+  GpHyperparameters hyper{
+      .log_lengthscales = {std::log(0.4), std::log(0.8), std::log(1.5)},
+      .log_signal = 0.1,
+      .log_noise = std::log(0.01),
+      .log_additive_lengthscales = {std::log(0.3), std::log(0.05), std::log(0.7)},
+      .log_additive_signal = std::log(0.2)};
+};
+
+MixedData MakeMixedData(int n) {
+  MixedData data;
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (int i = 0; i < n; ++i) {
+    double a = u(rng);
+    double b = u(rng);
+    double c = i % 3 == 0 ? 0.25 : 0.75;
+    data.x.insert(data.x.end(), {a, b, c});
+    data.y.push_back(std::sin(3 * a) + b * b + (c < 0.5 ? 0.5 : 0));
+  }
+  return data;
+}
+
+std::vector<double> Pack(const GpHyperparameters& h) {
+  std::vector<double> theta = h.log_lengthscales;
+  theta.push_back(h.log_signal);
+  theta.push_back(h.log_noise);
+  theta.insert(theta.end(), h.log_additive_lengthscales.begin(), h.log_additive_lengthscales.end());
+  theta.push_back(h.log_additive_signal);
+  return theta;
+}
+
+TEST(GaussianProcessTest, NegativeLogPosteriorMatchesADenseComputation) {
+  MixedData data = MakeMixedData(40);
+  std::vector<double> z = data.y;  // any outputs do
+  Eigen::LLT<Eigen::MatrixXd> llt(DenseKernel{data.categorical, data.hyper}.Matrix(data.x));
+  Eigen::Map<const Eigen::VectorXd> zv(z.data(), static_cast<Eigen::Index>(z.size()));
+  double log_det = 2 * llt.matrixLLT().diagonal().array().log().sum();
+  double likelihood = 0.5 * zv.dot(llt.solve(zv)) + 0.5 * log_det +
+                      0.5 * static_cast<double>(z.size()) * std::log(2 * std::numbers::pi);
+  // The priors of gp_model.h: (centre, log-scale) per hyperparameter.
+  const double l_centre = std::numbers::sqrt2 + 0.5 * std::log(3.0);
+  std::vector<std::pair<double, double>> priors = {{l_centre, std::sqrt(3.0)},
+                                                   {l_centre, std::sqrt(3.0)},
+                                                   {l_centre, std::sqrt(3.0)},
+                                                   {0, 1.5},
+                                                   {-5, 2},
+                                                   {0, std::sqrt(3.0)},
+                                                   {0, std::sqrt(3.0)},
+                                                   {0, std::sqrt(3.0)},
+                                                   {-1, 1.5}};
+  std::vector<double> theta = Pack(data.hyper);
+  double prior = 0;
+  for (size_t p = 0; p < theta.size(); ++p) {
+    prior += 0.5 * std::pow((theta[p] - priors[p].first) / priors[p].second, 2);
+  }
+  EXPECT_NEAR(GaussianProcess::NegativeLogPosterior(data.x, z, data.categorical, theta, nullptr),
+              likelihood + prior, 1e-9 * std::abs(likelihood + prior));
+}
+
+// Also with an additive lengthscale far below the fit's bound (0.01), where
+// the model takes exp directly rather than products that would overflow.
+class PosteriorTest : public testing::TestWithParam<double> {};
+
+TEST_P(PosteriorTest, MatchesADenseComputation) {
+  MixedData data = MakeMixedData(30);
+  data.hyper.log_additive_lengthscales[1] = std::log(GetParam());
+  GaussianProcess gp =
+      GaussianProcess::WithHyperparameters(data.x, data.y, data.categorical, data.hyper);
+  DenseKernel kernel{data.categorical, data.hyper};
+  Eigen::LLT<Eigen::MatrixXd> llt(kernel.Matrix(data.x));
+  std::span<const double> z = gp.standardized_outputs();
+  Eigen::VectorXd alpha =
+      llt.solve(Eigen::Map<const Eigen::VectorXd>(z.data(), static_cast<Eigen::Index>(z.size())));
+  std::vector<std::vector<double>> at = {{0.1, 0.9, 0.25}, {0.5, 0.5, 0.75}, {1.0, 0.0, 0.25}};
+  at.emplace_back(data.x.begin() + 3, data.x.begin() + 6);  // an observation
+  for (const std::vector<double>& u : at) {
+    Eigen::VectorXd k(alpha.size());
+    for (Eigen::Index j = 0; j < k.size(); ++j) {
+      k[j] = kernel(u.data(), &data.x[3 * static_cast<size_t>(j)]);
+    }
+    GpPrediction p = gp.Predict(u);
+    EXPECT_NEAR(p.mean, k.dot(alpha), 1e-9);
+    EXPECT_NEAR(p.variance, kernel(u.data(), u.data()) - k.dot(llt.solve(k)), 1e-9);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AdditiveLengthscales, PosteriorTest, testing::Values(0.05, 0.0002));
+
+TEST(GaussianProcessTest, AddedObservationsWithTheAdditivePartActLikeData) {
+  MixedData data = MakeMixedData(20);
+  GaussianProcess gp =
+      GaussianProcess::WithHyperparameters(data.x, data.y, data.categorical, data.hyper);
+  std::vector<double> u = {0.3, 0.6, 0.75};
+  double z = gp.Standardize(-1.0);
+  gp.AddObservation(u, z);
+  // Noise-free: the model goes through the lie, sure of it.
+  GpPrediction p = gp.Predict(u);
+  EXPECT_NEAR(p.mean, z, 1e-3);
+  EXPECT_LT(p.variance, 1e-6);
+  // And Predict agrees with PredictMany near it, where the new row counts.
+  std::vector<double> near = {0.32, 0.58, 0.75};
+  std::vector<double> means;
+  std::vector<double> variances;
+  gp.PredictMany(near, &means, &variances);
+  EXPECT_NEAR(means[0], gp.Predict(near).mean, 1e-12);
+  EXPECT_NEAR(variances[0], gp.Predict(near).variance, 1e-12);
+  EXPECT_LT(means[0], gp.Predict(std::vector<double>{0.9, 0.1, 0.25}).mean);
+}
+
 // --- Acquisition functions --------------------------------------------------
 
 TEST(AcquisitionTest, LogEiIsAccurateEverywhere) {
@@ -340,6 +492,36 @@ TEST(GpSamplerTest, SameSeedSameSuggestions) {
   EXPECT_EQ(c->suggestions[0].point, d->suggestions[0].point);
   Result<SuggestResult> e = MakeGp(space, {}, 5)->Suggest({}, 1);
   EXPECT_NE(c->suggestions[0].point, e->suggestions[0].point);
+}
+
+// Above 128 trials with a loss, the hyperparameters are fitted to the
+// first 129, 145, 161, ... of them and kept by the sampler until the next.
+// One that kept them must answer as a new sampler does: when the anchor
+// stays, when it moves, and when an anchored trial changes.
+TEST(GpSamplerTest, AKeptFitAnswersAsANewSamplerDoes) {
+  Space space = MakeSpace({Double("x", 0, 1), Double("y", 0, 1)});
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<TrialRecord> trials(150);
+  for (TrialRecord& t : trials) {
+    t.point = {u(rng), u(rng)};
+    t.state = TrialState::kSucceeded;
+    t.loss = std::pow(t.point[0] - 0.3, 2) + std::pow(t.point[1] - 0.6, 2);
+  }
+  std::unique_ptr<Sampler> kept = MakeGp(space, {}, 7);
+  auto expect_same = [&](size_t n) {
+    std::span<const TrialRecord> history = std::span<const TrialRecord>(trials).first(n);
+    Result<SuggestResult> a = kept->Suggest(history, 1);
+    Result<SuggestResult> b = MakeGp(space, {}, 7)->Suggest(history, 1);
+    ASSERT_TRUE(a.ok() && b.ok());
+    ASSERT_EQ(a->suggestions.size(), 1u);
+    EXPECT_EQ(a->suggestions[0].point, b->suggestions[0].point) << n;
+  };
+  expect_same(140);  // fitted at 129
+  expect_same(144);  // kept
+  expect_same(150);  // refitted at 145
+  trials[5].loss = 10;
+  expect_same(150);  // at 145 again, on other data
 }
 
 double UnitDistance(const Space& space, const Point& a, const Point& b) {
