@@ -39,6 +39,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -316,7 +317,13 @@ class GpSampler : public Sampler {
   struct FitInputs {
     std::vector<double> x;
     std::vector<double> losses;
-    bool operator==(const FitInputs&) const = default;
+    // Bit for bit, so that a NaN loss (a diverged trial) matches itself.
+    bool operator==(const FitInputs& other) const {
+      auto same = [](double a, double b) {
+        return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b);
+      };
+      return std::ranges::equal(x, other.x, same) && std::ranges::equal(losses, other.losses, same);
+    }
   };
   struct FitMemo {
     FitInputs inputs;

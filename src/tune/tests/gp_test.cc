@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <numbers>
 #include <random>
@@ -508,6 +509,7 @@ TEST(GpSamplerTest, AKeptFitAnswersAsANewSamplerDoes) {
     t.state = TrialState::kSucceeded;
     t.loss = std::pow(t.point[0] - 0.3, 2) + std::pow(t.point[1] - 0.6, 2);
   }
+  trials[20].loss = std::numeric_limits<double>::quiet_NaN();  // a diverged trial
   std::unique_ptr<Sampler> kept = MakeGp(space, {}, 7);
   auto expect_same = [&](size_t n) {
     std::span<const TrialRecord> history = std::span<const TrialRecord>(trials).first(n);
