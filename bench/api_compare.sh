@@ -21,6 +21,7 @@ pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
   if [ -n "$kube" ]; then "$kube/stop.sh" >/dev/null 2>&1 || true; fi
+  [ -n "${KEEP_LOG:-}" ] && cp "$work/server.log" "$KEEP_LOG"
   rm -rf "$work"
 }
 trap cleanup EXIT

@@ -89,6 +89,14 @@ void CreateGetAndList(const std::string& url, const std::string& path, int clien
   httplib::Client& cli = *connection;
   std::string label = "load-client";
   std::string own = std::to_string(client);
+  // The connection (and its TLS handshake) is made first, and timed
+  // apart: what a create costs is not what connecting costs.
+  auto connected = Clock::now();
+  if (auto health = cli.Get("/healthz"); !health || health->status != 200) {
+    samples.Error("connect: " + (health ? "HTTP " + std::to_string(health->status)
+                                        : httplib::to_string(health.error())));
+  }
+  samples.Add("connect", connected);
   for (int i = 0; i < requests; ++i) {
     std::string name = "load-" + own + "-" + std::to_string(i);
     auto t = Clock::now();
@@ -114,7 +122,8 @@ void CreateGetAndList(const std::string& url, const std::string& path, int clien
     if (!listed || listed->status != 200) {
       samples.Error(listed ? "list: HTTP " + std::to_string(listed->status)
                            : "list: " + httplib::to_string(listed.error()));
-    } else if (listed->body.find("\"" + name + "\"") == std::string::npos) {
+    } else if (i < 50 && listed->body.find("\"" + name + "\"") == std::string::npos) {
+      // (Past 50, the page of the first 50 names need not hold the newest.)
       samples.Error("list: the client's own ConfigMap " + name + " is not in its list");
     }
     samples.Add("list", t);
@@ -125,14 +134,15 @@ void CreateGetAndList(const std::string& url, const std::string& path, int clien
 int Report(int clients, int watchers, double seconds, Samples& samples,
            const std::vector<std::atomic<int>>& added, int64_t creates) {
   size_t total = 0;
-  for (auto& [kind, v] : samples.ms) total += v.size();
+  for (auto& [kind, v] : samples.ms) total += kind == "connect" ? 0 : v.size();
   std::printf("%d clients, %d watchers, %zu requests in %.2f s: %.0f requests/s, %d errors\n",
               clients, watchers, total, seconds, static_cast<double>(total) / seconds,
               samples.errors.load());
   if (!samples.first_error.empty()) std::printf("  first error: %s\n", samples.first_error.c_str());
   for (auto& [kind, v] : samples.ms) {
-    std::printf("  %-6s n=%-6zu p50 %.2f ms  p99 %.2f ms\n", kind.c_str(), v.size(),
-                Percentile(v, 0.5), Percentile(v, 0.99));
+    std::printf("  %-7s n=%-6zu p50 %.2f ms  p90 %.2f ms  p99 %.2f ms  max %.2f ms\n", kind.c_str(),
+                v.size(), Percentile(v, 0.5), Percentile(v, 0.9), Percentile(v, 0.99),
+                *std::max_element(v.begin(), v.end()));
   }
   int complete = 0;
   for (auto& a : added) complete += a >= creates ? 1 : 0;

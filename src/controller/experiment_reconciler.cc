@@ -28,6 +28,7 @@ namespace {
 
 struct ExperimentContext {
   const ExperimentReconcilerOptions& options;
+  SamplerCache& samplers;
   api::Json stored;
   api::Experiment experiment;
   std::vector<api::Trial> trials;  // in creation order
@@ -224,8 +225,10 @@ Status CreateTrials(ExperimentContext& ctx, std::mt19937& random, bool& exhauste
   };
   Result<tune::Space> space = api::SearchSpaceOf(ctx.experiment.spec.parameters);
   if (!space.ok()) return fail(space.status());
-  Result<std::unique_ptr<tune::Sampler>> sampler =
-      tune::MakeSampler(*space, SamplerOptionsOf(ctx.experiment));
+  // Kept between reconciles while the spec it is made from stays.
+  Result<std::shared_ptr<tune::Sampler>> sampler =
+      ctx.samplers.Get(ctx.experiment.metadata.uid, api::ValueAt(ctx.stored, "spec").dump(),
+                       [&] { return tune::MakeSampler(*space, SamplerOptionsOf(ctx.experiment)); });
   if (!sampler.ok()) return fail(sampler.status());
   Result<std::vector<tune::TrialRecord>> records = TrialRecords(*space, ctx.experiment, ctx.trials);
   if (!records.ok()) return fail(records.status());
@@ -324,8 +327,12 @@ Result<ReconcileResult> ExperimentReconciler::Reconcile(const store::ObjectKey& 
       return ReconcileResult{};
     }
   }
-  ExperimentContext ctx{
-      options_, std::move(loaded->stored), std::move(loaded->object), {}, options_.clock->Now()};
+  ExperimentContext ctx{options_,
+                        samplers_,
+                        std::move(loaded->stored),
+                        std::move(loaded->object),
+                        {},
+                        options_.clock->Now()};
   ASSIGN_OR_RETURN(ctx.trials, OwnedTrials(*options_.store, ctx.experiment));
   if (State(ctx).start_time.empty()) State(ctx).start_time = FormatRfc3339(ctx.now);
   if (api::FindKatibCondition(State(ctx).conditions, "Created") == nullptr) {

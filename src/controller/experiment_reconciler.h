@@ -20,6 +20,7 @@
 #include "api/katib.h"
 #include "common/clock.h"
 #include "controller/reconciler.h"
+#include "controller/sampler_cache.h"
 #include "store/object_store.h"
 #include "store/observation_log.h"
 
@@ -52,6 +53,7 @@ class ExperimentReconciler final : public Reconciler {
 
  private:
   ExperimentReconcilerOptions options_;
+  SamplerCache samplers_;
   std::mt19937 random_{std::random_device{}()};  // trial name suffixes
 };
 

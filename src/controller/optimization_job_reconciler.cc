@@ -22,6 +22,7 @@ namespace {
 
 struct OptimizationContext {
   const OptimizationJobReconcilerOptions& options;
+  SamplerCache& samplers;
   api::Json stored;
   api::CoreObject job;
   api::OptimizationJobSpec spec;
@@ -152,8 +153,12 @@ Status CreateTrials(OptimizationContext& ctx, bool& exhausted) {
   if (wanted <= 0) return OkStatus();
   Result<tune::Space> space = api::OptimizationSpaceOf(ctx.spec.parameters);
   if (!space.ok()) return FailCreation(ctx, std::string(space.status().message()));
-  Result<std::unique_ptr<tune::Sampler>> sampler =
-      tune::MakeSampler(*space, OptimizationSamplerOptions(ctx.spec, ctx.job.metadata.uid));
+  // Kept between reconciles while the spec it is made from stays.
+  Result<std::shared_ptr<tune::Sampler>> sampler =
+      ctx.samplers.Get(ctx.job.metadata.uid, api::ValueAt(ctx.stored, "spec").dump(), [&] {
+        return tune::MakeSampler(*space,
+                                 OptimizationSamplerOptions(ctx.spec, ctx.job.metadata.uid));
+      });
   if (!sampler.ok()) return FailCreation(ctx, std::string(sampler.status().message()));
   ASSIGN_OR_RETURN(std::vector<tune::TrialRecord> records,
                    OptimizationRecords(*space, ctx.spec, ctx.trials));
@@ -290,6 +295,7 @@ Result<ReconcileResult> OptimizationJobReconciler::Reconcile(const store::Object
   }
   if (!loaded->object.metadata.deletion_timestamp.empty()) return ReconcileResult{};
   OptimizationContext ctx{.options = options_,
+                          .samplers = samplers_,
                           .stored = std::move(loaded->stored),
                           .job = std::move(loaded->object),
                           .now = FormatRfc3339(options_.clock->Now())};

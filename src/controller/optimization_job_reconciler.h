@@ -15,6 +15,7 @@
 
 #include "common/clock.h"
 #include "controller/reconciler.h"
+#include "controller/sampler_cache.h"
 #include "store/object_store.h"
 #include "store/observation_log.h"
 
@@ -43,6 +44,7 @@ class OptimizationJobReconciler final : public Reconciler {
 
  private:
   OptimizationJobReconcilerOptions options_;
+  SamplerCache samplers_;
 };
 
 }  // namespace trainyard::controller

@@ -138,6 +138,10 @@ class GpSampler : public Sampler {
     }
   }
 
+  // The fit it keeps is remade whenever the history it was fitted on
+  // changes (tests show a kept sampler answering as a new one).
+  bool worth_keeping() const override { return true; }
+
   Result<SuggestResult> Suggest(std::span<const TrialRecord> trials, int count) override {
     SuggestResult result;
     if (count <= 0) return result;

@@ -68,6 +68,11 @@ class Sampler {
   // algorithm must first see results (hyperband between rungs, pbt between
   // generations) or the space runs out.
   virtual Result<SuggestResult> Suggest(std::span<const TrialRecord> trials, int count) = 0;
+  // Whether this sampler, kept from one Suggest to the next, answers as a
+  // new one would, only sooner (what it keeps is derived from the history
+  // it is given, as the GP's fitted hyperparameters): a controller may
+  // then keep it between reconciles.
+  virtual bool worth_keeping() const { return false; }
 };
 
 // Population-based training's labels, upstream's keys: a trial's generation,
