@@ -2,7 +2,8 @@
 // job), where keeping one saves time and changes no answer
 // (tune::Sampler::worth_keeping: a GP's fit at 1,000 trials takes 0.1 s
 // made anew, 20-30 ms kept). Bounded: the least recently used goes first.
-// Thread-safe.
+// The cache is thread-safe; a sampler it gives is not: one owner's
+// reconciles must not overlap (a reconciler's queue runs one at a time).
 #pragma once
 
 #include <cstdint>

@@ -3,6 +3,8 @@
 
 #include <httplib.h>
 
+#include <algorithm>
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <thread>
@@ -16,9 +18,15 @@ namespace trainyard::server {
 // `max` at once; past that, tasks wait. httplib's own pool has a fixed size,
 // and a connection holds its thread while it stays open, so a fixed pool
 // would let a few watchers starve every other client.
+//
+// A thread idle for `idle_exit` ends, but for the last `kept`: the stacks
+// and allocator arenas a burst of 200 clients left (some 40 MiB) go back
+// to the system instead of staying resident for good.
 class ElasticPool final : public httplib::TaskQueue {
  public:
-  explicit ElasticPool(size_t max) : max_(max) {}
+  explicit ElasticPool(size_t max, std::chrono::milliseconds idle_exit = std::chrono::seconds(30),
+                       size_t kept = 4)
+      : max_(max), idle_exit_(idle_exit), kept_(kept) {}
   ~ElasticPool() override { shutdown(); }
 
   void enqueue(std::function<void()> fn) override {
@@ -31,6 +39,12 @@ class ElasticPool final : public httplib::TaskQueue {
       return;
     }
     threads_.emplace_back([this] { Work(); });
+  }
+
+  // How many threads it has now.
+  size_t threads() const {
+    MutexLock lock(mu_);
+    return threads_.size();
   }
 
   void shutdown() override {
@@ -50,8 +64,13 @@ class ElasticPool final : public httplib::TaskQueue {
     MutexLock lock(mu_);
     while (true) {
       ++idle_;
-      ready_.Wait(mu_, [&]() TRAINYARD_REQUIRES(mu_) { return shut_ || !tasks_.empty(); });
+      bool woken = ready_.WaitFor(
+          mu_, idle_exit_, [&]() TRAINYARD_REQUIRES(mu_) { return shut_ || !tasks_.empty(); });
       --idle_;
+      if (!woken) {
+        if (threads_.size() > kept_) return Leave();
+        continue;
+      }
       if (tasks_.empty()) return;  // shut down, nothing left
       std::function<void()> fn = std::move(tasks_.front());
       tasks_.pop_front();
@@ -61,8 +80,21 @@ class ElasticPool final : public httplib::TaskQueue {
     }
   }
 
+  // Ends this thread's part in the pool: detached, as nobody will join it
+  // (shutdown joins those still listed). It touches the pool no more once
+  // the caller's lock is let go.
+  void Leave() TRAINYARD_REQUIRES(mu_) {
+    auto self = std::ranges::find_if(
+        threads_, [](const std::thread& t) { return t.get_id() == std::this_thread::get_id(); });
+    if (self == threads_.end()) return;
+    self->detach();
+    threads_.erase(self);
+  }
+
   const size_t max_;
-  Mutex mu_;
+  const std::chrono::milliseconds idle_exit_;
+  const size_t kept_;
+  mutable Mutex mu_;
   CondVar ready_;
   std::deque<std::function<void()>> tasks_ TRAINYARD_GUARDED_BY(mu_);
   std::vector<std::thread> threads_ TRAINYARD_GUARDED_BY(mu_);

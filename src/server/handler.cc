@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/strings.h"
 #include "server/auth.h"
 #include "server/handler_internal.h"
@@ -322,7 +324,12 @@ ApiResponse ApiHandler::List(const ApiTarget& target, const ApiRequest& request)
   };
   if (r.strategy.kubelet_registered && !api_only_) {
     scan = [&](const store::ListQuery& q, const std::function<bool(const api::Json&)>& take) {
-      for (const api::Json& node : backend_.Nodes()) {
+      // In key order, as pages are cut (the inventory is in its file's).
+      std::vector<api::Json> nodes = backend_.Nodes();
+      std::ranges::sort(nodes, {}, [](const api::Json& n) {
+        return api::StringAt(n, {"metadata", "name"});
+      });
+      for (const api::Json& node : nodes) {
         if (store::MatchesQuery(q, node) && labels->Matches(node) && fields->Matches(node) &&
             !take(node)) {
           break;

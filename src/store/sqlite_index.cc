@@ -123,13 +123,13 @@ void SqliteStore::ScanWhereLocked(ListQuery query, bool committed,
     if (more) read(slot);
     return more;
   };
-  if (const SlotSet* posting = SmallestPosting(query)) {
-    for (auto it = posting->lower_bound(&from); it != posting->end() && in_range(**it); ++it) {
-      if (!take(**it)) return;
-    }
-  } else if (std::optional<Slot> named = NamedSlot(query)) {
+  if (std::optional<Slot> named = NamedSlot(query)) {
     if (auto it = objects_.find(*named); it != objects_.end() && it->first >= from) {
       if (!take(it->first)) return;
+    }
+  } else if (const SlotSet* posting = SmallestPosting(query)) {
+    for (auto it = posting->lower_bound(&from); it != posting->end() && in_range(**it); ++it) {
+      if (!take(**it)) return;
     }
   } else {
     for (auto it = objects_.lower_bound(from); it != objects_.end() && in_range(it->first); ++it) {

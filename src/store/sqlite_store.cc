@@ -610,11 +610,14 @@ Result<WatchId> SqliteStore::WatchCommitted(int64_t since, SharedWatchCallback c
     if (!missed.empty()) callback(missed);
   }
   if (in_group_ && committed_watchers_.empty() && rv_ > committed_rv_) {
-    // The open group's writes so far were kept for nobody: from the
-    // disk, to be told at its commit with the rest.
-    RETURN_IF_ERROR(Replay(committed_rv_, rv_, [&](WatchEvent&& e) TRAINYARD_REQUIRES(mu_) {
-      group_events_.push_back(std::make_shared<const WatchEvent>(std::move(e)));
+    // The open group's writes so far were kept for nobody (StopWatch let
+    // go of those kept for a watcher since gone): from the disk, to be
+    // told at its commit with the rest.
+    std::vector<SharedWatchEvent> written;
+    RETURN_IF_ERROR(Replay(committed_rv_, rv_, [&](WatchEvent&& e) {
+      written.push_back(std::make_shared<const WatchEvent>(std::move(e)));
     }));
+    group_events_ = std::move(written);
   }
   WatchId id = next_watch_++;
   committed_watchers_.emplace(id, std::move(callback));
@@ -625,6 +628,8 @@ void SqliteStore::StopWatch(WatchId id) {
   MutexLock lock(mu_);
   watchers_.erase(id);
   committed_watchers_.erase(id);
+  // Kept only while someone watches: the next watcher reads them again.
+  if (committed_watchers_.empty()) group_events_.clear();
 }
 
 }  // namespace trainyard::store

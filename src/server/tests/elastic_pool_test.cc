@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <thread>
 
 namespace trainyard::server {
 namespace {
@@ -67,6 +68,25 @@ TEST(ElasticPoolTest, ShutdownRunsWhatIsQueuedAndReturnsOnceAllEnded) {
     EXPECT_EQ(ran.load(), 10);
   }
   EXPECT_EQ(gate.done, 1);
+}
+
+TEST(ElasticPoolTest, ThreadsIdleLongerThanTheirTimeEndButTheKeptOnes) {
+  Gate gate;
+  ElasticPool pool(5, std::chrono::milliseconds(20), /*kept=*/2);
+  for (int i = 0; i < 5; ++i) pool.enqueue([&] { gate.Pass(); });
+  EXPECT_TRUE(gate.Await([&] { return gate.waiting == 5; }));
+  EXPECT_EQ(pool.threads(), 5u);
+  gate.Open();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (pool.threads() > 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(pool.threads(), 2u);
+  // What is left serves the next tasks, and the pool grows again.
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 3; ++i) pool.enqueue([&] { ++ran; });
+  pool.shutdown();
+  EXPECT_EQ(ran.load(), 3);
 }
 
 }  // namespace

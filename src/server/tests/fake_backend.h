@@ -31,8 +31,14 @@ class FakeBackend final : public Backend {
     return write(*store_);
   }
   std::vector<api::Json> Nodes() const override {
-    return {{{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", "box"}}}}};
+    std::vector<api::Json> nodes;
+    for (const std::string& name : node_names) {
+      nodes.push_back({{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", name}}}});
+    }
+    return nodes;
   }
+  // The inventory's nodes, in its order.
+  std::vector<std::string> node_names = {"box"};
   Result<LogRun> Log(const std::string&, const std::string&, const std::string&,
                      bool previous) const override {
     if (previous) return NotFoundError("none");

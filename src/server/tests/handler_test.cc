@@ -343,6 +343,22 @@ TEST_F(HandlerTest, ListsArePagedByLimitAndContinueInKeyOrder) {
   EXPECT_EQ(Call("GET", kJobs, "", "", {{"limit", "ten"}}).code, 400);
 }
 
+// Nodes of an inventory are paged in name order, whatever the inventory's.
+TEST_F(HandlerTest, InventoryNodesArePagedInNameOrder) {
+  backend_.node_names = {"n2", "n1", "n3"};
+  std::vector<std::string> seen;
+  std::string token;
+  for (int pages = 0; pages < 5; ++pages) {
+    std::multimap<std::string, std::string> query = {{"limit", "1"}};
+    if (!token.empty()) query.emplace("continue", token);
+    api::Json page = Body(Call("GET", "/api/v1/nodes", "", "", query));
+    for (const api::Json& node : page["items"]) seen.push_back(node["metadata"]["name"]);
+    token = page["metadata"].value("continue", "");
+    if (token.empty()) break;
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"n1", "n2", "n3"}));
+}
+
 // What the load asks, each client its own objects by label, a page
 // at a time: only they are read, however many others the namespace holds.
 TEST_F(HandlerTest, ALabelSelectedPageReadsOnlyTheObjectsItReturns) {

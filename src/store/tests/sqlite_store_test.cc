@@ -239,6 +239,28 @@ TEST_F(SqliteStoreTest, TheFirstCommittedWatcherComeMidGroupGetsTheWholeGroup) {
   EXPECT_THAT(seen, ::testing::ElementsAre("a", "b"));
 }
 
+// The last watcher leaves mid-group and another comes: the group's
+// changes reach it once each, in order.
+TEST_F(SqliteStoreTest, AWatcherThatComesBackMidGroupGetsEachChangeOnce) {
+  auto names_into = [](std::vector<std::string>& out) {
+    return [&out](std::span<const SharedWatchEvent> batch) {
+      for (const SharedWatchEvent& e : batch) out.push_back(e->object["metadata"]["name"]);
+    };
+  };
+  std::vector<std::string> first, second;
+  Result<WatchId> watch = store_->WatchCommitted(0, names_into(first));
+  ASSERT_TRUE(watch.ok());
+  ASSERT_TRUE(store_->BeginGroup().ok());
+  ASSERT_TRUE(store_->Create(Job("a")).ok());
+  store_->StopWatch(*watch);
+  ASSERT_TRUE(store_->Create(Job("b")).ok());
+  ASSERT_TRUE(store_->WatchCommitted(0, names_into(second)).ok());
+  ASSERT_TRUE(store_->Create(Job("c")).ok());
+  ASSERT_TRUE(store_->CommitGroup().ok());
+  EXPECT_TRUE(first.empty());
+  EXPECT_THAT(second, ::testing::ElementsAre("a", "b", "c"));
+}
+
 TEST_F(SqliteStoreTest, AGroupLongerThanTheKeptHistoryStillReachesCommittedWatchers) {
   std::vector<int64_t> seen;
   ASSERT_TRUE(store_
