@@ -343,59 +343,6 @@ TEST_F(HandlerTest, ListsArePagedByLimitAndContinueInKeyOrder) {
   EXPECT_EQ(Call("GET", kJobs, "", "", {{"limit", "ten"}}).code, 400);
 }
 
-// Nodes of an inventory are paged in name order, whatever the inventory's.
-TEST_F(HandlerTest, InventoryNodesArePagedInNameOrder) {
-  backend_.node_names = {"n2", "n1", "n3"};
-  std::vector<std::string> seen;
-  std::string token;
-  for (int pages = 0; pages < 5; ++pages) {
-    std::multimap<std::string, std::string> query = {{"limit", "1"}};
-    if (!token.empty()) query.emplace("continue", token);
-    api::Json page = Body(Call("GET", "/api/v1/nodes", "", "", query));
-    for (const api::Json& node : page["items"]) seen.push_back(node["metadata"]["name"]);
-    token = page["metadata"].value("continue", "");
-    if (token.empty()) break;
-  }
-  EXPECT_EQ(seen, (std::vector<std::string>{"n1", "n2", "n3"}));
-}
-
-// What the load asks, each client its own objects by label, a page
-// at a time: only they are read, however many others the namespace holds.
-TEST_F(HandlerTest, ALabelSelectedPageReadsOnlyTheObjectsItReturns) {
-  const std::string maps = "/api/v1/namespaces/default/configmaps";
-  for (int i = 0; i < 300; ++i) {
-    api::Json map = {
-        {"metadata",
-         {{"name", fmt::format("m{:03}", i)}, {"labels", {{"client", std::to_string(i % 30)}}}}},
-        {"data", {{"k", "v"}}}};
-    ASSERT_EQ(Call("POST", maps, map.dump()).code, 201);
-  }
-  int64_t before = backend_.writable().objects_examined();
-  api::Json page = Body(Call("GET", maps, "", "", {{"labelSelector", "client=7"}, {"limit", "4"}}));
-  ASSERT_EQ(page["items"].size(), 4u);
-  EXPECT_EQ(page["items"][0]["metadata"]["name"], "m007");
-  EXPECT_EQ(page["items"][3]["metadata"]["name"], "m097");
-  // Five read: the page and the one that says there is more. A selected
-  // list says no remainingItemCount, as kube-apiserver's does not.
-  EXPECT_EQ(backend_.writable().objects_examined() - before, 5);
-  EXPECT_FALSE(page["metadata"].contains("remainingItemCount"));
-  std::string token = page["metadata"]["continue"];
-  api::Json rest = Body(
-      Call("GET", maps, "", "", {{"labelSelector", "client=7,client!=8"}, {"continue", token}}));
-  ASSERT_EQ(rest["items"].size(), 6u);
-  EXPECT_EQ(rest["items"][0]["metadata"]["name"], "m127");
-  EXPECT_EQ(rest["metadata"]["resourceVersion"], page["metadata"]["resourceVersion"]);
-  EXPECT_FALSE(rest["metadata"].contains("continue"));
-  // A field selector by name reads the one object.
-  before = backend_.writable().objects_examined();
-  api::Json named = Body(Call("GET", maps, "", "", {{"fieldSelector", "metadata.name=m042"}}));
-  ASSERT_EQ(named["items"].size(), 1u);
-  EXPECT_EQ(backend_.writable().objects_examined() - before, 1);
-  // Without a selector, the rest is counted, not copied.
-  api::Json first = Body(Call("GET", maps, "", "", {{"limit", "10"}}));
-  EXPECT_EQ(first["metadata"]["remainingItemCount"], 290);
-}
-
 TEST_F(HandlerTest, AWatchSendsWhatThereIsThenEachChange) {
   ASSERT_EQ(Call("POST", kJobs, kTestJob).code, 201);
   ApiResponse watch = Call("GET", kJobs, "", "", {{"watch", "true"}});
