@@ -21,7 +21,6 @@ pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
   if [ -n "$kube" ]; then "$kube/stop.sh" >/dev/null 2>&1 || true; fi
-  [ -n "${KEEP_LOG:-}" ] && cp "$work/server.log" "$KEEP_LOG"
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -31,7 +30,7 @@ cpu_seconds() {  # utime + stime of the pids, in seconds
   for p in "$@"; do
     total=$((total + $(awk '{print $14 + $15}' "/proc/$p/stat")))
   done
-  echo "scale=2; $total / $(getconf CLK_TCK)" | bc
+  awk -v t="$total" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.2f", t / hz}'
 }
 rss_mib() {
   local total=0
@@ -46,7 +45,10 @@ measure() {
   before=$(cpu_seconds "$@")
   API_LOAD_CA=$ca API_LOAD_TOKEN=$token "$build/bench/api_load" "$url" "$clients" "$watchers" \
     "$per_client" || echo "  (api_load reported errors or missed events)"
-  echo "  server CPU $(echo "$(cpu_seconds "$@") - $before" | bc) s, RSS after $(rss_mib "$@") MiB"
+  local after
+  after=$(cpu_seconds "$@")
+  echo "  server CPU $(awk -v a="$after" -v b="$before" 'BEGIN {printf "%.2f", a - b}') s," \
+    "RSS after $(rss_mib "$@") MiB"
 }
 
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$work/key.pem" -out "$work/cert.pem" \

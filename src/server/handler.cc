@@ -259,21 +259,22 @@ ApiResponse ApiHandler::Dispatch(const ApiRequest& request) {
 }
 
 ApiResponse ApiHandler::Render(const ApiTarget& target, const ApiRequest& request,
-                               const std::vector<const api::Json*>& objects,
-                               int64_t resource_version, bool single,
-                               const api::Json& list_metadata) const {
+                               std::vector<api::Json> objects, int64_t resource_version,
+                               bool single, const api::Json& list_metadata) const {
   const Resource& r = *target.resource;
   if (WantsTable(request.accept)) {
+    std::vector<const api::Json*> rows;
+    for (const api::Json& o : objects) rows.push_back(&o);
     std::string include = request.Param("includeObject");
     api::Json table =
-        MakeTable(r, objects, std::to_string(resource_version),
+        MakeTable(r, rows, std::to_string(resource_version),
                   {.now = clock_.Now(), .include_object = include.empty() ? "Metadata" : include});
     table["metadata"].update(list_metadata);
     return Object(200, table);
   }
-  if (single) return Object(200, *objects.front());
+  if (single) return Object(200, objects.front());
   api::Json items = api::Json::array();
-  for (const api::Json* o : objects) items.push_back(*o);
+  for (api::Json& o : objects) items.push_back(std::move(o));
   api::Json metadata = list_metadata;
   metadata["resourceVersion"] = std::to_string(resource_version);
   return Object(200, api::Json{{"apiVersion", r.GroupVersion()},
@@ -298,7 +299,9 @@ ApiResponse ApiHandler::Read(const ApiTarget& target, const ApiRequest& request)
   if (!object.ok()) return ErrorResponse(ApiErrorOf(object.status(), &r, target.name));
   std::string version = api::StringAt(*object, {"metadata", "resourceVersion"});
   int64_t rv = version.empty() ? 0 : std::stoll(version);
-  return Render(target, request, {&*object}, rv, true);
+  std::vector<api::Json> one;
+  one.push_back(std::move(*object));
+  return Render(target, request, std::move(one), rv, true);
 }
 
 ApiResponse ApiHandler::List(const ApiTarget& target, const ApiRequest& request) {
@@ -342,9 +345,6 @@ ApiResponse ApiHandler::List(const ApiTarget& target, const ApiRequest& request)
       Paged(request, std::move(query), !labels->empty() || !fields->empty(), scan);
   if (auto* error = std::get_if<ApiError>(&paged)) return ErrorResponse(*error);
   ListPage& page = std::get<ListPage>(paged);
-  std::vector<const api::Json*> items;
-  items.reserve(page.items.size());
-  for (const api::Json& item : page.items) items.push_back(&item);
   api::Json list_metadata = api::Json::object();
   if (!page.continue_token.empty()) {
     // Said in the list's metadata, as kube-apiserver says it, whether the
@@ -352,7 +352,8 @@ ApiResponse ApiHandler::List(const ApiTarget& target, const ApiRequest& request)
     list_metadata["continue"] = page.continue_token;
     if (page.remaining) list_metadata["remainingItemCount"] = *page.remaining;
   }
-  return Render(target, request, items, page.resource_version, false, list_metadata);
+  return Render(target, request, std::move(page.items), page.resource_version, false,
+                list_metadata);
 }
 
 }  // namespace trainyard::server

@@ -243,11 +243,12 @@ class ApiHandler {
                     const CheckedWrite& write, std::vector<std::string> warnings = {});
 
   ApiResponse Object(int code, const api::Json& object) const;
-  // `list_metadata`: what a list's metadata says besides its version
-  // (a page's `continue`).
+  // `objects` as one object (`single`), a List or a Table, taken, not
+  // copied; `list_metadata`: what a list's metadata says besides its
+  // version (a page's `continue`).
   ApiResponse Render(const ApiTarget& target, const ApiRequest& request,
-                     const std::vector<const api::Json*>& objects, int64_t resource_version,
-                     bool single, const api::Json& list_metadata = api::Json::object()) const;
+                     std::vector<api::Json> objects, int64_t resource_version, bool single,
+                     const api::Json& list_metadata = api::Json::object()) const;
 
   Backend& backend_;
   const Clock& clock_;
