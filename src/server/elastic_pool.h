@@ -31,6 +31,7 @@ class ElasticPool final : public httplib::TaskQueue {
 
   void enqueue(std::function<void()> fn) override {
     MutexLock lock(mu_);
+    JoinLeft();
     tasks_.push_back(std::move(fn));
     // Idle threads not yet woken count against the tasks already waiting:
     // two connections arriving together must not both wait for one thread.
@@ -54,6 +55,8 @@ class ElasticPool final : public httplib::TaskQueue {
       if (shut_) return;
       shut_ = true;
       threads.swap(threads_);  // joined unlocked: the workers take mu_ to finish
+      for (std::thread& t : left_) threads.push_back(std::move(t));
+      left_.clear();
     }
     ready_.NotifyAll();
     for (std::thread& t : threads) t.join();
@@ -80,15 +83,24 @@ class ElasticPool final : public httplib::TaskQueue {
     }
   }
 
-  // Ends this thread's part in the pool: detached, as nobody will join it
-  // (shutdown joins those still listed). It touches the pool no more once
-  // the caller's lock is let go.
+  // Ends this thread's part in the pool: moved to left_, to be joined by
+  // the next enqueue or by shutdown (never detached: its last step, letting
+  // go of mu_, must come before the pool can be destroyed).
   void Leave() TRAINYARD_REQUIRES(mu_) {
     auto self = std::ranges::find_if(
         threads_, [](const std::thread& t) { return t.get_id() == std::this_thread::get_id(); });
-    if (self == threads_.end()) return;
-    self->detach();
+    left_.push_back(std::move(*self));
     threads_.erase(self);
+  }
+  // Joins the threads that left, letting go of mu_ meanwhile: a leaving
+  // thread's last step is letting go of it. Each has nothing else left to
+  // do, so the join is short.
+  void JoinLeft() TRAINYARD_REQUIRES(mu_) {
+    std::vector<std::thread> left;
+    left.swap(left_);
+    mu_.Unlock();
+    for (std::thread& t : left) t.join();
+    mu_.Lock();
   }
 
   const size_t max_;
@@ -98,6 +110,7 @@ class ElasticPool final : public httplib::TaskQueue {
   CondVar ready_;
   std::deque<std::function<void()>> tasks_ TRAINYARD_GUARDED_BY(mu_);
   std::vector<std::thread> threads_ TRAINYARD_GUARDED_BY(mu_);
+  std::vector<std::thread> left_ TRAINYARD_GUARDED_BY(mu_);  // ended, not yet joined
   size_t idle_ TRAINYARD_GUARDED_BY(mu_) = 0;
   bool shut_ TRAINYARD_GUARDED_BY(mu_) = false;
 };

@@ -21,8 +21,8 @@
 //     keeps the last such fit: a sampler kept between suggestions refits
 //     once in 16, and answers as a new one would. At 1,000 trials and
 //     d <= 20 a kept sampler answers in some 20 to 30 ms, a new one (the
-//     fit) in 0.1 to 0.2 s (docs/benchmarks.md); the controllers make a
-//     new sampler at every reconcile, so they pay the latter.
+//     fit) in 0.1 to 0.2 s (docs/benchmarks.md); the controllers keep a
+//     job's sampler between reconciles (controller/sampler_cache.h).
 //  3. Running trials, and each point already chosen for this batch, are told
 //     the best loss seen (skopt's constant liar, "cl_min"), noise-free: the
 //     model is sure of them, so the acquisition moves away and a batch, or

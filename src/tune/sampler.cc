@@ -46,6 +46,9 @@ class DistinctSampler : public Sampler {
   DistinctSampler(Space space, std::unique_ptr<Sampler> inner, uint64_t seed)
       : space_(std::move(space)), inner_(std::move(inner)), seed_(seed) {}
 
+  // It keeps nothing of its own between suggestions.
+  bool worth_keeping() const override { return inner_->worth_keeping(); }
+
   Result<SuggestResult> Suggest(std::span<const TrialRecord> trials, int count) override {
     ASSIGN_OR_RETURN(SuggestResult answer, inner_->Suggest(trials, count));
     std::set<std::string> taken;

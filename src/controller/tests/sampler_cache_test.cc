@@ -70,6 +70,23 @@ TEST(SamplerCacheTest, TheLeastRecentlyUsedGoesPastTheBound) {
   EXPECT_EQ(maker.made, 4);  // b was not
 }
 
+// As the controllers make them: MakeSampler's GP (behind the wrapper that
+// keeps suggestions distinct) is kept; random search is made each time.
+TEST(SamplerCacheTest, TheControllersGpSamplerIsKeptAndRandomSearchIsNot) {
+  Result<tune::Space> space =
+      tune::Space::Make({{.name = "x", .type = tune::ParameterType::kDouble, .min = 0, .max = 1}});
+  ASSERT_TRUE(space.ok()) << space.status().ToString();
+  SamplerCache cache;
+  for (const char* algorithm : {"bayesianoptimization", "random"}) {
+    auto make = [&] { return tune::MakeSampler(*space, {.algorithm = algorithm}); };
+    auto first = cache.Get(algorithm, "spec", make);
+    auto again = cache.Get(algorithm, "spec", make);
+    ASSERT_TRUE(first.ok() && again.ok()) << algorithm;
+    EXPECT_EQ(first->get() == again->get(), std::string(algorithm) == "bayesianoptimization")
+        << algorithm;
+  }
+}
+
 TEST(SamplerCacheTest, AFailureToMakeIsReturnedAndNothingIsKept) {
   SamplerCache cache;
   auto failed = cache.Get("uid-1", "spec", []() -> Result<std::unique_ptr<tune::Sampler>> {
